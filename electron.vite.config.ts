@@ -1,0 +1,34 @@
+import { resolve } from "node:path";
+import react from "@vitejs/plugin-react";
+import { defineConfig } from "electron-vite";
+
+// One build for the three Electron bundles. The headless server runs the same core code
+// under Node (tsx) and serves out/renderer, so the renderer build is shared by both modes.
+export default defineConfig({
+  main: {
+    build: {
+      outDir: "out/main",
+      rollupOptions: {
+        input: {
+          index: resolve(__dirname, "electron/main/index.ts"),
+          engine: resolve(__dirname, "native/engine/main.ts"),
+        },
+        external: ["node-llama-cpp", "better-sqlite3"],
+      },
+    },
+  },
+  preload: {
+    build: {
+      outDir: "out/preload",
+      rollupOptions: { input: { index: resolve(__dirname, "electron/preload/index.ts") } },
+    },
+  },
+  renderer: {
+    root: resolve(__dirname, "renderer"),
+    plugins: [react()],
+    build: {
+      outDir: resolve(__dirname, "out/renderer"),
+      rollupOptions: { input: { index: resolve(__dirname, "renderer/index.html") } },
+    },
+  },
+});

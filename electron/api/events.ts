@@ -1,0 +1,22 @@
+/** Events pushed from core to the UI. Deltas, not state: stores apply them per conversation. */
+import { z } from "zod";
+import { Conversation, EngineStatus, Id, Message } from "./schemas";
+
+export const events = {
+  /** A piece of an assistant message as it streams. */
+  "chat.delta": z.object({ conversationId: Id, messageId: Id, delta: z.string() }),
+  /** The assistant message reached its final state (complete, stopped or error). */
+  "chat.done": z.object({ conversationId: Id, message: Message }),
+  "engine.status": EngineStatus,
+  /** A conversation was created, renamed, touched by a new message, or deleted (`deleted`). */
+  "conversations.changed": z.object({ conversation: Conversation.nullable(), deletedId: Id.nullable() }),
+} as const;
+
+export type Events = typeof events;
+export type EventName = keyof Events;
+export type EventPayload<E extends EventName> = z.output<Events[E]>;
+export const eventNames = Object.keys(events) as EventName[];
+
+export function isEventName(name: unknown): name is EventName {
+  return typeof name === "string" && Object.prototype.hasOwnProperty.call(events, name);
+}

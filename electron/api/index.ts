@@ -1,0 +1,5 @@
+export * from "./schemas";
+export * from "./errors";
+export * from "./methods";
+export * from "./events";
+export * from "./client";

@@ -1,0 +1,47 @@
+import type { ChatTurn, GenerateOptions, GenerateResult, LoadedModel } from "../../../native/engine/protocol";
+
+export type { ChatTurn, GenerateOptions, GenerateResult, LoadedModel };
+
+/**
+ * How core talks to the engine, whatever process it runs in. Implemented by
+ * EngineSupervisor (a supervised child process) and usable with any fake in unit tests.
+ */
+export interface EngineClient {
+  /** Load a model (replacing the current one). Rejects with ApiError("model_load_failed"). */
+  load(path: string, onProgress?: (p: number) => void): Promise<LoadedModel>;
+  /**
+   * Generate an answer. `onToken` gets each text piece. Aborting `signal` ends the generation
+   * early and resolves with stopReason "abort". Rejects with ApiError("engine_crashed") if
+   * the engine process dies mid-way (the supervisor restarts it and reloads the model).
+   */
+  generate(
+    history: ChatTurn[],
+    options: GenerateOptions,
+    onToken: (text: string) => void,
+    signal?: AbortSignal,
+  ): Promise<GenerateResult>;
+  /** The model that is loaded (or being reloaded after a crash), if any. */
+  readonly loaded: LoadedModel | null;
+  /** Subscribe to restarts/crashes: "crashed" then "ready" again. */
+  onLifecycle(listener: (event: EngineLifecycleEvent) => void): () => void;
+  close(): Promise<void>;
+}
+
+export type EngineLifecycleEvent =
+  | { type: "crashed"; reason: string }
+  | { type: "restarted" }
+  | { type: "model-reloaded"; model: LoadedModel }
+  | { type: "reload-failed"; message: string };
+
+/**
+ * Starts one engine process. Headless: child_process.fork; Electron: utilityProcess.fork.
+ * Injected into the supervisor so that core never imports electron.
+ */
+export interface EngineProcess {
+  send(message: unknown): void;
+  onMessage(listener: (message: unknown) => void): void;
+  onExit(listener: (code: number | null, signal: string | null) => void): void;
+  kill(): void;
+  readonly pid: number | undefined;
+}
+export type SpawnEngine = () => EngineProcess;

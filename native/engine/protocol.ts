@@ -1,0 +1,63 @@
+/**
+ * Messages between core (parent) and the engine process (child). The channel is Node's
+ * process IPC (child_process.fork) or Electron's utilityProcess parentPort; both carry
+ * structured-clonable objects. Every request has an `id`; replies echo it.
+ */
+
+export interface ChatTurn {
+  role: "system" | "user" | "assistant";
+  text: string;
+}
+
+export interface GenerateOptions {
+  /** 0 = greedy. */
+  temperature: number;
+  maxTokens: number;
+  /** Extra stop strings (OpenAI `stop`). */
+  stop?: string[];
+  seed?: number;
+}
+
+export type EngineRequest =
+  | { id: number; type: "load"; path: string; contextSize?: number }
+  | { id: number; type: "unload" }
+  | {
+      id: number;
+      type: "generate";
+      /** Full history ending with the user turn to answer. */
+      history: ChatTurn[];
+      options: GenerateOptions;
+    }
+  /** Abort the generation started by request `target`. The generation then ends with reason "abort". */
+  | { id: number; type: "abort"; target: number }
+  | { id: number; type: "ping" };
+
+export interface LoadedModel {
+  path: string;
+  contextSize: number;
+  gpu: string | null;
+  threads: number;
+  trainContextSize: number;
+}
+
+export interface GenerateResult {
+  text: string;
+  stopReason: "eos" | "maxTokens" | "stop" | "abort";
+  tokens: number;
+  ttftMs: number | null;
+  durationMs: number;
+  /** Tokens evaluated for the prompt on this call (low when the KV cache was reused). */
+  promptTokensEvaluated: number;
+  contextTokens: number;
+  contextSize: number;
+}
+
+export type EngineMessage =
+  /** Sent once when the process is ready to take requests. */
+  | { type: "ready"; pid: number }
+  | { type: "progress"; id: number; progress: number }
+  | { type: "token"; id: number; text: string }
+  | { type: "result"; id: number; value: unknown }
+  | { type: "error"; id: number; code: EngineErrorCode; message: string };
+
+export type EngineErrorCode = "model_load_failed" | "no_model" | "busy" | "invalid_request" | "internal";
