@@ -1,0 +1,29 @@
+/**
+ * `npm run bench -- <name> [options]`. Each benchmark writes bench/results/<name>.json and prints
+ * a table; ratios compare against a baseline measured in the same run.
+ */
+import { parseArgs } from "node:util";
+import { benchServe } from "./serve";
+
+const { positionals, values } = parseArgs({
+  allowPositionals: true,
+  options: {
+    size: { type: "string", default: "tiny" },
+    runs: { type: "string", default: "3" },
+    tokens: { type: "string", default: "256" },
+  },
+});
+
+const benches: Record<string, () => Promise<void>> = {
+  serve: () => benchServe({ size: values.size!, runs: Number(values.runs), tokens: Number(values.tokens) }),
+};
+
+const names = positionals.length > 0 ? positionals : Object.keys(benches);
+for (const name of names) {
+  const bench = benches[name];
+  if (!bench) {
+    console.error(`unknown benchmark "${name}"; available: ${Object.keys(benches).join(", ")}`);
+    process.exit(2);
+  }
+  await bench();
+}

@@ -1,0 +1,129 @@
+import { join } from "node:path";
+import { expect, test } from "@playwright/test";
+import { ChatPage } from "./pages/chat-page";
+import { fixturesDir, ServerProcess } from "./server";
+
+let server: ServerProcess | undefined;
+test.afterEach(async () => {
+  await server?.stop();
+  server = undefined;
+});
+
+test("first screen says what to do, and the demo model answers", async ({ page }) => {
+  server = await ServerProcess.start();
+  const chat = new ChatPage(page);
+  await chat.open(server.url);
+  await expect(page.getByRole("heading", { name: "No model loaded" })).toBeVisible();
+  await chat.useDemoModel();
+  await chat.sendMessage("Hello there");
+  await expect(chat.userMessages()).toHaveCount(1);
+  await expect(chat.assistantMessages().first()).toContainText(/\S{3,}/);
+  await expect(chat.send).toBeVisible();
+});
+
+test("tokens stream in, Stop ends the answer at once and keeps it, reload keeps the conversation", async ({
+  page,
+}) => {
+  // A long answer budget so that the stream is still running when Stop is pressed.
+  server = await ServerProcess.start({ model: join(fixturesDir(), "base.gguf"), extraArgs: ["--max-tokens", "3000"] });
+  const chat = new ChatPage(page);
+  await chat.open(server.url);
+
+  await chat.sendMessage("Tell me a long story");
+  const answer = chat.assistantMessages().last();
+  // Streaming: the Stop button is there while text is already visible.
+  await expect(chat.stop).toBeVisible();
+  await expect(answer).toContainText(/\S{2,}/);
+  await chat.stop.click();
+  await expect(answer.getByText("Stopped")).toBeVisible();
+  await expect(chat.send).toBeVisible();
+
+  const detail = await listOnlyConversation(server);
+  const stopped = detail.messages.find((m) => m.role === "assistant");
+  expect(stopped?.status).toBe("stopped");
+  expect(stopped?.content.length).toBeGreaterThan(0);
+  expect(stopped?.stats?.tokens ?? 0).toBeLessThan(3000);
+
+  await page.reload();
+  await chat.waitLoaded();
+  await expect(chat.conversations.getByText("Tell me a long story")).toBeVisible();
+  await expect(chat.userMessages()).toHaveCount(1);
+  await expect(chat.assistantMessages().getByText("Stopped")).toBeVisible();
+});
+
+test("a second conversation is listed beside the first and both survive a server restart", async ({ page }) => {
+  server = await ServerProcess.start({ model: join(fixturesDir(), "base.gguf") });
+  const chat = new ChatPage(page);
+  await chat.open(server.url);
+  await chat.sendMessage("first conversation");
+  await expect(chat.send).toBeVisible();
+  await expect(chat.assistantMessages()).toHaveCount(1);
+
+  await chat.newChat.click();
+  await expect(chat.userMessages()).toHaveCount(0);
+  await chat.sendMessage("second conversation");
+  await expect(chat.assistantMessages()).toHaveCount(1);
+  await expect(chat.send).toBeVisible();
+
+  const dataDir = server.dataDir;
+  await server.stop();
+  server = await ServerProcess.start({ dataDir });
+  await chat.open(server.url);
+  await expect(chat.conversations.getByText("first conversation")).toBeVisible();
+  await expect(chat.conversations.getByText("second conversation")).toBeVisible();
+  await chat.conversations.getByText("first conversation").click();
+  await expect(chat.userMessages()).toHaveText([/first conversation/]);
+});
+
+test("the engine killed mid-answer: the turn shows an error, and the next message works", async ({ page }) => {
+  server = await ServerProcess.start({ model: join(fixturesDir(), "base.gguf"), extraArgs: ["--max-tokens", "3000"] });
+  const chat = new ChatPage(page);
+  await chat.open(server.url);
+  await chat.sendMessage("keep talking");
+  await expect(chat.stop).toBeVisible();
+  await expect(chat.assistantMessages().last()).toContainText(/\S{2,}/);
+
+  const engines = server.childPids();
+  expect(engines.length).toBeGreaterThan(0);
+  for (const pid of engines) process.kill(pid, "SIGKILL");
+
+  await expect(chat.assistantMessages().last().getByRole("alert")).toContainText(/engine/i);
+  await chat.sendMessage("are you back?");
+  await expect(chat.assistantMessages()).toHaveCount(2);
+  await expect(chat.send).toBeVisible();
+  const detail = await listOnlyConversation(server);
+  expect(detail.messages.map((m) => m.status)).toEqual(["complete", "error", "complete", "complete"]);
+});
+
+test("bad model files get a clear message and the app keeps working", async ({ page }) => {
+  server = await ServerProcess.start();
+  const chat = new ChatPage(page);
+  await chat.open(server.url);
+  const pathBox = page.getByRole("textbox", { name: "Model file path" });
+  const open = page.getByRole("button", { name: "Open model" });
+
+  await pathBox.fill(join(fixturesDir(), "missing.gguf"));
+  await open.click();
+  await expect(page.getByRole("alert")).toContainText(/not found|does not exist|no such/i);
+
+  await pathBox.fill(join(fixturesDir(), "..", "..", "package.json"));
+  await open.click();
+  await expect(page.getByRole("alert")).toContainText(/not a GGUF/i);
+
+  await pathBox.fill(join(fixturesDir(), "adapters", "coding.gguf"));
+  await open.click();
+  await expect(page.getByRole("alert")).toContainText(/adapter/i);
+
+  await chat.useDemoModel();
+  await chat.sendMessage("still fine?");
+  await expect(chat.assistantMessages()).toHaveCount(1);
+});
+
+interface Detail {
+  messages: { role: string; status: string; content: string; stats: { tokens: number } | null }[];
+}
+async function listOnlyConversation(s: ServerProcess): Promise<Detail> {
+  const list = await s.call<{ id: string }[]>("conversations.list", {});
+  expect(list).toHaveLength(1);
+  return s.call<Detail>("conversations.get", { id: list[0]!.id });
+}

@@ -1,0 +1,49 @@
+import { expect, type Locator, type Page } from "@playwright/test";
+
+/** The chat window as a user sees it: roles and accessible names only. */
+export class ChatPage {
+  readonly message: Locator;
+  readonly send: Locator;
+  readonly stop: Locator;
+  readonly newChat: Locator;
+  readonly conversations: Locator;
+  readonly transcript: Locator;
+
+  constructor(readonly page: Page) {
+    this.message = page.getByRole("textbox", { name: "Message" });
+    this.send = page.getByRole("button", { name: "Send" });
+    this.stop = page.getByRole("button", { name: "Stop" });
+    this.newChat = page.getByRole("button", { name: "New chat" });
+    this.conversations = page.getByRole("navigation", { name: "Conversations" });
+    this.transcript = page.getByRole("log");
+  }
+
+  /** Opens the URL printed by the server (token in it) and waits for the app's readiness signal. */
+  async open(url: string): Promise<void> {
+    await this.page.goto(url);
+    await this.waitLoaded();
+  }
+
+  async waitLoaded(): Promise<void> {
+    await expect(this.page.locator("[data-app-state='loaded']")).toBeVisible();
+  }
+
+  assistantMessages(): Locator {
+    return this.transcript.getByRole("article", { name: "Macaron" });
+  }
+
+  userMessages(): Locator {
+    return this.transcript.getByRole("article", { name: "You" });
+  }
+
+  async sendMessage(text: string): Promise<void> {
+    await this.message.fill(text);
+    await this.message.press("Enter");
+  }
+
+  async useDemoModel(): Promise<void> {
+    await this.page.getByRole("button", { name: "Try the demo model" }).click();
+    await expect(this.message).toBeEnabled();
+    await expect(this.page.getByText(/nonsense/i).first()).toBeVisible();
+  }
+}

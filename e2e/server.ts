@@ -1,0 +1,108 @@
+import { spawn, execFileSync, type ChildProcess } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { createInterface } from "node:readline";
+
+const root = resolve(__dirname, "..");
+
+export interface ServerOptions {
+  model?: string;
+  extraArgs?: string[];
+  dataDir?: string;
+}
+
+/**
+ * The headless server as a user starts it (`serve` CLI), in its own process with its own data
+ * dir. Readiness is the `listening on URL` line, never a sleep.
+ */
+export class ServerProcess {
+  private constructor(
+    readonly proc: ChildProcess,
+    readonly url: string,
+    readonly apiKey: string,
+    readonly dataDir: string,
+    private readonly ownsDataDir: boolean,
+    readonly output: string[],
+  ) {}
+
+  static async start(opts: ServerOptions = {}): Promise<ServerProcess> {
+    const dataDir = opts.dataDir ?? mkdtempSync(join(tmpdir(), "macaron-e2e-"));
+    const args = ["--import", "tsx", "electron/server/cli.ts", "--host", "127.0.0.1", "--port", "0"];
+    args.push("--data-dir", dataDir);
+    if (opts.model) args.push("--model", opts.model);
+    args.push(...(opts.extraArgs ?? []));
+    const proc = spawn(process.execPath, args, {
+      cwd: root,
+      env: { ...process.env, MACARON_ENGINE_THREADS: "1" },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    const output: string[] = [];
+    proc.stderr!.on("data", (d: Buffer) => output.push(d.toString()));
+    const url = await new Promise<string>((resolveUrl, reject) => {
+      const lines = createInterface({ input: proc.stdout! });
+      const timer = setTimeout(() => reject(new Error(`server did not start:\n${output.join("")}`)), 45_000);
+      lines.on("line", (line) => {
+        output.push(line + "\n");
+        const m = /^listening on (\S+)/.exec(line);
+        if (m) {
+          clearTimeout(timer);
+          resolveUrl(m[1]!);
+        }
+      });
+      proc.once("exit", (code) => {
+        clearTimeout(timer);
+        reject(new Error(`server exited with ${code}:\n${output.join("")}`));
+      });
+    });
+    const apiKey = new URL(url).searchParams.get("token") ?? "";
+    return new ServerProcess(proc, url, apiKey, dataDir, !opts.dataDir, output);
+  }
+
+  get origin(): string {
+    return new URL(this.url).origin;
+  }
+
+  /** Calls the app API the way the renderer does, with the bearer key. */
+  async call<T = unknown>(method: string, input: unknown = {}): Promise<T> {
+    const res = await fetch(`${this.origin}/api/call/${method}`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${this.apiKey}`, "content-type": "application/json" },
+      body: JSON.stringify(input),
+    });
+    const body = (await res.json()) as { ok: boolean; value?: T; error?: { message: string } };
+    if (!body.ok) throw new Error(body.error?.message ?? `call ${method} failed`);
+    return body.value as T;
+  }
+
+  /** Pids of the server's child processes (the engine). */
+  childPids(): number[] {
+    try {
+      return execFileSync("pgrep", ["-P", String(this.proc.pid)])
+        .toString()
+        .trim()
+        .split(/\s+/)
+        .filter(Boolean)
+        .map(Number);
+    } catch {
+      return [];
+    }
+  }
+
+  async stop(): Promise<void> {
+    if (this.proc.exitCode === null && this.proc.signalCode === null) {
+      const exited = new Promise((r) => this.proc.once("exit", r));
+      this.proc.kill("SIGTERM");
+      const timer = setTimeout(() => this.proc.kill("SIGKILL"), 10_000);
+      await exited;
+      clearTimeout(timer);
+    }
+    if (this.ownsDataDir) rmSync(this.dataDir, { recursive: true, force: true });
+  }
+}
+
+export function fixturesDir(): string {
+  const dir = process.env.MACARON_FIXTURES;
+  if (!dir) throw new Error("MACARON_FIXTURES is not set: run through playwright.config.ts (global setup)");
+  return dir;
+}

@@ -1,0 +1,83 @@
+import type { Database, Statement } from "better-sqlite3";
+import { randomUUID } from "node:crypto";
+import type { Conversation } from "../../api";
+
+/** Title of a conversation nobody named yet; the first user message replaces it. */
+export const DEFAULT_TITLE = "New chat";
+
+interface ConversationRow {
+  id: string;
+  title: string;
+  created_at: number;
+  updated_at: number;
+}
+
+function toConversation(row: ConversationRow): Conversation {
+  return { id: row.id, title: row.title, createdAt: row.created_at, updatedAt: row.updated_at };
+}
+
+/** Escape LIKE wildcards so that a search for "50%" or "a_b" means those characters. */
+export function likePattern(text: string): string {
+  return `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+}
+
+/** Conversations table: create, list/search, rename, delete (messages cascade). */
+export class ConversationStore {
+  private readonly insertStmt: Statement<[string, string, number, number]>;
+  private readonly getStmt: Statement<[string], ConversationRow>;
+  private readonly listStmt: Statement<[], ConversationRow>;
+  private readonly searchStmt: Statement<{ pattern: string }, ConversationRow>;
+  private readonly renameStmt: Statement<[string, number, string]>;
+  private readonly touchStmt: Statement<[number, string]>;
+  private readonly deleteStmt: Statement<[string]>;
+
+  constructor(db: Database) {
+    this.insertStmt = db.prepare("INSERT INTO conversations (id, title, created_at, updated_at) VALUES (?, ?, ?, ?)");
+    this.getStmt = db.prepare("SELECT * FROM conversations WHERE id = ?");
+    this.listStmt = db.prepare("SELECT * FROM conversations ORDER BY updated_at DESC, rowid DESC");
+    this.searchStmt = db.prepare(`
+      SELECT c.* FROM conversations c
+      WHERE c.title LIKE @pattern ESCAPE '\\'
+         OR EXISTS (SELECT 1 FROM messages m WHERE m.conversation_id = c.id AND m.content LIKE @pattern ESCAPE '\\')
+      ORDER BY c.updated_at DESC, c.rowid DESC`);
+    this.renameStmt = db.prepare("UPDATE conversations SET title = ?, updated_at = ? WHERE id = ?");
+    this.touchStmt = db.prepare("UPDATE conversations SET updated_at = ? WHERE id = ?");
+    this.deleteStmt = db.prepare("DELETE FROM conversations WHERE id = ?");
+  }
+
+  /** Create a conversation; without a title it is called DEFAULT_TITLE until its first message. */
+  create(title: string | undefined, now = Date.now()): Conversation {
+    const id = randomUUID();
+    const t = title?.trim() || DEFAULT_TITLE;
+    this.insertStmt.run(id, t, now, now);
+    return { id, title: t, createdAt: now, updatedAt: now };
+  }
+
+  get(id: string): Conversation | null {
+    const row = this.getStmt.get(id);
+    return row ? toConversation(row) : null;
+  }
+
+  /** Most recently active first. `query` matches the title or any message's content (case-insensitive for ASCII). */
+  list(query?: string): Conversation[] {
+    const q = query?.trim();
+    const rows = q ? this.searchStmt.all({ pattern: likePattern(q) }) : this.listStmt.all();
+    return rows.map(toConversation);
+  }
+
+  /** Returns the renamed conversation, or null when it does not exist. */
+  rename(id: string, title: string, now = Date.now()): Conversation | null {
+    const info = this.renameStmt.run(title, now, id);
+    return info.changes > 0 ? this.get(id) : null;
+  }
+
+  /** Mark activity (a new message) so the conversation sorts first. */
+  touch(id: string, now = Date.now()): void {
+    this.touchStmt.run(now, id);
+  }
+
+  /** Delete a conversation and (by cascade) its messages; false when it did not exist. */
+  delete(id: string): boolean {
+    return this.deleteStmt.run(id).changes > 0;
+  }
+}

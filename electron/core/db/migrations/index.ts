@@ -1,0 +1,17 @@
+import type { Database } from "better-sqlite3";
+import { migrate0001 } from "./0001-conversations";
+import { migrate0002 } from "./0002-settings";
+
+export interface Migration {
+  version: number;
+  name: string;
+  up: (db: Database) => void;
+}
+
+/** Every schema version, in order. Append only: an applied migration is never edited. */
+export const migrations: readonly Migration[] = [
+  { version: 1, name: "conversations", up: migrate0001 },
+  { version: 2, name: "settings", up: migrate0002 },
+];
+
+export const LATEST_SCHEMA_VERSION = migrations[migrations.length - 1]?.version ?? 0;

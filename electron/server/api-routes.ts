@@ -1,0 +1,50 @@
+/** The app API over HTTP: one POST per method, events over a WebSocket, and its description. */
+import type { FastifyInstance, FastifyReply } from "fastify";
+import { isMethodName, type ErrorCode, type Result } from "../api";
+import type { Core } from "../core/core-types";
+import { httpStatusFor } from "./http-status";
+import { buildOpenApiDocument } from "./openapi";
+
+/** Largest JSON body a call may carry (chat.send text is at most 100k characters). */
+export const API_BODY_LIMIT = 1024 * 1024;
+
+/** Sends a failure envelope with the status that matches its code. */
+export function sendApiError(reply: FastifyReply, code: ErrorCode, message: string, status = httpStatusFor(code)) {
+  const body: Result<never> = { ok: false, error: { code, message } };
+  return reply.code(status).type("application/json").send(body);
+}
+
+export function isJsonContentType(header: string | undefined): boolean {
+  return header !== undefined && /^application\/json\s*(;|$)/i.test(header);
+}
+
+export function registerApiRoutes(app: FastifyInstance, core: Core, version: string): void {
+  app.get("/api/health", async () => ({ ok: true }));
+
+  const openApi = buildOpenApiDocument(version);
+  app.get("/api/openapi.json", async () => openApi);
+
+  app.post<{ Params: { method: string } }>(
+    "/api/call/:method",
+    { bodyLimit: API_BODY_LIMIT },
+    async (request, reply) => {
+      // Requiring JSON also shuts out HTML forms, which can only post "simple" content types.
+      if (!isJsonContentType(request.headers["content-type"])) {
+        return sendApiError(reply, "invalid_input", "Send the method input as JSON (content-type: application/json).", 415);
+      }
+      const { method } = request.params;
+      if (!isMethodName(method)) return sendApiError(reply, "unknown_method", `Unknown method: ${method}`);
+      const result = await core.dispatch(method, request.body ?? {}, { transport: "http" });
+      if (result.ok) return reply.code(200).send(result);
+      return reply.code(httpStatusFor(result.error.code)).send(result);
+    },
+  );
+
+  app.get("/api/events", { websocket: true }, (socket) => {
+    const dispose = core.subscribe((event, payload) => {
+      if (socket.readyState === socket.OPEN) socket.send(JSON.stringify({ event, payload }));
+    });
+    socket.on("close", dispose);
+    // The channel is one-way; anything the client sends is ignored.
+  });
+}

@@ -1,0 +1,19 @@
+import type { ErrorCode } from "../api";
+
+/** HTTP status for each API error code: the envelope carries the detail, the status lets proxies and curl users see the class. */
+const statusByCode: Partial<Record<ErrorCode, number>> = {
+  invalid_input: 400,
+  unknown_method: 400,
+  unauthorized: 401,
+  forbidden: 403,
+  not_found: 404,
+  busy: 409,
+  no_model: 422,
+  model_invalid: 422,
+  model_load_failed: 422,
+  engine_crashed: 503,
+};
+
+export function httpStatusFor(code: ErrorCode): number {
+  return statusByCode[code] ?? 500;
+}

@@ -1,0 +1,180 @@
+import { open } from "node:fs/promises";
+import { basename } from "node:path";
+import {
+  ChatMLChatWrapper,
+  InsufficientMemoryError,
+  LlamaChat,
+  resolveChatWrapper,
+  type ChatWrapper,
+  type LlamaChatResponse,
+  type LlamaContext,
+  type LlamaContextSequence,
+  type LlamaModel,
+} from "node-llama-cpp";
+import { toChatHistory } from "./history";
+import type { LlamaBackend } from "./llama-backend";
+import type { ChatTurn, GenerateOptions, GenerateResult, LoadedModel } from "./protocol";
+
+const DEFAULT_CONTEXT_SIZE = 4096;
+
+/** A load failure whose message is meant for the user as is. */
+export class ModelLoadError extends Error {
+  override name = "ModelLoadError";
+}
+
+/**
+ * One loaded model with its single context, sequence and chat. Keeping the same sequence
+ * across turns lets LlamaChat reuse the KV cache for the common token prefix.
+ */
+export class ModelSession {
+  private constructor(
+    readonly info: LoadedModel,
+    private readonly model: LlamaModel,
+    private readonly context: LlamaContext,
+    private readonly sequence: LlamaContextSequence,
+    private readonly chat: LlamaChat,
+  ) {}
+
+  /** Load `path` and create its context. Throws ModelLoadError with a user-facing message. */
+  static async open(
+    backend: LlamaBackend,
+    path: string,
+    requestedContextSize: number | undefined,
+    onProgress: (progress: number) => void,
+  ): Promise<ModelSession> {
+    await assertGgufFile(path);
+    const name = basename(path);
+    let model: LlamaModel;
+    try {
+      model = await backend.llama.loadModel({ modelPath: path, onLoadProgress: onProgress });
+    } catch (error) {
+      throw new ModelLoadError(describeLoadFailure(name, "load the model", error));
+    }
+    try {
+      const contextSize = Math.min(model.trainContextSize, requestedContextSize ?? DEFAULT_CONTEXT_SIZE);
+      const context = await model.createContext({ contextSize, sequences: 1, threads: backend.threads });
+      const sequence = context.getSequence();
+      // Resolving the wrapper costs 0.5–1 s of CPU (FACTS.md): do it once per model, not per turn.
+      const chat = new LlamaChat({ contextSequence: sequence, chatWrapper: chooseChatWrapper(model) });
+      const info: LoadedModel = {
+        path,
+        contextSize: context.contextSize,
+        gpu: backend.gpu,
+        threads: backend.threads,
+        trainContextSize: model.trainContextSize,
+      };
+      return new ModelSession(info, model, context, sequence, chat);
+    } catch (error) {
+      await model.dispose();
+      throw new ModelLoadError(describeLoadFailure(name, "create a context for the model", error));
+    }
+  }
+
+  /**
+   * Answer `history`, streaming text through `onText`. Aborting `signal` ends the generation
+   * with the partial text and stopReason "abort".
+   */
+  async generate(
+    history: readonly ChatTurn[],
+    options: GenerateOptions,
+    onText: (text: string) => void,
+    signal: AbortSignal,
+  ): Promise<GenerateResult> {
+    const started = performance.now();
+    const meterBefore = this.sequence.tokenMeter.getState();
+    let ttftMs: number | null = null;
+    let streamed = "";
+    let response: LlamaChatResponse | null = null;
+    try {
+      // No lastEvaluationContextWindow: LlamaChat already reuses the sequence's common token
+      // prefix (adaptStateToTokens); that option only tunes context shifting when it is full.
+      response = await this.chat.generateResponse(toChatHistory(history), {
+        onTextChunk: (text) => {
+          if (ttftMs === null) ttftMs = performance.now() - started;
+          streamed += text;
+          onText(text);
+        },
+        signal,
+        stopOnAbortSignal: true,
+        maxTokens: options.maxTokens,
+        temperature: options.temperature,
+        seed: options.temperature > 0 ? options.seed : undefined,
+        customStopTriggers: options.stop && options.stop.length > 0 ? options.stop : undefined,
+      });
+    } catch (error) {
+      // Aborted before the first token: node-llama-cpp throws instead of returning.
+      if (!signal.aborted) throw error;
+    }
+    const used = this.sequence.tokenMeter.diff(meterBefore);
+    return {
+      text: response?.response ?? streamed,
+      stopReason: response ? toStopReason(response.metadata.stopReason) : "abort",
+      tokens: used.usedOutputTokens,
+      ttftMs,
+      durationMs: performance.now() - started,
+      promptTokensEvaluated: used.usedInputTokens,
+      contextTokens: this.sequence.contextTokens.length,
+      contextSize: this.context.contextSize,
+    };
+  }
+
+  /** Free the chat, context and model (in that order). */
+  async dispose(): Promise<void> {
+    this.chat.dispose();
+    await this.context.dispose();
+    await this.model.dispose();
+  }
+}
+
+function chooseChatWrapper(model: LlamaModel): ChatWrapper {
+  try {
+    return resolveChatWrapper(model);
+  } catch {
+    // A model without a usable template still gets a sensible chat format.
+    return new ChatMLChatWrapper();
+  }
+}
+
+function toStopReason(reason: LlamaChatResponse["metadata"]["stopReason"]): GenerateResult["stopReason"] {
+  switch (reason) {
+    case "maxTokens":
+      return "maxTokens";
+    case "abort":
+      return "abort";
+    case "customStopTrigger":
+      return "stop";
+    default:
+      return "eos";
+  }
+}
+
+/** Check existence and the GGUF magic first: llama.cpp's own errors for these are vague. */
+async function assertGgufFile(path: string): Promise<void> {
+  let magic: string;
+  try {
+    const handle = await open(path, "r");
+    try {
+      const { buffer, bytesRead } = await handle.read(Buffer.alloc(4), 0, 4, 0);
+      magic = buffer.subarray(0, bytesRead).toString("latin1");
+    } finally {
+      await handle.close();
+    }
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === "ENOENT") throw new ModelLoadError(`Model file not found: ${path}`);
+    if (code === "EISDIR") throw new ModelLoadError(`Expected a .gguf model file but got a folder: ${path}`);
+    if (code === "EACCES") throw new ModelLoadError(`No permission to read the model file: ${path}`);
+    throw new ModelLoadError(`Could not read the model file ${path}: ${(error as Error).message}`);
+  }
+  if (magic !== "GGUF") {
+    throw new ModelLoadError(`${basename(path)} is not a GGUF model file (it does not start with "GGUF").`);
+  }
+}
+
+function describeLoadFailure(name: string, step: string, error: unknown): string {
+  if (error instanceof InsufficientMemoryError) {
+    return `Not enough memory to ${step} ${name}. Try a smaller model or a smaller context size.`;
+  }
+  const message = error instanceof Error ? error.message : String(error);
+  return `Could not ${step} ${name}: ${message}`;
+}

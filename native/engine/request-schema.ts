@@ -1,0 +1,46 @@
+import { z } from "zod";
+import type { EngineRequest } from "./protocol";
+
+const ChatTurnSchema = z.object({
+  role: z.enum(["system", "user", "assistant"]),
+  text: z.string(),
+});
+
+const GenerateOptionsSchema = z.object({
+  temperature: z.number().min(0).max(5),
+  maxTokens: z.number().int().positive(),
+  stop: z.array(z.string().min(1)).optional(),
+  seed: z.number().int().optional(),
+});
+
+const id = z.number().int();
+
+/** The engine validates what it receives: a bad request gets an error reply, never a crash. */
+export const EngineRequestSchema = z.discriminatedUnion("type", [
+  z.object({ id, type: z.literal("load"), path: z.string().min(1), contextSize: z.number().int().positive().optional() }),
+  z.object({ id, type: z.literal("unload") }),
+  z.object({
+    id,
+    type: z.literal("generate"),
+    history: z.array(ChatTurnSchema).min(1),
+    options: GenerateOptionsSchema,
+  }),
+  z.object({ id, type: z.literal("abort"), target: id }),
+  z.object({ id, type: z.literal("ping") }),
+]);
+
+export type ParsedRequest = { ok: true; request: EngineRequest } | { ok: false; id: number; message: string };
+
+/** Parse an incoming message; on failure keep whatever `id` it had so the caller can be answered. */
+export function parseEngineRequest(raw: unknown): ParsedRequest {
+  const parsed = EngineRequestSchema.safeParse(raw);
+  if (parsed.success) return { ok: true, request: parsed.data };
+  const rawId = typeof raw === "object" && raw !== null ? (raw as { id?: unknown }).id : undefined;
+  const issue = parsed.error.issues[0];
+  const where = issue && issue.path.length > 0 ? ` at ${issue.path.join(".")}` : "";
+  return {
+    ok: false,
+    id: typeof rawId === "number" ? rawId : -1,
+    message: `Invalid engine request${where}: ${issue?.message ?? "unknown shape"}`,
+  };
+}

@@ -1,0 +1,155 @@
+import { withLock } from "lifecycle-utils";
+import type { LlamaBackend } from "./llama-backend";
+import { ModelLoadError, ModelSession } from "./model-session";
+import type { EngineErrorCode, EngineMessage, EngineRequest } from "./protocol";
+import { parseEngineRequest } from "./request-schema";
+
+type Request<T extends EngineRequest["type"]> = Extract<EngineRequest, { type: T }>;
+
+/** Thrown inside handlers to answer with a specific error code. */
+class EngineFailure extends Error {
+  constructor(
+    readonly code: EngineErrorCode,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/**
+ * The engine's request handling, independent of the channel it talks over (fork IPC or
+ * Electron's parentPort), so that it can run and be tested in any process.
+ */
+export class EngineRuntime {
+  private session: ModelSession | null = null;
+  private generation: { id: number; controller: AbortController } | null = null;
+  private backend: Promise<LlamaBackend> | null = null;
+  private disposed = false;
+
+  constructor(
+    private readonly send: (message: EngineMessage) => void,
+    private readonly loadBackend: () => Promise<LlamaBackend>,
+  ) {}
+
+  /** Start loading llama.cpp (~0.8 s) now, so the first model load does not wait for it. */
+  warmUp(): void {
+    this.getBackend().catch(() => {
+      // Reported to the load request that needs it.
+    });
+  }
+
+  /** Handle one raw message from the parent. Never throws: every request gets a reply. */
+  async handle(raw: unknown): Promise<void> {
+    const parsed = parseEngineRequest(raw);
+    if (!parsed.ok) {
+      this.send({ type: "error", id: parsed.id, code: "invalid_request", message: parsed.message });
+      return;
+    }
+    const request = parsed.request;
+    try {
+      const value = await this.dispatch(request);
+      this.send({ type: "result", id: request.id, value });
+    } catch (error) {
+      const code = error instanceof EngineFailure ? error.code : "internal";
+      const message = error instanceof Error ? error.message : String(error);
+      this.send({ type: "error", id: request.id, code, message });
+    }
+  }
+
+  /** Abort any generation and free the model. */
+  async dispose(): Promise<void> {
+    this.disposed = true;
+    this.generation?.controller.abort();
+    await withLock([this, "model"], async () => {
+      await this.session?.dispose();
+      this.session = null;
+    });
+  }
+
+  private dispatch(request: EngineRequest): Promise<unknown> {
+    switch (request.type) {
+      case "load":
+        return this.load(request);
+      case "unload":
+        return this.unload();
+      case "generate":
+        return this.generate(request);
+      case "abort":
+        return Promise.resolve(this.abort(request));
+      case "ping":
+        return Promise.resolve({ pid: process.pid });
+    }
+  }
+
+  private getBackend(): Promise<LlamaBackend> {
+    this.backend ??= this.loadBackend();
+    return this.backend;
+  }
+
+  private assertIdle(action: string): void {
+    if (this.disposed) throw new EngineFailure("internal", "The engine is shutting down.");
+    if (this.generation) {
+      throw new EngineFailure("busy", `A generation is running; stop it before you ${action}.`);
+    }
+  }
+
+  private async load(request: Request<"load">): Promise<unknown> {
+    this.assertIdle("load a model");
+    return withLock([this, "model"], async () => {
+      // Dispose first: two models in memory at once is what runs a machine out of RAM.
+      await this.session?.dispose();
+      this.session = null;
+      let backend: LlamaBackend;
+      try {
+        backend = await this.getBackend();
+      } catch (error) {
+        throw new EngineFailure("model_load_failed", `Could not start llama.cpp: ${(error as Error).message}`);
+      }
+      try {
+        this.session = await ModelSession.open(backend, request.path, request.contextSize, (progress) =>
+          this.send({ type: "progress", id: request.id, progress }),
+        );
+      } catch (error) {
+        if (error instanceof ModelLoadError) throw new EngineFailure("model_load_failed", error.message);
+        throw error;
+      }
+      return this.session.info;
+    });
+  }
+
+  private async unload(): Promise<null> {
+    this.assertIdle("unload the model");
+    return withLock([this, "model"], async () => {
+      await this.session?.dispose();
+      this.session = null;
+      return null;
+    });
+  }
+
+  private async generate(request: Request<"generate">): Promise<unknown> {
+    this.assertIdle("start another one");
+    const generation = { id: request.id, controller: new AbortController() };
+    this.generation = generation;
+    try {
+      // Under the model lock: a load in flight finishes before this generation starts.
+      return await withLock([this, "model"], async () => {
+        const session = this.session;
+        if (!session) throw new EngineFailure("no_model", "No model is loaded. Load a model first.");
+        return session.generate(
+          request.history,
+          request.options,
+          (text) => this.send({ type: "token", id: request.id, text }),
+          generation.controller.signal,
+        );
+      });
+    } finally {
+      this.generation = null;
+    }
+  }
+
+  private abort(request: Request<"abort">): { aborted: boolean } {
+    if (this.generation?.id !== request.target) return { aborted: false };
+    this.generation.controller.abort();
+    return { aborted: true };
+  }
+}

@@ -1,0 +1,172 @@
+import { randomValues } from "./prng";
+import { gv, type GgufWriteSpec, type GgufWriteTensor, type GgufWriteValue } from "./writer";
+import { BYTE_TOKEN_COUNT, byteVocabulary, CONTROL_TOKENS, outputBias } from "./byte-vocab";
+
+/**
+ * A deterministic tiny llama-architecture base model: random weights that node-llama-cpp loads
+ * and runs, producing nonsense text fast. Its shape makes it testable:
+ *
+ * - Residual dimension 0 holds the same constant for every token, and no layer writes to it,
+ *   so after the final RMS norm it is a stable positive number. Column 0 of output.weight
+ *   therefore acts as a per-token output bias: control tokens (EOS included) and non-ASCII
+ *   bytes are pushed far down, lower-case letters and spaces up. Greedy decoding never stops
+ *   on its own and prints readable-looking text; the rest of the network still makes the
+ *   text depend on the prompt.
+ * - A LoRA adapter on output.weight whose A vector reads dimension 0 adds a constant to chosen
+ *   tokens' logits, so each specialist adapter has a recognisable greedy output (adapters.ts).
+ */
+
+export type TinyModelSize = "tiny" | "small" | "bench";
+
+export interface TinyModelShape {
+  readonly embedding: number;
+  readonly layers: number;
+  readonly heads: number;
+  readonly kvHeads: number;
+  readonly feedForward: number;
+  readonly contextLength: number;
+  readonly tensorType: "F32" | "F16";
+}
+
+export const TINY_MODEL_SHAPES: Readonly<Record<TinyModelSize, TinyModelShape>> = {
+  tiny: { embedding: 64, layers: 2, heads: 4, kvHeads: 4, feedForward: 128, contextLength: 4096, tensorType: "F32" },
+  small: { embedding: 256, layers: 4, heads: 4, kvHeads: 4, feedForward: 512, contextLength: 4096, tensorType: "F32" },
+  // ~99M parameters in F16: big enough that prompt processing costs something real.
+  bench: { embedding: 768, layers: 12, heads: 12, kvHeads: 12, feedForward: 2560, contextLength: 4096, tensorType: "F16" },
+};
+
+export const TINY_MODEL_NAME = "Macaron demo (tiny, nonsense output)";
+export const TINY_MODEL_ARCHITECTURE = "llama";
+export const TINY_MODEL_SEED = "macaron-tiny-v1";
+
+export const CHATML_TEMPLATE =
+  "{% for message in messages %}{{'<|im_start|>' + message['role'] + '\\n' + message['content'] + '<|im_end|>' + '\\n'}}{% endfor %}" +
+  "{% if add_generation_prompt %}{{ '<|im_start|>assistant\\n' }}{% endif %}";
+
+/**
+ * Value of residual dimension 0 relative to √E. With the layer outputs scaled as below the
+ * other dimensions stay near unit size, so the normed dimension 0 lands near
+ * `NORMED_CONSTANT_RATIO·√E`; adapters and the output bias divide by that.
+ */
+const CONSTANT_RATIO = 2;
+const NORMED_CONSTANT_RATIO = 0.85;
+
+/** Expected value of dimension 0 of the final normed hidden state. */
+export function normedConstant(shape: TinyModelShape): number {
+  return NORMED_CONSTANT_RATIO * Math.sqrt(shape.embedding);
+}
+
+export function vocabularySize(): number {
+  return BYTE_TOKEN_COUNT + CONTROL_TOKENS.length;
+}
+
+function metadata(size: TinyModelSize, shape: TinyModelShape): Record<string, GgufWriteValue> {
+  const vocab = byteVocabulary();
+  const headDim = shape.embedding / shape.heads;
+  return {
+    "general.architecture": gv.str(TINY_MODEL_ARCHITECTURE),
+    "general.type": gv.str("model"),
+    "general.name": gv.str(TINY_MODEL_NAME),
+    "general.size_label": gv.str(size),
+    "macaron.demo": gv.bool(true),
+    "llama.context_length": gv.u32(shape.contextLength),
+    "llama.embedding_length": gv.u32(shape.embedding),
+    "llama.block_count": gv.u32(shape.layers),
+    "llama.feed_forward_length": gv.u32(shape.feedForward),
+    "llama.attention.head_count": gv.u32(shape.heads),
+    "llama.attention.head_count_kv": gv.u32(shape.kvHeads),
+    "llama.attention.layer_norm_rms_epsilon": gv.f32(1e-5),
+    "llama.rope.dimension_count": gv.u32(headDim),
+    "llama.rope.freq_base": gv.f32(10000),
+    "llama.pooling_type": gv.u32(1),
+    "tokenizer.ggml.model": gv.str("gpt2"),
+    "tokenizer.ggml.pre": gv.str("default"),
+    "tokenizer.ggml.tokens": gv.strs(vocab.tokens),
+    "tokenizer.ggml.token_type": gv.i32s(vocab.tokenTypes),
+    "tokenizer.ggml.merges": gv.strs([]),
+    "tokenizer.ggml.bos_token_id": gv.u32(vocab.bosId),
+    "tokenizer.ggml.eos_token_id": gv.u32(vocab.eosId),
+    "tokenizer.ggml.add_bos_token": gv.bool(false),
+    "tokenizer.chat_template": gv.str(CHATML_TEMPLATE),
+  };
+}
+
+/** A weight matrix [nIn, nOut] whose output rows listed in `zeroRows` are zero. */
+function matrix(seed: string, nIn: number, nOut: number, std: number, zeroRow0 = false): Float32Array {
+  const data = randomValues(seed, nIn * nOut, std);
+  // Row 0 (output dimension 0) zero: this layer never disturbs the constant dimension.
+  if (zeroRow0) data.fill(0, 0, nIn);
+  return data;
+}
+
+function ones(n: number): Float32Array {
+  return new Float32Array(n).fill(1);
+}
+
+function tensors(shape: TinyModelShape, seed: string): GgufWriteTensor[] {
+  const E = shape.embedding;
+  const V = vocabularySize();
+  const FF = shape.feedForward;
+  const headDim = E / shape.heads;
+  const qDim = shape.heads * headDim;
+  const kvDim = shape.kvHeads * headDim;
+  const type = shape.tensorType;
+  // Scaling the residual writes by 1/√layers keeps the residual's size independent of depth,
+  // so the normed constant dimension (the bias carrier) stays near the same value.
+  const layerScale = 1 / Math.sqrt(shape.layers);
+  const s = (name: string) => `${seed}:${name}`;
+
+  const embedding = (): Float32Array => {
+    const data = randomValues(s("token_embd"), E * V, 1);
+    for (let v = 0; v < V; v++) data[v * E] = CONSTANT_RATIO * Math.sqrt(E);
+    return data;
+  };
+  const output = (): Float32Array => {
+    const data = randomValues(s("output"), E * V, 3 / Math.sqrt(E));
+    const bias = outputBias();
+    const h0 = normedConstant(shape);
+    for (let v = 0; v < V; v++) data[v * E] = bias[v]! / h0;
+    return data;
+  };
+
+  const list: GgufWriteTensor[] = [{ name: "token_embd.weight", dims: [E, V], type, data: embedding }];
+  for (let l = 0; l < shape.layers; l++) {
+    const p = `blk.${l}`;
+    list.push(
+      { name: `${p}.attn_norm.weight`, dims: [E], type: "F32", data: ones(E) },
+      { name: `${p}.attn_q.weight`, dims: [E, qDim], type, data: () => matrix(s(`${p}.q`), E, qDim, 1 / Math.sqrt(E)) },
+      { name: `${p}.attn_k.weight`, dims: [E, kvDim], type, data: () => matrix(s(`${p}.k`), E, kvDim, 1 / Math.sqrt(E)) },
+      { name: `${p}.attn_v.weight`, dims: [E, kvDim], type, data: () => matrix(s(`${p}.v`), E, kvDim, 1 / Math.sqrt(E)) },
+      {
+        name: `${p}.attn_output.weight`,
+        dims: [qDim, E],
+        type,
+        data: () => matrix(s(`${p}.o`), qDim, E, layerScale / Math.sqrt(qDim), true),
+      },
+      { name: `${p}.ffn_norm.weight`, dims: [E], type: "F32", data: ones(E) },
+      { name: `${p}.ffn_gate.weight`, dims: [E, FF], type, data: () => matrix(s(`${p}.gate`), E, FF, 1 / Math.sqrt(E)) },
+      { name: `${p}.ffn_up.weight`, dims: [E, FF], type, data: () => matrix(s(`${p}.up`), E, FF, 1 / Math.sqrt(E)) },
+      {
+        name: `${p}.ffn_down.weight`,
+        dims: [FF, E],
+        type,
+        data: () => matrix(s(`${p}.down`), FF, E, (2 * layerScale) / Math.sqrt(FF), true),
+      },
+    );
+  }
+  list.push(
+    { name: "output_norm.weight", dims: [E], type: "F32", data: ones(E) },
+    { name: "output.weight", dims: [E, V], type, data: output },
+  );
+  return list;
+}
+
+/** The GGUF spec (metadata + lazily generated tensors) of the demo base model of `size`. */
+export function tinyModelSpec(size: TinyModelSize = "tiny"): GgufWriteSpec {
+  const shape = TINY_MODEL_SHAPES[size];
+  return { metadata: metadata(size, shape), tensors: tensors(shape, `${TINY_MODEL_SEED}:${size}`) };
+}
+
+export function isTinyModelSize(value: string): value is TinyModelSize {
+  return Object.hasOwn(TINY_MODEL_SHAPES, value);
+}

@@ -1,0 +1,47 @@
+#!/usr/bin/env node
+// `npm test`: unit tests (vitest) then browser e2e (Playwright in Debian's Chromium), and one
+// closing line `N passed, N failed, N skipped` that adds both up, so every run says what it ran.
+import { spawnSync } from "node:child_process";
+import { existsSync, mkdirSync, readFileSync, rmSync } from "node:fs";
+
+const results = "test-results";
+mkdirSync(results, { recursive: true });
+const unitJson = `${results}/unit.json`;
+const e2eJson = `${results}/e2e.json`;
+rmSync(unitJson, { force: true });
+rmSync(e2eJson, { force: true });
+
+function run(cmd, args) {
+  const r = spawnSync(cmd, args, { stdio: "inherit", env: process.env });
+  return r.status ?? 1;
+}
+
+const only = process.argv[2]; // "unit" | "e2e" | undefined
+const totals = { passed: 0, failed: 0, skipped: 0 };
+let crashed = false;
+
+if (only !== "e2e") {
+  const code = run("npx", ["vitest", "run", "--reporter=default", "--reporter=json", `--outputFile.json=${unitJson}`]);
+  if (existsSync(unitJson)) {
+    const r = JSON.parse(readFileSync(unitJson, "utf8"));
+    totals.passed += r.numPassedTests;
+    totals.failed += r.numFailedTests;
+    totals.skipped += r.numPendingTests + r.numTodoTests;
+    if (code !== 0 && r.numFailedTests === 0) crashed = true;
+  } else crashed = true;
+}
+
+if (only !== "unit") {
+  const code = run("npx", ["playwright", "test"]);
+  if (existsSync(e2eJson)) {
+    const s = JSON.parse(readFileSync(e2eJson, "utf8")).stats;
+    totals.passed += s.expected + (s.flaky ?? 0);
+    totals.failed += s.unexpected;
+    totals.skipped += s.skipped;
+    if (code !== 0 && s.unexpected === 0) crashed = true;
+  } else crashed = true;
+}
+
+if (crashed) console.log("a test runner failed before reporting all its results (see above)");
+console.log(`${totals.passed} passed, ${totals.failed} failed, ${totals.skipped} skipped`);
+process.exit(totals.failed > 0 || crashed ? 1 : 0);
