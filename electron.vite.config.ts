@@ -20,7 +20,14 @@ export default defineConfig({
   preload: {
     build: {
       outDir: "out/preload",
-      rollupOptions: { input: { index: resolve(__dirname, "electron/preload/index.ts") } },
+      // A sandboxed preload cannot be an ES module and can require() only "electron" (and a few
+      // Node shims): emit CommonJS as out/preload/index.js (electron-vite would otherwise follow
+      // package.json "type":"module" and write index.mjs) and bundle zod instead of requiring it.
+      externalizeDeps: false,
+      rollupOptions: {
+        input: { index: resolve(__dirname, "electron/preload/index.ts") },
+        output: { format: "cjs", entryFileNames: "[name].js", chunkFileNames: "chunks/[name]-[hash].js" },
+      },
     },
   },
   renderer: {

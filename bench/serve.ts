@@ -14,7 +14,7 @@ import { ChatMLChatWrapper, getLlama, LlamaChatSession } from "node-llama-cpp";
 import { writeFixtures } from "../native/gguf/fixtures";
 import { median, percentile, report, type BenchRow } from "./stats";
 
-const root = resolve(__dirname, "..");
+const root = resolve(import.meta.dirname, "..");
 const PROMPT = "Write a short poem about the sea.";
 
 interface Server {

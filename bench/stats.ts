@@ -18,7 +18,7 @@ export interface BenchRow {
 
 /** Writes bench/results/<name>.json (with the machine it ran on) and prints a table. */
 export function report(name: string, rows: BenchRow[], extra: Record<string, unknown> = {}): string {
-  const dir = resolve(__dirname, "results");
+  const dir = resolve(import.meta.dirname, "results");
   mkdirSync(dir, { recursive: true });
   const file = join(dir, `${name}.json`);
   const machine = { cpus: cpus().length, cpuModel: cpus()[0]?.model ?? "unknown", memGiB: Math.round(totalmem() / 2 ** 30) };

@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { createInterface } from "node:readline";
 
-const root = resolve(__dirname, "..");
+const root = resolve(import.meta.dirname, "..");
 
 export interface ServerOptions {
   model?: string;

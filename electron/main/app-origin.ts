@@ -20,7 +20,10 @@ export interface AppOrigin {
  * Build the app origin from the dev server URL (electron-vite sets ELECTRON_RENDERER_URL in
  * `electron-vite dev`) or, in production, from the folder that holds the built renderer.
  */
-export function createAppOrigin(options: { devServerUrl?: string | undefined; rendererDir: string }): AppOrigin {
+export function createAppOrigin(options: {
+  devServerUrl?: string | undefined;
+  rendererDir: string;
+}): AppOrigin {
   if (options.devServerUrl) {
     const dev = new URL(options.devServerUrl);
     if (dev.protocol !== "http:" && dev.protocol !== "https:") {

@@ -8,7 +8,7 @@ const MAX_URL_LENGTH = 2048;
 
 /**
  * Parse `url` and return it normalized when it may be opened externally (http, https or
- * mailto, no credentials, reasonable length); otherwise an Error saying why.
+ * mailto, no credentials, reasonable length); otherwise the reason, in words for the user.
  */
 export function checkExternalUrl(url: unknown): { ok: true; url: string } | { ok: false; reason: string } {
   if (typeof url !== "string" || url.length === 0) return { ok: false, reason: "The link is empty." };

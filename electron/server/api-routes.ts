@@ -9,7 +9,12 @@ import { buildOpenApiDocument } from "./openapi";
 export const API_BODY_LIMIT = 1024 * 1024;
 
 /** Sends a failure envelope with the status that matches its code. */
-export function sendApiError(reply: FastifyReply, code: ErrorCode, message: string, status = httpStatusFor(code)) {
+export function sendApiError(
+  reply: FastifyReply,
+  code: ErrorCode,
+  message: string,
+  status = httpStatusFor(code),
+) {
   const body: Result<never> = { ok: false, error: { code, message } };
   return reply.code(status).type("application/json").send(body);
 }
@@ -19,10 +24,8 @@ export function isJsonContentType(header: string | undefined): boolean {
 }
 
 export function registerApiRoutes(app: FastifyInstance, core: Core, version: string): void {
-  app.get("/api/health", async () => ({ ok: true }));
-
   const openApi = buildOpenApiDocument(version);
-  app.get("/api/openapi.json", async () => openApi);
+  app.get("/api/openapi.json", (_request, reply) => reply.send(openApi));
 
   app.post<{ Params: { method: string } }>(
     "/api/call/:method",
@@ -30,7 +33,12 @@ export function registerApiRoutes(app: FastifyInstance, core: Core, version: str
     async (request, reply) => {
       // Requiring JSON also shuts out HTML forms, which can only post "simple" content types.
       if (!isJsonContentType(request.headers["content-type"])) {
-        return sendApiError(reply, "invalid_input", "Send the method input as JSON (content-type: application/json).", 415);
+        return sendApiError(
+          reply,
+          "invalid_input",
+          "Send the method input as JSON (content-type: application/json).",
+          415,
+        );
       }
       const { method } = request.params;
       if (!isMethodName(method)) return sendApiError(reply, "unknown_method", `Unknown method: ${method}`);

@@ -8,8 +8,7 @@ import type { FastifyReply, FastifyRequest } from "fastify";
 export const SESSION_COOKIE = "macaron_session";
 
 export type AuthOutcome =
-  | { ok: true; via: "bearer" | "cookie" }
-  | { ok: false; status: 401 | 403; message: string };
+  { ok: true; via: "bearer" | "cookie" } | { ok: false; status: 401 | 403; message: string };
 
 /** Compares secrets in constant time; hashing first makes the lengths equal. */
 export function secretsEqual(a: string, b: string): boolean {
@@ -52,7 +51,8 @@ export class ApiKeyGate {
     return {
       ok: false,
       status: 401,
-      message: "Missing API key: send `Authorization: Bearer <key>` or open the URL with ?token=<key> printed at start-up.",
+      message:
+        "Missing API key: send `Authorization: Bearer <key>` or open the URL with ?token=<key> printed at start-up.",
     };
   }
 

@@ -17,7 +17,10 @@ const errorEnvelope = {
 } satisfies JsonSchema;
 
 function errorResponse(description: string) {
-  return { description, content: { "application/json": { schema: { $ref: "#/components/schemas/ErrorEnvelope" } } } };
+  return {
+    description,
+    content: { "application/json": { schema: { $ref: "#/components/schemas/ErrorEnvelope" } } },
+  };
 }
 
 /** Builds the document served at /api/openapi.json. */

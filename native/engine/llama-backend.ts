@@ -6,7 +6,10 @@ import { getLlama, type Llama } from "node-llama-cpp";
  * thread generates faster than 2 (FACTS.md: 74 vs 49 tok/s) because they compete.
  * `MACARON_ENGINE_THREADS` overrides it (a user setting passed down by core).
  */
-export function engineThreads(env: NodeJS.ProcessEnv = process.env, cores = os.availableParallelism()): number {
+export function engineThreads(
+  env: NodeJS.ProcessEnv = process.env,
+  cores = os.availableParallelism(),
+): number {
   const override = Number.parseInt(env.MACARON_ENGINE_THREADS ?? "", 10);
   if (Number.isInteger(override) && override > 0) return override;
   return Math.max(1, cores - 1);

@@ -9,7 +9,10 @@ if (!channel) {
   process.exit(2);
 }
 const threads = engineThreads();
-const runtime = new EngineRuntime((message) => channel.send(message), () => loadLlamaBackend(threads));
+const runtime = new EngineRuntime(
+  (message) => channel.send(message),
+  () => loadLlamaBackend(threads),
+);
 channel.onMessage((message) => void runtime.handle(message));
 channel.onDisconnect(() => {
   void runtime.dispose().finally(() => process.exit(0));

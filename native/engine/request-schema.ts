@@ -17,7 +17,12 @@ const id = z.number().int();
 
 /** The engine validates what it receives: a bad request gets an error reply, never a crash. */
 export const EngineRequestSchema = z.discriminatedUnion("type", [
-  z.object({ id, type: z.literal("load"), path: z.string().min(1), contextSize: z.number().int().positive().optional() }),
+  z.object({
+    id,
+    type: z.literal("load"),
+    path: z.string().min(1),
+    contextSize: z.number().int().positive().optional(),
+  }),
   z.object({ id, type: z.literal("unload") }),
   z.object({
     id,

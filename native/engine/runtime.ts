@@ -103,7 +103,10 @@ export class EngineRuntime {
       try {
         backend = await this.getBackend();
       } catch (error) {
-        throw new EngineFailure("model_load_failed", `Could not start llama.cpp: ${(error as Error).message}`);
+        throw new EngineFailure(
+          "model_load_failed",
+          `Could not start llama.cpp: ${(error as Error).message}`,
+        );
       }
       try {
         this.session = await ModelSession.open(backend, request.path, request.contextSize, (progress) =>

@@ -95,7 +95,7 @@ export const DEMO_ADAPTERS: readonly DemoAdapter[] = [
 ];
 
 /** Logit added to the marker token at scale 1; far above the base model's logit spread. */
-export const ADAPTER_LOGIT_BOOST = 30;
+export const ADAPTER_LOGIT_BOOST = 60;
 
 export function demoAdapter(id: DemoAdapterId): DemoAdapter {
   const adapter = DEMO_ADAPTERS.find((a) => a.id === id);
@@ -104,7 +104,11 @@ export function demoAdapter(id: DemoAdapterId): DemoAdapter {
 }
 
 /** An output-layer LoRA for a model of `shape` boosting the given token ids. */
-function outputLoraSpec(shape: TinyModelShape, name: string, boosts: ReadonlyMap<number, number>): GgufWriteSpec {
+function outputLoraSpec(
+  shape: TinyModelShape,
+  name: string,
+  boosts: ReadonlyMap<number, number>,
+): GgufWriteSpec {
   const E = shape.embedding;
   const V = vocabularySize();
   const a = new Float32Array(E);
@@ -147,7 +151,11 @@ export function demoAdapterSpec(id: DemoAdapterId, size: TinyModelSize = "tiny")
 export function wrongBaseAdapterSpec(size: TinyModelSize = "tiny"): GgufWriteSpec {
   const shape = TINY_MODEL_SHAPES[size];
   const other: TinyModelShape = { ...shape, embedding: shape.embedding + 32 };
-  return outputLoraSpec(other, "Macaron adapter for another base (test)", new Map([[0x7a, ADAPTER_LOGIT_BOOST]]));
+  return outputLoraSpec(
+    other,
+    "Macaron adapter for another base (test)",
+    new Map([[0x7a, ADAPTER_LOGIT_BOOST]]),
+  );
 }
 
 /** Writes the wrong-base test adapter to `path`. */

@@ -51,7 +51,7 @@ export function outputBias(): Float32Array {
     const lower = b >= 0x61 && b <= 0x7a;
     if (lower) bias[b] = 4;
     else if (b === 0x20) bias[b] = 5;
-    else if (b > 0x20 && b < 0x7f) bias[b] = 0;
+    else if (b > 0x20 && b < 0x7f) bias[b] = -4;
     else bias[b] = -20;
   }
   for (let i = 0; i < CONTROL_TOKENS.length; i++) bias[BYTE_TOKEN_COUNT + i] = -30;

@@ -29,10 +29,34 @@ export interface TinyModelShape {
 }
 
 export const TINY_MODEL_SHAPES: Readonly<Record<TinyModelSize, TinyModelShape>> = {
-  tiny: { embedding: 64, layers: 2, heads: 4, kvHeads: 4, feedForward: 128, contextLength: 4096, tensorType: "F32" },
-  small: { embedding: 256, layers: 4, heads: 4, kvHeads: 4, feedForward: 512, contextLength: 4096, tensorType: "F32" },
+  tiny: {
+    embedding: 64,
+    layers: 2,
+    heads: 4,
+    kvHeads: 4,
+    feedForward: 128,
+    contextLength: 4096,
+    tensorType: "F32",
+  },
+  small: {
+    embedding: 256,
+    layers: 4,
+    heads: 4,
+    kvHeads: 4,
+    feedForward: 512,
+    contextLength: 4096,
+    tensorType: "F32",
+  },
   // ~99M parameters in F16: big enough that prompt processing costs something real.
-  bench: { embedding: 768, layers: 12, heads: 12, kvHeads: 12, feedForward: 2560, contextLength: 4096, tensorType: "F16" },
+  bench: {
+    embedding: 768,
+    layers: 12,
+    heads: 12,
+    kvHeads: 12,
+    feedForward: 2560,
+    contextLength: 4096,
+    tensorType: "F16",
+  },
 };
 
 export const TINY_MODEL_NAME = "Macaron demo (tiny, nonsense output)";
@@ -50,10 +74,17 @@ export const CHATML_TEMPLATE =
  */
 const CONSTANT_RATIO = 2;
 const NORMED_CONSTANT_RATIO = 0.85;
+/**
+ * output_norm's gain on dimension 0. Embeddings (mean pooling) are read after output_norm;
+ * at full size the shared constant would make every text look alike (cosine ~0.95). Shrinking
+ * it there, and scaling output.weight column 0 and the adapters' A up to match, leaves the
+ * logits as they were.
+ */
+const OUTPUT_NORM_CONSTANT_GAIN = 0.05;
 
 /** Expected value of dimension 0 of the final normed hidden state. */
 export function normedConstant(shape: TinyModelShape): number {
-  return NORMED_CONSTANT_RATIO * Math.sqrt(shape.embedding);
+  return NORMED_CONSTANT_RATIO * Math.sqrt(shape.embedding) * OUTPUT_NORM_CONSTANT_GAIN;
 }
 
 export function vocabularySize(): number {
@@ -91,11 +122,28 @@ function metadata(size: TinyModelSize, shape: TinyModelShape): Record<string, Gg
   };
 }
 
-/** A weight matrix [nIn, nOut] whose output rows listed in `zeroRows` are zero. */
-function matrix(seed: string, nIn: number, nOut: number, std: number, zeroRow0 = false): Float32Array {
+/**
+ * Weight scales, tuned by hand against node-llama-cpp so that greedy text from the base varies
+ * with the prompt instead of falling into one repeated letter at once (QK: sharper attention,
+ * ATTN: attention matters next to the token embedding, ANTI: see `output`).
+ */
+const SCALES = { EMB: 1, QK: 4, ATTN: 3, FFN: 2, OUT: 6, ANTI: 32 } as const;
+
+/**
+ * A weight matrix [nIn, nOut]. Layers must neither read the constant dimension 0 (it would add
+ * the same vector to every token and drown the prompt's influence) nor write it (it carries
+ * the output bias), so `constantIs` zeroes input column 0 or output row 0.
+ */
+function matrix(
+  seed: string,
+  nIn: number,
+  nOut: number,
+  std: number,
+  constantIs: "input" | "output",
+): Float32Array {
   const data = randomValues(seed, nIn * nOut, std);
-  // Row 0 (output dimension 0) zero: this layer never disturbs the constant dimension.
-  if (zeroRow0) data.fill(0, 0, nIn);
+  if (constantIs === "output") data.fill(0, 0, nIn);
+  else for (let row = 0; row < nOut; row++) data[row * nIn] = 0;
   return data;
 }
 
@@ -117,45 +165,79 @@ function tensors(shape: TinyModelShape, seed: string): GgufWriteTensor[] {
   const s = (name: string) => `${seed}:${name}`;
 
   const embedding = (): Float32Array => {
-    const data = randomValues(s("token_embd"), E * V, 1);
+    const data = randomValues(s("token_embd"), E * V, SCALES.EMB);
     for (let v = 0; v < V; v++) data[v * E] = CONSTANT_RATIO * Math.sqrt(E);
     return data;
   };
   const output = (): Float32Array => {
-    const data = randomValues(s("output"), E * V, 3 / Math.sqrt(E));
+    const data = randomValues(s("output"), E * V, SCALES.OUT / Math.sqrt(E));
+    // Subtracting a multiple of each token's own embedding discourages repeating the tokens
+    // just seen, which keeps greedy output from collapsing into "jjjj".
+    const emb = embedding();
+    // <embedding, embedding> grows with E, so divide by E to keep the effect size-independent.
+    const anti = SCALES.ANTI / E;
+    for (let i = 0; i < E * V; i++) data[i]! -= anti * emb[i]!;
     const bias = outputBias();
     const h0 = normedConstant(shape);
     for (let v = 0; v < V; v++) data[v * E] = bias[v]! / h0;
     return data;
   };
 
+  const outputNorm = ones(E);
+  outputNorm[0] = OUTPUT_NORM_CONSTANT_GAIN;
+
   const list: GgufWriteTensor[] = [{ name: "token_embd.weight", dims: [E, V], type, data: embedding }];
   for (let l = 0; l < shape.layers; l++) {
     const p = `blk.${l}`;
     list.push(
       { name: `${p}.attn_norm.weight`, dims: [E], type: "F32", data: ones(E) },
-      { name: `${p}.attn_q.weight`, dims: [E, qDim], type, data: () => matrix(s(`${p}.q`), E, qDim, 1 / Math.sqrt(E)) },
-      { name: `${p}.attn_k.weight`, dims: [E, kvDim], type, data: () => matrix(s(`${p}.k`), E, kvDim, 1 / Math.sqrt(E)) },
-      { name: `${p}.attn_v.weight`, dims: [E, kvDim], type, data: () => matrix(s(`${p}.v`), E, kvDim, 1 / Math.sqrt(E)) },
+      {
+        name: `${p}.attn_q.weight`,
+        dims: [E, qDim],
+        type,
+        data: () => matrix(s(`${p}.q`), E, qDim, SCALES.QK / Math.sqrt(E), "input"),
+      },
+      {
+        name: `${p}.attn_k.weight`,
+        dims: [E, kvDim],
+        type,
+        data: () => matrix(s(`${p}.k`), E, kvDim, SCALES.QK / Math.sqrt(E), "input"),
+      },
+      {
+        name: `${p}.attn_v.weight`,
+        dims: [E, kvDim],
+        type,
+        data: () => matrix(s(`${p}.v`), E, kvDim, 1 / Math.sqrt(E), "input"),
+      },
       {
         name: `${p}.attn_output.weight`,
         dims: [qDim, E],
         type,
-        data: () => matrix(s(`${p}.o`), qDim, E, layerScale / Math.sqrt(qDim), true),
+        data: () => matrix(s(`${p}.o`), qDim, E, (SCALES.ATTN * layerScale) / Math.sqrt(qDim), "output"),
       },
       { name: `${p}.ffn_norm.weight`, dims: [E], type: "F32", data: ones(E) },
-      { name: `${p}.ffn_gate.weight`, dims: [E, FF], type, data: () => matrix(s(`${p}.gate`), E, FF, 1 / Math.sqrt(E)) },
-      { name: `${p}.ffn_up.weight`, dims: [E, FF], type, data: () => matrix(s(`${p}.up`), E, FF, 1 / Math.sqrt(E)) },
+      {
+        name: `${p}.ffn_gate.weight`,
+        dims: [E, FF],
+        type,
+        data: () => matrix(s(`${p}.gate`), E, FF, 1 / Math.sqrt(E), "input"),
+      },
+      {
+        name: `${p}.ffn_up.weight`,
+        dims: [E, FF],
+        type,
+        data: () => matrix(s(`${p}.up`), E, FF, 1 / Math.sqrt(E), "input"),
+      },
       {
         name: `${p}.ffn_down.weight`,
         dims: [FF, E],
         type,
-        data: () => matrix(s(`${p}.down`), FF, E, (2 * layerScale) / Math.sqrt(FF), true),
+        data: () => matrix(s(`${p}.down`), FF, E, (SCALES.FFN * layerScale) / Math.sqrt(FF), "output"),
       },
     );
   }
   list.push(
-    { name: "output_norm.weight", dims: [E], type: "F32", data: ones(E) },
+    { name: "output_norm.weight", dims: [E], type: "F32", data: outputNorm },
     { name: "output.weight", dims: [E, V], type, data: output },
   );
   return list;

@@ -201,12 +201,12 @@ export function toHalf(value: number): number {
     const half = mant >>> shift;
     const rem = mant & ((1 << shift) - 1);
     const mid = 1 << (shift - 1);
-    return sign | (half + (rem > mid || (rem === mid && (half & 1)) ? 1 : 0));
+    return sign | (half + (rem > mid || (rem === mid && half & 1) ? 1 : 0));
   }
   const half = (e << 10) | (mant >>> 13);
   const rem = mant & 0x1fff;
   // A carry out of the mantissa correctly bumps the exponent (up to infinity).
-  return sign | (half + (rem > 0x1000 || (rem === 0x1000 && (half & 1)) ? 1 : 0));
+  return sign | (half + (rem > 0x1000 || (rem === 0x1000 && half & 1) ? 1 : 0));
 }
 
 function encodeTensor(t: GgufWriteTensor): Buffer {

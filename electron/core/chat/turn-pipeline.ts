@@ -67,10 +67,14 @@ export class TurnPipeline {
     const { conversations, messages, engine, events, db } = this.deps;
     if (this.closed) throw new ApiError("aborted", "Macaron is shutting down.");
     const conversation = conversations.get(input.conversationId);
-    if (!conversation) throw new ApiError("not_found", "This conversation does not exist (it may have been deleted).");
+    if (!conversation)
+      throw new ApiError("not_found", "This conversation does not exist (it may have been deleted).");
     if (!engine.loaded) throw new ApiError("no_model", NO_MODEL_MESSAGE);
     if (this.running.has(conversation.id)) {
-      throw new ApiError("busy", "An answer is still being generated in this conversation. Stop it or wait for it to finish.");
+      throw new ApiError(
+        "busy",
+        "An answer is still being generated in this conversation. Stop it or wait for it to finish.",
+      );
     }
 
     const now = Date.now();
@@ -81,7 +85,10 @@ export class TurnPipeline {
       } else {
         conversations.touch(conversation.id, now);
       }
-      const user = messages.append({ conversationId: conversation.id, role: "user", content: input.text, status: "complete" }, now);
+      const user = messages.append(
+        { conversationId: conversation.id, role: "user", content: input.text, status: "complete" },
+        now,
+      );
       const assistant = messages.append(
         { conversationId: conversation.id, role: "assistant", content: "", status: "streaming" },
         now,
@@ -170,8 +177,11 @@ export class TurnPipeline {
       flushTimer ??= setTimeout(flush, this.flushIntervalMs);
     };
 
+    // Let send() return (and its caller answer) before the first event of this answer.
+    await new Promise<void>((resolve) => setImmediate(resolve));
     let final: MessageFinal;
     try {
+      if (signal.aborted) throw new ApiError("aborted", "Stopped before it started.");
       const result = await engine.generate(history, options, onToken, signal);
       const aborted = signal.aborted || result.stopReason === "abort";
       final = {
@@ -187,7 +197,9 @@ export class TurnPipeline {
       } else {
         if (!(err instanceof ApiError)) this.log("generation failed", err);
         const message =
-          err instanceof ApiError ? err.message : `Generation failed: ${err instanceof Error ? err.message : String(err)}`;
+          err instanceof ApiError
+            ? err.message
+            : `Generation failed: ${err instanceof Error ? err.message : String(err)}`;
         final = { content, status: "error", error: message, stats: null };
       }
     } finally {

@@ -32,7 +32,9 @@ export class ConversationStore {
   private readonly deleteStmt: Statement<[string]>;
 
   constructor(db: Database) {
-    this.insertStmt = db.prepare("INSERT INTO conversations (id, title, created_at, updated_at) VALUES (?, ?, ?, ?)");
+    this.insertStmt = db.prepare(
+      "INSERT INTO conversations (id, title, created_at, updated_at) VALUES (?, ?, ?, ?)",
+    );
     this.getStmt = db.prepare("SELECT * FROM conversations WHERE id = ?");
     this.listStmt = db.prepare("SELECT * FROM conversations ORDER BY updated_at DESC, rowid DESC");
     this.searchStmt = db.prepare(`

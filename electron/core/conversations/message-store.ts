@@ -70,7 +70,9 @@ export class MessageStore {
     this.listStmt = db.prepare("SELECT * FROM messages WHERE conversation_id = ? ORDER BY seq");
     this.countStmt = db.prepare("SELECT COUNT(*) AS n FROM messages WHERE conversation_id = ? AND role = ?");
     this.contentStmt = db.prepare("UPDATE messages SET content = ? WHERE id = ?");
-    this.finishStmt = db.prepare("UPDATE messages SET content = ?, status = ?, error = ?, stats_json = ? WHERE id = ?");
+    this.finishStmt = db.prepare(
+      "UPDATE messages SET content = ?, status = ?, error = ?, stats_json = ? WHERE id = ?",
+    );
     this.interruptStmt = db.prepare("UPDATE messages SET status = 'interrupted' WHERE status = 'streaming'");
   }
 

@@ -31,7 +31,9 @@ export type EngineLifecycleEvent =
   | { type: "crashed"; reason: string }
   | { type: "restarted" }
   | { type: "model-reloaded"; model: LoadedModel }
-  | { type: "reload-failed"; message: string };
+  | { type: "reload-failed"; message: string }
+  /** Crashed too often in a short time: not restarted until the next explicit load(). */
+  | { type: "gave-up"; message: string };
 
 /**
  * Starts one engine process. Headless: child_process.fork; Electron: utilityProcess.fork.

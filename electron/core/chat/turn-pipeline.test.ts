@@ -1,0 +1,293 @@
+import BetterSqlite3, { type Database } from "better-sqlite3";
+import { join } from "node:path";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { ApiError } from "../../api";
+import { ConversationStore } from "../conversations/conversation-store";
+import { MessageStore } from "../conversations/message-store";
+import { openDatabase } from "../db/database";
+import { EventBus } from "../events/event-bus";
+import { EngineQueue } from "../models/engine-queue";
+import { EventRecorder } from "../testing/events";
+import { crashed, FakeEngine, loadedModel } from "../testing/fake-engine";
+import { tempDir } from "../testing/temp-dir";
+import {
+  DEFAULT_SYSTEM_PROMPT,
+  NO_MODEL_MESSAGE,
+  TurnPipeline,
+  type TurnPipelineDeps,
+} from "./turn-pipeline";
+
+interface Setup {
+  db: Database;
+  conversations: ConversationStore;
+  messages: MessageStore;
+  /** The scripted engine behind the queue core puts in front of every engine. */
+  engine: FakeEngine;
+  pipeline: TurnPipeline;
+  events: EventRecorder;
+}
+
+const cleanups: (() => unknown)[] = [];
+afterEach(async () => {
+  for (const c of cleanups.splice(0).reverse()) await c();
+});
+
+function setup(path = ":memory:", extra: Partial<TurnPipelineDeps> = {}): Setup {
+  const db = openDatabase(path);
+  const conversations = new ConversationStore(db);
+  const messages = new MessageStore(db);
+  const engine = new FakeEngine();
+  engine.loaded = loadedModel("/models/m.gguf");
+  const bus = new EventBus();
+  const events = new EventRecorder((l) => bus.subscribe(l));
+  const pipeline = new TurnPipeline({
+    db,
+    conversations,
+    messages,
+    engine: new EngineQueue(engine),
+    events: bus,
+    ...extra,
+  });
+  cleanups.push(
+    () => db.close(),
+    () => pipeline.close(),
+  );
+  return { db, conversations, messages, engine, pipeline, events };
+}
+
+async function expectApiError(fn: () => unknown, code: string, message?: string | RegExp): Promise<void> {
+  let caught: unknown = null;
+  try {
+    await fn();
+  } catch (err) {
+    caught = err;
+  }
+  expect(caught).toBeInstanceOf(ApiError);
+  expect((caught as ApiError).code).toBe(code);
+  if (message) expect((caught as ApiError).message).toMatch(message);
+}
+
+describe("TurnPipeline", () => {
+  it("commits the user message before generating, streams deltas, and saves the complete answer", async () => {
+    const s = setup();
+    const conv = s.conversations.create(undefined);
+    const seenAtGenerate: string[] = [];
+    s.engine.onGenerate = () => {
+      // Read through a fresh statement: what is committed, not what the pipeline holds.
+      for (const m of s.messages.list(conv.id)) seenAtGenerate.push(`${m.role}:${m.status}:${m.content}`);
+    };
+    const done = s.events.next("chat.done");
+
+    const { userMessage, assistantMessage } = s.pipeline.send({
+      conversationId: conv.id,
+      text: "Tell me a story",
+    });
+    expect(userMessage).toMatchObject({
+      role: "user",
+      content: "Tell me a story",
+      status: "complete",
+      conversationId: conv.id,
+    });
+    expect(assistantMessage).toMatchObject({ role: "assistant", content: "", status: "streaming" });
+    expect(s.engine.calls).toHaveLength(0); // send returned before generation began
+    expect(s.pipeline.isGenerating(conv.id)).toBe(true);
+
+    const { message } = await done;
+    expect(seenAtGenerate).toEqual(["user:complete:Tell me a story", "assistant:streaming:"]);
+    expect(s.events.of("chat.delta")).toEqual(
+      ["Hello", " world", "!"].map((delta) => ({
+        conversationId: conv.id,
+        messageId: assistantMessage.id,
+        delta,
+      })),
+    );
+    expect(message).toMatchObject({
+      id: assistantMessage.id,
+      content: "Hello world!",
+      status: "complete",
+      error: null,
+    });
+    expect(message.stats).toMatchObject({ tokens: 3, ttftMs: 1, contextTokens: 13, contextSize: 512 });
+    expect(s.messages.get(assistantMessage.id)).toEqual(message);
+    expect(s.pipeline.isGenerating(conv.id)).toBe(false);
+
+    expect(s.engine.calls[0]?.history).toEqual([
+      { role: "system", text: DEFAULT_SYSTEM_PROMPT },
+      { role: "user", text: "Tell me a story" },
+    ]);
+    // Auto-titled from the first message, and announced.
+    expect(s.conversations.get(conv.id)?.title).toBe("Tell me a story");
+    expect(s.events.of("conversations.changed")[0]?.conversation?.title).toBe("Tell me a story");
+  });
+
+  it("sends the finished history in order, skipping failed answers, with sampling and defaults", async () => {
+    const s = setup(":memory:", { systemPrompt: "Be brief.", defaultMaxTokens: 64 });
+    const conv = s.conversations.create("Named by the user");
+    s.engine.scripts.push({ tokens: ["A1"] }, { tokens: ["part"], end: crashed() }, { tokens: ["A3"] });
+    for (const text of ["Q1", "Q2", "Q3"]) {
+      const done = s.events.next("chat.done");
+      s.pipeline.send({
+        conversationId: conv.id,
+        text,
+        sampling: text === "Q3" ? { temperature: 0, maxTokens: 5 } : undefined,
+      });
+      await done;
+    }
+    expect(s.engine.calls[2]?.history).toEqual([
+      { role: "system", text: "Be brief." },
+      { role: "user", text: "Q1" },
+      { role: "assistant", text: "A1" },
+      { role: "user", text: "Q2" },
+      { role: "user", text: "Q3" },
+    ]);
+    expect(s.engine.calls[0]?.options).toEqual({ temperature: 0.7, maxTokens: 64 });
+    expect(s.engine.calls[2]?.options).toEqual({ temperature: 0, maxTokens: 5 });
+    expect(s.conversations.get(conv.id)?.title).toBe("Named by the user");
+  });
+
+  it("stops at once and keeps the partial answer as stopped", async () => {
+    const s = setup();
+    const conv = s.conversations.create(undefined);
+    s.engine.scripts.push({ tokens: ["Par", "tial"], end: "hang" });
+    const secondDelta = s.events.next("chat.delta", (d) => d.delta === "tial");
+    const done = s.events.next("chat.done");
+    const { assistantMessage } = s.pipeline.send({ conversationId: conv.id, text: "Go" });
+    await secondDelta;
+
+    expect(s.pipeline.stop(conv.id)).toBe(true);
+    expect(s.pipeline.stop(conv.id)).toBe(false); // already stopping
+    const { message } = await done;
+    expect(message).toMatchObject({
+      id: assistantMessage.id,
+      content: "Partial",
+      status: "stopped",
+      error: null,
+    });
+    expect(s.messages.get(assistantMessage.id)?.status).toBe("stopped");
+    expect(s.pipeline.stop(conv.id)).toBe(false); // nothing runs any more
+    // A stopped answer is part of the history of the next turn.
+    const next = s.events.next("chat.done");
+    s.pipeline.send({ conversationId: conv.id, text: "More" });
+    await next;
+    expect(s.engine.calls[1]?.history.slice(1)).toEqual([
+      { role: "user", text: "Go" },
+      { role: "assistant", text: "Partial" },
+      { role: "user", text: "More" },
+    ]);
+  });
+
+  it("marks the answer as error with the engine's message when the engine fails", async () => {
+    const s = setup(":memory:", { log: () => undefined });
+    const conv = s.conversations.create(undefined);
+    s.engine.scripts.push({ tokens: ["Half"], end: crashed() }, { tokens: [], end: new Error("boom") });
+
+    let done = s.events.next("chat.done");
+    s.pipeline.send({ conversationId: conv.id, text: "One" });
+    let { message } = await done;
+    expect(message).toMatchObject({
+      status: "error",
+      content: "Half",
+      error: crashed().message,
+      stats: null,
+    });
+
+    done = s.events.next("chat.done");
+    s.pipeline.send({ conversationId: conv.id, text: "Two" });
+    ({ message } = await done);
+    expect(message).toMatchObject({ status: "error", error: "Generation failed: boom" });
+  });
+
+  it("refuses a second send in the same conversation (busy) without writing anything", async () => {
+    const s = setup();
+    const conv = s.conversations.create(undefined);
+    const other = s.conversations.create(undefined);
+    s.engine.scripts.push({ tokens: ["x"], end: "hang" });
+    const streaming = s.events.next("chat.delta");
+    s.pipeline.send({ conversationId: conv.id, text: "First" });
+    await streaming;
+    await expectApiError(() => s.pipeline.send({ conversationId: conv.id, text: "Second" }), "busy");
+    expect(s.messages.list(conv.id)).toHaveLength(2);
+    // Another conversation is accepted; its answer waits for the engine (one generation at a time).
+    const otherDone = s.events.next("chat.done", (d) => d.conversationId === other.id);
+    const firstDone = s.events.next("chat.done", (d) => d.conversationId === conv.id);
+    const { assistantMessage } = s.pipeline.send({ conversationId: other.id, text: "Elsewhere" });
+    expect(assistantMessage.status).toBe("streaming");
+    s.pipeline.stop(conv.id);
+    expect((await firstDone).message.status).toBe("stopped");
+    expect((await otherDone).message).toMatchObject({ status: "complete", content: "Hello world!" });
+    expect(s.events.of("chat.done").map((d) => d.conversationId)).toEqual([conv.id, other.id]);
+  });
+
+  it("refuses when no model is loaded, before committing anything", async () => {
+    const s = setup();
+    s.engine.loaded = null;
+    const conv = s.conversations.create(undefined);
+    await expectApiError(
+      () => s.pipeline.send({ conversationId: conv.id, text: "Hi" }),
+      "no_model",
+      NO_MODEL_MESSAGE,
+    );
+    expect(NO_MODEL_MESSAGE).toBe("No model is loaded. Open a .gguf model or try the demo model.");
+    expect(s.messages.list(conv.id)).toEqual([]);
+    expect(s.conversations.get(conv.id)).toEqual(conv);
+    expect(s.events.events).toEqual([]);
+    await expectApiError(() => s.pipeline.send({ conversationId: "missing", text: "Hi" }), "not_found");
+  });
+
+  it("saves the partial answer while streaming, so a killed process leaves it for the next start", async () => {
+    const dir = tempDir();
+    cleanups.push(dir.remove);
+    const path = join(dir.path, "macaron.db");
+    const s = setup(path, { flushIntervalMs: 20 });
+    const conv = s.conversations.create(undefined);
+    s.engine.scripts.push({ tokens: ["Some", " words"], end: "hang" });
+    const { assistantMessage } = s.pipeline.send({ conversationId: conv.id, text: "Go" });
+
+    // Another connection sees what a power cut right now would leave on disk.
+    const other = new BetterSqlite3(path, { readonly: true });
+    cleanups.push(() => other.close());
+    const read = other.prepare("SELECT content, status FROM messages WHERE id = ?");
+    await vi.waitFor(() =>
+      expect(read.get(assistantMessage.id)).toEqual({ content: "Some words", status: "streaming" }),
+    );
+
+    // The next start marks it interrupted and keeps the text.
+    const reopened = openDatabase(path);
+    cleanups.push(() => reopened.close());
+    const restarted = new MessageStore(reopened);
+    expect(restarted.markStreamingInterrupted()).toBe(1);
+    expect(restarted.get(assistantMessage.id)).toMatchObject({
+      status: "interrupted",
+      content: "Some words",
+    });
+  });
+
+  it("on close, aborts running answers and saves them as interrupted", async () => {
+    const s = setup();
+    const conv = s.conversations.create(undefined);
+    s.engine.scripts.push({ tokens: ["Un", "finished"], end: "hang" });
+    const delta = s.events.next("chat.delta", (d) => d.delta === "finished");
+    const { assistantMessage } = s.pipeline.send({ conversationId: conv.id, text: "Go" });
+    await delta;
+    await s.pipeline.close();
+    expect(s.messages.get(assistantMessage.id)).toMatchObject({
+      status: "interrupted",
+      content: "Unfinished",
+    });
+    await expectApiError(() => s.pipeline.send({ conversationId: conv.id, text: "Again" }), "aborted");
+  });
+
+  it("titles a new conversation from about the first 40 characters of the first message", async () => {
+    const s = setup();
+    const conv = s.conversations.create(undefined);
+    const done = s.events.next("chat.done");
+    s.pipeline.send({
+      conversationId: conv.id,
+      text: "  How do I make\na sourdough starter from scratch at home?",
+    });
+    await done;
+    const title = s.conversations.get(conv.id)?.title ?? "";
+    expect(title).toBe("How do I make a sourdough starter from…");
+    expect(title.length).toBeLessThanOrEqual(41);
+  });
+});

@@ -1,0 +1,48 @@
+import { ApiError } from "../../api";
+import type { TurnPipeline } from "../chat/turn-pipeline";
+import type { EventBus } from "../events/event-bus";
+import type { DomainHandlers } from "../handlers";
+import type { ConversationStore } from "./conversation-store";
+import type { MessageStore } from "./message-store";
+
+export interface ConversationHandlerDeps {
+  conversations: ConversationStore;
+  messages: MessageStore;
+  pipeline: TurnPipeline;
+  events: EventBus;
+}
+
+const notFound = (): ApiError =>
+  new ApiError("not_found", "This conversation does not exist (it may have been deleted).");
+
+export function conversationHandlers(deps: ConversationHandlerDeps): DomainHandlers<"conversations"> {
+  const { conversations, messages, pipeline, events } = deps;
+  return {
+    "conversations.list": ({ query }) => conversations.list(query),
+    "conversations.create": ({ title }) => {
+      const conversation = conversations.create(title);
+      events.emit("conversations.changed", { conversation, deletedId: null });
+      return conversation;
+    },
+    "conversations.get": ({ id }) => {
+      const conversation = conversations.get(id);
+      if (!conversation) throw notFound();
+      return { conversation, messages: messages.list(id) };
+    },
+    "conversations.rename": ({ id, title }) => {
+      const clean = title.replace(/\s+/g, " ").trim();
+      if (!clean) throw new ApiError("invalid_input", "The title cannot be empty.");
+      const conversation = conversations.rename(id, clean);
+      if (!conversation) throw notFound();
+      events.emit("conversations.changed", { conversation, deletedId: null });
+      return conversation;
+    },
+    "conversations.delete": ({ id }) => {
+      // Stop its answer first; the pipeline then finds the message gone and reports nothing.
+      pipeline.stop(id);
+      const deleted = conversations.delete(id);
+      if (deleted) events.emit("conversations.changed", { conversation: null, deletedId: id });
+      return { deleted };
+    },
+  };
+}

@@ -1,0 +1,150 @@
+/**
+ * Core assembled from real parts (SQLite file, GGUF reader, demo model writer) around a
+ * scripted engine; the real engine is covered by core.integration.test.ts.
+ */
+import BetterSqlite3 from "better-sqlite3";
+import { join } from "node:path";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import type { Conversation, ConversationDetail, EngineStatus, Message, Result } from "../api";
+import { DatabaseFromFutureError } from "./db/errors";
+import { assembleCore, type Core } from "./index";
+import { EventRecorder } from "./testing/events";
+import { FakeEngine } from "./testing/fake-engine";
+import { tempDir } from "./testing/temp-dir";
+
+const ctx = { transport: "ipc" } as const;
+const cleanups: (() => unknown)[] = [];
+afterEach(async () => {
+  for (const c of cleanups.splice(0).reverse()) await c();
+});
+
+async function start(
+  dataDir: string,
+  engine = new FakeEngine(),
+): Promise<{ core: Core; engine: FakeEngine; events: EventRecorder }> {
+  const core = await assembleCore({ dataDir, log: () => undefined }, () => engine);
+  cleanups.push(() => core.close());
+  return { core, engine, events: new EventRecorder((l) => core.subscribe(l)) };
+}
+
+function value<T>(result: Result<unknown>): T {
+  if (!result.ok) throw new Error(`expected ok, got ${result.error.code}: ${result.error.message}`);
+  return result.value as T;
+}
+
+function newDataDir(): string {
+  const dir = tempDir();
+  cleanups.push(dir.remove);
+  return dir.path;
+}
+
+describe("core (scripted engine)", () => {
+  it("runs a conversation through dispatch, and keeps it across a restart", async () => {
+    const dataDir = newDataDir();
+    const { core, events } = await start(dataDir);
+
+    const conv = value<Conversation>(await core.dispatch("conversations.create", {}, ctx));
+    const noModel = await core.dispatch("chat.send", { conversationId: conv.id, text: "Hi" }, ctx);
+    expect(noModel).toEqual({
+      ok: false,
+      error: { code: "no_model", message: "No model is loaded. Open a .gguf model or try the demo model." },
+    });
+
+    const status = value<EngineStatus>(await core.dispatch("models.openDemo", {}, ctx));
+    expect(status).toMatchObject({ state: "ready", model: { path: join(dataDir, "models", "demo.gguf") } });
+    expect(core.engineStatus()).toEqual(status);
+
+    const done = events.next("chat.done");
+    const sent = value<{ userMessage: Message; assistantMessage: Message }>(
+      await core.dispatch("chat.send", { conversationId: conv.id, text: "Hello there" }, ctx),
+    );
+    expect((await done).message).toMatchObject({
+      id: sent.assistantMessage.id,
+      status: "complete",
+      content: "Hello world!",
+    });
+    expect(
+      events
+        .of("chat.delta")
+        .map((d) => d.delta)
+        .join(""),
+    ).toBe("Hello world!");
+
+    const detail = value<ConversationDetail>(await core.dispatch("conversations.get", { id: conv.id }, ctx));
+    expect(detail.conversation.title).toBe("Hello there");
+    expect(detail.messages.map((m) => [m.role, m.content, m.status])).toEqual([
+      ["user", "Hello there", "complete"],
+      ["assistant", "Hello world!", "complete"],
+    ]);
+    expect(
+      value<Conversation[]>(await core.dispatch("conversations.list", { query: "world" }, ctx)),
+    ).toHaveLength(1);
+    expect(
+      value<Conversation>(
+        await core.dispatch("conversations.rename", { id: conv.id, title: "Greetings" }, ctx),
+      ).title,
+    ).toBe("Greetings");
+    await core.close();
+    await core.close(); // idempotent
+
+    // Same data folder: the conversation is there and the demo model is reopened.
+    const again = await start(dataDir);
+    const list = value<Conversation[]>(await again.core.dispatch("conversations.list", {}, ctx));
+    expect(list.map((c) => c.title)).toEqual(["Greetings"]);
+    await vi.waitFor(() => expect(again.core.engineStatus().state).toBe("ready"));
+    expect(again.engine.loads).toEqual([join(dataDir, "models", "demo.gguf")]);
+  });
+
+  it("marks answers left streaming by a killed process as interrupted on start-up", async () => {
+    const dataDir = newDataDir();
+    const first = await start(dataDir);
+    const conv = value<Conversation>(await first.core.dispatch("conversations.create", { title: "T" }, ctx));
+    await first.core.close();
+    // What a process killed mid-answer leaves behind.
+    const raw = new BetterSqlite3(join(dataDir, "macaron.db"));
+    raw
+      .prepare(
+        "INSERT INTO messages (id, conversation_id, role, content, status, created_at, seq) VALUES ('m1', ?, 'assistant', 'half an ans', 'streaming', 1, 1)",
+      )
+      .run(conv.id);
+    raw.close();
+
+    const { core } = await start(dataDir);
+    const detail = value<ConversationDetail>(await core.dispatch("conversations.get", { id: conv.id }, ctx));
+    expect(detail.messages[0]).toMatchObject({ status: "interrupted", content: "half an ans" });
+  });
+
+  it("deletes a conversation while it streams: the answer stops and nothing more is reported", async () => {
+    const { core, engine, events } = await start(newDataDir());
+    await core.dispatch("models.openDemo", {}, ctx);
+    const conv = value<Conversation>(await core.dispatch("conversations.create", {}, ctx));
+    engine.scripts.push({ tokens: ["a", "b"], end: "hang" });
+    const delta = events.next("chat.delta", (d) => d.delta === "b");
+    await core.dispatch("chat.send", { conversationId: conv.id, text: "Go" }, ctx);
+    await delta;
+    expect(value(await core.dispatch("conversations.delete", { id: conv.id }, ctx))).toEqual({
+      deleted: true,
+    });
+    expect(events.of("conversations.changed").at(-1)).toEqual({ conversation: null, deletedId: conv.id });
+    await core.close();
+    expect(events.of("chat.done")).toEqual([]);
+    expect(engine.closed).toBe(true);
+  });
+
+  it("refuses a database from a newer version without starting the engine", async () => {
+    const dataDir = newDataDir();
+    const raw = new BetterSqlite3(join(dataDir, "macaron.db"));
+    raw.pragma("user_version = 42");
+    raw.close();
+    const makeEngine = vi.fn(() => new FakeEngine());
+    await expect(assembleCore({ dataDir }, makeEngine)).rejects.toBeInstanceOf(DatabaseFromFutureError);
+    expect(makeEngine).not.toHaveBeenCalled();
+  });
+
+  it("reports an invalid model file and keeps serving", async () => {
+    const { core } = await start(newDataDir());
+    const result = await core.dispatch("models.open", { path: import.meta.filename }, ctx);
+    expect(result).toMatchObject({ ok: false, error: { code: "model_invalid" } });
+    expect(value<EngineStatus>(await core.dispatch("models.status", {}, ctx)).state).toBe("idle");
+  });
+});

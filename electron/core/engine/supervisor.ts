@@ -1,0 +1,359 @@
+import { ApiError, type ErrorCode } from "../../api/errors";
+import type { EngineErrorCode, EngineMessage, EngineRequest } from "../../../native/engine/protocol";
+import { RestartPolicy, type RestartPolicyOptions } from "./restart-policy";
+import type {
+  ChatTurn,
+  EngineClient,
+  EngineLifecycleEvent,
+  EngineProcess,
+  GenerateOptions,
+  GenerateResult,
+  LoadedModel,
+  SpawnEngine,
+} from "./types";
+
+export interface EngineSupervisorOptions extends RestartPolicyOptions {
+  /** Context size asked for on every load (capped by the model's training context). */
+  contextSize?: number;
+  /** A process that has not said "ready" by then is killed and counts as a crash. Default 60 s. */
+  readyTimeoutMs?: number;
+}
+
+export type SupervisorState = "starting" | "ready" | "restarting" | "failed" | "closed";
+
+type RequestBody = EngineRequest extends infer R ? (R extends EngineRequest ? Omit<R, "id"> : never) : never;
+
+interface Pending {
+  action: string;
+  resolve(value: unknown): void;
+  reject(error: Error): void;
+  onToken?: (text: string) => void;
+  onProgress?: (progress: number) => void;
+}
+
+interface Child {
+  proc: EngineProcess;
+  pending: Map<number, Pending>;
+  ready: Promise<void>;
+  markReady(): void;
+  failReady(error: Error): void;
+  exited: boolean;
+  exit: Promise<void>;
+}
+
+const ENGINE_CODES: Record<EngineErrorCode, ErrorCode> = {
+  model_load_failed: "model_load_failed",
+  no_model: "no_model",
+  busy: "busy",
+  invalid_request: "invalid_input",
+  internal: "internal",
+};
+
+/**
+ * Runs the engine in a child process and keeps it alive: requests are correlated by id,
+ * a crash rejects what was in flight with "engine_crashed", and the process is restarted
+ * (with backoff, giving up on a crash loop) with the last model reloaded.
+ */
+export class EngineSupervisor implements EngineClient {
+  private child: Child;
+  /** Settles when the current process is ready (and, after a crash, the model reloaded). */
+  private available: Promise<void>;
+  private _state: SupervisorState = "starting";
+  private failure: string | null = null;
+  private nextId = 1;
+  private lastLoad: string | null = null;
+  private _loaded: LoadedModel | null = null;
+  private restartTimer: NodeJS.Timeout | null = null;
+  private readonly listeners = new Set<(event: EngineLifecycleEvent) => void>();
+  private readonly policy: RestartPolicy;
+
+  constructor(
+    private readonly spawn: SpawnEngine,
+    private readonly options: EngineSupervisorOptions = {},
+  ) {
+    this.policy = new RestartPolicy(options);
+    this.child = this.startChild();
+    this.available = this.child.ready.then(() => this.setState("ready"));
+    this.available.catch(() => {});
+  }
+
+  get loaded(): LoadedModel | null {
+    return this._loaded;
+  }
+
+  /** "failed" after a crash loop: only load() (an explicit user action) starts it again. */
+  get state(): SupervisorState {
+    return this._state;
+  }
+
+  /** Why the engine gave up, when state is "failed". */
+  get failureMessage(): string | null {
+    return this.failure;
+  }
+
+  /** The engine process id (tests kill it to simulate a crash). */
+  get pid(): number | undefined {
+    return this.child.proc.pid;
+  }
+
+  /** Load a model, replacing the current one. Rejects with ApiError("model_load_failed"). */
+  async load(path: string, onProgress?: (p: number) => void): Promise<LoadedModel> {
+    if (this._state === "failed") this.restartAfterFailure();
+    await this.whenAvailable();
+    try {
+      const model = (await this.request(
+        { type: "load", path, contextSize: this.options.contextSize },
+        { action: "loading the model", onProgress },
+      )) as LoadedModel;
+      this.lastLoad = path;
+      this._loaded = model;
+      return model;
+    } catch (error) {
+      // The engine frees the old model before loading the new one, even when that fails.
+      if (!(error instanceof ApiError && error.code === "engine_crashed")) {
+        this.lastLoad = null;
+        this._loaded = null;
+      }
+      throw error;
+    }
+  }
+
+  /** Free the loaded model. */
+  async unload(): Promise<void> {
+    await this.whenAvailable();
+    await this.request({ type: "unload" }, { action: "unloading the model" });
+    this.lastLoad = null;
+    this._loaded = null;
+  }
+
+  /** Generate an answer; see EngineClient.generate. */
+  async generate(
+    history: ChatTurn[],
+    options: GenerateOptions,
+    onToken: (text: string) => void,
+    signal?: AbortSignal,
+  ): Promise<GenerateResult> {
+    await this.whenAvailable();
+    return (await this.request(
+      { type: "generate", history, options },
+      { action: "answering", onToken, signal },
+    )) as GenerateResult;
+  }
+
+  onLifecycle(listener: (event: EngineLifecycleEvent) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  /** Stop the engine. Requests still in flight reject with a clear error. */
+  async close(): Promise<void> {
+    if (this._state === "closed") return;
+    this.setState("closed");
+    if (this.restartTimer) clearTimeout(this.restartTimer);
+    const child = this.child;
+    this.rejectAll(child, new ApiError("internal", "The engine was shut down before it answered."));
+    child.failReady(new ApiError("internal", "The engine was shut down."));
+    if (!child.exited) {
+      child.proc.kill();
+      await child.exit;
+    }
+  }
+
+  private startChild(): Child {
+    const proc = this.spawn();
+    let markReady!: () => void;
+    let failReady!: (error: Error) => void;
+    const ready = new Promise<void>((resolve, reject) => {
+      markReady = resolve;
+      failReady = reject;
+    });
+    ready.catch(() => {});
+    let exited!: () => void;
+    const exit = new Promise<void>((resolve) => (exited = resolve));
+    const child: Child = { proc, pending: new Map(), ready, markReady, failReady, exited: false, exit };
+    const readyTimeout = setTimeout(() => {
+      process.stderr.write("[engine] no ready signal in time; killing the engine process\n");
+      proc.kill();
+    }, this.options.readyTimeoutMs ?? 60_000);
+    void ready.then(
+      () => clearTimeout(readyTimeout),
+      () => clearTimeout(readyTimeout),
+    );
+    proc.onMessage((message) => this.onMessage(child, message as EngineMessage));
+    proc.onExit((code, signal) => {
+      child.exited = true;
+      clearTimeout(readyTimeout);
+      exited();
+      this.onExit(child, code, signal);
+    });
+    return child;
+  }
+
+  private onMessage(child: Child, message: EngineMessage): void {
+    if (typeof message !== "object" || message === null) return;
+    if (message.type === "ready") {
+      child.markReady();
+      return;
+    }
+    const pending = child.pending.get(message.id);
+    if (!pending) return; // e.g. the reply to an abort request
+    switch (message.type) {
+      case "token":
+        pending.onToken?.(message.text);
+        break;
+      case "progress":
+        pending.onProgress?.(message.progress);
+        break;
+      case "result":
+        child.pending.delete(message.id);
+        pending.resolve(message.value);
+        break;
+      case "error":
+        child.pending.delete(message.id);
+        pending.reject(new ApiError(ENGINE_CODES[message.code] ?? "internal", message.message));
+        break;
+    }
+  }
+
+  private onExit(child: Child, code: number | null, signal: string | null): void {
+    if (child !== this.child || this._state === "closed") return;
+    const reason = signal ? `signal ${signal}` : `exit code ${code}`;
+    const decision = this.policy.onCrash();
+    if (decision.restart) {
+      this.setState("restarting");
+      this.available = this.restart(decision.delayMs);
+      this.available.catch(() => {});
+    } else {
+      this.setState("failed");
+      this.failure =
+        `The engine crashed ${decision.recentCrashes} times in a row (last: ${reason}) and was not restarted. ` +
+        "Open a model again to retry, or try a smaller model.";
+      this._loaded = null;
+    }
+    const outcome = decision.restart
+      ? "It has been restarted — send your message again."
+      : "It was not restarted.";
+    for (const [, pending] of child.pending) {
+      pending.reject(
+        new ApiError(
+          "engine_crashed",
+          `The engine stopped unexpectedly (${reason}) while ${pending.action}. ${outcome}`,
+        ),
+      );
+    }
+    child.pending.clear();
+    child.failReady(
+      new ApiError("engine_crashed", `The engine stopped unexpectedly (${reason}) while starting.`),
+    );
+    this.emit({ type: "crashed", reason });
+    if (this.failure) this.emit({ type: "gave-up", message: this.failure });
+  }
+
+  private async restart(delayMs: number): Promise<void> {
+    if (delayMs > 0) await new Promise<void>((resolve) => (this.restartTimer = setTimeout(resolve, delayMs)));
+    if (this._state === "closed") throw new ApiError("internal", "The engine was shut down.");
+    this.child = this.startChild();
+    await this.child.ready;
+    this.emit({ type: "restarted" });
+    const outcome = await this.reload();
+    // Ready before telling listeners, so that they can use the engine right away.
+    this.setState("ready");
+    if (outcome) this.emit(outcome);
+  }
+
+  /** Load the last model again in a fresh process; null when there was none. */
+  private async reload(): Promise<EngineLifecycleEvent | null> {
+    if (!this.lastLoad) return null;
+    try {
+      const model = (await this.request(
+        { type: "load", path: this.lastLoad, contextSize: this.options.contextSize },
+        { action: "reloading the model" },
+      )) as LoadedModel;
+      this._loaded = model;
+      return { type: "model-reloaded", model };
+    } catch (error) {
+      if (error instanceof ApiError && error.code === "engine_crashed") throw error;
+      this.lastLoad = null;
+      this._loaded = null;
+      return { type: "reload-failed", message: (error as Error).message };
+    }
+  }
+
+  private restartAfterFailure(): void {
+    this.policy.reset();
+    this.failure = null;
+    this.setState("starting");
+    this.child = this.startChild();
+    this.available = this.child.ready.then(() => this.setState("ready"));
+    this.available.catch(() => {});
+  }
+
+  /** Wait until a process is ready, following restarts; throw if closed or given up. */
+  private async whenAvailable(): Promise<void> {
+    for (;;) {
+      if (this._state === "closed") throw new ApiError("internal", "The engine has been shut down.");
+      if (this.failure) throw new ApiError("engine_crashed", this.failure);
+      const current = this.available;
+      try {
+        await current;
+        if (current === this.available) return;
+      } catch (error) {
+        // A crash while starting installs a new `available` (or a failure) before rejecting.
+        if (current === this.available) throw error;
+      }
+    }
+  }
+
+  private request(
+    body: RequestBody,
+    hooks: {
+      action: string;
+      onToken?: (t: string) => void;
+      onProgress?: (p: number) => void;
+      signal?: AbortSignal;
+    },
+  ): Promise<unknown> {
+    const child = this.child;
+    const id = this.nextId++;
+    return new Promise((resolve, reject) => {
+      // close() may have run while the caller awaited whenAvailable().
+      if (this._state === "closed") return reject(new ApiError("internal", "The engine has been shut down."));
+      if (child.exited)
+        return reject(new ApiError("engine_crashed", "The engine stopped unexpectedly. Try again."));
+      const onAbort = () => {
+        if (!child.exited)
+          child.proc.send({ type: "abort", id: this.nextId++, target: id } satisfies EngineRequest);
+      };
+      const cleanup = () => hooks.signal?.removeEventListener("abort", onAbort);
+      child.pending.set(id, {
+        action: hooks.action,
+        onToken: hooks.onToken,
+        onProgress: hooks.onProgress,
+        resolve: (value) => (cleanup(), resolve(value)),
+        reject: (error) => (cleanup(), reject(error)),
+      });
+      child.proc.send({ ...body, id });
+      if (hooks.signal?.aborted) onAbort();
+      else hooks.signal?.addEventListener("abort", onAbort, { once: true });
+    });
+  }
+
+  private rejectAll(child: Child, error: Error): void {
+    for (const [, pending] of child.pending) pending.reject(error);
+    child.pending.clear();
+  }
+
+  private setState(state: SupervisorState): void {
+    if (this._state !== "closed") this._state = state;
+  }
+
+  private emit(event: EngineLifecycleEvent): void {
+    for (const listener of this.listeners) {
+      try {
+        listener(event);
+      } catch (error) {
+        process.stderr.write(`[engine] lifecycle listener failed: ${String(error)}\n`);
+      }
+    }
+  }
+}

@@ -1,0 +1,40 @@
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ApiError } from "../../api";
+import { ensureDemoModel } from "../../../native/gguf/fixtures";
+import { tempDir } from "../testing/temp-dir";
+import { ggufInspector } from "./gguf-inspector";
+
+const dir = tempDir();
+let demoPath = "";
+beforeAll(async () => {
+  demoPath = await ensureDemoModel(join(dir.path, "models"));
+});
+afterAll(() => dir.remove());
+
+async function invalid(path: string): Promise<string> {
+  const err = await ggufInspector.inspect(path).then(
+    () => null,
+    (e: unknown) => e,
+  );
+  expect(err).toBeInstanceOf(ApiError);
+  expect((err as ApiError).code).toBe("model_invalid");
+  return (err as ApiError).message;
+}
+
+describe("ggufInspector", () => {
+  it("summarizes a real GGUF model", async () => {
+    const info = await ggufInspector.inspect(demoPath);
+    expect(info).toMatchObject({ path: demoPath, architecture: "llama" });
+    expect(info.sizeBytes).toBeGreaterThan(0);
+    expect(info.blockCount).toBeGreaterThan(0);
+  });
+
+  it("maps reader errors to model_invalid with the reader's sentence", async () => {
+    const text = join(dir.path, "notes.gguf");
+    writeFileSync(text, "hello, this is text and not a model at all");
+    expect(await invalid(text)).toMatch(/GGUF/);
+    expect(await invalid(join(dir.path, "missing.gguf"))).toMatch(/missing\.gguf/);
+  });
+});

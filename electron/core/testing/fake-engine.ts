@@ -1,0 +1,130 @@
+/**
+ * A scripted EngineClient for unit tests of core services (the real one is exercised by
+ * core.integration.test.ts). Each generate() follows the next script: emit tokens, then
+ * finish, fail, or hang until aborted.
+ */
+import { ApiError } from "../../api";
+import type {
+  ChatTurn,
+  EngineClient,
+  EngineLifecycleEvent,
+  GenerateOptions,
+  GenerateResult,
+  LoadedModel,
+} from "../engine/types";
+
+export interface GenerateScript {
+  tokens: string[];
+  /** "finish" (default): resolve with eos; "hang": wait for the abort; an Error: reject. */
+  end?: "finish" | "hang" | Error;
+}
+
+export interface GenerateCall {
+  history: ChatTurn[];
+  options: GenerateOptions;
+}
+
+export function loadedModel(path: string): LoadedModel {
+  return { path, contextSize: 512, gpu: null, threads: 1, trainContextSize: 512 };
+}
+
+export class FakeEngine implements EngineClient {
+  loaded: LoadedModel | null = null;
+  readonly calls: GenerateCall[] = [];
+  readonly scripts: GenerateScript[] = [];
+  defaultScript: GenerateScript = { tokens: ["Hello", " world", "!"] };
+  /** Called synchronously when generate() starts (before any token). */
+  onGenerate: ((call: GenerateCall) => void) | null = null;
+  /** When set, load() rejects with it (after reporting some progress). */
+  loadError: Error | null = null;
+  readonly loads: string[] = [];
+  closed = false;
+  private generating = false;
+  private readonly listeners = new Set<(event: EngineLifecycleEvent) => void>();
+
+  async load(path: string, onProgress?: (p: number) => void): Promise<LoadedModel> {
+    this.loads.push(path);
+    onProgress?.(0.5);
+    await new Promise<void>((resolve) => setImmediate(resolve));
+    if (this.loadError) {
+      this.loaded = null;
+      throw this.loadError;
+    }
+    onProgress?.(1);
+    this.loaded = loadedModel(path);
+    return this.loaded;
+  }
+
+  async generate(
+    history: ChatTurn[],
+    options: GenerateOptions,
+    onToken: (text: string) => void,
+    signal?: AbortSignal,
+  ): Promise<GenerateResult> {
+    // Like the real engine: one generation at a time.
+    if (this.generating)
+      throw new ApiError("busy", "A generation is running; stop it before you start another one.");
+    this.generating = true;
+    try {
+      return await this.run(history, options, onToken, signal);
+    } finally {
+      this.generating = false;
+    }
+  }
+
+  private async run(
+    history: ChatTurn[],
+    options: GenerateOptions,
+    onToken: (text: string) => void,
+    signal?: AbortSignal,
+  ): Promise<GenerateResult> {
+    const call = { history: structuredClone(history), options: { ...options } };
+    this.calls.push(call);
+    this.onGenerate?.(call);
+    const script = this.scripts.shift() ?? this.defaultScript;
+    const started = Date.now();
+    let text = "";
+    let tokens = 0;
+    for (const token of script.tokens) {
+      if (signal?.aborted) break;
+      await new Promise<void>((resolve) => setImmediate(resolve));
+      onToken(token);
+      text += token;
+      tokens++;
+    }
+    if (script.end === "hang" && !signal?.aborted) {
+      await new Promise<void>((resolve) =>
+        signal?.addEventListener("abort", () => resolve(), { once: true }),
+      );
+    }
+    if (script.end instanceof Error && !signal?.aborted) throw script.end;
+    return {
+      text,
+      stopReason: signal?.aborted ? "abort" : "eos",
+      tokens,
+      ttftMs: tokens > 0 ? 1 : null,
+      durationMs: Math.max(1, Date.now() - started),
+      promptTokensEvaluated: 10,
+      contextTokens: 10 + tokens,
+      contextSize: 512,
+    };
+  }
+
+  onLifecycle(listener: (event: EngineLifecycleEvent) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  /** Simulate the supervisor reporting a lifecycle event. */
+  emitLifecycle(event: EngineLifecycleEvent): void {
+    for (const l of this.listeners) l(event);
+  }
+
+  close(): Promise<void> {
+    this.closed = true;
+    return Promise.resolve();
+  }
+}
+
+export const crashed = (): ApiError =>
+  new ApiError("engine_crashed", "The engine stopped unexpectedly while answering. It is being restarted.");

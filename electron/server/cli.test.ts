@@ -1,0 +1,79 @@
+/** The `npm run serve` entry as a real process: its output contract, a bad --model, signals. */
+import { spawn, type ChildProcess } from "node:child_process";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { pathToFileURL } from "node:url";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { readJson } from "./test-core";
+
+const tsxLoader = pathToFileURL(createRequire(import.meta.url).resolve("tsx")).href;
+const cli = join(import.meta.dirname, "cli.ts");
+
+let dir: string;
+let child: ChildProcess;
+let stdout = "";
+let stderr = "";
+let url = "";
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), "macaron-cli-"));
+  writeFileSync(join(dir, "bad.gguf"), "not a model");
+  child = spawn(
+    process.execPath,
+    [
+      "--import",
+      tsxLoader,
+      cli,
+      "--port",
+      "0",
+      "--data-dir",
+      join(dir, "data"),
+      "--model",
+      join(dir, "bad.gguf"),
+      "--api-key",
+      "secret-key",
+    ],
+    { stdio: ["ignore", "pipe", "pipe"] },
+  );
+  child.stderr?.on("data", (d: Buffer) => (stderr += d.toString()));
+  url = await new Promise<string>((resolve, reject) => {
+    child.stdout?.on("data", (d: Buffer) => {
+      stdout += d.toString();
+      const match = /^listening on (\S+)$/m.exec(stdout);
+      if (match?.[1]) resolve(match[1]);
+    });
+    child.once("exit", (code) => reject(new Error(`exited ${code}: ${stderr}`)));
+  });
+});
+
+afterAll(() => {
+  if (child.exitCode === null) child.kill("SIGKILL");
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe("serve CLI", () => {
+  it("prints one listening line with the token URL, bound to 127.0.0.1", () => {
+    expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/\?token=secret-key$/);
+    expect(stdout.match(/listening on/g)).toHaveLength(1);
+    expect(stdout).not.toContain("api key:"); // the key was given
+  });
+
+  it("keeps serving with no model after an invalid --model, and says why", async () => {
+    expect(stderr).toMatch(/could not load .*bad\.gguf: .*GGUF/);
+    const base = url.replace(/\/\?token=.*$/, "");
+    const res = await fetch(`${base}/api/call/models.status`, {
+      method: "POST",
+      headers: { authorization: "Bearer secret-key", "content-type": "application/json" },
+      body: "{}",
+    });
+    expect((await readJson(res)).value.model).toBeNull();
+  });
+
+  it("exits 0 on SIGTERM", async () => {
+    const exit = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
+    child.kill("SIGTERM");
+    expect(await exit).toBe(0);
+  });
+});

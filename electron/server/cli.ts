@@ -1,0 +1,101 @@
+/**
+ * `npm run serve -- --host 127.0.0.1 --port P --data-dir D [--model FILE.gguf] [--api-key K]`
+ * Headless mode: prints `listening on URL` once connections are accepted.
+ */
+import { homedir } from "node:os";
+import { join } from "node:path";
+import { parseArgs } from "node:util";
+import { startServer } from "./start";
+
+const USAGE = `Usage: npm run serve -- [--host 127.0.0.1] [--port 0] [--data-dir ~/.macaron] [--model FILE.gguf] [--api-key KEY]
+
+  --host      address to bind (only this one is served)       default 127.0.0.1
+  --port      TCP port; 0 picks a free one                     default 0
+  --data-dir  database, demo model and adapters                default $MACARON_DATA_DIR or ~/.macaron
+  --model     GGUF model to load at start
+  --api-key   key every API call must present                  default: a random key, printed`;
+
+function parse(argv: string[]) {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      host: { type: "string", default: "127.0.0.1" },
+      port: { type: "string", default: "0" },
+      "data-dir": { type: "string" },
+      model: { type: "string" },
+      "api-key": { type: "string" },
+      adapters: { type: "string" },
+      help: { type: "boolean", short: "h", default: false },
+    },
+    strict: true,
+    allowPositionals: false,
+  });
+  const port = Number(values.port);
+  if (!Number.isInteger(port) || port < 0 || port > 65535)
+    throw new Error(`--port must be 0..65535, not ${values.port}`);
+  if (values["api-key"] !== undefined && values["api-key"].trim() === "")
+    throw new Error("--api-key must not be empty");
+  return {
+    help: values.help,
+    host: values.host,
+    port,
+    dataDir: values["data-dir"] ?? process.env.MACARON_DATA_DIR ?? join(homedir(), ".macaron"),
+    model: values.model,
+    apiKey: values["api-key"],
+    adapters: values.adapters,
+  };
+}
+
+async function main(): Promise<number> {
+  let args: ReturnType<typeof parse>;
+  try {
+    args = parse(process.argv.slice(2));
+  } catch (err) {
+    console.error(`error: ${(err as Error).message}\n\n${USAGE}`);
+    return 2;
+  }
+  if (args.help) {
+    console.log(USAGE);
+    return 0;
+  }
+  if (args.adapters) console.error("note: --adapters is not supported yet; ignoring it");
+
+  const server = await startServer({
+    host: args.host,
+    port: args.port,
+    dataDir: args.dataDir,
+    model: args.model,
+    apiKey: args.apiKey,
+  });
+  if (server.modelError)
+    console.error(`error: could not load ${args.model}: ${server.modelError} (serving without a model)`);
+  if (server.generatedKey) console.log(`api key: ${server.apiKey}`);
+  console.log(`listening on ${server.openUrl}`);
+
+  let stopping = false;
+  const stop = (signal: string) => {
+    if (stopping) process.exit(1); // a second Ctrl-C means now
+    stopping = true;
+    console.error(`${signal}: shutting down`);
+    server.close().then(
+      () => process.exit(0),
+      (err: unknown) => {
+        console.error("error while shutting down:", err);
+        process.exit(1);
+      },
+    );
+  };
+  process.on("SIGINT", () => stop("SIGINT"));
+  process.on("SIGTERM", () => stop("SIGTERM"));
+  return -1; // keep running
+}
+
+main().then(
+  (code) => {
+    if (code >= 0) process.exit(code);
+  },
+  (err: unknown) => {
+    console.error(`error: ${err instanceof Error ? err.message : String(err)}`);
+    process.exit(1);
+  },
+);

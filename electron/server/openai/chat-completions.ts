@@ -1,0 +1,213 @@
+/** POST /v1/chat/completions: stateless generation on the loaded model, whole or as SSE. */
+import { randomBytes } from "node:crypto";
+import type { FastifyReply, FastifyRequest } from "fastify";
+import { ApiError } from "../../api";
+import type { Core } from "../../core/core-types";
+import type { GenerateOptions, GenerateResult } from "../../core/engine/types";
+import { fromApiErrorCode, OpenAiError, sendOpenAiError } from "./errors";
+import { GenerationQueue } from "./generation-queue";
+import { modelMatches } from "./models";
+import { ChatCompletionRequest, describeIssue, toChatTurns } from "./schemas";
+
+/** When the client gives no limit; the engine also stops when the context is full. */
+export const DEFAULT_MAX_TOKENS = 1024;
+/** OpenAI's default. */
+const DEFAULT_TEMPERATURE = 1;
+
+type FinishReason = "stop" | "length";
+
+function finishReason(result: GenerateResult): FinishReason {
+  return result.stopReason === "maxTokens" ? "length" : "stop";
+}
+
+function usage(result: GenerateResult) {
+  // Stateless: after the answer the context holds the prompt and the completion.
+  const promptTokens = Math.max(result.contextTokens - result.tokens, result.promptTokensEvaluated, 0);
+  return {
+    prompt_tokens: promptTokens,
+    completion_tokens: result.tokens,
+    total_tokens: promptTokens + result.tokens,
+  };
+}
+
+type Usage = ReturnType<typeof usage>;
+
+function toOpenAiError(error: unknown): OpenAiError {
+  if (error instanceof OpenAiError) return error;
+  if (error instanceof ApiError) return fromApiErrorCode(error.code, error.message);
+  return new OpenAiError(500, "server_error", "internal", "The generation failed.");
+}
+
+export function createChatCompletionHandler(core: Core) {
+  const queue = new GenerationQueue();
+
+  return async function chatCompletion(request: FastifyRequest, reply: FastifyReply) {
+    const parsed = ChatCompletionRequest.safeParse(request.body);
+    if (!parsed.success) {
+      const { message, param } = describeIssue(parsed.error);
+      return sendOpenAiError(
+        reply,
+        new OpenAiError(400, "invalid_request_error", "invalid_request", message, param),
+      );
+    }
+    const body = parsed.data;
+    const last = body.messages[body.messages.length - 1];
+    if (last?.role !== "user") {
+      return sendOpenAiError(
+        reply,
+        new OpenAiError(
+          400,
+          "invalid_request_error",
+          "invalid_request",
+          "The last message must come from the user.",
+          "messages",
+        ),
+      );
+    }
+    const loaded = core.engine.loaded;
+    if (!loaded) {
+      return sendOpenAiError(
+        reply,
+        new OpenAiError(503, "server_error", "model_not_loaded", "No model is loaded. Load one first."),
+      );
+    }
+    if (!modelMatches(body.model, loaded.path)) {
+      return sendOpenAiError(
+        reply,
+        new OpenAiError(
+          404,
+          "invalid_request_error",
+          "model_not_found",
+          `The model '${body.model}' does not exist. See GET /v1/models.`,
+          "model",
+        ),
+      );
+    }
+
+    const options: GenerateOptions = {
+      temperature: body.temperature ?? DEFAULT_TEMPERATURE,
+      maxTokens: body.max_completion_tokens ?? body.max_tokens ?? DEFAULT_MAX_TOKENS,
+      ...(body.stop != null ? { stop: typeof body.stop === "string" ? [body.stop] : body.stop } : {}),
+      ...(body.seed != null ? { seed: body.seed } : {}),
+    };
+    const meta = {
+      id: `chatcmpl-${randomBytes(12).toString("hex")}`,
+      created: Math.floor(Date.now() / 1000),
+      model: body.model,
+    };
+
+    // A client that goes away must not keep the engine busy (nor wait in the queue).
+    const abort = new AbortController();
+    reply.raw.on("close", () => {
+      if (!reply.raw.writableEnded) abort.abort();
+    });
+    const generate = (onToken: (text: string) => void) =>
+      queue.run(abort.signal, () =>
+        core.engine.generate(toChatTurns(body.messages), options, onToken, abort.signal),
+      );
+
+    if (!body.stream) {
+      let text = "";
+      try {
+        const result = await generate((t) => (text += t));
+        return reply.send({
+          ...meta,
+          object: "chat.completion",
+          choices: [
+            {
+              index: 0,
+              message: { role: "assistant", content: result.text || text },
+              logprobs: null,
+              finish_reason: finishReason(result),
+            },
+          ],
+          usage: usage(result),
+        });
+      } catch (error) {
+        return sendOpenAiError(reply, toOpenAiError(error));
+      }
+    }
+
+    const stream = new SseStream(reply, meta);
+    try {
+      const result = await generate((t) => stream.delta(t));
+      stream.finish(finishReason(result), body.stream_options?.include_usage ? usage(result) : null);
+    } catch (error) {
+      const failure = toOpenAiError(error);
+      // Before the first byte the client still gets a proper status; afterwards only an error event.
+      if (!stream.started) return sendOpenAiError(reply, failure);
+      stream.fail(failure);
+    }
+    return reply;
+  };
+}
+
+/**
+ * Writes chat.completion.chunk events. Headers go out with the first token, so a request
+ * that fails at once (busy, crashed) still gets a real HTTP error status.
+ */
+class SseStream {
+  started = false;
+
+  constructor(
+    private readonly reply: FastifyReply,
+    private readonly meta: { id: string; created: number; model: string },
+  ) {}
+
+  delta(content: string): void {
+    this.start();
+    this.chunk({ content }, null);
+  }
+
+  finish(reason: FinishReason, usage: Usage | null): void {
+    this.start();
+    this.chunk({}, reason);
+    if (usage) this.write({ ...this.base(), choices: [], usage });
+    this.end();
+  }
+
+  fail(error: OpenAiError): void {
+    this.write(error.toBody());
+    this.end();
+  }
+
+  private start(): void {
+    if (this.started) return;
+    this.started = true;
+    this.reply.hijack();
+    this.reply.raw.writeHead(200, {
+      "content-type": "text/event-stream; charset=utf-8",
+      "cache-control": "no-cache, no-transform",
+      connection: "keep-alive",
+      "x-content-type-options": "nosniff",
+      "x-accel-buffering": "no",
+    });
+    this.chunk({ role: "assistant", content: "" }, null);
+  }
+
+  private base() {
+    return {
+      id: this.meta.id,
+      object: "chat.completion.chunk",
+      created: this.meta.created,
+      model: this.meta.model,
+    };
+  }
+
+  private chunk(delta: Record<string, string>, finishReason: FinishReason | null): void {
+    this.write({
+      ...this.base(),
+      choices: [{ index: 0, delta, logprobs: null, finish_reason: finishReason }],
+    });
+  }
+
+  private write(data: unknown): void {
+    if (!this.reply.raw.writableEnded) this.reply.raw.write(`data: ${JSON.stringify(data)}\n\n`);
+  }
+
+  private end(): void {
+    if (this.reply.raw.writableEnded) return;
+    this.reply.raw.write("data: [DONE]\n\n");
+    this.reply.raw.end();
+  }
+}

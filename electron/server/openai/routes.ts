@@ -1,0 +1,13 @@
+/** The OpenAI-compatible API under /v1, for tools that speak OpenAI (editors, agents, scripts). */
+import type { FastifyInstance } from "fastify";
+import type { Core } from "../../core/core-types";
+import { createChatCompletionHandler } from "./chat-completions";
+import { listModels } from "./models";
+
+/** Conversations sent whole by clients can be long; still bounded. */
+export const OPENAI_BODY_LIMIT = 8 * 1024 * 1024;
+
+export function registerOpenAiRoutes(app: FastifyInstance, core: Core): void {
+  app.get("/v1/models", async () => ({ object: "list", data: await listModels(core.engine) }));
+  app.post("/v1/chat/completions", { bodyLimit: OPENAI_BODY_LIMIT }, createChatCompletionHandler(core));
+}

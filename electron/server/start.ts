@@ -1,0 +1,104 @@
+/**
+ * Starts headless mode in-process: core, engine and the HTTP server. Used by cli.ts, by tests
+ * and by the Electron shell's browser fallback.
+ */
+import { randomBytes } from "node:crypto";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import type { FastifyInstance } from "fastify";
+import { createCore } from "../core";
+import type { Core } from "../core/core-types";
+import { spawnNodeEngine } from "../core/engine/spawn-node";
+import type { SpawnEngine } from "../core/engine/types";
+import { buildServer } from "./app";
+
+export interface StartServerOptions {
+  /** Bind address; only this interface is served. Default 127.0.0.1. */
+  host?: string;
+  /** 0 picks a free port. Default 0. */
+  port?: number;
+  dataDir: string;
+  /** GGUF to load before serving; a bad file is reported in `modelError`, not thrown. */
+  model?: string;
+  /** Default: a random 32-byte hex key (see `generatedKey`). */
+  apiKey?: string;
+  /** Default: out/renderer of this checkout (or of the app bundle). */
+  rendererDir?: string;
+  /** Default: the engine forked with child_process. */
+  spawnEngine?: SpawnEngine;
+}
+
+export interface RunningServer {
+  /** http://HOST:PORT */
+  url: string;
+  /** The URL that opens the UI already authorized: url + "/?token=KEY". */
+  openUrl: string;
+  apiKey: string;
+  /** True when the key was generated here (the caller should show it). */
+  generatedKey: boolean;
+  /** Why --model could not be loaded, or null. The server runs either way. */
+  modelError: string | null;
+  core: Core;
+  app: FastifyInstance;
+  /** Stops accepting connections, then closes core (and with it the engine). Idempotent. */
+  close(): Promise<void>;
+}
+
+/** out/renderer relative to this file: electron/server/ and out/main/ are both two levels deep. */
+export function defaultRendererDir(moduleUrl: string = import.meta.url): string {
+  return join(dirname(fileURLToPath(moduleUrl)), "../../out/renderer");
+}
+
+function urlHost(host: string): string {
+  return host.includes(":") && !host.startsWith("[") ? `[${host}]` : host;
+}
+
+/**
+ * createCore never throws for a bad initial model (it logs and serves without one); this
+ * finds out whether it loaded and, if not, asks core for the user-facing reason.
+ */
+async function explainModelFailure(core: Core, model: string): Promise<string | null> {
+  if (core.engine.loaded && resolve(core.engine.loaded.path) === resolve(model)) return null;
+  const status = core.engineStatus();
+  if (status.state === "error" && status.error) return status.error;
+  const inspected = await core.dispatch("models.inspect", { path: model }, { transport: "http" });
+  return inspected.ok ? "the model failed to load (see the log above)" : inspected.error.message;
+}
+
+export async function startServer(options: StartServerOptions): Promise<RunningServer> {
+  const host = options.host ?? "127.0.0.1";
+  const generatedKey = options.apiKey === undefined;
+  const apiKey = options.apiKey ?? randomBytes(32).toString("hex");
+  const core = await createCore({
+    dataDir: options.dataDir,
+    spawnEngine: options.spawnEngine ?? spawnNodeEngine(),
+    initialModel: options.model,
+  });
+  let app: FastifyInstance;
+  try {
+    app = await buildServer({ core, apiKey, rendererDir: options.rendererDir ?? defaultRendererDir(), host });
+    await app.listen({ host, port: options.port ?? 0 });
+  } catch (err) {
+    await core.close();
+    throw err;
+  }
+  const address = app.server.address();
+  const port = typeof address === "object" && address !== null ? address.port : options.port;
+  const modelError = options.model ? await explainModelFailure(core, options.model) : null;
+  const url = `http://${urlHost(host)}:${port}`;
+
+  let closing: Promise<void> | null = null;
+  return {
+    url,
+    openUrl: `${url}/?token=${encodeURIComponent(apiKey)}`,
+    apiKey,
+    generatedKey,
+    modelError,
+    core,
+    app,
+    close: () => {
+      closing ??= app.close().finally(() => core.close());
+      return closing;
+    },
+  };
+}

@@ -1,0 +1,188 @@
+/**
+ * A small in-memory Core for unit-testing the transports in isolation. The real core is
+ * exercised by integration.test.ts.
+ */
+import {
+  ApiError,
+  isMethodName,
+  methods,
+  type EngineStatus,
+  type EventName,
+  type EventPayload,
+  type Result,
+} from "../api";
+import type { CallContext, Core, EventListener } from "../core/core-types";
+import type {
+  ChatTurn,
+  EngineClient,
+  GenerateOptions,
+  GenerateResult,
+  LoadedModel,
+} from "../core/engine/types";
+
+export interface GenerateCall {
+  history: ChatTurn[];
+  options: GenerateOptions;
+  signal?: AbortSignal;
+}
+
+/** An engine that answers with a fixed list of tokens, or waits for abort when `hang` is set. */
+export class ScriptedEngine implements EngineClient {
+  loaded: LoadedModel | null = null;
+  tokens = ["Hel", "lo", "!"];
+  hang = false;
+  private active = false;
+  failWith: ApiError | null = null;
+  readonly calls: GenerateCall[] = [];
+
+  load(path: string): Promise<LoadedModel> {
+    this.loaded = { path, contextSize: 512, gpu: null, threads: 1, trainContextSize: 512 };
+    return Promise.resolve(this.loaded);
+  }
+
+  async generate(
+    history: ChatTurn[],
+    options: GenerateOptions,
+    onToken: (t: string) => void,
+    signal?: AbortSignal,
+  ) {
+    this.calls.push({ history, options, signal });
+    if (this.failWith) throw this.failWith;
+    // Like the real engine: one generation at a time.
+    if (this.active) throw new ApiError("busy", "A generation is running");
+    this.active = true;
+    try {
+      return await this.run(options, onToken, signal);
+    } finally {
+      this.active = false;
+    }
+  }
+
+  private async run(options: GenerateOptions, onToken: (t: string) => void, signal?: AbortSignal) {
+    const started = Date.now();
+    const emitted: string[] = [];
+    for (const token of this.tokens.slice(0, options.maxTokens)) {
+      if (signal?.aborted) break;
+      emitted.push(token);
+      onToken(token);
+      await Promise.resolve();
+    }
+    if (this.hang && !signal?.aborted) {
+      await new Promise<void>((resolve) =>
+        signal?.addEventListener("abort", () => resolve(), { once: true }),
+      );
+    }
+    const result: GenerateResult = {
+      text: emitted.join(""),
+      stopReason: signal?.aborted ? "abort" : emitted.length < this.tokens.length ? "maxTokens" : "eos",
+      tokens: emitted.length,
+      ttftMs: 1,
+      durationMs: Date.now() - started,
+      promptTokensEvaluated: 7,
+      contextTokens: 7 + emitted.length,
+      contextSize: 512,
+    };
+    return result;
+  }
+
+  onLifecycle(): () => void {
+    return () => {};
+  }
+
+  async close(): Promise<void> {}
+}
+
+/** Implements models.status and conversations.create; everything else is not_found. */
+export class FakeCore implements Core {
+  readonly engine = new ScriptedEngine();
+  readonly dispatched: Array<{ method: string; input: unknown; ctx: CallContext }> = [];
+  private readonly listeners = new Set<EventListener>();
+  private nextId = 1;
+
+  dispatch(method: string, input: unknown, ctx: CallContext): Promise<Result<unknown>> {
+    this.dispatched.push({ method, input, ctx });
+    return Promise.resolve(this.run(method, input));
+  }
+
+  private run(method: string, input: unknown): Result<unknown> {
+    if (!isMethodName(method)) return { ok: false, error: { code: "unknown_method", message: method } };
+    const parsed = methods[method].input.safeParse(input);
+    if (!parsed.success)
+      return { ok: false, error: { code: "invalid_input", message: parsed.error.message } };
+    switch (method) {
+      case "models.status":
+        return { ok: true, value: this.engineStatus() };
+      case "conversations.create": {
+        const now = Date.now();
+        const title = (parsed.data as { title?: string }).title ?? "New chat";
+        const conversation = { id: `c${this.nextId++}`, title, createdAt: now, updatedAt: now };
+        this.emit("conversations.changed", { conversation, deletedId: null });
+        return { ok: true, value: conversation };
+      }
+      case "models.open":
+        return { ok: false, error: { code: "model_invalid", message: "Not a GGUF file" } };
+      default:
+        return { ok: false, error: { code: "not_found", message: `${method} is not in the fake` } };
+    }
+  }
+
+  subscribe(listener: EventListener): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  get listenerCount(): number {
+    return this.listeners.size;
+  }
+
+  emit<E extends EventName>(event: E, payload: EventPayload<E>): void {
+    for (const listener of this.listeners) listener(event, payload);
+  }
+
+  engineStatus(): EngineStatus {
+    return {
+      state: this.engine.loaded ? "ready" : "idle",
+      model: null,
+      error: null,
+      gpu: null,
+      progress: null,
+    };
+  }
+
+  async close(): Promise<void> {}
+}
+
+/** Builds the server around `core` and listens on 127.0.0.1 with a free port. */
+export async function listenForTest(
+  core: Core,
+  options: { apiKey?: string; rendererDir?: string } = {},
+): Promise<{ url: string; apiKey: string; close: () => Promise<void> }> {
+  const { buildServer } = await import("./app");
+  const apiKey = options.apiKey ?? "test-key-0123456789";
+  const app = await buildServer({
+    core,
+    apiKey,
+    rendererDir: options.rendererDir ?? "/nonexistent-renderer",
+    host: "127.0.0.1",
+  });
+  await app.listen({ host: "127.0.0.1", port: 0 });
+  const address = app.server.address();
+  if (address === null || typeof address === "string") throw new Error("no TCP address");
+  return { url: `http://127.0.0.1:${address.port}`, apiKey, close: () => app.close() };
+}
+
+/** An app API reply as tests read it (either branch's fields, loosely typed). */
+export interface EnvelopeReply<V = Record<string, unknown>> {
+  ok: boolean;
+  value: V;
+  error: { code: string; message: string };
+}
+
+export interface OpenAiErrorReply {
+  error: { message: string; type: string; param: string | null; code: string | null };
+}
+
+/** Tests assert on shapes; the type parameter only names what the test expects. */
+export function readJson<T = EnvelopeReply>(res: Response): Promise<T> {
+  return res.json() as Promise<T>;
+}

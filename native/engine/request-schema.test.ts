@@ -1,0 +1,48 @@
+import { describe, expect, it } from "vitest";
+import { parseEngineRequest } from "./request-schema";
+
+describe("parseEngineRequest", () => {
+  it("accepts every request type of the protocol", () => {
+    const requests = [
+      { id: 1, type: "load", path: "/m/a.gguf", contextSize: 2048 },
+      { id: 2, type: "unload" },
+      {
+        id: 3,
+        type: "generate",
+        history: [{ role: "user", text: "hi" }],
+        options: { temperature: 0, maxTokens: 5, stop: ["\n"] },
+      },
+      { id: 4, type: "abort", target: 3 },
+      { id: 5, type: "ping" },
+    ];
+    for (const request of requests) expect(parseEngineRequest(request)).toEqual({ ok: true, request });
+  });
+
+  it("keeps the id and names the bad field", () => {
+    const parsed = parseEngineRequest({
+      id: 9,
+      type: "generate",
+      history: [],
+      options: { temperature: 0, maxTokens: 5 },
+    });
+    expect(parsed.ok).toBe(false);
+    if (parsed.ok) return;
+    expect(parsed.id).toBe(9);
+    expect(parsed.message).toMatch(/^Invalid engine request at history:/);
+  });
+
+  it("answers garbage with id -1", () => {
+    expect(parseEngineRequest("hello")).toMatchObject({ ok: false, id: -1 });
+    expect(parseEngineRequest({ id: 2, type: "explode" })).toMatchObject({ ok: false, id: 2 });
+  });
+
+  it("rejects nonsense sampling settings", () => {
+    const bad = {
+      id: 1,
+      type: "generate",
+      history: [{ role: "user", text: "x" }],
+      options: { temperature: -1, maxTokens: 0 },
+    };
+    expect(parseEngineRequest(bad).ok).toBe(false);
+  });
+});

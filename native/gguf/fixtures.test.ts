@@ -1,0 +1,124 @@
+import { createHash } from "node:crypto";
+import { mkdtemp, readdir, readFile, rm, stat, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join, relative } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ensureDemoModel, writeFixtures, type AdapterManifest } from "./fixtures";
+import { assertAdapterFits, readGguf, summarizeModel } from "./reader";
+import { TINY_MODEL_NAME } from "./tiny-model";
+
+let dir: string;
+
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), "gguf-fixtures-"));
+});
+
+afterAll(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+async function listFiles(root: string): Promise<string[]> {
+  const entries = await readdir(root, { recursive: true, withFileTypes: true });
+  return entries
+    .filter((e) => e.isFile())
+    .map((e) => relative(root, join(e.parentPath, e.name)))
+    .sort();
+}
+
+const sha256 = (bytes: Buffer) => createHash("sha256").update(bytes).digest("hex");
+
+describe("writeFixtures", () => {
+  it("writes the base model, four adapters and their manifests, byte for byte the same each run", async () => {
+    const a = await writeFixtures(join(dir, "a"));
+    const b = await writeFixtures(join(dir, "b"));
+    const files = await listFiles(join(dir, "a"));
+    expect(files).toEqual([
+      "adapters/agent.gguf",
+      "adapters/agent.json",
+      "adapters/chat.gguf",
+      "adapters/chat.json",
+      "adapters/coding.gguf",
+      "adapters/coding.json",
+      "adapters/ui.gguf",
+      "adapters/ui.json",
+      "base.gguf",
+    ]);
+    expect(await listFiles(join(dir, "b"))).toEqual(files);
+    for (const f of files) {
+      expect(sha256(await readFile(join(dir, "a", f))), f).toBe(sha256(await readFile(join(dir, "b", f))));
+    }
+    expect(a.baseSha256).toBe(b.baseSha256);
+    expect(a.basePath).toBe(join(dir, "a", "base.gguf"));
+    expect(a.adapters.map((x) => x.id)).toEqual(["chat", "coding", "agent", "ui"]);
+  });
+
+  it("describes each adapter in a manifest that matches its file and base", async () => {
+    const out = await writeFixtures(join(dir, "m"));
+    const base = await readGguf(out.basePath);
+    expect(out.baseSha256).toBe(sha256(await readFile(out.basePath)));
+    for (const adapter of out.adapters) {
+      const manifest = JSON.parse(await readFile(adapter.manifestPath, "utf8")) as AdapterManifest;
+      expect(manifest).toEqual(adapter.manifest);
+      const bytes = await readFile(adapter.path);
+      expect(manifest).toMatchObject({
+        id: adapter.id,
+        version: "1.0.0",
+        sha256: sha256(bytes),
+        sizeBytes: bytes.length,
+        base: {
+          architecture: "llama",
+          embeddingLength: 64,
+          baseName: TINY_MODEL_NAME,
+          baseSha256: out.baseSha256,
+        },
+        defaultScale: 1,
+        lineage: { parent: null, trainedFrom: "generated fixture" },
+      });
+      expect(manifest.name.length).toBeGreaterThan(0);
+      expect(manifest.description.length).toBeGreaterThan(0);
+      expect(manifest.routingExamples.length).toBeGreaterThanOrEqual(5);
+      expect(manifest.routingExamples.length).toBeLessThanOrEqual(10);
+      await assertAdapterFits(adapter.path, base);
+    }
+  });
+
+  it("writes other sizes beside the tiny one", async () => {
+    const out = await writeFixtures(join(dir, "s"), { size: "small" });
+    expect(out.basePath).toBe(join(dir, "s", "base-small.gguf"));
+    const base = await readGguf(out.basePath);
+    expect(summarizeModel(base, out.basePath)).toMatchObject({ embeddingLength: 256, blockCount: 4 });
+    expect(out.adapters[0]!.manifest.base.embeddingLength).toBe(256);
+    await assertAdapterFits(out.adapters[0]!.path, base);
+  });
+});
+
+describe("ensureDemoModel", () => {
+  it("writes demo.gguf once, keeps it, and replaces a damaged one", async () => {
+    const demoDir = join(dir, "demo", "nested");
+    const path = await ensureDemoModel(demoDir);
+    expect(path).toBe(join(demoDir, "demo.gguf"));
+    const info = summarizeModel(await readGguf(path), path);
+    expect(info.isDemo).toBe(true);
+    const first = await stat(path);
+
+    expect(await ensureDemoModel(demoDir)).toBe(path);
+    expect((await stat(path)).mtimeMs).toBe(first.mtimeMs);
+
+    await writeFile(path, "half a model");
+    await ensureDemoModel(demoDir);
+    expect((await readGguf(path)).fileSize).toBe(first.size);
+    expect(await readdir(demoDir)).toEqual(["demo.gguf"]);
+  });
+
+  it("survives concurrent callers", async () => {
+    const demoDir = join(dir, "race");
+    const paths = await Promise.all([
+      ensureDemoModel(demoDir),
+      ensureDemoModel(demoDir),
+      ensureDemoModel(demoDir),
+    ]);
+    expect(new Set(paths).size).toBe(1);
+    await readGguf(paths[0]);
+    expect(await readdir(demoDir)).toEqual(["demo.gguf"]);
+  });
+});

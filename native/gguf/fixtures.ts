@@ -1,0 +1,129 @@
+import { createHash } from "node:crypto";
+import { createReadStream } from "node:fs";
+import { mkdir, stat, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { DEMO_ADAPTERS, demoAdapterSpec, type DemoAdapterId } from "./adapters";
+import { readGguf } from "./reader";
+import {
+  TINY_MODEL_ARCHITECTURE,
+  TINY_MODEL_NAME,
+  TINY_MODEL_SHAPES,
+  tinyModelSpec,
+  type TinyModelSize,
+} from "./tiny-model";
+import { writeGguf } from "./writer";
+
+/**
+ * Writes the demo base model and the four demo adapters with their manifests: the offline
+ * demo, the tests and the benchmarks all start from these files. Same input, same bytes.
+ */
+
+/** The manifest written beside each adapter (`adapters/<id>.json`). */
+export interface AdapterManifest {
+  id: string;
+  name: string;
+  domain: string;
+  version: string;
+  description: string;
+  sha256: string;
+  sizeBytes: number;
+  base: { architecture: string; embeddingLength: number; baseName: string; baseSha256: string };
+  defaultScale: number;
+  routingExamples: string[];
+  lineage: { parent: string | null; trainedFrom: string };
+}
+
+export interface FixtureAdapterPaths {
+  id: DemoAdapterId;
+  /** The adapter GGUF. */
+  path: string;
+  /** Its manifest JSON. */
+  manifestPath: string;
+  manifest: AdapterManifest;
+}
+
+export interface FixturePaths {
+  basePath: string;
+  baseSha256: string;
+  adaptersDir: string;
+  adapters: FixtureAdapterPaths[];
+}
+
+export interface FixtureOptions {
+  /** "tiny" (default) writes base.gguf; other sizes write base-<size>.gguf. */
+  size?: TinyModelSize;
+}
+
+/** sha256 of a file, streamed (the bench model is ~200 MB). */
+export async function sha256File(path: string): Promise<string> {
+  const hash = createHash("sha256");
+  for await (const chunk of createReadStream(path)) hash.update(chunk as Buffer);
+  return hash.digest("hex");
+}
+
+function baseFileName(size: TinyModelSize): string {
+  return size === "tiny" ? "base.gguf" : `base-${size}.gguf`;
+}
+
+/**
+ * Writes `base.gguf` (or `base-<size>.gguf`), `adapters/<id>.gguf` and `adapters/<id>.json`
+ * into `outDir` (created if needed) and returns their paths. For non-tiny sizes the adapters
+ * fit that base and are written to `adapters-<size>/`.
+ */
+export async function writeFixtures(outDir: string, options: FixtureOptions = {}): Promise<FixturePaths> {
+  const size = options.size ?? "tiny";
+  const shape = TINY_MODEL_SHAPES[size];
+  const adaptersDir = join(outDir, size === "tiny" ? "adapters" : `adapters-${size}`);
+  await mkdir(adaptersDir, { recursive: true });
+
+  const basePath = join(outDir, baseFileName(size));
+  await writeGguf(basePath, tinyModelSpec(size));
+  const baseSha256 = await sha256File(basePath);
+
+  const adapters: FixtureAdapterPaths[] = [];
+  for (const demo of DEMO_ADAPTERS) {
+    const path = join(adaptersDir, `${demo.id}.gguf`);
+    await writeGguf(path, demoAdapterSpec(demo.id, size));
+    const manifest: AdapterManifest = {
+      id: demo.id,
+      name: demo.name,
+      domain: demo.domain,
+      version: "1.0.0",
+      description: demo.description,
+      sha256: await sha256File(path),
+      sizeBytes: (await stat(path)).size,
+      base: {
+        architecture: TINY_MODEL_ARCHITECTURE,
+        embeddingLength: shape.embedding,
+        baseName: TINY_MODEL_NAME,
+        baseSha256,
+      },
+      defaultScale: demo.defaultScale,
+      routingExamples: [...demo.routingExamples],
+      lineage: { parent: null, trainedFrom: "generated fixture" },
+    };
+    const manifestPath = join(adaptersDir, `${demo.id}.json`);
+    await writeFile(manifestPath, `${JSON.stringify(manifest, null, 2)}\n`);
+    adapters.push({ id: demo.id, path, manifestPath, manifest });
+  }
+  return { basePath, baseSha256, adaptersDir, adapters };
+}
+
+/**
+ * Makes sure `dir/demo.gguf` holds the tiny demo model and returns its path. An existing file
+ * is kept when it reads as a valid GGUF (the model is deterministic, so regenerating would give
+ * the same bytes); a damaged one is replaced. Written atomically, so concurrent callers and a
+ * crash halfway never leave a partial model behind.
+ */
+export async function ensureDemoModel(dir: string): Promise<string> {
+  const path = join(dir, "demo.gguf");
+  try {
+    await readGguf(path);
+    return path;
+  } catch {
+    // Missing or damaged: (re)write it below.
+  }
+  await mkdir(dir, { recursive: true });
+  await writeGguf(path, tinyModelSpec("tiny"));
+  return path;
+}

@@ -1,0 +1,28 @@
+/** Public surface of native/gguf: read and check GGUF files, write the demo model and adapters. */
+export * from "./reader";
+export {
+  encodeGguf,
+  gv,
+  writeGguf,
+  type GgufWriteSpec,
+  type GgufWriteTensor,
+  type GgufWriteValue,
+} from "./writer";
+export { tinyModelSpec, TINY_MODEL_NAME, TINY_MODEL_SHAPES, type TinyModelSize } from "./tiny-model";
+export {
+  DEMO_ADAPTERS,
+  demoAdapterSpec,
+  wrongBaseAdapterSpec,
+  writeWrongBaseAdapter,
+  type DemoAdapter,
+  type DemoAdapterId,
+} from "./adapters";
+export {
+  ensureDemoModel,
+  sha256File,
+  writeFixtures,
+  type AdapterManifest,
+  type FixtureAdapterPaths,
+  type FixtureOptions,
+  type FixturePaths,
+} from "./fixtures";

@@ -1,0 +1,84 @@
+import { useEffect, useState } from "react";
+import { ChatView } from "../chat/ChatView";
+import { ConversationNav } from "../conversations/ConversationNav";
+import { Toasts } from "../conversations/Toasts";
+import { ModelBar } from "../models/ModelBar";
+import { ModelPanel } from "../models/ModelPanel";
+import { useAppState, useController } from "./controller-context";
+import { conversationIdFromHash, hashForConversation } from "./hash-route";
+import { useShortcuts } from "./use-shortcuts";
+
+/** The app shell; carries the readiness (`data-app-state`) and connection signals for tests. */
+export function App() {
+  const controller = useController();
+  const phase = useAppState((s) => s.phase);
+  const connection = useAppState((s) => s.connection);
+  const currentId = useAppState((s) => s.currentId);
+  const hasModel = useAppState((s) => !!s.engine?.model);
+  const panelOpen = useAppState((s) => s.modelPanelOpen);
+  const [navOpen, setNavOpen] = useState(false);
+  const browser = controller.api.platform.kind === "browser";
+
+  useShortcuts(controller);
+
+  // URL hash -> store (back/forward, clicked links).
+  useEffect(() => {
+    const onHash = () => {
+      controller.selectConversation(conversationIdFromHash(window.location.hash));
+      setNavOpen(false);
+    };
+    window.addEventListener("hashchange", onHash);
+    return () => window.removeEventListener("hashchange", onHash);
+  }, [controller]);
+
+  // Store -> URL hash (new chat, created on send, deleted).
+  useEffect(() => {
+    if (phase !== "loaded") return;
+    const hash = hashForConversation(currentId);
+    if (window.location.hash !== hash && !(currentId === null && window.location.hash === "")) {
+      window.history.pushState(null, "", hash);
+    }
+  }, [phase, currentId]);
+
+  // Closing the page during the Undo window still deletes: the user asked for it.
+  useEffect(() => {
+    const onHide = () => controller.flushDeletes();
+    window.addEventListener("pagehide", onHide);
+    return () => window.removeEventListener("pagehide", onHide);
+  }, [controller]);
+
+  return (
+    <div className="app" data-app-state={phase} data-connection={browser ? connection : undefined}>
+      <ConversationNav open={navOpen} onNavigate={() => setNavOpen(false)} />
+      {navOpen && <div className="nav-backdrop" aria-hidden="true" onClick={() => setNavOpen(false)} />}
+      <main className="main">
+        <ModelBar navOpen={navOpen} onToggleNav={() => setNavOpen((o) => !o)} />
+        {browser && connection === "reconnecting" && phase !== "error" && (
+          <div className="banner" role="status">
+            Reconnecting…
+          </div>
+        )}
+        {phase === "error" && <LoadError />}
+        {phase === "loading" && <p className="loading">Loading…</p>}
+        {phase === "loaded" && (!hasModel || panelOpen) && <ModelPanel />}
+        {phase !== "error" && <ChatView />}
+      </main>
+      <Toasts />
+    </div>
+  );
+}
+
+function LoadError() {
+  const controller = useController();
+  const message = useAppState((s) => s.loadError);
+  const currentId = useAppState((s) => s.currentId);
+  return (
+    <section className="load-error" aria-labelledby="load-error-heading">
+      <h2 id="load-error-heading">Macaron could not start</h2>
+      <p role="alert">{message}</p>
+      <button type="button" className="button button--primary" onClick={() => void controller.start(currentId)}>
+        Retry
+      </button>
+    </section>
+  );
+}

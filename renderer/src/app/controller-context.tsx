@@ -1,0 +1,22 @@
+import { createContext, useContext } from "react";
+import type { ReactNode } from "react";
+import { useStore } from "zustand";
+import type { AppController } from "../state/app-controller";
+import type { AppState } from "../state/app-store";
+
+const ControllerContext = createContext<AppController | null>(null);
+
+export function ControllerProvider({ controller, children }: { controller: AppController; children: ReactNode }) {
+  return <ControllerContext.Provider value={controller}>{children}</ControllerContext.Provider>;
+}
+
+export function useController(): AppController {
+  const controller = useContext(ControllerContext);
+  if (!controller) throw new Error("useController needs a ControllerProvider above it");
+  return controller;
+}
+
+/** Select from the app store; the selector must return stable references (no new arrays). */
+export function useAppState<T>(selector: (state: AppState) => T): T {
+  return useStore(useController().store, selector);
+}

@@ -1,0 +1,18 @@
+import { useAppState } from "../app/controller-context";
+import { canChat } from "../state/app-store";
+import { Composer } from "./Composer";
+import { Transcript } from "./Transcript";
+
+/** The open conversation: transcript and composer. */
+export function ChatView() {
+  const messages = useAppState((s) => (s.currentId ? s.messages[s.currentId] : undefined));
+  const loading = useAppState((s) => (s.currentId ? s.detail[s.currentId] === "loading" : false));
+  const ready = useAppState(canChat);
+  const hint = loading ? "Loading conversation…" : ready ? "Send a message to start" : null;
+  return (
+    <section className="chat" aria-label="Chat">
+      <Transcript messages={messages} hint={hint} />
+      <Composer />
+    </section>
+  );
+}

@@ -1,0 +1,71 @@
+import { useState } from "react";
+import { useAppState, useController } from "../app/controller-context";
+import { COMPOSER_INPUT_ID } from "../app/dom-ids";
+import { canChat } from "../state/app-store";
+import { isStreaming } from "../state/chat-logic";
+
+/** Message box: Enter sends, Shift+Enter adds a line; Stop while the answer streams. */
+export function Composer() {
+  const controller = useController();
+  const [text, setText] = useState("");
+  const ready = useAppState(canChat);
+  const sending = useAppState((s) => s.sending);
+  const error = useAppState((s) => s.composerError);
+  const streaming = useAppState((s) => (s.currentId ? isStreaming(s.messages[s.currentId]) : false));
+  const hasModel = useAppState((s) => !!s.engine?.model);
+
+  const canSend = ready && !sending && !streaming && text.trim().length > 0;
+
+  const send = async () => {
+    if (!canSend) return;
+    const sent = text;
+    // The text is cleared only once the core accepted it: a failed send keeps what was typed.
+    if (await controller.send(sent)) setText((current) => (current === sent ? "" : current));
+  };
+
+  return (
+    <form
+      className="composer"
+      onSubmit={(e) => {
+        e.preventDefault();
+        void send();
+      }}
+    >
+      {error && (
+        <div className="composer__error" role="alert">
+          <span>{error}</span>
+          <button type="button" className="button button--small button--ghost" onClick={() => controller.dismissComposerError()}>
+            Dismiss
+          </button>
+        </div>
+      )}
+      <div className="composer__row">
+        <textarea
+          id={COMPOSER_INPUT_ID}
+          className="composer__input"
+          aria-label="Message"
+          aria-keyshortcuts="Control+L Meta+L /"
+          placeholder={hasModel ? "Message Macaron…" : "Load a model to start chatting"}
+          title="Enter sends, Shift+Enter adds a line"
+          rows={1}
+          value={text}
+          onChange={(e) => setText(e.target.value)}
+          onKeyDown={(e) => {
+            if (e.key === "Enter" && !e.shiftKey && !e.nativeEvent.isComposing) {
+              e.preventDefault();
+              void send();
+            }
+          }}
+        />
+        {streaming && (
+          <button type="button" className="button button--danger" onClick={() => void controller.stop()} aria-keyshortcuts="Escape" title="Stop (Esc)">
+            Stop
+          </button>
+        )}
+        <button type="submit" className="button button--primary" disabled={!canSend}>
+          Send
+        </button>
+      </div>
+    </form>
+  );
+}

@@ -1,0 +1,53 @@
+import { memo } from "react";
+import type { Message } from "../../../electron/api";
+import { Markdown } from "./Markdown";
+import { MessageStats } from "./MessageStats";
+
+const ROLE_LABEL: Record<Message["role"], string> = { user: "You", assistant: "Macaron", system: "System" };
+
+/** One message as an article named by its author; assistant text is markdown. */
+export const MessageView = memo(function MessageView({ message }: { message: Message }) {
+  const streaming = message.status === "streaming";
+  const label = ROLE_LABEL[message.role];
+  return (
+    <article className={`message message--${message.role}`} aria-label={label} aria-busy={streaming || undefined}>
+      <div className="message__author" aria-hidden="true">
+        {label}
+      </div>
+      <div className="message__body">
+        {message.role === "assistant" ? (
+          <Markdown text={message.content} />
+        ) : (
+          <p className="message__plain">{message.content}</p>
+        )}
+        {streaming && (
+          <span className="typing" aria-label="Macaron is typing" role="img">
+            <span />
+            <span />
+            <span />
+          </span>
+        )}
+      </div>
+      {message.role === "assistant" && <MessageFooter message={message} />}
+    </article>
+  );
+});
+
+function MessageFooter({ message }: { message: Message }) {
+  return (
+    <div className="message__footer">
+      {message.status === "stopped" && <span className="badge">Stopped</span>}
+      {message.status === "interrupted" && (
+        <span className="badge" title="The app closed while this answer was being written">
+          Interrupted
+        </span>
+      )}
+      {message.status === "error" && (
+        <div className="badge badge--error" role="alert">
+          {message.error ?? "The answer could not be generated."}
+        </div>
+      )}
+      {message.stats && message.status !== "streaming" && <MessageStats stats={message.stats} />}
+    </div>
+  );
+}

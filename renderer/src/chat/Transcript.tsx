@@ -1,0 +1,38 @@
+import { useLayoutEffect, useRef } from "react";
+import type { Message } from "../../../electron/api";
+import { MessageView } from "./MessageView";
+
+const EMPTY: readonly Message[] = [];
+// Within this many pixels of the bottom, new text keeps the view pinned to the end.
+const STICKY_PX = 80;
+
+/** The message log; follows the stream unless the user has scrolled up to read. */
+export function Transcript({ messages = EMPTY, hint }: { messages?: readonly Message[]; hint: string | null }) {
+  const scroller = useRef<HTMLDivElement>(null);
+  const pinned = useRef(true);
+
+  useLayoutEffect(() => {
+    const el = scroller.current;
+    if (el && pinned.current) el.scrollTop = el.scrollHeight;
+  }, [messages]);
+
+  return (
+    <div
+      ref={scroller}
+      className="transcript"
+      onScroll={(e) => {
+        const el = e.currentTarget;
+        pinned.current = el.scrollHeight - el.scrollTop - el.clientHeight < STICKY_PX;
+      }}
+    >
+      {hint && messages.length === 0 && <p className="transcript__hint">{hint}</p>}
+      <div role="log" aria-live="polite" aria-label="Messages" className="transcript__log">
+        {messages
+          .filter((m) => m.role !== "system")
+          .map((m) => (
+            <MessageView key={m.id} message={m} />
+          ))}
+      </div>
+    </div>
+  );
+}

@@ -1,0 +1,61 @@
+import { useAppState, useController } from "../app/controller-context";
+import { MenuIcon } from "../app/icons";
+import { LoadProgress } from "./LoadProgress";
+
+/** Header: the loaded model, GPU or CPU, load progress and engine errors, and the Model button. */
+export function ModelBar({ navOpen, onToggleNav }: { navOpen: boolean; onToggleNav: () => void }) {
+  const controller = useController();
+  const engine = useAppState((s) => s.engine);
+  const panelOpen = useAppState((s) => s.modelPanelOpen);
+  // The panel already shows a failed open; the same sentence twice would be two alerts.
+  const modelError = useAppState((s) => s.modelError);
+  const model = engine?.model ?? null;
+
+  return (
+    <header className="model-bar">
+      <button
+        type="button"
+        className="icon-button model-bar__nav-toggle"
+        aria-label="Show conversations"
+        aria-controls="conversation-nav"
+        aria-expanded={navOpen}
+        onClick={onToggleNav}
+      >
+        <MenuIcon />
+      </button>
+      <div className="model-bar__info">
+        {model ? (
+          <>
+            <span className="model-bar__name" title={model.path}>
+              {model.name}
+            </span>
+            {model.isDemo && <span className="badge badge--warn">Demo — produces nonsense text</span>}
+            <span className="badge" title={engine?.gpu ? `GPU backend: ${engine.gpu}` : "Running on the CPU"}>
+              {engine?.gpu ? `GPU (${engine.gpu})` : "CPU"}
+            </span>
+          </>
+        ) : (
+          <span className="model-bar__name model-bar__name--none">No model</span>
+        )}
+        {engine?.state === "restarting" && <span className="badge badge--warn">Engine restarting…</span>}
+      </div>
+      {engine?.state === "loading" && <LoadProgress progress={engine.progress} />}
+      {engine?.state === "error" && engine.error && engine.error !== modelError && (
+        <div className="model-bar__error" role="alert">
+          {engine.error}
+        </div>
+      )}
+      {model && (
+        <button
+          type="button"
+          className="button"
+          aria-expanded={panelOpen}
+          aria-controls="model-panel"
+          onClick={() => controller.setModelPanelOpen(!panelOpen)}
+        >
+          Model
+        </button>
+      )}
+    </header>
+  );
+}

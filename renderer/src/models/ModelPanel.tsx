@@ -1,0 +1,85 @@
+import { useState } from "react";
+import { useAppState, useController } from "../app/controller-context";
+import { LoadProgress } from "./LoadProgress";
+
+/**
+ * Choosing a model: the empty state when none is loaded, and the panel behind the header's
+ * Model button. Electron opens a native file dialog; the browser asks for a path on the
+ * machine that runs the server (the browser cannot hand over a local file's path).
+ */
+export function ModelPanel() {
+  const controller = useController();
+  const engine = useAppState((s) => s.engine);
+  const busy = useAppState((s) => s.modelBusy);
+  const error = useAppState((s) => s.modelError);
+  const electron = controller.api.platform.kind === "electron";
+  const [path, setPath] = useState("");
+  const hasModel = !!engine?.model;
+  const loading = busy || engine?.state === "loading";
+
+  const heading = hasModel ? "Switch model" : loading ? "Loading model…" : "No model loaded";
+
+  return (
+    <section id="model-panel" className="model-panel" aria-labelledby="model-panel-heading">
+      <h2 id="model-panel-heading">{heading}</h2>
+      {!hasModel && (
+        <p>
+          Macaron runs a language model on this computer. Open a <code>.gguf</code> model file, or try the tiny demo
+          model to see how the app works (its answers are nonsense).
+        </p>
+      )}
+      {hasModel && engine?.model && (
+        <p>
+          Loaded: <strong>{engine.model.name}</strong> <span className="muted">({engine.model.path})</span>
+        </p>
+      )}
+      {loading && <LoadProgress progress={engine?.state === "loading" ? engine.progress : null} />}
+      <div className="model-panel__actions">
+        {electron ? (
+          <button type="button" className="button button--primary" disabled={busy} onClick={() => void controller.pickAndOpenModel()}>
+            Open model…
+          </button>
+        ) : (
+          <form
+            className="model-panel__path"
+            onSubmit={(e) => {
+              e.preventDefault();
+              void controller.openModel(path);
+            }}
+          >
+            <label htmlFor="model-path">Model file path</label>
+            <div className="model-panel__path-row">
+              <input
+                id="model-path"
+                className="input"
+                type="text"
+                spellCheck={false}
+                autoComplete="off"
+                placeholder="/home/me/models/model.gguf"
+                value={path}
+                onChange={(e) => setPath(e.target.value)}
+              />
+              <button type="submit" className="button button--primary" disabled={busy}>
+                Open model
+              </button>
+            </div>
+            <p className="muted">A path on the machine running the Macaron server.</p>
+          </form>
+        )}
+        <button type="button" className="button" disabled={busy} onClick={() => void controller.openDemo()}>
+          Try the demo model
+        </button>
+        {hasModel && (
+          <button type="button" className="button button--ghost" onClick={() => controller.setModelPanelOpen(false)}>
+            Close
+          </button>
+        )}
+      </div>
+      {error && (
+        <div className="model-panel__error" role="alert">
+          {error}
+        </div>
+      )}
+    </section>
+  );
+}

@@ -1,0 +1,245 @@
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { ApiError } from "../../../electron/api";
+import type {
+  Conversation,
+  EngineStatus,
+  EventName,
+  EventPayload,
+  Message,
+  MethodInput,
+  MethodName,
+  MethodOutput,
+} from "../../../electron/api";
+import type { ConnectionState, RendererApi } from "../api";
+import { EventFanout } from "../api/event-fanout";
+import { AppController, UNDO_DELETE_MS } from "./app-controller";
+
+const demo: EngineStatus = {
+  state: "ready",
+  gpu: null,
+  error: null,
+  progress: null,
+  model: { path: "/m/demo.gguf", name: "demo", architecture: "llama", sizeBytes: 1, contextLength: 512, embeddingLength: 64, blockCount: 2, isDemo: true },
+};
+
+type FakeInput = { query?: string; title?: string; id?: string; conversationId?: string; text?: string };
+
+/** A unit-test stand-in for core: a few methods over an in-memory list, and event emission. */
+class FakeApi implements RendererApi {
+  readonly platform = { kind: "browser" as const };
+  readonly fanout = new EventFanout();
+  readonly calls: Array<[MethodName, unknown]> = [];
+  conversations: Conversation[] = [];
+  engine: EngineStatus = { state: "idle", model: null, error: null, gpu: null, progress: null };
+  failNext: ApiError | null = null;
+  private seq = 0;
+  private connectionListeners = new Set<(s: ConnectionState) => void>();
+  connection = {
+    state: "open" as ConnectionState,
+    onChange: (l: (s: ConnectionState) => void) => {
+      this.connectionListeners.add(l);
+      return () => this.connectionListeners.delete(l);
+    },
+  };
+
+  call<M extends MethodName>(method: M, input: MethodInput<M>): Promise<MethodOutput<M>> {
+    this.calls.push([method, input]);
+    // A promise chain so a thrown ApiError becomes a rejection, like a real transport's.
+    return Promise.resolve().then(() => this.handle(method, input as FakeInput) as MethodOutput<M>);
+  }
+
+  private handle(method: MethodName, input: FakeInput): unknown {
+    if (this.failNext) {
+      const error = this.failNext;
+      this.failNext = null;
+      throw error;
+    }
+    switch (method) {
+      case "models.status":
+        return this.engine;
+      case "models.openDemo":
+        this.engine = demo;
+        return demo;
+      case "conversations.list":
+        return input.query ? this.conversations.filter((c) => c.title.includes(input.query!)) : this.conversations;
+      case "conversations.create": {
+        const c = { id: `c${++this.seq}`, title: input.title ?? "New chat", createdAt: this.seq, updatedAt: this.seq };
+        this.conversations.push(c);
+        return c;
+      }
+      case "conversations.get": {
+        const conversation = this.conversations.find((c) => c.id === input.id);
+        if (!conversation) throw new ApiError("not_found", "No such conversation");
+        return { conversation, messages: [] };
+      }
+      case "conversations.delete":
+        this.conversations = this.conversations.filter((c) => c.id !== input.id);
+        return { deleted: true };
+      case "chat.send": {
+        const base = { conversationId: input.conversationId!, error: null, createdAt: 10, stats: null };
+        return {
+          userMessage: { ...base, id: "u1", role: "user", content: input.text!, status: "complete" } satisfies Message,
+          assistantMessage: { ...base, id: "a1", role: "assistant", content: "", status: "streaming", createdAt: 11 } satisfies Message,
+        };
+      }
+      case "chat.stop":
+        return { stopped: true };
+      default:
+        throw new ApiError("unknown_method", method);
+    }
+  }
+
+  on<E extends EventName>(event: E, listener: (payload: EventPayload<E>) => void): () => void {
+    return this.fanout.add(event, listener);
+  }
+
+  emit(event: EventName, payload: unknown): void {
+    this.fanout.dispatch(event, payload);
+  }
+
+  setConnection(state: ConnectionState): void {
+    this.connection.state = state;
+    for (const l of this.connectionListeners) l(state);
+  }
+
+  dispose(): void {}
+}
+
+// Deltas apply synchronously in tests: the batching itself is covered in delta-batcher.test.ts.
+const immediate = (cb: () => void) => {
+  cb();
+  return () => {};
+};
+
+let controller: AppController | null = null;
+afterEach(() => {
+  controller?.dispose();
+  controller = null;
+  vi.useRealTimers();
+});
+
+async function started(api: FakeApi, initialId: string | null = null) {
+  controller = new AppController(api, immediate);
+  await controller.start(initialId);
+  return controller;
+}
+
+describe("AppController", () => {
+  it("becomes loaded after models.status and conversations.list, or reports why not", async () => {
+    const api = new FakeApi();
+    const app = await started(api);
+    expect(app.store.getState().phase).toBe("loaded");
+
+    const down = new FakeApi();
+    down.failNext = new ApiError("internal", "Cannot reach the Macaron server.");
+    controller?.dispose();
+    controller = new AppController(down, immediate);
+    await controller.start(null);
+    expect(controller.store.getState()).toMatchObject({ phase: "error", loadError: "Cannot reach the Macaron server." });
+  });
+
+  it("creates the conversation on the first send, then streams deltas and the final message", async () => {
+    const api = new FakeApi();
+    api.engine = demo;
+    const app = await started(api);
+    expect(await app.send("  Hello there  ")).toBe(true);
+    expect(api.calls.map(([m]) => m)).toContain("conversations.create");
+    const id = app.store.getState().currentId!;
+    expect(id).toBe("c1");
+    expect(api.calls.find(([m]) => m === "chat.send")?.[1]).toEqual({ conversationId: "c1", text: "Hello there" });
+
+    api.emit("chat.delta", { conversationId: id, messageId: "a1", delta: "Hi" });
+    api.emit("chat.delta", { conversationId: id, messageId: "a1", delta: " you" });
+    expect(app.store.getState().messages[id]?.map((m) => m.content)).toEqual(["Hello there", "Hi you"]);
+
+    const final: Message = { id: "a1", conversationId: id, role: "assistant", content: "Hi you.", status: "complete", error: null, createdAt: 11, stats: null };
+    api.emit("chat.done", { conversationId: id, message: final });
+    expect(app.store.getState().messages[id]?.[1]).toEqual(final);
+  });
+
+  it("drops events whose payload does not match the contract", async () => {
+    const api = new FakeApi();
+    const app = await started(api);
+    api.emit("chat.delta", { conversationId: "c1", messageId: "a1" });
+    api.emit("engine.status", { state: "bogus" });
+    expect(app.store.getState().messages).toEqual({});
+    expect(app.store.getState().engine?.state).toBe("idle");
+  });
+
+  it("keeps the failure as composerError (the composer keeps the text)", async () => {
+    const api = new FakeApi();
+    const app = await started(api);
+    api.failNext = new ApiError("no_model", "No model is loaded.");
+    expect(await app.send("hi")).toBe(false);
+    expect(app.store.getState().composerError).toBe("No model is loaded.");
+    expect(app.store.getState().sending).toBe(false);
+  });
+
+  it("deletes only after the undo window, and Undo keeps the conversation", async () => {
+    vi.useFakeTimers();
+    const api = new FakeApi();
+    api.conversations = [
+      { id: "x", title: "keep me", createdAt: 1, updatedAt: 1 },
+      { id: "y", title: "drop me", createdAt: 2, updatedAt: 2 },
+    ];
+    const app = await started(api, "y");
+    app.requestDelete("x");
+    app.requestDelete("y");
+    expect(app.store.getState().pendingDeletes.map((c) => c.id)).toEqual(["x", "y"]);
+    expect(app.store.getState().currentId).toBeNull();
+    app.undoDelete("x");
+    await vi.advanceTimersByTimeAsync(UNDO_DELETE_MS);
+    expect(api.calls.filter(([m]) => m === "conversations.delete")).toEqual([["conversations.delete", { id: "y" }]]);
+    expect(app.store.getState().conversations.map((c) => c.id)).toEqual(["x"]);
+    expect(app.store.getState().pendingDeletes).toEqual([]);
+  });
+
+  it("falls back to a new chat when the linked conversation no longer exists", async () => {
+    const app = await started(new FakeApi(), "gone");
+    expect(app.store.getState().currentId).toBeNull();
+    expect(app.store.getState().notice).toMatch(/no longer exists/);
+  });
+
+  it("applies conversations.changed and engine.status events", async () => {
+    const api = new FakeApi();
+    const app = await started(api);
+    api.emit("conversations.changed", { conversation: { id: "n", title: "New", createdAt: 1, updatedAt: 5 }, deletedId: null });
+    expect(app.store.getState().conversations.map((c) => c.id)).toEqual(["n"]);
+    api.emit("conversations.changed", { conversation: null, deletedId: "n" });
+    expect(app.store.getState().conversations).toEqual([]);
+    api.emit("engine.status", demo);
+    expect(app.store.getState().engine).toEqual(demo);
+  });
+
+  it("refetches state after the event channel reconnects", async () => {
+    const api = new FakeApi();
+    const app = await started(api);
+    api.engine = demo;
+    api.setConnection("reconnecting");
+    expect(app.store.getState().connection).toBe("reconnecting");
+    api.setConnection("open");
+    await vi.waitFor(() => expect(app.store.getState().engine).toEqual(demo));
+  });
+
+  it("stops only a streaming conversation", async () => {
+    const api = new FakeApi();
+    api.engine = demo;
+    const app = await started(api);
+    await app.stop();
+    expect(api.calls.some(([m]) => m === "chat.stop")).toBe(false);
+    await app.send("hi");
+    await app.stop();
+    expect(api.calls.find(([m]) => m === "chat.stop")?.[1]).toEqual({ conversationId: "c1" });
+  });
+
+  it("opens the demo model and reports load errors", async () => {
+    const api = new FakeApi();
+    const app = await started(api);
+    api.failNext = new ApiError("model_invalid", "Not a GGUF file: /tmp/x");
+    expect(await app.openModel("/tmp/x")).toBe(false);
+    expect(app.store.getState().modelError).toBe("Not a GGUF file: /tmp/x");
+    expect(await app.openModel("   ")).toBe(false);
+    expect(await app.openDemo()).toBe(true);
+    expect(app.store.getState()).toMatchObject({ engine: demo, modelError: null, modelBusy: false });
+  });
+});

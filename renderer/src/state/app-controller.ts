@@ -1,0 +1,345 @@
+/**
+ * The UI's actions: it owns the store, the API client's subscriptions and the timers, and
+ * turns user intents and pushed events into store updates. One instance per app; dispose()
+ * releases everything (no module-level state).
+ */
+import type { Conversation, EngineStatus } from "../../../electron/api";
+import { errorMessage } from "../api";
+import type { RendererApi } from "../api";
+import { createAppStore } from "./app-store";
+import type { AppState, AppStore } from "./app-store";
+import {
+  applyDeltas,
+  applyDone,
+  isStreaming,
+  mergeFetched,
+  mergeSent,
+  removeConversation,
+  sortConversations,
+  titleFromText,
+  upsertConversation,
+} from "./chat-logic";
+import { DeltaBatcher } from "./delta-batcher";
+import type { Schedule } from "./delta-batcher";
+
+/** How long a deleted conversation can be restored with Undo. */
+export const UNDO_DELETE_MS = 5000;
+
+export class AppController {
+  readonly store: AppStore;
+  private readonly disposers: Array<() => void> = [];
+  private readonly deleteTimers = new Map<string, ReturnType<typeof setTimeout>>();
+  private readonly batcher: DeltaBatcher;
+  private searchSeq = 0;
+  private started = false;
+
+  constructor(
+    readonly api: RendererApi,
+    schedule?: Schedule,
+  ) {
+    this.store = createAppStore(api.connection?.state ?? "open");
+    this.batcher = new DeltaBatcher((batch) => this.set((s) => ({ messages: applyDeltas(s.messages, batch) })), schedule);
+  }
+
+  /** Subscribe to events, then load the engine status, the conversation list and `initialId`. */
+  async start(initialId: string | null): Promise<void> {
+    if (!this.started) {
+      this.started = true;
+      this.subscribe();
+    }
+    this.set({ currentId: initialId, phase: "loading", loadError: null });
+    try {
+      const [engine, conversations] = await Promise.all([
+        this.api.call("models.status", {}),
+        this.api.call("conversations.list", {}),
+      ]);
+      this.set({ engine, conversations: sortConversations(conversations), phase: "loaded" });
+    } catch (error) {
+      this.set({ phase: "error", loadError: errorMessage(error) });
+      return;
+    }
+    if (initialId) await this.loadDetail(initialId);
+  }
+
+  dispose(): void {
+    for (const dispose of this.disposers.splice(0)) dispose();
+    for (const timer of this.deleteTimers.values()) clearTimeout(timer);
+    this.deleteTimers.clear();
+    this.batcher.dispose();
+  }
+
+  /** Open a conversation (null: a new chat that is created on the first send). */
+  selectConversation(id: string | null): void {
+    const state = this.store.getState();
+    if (id !== state.currentId) this.set({ currentId: id, composerError: null });
+    // Fetch once; an event-created conversation (another window) has no detail yet.
+    if (id && (state.detail[id] === undefined || state.detail[id] === "error")) void this.loadDetail(id);
+  }
+
+  newChat(): void {
+    this.selectConversation(null);
+  }
+
+  /**
+   * Send `text` in the current conversation, creating it first when it is new.
+   * Resolves true when the message was accepted; on failure the error is in `composerError`.
+   */
+  async send(text: string): Promise<boolean> {
+    const trimmed = text.trim();
+    const state = this.store.getState();
+    if (!trimmed || state.sending) return false;
+    this.set({ sending: true, composerError: null });
+    try {
+      let id = state.currentId;
+      if (!id) {
+        const conversation = await this.api.call("conversations.create", { title: titleFromText(trimmed) });
+        id = conversation.id;
+        this.set((s) => ({
+          conversations: upsertConversation(s.conversations, conversation),
+          currentId: s.currentId === null ? conversation.id : s.currentId,
+          detail: { ...s.detail, [conversation.id]: "loaded" },
+          messages: { ...s.messages, [conversation.id]: s.messages[conversation.id] ?? [] },
+        }));
+      }
+      const sent = await this.api.call("chat.send", { conversationId: id, text: trimmed });
+      this.set((s) => ({ messages: mergeSent(s.messages, [sent.userMessage, sent.assistantMessage]) }));
+      return true;
+    } catch (error) {
+      this.set({ composerError: errorMessage(error) });
+      return false;
+    } finally {
+      this.set({ sending: false });
+    }
+  }
+
+  /** Stop the generation in the current conversation; the partial answer stays as "stopped". */
+  async stop(): Promise<void> {
+    const { currentId, messages } = this.store.getState();
+    if (!currentId || !isStreaming(messages[currentId])) return;
+    try {
+      await this.api.call("chat.stop", { conversationId: currentId });
+    } catch (error) {
+      this.set({ composerError: errorMessage(error) });
+    }
+  }
+
+  dismissComposerError(): void {
+    this.set({ composerError: null });
+  }
+
+  /** Rename; resolves false (with a notice) when the server refused. */
+  async rename(id: string, title: string): Promise<boolean> {
+    const trimmed = title.trim();
+    if (!trimmed) return false;
+    try {
+      const conversation = await this.api.call("conversations.rename", { id, title: trimmed.slice(0, 200) });
+      this.applyConversation(conversation);
+      return true;
+    } catch (error) {
+      this.set({ notice: `Could not rename: ${errorMessage(error)}` });
+      return false;
+    }
+  }
+
+  /** Hide the conversation now and delete it after UNDO_DELETE_MS unless undone. */
+  requestDelete(id: string): void {
+    const state = this.store.getState();
+    const conversation = state.conversations.find((c) => c.id === id) ?? state.searchResults?.find((c) => c.id === id);
+    if (!conversation || this.deleteTimers.has(id)) return;
+    this.set((s) => ({
+      pendingDeletes: [...s.pendingDeletes, conversation],
+      currentId: s.currentId === id ? null : s.currentId,
+    }));
+    this.deleteTimers.set(
+      id,
+      setTimeout(() => void this.commitDelete(id), UNDO_DELETE_MS),
+    );
+  }
+
+  undoDelete(id: string): void {
+    const timer = this.deleteTimers.get(id);
+    if (!timer) return;
+    clearTimeout(timer);
+    this.deleteTimers.delete(id);
+    this.set((s) => ({ pendingDeletes: s.pendingDeletes.filter((c) => c.id !== id) }));
+  }
+
+  /** Delete everything still waiting for Undo now (the page is closing: the user meant it). */
+  flushDeletes(): void {
+    for (const [id, timer] of [...this.deleteTimers]) {
+      clearTimeout(timer);
+      void this.commitDelete(id);
+    }
+  }
+
+  dismissNotice(): void {
+    this.set({ notice: null });
+  }
+
+  /** Search conversation titles and content on the server; an empty query shows all. */
+  async search(query: string): Promise<void> {
+    const seq = ++this.searchSeq;
+    this.set({ searchQuery: query });
+    if (!query.trim()) {
+      this.set({ searchResults: null });
+      return;
+    }
+    try {
+      const results = await this.api.call("conversations.list", { query: query.trim().slice(0, 500) });
+      // A slower answer to an older query must not overwrite the newer one.
+      if (seq === this.searchSeq) this.set({ searchResults: sortConversations(results) });
+    } catch (error) {
+      if (seq === this.searchSeq) this.set({ notice: `Search failed: ${errorMessage(error)}` });
+    }
+  }
+
+  setModelPanelOpen(open: boolean): void {
+    this.set({ modelPanelOpen: open, modelError: open ? this.store.getState().modelError : null });
+  }
+
+  /** Load a .gguf file from a path on the machine running core. */
+  openModel(path: string): Promise<boolean> {
+    const trimmed = path.trim();
+    if (!trimmed) {
+      this.set({ modelError: "Enter the path of a .gguf model file." });
+      return Promise.resolve(false);
+    }
+    return this.loadModel(() => this.api.call("models.open", { path: trimmed }));
+  }
+
+  openDemo(): Promise<boolean> {
+    return this.loadModel(() => this.api.call("models.openDemo", {}));
+  }
+
+  /** Electron: native file dialog, then load; resolves false when cancelled or failed. */
+  async pickAndOpenModel(): Promise<boolean> {
+    const pick = this.api.platform.pickModelFile;
+    if (!pick) return false;
+    let path: string | null;
+    try {
+      path = await pick();
+    } catch (error) {
+      this.set({ modelError: errorMessage(error) });
+      return false;
+    }
+    return path ? this.openModel(path) : false;
+  }
+
+  private async loadModel(load: () => Promise<EngineStatus>): Promise<boolean> {
+    if (this.store.getState().modelBusy) return false;
+    this.set({ modelBusy: true, modelError: null });
+    try {
+      const engine = await load();
+      this.set({ engine, modelPanelOpen: false });
+      return true;
+    } catch (error) {
+      this.set({ modelError: errorMessage(error) });
+      return false;
+    } finally {
+      this.set({ modelBusy: false });
+    }
+  }
+
+  private async commitDelete(id: string): Promise<void> {
+    this.deleteTimers.delete(id);
+    try {
+      await this.api.call("conversations.delete", { id });
+      this.forgetConversation(id);
+    } catch (error) {
+      this.set({ notice: `Could not delete the conversation: ${errorMessage(error)}` });
+    } finally {
+      this.set((s) => ({ pendingDeletes: s.pendingDeletes.filter((c) => c.id !== id) }));
+    }
+  }
+
+  private async loadDetail(id: string): Promise<void> {
+    this.set((s) => ({ detail: { ...s.detail, [id]: "loading" } }));
+    try {
+      const detail = await this.api.call("conversations.get", { id });
+      this.applyConversation(detail.conversation);
+      this.set((s) => ({
+        messages: mergeFetched(s.messages, id, detail.messages),
+        detail: { ...s.detail, [id]: "loaded" },
+      }));
+    } catch (error) {
+      const notFound = (error as { code?: string }).code === "not_found";
+      this.set((s) => ({
+        detail: { ...s.detail, [id]: "error" },
+        // A stale link (#/c/<deleted id>) falls back to a new chat instead of an error page.
+        currentId: notFound && s.currentId === id ? null : s.currentId,
+        notice: notFound ? "That conversation no longer exists." : `Could not open the conversation: ${errorMessage(error)}`,
+      }));
+    }
+  }
+
+  /** After the event channel comes back, fetch what may have been missed while it was down. */
+  private async resync(): Promise<void> {
+    if (this.store.getState().phase !== "loaded") {
+      await this.start(this.store.getState().currentId);
+      return;
+    }
+    try {
+      const [engine, conversations] = await Promise.all([
+        this.api.call("models.status", {}),
+        this.api.call("conversations.list", {}),
+      ]);
+      this.set({ engine, conversations: sortConversations(conversations) });
+    } catch {
+      return; // The banner already says the connection is unstable; the next reconnect retries.
+    }
+    const { currentId } = this.store.getState();
+    if (currentId) await this.loadDetail(currentId);
+  }
+
+  private subscribe(): void {
+    const { api } = this;
+    this.disposers.push(
+      api.on("chat.delta", (delta) => this.batcher.push(delta)),
+      api.on("chat.done", ({ message }) => {
+        this.batcher.flush();
+        this.set((s) => ({ messages: applyDone(s.messages, message) }));
+      }),
+      api.on("engine.status", (engine) => this.set({ engine })),
+      api.on("conversations.changed", ({ conversation, deletedId }) => {
+        if (conversation) this.applyConversation(conversation);
+        if (deletedId) this.forgetConversation(deletedId);
+      }),
+    );
+    const connection = api.connection;
+    if (connection) {
+      this.disposers.push(
+        connection.onChange((state) => {
+          const previous = this.store.getState().connection;
+          this.set({ connection: state });
+          if (state === "open" && previous === "reconnecting") void this.resync();
+        }),
+      );
+    }
+  }
+
+  private applyConversation(conversation: Conversation): void {
+    this.set((s) => ({
+      conversations: upsertConversation(s.conversations, conversation),
+      searchResults: s.searchResults?.some((c) => c.id === conversation.id)
+        ? upsertConversation(s.searchResults, conversation)
+        : s.searchResults,
+    }));
+  }
+
+  private forgetConversation(id: string): void {
+    this.set((s) => {
+      const messages = { ...s.messages };
+      delete messages[id];
+      return {
+        conversations: removeConversation(s.conversations, id),
+        searchResults: s.searchResults ? removeConversation(s.searchResults, id) : null,
+        messages,
+        currentId: s.currentId === id ? null : s.currentId,
+      };
+    });
+  }
+
+  private set(patch: Partial<AppState> | ((state: AppState) => Partial<AppState>)): void {
+    this.store.setState(patch);
+  }
+}

@@ -1,0 +1,142 @@
+import { describe, expect, it } from "vitest";
+import type { Message } from "../../../electron/api";
+import {
+  applyDeltas,
+  applyDone,
+  isStreaming,
+  mergeFetched,
+  mergeSent,
+  sortConversations,
+  titleFromText,
+  upsertConversation,
+} from "./chat-logic";
+
+function msg(over: Partial<Message> & Pick<Message, "id" | "conversationId">): Message {
+  return { role: "assistant", content: "", status: "streaming", error: null, createdAt: 1000, stats: null, ...over };
+}
+
+describe("applyDeltas", () => {
+  it("appends deltas to the message they name, per conversation", () => {
+    const state = {
+      a: [msg({ id: "u1", conversationId: "a", role: "user", content: "hi", status: "complete" }), msg({ id: "m1", conversationId: "a" })],
+      b: [msg({ id: "m2", conversationId: "b", content: "x" })],
+    };
+    const next = applyDeltas(state, [
+      { conversationId: "a", messageId: "m1", delta: "Hel" },
+      { conversationId: "b", messageId: "m2", delta: "y" },
+      { conversationId: "a", messageId: "m1", delta: "lo" },
+    ]);
+    expect(next.a?.[1]?.content).toBe("Hello");
+    expect(next.b?.[0]?.content).toBe("xy");
+    // Untouched messages keep their identity so memoized views do not re-render.
+    expect(next.a?.[0]).toBe(state.a[0]);
+    expect(state.a[1]?.content).toBe("");
+  });
+
+  it("starts a streaming placeholder when the delta overtakes the chat.send answer", () => {
+    const next = applyDeltas({}, [{ conversationId: "c", messageId: "m9", delta: "Hi" }], 42);
+    expect(next.c).toEqual([msg({ id: "m9", conversationId: "c", content: "Hi", createdAt: 42 })]);
+    expect(isStreaming(next.c)).toBe(true);
+  });
+
+  it("ignores late deltas for a message that is already final", () => {
+    const state = { a: [msg({ id: "m1", conversationId: "a", content: "done", status: "complete" })] };
+    const next = applyDeltas(state, [{ conversationId: "a", messageId: "m1", delta: "!" }]);
+    expect(next.a?.[0]?.content).toBe("done");
+  });
+
+  it("returns the same state for an empty batch", () => {
+    const state = { a: [] };
+    expect(applyDeltas(state, [])).toBe(state);
+  });
+});
+
+describe("applyDone", () => {
+  it("replaces the streamed message with the final one, only in its conversation", () => {
+    const state = {
+      a: [msg({ id: "m1", conversationId: "a", content: "partial" })],
+      b: [msg({ id: "m2", conversationId: "b", content: "other" })],
+    };
+    const final = msg({
+      id: "m1",
+      conversationId: "a",
+      content: "partial answer",
+      status: "stopped",
+      stats: { tokens: 3, ttftMs: 10, durationMs: 50, tokensPerSecond: 60, contextTokens: 20, contextSize: 512 },
+    });
+    const next = applyDone(state, final);
+    expect(next.a).toEqual([final]);
+    expect(next.b).toBe(state.b);
+    expect(isStreaming(next.a)).toBe(false);
+  });
+
+  it("adds the message when the conversation was never loaded", () => {
+    const final = msg({ id: "m1", conversationId: "z", content: "x", status: "complete" });
+    expect(applyDone({}, final).z).toEqual([final]);
+  });
+});
+
+describe("mergeSent", () => {
+  const user = msg({ id: "u1", conversationId: "a", role: "user", content: "hi", status: "complete", createdAt: 2000 });
+  const assistant = msg({ id: "m1", conversationId: "a", createdAt: 2001 });
+
+  it("adds the user message and the streaming assistant message in order", () => {
+    const next = mergeSent({ a: [] }, [user, assistant]);
+    expect(next.a?.map((m) => m.id)).toEqual(["u1", "m1"]);
+  });
+
+  it("keeps text streamed before the answer arrived, and sorts by the server's time", () => {
+    const early = applyDeltas({ a: [] }, [{ conversationId: "a", messageId: "m1", delta: "Hel" }], 1500);
+    const next = mergeSent(early, [user, assistant]);
+    expect(next.a?.map((m) => [m.id, m.content])).toEqual([
+      ["u1", "hi"],
+      ["m1", "Hel"],
+    ]);
+    expect(next.a?.[1]?.createdAt).toBe(2001);
+  });
+
+  it("does not turn a message finished by chat.done back into a streaming one", () => {
+    const done = applyDone({ a: [] }, { ...assistant, content: "final", status: "complete" });
+    const next = mergeSent(done, [user, assistant]);
+    expect(next.a?.find((m) => m.id === "m1")).toMatchObject({ content: "final", status: "complete" });
+  });
+});
+
+describe("mergeFetched", () => {
+  it("prefers fetched messages but keeps longer streamed text and local newcomers", () => {
+    const local = {
+      a: [
+        msg({ id: "m1", conversationId: "a", content: "streamed so far", createdAt: 1 }),
+        msg({ id: "m2", conversationId: "a", content: "new", createdAt: 5 }),
+      ],
+    };
+    const fetched = [
+      msg({ id: "u0", conversationId: "a", role: "user", content: "q", status: "complete", createdAt: 0 }),
+      msg({ id: "m1", conversationId: "a", content: "", createdAt: 1 }),
+    ];
+    const next = mergeFetched(local, "a", fetched);
+    expect(next.a?.map((m) => [m.id, m.content])).toEqual([
+      ["u0", "q"],
+      ["m1", "streamed so far"],
+      ["m2", "new"],
+    ]);
+  });
+});
+
+describe("conversations", () => {
+  const c = (id: string, updatedAt: number) => ({ id, title: id, createdAt: 0, updatedAt });
+
+  it("keeps the most recently active first and replaces by id", () => {
+    const list = sortConversations([c("a", 1), c("b", 3), c("c", 2)]);
+    expect(list.map((x) => x.id)).toEqual(["b", "c", "a"]);
+    expect(upsertConversation(list, c("a", 9)).map((x) => x.id)).toEqual(["a", "b", "c"]);
+  });
+});
+
+describe("titleFromText", () => {
+  it("uses the first line, shortened on a word boundary", () => {
+    expect(titleFromText("  Hello there\nsecond line")).toBe("Hello there");
+    expect(titleFromText("word ".repeat(30), 20)).toBe("word word word word…");
+    expect(titleFromText("   ")).toBe("New chat");
+  });
+});

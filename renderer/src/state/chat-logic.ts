@@ -1,0 +1,132 @@
+/**
+ * Pure transitions of the chat data, keyed by conversation. The store applies them; tests
+ * exercise them directly. Every function returns new objects only where something changed,
+ * so React re-renders just the message that streams.
+ */
+import type { Conversation, EventPayload, Message } from "../../../electron/api";
+
+export type MessagesByConversation = Readonly<Record<string, readonly Message[]>>;
+export type Delta = EventPayload<"chat.delta">;
+
+/**
+ * Append a batch of deltas. A delta for a message not seen yet (the event overtook the
+ * chat.send answer) starts a streaming assistant placeholder that the answer later fills in.
+ */
+export function applyDeltas(state: MessagesByConversation, deltas: readonly Delta[], now = Date.now()): MessagesByConversation {
+  if (deltas.length === 0) return state;
+  const next: Record<string, readonly Message[]> = { ...state };
+  const copied = new Set<string>();
+  for (const { conversationId, messageId, delta } of deltas) {
+    let list = next[conversationId] ?? [];
+    if (!copied.has(conversationId)) {
+      list = [...list];
+      copied.add(conversationId);
+    }
+    const mutable = list as Message[];
+    const index = findIndexFromEnd(mutable, messageId);
+    if (index === -1) {
+      mutable.push(placeholder(conversationId, messageId, delta, now));
+    } else {
+      const message = mutable[index]!;
+      // A delta arriving after the final message (late frame) must not grow the final text.
+      if (message.status === "streaming") mutable[index] = { ...message, content: message.content + delta };
+    }
+    next[conversationId] = mutable;
+  }
+  return next;
+}
+
+/** Replace the streamed message with its final version (complete, stopped, error). */
+export function applyDone(state: MessagesByConversation, message: Message): MessagesByConversation {
+  return { ...state, [message.conversationId]: upsertMessage(state[message.conversationId] ?? [], message) };
+}
+
+/**
+ * Merge the messages chat.send returned. Deltas or chat.done may already have arrived for the
+ * assistant message; what is already here is newer than the answer's empty streaming message.
+ */
+export function mergeSent(state: MessagesByConversation, sent: readonly Message[]): MessagesByConversation {
+  let next = state;
+  for (const message of sent) {
+    const list = next[message.conversationId] ?? [];
+    const existing = list.find((m) => m.id === message.id);
+    // A final message (from chat.done) is newer than anything the answer can hold.
+    if (existing && existing.status !== "streaming") continue;
+    const keepStreamed = existing && message.status === "streaming" && existing.content.length > message.content.length;
+    const merged = keepStreamed ? { ...message, content: existing.content } : message;
+    next = { ...next, [message.conversationId]: upsertMessage(list, merged) };
+  }
+  return next;
+}
+
+/**
+ * Take a freshly fetched transcript, keeping streamed text the server has not stored yet and
+ * local messages that arrived after the fetch started.
+ */
+export function mergeFetched(state: MessagesByConversation, conversationId: string, fetched: readonly Message[]): MessagesByConversation {
+  const local = state[conversationId] ?? [];
+  const localById = new Map(local.map((m) => [m.id, m]));
+  const merged = fetched.map((m) => {
+    const mine = localById.get(m.id);
+    if (mine && m.status === "streaming" && mine.content.length > m.content.length) return { ...m, content: mine.content };
+    if (mine && m.status === "streaming" && mine.status !== "streaming") return mine;
+    return m;
+  });
+  const fetchedIds = new Set(fetched.map((m) => m.id));
+  for (const m of local) if (!fetchedIds.has(m.id)) merged.push(m);
+  return { ...state, [conversationId]: sortMessages(merged) };
+}
+
+/** True while an assistant message of the conversation is being generated. */
+export function isStreaming(messages: readonly Message[] | undefined): boolean {
+  return !!messages?.some((m) => m.status === "streaming");
+}
+
+/** Insert or replace a conversation, newest activity first. */
+export function upsertConversation(list: readonly Conversation[], conversation: Conversation): Conversation[] {
+  const rest = list.filter((c) => c.id !== conversation.id);
+  return sortConversations([...rest, conversation]);
+}
+
+export function removeConversation(list: readonly Conversation[], id: string): Conversation[] {
+  return list.filter((c) => c.id !== id);
+}
+
+export function sortConversations(list: readonly Conversation[]): Conversation[] {
+  return [...list].sort((a, b) => b.updatedAt - a.updatedAt || b.createdAt - a.createdAt);
+}
+
+/** A conversation title from the first message: its first line, shortened on a word boundary. */
+export function titleFromText(text: string, max = 60): string {
+  const line = text.trim().split("\n")[0]!.trim().replace(/\s+/g, " ");
+  if (line.length <= max) return line || "New chat";
+  const cut = line.slice(0, max);
+  const space = cut.lastIndexOf(" ");
+  return `${(space > max / 2 ? cut.slice(0, space) : cut).trimEnd()}…`;
+}
+
+function upsertMessage(list: readonly Message[], message: Message): Message[] {
+  const index = findIndexFromEnd(list, message.id);
+  if (index === -1) return sortMessages([...list, message]);
+  const next = [...list];
+  next[index] = message;
+  // The server's createdAt may differ from a placeholder's local clock: re-sort.
+  return sortMessages(next);
+}
+
+// Stable: messages created in the same millisecond keep their arrival order.
+function sortMessages(list: Message[]): Message[] {
+  return list
+    .map((m, i) => [m, i] as const)
+    .sort(([a, i], [b, j]) => a.createdAt - b.createdAt || i - j)
+    .map(([m]) => m);
+}
+
+function findIndexFromEnd(list: readonly Message[], id: string): number {
+  for (let i = list.length - 1; i >= 0; i -= 1) if (list[i]!.id === id) return i;
+  return -1;
+}
+
+function placeholder(conversationId: string, id: string, content: string, now: number): Message {
+  return { id, conversationId, role: "assistant", content, status: "streaming", error: null, createdAt: now, stats: null };
+}
