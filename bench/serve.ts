@@ -109,7 +109,7 @@ async function directTokensPerSecond(model: string, threads: number, maxTokens: 
 
 export async function benchServe(args: { size: string; runs: number; tokens: number }): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), "macaron-bench-fixtures-"));
-  const { base } = await writeFixtures(dir, { size: args.size as "tiny" });
+  const { basePath: base } = await writeFixtures(dir, { size: args.size as "tiny" });
   const threads = Number(process.env.MACARON_ENGINE_THREADS ?? Math.max(1, availableParallelism() - 1));
   const rows: BenchRow[] = [];
 
