@@ -9,6 +9,23 @@ export interface ChatTurn {
   text: string;
 }
 
+/** One LoRA adapter applied to the live context, validated by core before it gets here. */
+export interface AdapterUse {
+  /** Absolute path of the adapter GGUF. */
+  path: string;
+  scale: number;
+}
+
+/**
+ * What happens to the KV cache when the adapter set differs from the one the cached history was
+ * evaluated under:
+ * - "reevaluate": exact — the history is evaluated again under the new adapters.
+ * - "sequence-per-set": one cached sequence per adapter set; exact, costs context memory.
+ * - "activated": activated-LoRA style — the history stays as evaluated under the base model,
+ *   adapters apply only to the new turn's tokens.
+ */
+export type KvPolicy = "reevaluate" | "sequence-per-set" | "activated";
+
 export interface GenerateOptions {
   /** 0 = greedy. */
   temperature: number;
@@ -16,6 +33,9 @@ export interface GenerateOptions {
   /** Extra stop strings (OpenAI `stop`). */
   stop?: string[];
   seed?: number;
+  /** Adapters for this generation ([] or absent = the base model alone). */
+  adapters?: AdapterUse[];
+  kvPolicy?: KvPolicy;
 }
 
 export type EngineRequest =
@@ -30,7 +50,9 @@ export type EngineRequest =
     }
   /** Abort the generation started by request `target`. The generation then ends with reason "abort". */
   | { id: number; type: "abort"; target: number }
-  | { id: number; type: "ping" };
+  | { id: number; type: "ping" }
+  /** Mean-pooled embeddings of each text under the base model (no adapters): for the router. */
+  | { id: number; type: "embed"; texts: string[] };
 
 export interface LoadedModel {
   path: string;

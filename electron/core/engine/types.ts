@@ -1,6 +1,13 @@
-import type { ChatTurn, GenerateOptions, GenerateResult, LoadedModel } from "../../../native/engine/protocol";
+import type {
+  AdapterUse,
+  ChatTurn,
+  GenerateOptions,
+  GenerateResult,
+  KvPolicy,
+  LoadedModel,
+} from "../../../native/engine/protocol";
 
-export type { ChatTurn, GenerateOptions, GenerateResult, LoadedModel };
+export type { AdapterUse, ChatTurn, GenerateOptions, GenerateResult, KvPolicy, LoadedModel };
 
 /**
  * How core talks to the engine, whatever process it runs in. Implemented by
@@ -20,6 +27,8 @@ export interface EngineClient {
     onToken: (text: string) => void,
     signal?: AbortSignal,
   ): Promise<GenerateResult>;
+  /** Embeddings of `texts` under the base model (one vector per text), for the router. */
+  embed(texts: string[]): Promise<number[][]>;
   /** The model that is loaded (or being reloaded after a crash), if any. */
   readonly loaded: LoadedModel | null;
   /** Subscribe to restarts/crashes: "crashed" then "ready" again. */

@@ -37,7 +37,8 @@ export class HttpApiClient implements RendererApi {
   constructor(private readonly options: HttpClientOptions) {
     // Bound: calling window.fetch with another `this` throws "Illegal invocation".
     this.fetchImpl = options.fetch ?? globalThis.fetch.bind(globalThis);
-    const createSocket = options.createSocket ?? ((url: string) => new WebSocket(url) as unknown as SocketLike);
+    const createSocket =
+      options.createSocket ?? ((url: string) => new WebSocket(url) as unknown as SocketLike);
     this.connection = new EventSocket({
       url: eventsUrl(options.origin),
       createSocket,
@@ -50,15 +51,21 @@ export class HttpApiClient implements RendererApi {
     const body = JSON.stringify(input ?? {});
     let response: Response;
     try {
-      response = await this.fetchImpl(new URL(`/api/call/${encodeURIComponent(method)}`, this.options.origin), {
-        method: "POST",
-        headers: { "content-type": "application/json" },
-        body,
-        credentials: "same-origin",
-        keepalive: body.length < KEEPALIVE_LIMIT,
-      });
+      response = await this.fetchImpl(
+        new URL(`/api/call/${encodeURIComponent(method)}`, this.options.origin),
+        {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body,
+          credentials: "same-origin",
+          keepalive: body.length < KEEPALIVE_LIMIT,
+        },
+      );
     } catch {
-      throw new ApiError("internal", "Cannot reach the Macaron server. Check that it is still running, then retry.");
+      throw new ApiError(
+        "internal",
+        "Cannot reach the Macaron server. Check that it is still running, then retry.",
+      );
     }
     let raw: unknown;
     try {

@@ -34,7 +34,10 @@ export class IpcApiClient implements RendererApi {
     try {
       raw = await this.bridge.invoke(method, input ?? {});
     } catch (error) {
-      throw new ApiError("internal", error instanceof Error ? error.message : "The app's core did not answer.");
+      throw new ApiError(
+        "internal",
+        error instanceof Error ? error.message : "The app's core did not answer.",
+      );
     }
     return unwrapResult<MethodOutput<M>>(raw);
   }

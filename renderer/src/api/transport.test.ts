@@ -36,7 +36,11 @@ afterEach(() => vi.useRealTimers());
 describe("HttpApiClient", () => {
   it("posts JSON with same-origin credentials and unwraps the envelope", async () => {
     const fetch = vi.fn(() => Promise.resolve(json({ ok: true, value: { deleted: true } })));
-    const client = new HttpApiClient({ origin: "http://127.0.0.1:9000", fetch, createSocket: (u) => new FakeSocket(u) });
+    const client = new HttpApiClient({
+      origin: "http://127.0.0.1:9000",
+      fetch,
+      createSocket: (u) => new FakeSocket(u),
+    });
     await expect(client.call("conversations.delete", { id: "a" })).resolves.toEqual({ deleted: true });
     const [url, init] = fetch.mock.calls[0] as unknown as [URL, RequestInit];
     expect(String(url)).toBe("http://127.0.0.1:9000/api/call/conversations.delete");
@@ -47,7 +51,10 @@ describe("HttpApiClient", () => {
   it("rejects with the server's ApiError, also on non-200 statuses", async () => {
     const client = new HttpApiClient({
       origin: "http://h",
-      fetch: () => Promise.resolve(json({ ok: false, error: { code: "busy", message: "A reply is being written." } }, 409)),
+      fetch: () =>
+        Promise.resolve(
+          json({ ok: false, error: { code: "busy", message: "A reply is being written." } }, 409),
+        ),
     });
     const error = await client.call("models.status", {}).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ApiError);
@@ -55,9 +62,15 @@ describe("HttpApiClient", () => {
   });
 
   it("turns network failures and bodies without an envelope into clear errors", async () => {
-    const down = new HttpApiClient({ origin: "http://h", fetch: () => Promise.reject(new TypeError("fetch failed")) });
+    const down = new HttpApiClient({
+      origin: "http://h",
+      fetch: () => Promise.reject(new TypeError("fetch failed")),
+    });
     await expect(down.call("models.status", {})).rejects.toThrow(/Cannot reach the Macaron server/);
-    const locked = new HttpApiClient({ origin: "http://h", fetch: () => Promise.resolve(new Response("nope", { status: 401 })) });
+    const locked = new HttpApiClient({
+      origin: "http://h",
+      fetch: () => Promise.resolve(new Response("nope", { status: 401 })),
+    });
     await expect(locked.call("models.status", {})).rejects.toMatchObject({ code: "unauthorized" });
   });
 

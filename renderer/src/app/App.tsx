@@ -76,7 +76,11 @@ function LoadError() {
     <section className="load-error" aria-labelledby="load-error-heading">
       <h2 id="load-error-heading">Macaron could not start</h2>
       <p role="alert">{message}</p>
-      <button type="button" className="button button--primary" onClick={() => void controller.start(currentId)}>
+      <button
+        type="button"
+        className="button button--primary"
+        onClick={() => void controller.start(currentId)}
+      >
         Retry
       </button>
     </section>

@@ -6,7 +6,13 @@ import type { AppState } from "../state/app-store";
 
 const ControllerContext = createContext<AppController | null>(null);
 
-export function ControllerProvider({ controller, children }: { controller: AppController; children: ReactNode }) {
+export function ControllerProvider({
+  controller,
+  children,
+}: {
+  controller: AppController;
+  children: ReactNode;
+}) {
   return <ControllerContext.Provider value={controller}>{children}</ControllerContext.Provider>;
 }
 

@@ -34,7 +34,10 @@ export function useShortcuts(controller: AppController): void {
         event.preventDefault();
         controller.newChat();
         requestAnimationFrame(() => focusById(COMPOSER_INPUT_ID));
-      } else if ((mod && !event.shiftKey && key === "l") || (!mod && !event.altKey && event.key === "/" && !isTyping(event.target))) {
+      } else if (
+        (mod && !event.shiftKey && key === "l") ||
+        (!mod && !event.altKey && event.key === "/" && !isTyping(event.target))
+      ) {
         event.preventDefault();
         focusById(COMPOSER_INPUT_ID);
       } else if (mod && !event.shiftKey && key === "k") {

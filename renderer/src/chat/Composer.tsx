@@ -34,7 +34,11 @@ export function Composer() {
       {error && (
         <div className="composer__error" role="alert">
           <span>{error}</span>
-          <button type="button" className="button button--small button--ghost" onClick={() => controller.dismissComposerError()}>
+          <button
+            type="button"
+            className="button button--small button--ghost"
+            onClick={() => controller.dismissComposerError()}
+          >
             Dismiss
           </button>
         </div>
@@ -58,7 +62,13 @@ export function Composer() {
           }}
         />
         {streaming && (
-          <button type="button" className="button button--danger" onClick={() => void controller.stop()} aria-keyshortcuts="Escape" title="Stop (Esc)">
+          <button
+            type="button"
+            className="button button--danger"
+            onClick={() => void controller.stop()}
+            aria-keyshortcuts="Escape"
+            title="Stop (Esc)"
+          >
             Stop
           </button>
         )}

@@ -13,7 +13,11 @@ import { textOf } from "./hast-text";
 
 const SAFE_LINK = /^(https?:|mailto:)/i;
 
-function SafeLink({ href, children, platform }: ComponentProps<"a"> & ExtraProps & { platform: ApiClient["platform"] }) {
+function SafeLink({
+  href,
+  children,
+  platform,
+}: ComponentProps<"a"> & ExtraProps & { platform: ApiClient["platform"] }) {
   if (!href || !SAFE_LINK.test(href)) return <span className="md-link md-link--inert">{children}</span>;
   const label = textOf(children);
   const showUrl = label.trim() !== href && label.trim() !== href.replace(/^mailto:/i, "");

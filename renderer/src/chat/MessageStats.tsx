@@ -10,7 +10,10 @@ export function MessageStats({ stats }: { stats: GenerationStats }) {
   items.push(["Tokens", `${stats.tokens} tokens`]);
   if (stats.contextTokens !== null && stats.contextSize !== null) {
     const pct = stats.contextSize > 0 ? Math.round((stats.contextTokens / stats.contextSize) * 100) : 0;
-    items.push(["Context", `${stats.contextTokens.toLocaleString()} / ${stats.contextSize.toLocaleString()} context (${pct}%)`]);
+    items.push([
+      "Context",
+      `${stats.contextTokens.toLocaleString()} / ${stats.contextSize.toLocaleString()} context (${pct}%)`,
+    ]);
   }
   return (
     <dl className="message-stats" aria-label="Generation statistics">

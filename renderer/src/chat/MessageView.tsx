@@ -10,7 +10,11 @@ export const MessageView = memo(function MessageView({ message }: { message: Mes
   const streaming = message.status === "streaming";
   const label = ROLE_LABEL[message.role];
   return (
-    <article className={`message message--${message.role}`} aria-label={label} aria-busy={streaming || undefined}>
+    <article
+      className={`message message--${message.role}`}
+      aria-label={label}
+      aria-busy={streaming || undefined}
+    >
       <div className="message__author" aria-hidden="true">
         {label}
       </div>

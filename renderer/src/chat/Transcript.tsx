@@ -7,7 +7,13 @@ const EMPTY: readonly Message[] = [];
 const STICKY_PX = 80;
 
 /** The message log; follows the stream unless the user has scrolled up to read. */
-export function Transcript({ messages = EMPTY, hint }: { messages?: readonly Message[]; hint: string | null }) {
+export function Transcript({
+  messages = EMPTY,
+  hint,
+}: {
+  messages?: readonly Message[];
+  hint: string | null;
+}) {
   const scroller = useRef<HTMLDivElement>(null);
   const pinned = useRef(true);
 

@@ -5,7 +5,13 @@ import { hashForConversation } from "../app/hash-route";
 import { PencilIcon, TrashIcon } from "../app/icons";
 
 /** One conversation: a link that opens it, inline rename (Enter saves, Escape cancels), delete with Undo. */
-export const ConversationItem = memo(function ConversationItem({ conversation, current }: { conversation: Conversation; current: boolean }) {
+export const ConversationItem = memo(function ConversationItem({
+  conversation,
+  current,
+}: {
+  conversation: Conversation;
+  current: boolean;
+}) {
   const controller = useController();
   const [editing, setEditing] = useState(false);
   const [draft, setDraft] = useState(conversation.title);
@@ -72,7 +78,14 @@ export const ConversationItem = memo(function ConversationItem({ conversation, c
       )}
       {!editing && (
         <span className="conversation__actions">
-          <button ref={renameButton} type="button" className="icon-button" aria-label="Rename" title="Rename" onClick={startRename}>
+          <button
+            ref={renameButton}
+            type="button"
+            className="icon-button"
+            aria-label="Rename"
+            title="Rename"
+            onClick={startRename}
+          >
             <PencilIcon />
           </button>
           <button

@@ -35,12 +35,22 @@ export function ConversationNav({ open, onNavigate }: { open: boolean; onNavigat
   };
 
   return (
-    <nav id="conversation-nav" className={open ? "sidebar sidebar--open" : "sidebar"} aria-label="Conversations">
+    <nav
+      id="conversation-nav"
+      className={open ? "sidebar sidebar--open" : "sidebar"}
+      aria-label="Conversations"
+    >
       <div className="sidebar__top">
         <span className="brand" aria-hidden="true">
           Macaron
         </span>
-        <button type="button" className="button button--primary" onClick={newChat} aria-keyshortcuts="Control+Shift+O Meta+Shift+O Control+N Meta+N" title="New chat (Ctrl+Shift+O)">
+        <button
+          type="button"
+          className="button button--primary"
+          onClick={newChat}
+          aria-keyshortcuts="Control+Shift+O Meta+Shift+O Control+N Meta+N"
+          title="New chat (Ctrl+Shift+O)"
+        >
           New chat
         </button>
       </div>

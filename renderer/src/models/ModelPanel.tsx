@@ -24,8 +24,8 @@ export function ModelPanel() {
       <h2 id="model-panel-heading">{heading}</h2>
       {!hasModel && (
         <p>
-          Macaron runs a language model on this computer. Open a <code>.gguf</code> model file, or try the tiny demo
-          model to see how the app works (its answers are nonsense).
+          Macaron runs a language model on this computer. Open a <code>.gguf</code> model file, or try the
+          tiny demo model to see how the app works (its answers are nonsense).
         </p>
       )}
       {hasModel && engine?.model && (
@@ -36,7 +36,12 @@ export function ModelPanel() {
       {loading && <LoadProgress progress={engine?.state === "loading" ? engine.progress : null} />}
       <div className="model-panel__actions">
         {electron ? (
-          <button type="button" className="button button--primary" disabled={busy} onClick={() => void controller.pickAndOpenModel()}>
+          <button
+            type="button"
+            className="button button--primary"
+            disabled={busy}
+            onClick={() => void controller.pickAndOpenModel()}
+          >
             Open model…
           </button>
         ) : (
@@ -70,7 +75,11 @@ export function ModelPanel() {
           Try the demo model
         </button>
         {hasModel && (
-          <button type="button" className="button button--ghost" onClick={() => controller.setModelPanelOpen(false)}>
+          <button
+            type="button"
+            className="button button--ghost"
+            onClick={() => controller.setModelPanelOpen(false)}
+          >
             Close
           </button>
         )}

@@ -19,7 +19,16 @@ const demo: EngineStatus = {
   gpu: null,
   error: null,
   progress: null,
-  model: { path: "/m/demo.gguf", name: "demo", architecture: "llama", sizeBytes: 1, contextLength: 512, embeddingLength: 64, blockCount: 2, isDemo: true },
+  model: {
+    path: "/m/demo.gguf",
+    name: "demo",
+    architecture: "llama",
+    sizeBytes: 1,
+    contextLength: 512,
+    embeddingLength: 64,
+    blockCount: 2,
+    isDemo: true,
+  },
 };
 
 type FakeInput = { query?: string; title?: string; id?: string; conversationId?: string; text?: string };
@@ -61,9 +70,16 @@ class FakeApi implements RendererApi {
         this.engine = demo;
         return demo;
       case "conversations.list":
-        return input.query ? this.conversations.filter((c) => c.title.includes(input.query!)) : this.conversations;
+        return input.query
+          ? this.conversations.filter((c) => c.title.includes(input.query!))
+          : this.conversations;
       case "conversations.create": {
-        const c = { id: `c${++this.seq}`, title: input.title ?? "New chat", createdAt: this.seq, updatedAt: this.seq };
+        const c = {
+          id: `c${++this.seq}`,
+          title: input.title ?? "New chat",
+          createdAt: this.seq,
+          updatedAt: this.seq,
+        };
         this.conversations.push(c);
         return c;
       }
@@ -78,8 +94,21 @@ class FakeApi implements RendererApi {
       case "chat.send": {
         const base = { conversationId: input.conversationId!, error: null, createdAt: 10, stats: null };
         return {
-          userMessage: { ...base, id: "u1", role: "user", content: input.text!, status: "complete" } satisfies Message,
-          assistantMessage: { ...base, id: "a1", role: "assistant", content: "", status: "streaming", createdAt: 11 } satisfies Message,
+          userMessage: {
+            ...base,
+            id: "u1",
+            role: "user",
+            content: input.text!,
+            status: "complete",
+          } satisfies Message,
+          assistantMessage: {
+            ...base,
+            id: "a1",
+            role: "assistant",
+            content: "",
+            status: "streaming",
+            createdAt: 11,
+          } satisfies Message,
         };
       }
       case "chat.stop":
@@ -135,7 +164,10 @@ describe("AppController", () => {
     controller?.dispose();
     controller = new AppController(down, immediate);
     await controller.start(null);
-    expect(controller.store.getState()).toMatchObject({ phase: "error", loadError: "Cannot reach the Macaron server." });
+    expect(controller.store.getState()).toMatchObject({
+      phase: "error",
+      loadError: "Cannot reach the Macaron server.",
+    });
   });
 
   it("creates the conversation on the first send, then streams deltas and the final message", async () => {
@@ -146,13 +178,25 @@ describe("AppController", () => {
     expect(api.calls.map(([m]) => m)).toContain("conversations.create");
     const id = app.store.getState().currentId!;
     expect(id).toBe("c1");
-    expect(api.calls.find(([m]) => m === "chat.send")?.[1]).toEqual({ conversationId: "c1", text: "Hello there" });
+    expect(api.calls.find(([m]) => m === "chat.send")?.[1]).toEqual({
+      conversationId: "c1",
+      text: "Hello there",
+    });
 
     api.emit("chat.delta", { conversationId: id, messageId: "a1", delta: "Hi" });
     api.emit("chat.delta", { conversationId: id, messageId: "a1", delta: " you" });
     expect(app.store.getState().messages[id]?.map((m) => m.content)).toEqual(["Hello there", "Hi you"]);
 
-    const final: Message = { id: "a1", conversationId: id, role: "assistant", content: "Hi you.", status: "complete", error: null, createdAt: 11, stats: null };
+    const final: Message = {
+      id: "a1",
+      conversationId: id,
+      role: "assistant",
+      content: "Hi you.",
+      status: "complete",
+      error: null,
+      createdAt: 11,
+      stats: null,
+    };
     api.emit("chat.done", { conversationId: id, message: final });
     expect(app.store.getState().messages[id]?.[1]).toEqual(final);
   });
@@ -189,7 +233,9 @@ describe("AppController", () => {
     expect(app.store.getState().currentId).toBeNull();
     app.undoDelete("x");
     await vi.advanceTimersByTimeAsync(UNDO_DELETE_MS);
-    expect(api.calls.filter(([m]) => m === "conversations.delete")).toEqual([["conversations.delete", { id: "y" }]]);
+    expect(api.calls.filter(([m]) => m === "conversations.delete")).toEqual([
+      ["conversations.delete", { id: "y" }],
+    ]);
     expect(app.store.getState().conversations.map((c) => c.id)).toEqual(["x"]);
     expect(app.store.getState().pendingDeletes).toEqual([]);
   });
@@ -203,7 +249,10 @@ describe("AppController", () => {
   it("applies conversations.changed and engine.status events", async () => {
     const api = new FakeApi();
     const app = await started(api);
-    api.emit("conversations.changed", { conversation: { id: "n", title: "New", createdAt: 1, updatedAt: 5 }, deletedId: null });
+    api.emit("conversations.changed", {
+      conversation: { id: "n", title: "New", createdAt: 1, updatedAt: 5 },
+      deletedId: null,
+    });
     expect(app.store.getState().conversations.map((c) => c.id)).toEqual(["n"]);
     api.emit("conversations.changed", { conversation: null, deletedId: "n" });
     expect(app.store.getState().conversations).toEqual([]);

@@ -38,7 +38,10 @@ export class AppController {
     schedule?: Schedule,
   ) {
     this.store = createAppStore(api.connection?.state ?? "open");
-    this.batcher = new DeltaBatcher((batch) => this.set((s) => ({ messages: applyDeltas(s.messages, batch) })), schedule);
+    this.batcher = new DeltaBatcher(
+      (batch) => this.set((s) => ({ messages: applyDeltas(s.messages, batch) })),
+      schedule,
+    );
   }
 
   /** Subscribe to events, then load the engine status, the conversation list and `initialId`. */
@@ -144,7 +147,8 @@ export class AppController {
   /** Hide the conversation now and delete it after UNDO_DELETE_MS unless undone. */
   requestDelete(id: string): void {
     const state = this.store.getState();
-    const conversation = state.conversations.find((c) => c.id === id) ?? state.searchResults?.find((c) => c.id === id);
+    const conversation =
+      state.conversations.find((c) => c.id === id) ?? state.searchResults?.find((c) => c.id === id);
     if (!conversation || this.deleteTimers.has(id)) return;
     this.set((s) => ({
       pendingDeletes: [...s.pendingDeletes, conversation],
@@ -267,7 +271,9 @@ export class AppController {
         detail: { ...s.detail, [id]: "error" },
         // A stale link (#/c/<deleted id>) falls back to a new chat instead of an error page.
         currentId: notFound && s.currentId === id ? null : s.currentId,
-        notice: notFound ? "That conversation no longer exists." : `Could not open the conversation: ${errorMessage(error)}`,
+        notice: notFound
+          ? "That conversation no longer exists."
+          : `Could not open the conversation: ${errorMessage(error)}`,
       }));
     }
   }

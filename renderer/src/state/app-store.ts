@@ -63,7 +63,9 @@ export function createAppStore(connection: ConnectionState): AppStore {
 }
 
 /** Conversations to list: search results or all, minus those waiting to be deleted. */
-export function visibleConversations(state: Pick<AppState, "conversations" | "searchResults" | "pendingDeletes">): Conversation[] {
+export function visibleConversations(
+  state: Pick<AppState, "conversations" | "searchResults" | "pendingDeletes">,
+): Conversation[] {
   const source = state.searchResults ?? state.conversations;
   if (state.pendingDeletes.length === 0) return source;
   const hidden = new Set(state.pendingDeletes.map((c) => c.id));

@@ -12,13 +12,24 @@ import {
 } from "./chat-logic";
 
 function msg(over: Partial<Message> & Pick<Message, "id" | "conversationId">): Message {
-  return { role: "assistant", content: "", status: "streaming", error: null, createdAt: 1000, stats: null, ...over };
+  return {
+    role: "assistant",
+    content: "",
+    status: "streaming",
+    error: null,
+    createdAt: 1000,
+    stats: null,
+    ...over,
+  };
 }
 
 describe("applyDeltas", () => {
   it("appends deltas to the message they name, per conversation", () => {
     const state = {
-      a: [msg({ id: "u1", conversationId: "a", role: "user", content: "hi", status: "complete" }), msg({ id: "m1", conversationId: "a" })],
+      a: [
+        msg({ id: "u1", conversationId: "a", role: "user", content: "hi", status: "complete" }),
+        msg({ id: "m1", conversationId: "a" }),
+      ],
       b: [msg({ id: "m2", conversationId: "b", content: "x" })],
     };
     const next = applyDeltas(state, [
@@ -62,7 +73,14 @@ describe("applyDone", () => {
       conversationId: "a",
       content: "partial answer",
       status: "stopped",
-      stats: { tokens: 3, ttftMs: 10, durationMs: 50, tokensPerSecond: 60, contextTokens: 20, contextSize: 512 },
+      stats: {
+        tokens: 3,
+        ttftMs: 10,
+        durationMs: 50,
+        tokensPerSecond: 60,
+        contextTokens: 20,
+        contextSize: 512,
+      },
     });
     const next = applyDone(state, final);
     expect(next.a).toEqual([final]);
@@ -77,7 +95,14 @@ describe("applyDone", () => {
 });
 
 describe("mergeSent", () => {
-  const user = msg({ id: "u1", conversationId: "a", role: "user", content: "hi", status: "complete", createdAt: 2000 });
+  const user = msg({
+    id: "u1",
+    conversationId: "a",
+    role: "user",
+    content: "hi",
+    status: "complete",
+    createdAt: 2000,
+  });
   const assistant = msg({ id: "m1", conversationId: "a", createdAt: 2001 });
 
   it("adds the user message and the streaming assistant message in order", () => {

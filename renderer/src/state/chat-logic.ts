@@ -12,7 +12,11 @@ export type Delta = EventPayload<"chat.delta">;
  * Append a batch of deltas. A delta for a message not seen yet (the event overtook the
  * chat.send answer) starts a streaming assistant placeholder that the answer later fills in.
  */
-export function applyDeltas(state: MessagesByConversation, deltas: readonly Delta[], now = Date.now()): MessagesByConversation {
+export function applyDeltas(
+  state: MessagesByConversation,
+  deltas: readonly Delta[],
+  now = Date.now(),
+): MessagesByConversation {
   if (deltas.length === 0) return state;
   const next: Record<string, readonly Message[]> = { ...state };
   const copied = new Set<string>();
@@ -52,7 +56,8 @@ export function mergeSent(state: MessagesByConversation, sent: readonly Message[
     const existing = list.find((m) => m.id === message.id);
     // A final message (from chat.done) is newer than anything the answer can hold.
     if (existing && existing.status !== "streaming") continue;
-    const keepStreamed = existing && message.status === "streaming" && existing.content.length > message.content.length;
+    const keepStreamed =
+      existing && message.status === "streaming" && existing.content.length > message.content.length;
     const merged = keepStreamed ? { ...message, content: existing.content } : message;
     next = { ...next, [message.conversationId]: upsertMessage(list, merged) };
   }
@@ -63,12 +68,17 @@ export function mergeSent(state: MessagesByConversation, sent: readonly Message[
  * Take a freshly fetched transcript, keeping streamed text the server has not stored yet and
  * local messages that arrived after the fetch started.
  */
-export function mergeFetched(state: MessagesByConversation, conversationId: string, fetched: readonly Message[]): MessagesByConversation {
+export function mergeFetched(
+  state: MessagesByConversation,
+  conversationId: string,
+  fetched: readonly Message[],
+): MessagesByConversation {
   const local = state[conversationId] ?? [];
   const localById = new Map(local.map((m) => [m.id, m]));
   const merged = fetched.map((m) => {
     const mine = localById.get(m.id);
-    if (mine && m.status === "streaming" && mine.content.length > m.content.length) return { ...m, content: mine.content };
+    if (mine && m.status === "streaming" && mine.content.length > m.content.length)
+      return { ...m, content: mine.content };
     if (mine && m.status === "streaming" && mine.status !== "streaming") return mine;
     return m;
   });
@@ -83,7 +93,10 @@ export function isStreaming(messages: readonly Message[] | undefined): boolean {
 }
 
 /** Insert or replace a conversation, newest activity first. */
-export function upsertConversation(list: readonly Conversation[], conversation: Conversation): Conversation[] {
+export function upsertConversation(
+  list: readonly Conversation[],
+  conversation: Conversation,
+): Conversation[] {
   const rest = list.filter((c) => c.id !== conversation.id);
   return sortConversations([...rest, conversation]);
 }
@@ -128,5 +141,14 @@ function findIndexFromEnd(list: readonly Message[], id: string): number {
 }
 
 function placeholder(conversationId: string, id: string, content: string, now: number): Message {
-  return { id, conversationId, role: "assistant", content, status: "streaming", error: null, createdAt: now, stats: null };
+  return {
+    id,
+    conversationId,
+    role: "assistant",
+    content,
+    status: "streaming",
+    error: null,
+    createdAt: now,
+    stats: null,
+  };
 }
