@@ -23,7 +23,7 @@ if (!existsSync(join(root, "renderer/index.html"))) {
   console.error("ensure-build: building the UI (npx electron-vite build)…");
   const result = spawnSync("npx", ["electron-vite", "build"], {
     cwd: root,
-    stdio: ["ignore", "inherit", "inherit"],
+    stdio: ["ignore", 2, 2],
   });
   // The API is useful without the UI: warn and let the server start (pages then answer 503 or the old build).
   if (result.status !== 0)

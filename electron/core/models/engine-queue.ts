@@ -50,6 +50,11 @@ export class EngineQueue implements EngineClient {
     });
   }
 
+  /** Embeddings run in line too: the engine evaluates one thing at a time. */
+  embed(texts: string[]): Promise<number[][]> {
+    return this.enqueue(() => this.inner.embed(texts));
+  }
+
   onLifecycle(listener: (event: EngineLifecycleEvent) => void): () => void {
     return this.inner.onLifecycle(listener);
   }

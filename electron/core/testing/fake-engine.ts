@@ -55,6 +55,17 @@ export class FakeEngine implements EngineClient {
     return this.loaded;
   }
 
+  /** A deterministic bag-of-characters embedding: texts sharing letters are close. */
+  async embed(texts: string[]): Promise<number[][]> {
+    await Promise.resolve();
+    return texts.map((text) => {
+      const v = new Array<number>(32).fill(0);
+      for (const ch of text.toLowerCase()) v[ch.charCodeAt(0) % 32]! += 1;
+      const norm = Math.hypot(...v) || 1;
+      return v.map((x) => x / norm);
+    });
+  }
+
   async generate(
     history: ChatTurn[],
     options: GenerateOptions,

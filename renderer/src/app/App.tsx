@@ -17,6 +17,7 @@ export function App() {
   const hasModel = useAppState((s) => !!s.engine?.model);
   const panelOpen = useAppState((s) => s.modelPanelOpen);
   const [navOpen, setNavOpen] = useState(false);
+  const panelVisible = phase === "loaded" && (!hasModel || panelOpen);
   const browser = controller.api.platform.kind === "browser";
 
   useShortcuts(controller);
@@ -52,7 +53,11 @@ export function App() {
       <ConversationNav open={navOpen} onNavigate={() => setNavOpen(false)} />
       {navOpen && <div className="nav-backdrop" aria-hidden="true" onClick={() => setNavOpen(false)} />}
       <main className="main">
-        <ModelBar navOpen={navOpen} onToggleNav={() => setNavOpen((o) => !o)} />
+        <ModelBar
+          navOpen={navOpen}
+          onToggleNav={() => setNavOpen((o) => !o)}
+          showEngineError={!panelVisible}
+        />
         {browser && connection === "reconnecting" && phase !== "error" && (
           <div className="banner" role="status">
             Reconnecting…
@@ -60,7 +65,7 @@ export function App() {
         )}
         {phase === "error" && <LoadError />}
         {phase === "loading" && <p className="loading">Loading…</p>}
-        {phase === "loaded" && (!hasModel || panelOpen) && <ModelPanel />}
+        {panelVisible && <ModelPanel />}
         {phase !== "error" && <ChatView />}
       </main>
       <Toasts />

@@ -3,12 +3,19 @@ import { MenuIcon } from "../app/icons";
 import { LoadProgress } from "./LoadProgress";
 
 /** Header: the loaded model, GPU or CPU, load progress and engine errors, and the Model button. */
-export function ModelBar({ navOpen, onToggleNav }: { navOpen: boolean; onToggleNav: () => void }) {
+export function ModelBar({
+  navOpen,
+  onToggleNav,
+  showEngineError,
+}: {
+  navOpen: boolean;
+  onToggleNav: () => void;
+  /** False while the model panel is shown: it shows the error itself (one alert, not two). */
+  showEngineError: boolean;
+}) {
   const controller = useController();
   const engine = useAppState((s) => s.engine);
   const panelOpen = useAppState((s) => s.modelPanelOpen);
-  // The panel already shows a failed open; the same sentence twice would be two alerts.
-  const modelError = useAppState((s) => s.modelError);
   const model = engine?.model ?? null;
 
   return (
@@ -40,7 +47,7 @@ export function ModelBar({ navOpen, onToggleNav }: { navOpen: boolean; onToggleN
         {engine?.state === "restarting" && <span className="badge badge--warn">Engine restarting…</span>}
       </div>
       {engine?.state === "loading" && <LoadProgress progress={engine.progress} />}
-      {engine?.state === "error" && engine.error && engine.error !== modelError && (
+      {engine?.state === "error" && engine.error && showEngineError && (
         <div className="model-bar__error" role="alert">
           {engine.error}
         </div>

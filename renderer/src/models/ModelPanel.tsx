@@ -11,7 +11,8 @@ export function ModelPanel() {
   const controller = useController();
   const engine = useAppState((s) => s.engine);
   const busy = useAppState((s) => s.modelBusy);
-  const error = useAppState((s) => s.modelError);
+  // A failed open, else the engine's own error (e.g. a model that could not be reloaded).
+  const error = useAppState((s) => s.modelError ?? (s.engine?.state === "error" ? s.engine.error : null));
   const electron = controller.api.platform.kind === "electron";
   const [path, setPath] = useState("");
   const hasModel = !!engine?.model;

@@ -72,7 +72,10 @@ export function visibleConversations(
   return source.filter((c) => !hidden.has(c.id));
 }
 
-/** A model is loaded and the engine can take a turn. */
+/**
+ * A model is loaded and not being replaced. While the engine restarts after a crash, core
+ * takes the turn once it is back (or answers with a clear error), so sending stays allowed.
+ */
 export function canChat(state: AppState): boolean {
-  return !!state.engine?.model && state.engine.state === "ready";
+  return !!state.engine?.model && state.engine.state !== "loading";
 }
