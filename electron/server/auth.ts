@@ -72,9 +72,3 @@ export function originMatchesHost(origin: string | undefined, host: string | und
     return false; // "null" (sandboxed frames, file://) and garbage are foreign
   }
 }
-
-/** Whether a path belongs to the key-protected API (everything except the health probe). */
-export function isProtectedPath(path: string): boolean {
-  if (path === "/api/health") return false;
-  return path === "/api" || path.startsWith("/api/") || path === "/v1" || path.startsWith("/v1/");
-}

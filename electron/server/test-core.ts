@@ -85,6 +85,11 @@ export class ScriptedEngine implements EngineClient {
     return result;
   }
 
+  /** Two fixed dimensions per text: enough for code that only passes vectors through. */
+  embed(texts: string[]): Promise<number[][]> {
+    return Promise.resolve(texts.map((t) => [t.length, 1]));
+  }
+
   onLifecycle(): () => void {
     return () => {};
   }

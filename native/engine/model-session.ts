@@ -3,19 +3,29 @@ import { basename } from "node:path";
 import {
   ChatMLChatWrapper,
   InsufficientMemoryError,
-  LlamaChat,
   resolveChatWrapper,
   type ChatWrapper,
   type LlamaChatResponse,
   type LlamaContext,
-  type LlamaContextSequence,
   type LlamaModel,
 } from "node-llama-cpp";
+import { Embedder } from "./embedder";
 import { toChatHistory } from "./history";
+import { DEFAULT_KV_POLICY, KvSlots } from "./kv-slots";
+import { adapterSetKey, LiveAdapters, normalizeAdapters } from "./live-adapters";
 import type { LlamaBackend } from "./llama-backend";
 import type { ChatTurn, GenerateOptions, GenerateResult, LoadedModel } from "./protocol";
 
 const DEFAULT_CONTEXT_SIZE = 4096;
+/** Sequences per context: room for "sequence-per-set" to keep a few adapter sets' caches. */
+export const DEFAULT_SEQUENCES = 4;
+
+export interface ContextOptions {
+  /** Tokens per sequence, capped by the model's training context. Default 4096. */
+  contextSize?: number;
+  /** Default DEFAULT_SEQUENCES. */
+  sequences?: number;
+}
 
 /** A load failure whose message is meant for the user as is. */
 export class ModelLoadError extends Error {
@@ -23,23 +33,33 @@ export class ModelLoadError extends Error {
 }
 
 /**
- * One loaded model with its single context, sequence and chat. Keeping the same sequence
- * across turns lets LlamaChat reuse the KV cache for the common token prefix.
+ * One loaded model with its context, whose sequences keep KV caches across turns (LlamaChat
+ * reuses the common token prefix), the LoRA set applied on that live context, and a lazily
+ * created embedding context.
  */
 export class ModelSession {
+  /** Switches adapters on the live context (tests and benchmarks time it directly). */
+  readonly adapters: LiveAdapters;
+  /** The context's sequences and the adapter set each cache was evaluated under. */
+  readonly slots: KvSlots;
+  private readonly embedder: Embedder;
+
   private constructor(
     readonly info: LoadedModel,
-    private readonly model: LlamaModel,
-    private readonly context: LlamaContext,
-    private readonly sequence: LlamaContextSequence,
-    private readonly chat: LlamaChat,
-  ) {}
+    readonly model: LlamaModel,
+    readonly context: LlamaContext,
+    chatWrapper: ChatWrapper,
+  ) {
+    this.adapters = new LiveAdapters(context, info.path);
+    this.slots = new KvSlots(context, chatWrapper);
+    this.embedder = new Embedder(model, info.threads);
+  }
 
   /** Load `path` and create its context. Throws ModelLoadError with a user-facing message. */
   static async open(
     backend: LlamaBackend,
     path: string,
-    requestedContextSize: number | undefined,
+    options: ContextOptions,
     onProgress: (progress: number) => void,
   ): Promise<ModelSession> {
     await assertGgufFile(path);
@@ -51,11 +71,9 @@ export class ModelSession {
       throw new ModelLoadError(describeLoadFailure(name, "load the model", error));
     }
     try {
-      const contextSize = Math.min(model.trainContextSize, requestedContextSize ?? DEFAULT_CONTEXT_SIZE);
-      const context = await model.createContext({ contextSize, sequences: 1, threads: backend.threads });
-      const sequence = context.getSequence();
-      // Resolving the wrapper costs 0.5–1 s of CPU (FACTS.md): do it once per model, not per turn.
-      const chat = new LlamaChat({ contextSequence: sequence, chatWrapper: chooseChatWrapper(model) });
+      const contextSize = Math.min(model.trainContextSize, options.contextSize ?? DEFAULT_CONTEXT_SIZE);
+      const sequences = options.sequences ?? DEFAULT_SEQUENCES;
+      const context = await model.createContext({ contextSize, sequences, threads: backend.threads });
       const info: LoadedModel = {
         path,
         contextSize: context.contextSize,
@@ -63,7 +81,8 @@ export class ModelSession {
         threads: backend.threads,
         trainContextSize: model.trainContextSize,
       };
-      return new ModelSession(info, model, context, sequence, chat);
+      // Resolving the wrapper costs 0.5–1 s of CPU (FACTS.md): do it once per model, not per turn.
+      return new ModelSession(info, model, context, chooseChatWrapper(model));
     } catch (error) {
       await model.dispose();
       throw new ModelLoadError(describeLoadFailure(name, "create a context for the model", error));
@@ -71,8 +90,10 @@ export class ModelSession {
   }
 
   /**
-   * Answer `history`, streaming text through `onText`. Aborting `signal` ends the generation
-   * with the partial text and stopReason "abort".
+   * Answer `history` under `options.adapters`, streaming text through `onText`; the KV cache is
+   * reused as `options.kvPolicy` allows (see KvSlots). Aborting `signal` ends the generation
+   * with the partial text and stopReason "abort". Throws AdapterError for an unusable adapter.
+   * One generation at a time: the adapter set belongs to the whole context.
    */
   async generate(
     history: readonly ChatTurn[],
@@ -81,14 +102,19 @@ export class ModelSession {
     signal: AbortSignal,
   ): Promise<GenerateResult> {
     const started = performance.now();
-    const meterBefore = this.sequence.tokenMeter.getState();
+    const adapters = normalizeAdapters(options.adapters);
+    // Apply first: an unusable adapter must not cost the cached history.
+    await this.adapters.apply(adapters);
+    const slot = await this.slots.acquire(adapterSetKey(adapters), options.kvPolicy ?? DEFAULT_KV_POLICY);
+    const { sequence, chat } = slot;
+    const meterBefore = sequence.tokenMeter.getState();
     let ttftMs: number | null = null;
     let streamed = "";
     let response: LlamaChatResponse | null = null;
     try {
       // No lastEvaluationContextWindow: LlamaChat already reuses the sequence's common token
       // prefix (adaptStateToTokens); that option only tunes context shifting when it is full.
-      response = await this.chat.generateResponse(toChatHistory(history), {
+      response = await chat.generateResponse(toChatHistory(history), {
         onTextChunk: (text) => {
           if (ttftMs === null) ttftMs = performance.now() - started;
           streamed += text;
@@ -105,7 +131,7 @@ export class ModelSession {
       // Aborted before the first token: node-llama-cpp throws instead of returning.
       if (!signal.aborted) throw error;
     }
-    const used = this.sequence.tokenMeter.diff(meterBefore);
+    const used = sequence.tokenMeter.diff(meterBefore);
     return {
       text: response?.response ?? streamed,
       stopReason: response ? toStopReason(response.metadata.stopReason) : "abort",
@@ -113,14 +139,20 @@ export class ModelSession {
       ttftMs,
       durationMs: performance.now() - started,
       promptTokensEvaluated: used.usedInputTokens,
-      contextTokens: this.sequence.contextTokens.length,
+      contextTokens: sequence.contextTokens.length,
       contextSize: this.context.contextSize,
     };
   }
 
-  /** Free the chat, context and model (in that order). */
+  /** Mean-pooled, L2-normalised embeddings under the base model (see Embedder). */
+  embed(texts: readonly string[]): Promise<number[][]> {
+    return this.embedder.embed(texts);
+  }
+
+  /** Free the chats, contexts and model (with it the loaded adapters), in that order. */
   async dispose(): Promise<void> {
-    this.chat.dispose();
+    this.slots.dispose();
+    await this.embedder.dispose();
     await this.context.dispose();
     await this.model.dispose();
   }

@@ -39,7 +39,18 @@ export interface GenerateOptions {
 }
 
 export type EngineRequest =
-  | { id: number; type: "load"; path: string; contextSize?: number }
+  | {
+      id: number;
+      type: "load";
+      path: string;
+      contextSize?: number;
+      /**
+       * Context sequences (KV caches) to allocate, each of `contextSize` tokens; the
+       * "sequence-per-set" policy keeps one per adapter set. Default 4; 1 saves memory and makes
+       * "sequence-per-set" behave like "reevaluate".
+       */
+      sequences?: number;
+    }
   | { id: number; type: "unload" }
   | {
       id: number;
@@ -82,4 +93,11 @@ export type EngineMessage =
   | { type: "result"; id: number; value: unknown }
   | { type: "error"; id: number; code: EngineErrorCode; message: string };
 
-export type EngineErrorCode = "model_load_failed" | "no_model" | "busy" | "invalid_request" | "internal";
+export type EngineErrorCode =
+  | "model_load_failed"
+  | "no_model"
+  | "busy"
+  | "invalid_request"
+  /** An adapter file that is missing, not a LoRA, or made for another base; the engine keeps working. */
+  | "adapter_failed"
+  | "internal";

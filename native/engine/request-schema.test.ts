@@ -14,6 +14,19 @@ describe("parseEngineRequest", () => {
       },
       { id: 4, type: "abort", target: 3 },
       { id: 5, type: "ping" },
+      { id: 6, type: "embed", texts: ["a", ""] },
+      { id: 7, type: "load", path: "/m/a.gguf", sequences: 2 },
+      {
+        id: 8,
+        type: "generate",
+        history: [{ role: "user", text: "hi" }],
+        options: {
+          temperature: 0,
+          maxTokens: 5,
+          adapters: [{ path: "/a/chat.gguf", scale: 0.5 }],
+          kvPolicy: "sequence-per-set",
+        },
+      },
     ];
     for (const request of requests) expect(parseEngineRequest(request)).toEqual({ ok: true, request });
   });
@@ -44,5 +57,19 @@ describe("parseEngineRequest", () => {
       options: { temperature: -1, maxTokens: 0 },
     };
     expect(parseEngineRequest(bad).ok).toBe(false);
+  });
+
+  it("rejects relative adapter paths, wild scales and unknown KV policies", () => {
+    const generate = (options: object) => ({
+      id: 1,
+      type: "generate",
+      history: [{ role: "user", text: "x" }],
+      options: { temperature: 0, maxTokens: 5, ...options },
+    });
+    const relative = parseEngineRequest(generate({ adapters: [{ path: "chat.gguf", scale: 1 }] }));
+    expect(relative).toMatchObject({ ok: false, message: /adapters\.0\.path: must be an absolute path/ });
+    expect(parseEngineRequest(generate({ adapters: [{ path: "/a.gguf", scale: 40 }] })).ok).toBe(false);
+    expect(parseEngineRequest(generate({ kvPolicy: "sometimes" })).ok).toBe(false);
+    expect(parseEngineRequest({ id: 1, type: "embed", texts: [1] }).ok).toBe(false);
   });
 });

@@ -1,3 +1,4 @@
+import { isAbsolute } from "node:path";
 import { z } from "zod";
 import type { EngineRequest } from "./protocol";
 
@@ -6,11 +7,19 @@ const ChatTurnSchema = z.object({
   text: z.string(),
 });
 
+const AdapterUseSchema = z.object({
+  path: z.string().refine(isAbsolute, "must be an absolute path to an adapter file"),
+  // llama.cpp takes any float; beyond ±4 a LoRA only produces noise.
+  scale: z.number().min(-4).max(4),
+});
+
 const GenerateOptionsSchema = z.object({
   temperature: z.number().min(0).max(5),
   maxTokens: z.number().int().positive(),
   stop: z.array(z.string().min(1)).optional(),
   seed: z.number().int().optional(),
+  adapters: z.array(AdapterUseSchema).max(8).optional(),
+  kvPolicy: z.enum(["reevaluate", "sequence-per-set", "activated"]).optional(),
 });
 
 const id = z.number().int();
@@ -22,6 +31,7 @@ export const EngineRequestSchema = z.discriminatedUnion("type", [
     type: z.literal("load"),
     path: z.string().min(1),
     contextSize: z.number().int().positive().optional(),
+    sequences: z.number().int().min(1).max(16).optional(),
   }),
   z.object({ id, type: z.literal("unload") }),
   z.object({
@@ -32,6 +42,7 @@ export const EngineRequestSchema = z.discriminatedUnion("type", [
   }),
   z.object({ id, type: z.literal("abort"), target: id }),
   z.object({ id, type: z.literal("ping") }),
+  z.object({ id, type: z.literal("embed"), texts: z.array(z.string()).max(1024) }),
 ]);
 
 export type ParsedRequest = { ok: true; request: EngineRequest } | { ok: false; id: number; message: string };

@@ -1,4 +1,5 @@
 import { withLock } from "lifecycle-utils";
+import { AdapterError } from "./live-adapters";
 import type { LlamaBackend } from "./llama-backend";
 import { ModelLoadError, ModelSession } from "./model-session";
 import type { EngineErrorCode, EngineMessage, EngineRequest } from "./protocol";
@@ -78,6 +79,8 @@ export class EngineRuntime {
         return Promise.resolve(this.abort(request));
       case "ping":
         return Promise.resolve({ pid: process.pid });
+      case "embed":
+        return this.embed(request);
     }
   }
 
@@ -109,8 +112,11 @@ export class EngineRuntime {
         );
       }
       try {
-        this.session = await ModelSession.open(backend, request.path, request.contextSize, (progress) =>
-          this.send({ type: "progress", id: request.id, progress }),
+        this.session = await ModelSession.open(
+          backend,
+          request.path,
+          { contextSize: request.contextSize, sequences: request.sequences },
+          (progress) => this.send({ type: "progress", id: request.id, progress }),
         );
       } catch (error) {
         if (error instanceof ModelLoadError) throw new EngineFailure("model_load_failed", error.message);
@@ -138,16 +144,34 @@ export class EngineRuntime {
       return await withLock([this, "model"], async () => {
         const session = this.session;
         if (!session) throw new EngineFailure("no_model", "No model is loaded. Load a model first.");
-        return session.generate(
-          request.history,
-          request.options,
-          (text) => this.send({ type: "token", id: request.id, text }),
-          generation.controller.signal,
-        );
+        try {
+          return await session.generate(
+            request.history,
+            request.options,
+            (text) => this.send({ type: "token", id: request.id, text }),
+            generation.controller.signal,
+          );
+        } catch (error) {
+          if (error instanceof AdapterError) throw new EngineFailure("adapter_failed", error.message);
+          throw error;
+        }
       });
     } finally {
       this.generation = null;
     }
+  }
+
+  /**
+   * Embeddings under the base model. Waits for a generation in progress (the model lock) rather
+   * than answering "busy": the router embeds before it generates, so this is short.
+   */
+  private async embed(request: Request<"embed">): Promise<number[][]> {
+    if (this.disposed) throw new EngineFailure("internal", "The engine is shutting down.");
+    return withLock([this, "model"], async () => {
+      const session = this.session;
+      if (!session) throw new EngineFailure("no_model", "No model is loaded. Load a model first.");
+      return session.embed(request.texts);
+    });
   }
 
   private abort(request: Request<"abort">): { aborted: boolean } {

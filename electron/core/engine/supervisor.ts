@@ -15,6 +15,11 @@ import type {
 export interface EngineSupervisorOptions extends RestartPolicyOptions {
   /** Context size asked for on every load (capped by the model's training context). */
   contextSize?: number;
+  /**
+   * KV-cache sequences per context (each `contextSize` tokens): the "sequence-per-set" policy
+   * keeps one per adapter set. Default: the engine's (4).
+   */
+  sequences?: number;
   /** A process that has not said "ready" by then is killed and counts as a crash. Default 60 s. */
   readyTimeoutMs?: number;
 }
@@ -46,6 +51,8 @@ const ENGINE_CODES: Record<EngineErrorCode, ErrorCode> = {
   no_model: "no_model",
   busy: "busy",
   invalid_request: "invalid_input",
+  // The adapter named in the request is unusable (missing, not a LoRA, another base): bad input.
+  adapter_failed: "invalid_input",
   internal: "internal",
 };
 
@@ -102,7 +109,7 @@ export class EngineSupervisor implements EngineClient {
     await this.whenAvailable();
     try {
       const model = (await this.request(
-        { type: "load", path, contextSize: this.options.contextSize },
+        { type: "load", path, contextSize: this.options.contextSize, sequences: this.options.sequences },
         { action: "loading the model", onProgress },
       )) as LoadedModel;
       this.lastLoad = path;
@@ -138,6 +145,16 @@ export class EngineSupervisor implements EngineClient {
       { type: "generate", history, options },
       { action: "answering", onToken, signal },
     )) as GenerateResult;
+  }
+
+  /**
+   * Embeddings of `texts` under the base model, one L2-normalised vector per text. Rejects
+   * with ApiError("no_model") when no model is loaded.
+   */
+  async embed(texts: string[]): Promise<number[][]> {
+    if (texts.length === 0) return [];
+    await this.whenAvailable();
+    return (await this.request({ type: "embed", texts }, { action: "computing embeddings" })) as number[][];
   }
 
   onLifecycle(listener: (event: EngineLifecycleEvent) => void): () => void {
@@ -266,7 +283,12 @@ export class EngineSupervisor implements EngineClient {
     if (!this.lastLoad) return null;
     try {
       const model = (await this.request(
-        { type: "load", path: this.lastLoad, contextSize: this.options.contextSize },
+        {
+          type: "load",
+          path: this.lastLoad,
+          contextSize: this.options.contextSize,
+          sequences: this.options.sequences,
+        },
         { action: "reloading the model" },
       )) as LoadedModel;
       this._loaded = model;
