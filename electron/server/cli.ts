@@ -13,7 +13,8 @@ const USAGE = `Usage: npm run serve -- [--host 127.0.0.1] [--port 0] [--data-dir
   --port      TCP port; 0 picks a free one                     default 0
   --data-dir  database, demo model and adapters                default $MACARON_DATA_DIR or ~/.macaron
   --model     GGUF model to load at start
-  --api-key   key every API call must present                  default: a random key, printed`;
+  --api-key   key every API call must present                  default: a random key, printed
+  --max-tokens  answer length limit when a message sets none   default 1024`;
 
 function parse(argv: string[]) {
   const { values } = parseArgs({
@@ -25,6 +26,7 @@ function parse(argv: string[]) {
       model: { type: "string" },
       "api-key": { type: "string" },
       adapters: { type: "string" },
+      "max-tokens": { type: "string" },
       help: { type: "boolean", short: "h", default: false },
     },
     strict: true,
@@ -33,6 +35,9 @@ function parse(argv: string[]) {
   const port = Number(values.port);
   if (!Number.isInteger(port) || port < 0 || port > 65535)
     throw new Error(`--port must be 0..65535, not ${values.port}`);
+  const maxTokens = values["max-tokens"] === undefined ? undefined : Number(values["max-tokens"]);
+  if (maxTokens !== undefined && (!Number.isInteger(maxTokens) || maxTokens < 1 || maxTokens > 32768))
+    throw new Error(`--max-tokens must be 1..32768, not ${values["max-tokens"]}`);
   if (values["api-key"] !== undefined && values["api-key"].trim() === "")
     throw new Error("--api-key must not be empty");
   return {
@@ -43,6 +48,7 @@ function parse(argv: string[]) {
     model: values.model,
     apiKey: values["api-key"],
     adapters: values.adapters,
+    maxTokens,
   };
 }
 
@@ -66,6 +72,7 @@ async function main(): Promise<number> {
     dataDir: args.dataDir,
     model: args.model,
     apiKey: args.apiKey,
+    defaultMaxTokens: args.maxTokens,
   });
   if (server.modelError)
     console.error(`error: could not load ${args.model}: ${server.modelError} (serving without a model)`);

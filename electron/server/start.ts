@@ -26,6 +26,8 @@ export interface StartServerOptions {
   rendererDir?: string;
   /** Default: the engine forked with child_process. */
   spawnEngine?: SpawnEngine;
+  /** Answer length when a call does not set one. */
+  defaultMaxTokens?: number;
 }
 
 export interface RunningServer {
@@ -73,6 +75,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     dataDir: options.dataDir,
     spawnEngine: options.spawnEngine ?? spawnNodeEngine(),
     initialModel: options.model,
+    defaultMaxTokens: options.defaultMaxTokens,
   });
   let app: FastifyInstance;
   try {

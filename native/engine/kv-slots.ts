@@ -74,6 +74,11 @@ export class KvSlots {
     return slot;
   }
 
+  /** Drop every cached token: the next turn on any slot evaluates its whole history. */
+  async clear(): Promise<void> {
+    for (const slot of this.slots) await slot.sequence.clearHistory();
+  }
+
   /** Free the chats (the context owns the sequences and frees them with itself). */
   dispose(): void {
     for (const slot of this.slots) slot.chat.dispose();

@@ -2,13 +2,21 @@ import { ApiError } from "../../api/errors";
 import { RoutingClassifier, type LabelledVector } from "./classifier";
 import { blendDecision, compare, pinnedDecision } from "./manual-modes";
 import { textHash, type RouterStore } from "./store";
-import type { DecideInput, EmbedFn, OverrideInput, RouterCandidate, RouterClock, RouterDecision } from "./types";
+import type {
+  DecideInput,
+  EmbedFn,
+  OverrideInput,
+  RouterCandidate,
+  RouterClock,
+  RouterDecision,
+} from "./types";
 
 /**
  * Below this top probability an auto decision blends the two most likely adapters in
  * proportion to their probabilities instead of betting on one. 0.5: under it the classifier
- * itself says the top adapter is more likely wrong than right. In-domain prompts on the tiny
- * test model score 0.6–1.0; off-topic text lands around 0.3–0.5 and gets the blend.
+ * itself says the top adapter is more likely wrong than right. Held-out prompts close to the
+ * routing examples score 0.6–1.0 on the tiny test model; unfamiliar wording often lands in
+ * 0.3–0.5 and gets the blend (see router.engine.test.ts).
  */
 export const LOW_CONFIDENCE_THRESHOLD = 0.5;
 /** A user's override counts as this many seed examples: it is a real label for a real turn. */
@@ -102,7 +110,8 @@ export class AdapterRouter {
   async recordOverride(input: OverrideInput): Promise<void> {
     const text = input.text.trim();
     if (text === "") throw new ApiError("invalid_input", "an override needs the text of the turn");
-    if (input.chosenAdapterId.trim() === "") throw new ApiError("invalid_input", "an override needs an adapter id");
+    if (input.chosenAdapterId.trim() === "")
+      throw new ApiError("invalid_input", "an override needs an adapter id");
     const hash = textHash(text);
     // Stored before embedding: the label is what matters; a vector missing now (engine
     // restarting) is embedded at the next decision.
@@ -124,9 +133,18 @@ export class AdapterRouter {
     this.index = null;
   }
 
-  private async auto(text: string, candidates: readonly RouterCandidate[]): Promise<Omit<RouterDecision, "latencyMs">> {
+  private async auto(
+    text: string,
+    candidates: readonly RouterCandidate[],
+  ): Promise<Omit<RouterDecision, "latencyMs">> {
     if (candidates.length === 0) {
-      return { mode: "auto", adapters: [], confidence: 0, scores: {}, reason: "auto: no adapters enabled; base model" };
+      return {
+        mode: "auto",
+        adapters: [],
+        confidence: 0,
+        scores: {},
+        reason: "auto: no adapters enabled; base model",
+      };
     }
     if (text.trim() === "") return this.fallback(candidates, "empty text");
     let probabilities: Map<string, number>;
@@ -136,7 +154,10 @@ export class AdapterRouter {
       const [vector] = await this.embed([text.trim()]);
       probabilities = classifier.classify(vector ?? []);
     } catch (error) {
-      return this.fallback(candidates, `embedding failed: ${error instanceof Error ? error.message : String(error)}`);
+      return this.fallback(
+        candidates,
+        `embedding failed: ${error instanceof Error ? error.message : String(error)}`,
+      );
     }
 
     const scores = Object.fromEntries(candidates.map((c) => [c.id, probabilities.get(c.id) ?? 0]));
@@ -173,7 +194,9 @@ export class AdapterRouter {
   }
 
   private fallback(candidates: readonly RouterCandidate[], why: string): Omit<RouterDecision, "latencyMs"> {
-    const chat = candidates.find((c) => c.id === FALLBACK_ADAPTER_ID) ?? candidates.find((c) => c.domain === FALLBACK_ADAPTER_ID);
+    const chat =
+      candidates.find((c) => c.id === FALLBACK_ADAPTER_ID) ??
+      candidates.find((c) => c.domain === FALLBACK_ADAPTER_ID);
     return {
       mode: "auto",
       adapters: chat ? [{ id: chat.id, scale: chat.defaultScale }] : [],
@@ -202,17 +225,26 @@ export class AdapterRouter {
     return classifier;
   }
 
-  private async buildClassifier(modelKey: string, candidates: readonly RouterCandidate[]): Promise<RoutingClassifier> {
+  private async buildClassifier(
+    modelKey: string,
+    candidates: readonly RouterCandidate[],
+  ): Promise<RoutingClassifier> {
     const ids = new Set(candidates.map((c) => c.id));
     const seeds = candidates.flatMap((c) =>
-      c.routingExamples.map((t) => t.trim()).filter((t) => t !== "").map((text) => ({ label: c.id, text, seed: true })),
+      c.routingExamples
+        .map((t) => t.trim())
+        .filter((t) => t !== "")
+        .map((text) => ({ label: c.id, text, seed: true })),
     );
     const learned = this.deps.store
       .listLearned()
       .filter((e) => ids.has(e.adapterId))
       .map((e) => ({ label: e.adapterId, text: e.text, seed: false }));
     const all = [...seeds, ...learned];
-    const vectors = await this.vectorsFor(modelKey, all.map((e) => e.text));
+    const vectors = await this.vectorsFor(
+      modelKey,
+      all.map((e) => e.text),
+    );
     const examples: LabelledVector[] = all.map((e) => ({
       label: e.label,
       vector: vectors.get(textHash(e.text)) ?? new Float32Array(),
@@ -244,11 +276,14 @@ export class AdapterRouter {
   private async embed(texts: string[]): Promise<Float32Array[]> {
     const vectors = await this.deps.embed(texts);
     if (!Array.isArray(vectors) || vectors.length !== texts.length) {
-      throw new Error(`the engine returned ${Array.isArray(vectors) ? vectors.length : "no"} embeddings for ${texts.length} texts`);
+      throw new Error(
+        `the engine returned ${Array.isArray(vectors) ? vectors.length : "no"} embeddings for ${texts.length} texts`,
+      );
     }
     return vectors.map((v) => {
       const vector = Float32Array.from(v);
-      if (vector.length === 0 || !vector.every(Number.isFinite)) throw new Error("the engine returned an invalid embedding");
+      if (vector.length === 0 || !vector.every(Number.isFinite))
+        throw new Error("the engine returned an invalid embedding");
       return vector;
     });
   }

@@ -45,7 +45,8 @@ export class RoutingClassifier {
 
   constructor(examples: readonly LabelledVector[], options: ClassifierOptions = {}) {
     this.temperature = options.temperature ?? KERNEL_TEMPERATURE;
-    if (!(this.temperature > 0)) throw new Error(`classifier temperature must be > 0, got ${this.temperature}`);
+    if (!(this.temperature > 0))
+      throw new Error(`classifier temperature must be > 0, got ${this.temperature}`);
     const first = examples[0];
     this.dimension = first ? first.vector.length : 0;
     for (const e of examples) {

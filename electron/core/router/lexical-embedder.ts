@@ -7,9 +7,9 @@ import type { EmbedFn } from "./types";
  */
 export function lexicalEmbedder(dimension = 64): EmbedFn & { calls: string[][] } {
   const calls: string[][] = [];
-  const embed = async (texts: string[]): Promise<number[][]> => {
+  const embed = (texts: string[]): Promise<number[][]> => {
     calls.push([...texts]);
-    return texts.map((text) => embedText(text, dimension));
+    return Promise.resolve(texts.map((text) => embedText(text, dimension)));
   };
   return Object.assign(embed, { calls });
 }

@@ -45,7 +45,8 @@ export function blendDecision(
     }
     if (scale > 0) adapters.push({ id, scale });
   }
-  if (adapters.length === 0) throw new ApiError("invalid_input", "a blend needs at least one adapter with a scale above 0");
+  if (adapters.length === 0)
+    throw new ApiError("invalid_input", "a blend needs at least one adapter with a scale above 0");
   adapters.sort((a, b) => b.scale - a.scale || compare(a.id, b.id));
   const total = adapters.reduce((sum, a) => sum + a.scale, 0);
   const scales = new Map(adapters.map((a) => [a.id, a.scale]));
@@ -62,7 +63,10 @@ function findCandidate(id: string, candidates: readonly RouterCandidate[]): Rout
   const candidate = candidates.find((c) => c.id === id);
   if (candidate) return candidate;
   const enabled = candidates.map((c) => c.id).join(", ") || "none";
-  throw new ApiError("invalid_input", `adapter "${id}" is not installed or not enabled (enabled: ${enabled})`);
+  throw new ApiError(
+    "invalid_input",
+    `adapter "${id}" is not installed or not enabled (enabled: ${enabled})`,
+  );
 }
 
 /** Code-unit order, independent of the locale: decisions must not depend on the machine. */

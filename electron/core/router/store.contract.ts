@@ -24,7 +24,9 @@ export function routerStoreContract(name: string, makeStore: () => RouterStore):
       expect(store.getVectors("model-b", [textHash("hi")]).size).toBe(0);
       // Replacing a vector keeps one entry.
       store.putVectors("model-a", new Map([[textHash("hi"), Float32Array.from([1, 2, 3])]]));
-      expect(Array.from(store.getVectors("model-a", [textHash("hi")]).get(textHash("hi")) ?? [])).toEqual([1, 2, 3]);
+      expect(Array.from(store.getVectors("model-a", [textHash("hi")]).get(textHash("hi")) ?? [])).toEqual([
+        1, 2, 3,
+      ]);
     });
 
     it("lists learned examples oldest first and keeps the newest N per adapter", () => {

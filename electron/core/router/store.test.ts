@@ -10,7 +10,10 @@ describe("MemoryRouterStore", () => {
     const v = Float32Array.from([1, 2]);
     store.putVectors("m", new Map([[textHash("a"), v]]));
     v[0] = 99;
-    store.getVectors("m", [textHash("a")]).get(textHash("a"))?.fill(7);
+    store
+      .getVectors("m", [textHash("a")])
+      .get(textHash("a"))
+      ?.fill(7);
     expect(Array.from(store.getVectors("m", [textHash("a")]).get(textHash("a")) ?? [])).toEqual([1, 2]);
   });
 });

@@ -13,11 +13,14 @@ export function Composer() {
   const error = useAppState((s) => s.composerError);
   const streaming = useAppState((s) => (s.currentId ? isStreaming(s.messages[s.currentId]) : false));
   const hasModel = useAppState((s) => !!s.engine?.model);
+  // While a model loads the box is disabled (it keeps its text): Enter cannot silently do nothing.
+  const loadingModel = useAppState((s) => s.modelBusy || s.engine?.state === "loading");
 
   const canSend = ready && !sending && !streaming && text.trim().length > 0;
 
   const send = async () => {
-    if (!canSend) return;
+    // Without a model, Enter still goes to the controller, which says why nothing was sent.
+    if (sending || streaming || loadingModel || !text.trim()) return;
     const sent = text;
     // The text is cleared only once the core accepted it: a failed send keeps what was typed.
     if (await controller.send(sent)) setText((current) => (current === sent ? "" : current));
@@ -49,7 +52,14 @@ export function Composer() {
           className="composer__input"
           aria-label="Message"
           aria-keyshortcuts="Control+L Meta+L /"
-          placeholder={hasModel ? "Message Macaron…" : "Load a model to start chatting"}
+          placeholder={
+            loadingModel
+              ? "Loading the model…"
+              : hasModel
+                ? "Message Macaron…"
+                : "Load a model to start chatting"
+          }
+          disabled={loadingModel}
           title="Enter sends, Shift+Enter adds a line"
           rows={1}
           value={text}

@@ -210,8 +210,17 @@ describe("AppController", () => {
     expect(app.store.getState().engine?.state).toBe("idle");
   });
 
+  it("says why nothing was sent when no model is loaded", async () => {
+    const api = new FakeApi();
+    const app = await started(api);
+    expect(await app.send("hi")).toBe(false);
+    expect(app.store.getState().composerError).toMatch(/No model is loaded/);
+    expect(api.calls.map(([m]) => m)).not.toContain("chat.send");
+  });
+
   it("keeps the failure as composerError (the composer keeps the text)", async () => {
     const api = new FakeApi();
+    api.engine = demo;
     const app = await started(api);
     api.failNext = new ApiError("no_model", "No model is loaded.");
     expect(await app.send("hi")).toBe(false);

@@ -6,7 +6,7 @@
 import type { Conversation, EngineStatus } from "../../../electron/api";
 import { errorMessage } from "../api";
 import type { RendererApi } from "../api";
-import { createAppStore } from "./app-store";
+import { canChat, createAppStore } from "./app-store";
 import type { AppState, AppStore } from "./app-store";
 import {
   applyDeltas,
@@ -91,6 +91,10 @@ export class AppController {
     const trimmed = text.trim();
     const state = this.store.getState();
     if (!trimmed || state.sending) return false;
+    if (!canChat(state)) {
+      this.set({ composerError: "No model is loaded yet. Open a model or try the demo model first." });
+      return false;
+    }
     this.set({ sending: true, composerError: null });
     try {
       let id = state.currentId;
