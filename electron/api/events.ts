@@ -10,6 +10,8 @@ export const events = {
   "engine.status": EngineStatus,
   /** A conversation was created, renamed, touched by a new message, or deleted (`deleted`). */
   "conversations.changed": z.object({ conversation: Conversation.nullable(), deletedId: Id.nullable() }),
+  /** Adapters were installed, removed, enabled/disabled or rescaled. */
+  "adapters.changed": z.object({}),
 } as const;
 
 export type Events = typeof events;

@@ -4,7 +4,9 @@
  */
 import { z } from "zod";
 import {
+  AdapterInfo,
   AdapterSelection,
+  AppSettings,
   Conversation,
   ConversationDetail,
   EngineStatus,
@@ -55,8 +57,44 @@ export const methods = {
       .strict(),
     output: z.object({ userMessage: Message, assistantMessage: Message }),
   },
+  /**
+   * "Answer again": generate a new answer to the last user message, optionally with other
+   * adapters ("answer again with Coding"). The previous answer is kept in the database but
+   * leaves the transcript; an explicit adapter choice teaches the router.
+   */
+  "chat.regenerate": {
+    input: z.object({ conversationId: Id, adapters: AdapterSelection.optional() }).strict(),
+    output: z.object({ assistantMessage: Message }),
+  },
   /** Stop the generation running in a conversation; the partial answer is kept as "stopped". */
   "chat.stop": { input: z.object({ conversationId: Id }).strict(), output: z.object({ stopped: z.boolean() }) },
+
+  /** Pin an adapter or a blend for a conversation ("auto" to let the router decide again). */
+  "conversations.setAdapters": {
+    input: z.object({ id: Id, adapters: AdapterSelection }).strict(),
+    output: Conversation,
+  },
+
+  "adapters.list": { input: Empty, output: z.array(AdapterInfo) },
+  /** Validate (GGUF, architecture, every tensor shape against the base) and install a LoRA file. */
+  "adapters.install": { input: z.object({ path: z.string().min(1).max(4096) }).strict(), output: AdapterInfo },
+  "adapters.update": {
+    input: z
+      .object({ id: Id, enabled: z.boolean().optional(), scale: z.number().min(0).max(2).optional() })
+      .strict(),
+    output: AdapterInfo,
+  },
+  "adapters.remove": { input: z.object({ id: Id }).strict(), output: z.object({ removed: z.boolean() }) },
+  /** Answer one test prompt with the base alone and with the adapter, for a side-by-side view. */
+  "adapters.compare": {
+    input: z
+      .object({ adapterId: Id, prompt: z.string().min(1).max(4000), maxTokens: z.number().int().min(1).max(512).optional() })
+      .strict(),
+    output: z.object({ base: z.string(), adapter: z.string() }),
+  },
+
+  "settings.get": { input: Empty, output: AppSettings },
+  "settings.update": { input: AppSettings.partial().strict(), output: AppSettings },
 } as const;
 
 export type Methods = typeof methods;

@@ -35,11 +35,25 @@ export const EngineStatus = z.object({
 });
 export type EngineStatus = z.infer<typeof EngineStatus>;
 
+/**
+ * Which adapters answer a turn: "auto" (the router decides), one pinned adapter, or a blend of
+ * adapters with scales. "base" answers with the frozen base model alone.
+ */
+export const AdapterSelection = z.union([
+  z.literal("auto"),
+  z.literal("base"),
+  z.object({ pinned: Id }).strict(),
+  z.object({ blend: z.record(Id, z.number().min(0).max(2)) }).strict(),
+]);
+export type AdapterSelection = z.infer<typeof AdapterSelection>;
+
 export const Conversation = z.object({
   id: Id,
   title: z.string(),
   createdAt: z.number().int(),
   updatedAt: z.number().int(),
+  /** The conversation's adapter choice (a pin or blend the user set), "auto" by default. */
+  adapters: AdapterSelection.default("auto"),
 });
 export type Conversation = z.infer<typeof Conversation>;
 
@@ -66,6 +80,20 @@ export const GenerationStats = z.object({
 });
 export type GenerationStats = z.infer<typeof GenerationStats>;
 
+/** One adapter as it was applied to a turn. */
+export const AppliedAdapter = z.object({ id: Id, version: z.string(), scale: z.number() });
+export type AppliedAdapter = z.infer<typeof AppliedAdapter>;
+
+/** What the router decided for an assistant turn, shown under the answer and stored with it. */
+export const RoutingInfo = z.object({
+  mode: z.enum(["auto", "pinned", "blend", "base"]),
+  adapters: z.array(AppliedAdapter),
+  confidence: z.number().min(0).max(1),
+  reason: z.string(),
+  latencyMs: z.number().nonnegative(),
+});
+export type RoutingInfo = z.infer<typeof RoutingInfo>;
+
 export const Message = z.object({
   id: Id,
   conversationId: Id,
@@ -75,6 +103,8 @@ export const Message = z.object({
   error: z.string().nullable(),
   createdAt: z.number().int(),
   stats: GenerationStats.nullable(),
+  /** Assistant turns: which adapters answered and how sure the router was. */
+  routing: RoutingInfo.nullable().default(null),
 });
 export type Message = z.infer<typeof Message>;
 
@@ -84,12 +114,47 @@ export const ConversationDetail = z.object({
 });
 export type ConversationDetail = z.infer<typeof ConversationDetail>;
 
-/** Which adapters answer a turn. Only "auto" exists until the Mixture-of-LoRA work lands. */
-export const AdapterSelection = z.literal("auto");
-export type AdapterSelection = z.infer<typeof AdapterSelection>;
-
 export const SamplingSettings = z.object({
   temperature: z.number().min(0).max(2).optional(),
   maxTokens: z.number().int().min(1).max(32768).optional(),
 });
 export type SamplingSettings = z.infer<typeof SamplingSettings>;
+
+/** An installed specialist adapter, as the Adapters panel shows it. */
+export const AdapterInfo = z.object({
+  id: Id,
+  name: z.string(),
+  domain: z.string(),
+  version: z.string(),
+  description: z.string(),
+  sha256: z.string(),
+  sizeBytes: z.number().int().nonnegative(),
+  enabled: z.boolean(),
+  /** The scale used when the adapter answers alone (user-set, starts at the manifest default). */
+  scale: z.number().min(0).max(2),
+  defaultScale: z.number().min(0).max(2),
+  base: z.object({
+    architecture: z.string(),
+    embeddingLength: z.number().int().nonnegative(),
+    baseName: z.string().nullable(),
+  }),
+  /** Whether it fits the loaded base model (null when no model is loaded), and why not. */
+  fitsLoadedModel: z.boolean().nullable(),
+  incompatibleReason: z.string().nullable(),
+  usageCount: z.number().int().nonnegative(),
+  installedAt: z.number().int(),
+  lineage: z.object({ parent: z.string().nullable(), trainedFrom: z.string() }),
+});
+export type AdapterInfo = z.infer<typeof AdapterInfo>;
+
+/**
+ * KV-cache policy when the adapter set changes between turns (see native/engine/protocol.ts):
+ * exact re-evaluation, one cached sequence per adapter set, or activated-LoRA style.
+ */
+export const KvPolicySetting = z.enum(["reevaluate", "sequence-per-set", "activated"]);
+export type KvPolicySetting = z.infer<typeof KvPolicySetting>;
+
+export const AppSettings = z.object({
+  kvPolicy: KvPolicySetting,
+});
+export type AppSettings = z.infer<typeof AppSettings>;
