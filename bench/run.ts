@@ -3,6 +3,7 @@
  * a table; ratios compare against a baseline measured in the same run.
  */
 import { parseArgs } from "node:util";
+import { benchAdapters } from "./adapters";
 import { benchServe } from "./serve";
 
 const { positionals, values } = parseArgs({
@@ -16,6 +17,9 @@ const { positionals, values } = parseArgs({
 
 const benches: Record<string, () => Promise<void>> = {
   serve: () => benchServe({ size: values.size!, runs: Number(values.runs), tokens: Number(values.tokens) }),
+  // Defaults to "small" (a quick run); "--size bench" gives the numbers that matter.
+  adapters: () =>
+    benchAdapters({ size: process.argv.includes("--size") ? values.size! : "small", runs: Number(values.runs) }),
 };
 
 const names = positionals.length > 0 ? positionals : Object.keys(benches);

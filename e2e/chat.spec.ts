@@ -65,14 +65,17 @@ test("a second conversation is listed beside the first and both survive a server
   await expect(chat.assistantMessages()).toHaveCount(1);
   await expect(chat.send).toBeVisible();
 
-  const dataDir = server.dataDir;
-  await server.stop();
-  server = await ServerProcess.start({ dataDir });
+  const first = server;
+  await first.stop({ keepData: true });
+  // The restarted server owns nothing; the first one cleans the dir up at the end.
+  server = await ServerProcess.start({ dataDir: first.dataDir });
   await chat.open(server.url);
   await expect(chat.conversations.getByText("first conversation")).toBeVisible();
   await expect(chat.conversations.getByText("second conversation")).toBeVisible();
   await chat.conversations.getByText("first conversation").click();
   await expect(chat.userMessages()).toHaveText([/first conversation/]);
+  await server.stop();
+  await first.stop();
 });
 
 test("the engine killed mid-answer: the turn shows an error, and the next message works", async ({ page }) => {

@@ -89,7 +89,8 @@ export class ServerProcess {
     }
   }
 
-  async stop(): Promise<void> {
+  /** Stops the server; its data dir is removed unless `keepData` (a test restarts on it). */
+  async stop({ keepData = false }: { keepData?: boolean } = {}): Promise<void> {
     if (this.proc.exitCode === null && this.proc.signalCode === null) {
       const exited = new Promise((r) => this.proc.once("exit", r));
       this.proc.kill("SIGTERM");
@@ -97,7 +98,7 @@ export class ServerProcess {
       await exited;
       clearTimeout(timer);
     }
-    if (this.ownsDataDir) rmSync(this.dataDir, { recursive: true, force: true });
+    if (this.ownsDataDir && !keepData) rmSync(this.dataDir, { recursive: true, force: true });
   }
 }
 

@@ -1,11 +1,39 @@
-import type { EngineStatus, EventName, EventPayload, Result } from "../api";
-import type { EngineClient, SpawnEngine } from "./engine/types";
+import type {
+  AdapterInfo,
+  AdapterSelection,
+  EngineStatus,
+  EventName,
+  EventPayload,
+  Result,
+  RoutingInfo,
+} from "../api";
+import type { AdapterUse, EngineClient, KvPolicy, SpawnEngine } from "./engine/types";
 
 export type EventListener = <E extends EventName>(event: E, payload: EventPayload<E>) => void;
 
 /** Who is calling: transports pass it so that handlers and logs know the origin. */
 export interface CallContext {
   transport: "ipc" | "http";
+}
+
+/** An adapter selection resolved for one generation: what to pass to the engine, and why. */
+export interface ResolvedSelection {
+  routing: RoutingInfo;
+  /** For GenerateOptions.adapters ([] = the base model alone). */
+  adapters: AdapterUse[];
+  /** For GenerateOptions.kvPolicy (the user's setting). */
+  kvPolicy: KvPolicy;
+}
+
+/** What the OpenAI-compatible endpoints need of the adapters, without reaching into the database. */
+export interface CoreAdapters {
+  /** Installed adapters that are enabled and do not misfit the loaded base (/v1/models). */
+  listEnabled(): Promise<AdapterInfo[]>;
+  /**
+   * Resolve a selection for a generation whose last user text is `text` (the router decides
+   * for "auto"). Throws ApiError("invalid_input") for unknown, disabled or misfitting adapters.
+   */
+  resolve(selection: AdapterSelection, text: string): Promise<ResolvedSelection>;
 }
 
 /**
@@ -19,6 +47,8 @@ export interface Core {
   subscribe(listener: EventListener): () => void;
   /** The engine, for the OpenAI-compatible endpoints (stateless generation). */
   readonly engine: EngineClient;
+  /** The installed adapters and the router, for the OpenAI-compatible endpoints. */
+  readonly adapters: CoreAdapters;
   engineStatus(): EngineStatus;
   close(): Promise<void>;
 }
@@ -31,4 +61,6 @@ export interface CoreOptions {
   initialModel?: string;
   /** Defaults for generation when a call gives none. */
   defaultMaxTokens?: number;
+  /** Part of the harness version stamped on every turn; default: package.json's version. */
+  appVersion?: string;
 }

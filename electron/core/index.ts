@@ -1,11 +1,19 @@
 import type { Database } from "better-sqlite3";
 import { mkdirSync } from "node:fs";
 import { ensureDemoModel } from "../../native/gguf/fixtures";
+import packageJson from "../../package.json";
+import { adapterHandlers } from "./adapters/adapter-handlers";
+import { AdapterRegistry } from "./adapters/adapter-registry";
+import { AdapterRouting } from "./adapters/adapter-routing";
+import { AdapterStore } from "./adapters/adapter-store";
+import { installDemoAdapters } from "./adapters/bundled-adapters";
+import { SqliteRouterStore } from "./adapters/sqlite-router-store";
 import { chatHandlers } from "./chat/chat-handlers";
-import { TurnPipeline } from "./chat/turn-pipeline";
+import { DEFAULT_SYSTEM_PROMPT, TurnPipeline } from "./chat/turn-pipeline";
 import { conversationHandlers } from "./conversations/conversation-handlers";
 import { ConversationStore } from "./conversations/conversation-store";
 import { MessageStore } from "./conversations/message-store";
+import type { EventPayload } from "../api";
 import type { Core, CoreOptions } from "./core-types";
 import { databasePath, openDatabase } from "./db/database";
 import { dispatch, type Log } from "./dispatch";
@@ -13,10 +21,15 @@ import { EngineSupervisor } from "./engine/supervisor";
 import type { EngineClient } from "./engine/types";
 import { EventBus } from "./events/event-bus";
 import type { Handlers } from "./handlers";
+import { harnessParts, harnessVersion } from "./harness";
 import { EngineQueue } from "./models/engine-queue";
 import { ggufInspector } from "./models/gguf-inspector";
 import { modelHandlers } from "./models/model-handlers";
+import { ModelFingerprint } from "./models/model-fingerprint";
 import { type ModelInspector, ModelService } from "./models/model-service";
+import { AdapterRouter } from "./router";
+import { AppSettingsService } from "./settings/app-settings";
+import { settingsHandlers } from "./settings/settings-handlers";
 import { SettingsStore } from "./settings/settings-store";
 
 export type { Core, CoreOptions, CallContext, EventListener } from "./core-types";
@@ -30,6 +43,9 @@ export interface CoreParts {
   systemPrompt?: string;
   inspector?: ModelInspector;
   ensureDemoModel?: (dir: string) => Promise<string>;
+  /** Install the demo adapters when the demo model is opened with none installed (default true). */
+  demoAdapters?: boolean;
+  appVersion?: string;
   log?: Log;
 }
 
@@ -44,6 +60,7 @@ export async function createCore(options: CoreOptions): Promise<Core> {
       dataDir: options.dataDir,
       initialModel: options.initialModel,
       defaultMaxTokens: options.defaultMaxTokens,
+      appVersion: options.appVersion,
     },
     () => new EngineSupervisor(options.spawnEngine),
   );
@@ -83,6 +100,27 @@ export async function assembleCore(parts: CoreParts, makeEngine: () => EngineCli
     dataDir: parts.dataDir,
     log,
   });
+  const systemPrompt = parts.systemPrompt ?? DEFAULT_SYSTEM_PROMPT;
+  const appSettings = new AppSettingsService(settings);
+  const kvPolicy = () => appSettings.get().kvPolicy;
+  const fingerprint = new ModelFingerprint(settings);
+  const registry = new AdapterRegistry({
+    store: new AdapterStore(db),
+    dataDir: parts.dataDir,
+    events,
+    basePath: () => engine.loaded?.path ?? null,
+    log,
+  });
+  const router = new AdapterRouter({
+    embed: (texts) => engine.embed(texts),
+    // Embeddings are cached per model: by its sha256 once known, by its path until then.
+    modelKey: () => {
+      const path = engine.loaded?.path;
+      return path ? (fingerprint.knownSha256(path) ?? path) : "no-model";
+    },
+    store: new SqliteRouterStore(db),
+  });
+  const routing = new AdapterRouting({ registry, router, log });
   const pipeline = new TurnPipeline({
     db,
     conversations,
@@ -91,12 +129,35 @@ export async function assembleCore(parts: CoreParts, makeEngine: () => EngineCli
     events,
     systemPrompt: parts.systemPrompt,
     defaultMaxTokens: parts.defaultMaxTokens,
+    routing,
+    harnessVersion: harnessVersion(parts.appVersion ?? packageJson.version, harnessParts(systemPrompt)),
+    kvPolicy,
+    modelHashes: fingerprint,
     log,
   });
+  // After each load: hash the model file (turn records) in the background, never per turn.
+  const unsubscribeLoads = events.subscribe((event, payload) => {
+    if (event !== "engine.status") return;
+    const status = payload as EventPayload<"engine.status">;
+    if (status.state !== "ready" || !status.model) return;
+    fingerprint.sha256(status.model.path).catch((err: unknown) => log("could not hash the model file", err));
+  });
+  const models_ = modelHandlers(models);
   const handlers: Handlers = {
-    ...conversationHandlers({ conversations, messages, pipeline, events }),
+    ...conversationHandlers({ conversations, messages, pipeline, events, routing }),
     ...chatHandlers(pipeline),
-    ...modelHandlers(models),
+    ...models_,
+    "models.openDemo": async (input, ctx) => {
+      const status = await models_["models.openDemo"](input, ctx);
+      if (parts.demoAdapters !== false) {
+        await installDemoAdapters(registry, parts.dataDir).catch((err: unknown) =>
+          log("could not install the demo adapters", err),
+        );
+      }
+      return status;
+    },
+    ...adapterHandlers(registry, { engine, registry, systemPrompt, kvPolicy }),
+    ...settingsHandlers(appSettings),
   };
 
   let startup: Promise<void>;
@@ -118,10 +179,20 @@ export async function assembleCore(parts: CoreParts, makeEngine: () => EngineCli
     dispatch: (method, input, ctx) => dispatch(handlers, method, input, ctx, log),
     subscribe: (listener) => events.subscribe(listener),
     engine,
+    adapters: {
+      listEnabled: async () =>
+        (await registry.list()).filter((a) => a.enabled && a.fitsLoadedModel !== false),
+      resolve: async (selection, text) => {
+        const resolved = await routing.resolve(selection, text);
+        return { routing: resolved.routing, adapters: resolved.adapters, kvPolicy: kvPolicy() };
+      },
+    },
     engineStatus: () => models.status(),
     close: () => {
       closing ??= (async () => {
         await pipeline.close();
+        unsubscribeLoads();
+        router.dispose();
         await startup.catch(() => undefined);
         await models.close();
         await engine.close().catch((err: unknown) => log("closing the engine failed", err));

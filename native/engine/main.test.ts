@@ -62,6 +62,8 @@ describe("engine process (native/engine/main.ts)", () => {
     expect(await reply(9)).toMatchObject({ type: "error", code: "no_model" });
     child.send({ id: 10, type: "abort", target: 9 });
     expect(await reply(10)).toEqual({ type: "result", id: 10, value: { aborted: false } });
+    child.send({ id: 11, type: "embed", texts: ["hello"] });
+    expect(await reply(11)).toMatchObject({ type: "error", code: "no_model" });
   });
 
   it("exits when its parent disconnects, so no engine outlives the app", async () => {

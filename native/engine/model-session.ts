@@ -73,7 +73,15 @@ export class ModelSession {
     try {
       const contextSize = Math.min(model.trainContextSize, options.contextSize ?? DEFAULT_CONTEXT_SIZE);
       const sequences = options.sequences ?? DEFAULT_SEQUENCES;
-      const context = await model.createContext({ contextSize, sequences, threads: backend.threads });
+      let context: LlamaContext;
+      try {
+        context = await model.createContext({ contextSize, sequences, threads: backend.threads });
+      } catch (error) {
+        // Every sequence holds a full KV cache. Better one cache (sequence-per-set then acts
+        // like reevaluate: one set cached at a time, still exact) than no model at all.
+        if (!(error instanceof InsufficientMemoryError) || sequences === 1) throw error;
+        context = await model.createContext({ contextSize, sequences: 1, threads: backend.threads });
+      }
       const info: LoadedModel = {
         path,
         contextSize: context.contextSize,

@@ -21,8 +21,11 @@ export interface AdapterUse {
  * evaluated under:
  * - "reevaluate": exact — the history is evaluated again under the new adapters.
  * - "sequence-per-set": one cached sequence per adapter set; exact, costs context memory.
- * - "activated": activated-LoRA style — the history stays as evaluated under the base model,
- *   adapters apply only to the new turn's tokens.
+ * - "activated": activated-LoRA style — the cached history is never re-evaluated; adapters
+ *   apply only to the tokens after the cached prefix (the new user turn and the answer). Each
+ *   cached token keeps the keys/values of the turn that first evaluated it (under the base or
+ *   under that turn's adapters), so it is exact only when the cached prefix was evaluated under
+ *   the same set or the adapters touch only the output layer (see native/engine/kv-slots.ts).
  */
 export type KvPolicy = "reevaluate" | "sequence-per-set" | "activated";
 

@@ -48,13 +48,14 @@ export const TINY_MODEL_SHAPES: Readonly<Record<TinyModelSize, TinyModelShape>> 
     tensorType: "F32",
   },
   // ~99M parameters in F16: big enough that prompt processing costs something real.
+  // 12k context: bench/adapters.ts measures turns on an 8k-token history.
   bench: {
     embedding: 768,
     layers: 12,
     heads: 12,
     kvHeads: 12,
     feedForward: 2560,
-    contextLength: 4096,
+    contextLength: 12288,
     tensorType: "F16",
   },
 };

@@ -3,7 +3,8 @@ import type { TurnPipeline } from "./turn-pipeline";
 
 export function chatHandlers(pipeline: TurnPipeline): DomainHandlers<"chat"> {
   return {
-    "chat.send": ({ conversationId, text, sampling }) => pipeline.send({ conversationId, text, sampling }),
+    "chat.send": (input) => pipeline.send(input),
+    "chat.regenerate": (input) => pipeline.regenerate(input),
     "chat.stop": ({ conversationId }) => ({ stopped: pipeline.stop(conversationId) }),
   };
 }

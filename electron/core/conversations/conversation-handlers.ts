@@ -1,4 +1,5 @@
 import { ApiError } from "../../api";
+import type { AdapterRouting } from "../adapters/adapter-routing";
 import type { TurnPipeline } from "../chat/turn-pipeline";
 import type { EventBus } from "../events/event-bus";
 import type { DomainHandlers } from "../handlers";
@@ -10,13 +11,15 @@ export interface ConversationHandlerDeps {
   messages: MessageStore;
   pipeline: TurnPipeline;
   events: EventBus;
+  /** Validates pins and learns from them; without it only "auto" and "base" can be set. */
+  routing?: AdapterRouting;
 }
 
 const notFound = (): ApiError =>
   new ApiError("not_found", "This conversation does not exist (it may have been deleted).");
 
 export function conversationHandlers(deps: ConversationHandlerDeps): DomainHandlers<"conversations"> {
-  const { conversations, messages, pipeline, events } = deps;
+  const { conversations, messages, pipeline, events, routing } = deps;
   return {
     "conversations.list": ({ query }) => conversations.list(query),
     "conversations.create": ({ title }) => {
@@ -34,6 +37,25 @@ export function conversationHandlers(deps: ConversationHandlerDeps): DomainHandl
       if (!clean) throw new ApiError("invalid_input", "The title cannot be empty.");
       const conversation = conversations.rename(id, clean);
       if (!conversation) throw notFound();
+      events.emit("conversations.changed", { conversation, deletedId: null });
+      return conversation;
+    },
+    "conversations.setAdapters": async ({ id, adapters }) => {
+      if (!conversations.get(id)) throw notFound();
+      if (typeof adapters === "object") {
+        if (!routing) throw new ApiError("invalid_input", "No adapters are installed.");
+        await routing.validate(adapters);
+      }
+      const conversation = conversations.setAdapters(id, adapters);
+      if (!conversation) throw notFound();
+      if (routing && typeof adapters === "object" && "pinned" in adapters) {
+        // Pinning after a turn says which adapter that turn should have had: teach the router.
+        const lastUser = messages
+          .list(id)
+          .filter((m) => m.role === "user")
+          .at(-1);
+        if (lastUser) routing.recordOverride(lastUser.content, adapters.pinned);
+      }
       events.emit("conversations.changed", { conversation, deletedId: null });
       return conversation;
     },

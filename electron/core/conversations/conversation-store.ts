@@ -1,6 +1,6 @@
 import type { Database, Statement } from "better-sqlite3";
 import { randomUUID } from "node:crypto";
-import type { Conversation } from "../../api";
+import { AdapterSelection, type Conversation } from "../../api";
 
 /** Title of a conversation nobody named yet; the first user message replaces it. */
 export const DEFAULT_TITLE = "New chat";
@@ -10,10 +10,26 @@ interface ConversationRow {
   title: string;
   created_at: number;
   updated_at: number;
+  adapters_json: string;
+}
+
+function parseSelection(json: string): AdapterSelection {
+  try {
+    const parsed = AdapterSelection.safeParse(JSON.parse(json));
+    return parsed.success ? parsed.data : "auto";
+  } catch {
+    return "auto";
+  }
 }
 
 function toConversation(row: ConversationRow): Conversation {
-  return { id: row.id, title: row.title, createdAt: row.created_at, updatedAt: row.updated_at };
+  return {
+    id: row.id,
+    title: row.title,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+    adapters: parseSelection(row.adapters_json),
+  };
 }
 
 /** Escape LIKE wildcards so that a search for "50%" or "a_b" means those characters. */
@@ -30,6 +46,7 @@ export class ConversationStore {
   private readonly renameStmt: Statement<[string, number, string]>;
   private readonly touchStmt: Statement<[number, string]>;
   private readonly deleteStmt: Statement<[string]>;
+  private readonly adaptersStmt: Statement<[string, number, string]>;
 
   constructor(db: Database) {
     this.insertStmt = db.prepare(
@@ -40,11 +57,12 @@ export class ConversationStore {
     this.searchStmt = db.prepare(`
       SELECT c.* FROM conversations c
       WHERE c.title LIKE @pattern ESCAPE '\\'
-         OR EXISTS (SELECT 1 FROM messages m WHERE m.conversation_id = c.id AND m.content LIKE @pattern ESCAPE '\\')
+         OR EXISTS (SELECT 1 FROM messages m WHERE m.conversation_id = c.id AND m.replaced_by IS NULL AND m.content LIKE @pattern ESCAPE '\\')
       ORDER BY c.updated_at DESC, c.rowid DESC`);
     this.renameStmt = db.prepare("UPDATE conversations SET title = ?, updated_at = ? WHERE id = ?");
     this.touchStmt = db.prepare("UPDATE conversations SET updated_at = ? WHERE id = ?");
     this.deleteStmt = db.prepare("DELETE FROM conversations WHERE id = ?");
+    this.adaptersStmt = db.prepare("UPDATE conversations SET adapters_json = ?, updated_at = ? WHERE id = ?");
   }
 
   /** Create a conversation; without a title it is called DEFAULT_TITLE until its first message. */
@@ -52,7 +70,7 @@ export class ConversationStore {
     const id = randomUUID();
     const t = title?.trim() || DEFAULT_TITLE;
     this.insertStmt.run(id, t, now, now);
-    return { id, title: t, createdAt: now, updatedAt: now };
+    return { id, title: t, createdAt: now, updatedAt: now, adapters: "auto" };
   }
 
   get(id: string): Conversation | null {
@@ -70,6 +88,12 @@ export class ConversationStore {
   /** Returns the renamed conversation, or null when it does not exist. */
   rename(id: string, title: string, now = Date.now()): Conversation | null {
     const info = this.renameStmt.run(title, now, id);
+    return info.changes > 0 ? this.get(id) : null;
+  }
+
+  /** Set the conversation's adapter choice; null when it does not exist. */
+  setAdapters(id: string, selection: AdapterSelection, now = Date.now()): Conversation | null {
+    const info = this.adaptersStmt.run(JSON.stringify(selection), now, id);
     return info.changes > 0 ? this.get(id) : null;
   }
 

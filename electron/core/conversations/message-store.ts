@@ -1,6 +1,7 @@
 import type { Database, Statement } from "better-sqlite3";
 import { randomUUID } from "node:crypto";
 import { GenerationStats, type Message, type MessageRole, type MessageStatus } from "../../api";
+import { routingFromColumns } from "../chat/turn-store";
 
 interface MessageRow {
   id: string;
@@ -12,6 +13,10 @@ interface MessageRow {
   created_at: number;
   stats_json: string | null;
   seq: number;
+  replaced_by: string | null;
+  /** From the turn record (LEFT JOIN turns); null for user messages. */
+  turn_adapters: string | null;
+  turn_router: string | null;
 }
 
 function parseStats(json: string | null): GenerationStats | null {
@@ -34,8 +39,13 @@ function toMessage(row: MessageRow): Message {
     error: row.error,
     createdAt: row.created_at,
     stats: parseStats(row.stats_json),
+    routing: routingFromColumns(row.turn_adapters, row.turn_router),
   };
 }
+
+const SELECT = `
+  SELECT m.*, t.adapters_json AS turn_adapters, t.router_json AS turn_router
+  FROM messages m LEFT JOIN turns t ON t.message_id = m.id`;
 
 export interface NewMessage {
   conversationId: string;
@@ -60,27 +70,32 @@ export class MessageStore {
   private readonly contentStmt: Statement<[string, string]>;
   private readonly finishStmt: Statement<[string, string, string | null, string | null, string]>;
   private readonly interruptStmt: Statement<[]>;
+  private readonly replaceStmt: Statement<[string, string]>;
 
   constructor(db: Database) {
     // seq is computed in the INSERT itself, so that it is atomic with the row.
     this.insertStmt = db.prepare(`
       INSERT INTO messages (id, conversation_id, role, content, status, created_at, seq)
       VALUES (?, ?, ?, ?, ?, ?, (SELECT COALESCE(MAX(seq), 0) + 1 FROM messages WHERE conversation_id = ?))`);
-    this.getStmt = db.prepare("SELECT * FROM messages WHERE id = ?");
-    this.listStmt = db.prepare("SELECT * FROM messages WHERE conversation_id = ? ORDER BY seq");
+    this.getStmt = db.prepare(`${SELECT} WHERE m.id = ?`);
+    // Regenerated answers (replaced_by set) stay in the database but leave the transcript.
+    this.listStmt = db.prepare(
+      `${SELECT} WHERE m.conversation_id = ? AND m.replaced_by IS NULL ORDER BY m.seq`,
+    );
     this.countStmt = db.prepare("SELECT COUNT(*) AS n FROM messages WHERE conversation_id = ? AND role = ?");
     this.contentStmt = db.prepare("UPDATE messages SET content = ? WHERE id = ?");
     this.finishStmt = db.prepare(
       "UPDATE messages SET content = ?, status = ?, error = ?, stats_json = ? WHERE id = ?",
     );
     this.interruptStmt = db.prepare("UPDATE messages SET status = 'interrupted' WHERE status = 'streaming'");
+    this.replaceStmt = db.prepare("UPDATE messages SET replaced_by = ? WHERE id = ?");
   }
 
   /** Append a message at the end of its conversation. */
   append(msg: NewMessage, now = Date.now()): Message {
     const id = randomUUID();
     this.insertStmt.run(id, msg.conversationId, msg.role, msg.content, msg.status, now, msg.conversationId);
-    return { id, ...msg, error: null, createdAt: now, stats: null };
+    return { id, ...msg, error: null, createdAt: now, stats: null, routing: null };
   }
 
   get(id: string): Message | null {
@@ -88,9 +103,14 @@ export class MessageStore {
     return row ? toMessage(row) : null;
   }
 
-  /** All messages of a conversation in order. */
+  /** The messages of a conversation in order, without answers replaced by a regeneration. */
   list(conversationId: string): Message[] {
     return this.listStmt.all(conversationId).map(toMessage);
+  }
+
+  /** Take an answer out of the transcript: `replacementId` answers in its place. */
+  markReplaced(id: string, replacementId: string): void {
+    this.replaceStmt.run(replacementId, id);
   }
 
   countByRole(conversationId: string, role: MessageRole): number {

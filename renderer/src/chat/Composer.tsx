@@ -4,7 +4,7 @@ import { COMPOSER_INPUT_ID } from "../app/dom-ids";
 import { canChat } from "../state/app-store";
 import { isStreaming } from "../state/chat-logic";
 
-/** Message box: Enter sends, Shift+Enter adds a line; Stop while the answer streams. */
+/** Message box: Enter sends, Shift+Enter adds a line; Stop replaces Send while the answer streams. */
 export function Composer() {
   const controller = useController();
   const [text, setText] = useState("");
@@ -71,7 +71,8 @@ export function Composer() {
             }
           }}
         />
-        {streaming && (
+        {/* Stop takes Send's place while the answer streams: Send reappearing means it ended. */}
+        {streaming ? (
           <button
             type="button"
             className="button button--danger"
@@ -81,10 +82,11 @@ export function Composer() {
           >
             Stop
           </button>
+        ) : (
+          <button type="submit" className="button button--primary" disabled={!canSend}>
+            Send
+          </button>
         )}
-        <button type="submit" className="button button--primary" disabled={!canSend}>
-          Send
-        </button>
       </div>
     </form>
   );

@@ -79,6 +79,7 @@ class FakeApi implements RendererApi {
           title: input.title ?? "New chat",
           createdAt: this.seq,
           updatedAt: this.seq,
+          adapters: "auto" as const,
         };
         this.conversations.push(c);
         return c;
@@ -92,7 +93,13 @@ class FakeApi implements RendererApi {
         this.conversations = this.conversations.filter((c) => c.id !== input.id);
         return { deleted: true };
       case "chat.send": {
-        const base = { conversationId: input.conversationId!, error: null, createdAt: 10, stats: null };
+        const base = {
+          conversationId: input.conversationId!,
+          error: null,
+          createdAt: 10,
+          stats: null,
+          routing: null,
+        };
         return {
           userMessage: {
             ...base,
@@ -196,6 +203,7 @@ describe("AppController", () => {
       error: null,
       createdAt: 11,
       stats: null,
+      routing: null,
     };
     api.emit("chat.done", { conversationId: id, message: final });
     expect(app.store.getState().messages[id]?.[1]).toEqual(final);
@@ -232,8 +240,8 @@ describe("AppController", () => {
     vi.useFakeTimers();
     const api = new FakeApi();
     api.conversations = [
-      { id: "x", title: "keep me", createdAt: 1, updatedAt: 1 },
-      { id: "y", title: "drop me", createdAt: 2, updatedAt: 2 },
+      { id: "x", title: "keep me", createdAt: 1, updatedAt: 1, adapters: "auto" },
+      { id: "y", title: "drop me", createdAt: 2, updatedAt: 2, adapters: "auto" },
     ];
     const app = await started(api, "y");
     app.requestDelete("x");

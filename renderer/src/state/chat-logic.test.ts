@@ -12,15 +12,16 @@ import {
 } from "./chat-logic";
 
 function msg(over: Partial<Message> & Pick<Message, "id" | "conversationId">): Message {
-  return {
+  const defaults: Omit<Message, "id" | "conversationId"> = {
     role: "assistant",
     content: "",
     status: "streaming",
     error: null,
     createdAt: 1000,
     stats: null,
-    ...over,
+    routing: null,
   };
+  return Object.assign(defaults, over);
 }
 
 describe("applyDeltas", () => {
@@ -149,7 +150,13 @@ describe("mergeFetched", () => {
 });
 
 describe("conversations", () => {
-  const c = (id: string, updatedAt: number) => ({ id, title: id, createdAt: 0, updatedAt });
+  const c = (id: string, updatedAt: number) => ({
+    id,
+    title: id,
+    createdAt: 0,
+    updatedAt,
+    adapters: "auto" as const,
+  });
 
   it("keeps the most recently active first and replaces by id", () => {
     const list = sortConversations([c("a", 1), c("b", 3), c("c", 2)]);

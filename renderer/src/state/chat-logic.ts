@@ -150,5 +150,6 @@ function placeholder(conversationId: string, id: string, content: string, now: n
     error: null,
     createdAt: now,
     stats: null,
+    routing: null,
   };
 }

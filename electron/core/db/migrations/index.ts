@@ -1,6 +1,7 @@
 import type { Database } from "better-sqlite3";
 import { migrate0001 } from "./0001-conversations";
 import { migrate0002 } from "./0002-settings";
+import { migrate0003 } from "./0003-adapters";
 
 export interface Migration {
   version: number;
@@ -12,6 +13,7 @@ export interface Migration {
 export const migrations: readonly Migration[] = [
   { version: 1, name: "conversations", up: migrate0001 },
   { version: 2, name: "settings", up: migrate0002 },
+  { version: 3, name: "adapters", up: migrate0003 },
 ];
 
 export const LATEST_SCHEMA_VERSION = migrations[migrations.length - 1]?.version ?? 0;

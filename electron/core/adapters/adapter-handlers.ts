@@ -1,0 +1,13 @@
+import type { DomainHandlers } from "../handlers";
+import { compareAdapter, type AdapterCompareDeps } from "./adapter-compare";
+import type { AdapterRegistry } from "./adapter-registry";
+
+export function adapterHandlers(registry: AdapterRegistry, compare: AdapterCompareDeps): DomainHandlers<"adapters"> {
+  return {
+    "adapters.list": () => registry.list(),
+    "adapters.install": ({ path }) => registry.install(path),
+    "adapters.update": ({ id, enabled, scale }) => registry.update(id, { enabled, scale }),
+    "adapters.remove": async ({ id }) => ({ removed: await registry.remove(id) }),
+    "adapters.compare": (input) => compareAdapter(compare, input),
+  };
+}

@@ -1,0 +1,94 @@
+import { readFile } from "node:fs/promises";
+import { basename, dirname, extname, join } from "node:path";
+import { z } from "zod";
+import { ApiError } from "../../api";
+import { describeIssues } from "../dispatch";
+
+/**
+ * The manifest that travels beside an adapter file (`<name>.json`, the format written by
+ * native/gguf/fixtures.ts). Everything but id/name/domain/version is optional so that
+ * hand-written manifests work; what is missing gets a default.
+ */
+
+/** Adapter ids become file names and /v1 model ids: keep them plain. */
+export const ADAPTER_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
+/** Ids that mean something else to /v1 and to AdapterSelection. */
+export const RESERVED_ADAPTER_IDS: readonly string[] = ["auto", "base"];
+
+export const ManifestFile = z.object({
+  id: z.string().regex(ADAPTER_ID_PATTERN, "letters, digits, '.', '_' or '-', at most 64"),
+  name: z.string().min(1).max(200),
+  domain: z.string().min(1).max(64),
+  version: z.string().min(1).max(64),
+  description: z.string().max(4000).default(""),
+  sha256: z
+    .string()
+    .regex(/^[0-9a-fA-F]{64}$/)
+    .optional(),
+  sizeBytes: z.number().int().nonnegative().optional(),
+  base: z
+    .object({
+      architecture: z.string(),
+      embeddingLength: z.number().int().nonnegative(),
+      baseName: z.string().nullable().optional(),
+      baseSha256: z.string().optional(),
+    })
+    .optional(),
+  defaultScale: z.number().min(0).max(2).default(1),
+  routingExamples: z.array(z.string().max(4000)).max(1000).default([]),
+  lineage: z.object({ parent: z.string().nullable(), trainedFrom: z.string() }).optional(),
+});
+export type ManifestFile = z.output<typeof ManifestFile>;
+
+/** What the database keeps of a manifest (manifest_json): complete, defaults filled in. */
+export interface StoredManifest {
+  defaultScale: number;
+  routingExamples: string[];
+  base: { architecture: string; embeddingLength: number; baseName: string | null; baseSha256: string | null };
+  lineage: { parent: string | null; trainedFrom: string };
+}
+
+/** `/x/coding.gguf` → `/x/coding.json`. */
+export function manifestPathFor(adapterPath: string): string {
+  return join(dirname(adapterPath), `${basename(adapterPath, extname(adapterPath))}.json`);
+}
+
+/**
+ * Reads the manifest beside `adapterPath`; null when there is none. A manifest that exists
+ * but is not valid JSON or misses required fields is an error: installing the adapter
+ * without it would silently drop its routing examples.
+ */
+export async function readManifestBeside(adapterPath: string): Promise<ManifestFile | null> {
+  const path = manifestPathFor(adapterPath);
+  let text: string;
+  try {
+    text = await readFile(path, "utf8");
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === "ENOENT") return null;
+    throw new ApiError("invalid_input", `Cannot read the adapter's manifest ${basename(path)}: ${(err as Error).message}`);
+  }
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    throw new ApiError("invalid_input", `The adapter's manifest ${basename(path)} is not valid JSON.`);
+  }
+  const parsed = ManifestFile.safeParse(json);
+  if (!parsed.success) {
+    throw new ApiError(
+      "invalid_input",
+      `The adapter's manifest ${basename(path)} is invalid: ${describeIssues(parsed.error)}`,
+    );
+  }
+  return parsed.data;
+}
+
+/** An id from a file name: `Coding Helper v2.gguf` → `Coding-Helper-v2`. */
+export function idFromFileName(path: string): string {
+  const stem = basename(path, extname(path))
+    .replace(/[^A-Za-z0-9._-]+/g, "-")
+    .replace(/^[^A-Za-z0-9]+/, "")
+    .slice(0, 64)
+    .replace(/[-.]+$/, "");
+  return stem || "adapter";
+}

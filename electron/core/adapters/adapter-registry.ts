@@ -1,0 +1,330 @@
+import { randomBytes } from "node:crypto";
+import { existsSync } from "node:fs";
+import { copyFile, mkdir, rename, rm, stat } from "node:fs/promises";
+import { basename, join, resolve } from "node:path";
+import { ApiError, type AdapterInfo } from "../../api";
+import { sha256File } from "../../../native/gguf/fixtures";
+import {
+  assertAdapterFits,
+  classifyGguf,
+  isGgufError,
+  readGguf,
+  type GgufFile,
+  type GgufMetadataValue,
+} from "../../../native/gguf/reader";
+import type { EventBus } from "../events/event-bus";
+import {
+  idFromFileName,
+  readManifestBeside,
+  RESERVED_ADAPTER_IDS,
+  ADAPTER_ID_PATTERN,
+  type StoredManifest,
+} from "./adapter-manifest";
+import type { AdapterStore, InstalledAdapter } from "./adapter-store";
+
+/** Whether an adapter fits the loaded base model; null fits = no model loaded. */
+export interface AdapterFit {
+  fits: boolean | null;
+  reason: string | null;
+}
+
+export interface AdapterRegistryDeps {
+  store: AdapterStore;
+  /** Installed copies live in `<dataDir>/adapters`. */
+  dataDir: string;
+  events: EventBus;
+  /** Path of the loaded base model, or null. */
+  basePath: () => string | null;
+  log?: (message: string, err: unknown) => void;
+}
+
+interface BaseModel {
+  path: string;
+  name: string;
+  file: GgufFile;
+}
+
+const invalid = (message: string): ApiError => new ApiError("invalid_input", message);
+const quoted = (path: string): string => `"${basename(path)}"`;
+
+function str(value: GgufMetadataValue | undefined): string | undefined {
+  return typeof value === "string" && value.trim() !== "" ? value.trim() : undefined;
+}
+
+function num(value: GgufMetadataValue | undefined): number {
+  return typeof value === "number" && Number.isSafeInteger(value) && value >= 0 ? value : 0;
+}
+
+/**
+ * The installed LoRA adapters: validated before anything is written, copied into the data
+ * folder (temp file + rename), listed with whether they fit the loaded base, switched on and
+ * off, rescaled, removed. Emits `adapters.changed` after every change.
+ */
+export class AdapterRegistry {
+  readonly dir: string;
+  private readonly log: (message: string, err: unknown) => void;
+  /** Installs run one at a time: the duplicate checks must see the previous install's row. */
+  private installs: Promise<unknown> = Promise.resolve();
+  private base: { key: string; model: Promise<BaseModel | null> } | null = null;
+  /** Fit results against the current base, by adapter id + sha256. */
+  private fits = new Map<string, Promise<AdapterFit>>();
+
+  constructor(private readonly deps: AdapterRegistryDeps) {
+    this.dir = join(deps.dataDir, "adapters");
+    this.log = deps.log ?? console.error;
+  }
+
+  /**
+   * Validate the adapter at `path` and install a copy. Throws ApiError("invalid_input") with
+   * the reason when the file is missing, not a GGUF, a base model, made for another base,
+   * does not match its manifest, or duplicates an installed adapter; nothing is written then.
+   */
+  install(path: string): Promise<AdapterInfo> {
+    const run = this.installs.then(() => this.installNow(resolve(path)));
+    this.installs = run.catch(() => undefined);
+    return run;
+  }
+
+  /** Every installed adapter, with its fit against the loaded base. */
+  async list(): Promise<AdapterInfo[]> {
+    const adapters = this.deps.store.list();
+    const fits = await Promise.all(adapters.map((a) => this.fitOf(a)));
+    return adapters.map((a, i) => toInfo(a, fits[i] ?? { fits: null, reason: null }));
+  }
+
+  /** The installed adapter `id`, or null. */
+  get(id: string): InstalledAdapter | null {
+    return this.deps.store.get(id);
+  }
+
+  /** Installed adapters with their fit, for routing. */
+  async withFits(): Promise<{ adapter: InstalledAdapter; fit: AdapterFit }[]> {
+    const adapters = this.deps.store.list();
+    return Promise.all(adapters.map(async (adapter) => ({ adapter, fit: await this.fitOf(adapter) })));
+  }
+
+  /** Switch an adapter on/off or change its scale. Throws not_found for an unknown id. */
+  async update(id: string, change: { enabled?: boolean; scale?: number }): Promise<AdapterInfo> {
+    const current = this.deps.store.get(id);
+    if (!current) throw notInstalled(id);
+    const scale = change.scale ?? current.scale;
+    if (!(scale >= 0 && scale <= 2)) throw invalid(`The scale must be from 0 to 2, got ${scale}.`);
+    this.deps.store.setSwitches(id, change.enabled ?? current.enabled, scale);
+    this.changed();
+    const updated = this.deps.store.get(id) ?? current;
+    return toInfo(updated, await this.fitOf(updated));
+  }
+
+  /**
+   * Remove an adapter (row and file). Conversations pinned to it keep their pin; their next
+   * turn reports it as not installed. False when it was not installed.
+   */
+  async remove(id: string): Promise<boolean> {
+    const adapter = this.deps.store.get(id);
+    if (!adapter || !this.deps.store.delete(id)) return false;
+    await rm(adapter.filePath, { force: true }).catch((err: unknown) =>
+      // The row is gone, so the file is unused; a locked file (Windows) is only wasted space.
+      this.log(`could not delete ${adapter.filePath}`, err),
+    );
+    this.changed();
+    return true;
+  }
+
+  /** One more turn answered with each of `ids`. Synchronous: call it in the turn's transaction. */
+  countUsage(ids: readonly string[]): void {
+    this.deps.store.countUsage(ids);
+  }
+
+  /** Number of installed adapters. */
+  get count(): number {
+    return this.deps.store.count;
+  }
+
+  /** Whether `adapter` fits the loaded base (cached per base file and adapter). */
+  async fitOf(adapter: InstalledAdapter): Promise<AdapterFit> {
+    if (!existsSync(adapter.filePath)) {
+      return { fits: false, reason: `The adapter file is missing: ${adapter.filePath}` };
+    }
+    const base = await this.loadedBase();
+    if (!base) return { fits: null, reason: null };
+    const key = `${adapter.id}\u0000${adapter.sha256}`;
+    let fit = this.fits.get(key);
+    if (!fit) {
+      fit = assertAdapterFits(adapter.filePath, base.file).then(
+        (): AdapterFit => ({ fits: true, reason: null }),
+        (err: unknown): AdapterFit => ({
+          fits: false,
+          reason: isGgufError(err) ? err.message : `Cannot check the adapter: ${String(err)}`,
+        }),
+      );
+      this.fits.set(key, fit);
+    }
+    return fit;
+  }
+
+  private async installNow(src: string): Promise<AdapterInfo> {
+    const info = await stat(src).catch(() => null);
+    if (!info) throw invalid(`No file at ${src}.`);
+    if (!info.isFile()) throw invalid(`${src} is a folder, not an adapter file.`);
+
+    let file: GgufFile;
+    try {
+      file = await readGguf(src);
+    } catch (err) {
+      if (isGgufError(err)) throw invalid(err.message);
+      throw err;
+    }
+    if (classifyGguf(file) !== "adapter") {
+      throw invalid(
+        `${quoted(src)} is a base model, not a LoRA adapter. Open it as a model instead, or pick an adapter file.`,
+      );
+    }
+    const kind = str(file.metadata["adapter.type"]);
+    if (kind !== "lora") throw invalid(`${quoted(src)} is a ${kind ?? "unknown"} adapter; only LoRA adapters are supported.`);
+
+    const manifest = await readManifestBeside(src);
+    const base = await this.loadedBase();
+    if (base) {
+      try {
+        await assertAdapterFits(src, base.file);
+      } catch (err) {
+        if (!isGgufError(err)) throw err;
+        throw invalid(`${err.message} The loaded model is "${base.name}" (${basename(base.path)}).`);
+      }
+    }
+
+    const sha256 = await sha256File(src);
+    if (manifest?.sha256 && manifest.sha256.toLowerCase() !== sha256) {
+      throw invalid(
+        `${quoted(src)} does not match its manifest: its sha256 is ${sha256.slice(0, 12)}…, the manifest says ` +
+          `${manifest.sha256.slice(0, 12).toLowerCase()}…. The file may be damaged or replaced.`,
+      );
+    }
+
+    const id = manifest?.id ?? idFromFileName(src);
+    if (!ADAPTER_ID_PATTERN.test(id) || RESERVED_ADAPTER_IDS.includes(id)) {
+      throw invalid(`"${id}" cannot be an adapter id (reserved or not a plain name). Rename the file or set "id" in its manifest.`);
+    }
+    const existing = this.deps.store.get(id);
+    if (existing) {
+      throw invalid(`An adapter "${id}" is already installed (version ${existing.version}). Remove it first to install this one.`);
+    }
+    const twin = this.deps.store.findBySha256(sha256);
+    if (twin) throw invalid(`This file is already installed as "${twin.id}" (version ${twin.version}).`);
+
+    const arch = str(file.metadata["general.architecture"]) ?? "unknown";
+    const stored: StoredManifest = {
+      defaultScale: manifest?.defaultScale ?? 1,
+      routingExamples: manifest?.routingExamples ?? [],
+      base: manifest?.base
+        ? {
+            architecture: manifest.base.architecture,
+            embeddingLength: manifest.base.embeddingLength,
+            baseName: manifest.base.baseName ?? null,
+            baseSha256: manifest.base.baseSha256 ?? null,
+          }
+        : {
+            architecture: arch,
+            embeddingLength: base ? num(base.file.metadata[`${arch}.embedding_length`]) : 0,
+            baseName: base?.name ?? null,
+            baseSha256: null,
+          },
+      lineage: manifest?.lineage ?? { parent: null, trainedFrom: "unknown" },
+    };
+
+    const dest = join(this.dir, `${id}-${sha256.slice(0, 12)}.gguf`);
+    await this.copyAtomically(src, dest, info.size);
+    const adapter: InstalledAdapter = {
+      id,
+      name: manifest?.name ?? str(file.metadata["general.name"]) ?? id,
+      domain: manifest?.domain ?? str(file.metadata["macaron.domain"]) ?? "general",
+      version: manifest?.version ?? "1.0.0",
+      description: manifest?.description ?? "",
+      sha256,
+      sizeBytes: info.size,
+      filePath: dest,
+      manifest: stored,
+      enabled: true,
+      scale: stored.defaultScale,
+      installedAt: Date.now(),
+      usageCount: 0,
+    };
+    try {
+      this.deps.store.insert(adapter);
+    } catch (err) {
+      await rm(dest, { force: true });
+      throw err;
+    }
+    this.changed();
+    return toInfo(adapter, await this.fitOf(adapter));
+  }
+
+  /** Copy to a temp name in the same folder, then rename: never a half-written adapter. */
+  private async copyAtomically(src: string, dest: string, size: number): Promise<void> {
+    await mkdir(this.dir, { recursive: true });
+    const temp = join(this.dir, `.install-${randomBytes(6).toString("hex")}.tmp`);
+    try {
+      await copyFile(src, temp);
+      const copied = await stat(temp);
+      if (copied.size !== size) throw new Error(`copied ${copied.size} of ${size} bytes`);
+      await rename(temp, dest);
+    } catch (err) {
+      await rm(temp, { force: true });
+      throw new ApiError("internal", `Could not copy the adapter into ${this.dir}: ${(err as Error).message}`);
+    }
+  }
+
+  /** The loaded base model's GGUF header, read once per file (path, size, mtime). */
+  private async loadedBase(): Promise<BaseModel | null> {
+    const path = this.deps.basePath();
+    if (!path) return null;
+    const info = await stat(path).catch(() => null);
+    if (!info) return null;
+    const key = `${path}\u0000${info.size}\u0000${info.mtimeMs}`;
+    if (this.base?.key !== key) {
+      this.fits = new Map();
+      const model = readGguf(path).then(
+        (file): BaseModel => ({ path, file, name: str(file.metadata["general.name"]) ?? basename(path) }),
+        (err: unknown) => {
+          this.log(`cannot read the loaded model ${path}`, err);
+          return null;
+        },
+      );
+      this.base = { key, model };
+    }
+    return this.base.model;
+  }
+
+  private changed(): void {
+    this.deps.events.emit("adapters.changed", {});
+  }
+}
+
+export function notInstalled(id: string): ApiError {
+  return new ApiError("not_found", `No adapter "${id}" is installed.`);
+}
+
+function toInfo(a: InstalledAdapter, fit: AdapterFit): AdapterInfo {
+  return {
+    id: a.id,
+    name: a.name,
+    domain: a.domain,
+    version: a.version,
+    description: a.description,
+    sha256: a.sha256,
+    sizeBytes: a.sizeBytes,
+    enabled: a.enabled,
+    scale: a.scale,
+    defaultScale: a.manifest.defaultScale,
+    base: {
+      architecture: a.manifest.base.architecture,
+      embeddingLength: a.manifest.base.embeddingLength,
+      baseName: a.manifest.base.baseName,
+    },
+    fitsLoadedModel: fit.fits,
+    incompatibleReason: fit.reason,
+    usageCount: a.usageCount,
+    installedAt: a.installedAt,
+    lineage: a.manifest.lineage,
+  };
+}

@@ -1,0 +1,46 @@
+import { createHash } from "node:crypto";
+import { DEFAULT_SYSTEM_PROMPT } from "./chat/turn-pipeline";
+import {
+  FALLBACK_ADAPTER_ID,
+  KERNEL_TEMPERATURE,
+  LEARNED_EXAMPLE_WEIGHT,
+  LOW_CONFIDENCE_THRESHOLD,
+  MAX_BLEND_SCALE,
+  MAX_LEARNED_PER_ADAPTER,
+} from "./router";
+
+/**
+ * The harness version stamped on every turn: app version + a short hash of what shapes an
+ * answer besides the model (prompt templates, router constants, the evaluation contract).
+ * Model and harness evolve as one unit, so a stored turn says exactly what produced it.
+ */
+
+/** The evaluation contract is not versioned yet; its placeholder still takes part in the hash. */
+export const CONTRACT_PLACEHOLDER = "contract:none";
+
+/** Everything the hash covers, by name. Computed once at start-up. */
+export function harnessParts(systemPrompt: string = DEFAULT_SYSTEM_PROMPT): Record<string, string> {
+  return {
+    systemPrompt,
+    router: JSON.stringify({
+      LOW_CONFIDENCE_THRESHOLD,
+      LEARNED_EXAMPLE_WEIGHT,
+      MAX_LEARNED_PER_ADAPTER,
+      FALLBACK_ADAPTER_ID,
+      KERNEL_TEMPERATURE,
+      MAX_BLEND_SCALE,
+    }),
+    contract: CONTRACT_PLACEHOLDER,
+  };
+}
+
+/** `0.1.0+3f9a2c1b7d04`: app version, "+", the first 12 hex digits of sha256 over the parts. */
+export function harnessVersion(appVersion: string, parts: Record<string, string> = harnessParts()): string {
+  const hash = createHash("sha256");
+  // Sorted, length-prefixed: the same parts always give the same hash, and no two differ alike.
+  for (const key of Object.keys(parts).sort()) {
+    const value = parts[key] ?? "";
+    hash.update(`${key.length}:${key}${value.length}:${value}`);
+  }
+  return `${appVersion}+${hash.digest("hex").slice(0, 12)}`;
+}
