@@ -62,7 +62,7 @@ async function completion(s: Server, maxTokens: number, stream: boolean) {
     method: "POST",
     headers: { authorization: `Bearer ${s.key}`, "content-type": "application/json" },
     body: JSON.stringify({
-      model: "auto",
+      model: "base", // the base alone, like the direct baseline
       messages: [{ role: "user", content: PROMPT }],
       max_tokens: maxTokens,
       temperature: 0,

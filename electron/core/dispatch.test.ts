@@ -22,7 +22,7 @@ function handlers(overrides: Partial<Handlers>): Handlers {
   return { ...base, ...overrides };
 }
 
-const conversation = { id: "c1", title: "T", createdAt: 1, updatedAt: 2 };
+const conversation = { id: "c1", title: "T", createdAt: 1, updatedAt: 2, adapters: "auto" as const };
 
 describe("dispatch", () => {
   it("runs a handler with the parsed input and returns its validated output", async () => {

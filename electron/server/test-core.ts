@@ -6,12 +6,14 @@ import {
   ApiError,
   isMethodName,
   methods,
+  type AdapterInfo,
+  type AdapterSelection,
   type EngineStatus,
   type EventName,
   type EventPayload,
   type Result,
 } from "../api";
-import type { CallContext, Core, EventListener } from "../core/core-types";
+import type { CallContext, Core, CoreAdapters, EventListener, ResolvedSelection } from "../core/core-types";
 import type {
   ChatTurn,
   EngineClient,
@@ -97,9 +99,76 @@ export class ScriptedEngine implements EngineClient {
   async close(): Promise<void> {}
 }
 
+/** An installed adapter for FakeAdapters (enabled, fitting, version 1.0.0). */
+export function fakeAdapter(id: string, domain = id): AdapterInfo {
+  return {
+    id,
+    name: id,
+    domain,
+    version: "1.0.0",
+    description: "",
+    sha256: "0".repeat(64),
+    sizeBytes: 100,
+    enabled: true,
+    scale: 1,
+    defaultScale: 1,
+    base: { architecture: "llama", embeddingLength: 64, baseName: null },
+    fitsLoadedModel: true,
+    incompatibleReason: null,
+    usageCount: 0,
+    installedAt: 1_700_000_000_000,
+    lineage: { parent: null, trainedFrom: "test" },
+  };
+}
+
+/**
+ * Adapters for FakeCore: `installed` is the list; "auto" routes to `autoChoice` (an id) or the
+ * base when it is null. Adapter files are `/adapters/<id>.gguf`.
+ */
+export class FakeAdapters implements CoreAdapters {
+  installed: AdapterInfo[] = [];
+  autoChoice: string | null = null;
+  readonly resolved: Array<{ selection: AdapterSelection; text: string }> = [];
+
+  listEnabled(): Promise<AdapterInfo[]> {
+    return Promise.resolve(this.installed.filter((a) => a.enabled));
+  }
+
+  resolve(selection: AdapterSelection, text: string): Promise<ResolvedSelection> {
+    this.resolved.push({ selection, text });
+    const use = (mode: ResolvedSelection["routing"]["mode"], scales: [string, number][]): ResolvedSelection => {
+      for (const [id] of scales) {
+        if (!this.installed.some((a) => a.id === id && a.enabled))
+          throw new ApiError("invalid_input", `Adapter "${id}" is not installed.`);
+      }
+      return {
+        routing: {
+          mode,
+          adapters: scales.map(([id, scale]) => ({ id, version: "1.0.0", scale })),
+          confidence: 1,
+          reason: `${mode} (fake)`,
+          latencyMs: 0,
+        },
+        adapters: scales.map(([id, scale]) => ({ path: `/adapters/${id}.gguf`, scale })),
+        kvPolicy: "reevaluate",
+      };
+    };
+    try {
+      if (selection === "base") return Promise.resolve(use("base", []));
+      if (selection === "auto")
+        return Promise.resolve(use("auto", this.autoChoice ? [[this.autoChoice, 1]] : []));
+      if ("pinned" in selection) return Promise.resolve(use("pinned", [[selection.pinned, 1]]));
+      return Promise.resolve(use("blend", Object.entries(selection.blend)));
+    } catch (err) {
+      return Promise.reject(err instanceof Error ? err : new Error(String(err)));
+    }
+  }
+}
+
 /** Implements models.status and conversations.create; everything else is not_found. */
 export class FakeCore implements Core {
   readonly engine = new ScriptedEngine();
+  readonly adapters = new FakeAdapters();
   readonly dispatched: Array<{ method: string; input: unknown; ctx: CallContext }> = [];
   private readonly listeners = new Set<EventListener>();
   private nextId = 1;
@@ -120,7 +189,13 @@ export class FakeCore implements Core {
       case "conversations.create": {
         const now = Date.now();
         const title = (parsed.data as { title?: string }).title ?? "New chat";
-        const conversation = { id: `c${this.nextId++}`, title, createdAt: now, updatedAt: now };
+        const conversation = {
+          id: `c${this.nextId++}`,
+          title,
+          createdAt: now,
+          updatedAt: now,
+          adapters: "auto" as const,
+        };
         this.emit("conversations.changed", { conversation, deletedId: null });
         return { ok: true, value: conversation };
       }

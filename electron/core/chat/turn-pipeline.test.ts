@@ -78,7 +78,7 @@ describe("TurnPipeline", () => {
     };
     const done = s.events.next("chat.done");
 
-    const { userMessage, assistantMessage } = s.pipeline.send({
+    const { userMessage, assistantMessage } = await s.pipeline.send({
       conversationId: conv.id,
       text: "Tell me a story",
     });
@@ -126,7 +126,7 @@ describe("TurnPipeline", () => {
     s.engine.scripts.push({ tokens: ["A1"] }, { tokens: ["part"], end: crashed() }, { tokens: ["A3"] });
     for (const text of ["Q1", "Q2", "Q3"]) {
       const done = s.events.next("chat.done");
-      s.pipeline.send({
+      await s.pipeline.send({
         conversationId: conv.id,
         text,
         sampling: text === "Q3" ? { temperature: 0, maxTokens: 5 } : undefined,
@@ -151,7 +151,7 @@ describe("TurnPipeline", () => {
     s.engine.scripts.push({ tokens: ["Par", "tial"], end: "hang" });
     const secondDelta = s.events.next("chat.delta", (d) => d.delta === "tial");
     const done = s.events.next("chat.done");
-    const { assistantMessage } = s.pipeline.send({ conversationId: conv.id, text: "Go" });
+    const { assistantMessage } = await s.pipeline.send({ conversationId: conv.id, text: "Go" });
     await secondDelta;
 
     expect(s.pipeline.stop(conv.id)).toBe(true);
@@ -167,7 +167,7 @@ describe("TurnPipeline", () => {
     expect(s.pipeline.stop(conv.id)).toBe(false); // nothing runs any more
     // A stopped answer is part of the history of the next turn.
     const next = s.events.next("chat.done");
-    s.pipeline.send({ conversationId: conv.id, text: "More" });
+    await s.pipeline.send({ conversationId: conv.id, text: "More" });
     await next;
     expect(s.engine.calls[1]?.history.slice(1)).toEqual([
       { role: "user", text: "Go" },
@@ -182,7 +182,7 @@ describe("TurnPipeline", () => {
     s.engine.scripts.push({ tokens: ["Half"], end: crashed() }, { tokens: [], end: new Error("boom") });
 
     let done = s.events.next("chat.done");
-    s.pipeline.send({ conversationId: conv.id, text: "One" });
+    await s.pipeline.send({ conversationId: conv.id, text: "One" });
     let { message } = await done;
     expect(message).toMatchObject({
       status: "error",
@@ -192,7 +192,7 @@ describe("TurnPipeline", () => {
     });
 
     done = s.events.next("chat.done");
-    s.pipeline.send({ conversationId: conv.id, text: "Two" });
+    await s.pipeline.send({ conversationId: conv.id, text: "Two" });
     ({ message } = await done);
     expect(message).toMatchObject({ status: "error", error: "Generation failed: boom" });
   });
@@ -203,14 +203,14 @@ describe("TurnPipeline", () => {
     const other = s.conversations.create(undefined);
     s.engine.scripts.push({ tokens: ["x"], end: "hang" });
     const streaming = s.events.next("chat.delta");
-    s.pipeline.send({ conversationId: conv.id, text: "First" });
+    await s.pipeline.send({ conversationId: conv.id, text: "First" });
     await streaming;
     await expectApiError(() => s.pipeline.send({ conversationId: conv.id, text: "Second" }), "busy");
     expect(s.messages.list(conv.id)).toHaveLength(2);
     // Another conversation is accepted; its answer waits for the engine (one generation at a time).
     const otherDone = s.events.next("chat.done", (d) => d.conversationId === other.id);
     const firstDone = s.events.next("chat.done", (d) => d.conversationId === conv.id);
-    const { assistantMessage } = s.pipeline.send({ conversationId: other.id, text: "Elsewhere" });
+    const { assistantMessage } = await s.pipeline.send({ conversationId: other.id, text: "Elsewhere" });
     expect(assistantMessage.status).toBe("streaming");
     s.pipeline.stop(conv.id);
     expect((await firstDone).message.status).toBe("stopped");
@@ -241,7 +241,7 @@ describe("TurnPipeline", () => {
     const s = setup(path, { flushIntervalMs: 20 });
     const conv = s.conversations.create(undefined);
     s.engine.scripts.push({ tokens: ["Some", " words"], end: "hang" });
-    const { assistantMessage } = s.pipeline.send({ conversationId: conv.id, text: "Go" });
+    const { assistantMessage } = await s.pipeline.send({ conversationId: conv.id, text: "Go" });
 
     // Another connection sees what a power cut right now would leave on disk.
     const other = new BetterSqlite3(path, { readonly: true });
@@ -267,7 +267,7 @@ describe("TurnPipeline", () => {
     const conv = s.conversations.create(undefined);
     s.engine.scripts.push({ tokens: ["Un", "finished"], end: "hang" });
     const delta = s.events.next("chat.delta", (d) => d.delta === "finished");
-    const { assistantMessage } = s.pipeline.send({ conversationId: conv.id, text: "Go" });
+    const { assistantMessage } = await s.pipeline.send({ conversationId: conv.id, text: "Go" });
     await delta;
     await s.pipeline.close();
     expect(s.messages.get(assistantMessage.id)).toMatchObject({
@@ -281,7 +281,7 @@ describe("TurnPipeline", () => {
     const s = setup();
     const conv = s.conversations.create(undefined);
     const done = s.events.next("chat.done");
-    s.pipeline.send({
+    await s.pipeline.send({
       conversationId: conv.id,
       text: "  How do I make\na sourdough starter from scratch at home?",
     });

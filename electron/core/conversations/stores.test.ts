@@ -21,7 +21,7 @@ describe("ConversationStore", () => {
     const b = conversations.create("  Trip plans ", 2000);
     expect(a.id).toMatch(/^[0-9a-f-]{36}$/);
     expect(a.id).not.toBe(b.id);
-    expect(a).toEqual({ id: a.id, title: DEFAULT_TITLE, createdAt: 1000, updatedAt: 1000 });
+    expect(a).toEqual({ id: a.id, title: DEFAULT_TITLE, createdAt: 1000, updatedAt: 1000, adapters: "auto" });
     expect(b.title).toBe("Trip plans");
     expect(conversations.get(a.id)).toEqual(a);
     expect(conversations.get("missing")).toBeNull();
@@ -38,6 +38,20 @@ describe("ConversationStore", () => {
     expect(conversations.delete(c.id)).toBe(true);
     expect(conversations.delete(c.id)).toBe(false);
     expect(messages.list(c.id)).toEqual([]);
+  });
+
+  it("keeps each conversation's adapter choice; unreadable values read as auto", () => {
+    const c = conversations.create("Pinned", 1);
+    expect(conversations.setAdapters(c.id, { pinned: "coding" }, 7)).toEqual({
+      ...c,
+      updatedAt: 7,
+      adapters: { pinned: "coding" },
+    });
+    conversations.setAdapters(c.id, { blend: { ui: 0.5, chat: 1 } });
+    expect(conversations.get(c.id)?.adapters).toEqual({ blend: { ui: 0.5, chat: 1 } });
+    expect(conversations.setAdapters("missing", "base")).toBeNull();
+    db.prepare("UPDATE conversations SET adapters_json = '{\"nonsense\":1}' WHERE id = ?").run(c.id);
+    expect(conversations.get(c.id)?.adapters).toBe("auto");
   });
 
   it("searches titles and message contents, case-insensitively, with % and _ taken literally", () => {
@@ -87,6 +101,7 @@ describe("MessageStore", () => {
       error: null,
       createdAt: 10,
       stats: null,
+      routing: null,
     });
     expect(messages.countByRole(c.id, "user")).toBe(1);
 
@@ -107,6 +122,17 @@ describe("MessageStore", () => {
     expect(messages.finish(a.id, { content: "Hello", status: "complete", error: null, stats })).toBe(true);
     expect(messages.get(a.id)).toMatchObject({ content: "Hello", status: "complete", stats });
     expect(messages.finish("missing", { content: "", status: "error", error: "x", stats: null })).toBe(false);
+  });
+
+  it("hides replaced answers from the transcript and from search, but keeps them", () => {
+    const c = conversations.create("T", 1);
+    messages.append({ conversationId: c.id, role: "user", content: "Q", status: "complete" });
+    const old = messages.append({ conversationId: c.id, role: "assistant", content: "zebra", status: "complete" });
+    const next = messages.append({ conversationId: c.id, role: "assistant", content: "A2", status: "complete" });
+    messages.markReplaced(old.id, next.id);
+    expect(messages.list(c.id).map((m) => m.content)).toEqual(["Q", "A2"]);
+    expect(messages.get(old.id)?.content).toBe("zebra");
+    expect(conversations.list("zebra")).toEqual([]);
   });
 
   it("keeps a separate order per conversation", () => {

@@ -2,12 +2,16 @@
 import { randomBytes } from "node:crypto";
 import type { FastifyReply, FastifyRequest } from "fastify";
 import { ApiError } from "../../api";
-import type { Core } from "../../core/core-types";
+import type { Core, ResolvedSelection } from "../../core/core-types";
 import type { GenerateOptions, GenerateResult } from "../../core/engine/types";
 import { fromApiErrorCode, OpenAiError, sendOpenAiError } from "./errors";
 import { GenerationQueue } from "./generation-queue";
-import { modelMatches } from "./models";
-import { ChatCompletionRequest, describeIssue, toChatTurns } from "./schemas";
+import { selectionForModel } from "./models";
+import { ChatCompletionRequest, describeIssue, toChatTurns, type ChatCompletionRequest as Request } from "./schemas";
+
+function lastText(content: Request["messages"][number]["content"]): string {
+  return typeof content === "string" ? content : content.map((p) => p.text).join("\n");
+}
 
 /** When the client gives no limit; the engine also stops when the context is full. */
 export const DEFAULT_MAX_TOKENS = 1024;
@@ -71,7 +75,9 @@ export function createChatCompletionHandler(core: Core) {
         new OpenAiError(503, "server_error", "model_not_loaded", "No model is loaded. Load one first."),
       );
     }
-    if (!modelMatches(body.model, loaded.path)) {
+    const enabled = await core.adapters.listEnabled();
+    const selection = selectionForModel(body.model, loaded.path, new Set(enabled.map((a) => a.id)));
+    if (!selection) {
       return sendOpenAiError(
         reply,
         new OpenAiError(
@@ -84,11 +90,28 @@ export function createChatCompletionHandler(core: Core) {
       );
     }
 
+    // The router decides on the last user turn; an explicit `adapters` blend overrides the model's choice.
+    let resolved: ResolvedSelection;
+    try {
+      resolved = await core.adapters.resolve(body.adapters ? { blend: body.adapters } : selection, lastText(last.content));
+    } catch (error) {
+      const failure = toOpenAiError(error);
+      if (failure.status === 400) {
+        return sendOpenAiError(
+          reply,
+          new OpenAiError(400, "invalid_request_error", "invalid_request", failure.message, body.adapters ? "adapters" : "model"),
+        );
+      }
+      return sendOpenAiError(reply, failure);
+    }
+
     const options: GenerateOptions = {
       temperature: body.temperature ?? DEFAULT_TEMPERATURE,
       maxTokens: body.max_completion_tokens ?? body.max_tokens ?? DEFAULT_MAX_TOKENS,
       ...(body.stop != null ? { stop: typeof body.stop === "string" ? [body.stop] : body.stop } : {}),
       ...(body.seed != null ? { seed: body.seed } : {}),
+      ...(resolved.adapters.length > 0 ? { adapters: resolved.adapters } : {}),
+      kvPolicy: resolved.kvPolicy,
     };
     const meta = {
       id: `chatcmpl-${randomBytes(12).toString("hex")}`,
@@ -122,6 +145,8 @@ export function createChatCompletionHandler(core: Core) {
             },
           ],
           usage: usage(result),
+          // Non-standard: which adapters answered and why (clients ignore unknown fields).
+          routing: resolved.routing,
         });
       } catch (error) {
         return sendOpenAiError(reply, toOpenAiError(error));

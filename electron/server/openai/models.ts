@@ -1,7 +1,11 @@
-/** The model ids /v1 offers: the loaded base model (by file name) and `auto` (the adapter router). */
+/**
+ * The model ids /v1 offers: the loaded base model (by file name), every installed enabled
+ * adapter (by id: that adapter pinned on the base), and `auto` (the adapter router).
+ */
 import { stat } from "node:fs/promises";
 import { basename } from "node:path";
-import type { EngineClient } from "../../core/engine/types";
+import type { AdapterInfo, AdapterSelection } from "../../api";
+import type { Core } from "../../core/core-types";
 
 export const AUTO_MODEL_ID = "auto";
 
@@ -10,6 +14,10 @@ export interface OpenAiModel {
   object: "model";
   created: number;
   owned_by: "macaron";
+  /** Non-standard, adapters only: what the adapter is for, and which version is installed. */
+  domain?: string;
+  version?: string;
+  name?: string;
 }
 
 /** `models/Qwen3-0.6B-Q8_0.gguf` → `Qwen3-0.6B-Q8_0`. */
@@ -17,8 +25,8 @@ export function modelIdFromPath(path: string): string {
   return basename(path).replace(/\.gguf$/i, "");
 }
 
-export async function listModels(engine: EngineClient, now: () => number = Date.now): Promise<OpenAiModel[]> {
-  const loaded = engine.loaded;
+export async function listModels(core: Core, now: () => number = Date.now): Promise<OpenAiModel[]> {
+  const loaded = core.engine.loaded;
   const nowSec = Math.floor(now() / 1000);
   const models: OpenAiModel[] = [];
   if (loaded) {
@@ -28,16 +36,35 @@ export async function listModels(engine: EngineClient, now: () => number = Date.
       () => nowSec,
     );
     models.push({ id: modelIdFromPath(loaded.path), object: "model", created, owned_by: "macaron" });
+    for (const adapter of await core.adapters.listEnabled()) models.push(adapterModel(adapter));
   }
   models.push({ id: AUTO_MODEL_ID, object: "model", created: nowSec, owned_by: "macaron" });
   return models;
 }
 
-/** Whether `requested` names what is loaded: its id, its file name, or `auto`. */
-export function modelMatches(requested: string, loadedPath: string): boolean {
-  return (
-    requested === AUTO_MODEL_ID ||
-    requested === modelIdFromPath(loadedPath) ||
-    requested === basename(loadedPath)
-  );
+function adapterModel(a: AdapterInfo): OpenAiModel {
+  return {
+    id: a.id,
+    object: "model",
+    created: Math.floor(a.installedAt / 1000),
+    owned_by: "macaron",
+    domain: a.domain,
+    version: a.version,
+    name: a.name,
+  };
+}
+
+/**
+ * What `requested` asks for: the base alone (its id or file name), an installed enabled
+ * adapter pinned, or the router (`auto`). Null for anything else (404 model_not_found).
+ */
+export function selectionForModel(
+  requested: string,
+  loadedPath: string,
+  adapterIds: ReadonlySet<string>,
+): AdapterSelection | null {
+  if (requested === AUTO_MODEL_ID) return "auto";
+  if (requested === modelIdFromPath(loadedPath) || requested === basename(loadedPath)) return "base";
+  if (adapterIds.has(requested)) return { pinned: requested };
+  return null;
 }

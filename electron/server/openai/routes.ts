@@ -8,6 +8,6 @@ import { listModels } from "./models";
 export const OPENAI_BODY_LIMIT = 8 * 1024 * 1024;
 
 export function registerOpenAiRoutes(app: FastifyInstance, core: Core): void {
-  app.get("/v1/models", async () => ({ object: "list", data: await listModels(core.engine) }));
+  app.get("/v1/models", async () => ({ object: "list", data: await listModels(core) }));
   app.post("/v1/chat/completions", { bodyLimit: OPENAI_BODY_LIMIT }, createChatCompletionHandler(core));
 }

@@ -21,6 +21,8 @@ export const ChatCompletionRequest = z.object({
   stop: z.union([z.string(), z.array(z.string()).max(16)]).nullish(),
   seed: z.number().int().nullish(),
   n: z.literal(1).nullish(),
+  /** Non-standard: blend these installed adapters with these scales (0..2) on the base model. */
+  adapters: z.record(z.string().min(1).max(64), z.number().min(0).max(2)).nullish(),
 });
 export type ChatCompletionRequest = z.infer<typeof ChatCompletionRequest>;
 
