@@ -1,0 +1,91 @@
+/**
+ * The wire format between the desktop app's feedback sync and the cloud service. Both sides
+ * import this file: the app builds items with it, the service validates every batch with it.
+ * Imports nothing of the project but zod.
+ */
+import { z } from "zod";
+
+export const PROTOCOL_VERSION = 1;
+
+/** Versions an item is about: what lets the cloud train and evaluate the right adapter. */
+export const ItemVersions = z.object({
+  modelSha256: z.string().max(128).nullable(),
+  harnessVersion: z.string().max(200),
+  adapters: z.array(z.object({ id: z.string().max(64), version: z.string().max(64), scale: z.number() })).max(16),
+  router: z
+    .object({ mode: z.string().max(16), confidence: z.number().min(0).max(1), reason: z.string().max(500) })
+    .nullable(),
+  catalogVersion: z.string().max(64).nullable(),
+});
+export type ItemVersions = z.infer<typeof ItemVersions>;
+
+const Text = z.string().max(100_000);
+export const ChatTurnWire = z.object({ role: z.enum(["system", "user", "assistant"]), text: Text });
+
+/**
+ * One feedback signal. `kind` says which fields matter:
+ * - rating: rating (+reason); with text consent, `prompt` (the conversation up to the answer)
+ *   and `response`.
+ * - correction: the user's edit of an answer: `response` (original) and `correction`.
+ * - regeneration: a preference pair: `rejected` (the replaced answer) and `chosen` (the new one).
+ * - genui: an interaction with a generated component: `interaction`.
+ * - router_override: the user picked another adapter than the router: `interaction.chosen`.
+ * - copy: the user copied an answer (a weak positive signal).
+ * Text fields are present only with the "ratings_and_text" consent, always redacted first.
+ */
+export const FeedbackItem = z.object({
+  idempotencyKey: z.string().min(8).max(128),
+  kind: z.enum(["rating", "correction", "regeneration", "genui", "router_override", "copy"]),
+  createdAt: z.number().int().nonnegative(),
+  /** Adapter domain the item is about (chat, coding, agent, ui), for per-domain datasets. */
+  domain: z.string().max(64).nullable(),
+  versions: ItemVersions,
+  consent: z.enum(["ratings", "ratings_and_text"]),
+  rating: z.enum(["good", "bad"]).nullable().optional(),
+  reason: z.string().max(2000).nullable().optional(),
+  prompt: z.array(ChatTurnWire).max(500).nullable().optional(),
+  response: Text.nullable().optional(),
+  correction: Text.nullable().optional(),
+  chosen: Text.nullable().optional(),
+  rejected: Text.nullable().optional(),
+  interaction: z.record(z.string().max(100), z.unknown()).nullable().optional(),
+});
+export type FeedbackItem = z.infer<typeof FeedbackItem>;
+
+/** Size caps shared by both sides: the app never builds a batch the service would refuse. */
+export const LIMITS = {
+  maxItemsPerBatch: 200,
+  /** Uncompressed JSON bytes of one batch body. */
+  maxBatchBytes: 1_000_000,
+  /** Compressed request body bytes the service accepts. */
+  maxCompressedBytes: 512_000,
+} as const;
+
+export const BatchRequest = z.object({
+  protocol: z.literal(PROTOCOL_VERSION),
+  installId: z.string().uuid(),
+  batchId: z.string().min(8).max(128),
+  items: z.array(FeedbackItem).min(1).max(LIMITS.maxItemsPerBatch),
+});
+export type BatchRequest = z.infer<typeof BatchRequest>;
+
+/**
+ * 200 answer to a batch. Every item key appears in exactly one list: `accepted` (stored now),
+ * `duplicates` (stored before — e.g. the earlier response was lost), `rejected` (permanently
+ * refused, with the reason; the app keeps it visible and does not retry it).
+ * Other statuses: 400/413 the batch as a whole is refused (permanent), 401 bad install token,
+ * 429/503 with Retry-After (seconds) and other 5xx: retry later.
+ */
+export const BatchResponse = z.object({
+  accepted: z.array(z.string()),
+  duplicates: z.array(z.string()),
+  rejected: z.array(z.object({ key: z.string(), reason: z.string() })),
+});
+export type BatchResponse = z.infer<typeof BatchResponse>;
+
+/** POST /v1/installs → a per-install token used as `Authorization: Bearer` on every call. */
+export const RegisterRequest = z.object({ installId: z.string().uuid() });
+export const RegisterResponse = z.object({ installId: z.string().uuid(), token: z.string().min(16) });
+
+/** DELETE /v1/installs/:installId/data → what was deleted. */
+export const DeleteResponse = z.object({ installId: z.string().uuid(), deletedItems: z.number().int().nonnegative() });
