@@ -63,4 +63,9 @@ export interface CoreOptions {
   defaultMaxTokens?: number;
   /** Part of the harness version stamped on every turn; default: package.json's version. */
   appVersion?: string;
+  /**
+   * Install the LoRA adapters (`*.gguf`, manifests beside them) of this folder at start-up,
+   * after the initial model (headless `--adapters DIR`). Already installed ones are skipped.
+   */
+  adaptersDir?: string;
 }

@@ -6,7 +6,7 @@ import { adapterHandlers } from "./adapters/adapter-handlers";
 import { AdapterRegistry } from "./adapters/adapter-registry";
 import { AdapterRouting } from "./adapters/adapter-routing";
 import { AdapterStore } from "./adapters/adapter-store";
-import { installDemoAdapters } from "./adapters/bundled-adapters";
+import { installAdaptersFrom, installDemoAdapters } from "./adapters/bundled-adapters";
 import { SqliteRouterStore } from "./adapters/sqlite-router-store";
 import { chatHandlers } from "./chat/chat-handlers";
 import { DEFAULT_SYSTEM_PROMPT, TurnPipeline } from "./chat/turn-pipeline";
@@ -46,6 +46,7 @@ export interface CoreParts {
   /** Install the demo adapters when the demo model is opened with none installed (default true). */
   demoAdapters?: boolean;
   appVersion?: string;
+  adaptersDir?: string;
   log?: Log;
 }
 
@@ -61,6 +62,7 @@ export async function createCore(options: CoreOptions): Promise<Core> {
       initialModel: options.initialModel,
       defaultMaxTokens: options.defaultMaxTokens,
       appVersion: options.appVersion,
+      adaptersDir: options.adaptersDir,
     },
     () => new EngineSupervisor(options.spawnEngine),
   );
@@ -135,12 +137,18 @@ export async function assembleCore(parts: CoreParts, makeEngine: () => EngineCli
     modelHashes: fingerprint,
     log,
   });
-  // After each load: hash the model file (turn records) in the background, never per turn.
+  // After each load: hash the model file (turn records) in the background, never per turn;
+  // then warm the router under that hash (its embedding cache is keyed by it).
   const unsubscribeLoads = events.subscribe((event, payload) => {
     if (event !== "engine.status") return;
     const status = payload as EventPayload<"engine.status">;
     if (status.state !== "ready" || !status.model) return;
-    fingerprint.sha256(status.model.path).catch((err: unknown) => log("could not hash the model file", err));
+    // Whether each adapter fits depends on the base: the Adapters panel must refresh.
+    if (registry.count > 0) events.emit("adapters.changed", {});
+    fingerprint
+      .sha256(status.model.path)
+      .then(() => routing.prepare())
+      .catch((err: unknown) => log("could not hash the model or prepare the router", err));
   });
   const models_ = modelHandlers(models);
   const handlers: Handlers = {
@@ -172,6 +180,13 @@ export async function assembleCore(parts: CoreParts, makeEngine: () => EngineCli
   } else {
     // The remembered model loads in the background: the UI can show its progress.
     startup = models.restoreLastModel();
+  }
+  if (parts.adaptersDir) {
+    // After the initial model, so that each adapter is checked against it.
+    const dir = parts.adaptersDir;
+    await installAdaptersFrom(registry, dir, log).catch((err: unknown) =>
+      log(`could not read the adapters folder ${dir}`, err),
+    );
   }
 
   let closing: Promise<void> | null = null;

@@ -14,6 +14,7 @@ const USAGE = `Usage: npm run serve -- [--host 127.0.0.1] [--port 0] [--data-dir
   --data-dir  database, demo model and adapters                default $MACARON_DATA_DIR or ~/.macaron
   --model     GGUF model to load at start
   --api-key   key every API call must present                  default: a random key, printed
+  --adapters  folder of LoRA adapters (+ manifests) to install at start
   --max-tokens  answer length limit when a message sets none   default 1024`;
 
 function parse(argv: string[]) {
@@ -64,7 +65,6 @@ async function main(): Promise<number> {
     console.log(USAGE);
     return 0;
   }
-  if (args.adapters) console.error("note: --adapters is not supported yet; ignoring it");
 
   const server = await startServer({
     host: args.host,
@@ -73,6 +73,7 @@ async function main(): Promise<number> {
     model: args.model,
     apiKey: args.apiKey,
     defaultMaxTokens: args.maxTokens,
+    adaptersDir: args.adapters,
   });
   if (server.modelError)
     console.error(`error: could not load ${args.model}: ${server.modelError} (serving without a model)`);

@@ -28,6 +28,8 @@ export interface StartServerOptions {
   spawnEngine?: SpawnEngine;
   /** Answer length when a call does not set one. */
   defaultMaxTokens?: number;
+  /** Install every adapter found in this folder at start-up (already installed ones are kept). */
+  adaptersDir?: string;
 }
 
 export interface RunningServer {
@@ -76,6 +78,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     spawnEngine: options.spawnEngine ?? spawnNodeEngine(),
     initialModel: options.model,
     defaultMaxTokens: options.defaultMaxTokens,
+    adaptersDir: options.adaptersDir,
   });
   let app: FastifyInstance;
   try {

@@ -11,6 +11,7 @@ import { AppController } from "./state/app-controller";
 import "./styles/base.css";
 import "./styles/layout.css";
 import "./styles/chat.css";
+import "./styles/adapters.css";
 
 const root = document.getElementById("root");
 if (!root) throw new Error("index.html has no #root element");

@@ -24,3 +24,28 @@ export async function installDemoAdapters(registry: AdapterRegistry, dataDir: st
     await rm(temp, { recursive: true, force: true });
   }
 }
+
+/**
+ * Install every `*.gguf` adapter of `dir` (headless `--adapters DIR`), each through the
+ * validated install path. Adapters already installed (same id or same file) are skipped
+ * quietly; any other refusal is reported by `log` and the rest still install.
+ * Returns the ids newly installed.
+ */
+export async function installAdaptersFrom(
+  registry: AdapterRegistry,
+  dir: string,
+  log: (message: string, err: unknown) => void,
+): Promise<string[]> {
+  const names = (await readdir(dir)).filter((name) => name.toLowerCase().endsWith(".gguf")).sort();
+  const ids: string[] = [];
+  for (const name of names) {
+    try {
+      ids.push((await registry.install(join(dir, name))).id);
+    } catch (err) {
+      const message = err instanceof Error ? err.message : String(err);
+      if (/already installed/.test(message)) continue;
+      log(`could not install the adapter ${name}: ${message}`, null);
+    }
+  }
+  return ids;
+}

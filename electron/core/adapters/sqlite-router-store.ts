@@ -34,6 +34,7 @@ export class SqliteRouterStore implements RouterStore {
   private readonly listStmt: Statement<[], LearnedRow>;
   private readonly upsertLearned: Statement<[string, string, string, number]>;
   private readonly trimStmt: Statement<[string, string, number]>;
+  private readonly forgetStmt: Statement<[string]>;
   private readonly getStmts = new Map<number, Statement<string[], VectorRow>>();
 
   constructor(private readonly db: Database) {
@@ -45,10 +46,11 @@ export class SqliteRouterStore implements RouterStore {
     this.listStmt = db.prepare(
       "SELECT text_hash, text, adapter_id, created_at FROM router_learned ORDER BY created_at, id",
     );
-    // Delete + insert (not UPDATE): a relabelled text becomes the newest row.
+    // Used after a delete (not an UPDATE): a relabelled text becomes the newest row.
     this.upsertLearned = db.prepare(
       "INSERT INTO router_learned (text_hash, text, adapter_id, created_at) VALUES (?, ?, ?, ?)",
     );
+    this.forgetStmt = db.prepare("DELETE FROM router_learned WHERE text_hash = ?");
     this.trimStmt = db.prepare(`
       DELETE FROM router_learned WHERE adapter_id = ? AND id NOT IN (
         SELECT id FROM router_learned WHERE adapter_id = ? ORDER BY created_at DESC, id DESC LIMIT ?)`);
@@ -83,7 +85,7 @@ export class SqliteRouterStore implements RouterStore {
 
   addLearned(example: LearnedExample, maxPerAdapter: number): void {
     this.db.transaction(() => {
-      this.db.prepare("DELETE FROM router_learned WHERE text_hash = ?").run(example.textHash);
+      this.forgetStmt.run(example.textHash);
       this.upsertLearned.run(example.textHash, example.text, example.adapterId, example.createdAt);
       this.trimStmt.run(example.adapterId, example.adapterId, Math.max(0, Math.trunc(maxPerAdapter)));
     })();

@@ -1,10 +1,12 @@
 import { useEffect, useState } from "react";
+import { AdaptersPanel } from "../adapters/AdaptersPanel";
 import { ChatView } from "../chat/ChatView";
 import { ConversationNav } from "../conversations/ConversationNav";
 import { Toasts } from "../conversations/Toasts";
 import { ModelBar } from "../models/ModelBar";
 import { ModelPanel } from "../models/ModelPanel";
-import { useAppState, useController } from "./controller-context";
+import { SettingsDialog } from "../settings/SettingsDialog";
+import { useAdapterState, useAppState, useController, useSettingsState } from "./controller-context";
 import { conversationIdFromHash, hashForConversation } from "./hash-route";
 import { useShortcuts } from "./use-shortcuts";
 
@@ -16,6 +18,8 @@ export function App() {
   const currentId = useAppState((s) => s.currentId);
   const hasModel = useAppState((s) => !!s.engine?.model);
   const panelOpen = useAppState((s) => s.modelPanelOpen);
+  const adaptersOpen = useAdapterState((s) => s.panelOpen);
+  const settingsOpen = useSettingsState((s) => s.open);
   const [navOpen, setNavOpen] = useState(false);
   const panelVisible = phase === "loaded" && (!hasModel || panelOpen);
   const browser = controller.api.platform.kind === "browser";
@@ -69,6 +73,8 @@ export function App() {
         {phase !== "error" && <ChatView />}
       </main>
       <Toasts />
+      {adaptersOpen && <AdaptersPanel />}
+      {settingsOpen && <SettingsDialog />}
     </div>
   );
 }

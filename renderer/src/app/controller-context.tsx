@@ -2,7 +2,9 @@ import { createContext, useContext } from "react";
 import type { ReactNode } from "react";
 import { useStore } from "zustand";
 import type { AppController } from "../state/app-controller";
+import type { AdapterState } from "../state/adapter-controller";
 import type { AppState } from "../state/app-store";
+import type { SettingsState } from "../state/settings-controller";
 
 const ControllerContext = createContext<AppController | null>(null);
 
@@ -25,4 +27,13 @@ export function useController(): AppController {
 /** Select from the app store; the selector must return stable references (no new arrays). */
 export function useAppState<T>(selector: (state: AppState) => T): T {
   return useStore(useController().store, selector);
+}
+
+/** Select from the adapters store (installed adapters, the Adapters panel). */
+export function useAdapterState<T>(selector: (state: AdapterState) => T): T {
+  return useStore(useController().adapters.store, selector);
+}
+
+export function useSettingsState<T>(selector: (state: SettingsState) => T): T {
+  return useStore(useController().settings.store, selector);
 }

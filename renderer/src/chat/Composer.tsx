@@ -1,4 +1,5 @@
 import { useState } from "react";
+import { AdapterPicker } from "../adapters/AdapterPicker";
 import { useAppState, useController } from "../app/controller-context";
 import { COMPOSER_INPUT_ID } from "../app/dom-ids";
 import { canChat } from "../state/app-store";
@@ -46,6 +47,9 @@ export function Composer() {
           </button>
         </div>
       )}
+      <div className="composer__tools">
+        <AdapterPicker />
+      </div>
       <div className="composer__row">
         <textarea
           id={COMPOSER_INPUT_ID}

@@ -1,12 +1,17 @@
 import { memo } from "react";
 import type { Message } from "../../../electron/api";
+import { AnswerAgain } from "../adapters/AnswerAgain";
+import { RoutingChip } from "../adapters/RoutingChip";
 import { Markdown } from "./Markdown";
 import { MessageStats } from "./MessageStats";
 
 const ROLE_LABEL: Record<Message["role"], string> = { user: "You", assistant: "Macaron", system: "System" };
 
-/** One message as an article named by its author; assistant text is markdown. */
-export const MessageView = memo(function MessageView({ message }: { message: Message }) {
+/**
+ * One message as an article named by its author; assistant text is markdown. `last` marks
+ * the conversation's last answer, which can be answered again.
+ */
+export const MessageView = memo(function MessageView({ message, last = false }: { message: Message; last?: boolean }) {
   const streaming = message.status === "streaming";
   const label = ROLE_LABEL[message.role];
   return (
@@ -32,14 +37,15 @@ export const MessageView = memo(function MessageView({ message }: { message: Mes
           </span>
         )}
       </div>
-      {message.role === "assistant" && <MessageFooter message={message} />}
+      {message.role === "assistant" && <MessageFooter message={message} last={last} />}
     </article>
   );
 });
 
-function MessageFooter({ message }: { message: Message }) {
+function MessageFooter({ message, last }: { message: Message; last: boolean }) {
   return (
     <div className="message__footer">
+      {message.routing && <RoutingChip routing={message.routing} />}
       {message.status === "stopped" && <span className="badge">Stopped</span>}
       {message.status === "interrupted" && (
         <span className="badge" title="The app closed while this answer was being written">
@@ -52,6 +58,7 @@ function MessageFooter({ message }: { message: Message }) {
         </div>
       )}
       {message.stats && message.status !== "streaming" && <MessageStats stats={message.stats} />}
+      {last && message.status !== "streaming" && <AnswerAgain message={message} />}
     </div>
   );
 }

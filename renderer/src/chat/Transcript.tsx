@@ -16,6 +16,7 @@ export function Transcript({
 }) {
   const scroller = useRef<HTMLDivElement>(null);
   const pinned = useRef(true);
+  const visible = messages.filter((m) => m.role !== "system");
 
   useLayoutEffect(() => {
     const el = scroller.current;
@@ -33,11 +34,13 @@ export function Transcript({
     >
       {hint && messages.length === 0 && <p className="transcript__hint">{hint}</p>}
       <div role="log" aria-live="polite" aria-label="Messages" className="transcript__log">
-        {messages
-          .filter((m) => m.role !== "system")
-          .map((m) => (
-            <MessageView key={m.id} message={m} />
-          ))}
+        {visible.map((m, i) => (
+          <MessageView
+            key={m.id}
+            message={m}
+            last={i === visible.length - 1 && i > 0 && visible[i - 1]!.role === "user"}
+          />
+        ))}
       </div>
     </div>
   );

@@ -1,4 +1,4 @@
-import { useAppState, useController } from "../app/controller-context";
+import { useAdapterState, useAppState, useController, useSettingsState } from "../app/controller-context";
 import { MenuIcon } from "../app/icons";
 import { LoadProgress } from "./LoadProgress";
 
@@ -17,6 +17,8 @@ export function ModelBar({
   const engine = useAppState((s) => s.engine);
   const panelOpen = useAppState((s) => s.modelPanelOpen);
   const model = engine?.model ?? null;
+  const adaptersOpen = useAdapterState((s) => s.panelOpen);
+  const settingsOpen = useSettingsState((s) => s.open);
 
   return (
     <header className="model-bar">
@@ -63,6 +65,24 @@ export function ModelBar({
           Model
         </button>
       )}
+      <button
+        type="button"
+        className="button"
+        aria-haspopup="dialog"
+        aria-expanded={adaptersOpen}
+        onClick={() => controller.adapters.setPanelOpen(true)}
+      >
+        Adapters
+      </button>
+      <button
+        type="button"
+        className="button"
+        aria-haspopup="dialog"
+        aria-expanded={settingsOpen}
+        onClick={() => controller.settings.setOpen(true)}
+      >
+        Settings
+      </button>
     </header>
   );
 }

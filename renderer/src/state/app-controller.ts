@@ -3,10 +3,11 @@
  * turns user intents and pushed events into store updates. One instance per app; dispose()
  * releases everything (no module-level state).
  */
-import type { Conversation, EngineStatus } from "../../../electron/api";
+import type { AdapterSelection, Conversation, EngineStatus } from "../../../electron/api";
 import { errorMessage } from "../api";
 import type { RendererApi } from "../api";
-import { canChat, createAppStore } from "./app-store";
+import { AdapterController } from "./adapter-controller";
+import { canChat, createAppStore, currentAdapters } from "./app-store";
 import type { AppState, AppStore } from "./app-store";
 import {
   applyDeltas,
@@ -15,18 +16,23 @@ import {
   mergeFetched,
   mergeSent,
   removeConversation,
+  replaceLastAnswer,
   sortConversations,
   titleFromText,
   upsertConversation,
 } from "./chat-logic";
 import { DeltaBatcher } from "./delta-batcher";
 import type { Schedule } from "./delta-batcher";
+import { SettingsController } from "./settings-controller";
 
 /** How long a deleted conversation can be restored with Undo. */
 export const UNDO_DELETE_MS = 5000;
 
 export class AppController {
   readonly store: AppStore;
+  /** Installed adapters and the Adapters panel. */
+  readonly adapters: AdapterController;
+  readonly settings: SettingsController;
   private readonly disposers: Array<() => void> = [];
   private readonly deleteTimers = new Map<string, ReturnType<typeof setTimeout>>();
   private readonly batcher: DeltaBatcher;
@@ -38,6 +44,8 @@ export class AppController {
     schedule?: Schedule,
   ) {
     this.store = createAppStore(api.connection?.state ?? "open");
+    this.adapters = new AdapterController(api);
+    this.settings = new SettingsController(api);
     this.batcher = new DeltaBatcher(
       (batch) => this.set((s) => ({ messages: applyDeltas(s.messages, batch) })),
       schedule,
@@ -61,6 +69,8 @@ export class AppController {
       this.set({ phase: "error", loadError: errorMessage(error) });
       return;
     }
+    // Not part of readiness: chat works without adapters (the list shows its own error).
+    void this.adapters.refresh();
     if (initialId) await this.loadDetail(initialId);
   }
 
@@ -69,6 +79,7 @@ export class AppController {
     for (const timer of this.deleteTimers.values()) clearTimeout(timer);
     this.deleteTimers.clear();
     this.batcher.dispose();
+    this.adapters.dispose();
   }
 
   /** Open a conversation (null: a new chat that is created on the first send). */
@@ -99,11 +110,17 @@ export class AppController {
     try {
       let id = state.currentId;
       if (!id) {
-        const conversation = await this.api.call("conversations.create", { title: titleFromText(trimmed) });
+        let conversation = await this.api.call("conversations.create", { title: titleFromText(trimmed) });
+        const draft = this.store.getState().draftAdapters;
+        // The choice made before the chat existed becomes the conversation's own.
+        if (draft !== "auto") {
+          conversation = await this.api.call("conversations.setAdapters", { id: conversation.id, adapters: draft });
+        }
         id = conversation.id;
         this.set((s) => ({
           conversations: upsertConversation(s.conversations, conversation),
           currentId: s.currentId === null ? conversation.id : s.currentId,
+          draftAdapters: "auto",
           detail: { ...s.detail, [conversation.id]: "loaded" },
           messages: { ...s.messages, [conversation.id]: s.messages[conversation.id] ?? [] },
         }));
@@ -117,6 +134,59 @@ export class AppController {
     } finally {
       this.set({ sending: false });
     }
+  }
+
+  /**
+   * Set the open conversation's adapters (a new chat keeps the choice until its first send).
+   * Shown at once; rolled back with a notice when core refuses it.
+   */
+  async setAdapters(selection: AdapterSelection): Promise<boolean> {
+    const state = this.store.getState();
+    const id = state.currentId;
+    if (!id) {
+      this.set({ draftAdapters: selection });
+      return true;
+    }
+    const before = state.conversations.find((c) => c.id === id);
+    if (before) this.applyConversation({ ...before, adapters: selection });
+    try {
+      this.applyConversation(await this.api.call("conversations.setAdapters", { id, adapters: selection }));
+      return true;
+    } catch (error) {
+      const now = this.store.getState().conversations.find((c) => c.id === id);
+      if (before && now) this.applyConversation({ ...now, adapters: before.adapters });
+      this.set({ notice: `Could not change the adapters: ${errorMessage(error)}` });
+      return false;
+    }
+  }
+
+  /**
+   * Answer the last question again, with `adapters` or (undefined) the conversation's own
+   * choice. The new answer takes the old one's place in the transcript.
+   */
+  async regenerate(adapters?: AdapterSelection): Promise<boolean> {
+    const state = this.store.getState();
+    const id = state.currentId;
+    if (!id || state.sending || isStreaming(state.messages[id])) return false;
+    this.set({ sending: true, composerError: null });
+    try {
+      const { assistantMessage } = await this.api.call(
+        "chat.regenerate",
+        adapters === undefined ? { conversationId: id } : { conversationId: id, adapters },
+      );
+      this.set((s) => ({ messages: replaceLastAnswer(s.messages, assistantMessage) }));
+      return true;
+    } catch (error) {
+      this.set({ composerError: errorMessage(error) });
+      return false;
+    } finally {
+      this.set({ sending: false });
+    }
+  }
+
+  /** The open conversation's adapter choice. */
+  currentAdapters(): AdapterSelection {
+    return currentAdapters(this.store.getState());
   }
 
   /** Stop the generation in the current conversation; the partial answer stays as "stopped". */
@@ -294,6 +364,7 @@ export class AppController {
         this.api.call("conversations.list", {}),
       ]);
       this.set({ engine, conversations: sortConversations(conversations) });
+      void this.adapters.refresh();
     } catch {
       return; // The banner already says the connection is unstable; the next reconnect retries.
     }

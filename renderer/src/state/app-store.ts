@@ -1,7 +1,7 @@
 /** The UI's data, one zustand store per app instance (created by AppController, never global). */
 import { createStore } from "zustand/vanilla";
 import type { StoreApi } from "zustand/vanilla";
-import type { Conversation, EngineStatus } from "../../../electron/api";
+import type { AdapterSelection, Conversation, EngineStatus } from "../../../electron/api";
 import type { ConnectionState } from "../api";
 import type { MessagesByConversation } from "./chat-logic";
 
@@ -32,6 +32,8 @@ export interface AppState {
   pendingDeletes: Conversation[];
   /** A short message for the toast area (e.g. a failed delete). */
   notice: string | null;
+  /** The adapter choice for a new chat, applied when the first send creates it. */
+  draftAdapters: AdapterSelection;
 }
 
 export type AppStore = StoreApi<AppState>;
@@ -55,6 +57,7 @@ export function initialAppState(connection: ConnectionState): AppState {
     modelPanelOpen: false,
     pendingDeletes: [],
     notice: null,
+    draftAdapters: "auto",
   };
 }
 
@@ -78,4 +81,10 @@ export function visibleConversations(
  */
 export function canChat(state: AppState): boolean {
   return !!state.engine?.model && state.engine.state !== "loading";
+}
+
+/** The adapter choice of the open conversation (or of the new chat about to be created). */
+export function currentAdapters(state: AppState): AdapterSelection {
+  if (!state.currentId) return state.draftAdapters;
+  return state.conversations.find((c) => c.id === state.currentId)?.adapters ?? "auto";
 }

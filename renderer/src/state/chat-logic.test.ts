@@ -6,6 +6,7 @@ import {
   isStreaming,
   mergeFetched,
   mergeSent,
+  replaceLastAnswer,
   sortConversations,
   titleFromText,
   upsertConversation,
@@ -170,5 +171,37 @@ describe("titleFromText", () => {
     expect(titleFromText("  Hello there\nsecond line")).toBe("Hello there");
     expect(titleFromText("word ".repeat(30), 20)).toBe("word word word word…");
     expect(titleFromText("   ")).toBe("New chat");
+  });
+});
+
+describe("replaceLastAnswer", () => {
+  const q1 = msg({ id: "u1", conversationId: "a", role: "user", content: "q1", status: "complete", createdAt: 1 });
+  const a1 = msg({ id: "a1", conversationId: "a", content: "first", status: "complete", createdAt: 2 });
+  const q2 = msg({ id: "u2", conversationId: "a", role: "user", content: "q2", status: "complete", createdAt: 3 });
+  const a2 = msg({ id: "a2", conversationId: "a", content: "old", status: "complete", createdAt: 4 });
+
+  it("puts the new answer in place of the last one and keeps earlier turns", () => {
+    const fresh = msg({ id: "a3", conversationId: "a", createdAt: 5 });
+    const next = replaceLastAnswer({ a: [q1, a1, q2, a2] }, fresh);
+    expect(next.a!.map((m) => m.id)).toEqual(["u1", "a1", "u2", "a3"]);
+  });
+
+  it("keeps text that deltas already streamed into the new answer", () => {
+    const streamed = msg({ id: "a3", conversationId: "a", content: "cc", createdAt: 6 });
+    const fresh = msg({ id: "a3", conversationId: "a", content: "", createdAt: 5 });
+    const next = replaceLastAnswer({ a: [q1, a1, q2, a2, streamed] }, fresh);
+    expect(next.a!.map((m) => [m.id, m.content])).toEqual([
+      ["u1", "q1"],
+      ["a1", "first"],
+      ["u2", "q2"],
+      ["a3", "cc"],
+    ]);
+  });
+
+  it("leaves other conversations alone", () => {
+    const other = [msg({ id: "x", conversationId: "b" })];
+    const next = replaceLastAnswer({ a: [q1, a1], b: other }, msg({ id: "a9", conversationId: "a", createdAt: 9 }));
+    expect(next.b).toBe(other);
+    expect(next.a!.map((m) => m.id)).toEqual(["u1", "a9"]);
   });
 });

@@ -87,6 +87,24 @@ export function mergeFetched(
   return { ...state, [conversationId]: sortMessages(merged) };
 }
 
+/**
+ * "Answer again": the new answer takes the place of the previous one. Core keeps the old one
+ * in its database but out of the transcript, so every answer after the last question other
+ * than `answer` leaves (deltas may already have started `answer` as a placeholder).
+ */
+export function replaceLastAnswer(state: MessagesByConversation, answer: Message): MessagesByConversation {
+  const list = state[answer.conversationId] ?? [];
+  let lastQuestion = -1;
+  for (let i = list.length - 1; i >= 0; i -= 1) {
+    if (list[i]!.role === "user") {
+      lastQuestion = i;
+      break;
+    }
+  }
+  const kept = list.filter((m, i) => i <= lastQuestion || m.role !== "assistant" || m.id === answer.id);
+  return mergeSent({ ...state, [answer.conversationId]: kept }, [answer]);
+}
+
 /** True while an assistant message of the conversation is being generated. */
 export function isStreaming(messages: readonly Message[] | undefined): boolean {
   return !!messages?.some((m) => m.status === "streaming");

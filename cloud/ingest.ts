@@ -1,0 +1,69 @@
+/**
+ * Checks of a batch before it is stored. The envelope (protocol, installId, batchId, item
+ * count) must be right or the whole batch is refused with 400; a bad ITEM is only rejected by
+ * itself (with its reason) so one malformed item never costs the user the other 199.
+ */
+import { z } from "zod";
+import { BatchRequest, FeedbackItem, LIMITS } from "./protocol";
+
+/** Adapter domains the service trains; an item about another one is rejected. */
+export const DEFAULT_DOMAINS = ["chat", "coding", "agent", "ui"] as const;
+
+/** The envelope of a batch, items not yet checked one by one. */
+const Envelope = BatchRequest.extend({ items: z.array(z.unknown()).min(1).max(LIMITS.maxItemsPerBatch) });
+
+/** Fields that carry user text: allowed only with the "ratings_and_text" consent. */
+export const TEXT_FIELDS = ["prompt", "response", "correction", "chosen", "rejected", "reason"] as const;
+
+export type ItemCheck =
+  | { ok: true; item: FeedbackItem }
+  | { ok: false; key: string; reason: string };
+
+export type EnvelopeCheck =
+  | { ok: true; installId: string; batchId: string; items: ItemCheck[] }
+  | { ok: false; reason: string };
+
+/** True when the item carries any user text. */
+export function hasText(item: FeedbackItem): boolean {
+  return TEXT_FIELDS.some((f) => {
+    const v = item[f];
+    return v !== null && v !== undefined && (typeof v !== "string" || v.length > 0);
+  });
+}
+
+/** Validates the envelope, then each item; returns a reason for a 400 or the per-item results. */
+export function checkBatch(body: unknown, domains: ReadonlySet<string>): EnvelopeCheck {
+  const env = Envelope.safeParse(body);
+  if (!env.success) return { ok: false, reason: zodReason(env.error) };
+  const items: ItemCheck[] = [];
+  for (const [i, raw] of env.data.items.entries()) {
+    const key = (raw as { idempotencyKey?: unknown } | null)?.idempotencyKey;
+    // Without a usable key the client could not be told which item was refused.
+    if (typeof key !== "string" || key.length < 8 || key.length > 128)
+      return { ok: false, reason: `items[${i}].idempotencyKey: must be a string of 8..128 characters` };
+    items.push(checkItem(raw, key, domains));
+  }
+  return { ok: true, installId: env.data.installId, batchId: env.data.batchId, items };
+}
+
+function checkItem(raw: unknown, key: string, domains: ReadonlySet<string>): ItemCheck {
+  const parsed = FeedbackItem.safeParse(raw);
+  if (!parsed.success) return { ok: false, key, reason: `malformed: ${zodReason(parsed.error)}` };
+  const item = parsed.data;
+  if (item.domain !== null && !domains.has(item.domain))
+    return { ok: false, key, reason: `unknown domain "${item.domain}"` };
+  if (item.consent === "ratings" && hasText(item))
+    return { ok: false, key, reason: 'text fields present with consent "ratings"' };
+  if (item.kind === "rating" && !item.rating) return { ok: false, key, reason: "a rating item needs rating" };
+  if (item.kind === "correction" && item.consent === "ratings_and_text" && !item.correction)
+    return { ok: false, key, reason: "a correction item needs correction" };
+  return { ok: true, item };
+}
+
+/** The first few zod issues as `path: message`, short enough for a response body. */
+export function zodReason(error: z.ZodError): string {
+  return error.issues
+    .slice(0, 3)
+    .map((i) => `${i.path.length > 0 ? i.path.join(".") : "body"}: ${i.message}`)
+    .join("; ");
+}

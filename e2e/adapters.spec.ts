@@ -1,0 +1,225 @@
+import { randomBytes } from "node:crypto";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { expect, test, type Page } from "@playwright/test";
+import { writeWrongBaseAdapter } from "../native/gguf/adapters";
+import { AdaptersPage } from "./pages/adapters-page";
+import { ChatPage } from "./pages/chat-page";
+import { fixturesDir, ServerProcess } from "./server";
+
+interface AdapterRow {
+  id: string;
+  enabled: boolean;
+  scale: number;
+}
+interface Detail {
+  conversation: { adapters: unknown };
+  messages: Array<{ id: string; role: string; content: string; status: string }>;
+}
+
+let server: ServerProcess | undefined;
+let scratch: string | undefined;
+test.afterEach(async () => {
+  await server?.stop();
+  server = undefined;
+  if (scratch) rmSync(scratch, { recursive: true, force: true });
+  scratch = undefined;
+});
+
+const adapterFile = (id: string) => join(fixturesDir(), "adapters", `${id}.gguf`);
+
+/**
+ * A server on the tiny base with fixture adapters installed through the API (the panel's own
+ * install is tested once below), and the UI opened on it. Short answers unless told otherwise.
+ */
+async function start(
+  page: Page,
+  { adapters = ["chat", "coding", "agent", "ui"], maxTokens = 24 }: { adapters?: string[]; maxTokens?: number } = {},
+) {
+  server = await ServerProcess.start({
+    model: join(fixturesDir(), "base.gguf"),
+    extraArgs: ["--max-tokens", String(maxTokens)],
+  });
+  for (const id of adapters) await server.call("adapters.install", { path: adapterFile(id) });
+  const chat = new ChatPage(page);
+  await chat.open(server.url);
+  const ui = new AdaptersPage(page);
+  // The picker lists the installed adapters once the UI has fetched them.
+  for (const id of adapters) await expect(ui.picker.getByRole("option", { name: nameOf(id) })).toHaveCount(1);
+  return { chat, ui, server };
+}
+
+function nameOf(id: string): string {
+  return id === "ui" ? "UI" : id[0]!.toUpperCase() + id.slice(1);
+}
+
+async function onlyConversation(s: ServerProcess): Promise<Detail> {
+  const [c] = await s.call<Array<{ id: string }>>("conversations.list", {});
+  return s.call<Detail>("conversations.get", { id: c!.id });
+}
+
+test("a conversation pinned to Coding answers in code and says so under the answer", async ({ page }) => {
+  const { chat, ui, server } = await start(page);
+  await ui.choose("Coding");
+  await chat.sendMessage("hello there");
+  const answer = chat.assistantMessages().last();
+  await expect(answer).toContainText("{{{");
+  await expect(chat.send).toBeVisible();
+  await expect(ui.routingChip(answer)).toHaveAccessibleName("Answered by Coding (pinned)");
+  await expect(answer.getByText("Coding")).toBeVisible();
+  // The choice made before the chat existed became the conversation's own.
+  await expect(ui.picker).toHaveValue("pin:coding");
+  expect((await onlyConversation(server)).conversation.adapters).toEqual({ pinned: "coding" });
+});
+
+test("auto routes a coding question to the Coding adapter and shows how sure it was", async ({ page }) => {
+  const { chat, ui } = await start(page);
+  const manifest = JSON.parse(readFileSync(join(fixturesDir(), "adapters", "coding.json"), "utf8")) as {
+    routingExamples: string[];
+  };
+  await expect(ui.picker).toHaveValue("auto");
+  await chat.sendMessage(manifest.routingExamples[0]!);
+  const answer = chat.assistantMessages().last();
+  await expect(ui.routingChip(answer)).toHaveAccessibleName(/^Answered by Coding \(auto, \d+% sure\)$/);
+  await expect(answer.getByText(/Coding · auto \d+%/)).toBeVisible();
+  await expect(answer).toContainText("{{{");
+});
+
+test("Answer again with… Chat replaces the answer with the Chat adapter's", async ({ page }) => {
+  const { chat, ui, server } = await start(page);
+  await ui.choose("Coding");
+  await chat.sendMessage("say something");
+  const answer = chat.assistantMessages().last();
+  await expect(answer).toContainText("{{{");
+  await expect(chat.send).toBeVisible();
+
+  await ui.answerAgainWith(answer, "Chat");
+  await expect(chat.assistantMessages()).toHaveCount(1);
+  await expect(chat.assistantMessages().last()).toContainText("ccc");
+  await expect(chat.assistantMessages().last()).not.toContainText("{");
+  await expect(ui.routingChip(chat.assistantMessages().last())).toHaveAccessibleName(/^Answered by Chat\b/);
+  await expect(chat.send).toBeVisible();
+  // Core hid the old answer: the stored transcript has one question and one answer.
+  const detail = await onlyConversation(server);
+  expect(detail.messages.map((m) => m.role)).toEqual(["user", "assistant"]);
+  expect(detail.messages[1]!.content).toMatch(/^c+$/);
+  // Regenerate answers again with the same adapters as the answer it replaces (Chat).
+  const before = await onlyConversation(server);
+  await chat.assistantMessages().last().getByRole("button", { name: "Regenerate" }).click();
+  await expect
+    .poll(async () => (await onlyConversation(server)).messages.map((m) => m.id))
+    .not.toEqual(before.messages.map((m) => m.id));
+  await expect(chat.send).toBeVisible();
+  await expect(chat.assistantMessages()).toHaveCount(1);
+  await expect(chat.assistantMessages().last()).toContainText("ccc");
+  await expect(ui.routingChip(chat.assistantMessages().last())).toHaveAccessibleName(/^Answered by Chat\b/);
+});
+
+test("the Adapters panel installs, disables, rescales and removes adapters", async ({ page }) => {
+  const { ui, server } = await start(page, { adapters: ["chat", "coding", "agent"] });
+  await ui.openPanel();
+  await expect(ui.dataRows()).toHaveCount(3);
+
+  await ui.install(adapterFile("ui"));
+  await expect(ui.row("UI")).toBeVisible();
+  await expect(ui.row("UI")).toContainText("1.0.0");
+  await expect(ui.adapterPath).toHaveValue("");
+
+  const enableAgent = ui.row("Agent").getByRole("switch", { name: "Enable Agent" });
+  await expect(enableAgent).toBeChecked();
+  await enableAgent.uncheck();
+  await expect(enableAgent).not.toBeChecked();
+
+  await ui.row("Chat").getByRole("slider", { name: "Scale for Chat" }).fill("0.5");
+  await expect
+    .poll(async () => (await server.call<AdapterRow[]>("adapters.list")).find((a) => a.id === "chat")?.scale)
+    .toBe(0.5);
+
+  await ui.remove("Coding");
+  await expect(ui.dataRows()).toHaveCount(3);
+  const stored = await server.call<AdapterRow[]>("adapters.list");
+  expect(stored.map((a) => a.id).sort()).toEqual(["agent", "chat", "ui"]);
+  expect(stored.find((a) => a.id === "agent")?.enabled).toBe(false);
+
+  await ui.closePanel();
+  await expect(ui.picker.getByRole("option", { name: "Agent" })).toHaveCount(0);
+  await expect(ui.picker.getByRole("option", { name: "Coding" })).toHaveCount(0);
+  await expect(ui.picker.getByRole("option", { name: "UI" })).toHaveCount(1);
+});
+
+test("a wrong-base adapter, random bytes and a base model are refused with a clear message", async ({ page }) => {
+  const { ui, server } = await start(page, { adapters: ["chat", "coding"] });
+  scratch = mkdtempSync(join(tmpdir(), "macaron-adapters-"));
+  const wrongBase = await writeWrongBaseAdapter(join(scratch, "wrong-base.gguf"));
+  const random = join(scratch, "random.gguf");
+  writeFileSync(random, randomBytes(4096));
+
+  await ui.openPanel();
+  const alert = ui.panel.getByRole("alert");
+  const cases: Array<[string, RegExp]> = [
+    [wrongBase, /does not fit the loaded model/i],
+    [random, /not a GGUF/i],
+    [join(fixturesDir(), "base.gguf"), /base model, not a LoRA adapter/i],
+  ];
+  for (const [path, message] of cases) {
+    await ui.install(path);
+    await expect(alert).toContainText(message);
+    await expect(ui.dataRows()).toHaveCount(2);
+  }
+  expect((await server.call<AdapterRow[]>("adapters.list")).length).toBe(2);
+});
+
+test("switching adapters while an answer streams: it ends normally and the next turn uses Chat", async ({
+  page,
+}) => {
+  const errors: Error[] = [];
+  page.on("pageerror", (e) => errors.push(e));
+  const { chat, ui, server } = await start(page, { maxTokens: 3000 });
+  await ui.choose("Coding");
+  await chat.sendMessage("Tell me a long story");
+  await expect(chat.stop).toBeVisible();
+  await expect(chat.assistantMessages().last()).toContainText("{{");
+
+  await ui.choose("Chat");
+  await expect(ui.picker).toHaveValue("pin:chat");
+  await expect(chat.send).toBeVisible({ timeout: 45_000 });
+  const first = chat.assistantMessages().first();
+  await expect(first.getByRole("alert")).toHaveCount(0);
+  await expect(ui.routingChip(first)).toHaveAccessibleName("Answered by Coding (pinned)");
+
+  await chat.sendMessage("and now?");
+  await expect(chat.assistantMessages()).toHaveCount(2);
+  const second = chat.assistantMessages().last();
+  await expect(second).toContainText("ccc");
+  await expect(ui.routingChip(second)).toHaveAccessibleName("Answered by Chat (pinned)");
+  // A long answer: stop it if it still runs (it may already have ended, which is fine too).
+  await chat.stop.click({ timeout: 2_000 }).catch(() => undefined);
+  await expect(chat.send).toBeVisible({ timeout: 45_000 });
+  const stored = await onlyConversation(server);
+  expect(stored.messages[1]!.status).toMatch(/^(complete|stopped)$/);
+  expect(stored.messages[1]!.content).toMatch(/^\{+$/);
+  expect(errors).toEqual([]);
+});
+
+test("compare shows base and adapter side by side; settings change the KV cache policy", async ({ page }) => {
+  const { ui, server } = await start(page, { adapters: ["coding"] });
+  await ui.openPanel();
+  await ui.row("Coding").getByRole("button", { name: "Compare Coding with the base model" }).click();
+  await ui.panel.getByRole("textbox", { name: "Test prompt" }).fill("Reverse a string");
+  await ui.panel.getByRole("button", { name: "Compare", exact: true }).click();
+  await expect(ui.panel.getByRole("heading", { name: "Base model", exact: true })).toBeVisible();
+  const adapterHeading = ui.panel.getByRole("heading", { name: "Coding", exact: true });
+  await expect(adapterHeading).toBeVisible();
+  await expect(ui.panel.locator("pre").last()).toContainText("{{{");
+  await ui.closePanel();
+
+  await page.getByRole("button", { name: "Settings" }).click();
+  const settings = page.getByRole("dialog", { name: "Settings" });
+  const policy = settings.getByRole("combobox", { name: "KV cache policy when adapters change" });
+  await policy.selectOption({ label: "Activated LoRA (fastest, approximate)" });
+  await expect
+    .poll(async () => (await server.call<{ kvPolicy: string }>("settings.get")).kvPolicy)
+    .toBe("activated");
+  await expect(policy).toBeEnabled();
+});

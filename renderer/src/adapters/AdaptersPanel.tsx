@@ -1,0 +1,132 @@
+import { useState } from "react";
+import { useAdapterState, useController } from "../app/controller-context";
+import { Modal } from "../app/Modal";
+import { AdapterCompare } from "./AdapterCompare";
+import { AdapterRow } from "./AdapterRow";
+
+/** The installed specialist adapters: what they are, on/off, strength, compare, install, remove. */
+export function AdaptersPanel() {
+  const controller = useController();
+  const adapters = useAdapterState((s) => s.adapters);
+  const listError = useAdapterState((s) => s.listError);
+  const actionError = useAdapterState((s) => s.actionError);
+  const compare = useAdapterState((s) => s.compare);
+  const compared = compare ? adapters?.find((a) => a.id === compare.adapterId) : undefined;
+
+  return (
+    <Modal title="Adapters" onClose={() => controller.adapters.setPanelOpen(false)} className="adapters-panel">
+      <p className="muted">
+        Specialist LoRA adapters sit on top of the base model. The router picks one per message, or you
+        pin one (or a blend) per conversation.
+      </p>
+      {listError && (
+        <div className="form-error" role="alert">
+          Could not list the adapters: {listError}
+        </div>
+      )}
+      {adapters === null && !listError && <p role="status">Loading adapters…</p>}
+      {adapters?.length === 0 && (
+        <div className="empty-state">
+          <p>
+            <strong>No adapters installed</strong>
+          </p>
+          <p className="muted">
+            Install a LoRA adapter file (.gguf) made for the loaded base model. Until then every answer comes
+            from the base model alone.
+          </p>
+        </div>
+      )}
+      {adapters && adapters.length > 0 && (
+        <div className="table-scroll">
+          <table className="adapters-table">
+            <caption className="visually-hidden">Installed adapters</caption>
+            <thead>
+              <tr>
+                <th scope="col">Name</th>
+                <th scope="col">Domain</th>
+                <th scope="col">Version</th>
+                <th scope="col">Size</th>
+                <th scope="col">Base model</th>
+                <th scope="col">Scale</th>
+                <th scope="col">Uses</th>
+                <th scope="col">Enabled</th>
+                <th scope="col">
+                  <span className="visually-hidden">Actions</span>
+                </th>
+              </tr>
+            </thead>
+            <tbody>
+              {adapters.map((a) => (
+                <AdapterRow key={a.id} adapter={a} />
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+      {actionError && (
+        <div className="form-error" role="alert">
+          {actionError}
+        </div>
+      )}
+      {compare && compared && <AdapterCompare key={compared.id} adapter={compared} compare={compare} />}
+      <InstallAdapter />
+    </Modal>
+  );
+}
+
+/** Electron: a native file dialog. Browser: a path on the machine that runs the server. */
+function InstallAdapter() {
+  const controller = useController();
+  const installing = useAdapterState((s) => s.installing);
+  const error = useAdapterState((s) => s.installError);
+  const [path, setPath] = useState("");
+  const canPick = !!controller.api.platform.pickModelFile;
+
+  return (
+    <section className="adapter-install" aria-labelledby="adapter-install-heading">
+      <h3 id="adapter-install-heading">Install an adapter</h3>
+      {canPick ? (
+        <button
+          type="button"
+          className="button button--primary"
+          disabled={installing}
+          onClick={() => void controller.adapters.pickAndInstall()}
+        >
+          Install adapter from file…
+        </button>
+      ) : (
+        <form
+          className="adapter-install__form"
+          onSubmit={(e) => {
+            e.preventDefault();
+            void controller.adapters.install(path).then((ok) => ok && setPath(""));
+          }}
+        >
+          <label htmlFor="adapter-path">Adapter file path</label>
+          <div className="adapter-install__row">
+            <input
+              id="adapter-path"
+              className="input"
+              type="text"
+              spellCheck={false}
+              autoComplete="off"
+              placeholder="/home/me/adapters/coding.gguf"
+              value={path}
+              onChange={(e) => setPath(e.target.value)}
+            />
+            <button type="submit" className="button button--primary" disabled={installing}>
+              Install adapter
+            </button>
+          </div>
+          <p className="muted">A path on the machine running the Macaron server.</p>
+        </form>
+      )}
+      {installing && <p role="status">Checking and installing…</p>}
+      {error && (
+        <div className="form-error" role="alert">
+          {error}
+        </div>
+      )}
+    </section>
+  );
+}

@@ -1,0 +1,53 @@
+import { useEffect, useId, useRef } from "react";
+import type { ReactNode } from "react";
+
+/**
+ * A modal dialog on the native <dialog> element: the browser traps focus, makes the rest
+ * inert and closes it on Escape. Mounted = open; `onClose` asks the owner to unmount it.
+ */
+export function Modal({
+  title,
+  onClose,
+  children,
+  className,
+}: {
+  title: string;
+  onClose: () => void;
+  children: ReactNode;
+  className?: string;
+}) {
+  const ref = useRef<HTMLDialogElement>(null);
+  const headingId = useId();
+  const close = useRef(onClose);
+  useEffect(() => {
+    close.current = onClose;
+  }, [onClose]);
+
+  useEffect(() => {
+    const dialog = ref.current;
+    if (!dialog) return;
+    if (!dialog.open) dialog.showModal();
+    // Escape closes the native dialog by itself; tell the owner so its state follows.
+    const onCancel = (e: Event) => {
+      e.preventDefault();
+      close.current();
+    };
+    dialog.addEventListener("cancel", onCancel);
+    return () => {
+      dialog.removeEventListener("cancel", onCancel);
+      if (dialog.open) dialog.close();
+    };
+  }, []);
+
+  return (
+    <dialog ref={ref} className={`modal ${className ?? ""}`} aria-labelledby={headingId}>
+      <div className="modal__header">
+        <h2 id={headingId}>{title}</h2>
+        <button type="button" className="button button--ghost button--small" onClick={() => close.current()}>
+          Close
+        </button>
+      </div>
+      <div className="modal__body">{children}</div>
+    </dialog>
+  );
+}

@@ -1,0 +1,236 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { ApiError } from "../../../electron/api";
+import type {
+  AdapterInfo,
+  Conversation,
+  EngineStatus,
+  EventName,
+  EventPayload,
+  Message,
+  MethodInput,
+  MethodName,
+  MethodOutput,
+} from "../../../electron/api";
+import type { RendererApi } from "../api";
+import { EventFanout } from "../api/event-fanout";
+import { AppController } from "./app-controller";
+
+const engine: EngineStatus = {
+  state: "ready",
+  gpu: null,
+  error: null,
+  progress: null,
+  model: {
+    path: "/m/base.gguf",
+    name: "base",
+    architecture: "llama",
+    sizeBytes: 1,
+    contextLength: 512,
+    embeddingLength: 64,
+    blockCount: 2,
+    isDemo: false,
+  },
+};
+
+function adapter(id: string, name: string): AdapterInfo {
+  return {
+    id,
+    name,
+    domain: id,
+    version: "1.0.0",
+    description: "",
+    sha256: "0",
+    sizeBytes: 10,
+    enabled: true,
+    scale: 1,
+    defaultScale: 1,
+    base: { architecture: "llama", embeddingLength: 64, baseName: null },
+    fitsLoadedModel: true,
+    incompatibleReason: null,
+    usageCount: 0,
+    installedAt: 0,
+    lineage: { parent: null, trainedFrom: "test" },
+  };
+}
+
+function message(over: Partial<Message> & Pick<Message, "id" | "role">): Message {
+  return {
+    conversationId: "c1",
+    content: "",
+    status: "complete",
+    error: null,
+    createdAt: 1,
+    stats: null,
+    routing: null,
+    ...over,
+  };
+}
+
+type Handler = (input: never) => unknown;
+
+/** Core as a table of method handlers (each test sets what it needs) plus event emission. */
+class ScriptedApi implements RendererApi {
+  readonly platform = { kind: "browser" as const };
+  readonly fanout = new EventFanout();
+  readonly calls: Array<[MethodName, unknown]> = [];
+  handlers: Partial<Record<MethodName, Handler>> = {
+    "models.status": () => engine,
+    "conversations.list": () => [],
+    "adapters.list": () => [adapter("chat", "Chat"), adapter("coding", "Coding")],
+  };
+
+  call<M extends MethodName>(method: M, input: MethodInput<M>): Promise<MethodOutput<M>> {
+    this.calls.push([method, input]);
+    return Promise.resolve().then(() => {
+      const handler = this.handlers[method];
+      if (!handler) throw new ApiError("unknown_method", method);
+      return handler(input as never) as MethodOutput<M>;
+    });
+  }
+
+  on<E extends EventName>(event: E, listener: (payload: EventPayload<E>) => void): () => void {
+    return this.fanout.add(event, listener);
+  }
+
+  dispose(): void {}
+}
+
+const conversation: Conversation = { id: "c1", title: "t", createdAt: 1, updatedAt: 1, adapters: "auto" };
+
+let controller: AppController | undefined;
+afterEach(() => controller?.dispose());
+
+async function started(api: ScriptedApi, initialId: string | null = null): Promise<AppController> {
+  controller = new AppController(api, (flush) => {
+    flush();
+    return () => {};
+  });
+  await controller.start(initialId);
+  await flushPromises();
+  return controller;
+}
+
+async function flushPromises(): Promise<void> {
+  for (let i = 0; i < 5; i += 1) await Promise.resolve();
+}
+
+describe("AdapterController", () => {
+  it("lists the adapters after start and again on adapters.changed", async () => {
+    const api = new ScriptedApi();
+    const c = await started(api);
+    expect(c.adapters.store.getState().adapters?.map((a) => a.name)).toEqual(["Chat", "Coding"]);
+    api.handlers["adapters.list"] = () => [adapter("chat", "Chat")];
+    api.fanout.dispatch("adapters.changed", {});
+    await flushPromises();
+    expect(c.adapters.store.getState().adapters?.map((a) => a.id)).toEqual(["chat"]);
+  });
+
+  it("shows the server's message for a refused install and keeps the list", async () => {
+    const api = new ScriptedApi();
+    const c = await started(api);
+    const before = c.adapters.store.getState().adapters;
+    api.handlers["adapters.install"] = () => {
+      throw new ApiError("invalid_input", "This adapter was made for another base model.");
+    };
+    expect(await c.adapters.install("/x/wrong.gguf")).toBe(false);
+    expect(c.adapters.store.getState()).toMatchObject({
+      installError: "This adapter was made for another base model.",
+      installing: false,
+      adapters: before,
+    });
+    expect(await c.adapters.install("   ")).toBe(false);
+    expect(c.adapters.store.getState().installError).toMatch(/path/);
+  });
+
+  it("updates and removes adapters in the list", async () => {
+    const api = new ScriptedApi();
+    const c = await started(api);
+    api.handlers["adapters.update"] = (input: { id: string; enabled?: boolean }) => ({
+      ...adapter(input.id, "Chat"),
+      enabled: input.enabled ?? true,
+    });
+    api.handlers["adapters.remove"] = () => ({ removed: true });
+    await c.adapters.setEnabled("chat", false);
+    expect(c.adapters.store.getState().adapters?.find((a) => a.id === "chat")?.enabled).toBe(false);
+    await c.adapters.remove("coding");
+    expect(c.adapters.store.getState().adapters?.map((a) => a.id)).toEqual(["chat"]);
+    expect(c.adapters.store.getState().busyIds).toEqual([]);
+  });
+
+  it("compares one adapter with the base model", async () => {
+    const api = new ScriptedApi();
+    const c = await started(api);
+    api.handlers["adapters.compare"] = () => ({ base: "xyz", adapter: "{{{{" });
+    c.adapters.openCompare("coding");
+    await c.adapters.compare("coding", "write code");
+    expect(c.adapters.store.getState().compare).toMatchObject({
+      adapterId: "coding",
+      status: "done",
+      base: "xyz",
+      adapter: "{{{{",
+    });
+  });
+});
+
+describe("AppController adapters", () => {
+  it("applies a new chat's adapter choice when the first send creates it", async () => {
+    const api = new ScriptedApi();
+    api.handlers["conversations.create"] = () => conversation;
+    api.handlers["conversations.setAdapters"] = (input: { adapters: Conversation["adapters"] }) => ({
+      ...conversation,
+      adapters: input.adapters,
+    });
+    api.handlers["chat.send"] = () => ({
+      userMessage: message({ id: "u1", role: "user", content: "hi" }),
+      assistantMessage: message({ id: "a1", role: "assistant", status: "streaming", createdAt: 2 }),
+    });
+    const c = await started(api);
+    await c.setAdapters({ pinned: "coding" });
+    expect(c.currentAdapters()).toEqual({ pinned: "coding" });
+    expect(await c.send("hi")).toBe(true);
+    const names = api.calls.map(([m]) => m).filter((m) => m.startsWith("c"));
+    expect(names).toEqual(["conversations.list", "conversations.create", "conversations.setAdapters", "chat.send"]);
+    expect(c.currentAdapters()).toEqual({ pinned: "coding" });
+    expect(c.store.getState().draftAdapters).toBe("auto");
+  });
+
+  it("changes an open conversation's adapters at once and rolls back when refused", async () => {
+    const api = new ScriptedApi();
+    api.handlers["conversations.list"] = () => [conversation];
+    api.handlers["conversations.get"] = () => ({ conversation, messages: [] });
+    let release: () => void = () => {};
+    api.handlers["conversations.setAdapters"] = () =>
+      new Promise((_, reject) => {
+        release = () => reject(new ApiError("invalid_input", "No adapter with id nope."));
+      });
+    const c = await started(api, "c1");
+    const pending = c.setAdapters({ pinned: "nope" });
+    await flushPromises();
+    expect(c.currentAdapters()).toEqual({ pinned: "nope" });
+    release();
+    expect(await pending).toBe(false);
+    expect(c.currentAdapters()).toBe("auto");
+    expect(c.store.getState().notice).toMatch(/No adapter with id nope/);
+  });
+
+  it("answers again with other adapters: the new answer takes the old one's place", async () => {
+    const api = new ScriptedApi();
+    api.handlers["conversations.list"] = () => [conversation];
+    api.handlers["conversations.get"] = () => ({
+      conversation,
+      messages: [
+        message({ id: "u1", role: "user", content: "q" }),
+        message({ id: "a1", role: "assistant", content: "old", createdAt: 2 }),
+      ],
+    });
+    api.handlers["chat.regenerate"] = () => ({
+      assistantMessage: message({ id: "a2", role: "assistant", status: "streaming", createdAt: 3 }),
+    });
+    const c = await started(api, "c1");
+    expect(await c.regenerate({ pinned: "chat" })).toBe(true);
+    expect(api.calls.at(-1)).toEqual(["chat.regenerate", { conversationId: "c1", adapters: { pinned: "chat" } }]);
+    expect(c.store.getState().messages.c1!.map((m) => m.id)).toEqual(["u1", "a2"]);
+    // While it streams, a second request is refused locally.
+    expect(await c.regenerate()).toBe(false);
+  });
+});
