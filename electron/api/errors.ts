@@ -13,6 +13,7 @@ export const ErrorCode = z.enum([
   "busy",
   "engine_crashed",
   "aborted",
+  "database_unavailable",
   "internal",
 ]);
 export type ErrorCode = z.infer<typeof ErrorCode>;

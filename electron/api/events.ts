@@ -12,6 +12,8 @@ export const events = {
   "conversations.changed": z.object({ conversation: Conversation.nullable(), deletedId: Id.nullable() }),
   /** Adapters were installed, removed, enabled/disabled or rescaled. */
   "adapters.changed": z.object({}),
+  /** Memories were added, proposed, edited, accepted or deleted. */
+  "memories.changed": z.object({}),
 } as const;
 
 export type Events = typeof events;

@@ -9,6 +9,9 @@ import {
   AppSettings,
   Conversation,
   ConversationDetail,
+  DatabaseStatus,
+  Memory,
+  SearchHit,
   EngineStatus,
   Id,
   Message,
@@ -40,7 +43,43 @@ export const methods = {
     input: z.object({ id: Id, title: z.string().min(1).max(200) }).strict(),
     output: Conversation,
   },
-  "conversations.delete": { input: z.object({ id: Id }).strict(), output: z.object({ deleted: z.boolean() }) },
+  /** Delete a conversation; `deleteMemories` also deletes the memories that came from it. */
+  "conversations.delete": {
+    input: z.object({ id: Id, deleteMemories: z.boolean().optional() }).strict(),
+    output: z.object({ deleted: z.boolean() }),
+  },
+  /** Full-text search over every conversation (titles and messages), best matches first. */
+  "conversations.search": {
+    input: z.object({ query: z.string().min(1).max(500), limit: z.number().int().min(1).max(200).optional() }).strict(),
+    output: z.array(SearchHit),
+  },
+  /** One conversation (or everything, without `id`) as a JSON document to save. */
+  "conversations.export": {
+    input: z.object({ id: Id.optional() }).strict(),
+    output: z.object({ fileName: z.string(), json: z.string() }),
+  },
+  /** Import a file made by export. Untrusted input: validated whole before anything is written. */
+  "conversations.import": {
+    input: z.object({ json: z.string().min(2).max(50_000_000) }).strict(),
+    output: z.object({ conversations: z.number().int(), messages: z.number().int(), memories: z.number().int() }),
+  },
+
+  "memories.list": { input: Empty, output: z.array(Memory) },
+  "memories.create": { input: z.object({ text: z.string().min(1).max(2000) }).strict(), output: Memory },
+  /** Edit a memory's text, or accept a proposed one (status "active"). */
+  "memories.update": {
+    input: z
+      .object({ id: Id, text: z.string().min(1).max(2000).optional(), status: z.literal("active").optional() })
+      .strict(),
+    output: Memory,
+  },
+  "memories.delete": { input: z.object({ id: Id }).strict(), output: z.object({ deleted: z.boolean() }) },
+
+  "database.status": { input: Empty, output: DatabaseStatus },
+  /** Replace a corrupt database with a backup (the bad file is kept beside it). */
+  "database.restoreBackup": { input: z.object({ id: z.string().min(1).max(200) }).strict(), output: DatabaseStatus },
+  /** Move the bad database aside (kept) and start with an empty one. */
+  "database.startFresh": { input: Empty, output: DatabaseStatus },
 
   /**
    * Commit the user message, then start generating. Returns at once with both messages;

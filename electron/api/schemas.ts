@@ -105,6 +105,21 @@ export const Message = z.object({
   stats: GenerationStats.nullable(),
   /** Assistant turns: which adapters answered and how sure the router was. */
   routing: RoutingInfo.nullable().default(null),
+  /** Assistant turns: the long-term memories that were put into the prompt. */
+  memoriesUsed: z.array(z.object({ id: Id, text: z.string() })).default([]),
+  /**
+   * Assistant turns: how the history was fitted into the context window. "full": all of it;
+   * "sliding-window": the oldest messages were left out; "summary": they were replaced by a
+   * summary. Shown to the user so a long chat never forgets silently.
+   */
+  context: z
+    .object({
+      strategy: z.enum(["full", "sliding-window", "summary"]),
+      includedMessages: z.number().int().nonnegative(),
+      droppedMessages: z.number().int().nonnegative(),
+    })
+    .nullable()
+    .default(null),
 });
 export type Message = z.infer<typeof Message>;
 
@@ -156,5 +171,47 @@ export type KvPolicySetting = z.infer<typeof KvPolicySetting>;
 
 export const AppSettings = z.object({
   kvPolicy: KvPolicySetting,
+  /** Use and propose long-term memories. Off: nothing is retrieved or proposed. */
+  memoryEnabled: z.boolean().default(true),
+  /** What happens when a conversation outgrows the context window. */
+  contextStrategy: z.enum(["sliding-window", "summary"]).default("sliding-window"),
 });
 export type AppSettings = z.infer<typeof AppSettings>;
+
+/** A fact the assistant keeps about the user across chats. Proposed ones wait for the user. */
+export const Memory = z.object({
+  id: Id,
+  text: z.string(),
+  source: z.enum(["user", "model"]),
+  status: z.enum(["active", "proposed"]),
+  /** Where it came from (null when typed into the panel). */
+  conversationId: Id.nullable(),
+  messageId: Id.nullable(),
+  createdAt: z.number().int(),
+  updatedAt: z.number().int(),
+});
+export type Memory = z.infer<typeof Memory>;
+
+/** A search match; the snippet is split into plain and matching parts (no markup to render). */
+export const SearchHit = z.object({
+  conversationId: Id,
+  conversationTitle: z.string(),
+  messageId: Id.nullable(),
+  role: MessageRole.nullable(),
+  snippet: z.array(z.object({ text: z.string(), match: z.boolean() })),
+  createdAt: z.number().int(),
+});
+export type SearchHit = z.infer<typeof SearchHit>;
+
+/**
+ * The database as core found it at start-up. When it is not "ok" every other call fails with
+ * "database_unavailable" and the UI shows a screen offering to restore a backup or start fresh
+ * (the bad file is always kept, never deleted).
+ */
+export const DatabaseStatus = z.object({
+  state: z.enum(["ok", "corrupt", "from_future"]),
+  message: z.string().nullable(),
+  path: z.string(),
+  backups: z.array(z.object({ id: z.string(), createdAt: z.number().int(), sizeBytes: z.number().int() })),
+});
+export type DatabaseStatus = z.infer<typeof DatabaseStatus>;
