@@ -39,14 +39,19 @@ export async function benchAdapters(args: { size: string; runs: number }): Promi
     const session = await ModelSession.open(backend, fx.basePath, { contextSize, sequences: 4 }, () => {});
     const rows: BenchRow[] = [];
     const log = (line: string) => console.error(`[bench adapters ${size}] ${line}`);
+    // MACARON_BENCH_PARTS=gen (or switch,ttft,gen) runs a subset, written to its own file.
+    const parts = (process.env.MACARON_BENCH_PARTS ?? "switch,ttft,gen").split(",");
+    const all = parts.length === 3;
     try {
-      rows.push(...(await switchCost(backend, session, fx, args.runs, log)));
-      rows.push(...(await turnLatency(session, fx, args.runs, contextSize, log)));
-      rows.push(...(await generationSpeed(session, fx, dense, args.runs, log)));
+      if (parts.includes("switch")) rows.push(...(await switchCost(backend, session, fx, args.runs, log)));
+      if (parts.includes("ttft")) rows.push(...(await turnLatency(session, fx, args.runs, contextSize, log)));
+      // Empty caches: long histories left in other sequences must not slow the decode rows.
+      await session.slots.clear();
+      if (parts.includes("gen")) rows.push(...(await generationSpeed(session, fx, dense, args.runs, log)));
     } finally {
       await session.dispose();
     }
-    report(`adapters-${size}`, rows, {
+    report(all ? `adapters-${size}` : `adapters-${size}-${parts.join("-")}`, rows, {
       size,
       threads: backend.threads,
       contextSize,

@@ -4,7 +4,9 @@
  */
 import { parseArgs } from "node:util";
 import { benchAdapters } from "./adapters";
+import { benchRedaction } from "./redaction";
 import { benchServe } from "./serve";
+import { benchSync } from "./sync";
 
 const { positionals, values } = parseArgs({
   allowPositionals: true,
@@ -20,6 +22,8 @@ const benches: Record<string, () => Promise<void>> = {
   // Defaults to "small" (a quick run); "--size bench" gives the numbers that matter.
   adapters: () =>
     benchAdapters({ size: process.argv.includes("--size") ? values.size! : "small", runs: Number(values.runs) }),
+  redaction: () => benchRedaction(),
+  sync: () => benchSync({ runs: Number(values.runs) }),
 };
 
 const names = positionals.length > 0 ? positionals : Object.keys(benches);

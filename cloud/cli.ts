@@ -26,11 +26,18 @@ function parse(argv: string[]) {
     allowPositionals: false,
   });
   const port = Number(values.port);
-  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`--port must be 0..65535, not ${values.port}`);
+  if (!Number.isInteger(port) || port < 0 || port > 65535)
+    throw new Error(`--port must be 0..65535, not ${values.port}`);
   if (!values.help && !values["data-dir"]) throw new Error("--data-dir is required");
   if (values["admin-key"] !== undefined && values["admin-key"].trim().length < 8)
     throw new Error("--admin-key must have at least 8 characters");
-  return { help: values.help, port, host: values.host, dataDir: values["data-dir"] ?? "", adminKey: values["admin-key"] };
+  return {
+    help: values.help,
+    port,
+    host: values.host,
+    dataDir: values["data-dir"] ?? "",
+    adminKey: values["admin-key"],
+  };
 }
 
 async function main(): Promise<number> {
@@ -45,7 +52,12 @@ async function main(): Promise<number> {
     console.log(USAGE);
     return 0;
   }
-  const cloud = await startCloud({ host: args.host, port: args.port, dataDir: args.dataDir, adminKey: args.adminKey });
+  const cloud = await startCloud({
+    host: args.host,
+    port: args.port,
+    dataDir: args.dataDir,
+    adminKey: args.adminKey,
+  });
   if (!args.adminKey) console.log(`admin key: ${cloud.adminKey}`);
   console.log(`listening on ${cloud.url}`);
   const shutdown = () => void cloud.close().then(() => process.exit(0));

@@ -42,7 +42,12 @@ export interface ExportResult {
 type Candidate = { line: Line; item: FeedbackItem } | { malformed: true };
 
 /** Builds the dataset of one domain; `scan` re-checks every text for PII. */
-export function buildExport(stored: StoredItem[], domain: string, type: ExportType, scan: PiiScan): ExportResult {
+export function buildExport(
+  stored: StoredItem[],
+  domain: string,
+  type: ExportType,
+  scan: PiiScan,
+): ExportResult {
   const stats: ExportStats = {
     type,
     domain,
@@ -138,7 +143,11 @@ function preferenceCandidates(items: FeedbackItem[]): Candidate[] {
 }
 
 function pair(prompt: Message[], chosen: string, rejected: string): Line {
-  return { prompt, chosen: [{ role: "assistant", content: chosen }], rejected: [{ role: "assistant", content: rejected }] };
+  return {
+    prompt,
+    chosen: [{ role: "assistant", content: chosen }],
+    rejected: [{ role: "assistant", content: rejected }],
+  };
 }
 
 /** The conversation up to the answer; null unless it holds a non-empty user turn. */

@@ -15,13 +15,10 @@ const Envelope = BatchRequest.extend({ items: z.array(z.unknown()).min(1).max(LI
 /** Fields that carry user text: allowed only with the "ratings_and_text" consent. */
 export const TEXT_FIELDS = ["prompt", "response", "correction", "chosen", "rejected", "reason"] as const;
 
-export type ItemCheck =
-  | { ok: true; item: FeedbackItem }
-  | { ok: false; key: string; reason: string };
+export type ItemCheck = { ok: true; item: FeedbackItem } | { ok: false; key: string; reason: string };
 
 export type EnvelopeCheck =
-  | { ok: true; installId: string; batchId: string; items: ItemCheck[] }
-  | { ok: false; reason: string };
+  { ok: true; installId: string; batchId: string; items: ItemCheck[] } | { ok: false; reason: string };
 
 /** True when the item carries any user text. */
 export function hasText(item: FeedbackItem): boolean {

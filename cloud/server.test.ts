@@ -78,7 +78,12 @@ describe("cloud service", () => {
 
   it("refuses a bad envelope with 400 and a reason, and rejects bad items one by one", async () => {
     const a = await register();
-    const bad = await postBatch(a.token, { protocol: 2, installId: a.installId, batchId: "b-000001", items: [] });
+    const bad = await postBatch(a.token, {
+      protocol: 2,
+      installId: a.installId,
+      batchId: "b-000001",
+      items: [],
+    });
     expect(bad.status).toBe(400);
     expect(((await bad.json()) as { error: string }).error).toMatch(/protocol/);
     const notJson = await postBatch(a.token, null, true, gzipSync("{nope"));
@@ -99,11 +104,13 @@ describe("cloud service", () => {
     const body = BatchResponse.parse(await res.json());
     expect(body.accepted.sort()).toEqual(["good-0001", "ratings-1"]);
     expect(body.duplicates).toEqual([]);
-    expect(body.rejected).toEqual([
+    expect(body.rejected.slice(0, 2)).toEqual([
       { key: "text-0001", reason: 'text fields present with consent "ratings"' },
       { key: "domain-01", reason: 'unknown domain "astrology"' },
-      { key: "malformed", reason: expect.stringMatching(/^malformed: kind/) },
     ]);
+    expect(body.rejected[2]?.key).toBe("malformed");
+    expect(body.rejected[2]?.reason).toMatch(/^malformed: kind/);
+    expect(body.rejected).toHaveLength(3);
     expect(cloud.store.countItems()).toBe(2);
   });
 
@@ -112,7 +119,11 @@ describe("cloud service", () => {
     expect((await postBatch(a.token, batch(a.installId, [makeItem("plain-001")]), false)).status).toBe(200);
     const res = await fetch(`${cloud.url}/v1/feedback/batches`, {
       method: "POST",
-      headers: { "content-type": "application/json", "content-encoding": "br", authorization: `Bearer ${a.token}` },
+      headers: {
+        "content-type": "application/json",
+        "content-encoding": "br",
+        authorization: `Bearer ${a.token}`,
+      },
       body: "x",
     });
     expect(res.status).toBe(415);
@@ -121,14 +132,23 @@ describe("cloud service", () => {
   it("dedupes by (install, idempotency key), also inside one batch", async () => {
     const a = await register();
     const b = await register();
-    const first = BatchResponse.parse(await (await postBatch(a.token, batch(a.installId, [makeItem("k-0000001")]))).json());
+    const first = BatchResponse.parse(
+      await (await postBatch(a.token, batch(a.installId, [makeItem("k-0000001")]))).json(),
+    );
     expect(first.accepted).toEqual(["k-0000001"]);
     const again = BatchResponse.parse(
-      await (await postBatch(a.token, batch(a.installId, [makeItem("k-0000001"), makeItem("k-0000002"), makeItem("k-0000002")]))).json(),
+      await (
+        await postBatch(
+          a.token,
+          batch(a.installId, [makeItem("k-0000001"), makeItem("k-0000002"), makeItem("k-0000002")]),
+        )
+      ).json(),
     );
     expect(again).toEqual({ accepted: ["k-0000002"], duplicates: ["k-0000001", "k-0000002"], rejected: [] });
     // The same key from another install is another item.
-    const other = BatchResponse.parse(await (await postBatch(b.token, batch(b.installId, [makeItem("k-0000001")]))).json());
+    const other = BatchResponse.parse(
+      await (await postBatch(b.token, batch(b.installId, [makeItem("k-0000001")]))).json(),
+    );
     expect(other.accepted).toEqual(["k-0000001"]);
     expect(cloud.store.countItems()).toBe(3);
   });
@@ -171,7 +191,9 @@ describe("cloud service", () => {
     await postBatch(b.token, batch(b.installId, [makeItem("b-0000001")]));
     const url = `${cloud.url}/v1/installs/${a.installId}/data`;
     expect((await fetch(url, { method: "DELETE" })).status).toBe(401);
-    expect((await fetch(url, { method: "DELETE", headers: { authorization: `Bearer ${b.token}` } })).status).toBe(403);
+    expect(
+      (await fetch(url, { method: "DELETE", headers: { authorization: `Bearer ${b.token}` } })).status,
+    ).toBe(403);
     const res = await fetch(url, { method: "DELETE", headers: { authorization: `Bearer ${a.token}` } });
     expect(DeleteResponse.parse(await res.json())).toEqual({ installId: a.installId, deletedItems: 2 });
     expect(cloud.store.countItems(a.installId)).toBe(0);
@@ -187,12 +209,20 @@ describe("dataset export", () => {
 
   async function exportLines(domain: string, type?: string, key = "admin-key-1234") {
     const q = type ? `?type=${type}` : "";
-    const res = await fetch(`${cloud.url}/v1/export/${domain}.jsonl${q}`, { headers: { authorization: `Bearer ${key}` } });
+    const res = await fetch(`${cloud.url}/v1/export/${domain}.jsonl${q}`, {
+      headers: { authorization: `Bearer ${key}` },
+    });
     const text = await res.text();
     const stats = res.headers.get("x-export-stats");
     return {
       status: res.status,
-      lines: res.status === 200 ? text.split("\n").filter(Boolean).map((l) => JSON.parse(l) as unknown) : [],
+      lines:
+        res.status === 200
+          ? text
+              .split("\n")
+              .filter(Boolean)
+              .map((l) => JSON.parse(l) as unknown)
+          : [],
       stats: stats ? (JSON.parse(stats) as { written: number; dropped: Record<string, number> }) : null,
     };
   }
@@ -206,42 +236,106 @@ describe("dataset export", () => {
   it("needs the admin key and a known type", async () => {
     expect((await exportLines("chat", "sft", "wrong-key")).status).toBe(401);
     expect((await exportLines("chat", "dpo")).status).toBe(400);
-    expect((await fetch(`${cloud.url}/v1/export/chat.csv`, { headers: { authorization: "Bearer admin-key-1234" } })).status).toBe(404);
+    expect(
+      (
+        await fetch(`${cloud.url}/v1/export/chat.csv`, {
+          headers: { authorization: "Bearer admin-key-1234" },
+        })
+      ).status,
+    ).toBe(404);
   });
 
   it("writes SFT chat lines from corrections and good ratings, filtering malformed, PII and duplicates", async () => {
     await seed([
-      makeItem("corr-0001", { kind: "correction", rating: null, prompt: prompt("Capital of France?"), response: "Lyon", correction: "Paris." }),
+      makeItem("corr-0001", {
+        kind: "correction",
+        rating: null,
+        prompt: prompt("Capital of France?"),
+        response: "Lyon",
+        correction: "Paris.",
+      }),
       makeItem("good-0001", { prompt: prompt("2+2?"), response: "4" }),
       // The same conversation from another click: a duplicate line.
       makeItem("good-0002", { prompt: prompt("2+2?"), response: "4" }),
       makeItem("bad-00001", { rating: "bad", prompt: prompt("2+2?"), response: "5" }),
       makeItem("pii-00001", { prompt: prompt("mail me at jane.doe@example.com"), response: "ok" }),
-      makeItem("noprompt1", { kind: "correction", rating: null, prompt: null, response: "a", correction: "b" }),
+      makeItem("noprompt1", {
+        kind: "correction",
+        rating: null,
+        prompt: null,
+        response: "a",
+        correction: "b",
+      }),
       makeItem("notext-01", { consent: "ratings", prompt: null, response: null }),
       makeItem("code-0001", { domain: "coding", prompt: prompt("sort?"), response: "sorted()" }),
     ]);
     // A row stored by an older service that skipped the checks: still filtered at export.
     cloud.store.db
       .prepare("INSERT INTO items VALUES ('x','leak-0001','rating','chat','ratings',0,0,'b',?)")
-      .run(JSON.stringify(makeItem("leak-0001", { consent: "ratings", prompt: prompt("secret"), response: "s" })));
-    cloud.store.db.prepare("INSERT INTO items VALUES ('x','junk-0001','rating','chat','ratings',0,0,'b','{oops')").run();
+      .run(
+        JSON.stringify(
+          makeItem("leak-0001", { consent: "ratings", prompt: prompt("secret"), response: "s" }),
+        ),
+      );
+    cloud.store.db
+      .prepare("INSERT INTO items VALUES ('x','junk-0001','rating','chat','ratings',0,0,'b','{oops')")
+      .run();
 
     const { status, lines, stats } = await exportLines("chat");
     expect(status).toBe(200);
     expect(lines).toEqual([
-      { messages: [{ role: "system", content: "Be brief." }, { role: "user", content: "Capital of France?" }, { role: "assistant", content: "Paris." }] },
-      { messages: [{ role: "system", content: "Be brief." }, { role: "user", content: "2+2?" }, { role: "assistant", content: "4" }] },
+      {
+        messages: [
+          { role: "system", content: "Be brief." },
+          { role: "user", content: "Capital of France?" },
+          { role: "assistant", content: "Paris." },
+        ],
+      },
+      {
+        messages: [
+          { role: "system", content: "Be brief." },
+          { role: "user", content: "2+2?" },
+          { role: "assistant", content: "4" },
+        ],
+      },
     ]);
     expect(stats).toMatchObject({ written: 2, dropped: { malformed: 2, consent: 1, pii: 1, duplicate: 1 } });
   });
 
   it("writes TRL preference pairs from regenerations and good/bad ratings on the same prompt", async () => {
     await seed([
-      makeItem("regen-001", { kind: "regeneration", rating: null, prompt: prompt("Hi"), response: null, rejected: "Go away.", chosen: "Hello! How can I help?" }),
-      makeItem("regen-002", { kind: "regeneration", rating: null, prompt: prompt("Hi"), response: null, rejected: "Go away.", chosen: "Hello! How can I help?" }),
-      makeItem("regen-pii", { kind: "regeneration", rating: null, prompt: prompt("Hi"), response: null, rejected: "call 555-123-4567", chosen: "ok" }),
-      makeItem("regen-bad", { kind: "regeneration", rating: null, prompt: prompt("Hi"), response: null, rejected: null, chosen: "x" }),
+      makeItem("regen-001", {
+        kind: "regeneration",
+        rating: null,
+        prompt: prompt("Hi"),
+        response: null,
+        rejected: "Go away.",
+        chosen: "Hello! How can I help?",
+      }),
+      makeItem("regen-002", {
+        kind: "regeneration",
+        rating: null,
+        prompt: prompt("Hi"),
+        response: null,
+        rejected: "Go away.",
+        chosen: "Hello! How can I help?",
+      }),
+      makeItem("regen-pii", {
+        kind: "regeneration",
+        rating: null,
+        prompt: prompt("Hi"),
+        response: null,
+        rejected: "call 555-123-4567",
+        chosen: "ok",
+      }),
+      makeItem("regen-bad", {
+        kind: "regeneration",
+        rating: null,
+        prompt: prompt("Hi"),
+        response: null,
+        rejected: null,
+        chosen: "x",
+      }),
       makeItem("good-0001", { prompt: prompt("2+2?"), response: "4" }),
       makeItem("bad-00001", { rating: "bad", prompt: prompt("2+2?"), response: "5" }),
       makeItem("lonely-01", { rating: "bad", prompt: prompt("3+3?"), response: "7" }),
@@ -249,8 +343,16 @@ describe("dataset export", () => {
     const { lines, stats } = await exportLines("chat", "preference");
     const p = [{ role: "system", content: "Be brief." }];
     expect(lines).toEqual([
-      { prompt: [...p, { role: "user", content: "Hi" }], chosen: [{ role: "assistant", content: "Hello! How can I help?" }], rejected: [{ role: "assistant", content: "Go away." }] },
-      { prompt: [...p, { role: "user", content: "2+2?" }], chosen: [{ role: "assistant", content: "4" }], rejected: [{ role: "assistant", content: "5" }] },
+      {
+        prompt: [...p, { role: "user", content: "Hi" }],
+        chosen: [{ role: "assistant", content: "Hello! How can I help?" }],
+        rejected: [{ role: "assistant", content: "Go away." }],
+      },
+      {
+        prompt: [...p, { role: "user", content: "2+2?" }],
+        chosen: [{ role: "assistant", content: "4" }],
+        rejected: [{ role: "assistant", content: "5" }],
+      },
     ]);
     expect(stats).toMatchObject({ written: 2, dropped: { malformed: 1, consent: 0, pii: 1, duplicate: 1 } });
   });

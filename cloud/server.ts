@@ -7,7 +7,7 @@ import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest }
 import { promisify } from "node:util";
 import { gunzip } from "node:zlib";
 import { bearerToken, hashToken, newToken, sameSecret } from "./auth";
-import { buildExport, type ExportType, type PiiScan } from "./export";
+import { buildExport, type PiiScan } from "./export";
 import { checkBatch, DEFAULT_DOMAINS } from "./ingest";
 import { redact } from "../electron/core/feedback/redaction";
 import { LIMITS, PROTOCOL_VERSION, RegisterRequest, type BatchResponse, type FeedbackItem } from "./protocol";
@@ -24,7 +24,7 @@ export interface CloudOptions {
   /** Domains items may be about; default chat, coding, agent, ui. */
   domains?: readonly string[];
   /** Size caps; LIMITS unless a test lowers them. */
-  limits?: Partial<Pick<typeof LIMITS, "maxBatchBytes" | "maxCompressedBytes">>;
+  limits?: { maxBatchBytes?: number; maxCompressedBytes?: number };
   now?: () => number;
   logger?: boolean;
 }
@@ -53,36 +53,46 @@ export function createCloudApp(opts: CloudOptions): CloudApp {
   const maxCompressedBytes = opts.limits?.maxCompressedBytes ?? LIMITS.maxCompressedBytes;
 
   // The raw body limit is the larger of the two; the parser applies the one that fits the encoding.
-  const app = Fastify({ logger: opts.logger ?? false, bodyLimit: Math.max(maxBatchBytes, maxCompressedBytes) });
-  app.addHook("onClose", async () => store.close());
+  const app = Fastify({
+    logger: opts.logger ?? false,
+    bodyLimit: Math.max(maxBatchBytes, maxCompressedBytes),
+  });
+  app.addHook("onClose", (_app, done) => {
+    store.close();
+    done();
+  });
 
   app.removeAllContentTypeParsers();
-  app.addContentTypeParser("application/json", { parseAs: "buffer" }, async (request: FastifyRequest, raw: Buffer) => {
-    const encoding = String(request.headers["content-encoding"] ?? "identity").toLowerCase();
-    let body: Buffer;
-    if (encoding === "gzip") {
-      if (raw.length > maxCompressedBytes)
-        throw new HttpError(413, `compressed body over ${maxCompressedBytes} bytes`);
-      try {
-        // maxOutputLength stops inflating at the cap: a gzip bomb costs at most maxBatchBytes.
-        body = await gunzipAsync(raw, { maxOutputLength: maxBatchBytes });
-      } catch (err) {
-        if ((err as NodeJS.ErrnoException).code === "ERR_BUFFER_TOO_LARGE")
-          throw new HttpError(413, `body inflates past ${maxBatchBytes} bytes`);
-        throw new HttpError(400, `invalid gzip body: ${(err as Error).message}`);
+  app.addContentTypeParser(
+    "application/json",
+    { parseAs: "buffer" },
+    async (request: FastifyRequest, raw: Buffer) => {
+      const encoding = String(request.headers["content-encoding"] ?? "identity").toLowerCase();
+      let body: Buffer;
+      if (encoding === "gzip") {
+        if (raw.length > maxCompressedBytes)
+          throw new HttpError(413, `compressed body over ${maxCompressedBytes} bytes`);
+        try {
+          // maxOutputLength stops inflating at the cap: a gzip bomb costs at most maxBatchBytes.
+          body = await gunzipAsync(raw, { maxOutputLength: maxBatchBytes });
+        } catch (err) {
+          if ((err as NodeJS.ErrnoException).code === "ERR_BUFFER_TOO_LARGE")
+            throw new HttpError(413, `body inflates past ${maxBatchBytes} bytes`);
+          throw new HttpError(400, `invalid gzip body: ${(err as Error).message}`);
+        }
+      } else if (encoding === "identity") {
+        body = raw;
+      } else {
+        throw new HttpError(415, `unsupported content-encoding "${encoding}" (use gzip or none)`);
       }
-    } else if (encoding === "identity") {
-      body = raw;
-    } else {
-      throw new HttpError(415, `unsupported content-encoding "${encoding}" (use gzip or none)`);
-    }
-    if (body.length > maxBatchBytes) throw new HttpError(413, `body over ${maxBatchBytes} bytes`);
-    try {
-      return JSON.parse(body.toString("utf8")) as unknown;
-    } catch (err) {
-      throw new HttpError(400, `invalid JSON: ${(err as Error).message}`);
-    }
-  });
+      if (body.length > maxBatchBytes) throw new HttpError(413, `body over ${maxBatchBytes} bytes`);
+      try {
+        return JSON.parse(body.toString("utf8")) as unknown;
+      } catch (err) {
+        throw new HttpError(400, `invalid JSON: ${(err as Error).message}`);
+      }
+    },
+  );
 
   app.setErrorHandler((err: Error & { statusCode?: number }, _req, reply) => {
     const status = err.statusCode && err.statusCode >= 400 && err.statusCode < 600 ? err.statusCode : 500;
@@ -99,17 +109,19 @@ export function createCloudApp(opts: CloudOptions): CloudApp {
     return installId;
   };
 
-  app.get("/v1/health", async () => ({ ok: true, protocol: PROTOCOL_VERSION, items: store.countItems() }));
+  app.get("/v1/health", (_req, reply) =>
+    reply.send({ ok: true, protocol: PROTOCOL_VERSION, items: store.countItems() }),
+  );
 
-  app.post("/v1/installs", { bodyLimit: 4096 }, async (req) => {
+  app.post("/v1/installs", { bodyLimit: 4096 }, (req, reply) => {
     const parsed = RegisterRequest.safeParse(req.body);
     if (!parsed.success) throw new HttpError(400, "body must be {installId: uuid}");
     const token = newToken();
     store.saveInstall(parsed.data.installId, hashToken(token), now());
-    return { installId: parsed.data.installId, token };
+    return reply.send({ installId: parsed.data.installId, token });
   });
 
-  app.post("/v1/feedback/batches", async (req): Promise<BatchResponse> => {
+  app.post("/v1/feedback/batches", (req, reply) => {
     const tokenInstall = authInstall(req);
     const check = checkBatch(req.body, domains);
     if (!check.ok) throw new HttpError(400, check.reason);
@@ -127,25 +139,27 @@ export function createCloudApp(opts: CloudOptions): CloudApp {
       }
     }
     const { accepted, duplicates } = store.storeBatch(tokenInstall, check.batchId, valid, now());
-    return { accepted, duplicates: [...duplicates, ...sameBatchDuplicates], rejected };
+    const answer: BatchResponse = { accepted, duplicates: [...duplicates, ...sameBatchDuplicates], rejected };
+    return reply.send(answer);
   });
 
-  app.delete<{ Params: { installId: string } }>("/v1/installs/:installId/data", async (req) => {
+  app.delete<{ Params: { installId: string } }>("/v1/installs/:installId/data", (req, reply) => {
     const tokenInstall = authInstall(req);
     if (req.params.installId !== tokenInstall) throw new HttpError(403, "installId does not match the token");
-    return { installId: tokenInstall, deletedItems: store.deleteInstallItems(tokenInstall) };
+    return reply.send({ installId: tokenInstall, deletedItems: store.deleteInstallItems(tokenInstall) });
   });
 
   app.get<{ Params: { file: string }; Querystring: { type?: string } }>(
     "/v1/export/:file",
-    async (req, reply: FastifyReply) => {
+    (req, reply: FastifyReply) => {
       const key = bearerToken(req.headers.authorization);
       if (!key || !sameSecret(key, opts.adminKey)) throw new HttpError(401, "admin key required");
       const m = /^([a-z0-9_-]{1,64})\.jsonl$/.exec(req.params.file);
       if (!m) throw new HttpError(404, "export path is /v1/export/<domain>.jsonl");
       const type = req.query.type ?? "sft";
-      if (type !== "sft" && type !== "preference") throw new HttpError(400, 'type must be "sft" or "preference"');
-      const { lines, stats } = buildExport(store.itemsForDomain(m[1]!), m[1]!, type as ExportType, scan);
+      if (type !== "sft" && type !== "preference")
+        throw new HttpError(400, 'type must be "sft" or "preference"');
+      const { lines, stats } = buildExport(store.itemsForDomain(m[1]!), m[1]!, type, scan);
       return reply
         .header("content-type", "application/jsonl; charset=utf-8")
         .header("x-export-stats", JSON.stringify(stats))

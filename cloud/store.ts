@@ -82,16 +82,14 @@ export class FeedbackStore {
   /** Token hash of an install, or null when it never registered. */
   tokenHash(installId: string): string | null {
     const row = this.db.prepare("SELECT token_hash FROM installs WHERE install_id = ?").get(installId) as
-      | { token_hash: string }
-      | undefined;
+      { token_hash: string } | undefined;
     return row?.token_hash ?? null;
   }
 
   /** The install a token hash belongs to. */
   installForTokenHash(tokenHash: string): string | null {
     const row = this.db.prepare("SELECT install_id FROM installs WHERE token_hash = ?").get(tokenHash) as
-      | { install_id: string }
-      | undefined;
+      { install_id: string } | undefined;
     return row?.install_id ?? null;
   }
 

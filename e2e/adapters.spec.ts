@@ -116,6 +116,23 @@ test("Answer again with… Chat replaces the answer with the Chat adapter's", as
   await expect(ui.routingChip(chat.assistantMessages().last())).toHaveAccessibleName(/^Answered by Chat\b/);
 });
 
+test("a blend set in the Blend… dialog answers and is shown as a blend", async ({ page }) => {
+  const { chat, ui, server } = await start(page, { adapters: ["chat", "coding"] });
+  await ui.picker.selectOption({ label: "Blend…" });
+  const dialog = page.getByRole("dialog", { name: "Blend adapters" });
+  await dialog.getByRole("slider", { name: "Chat" }).fill("0.5");
+  await dialog.getByRole("slider", { name: "Coding" }).fill("0.5");
+  await dialog.getByRole("button", { name: "Apply blend" }).click();
+  await expect(dialog).toBeHidden();
+  await expect(ui.picker.getByRole("option", { selected: true })).toHaveText("Blend: Chat 0.5 + Coding 0.5");
+
+  await chat.sendMessage("mix it");
+  const answer = chat.assistantMessages().last();
+  await expect(answer.getByText("Blend: Chat 0.5 + Coding 0.5")).toBeVisible();
+  await expect(ui.routingChip(answer)).toHaveAccessibleName("Answered by a blend of Chat 0.5 and Coding 0.5");
+  expect((await onlyConversation(server)).conversation.adapters).toEqual({ blend: { chat: 0.5, coding: 0.5 } });
+});
+
 test("the Adapters panel installs, disables, rescales and removes adapters", async ({ page }) => {
   const { ui, server } = await start(page, { adapters: ["chat", "coding", "agent"] });
   await ui.openPanel();

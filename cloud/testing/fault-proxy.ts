@@ -11,10 +11,24 @@
  *   so a test can kill the client at a moment the batch is known to be stored.
  */
 import { EventEmitter } from "node:events";
-import { createServer, request as httpRequest, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import {
+  createServer,
+  request as httpRequest,
+  type IncomingMessage,
+  type Server,
+  type ServerResponse,
+} from "node:http";
 import type { Socket } from "node:net";
 
-export const FAULTS = ["none", "error5xx", "throttle", "reset", "stall", "dropResponse", "forwardThenHold"] as const;
+export const FAULTS = [
+  "none",
+  "error5xx",
+  "throttle",
+  "reset",
+  "stall",
+  "dropResponse",
+  "forwardThenHold",
+] as const;
 export type Fault = (typeof FAULTS)[number];
 
 export interface ProxiedRequest {
@@ -44,7 +58,11 @@ export function seededRandom(seed: number): () => number {
  * A seeded schedule: `prefix[n]` for the first requests (to be sure each fault happens), then
  * each fault with its rate (the rest pass through).
  */
-export function seededSchedule(seed: number, rates: Partial<Record<Fault, number>>, prefix: Fault[] = []): FaultSchedule {
+export function seededSchedule(
+  seed: number,
+  rates: Partial<Record<Fault, number>>,
+  prefix: Fault[] = [],
+): FaultSchedule {
   const random = seededRandom(seed);
   const entries = Object.entries(rates) as [Fault, number][];
   return (n) => {
@@ -80,14 +98,18 @@ export class FaultProxy extends EventEmitter {
 
   /** Starts a proxy on 127.0.0.1 with a free port. */
   static async start(opts: FaultProxyOptions): Promise<FaultProxy> {
-    let proxy: FaultProxy | null = null;
-    const server = createServer((req, res) => proxy!.handle(req, res));
+    const server = createServer();
     await new Promise<void>((ok) => server.listen(0, "127.0.0.1", ok));
     const addr = server.address();
-    proxy = new FaultProxy(server, opts, `http://127.0.0.1:${typeof addr === "object" && addr ? addr.port : 0}`);
-    server.on("connection", (s) => {
-      proxy!.sockets.add(s);
-      s.once("close", () => proxy!.sockets.delete(s));
+    const proxy = new FaultProxy(
+      server,
+      opts,
+      `http://127.0.0.1:${typeof addr === "object" && addr ? addr.port : 0}`,
+    );
+    server.on("request", (req: IncomingMessage, res: ServerResponse) => proxy.handle(req, res));
+    server.on("connection", (s: Socket) => {
+      proxy.sockets.add(s);
+      s.once("close", () => proxy.sockets.delete(s));
     });
     return proxy;
   }
@@ -118,12 +140,17 @@ export class FaultProxy extends EventEmitter {
       switch (entry.fault) {
         case "error5xx": {
           const status = [500, 502, 503][entry.n % 3]!;
-          res.writeHead(status, { "content-type": "application/json" }).end(JSON.stringify({ error: "injected fault" }));
+          res
+            .writeHead(status, { "content-type": "application/json" })
+            .end(JSON.stringify({ error: "injected fault" }));
           return;
         }
         case "throttle":
           res
-            .writeHead(429, { "content-type": "application/json", "retry-after": String(this.opts.retryAfterSeconds ?? 1) })
+            .writeHead(429, {
+              "content-type": "application/json",
+              "retry-after": String(this.opts.retryAfterSeconds ?? 1),
+            })
             .end(JSON.stringify({ error: "slow down" }));
           return;
         case "reset":

@@ -251,9 +251,13 @@ describe("core adapters (scripted engine)", () => {
     expect((await s.call<ConversationDetail>("conversations.get", { id: s.conv.id })).messages).toEqual([]);
     expect((await refused(s.core, "adapters.compare", { adapterId: "nope", prompt: "x" })).code).toBe("not_found");
 
-    expect(await s.call<AppSettings>("settings.get", {})).toEqual({ kvPolicy: "sequence-per-set" });
-    expect(await s.call<AppSettings>("settings.update", { kvPolicy: "reevaluate" })).toEqual({ kvPolicy: "reevaluate" });
-    expect(await s.call<AppSettings>("settings.get", {})).toEqual({ kvPolicy: "reevaluate" });
+    const defaults = { memoryEnabled: true, contextStrategy: "sliding-window" };
+    expect(await s.call<AppSettings>("settings.get", {})).toEqual({ kvPolicy: "sequence-per-set", ...defaults });
+    expect(await s.call<AppSettings>("settings.update", { kvPolicy: "reevaluate" })).toEqual({
+      kvPolicy: "reevaluate",
+      ...defaults,
+    });
+    expect(await s.call<AppSettings>("settings.get", {})).toEqual({ kvPolicy: "reevaluate", ...defaults });
     await s.send({ text: "x", adapters: { pinned: "chat" } });
     expect(s.engine.calls.at(-1)?.options.kvPolicy).toBe("reevaluate");
     expect((await refused(s.core, "settings.update", { kvPolicy: "fast" })).code).toBe("invalid_input");

@@ -1,59 +1,32 @@
 import type { Database } from "better-sqlite3";
 import { mkdirSync } from "node:fs";
-import { ensureDemoModel } from "../../native/gguf/fixtures";
-import packageJson from "../../package.json";
-import { adapterHandlers } from "./adapters/adapter-handlers";
-import { AdapterRegistry } from "./adapters/adapter-registry";
-import { AdapterRouting } from "./adapters/adapter-routing";
-import { AdapterStore } from "./adapters/adapter-store";
-import { installAdaptersFrom, installDemoAdapters } from "./adapters/bundled-adapters";
-import { SqliteRouterStore } from "./adapters/sqlite-router-store";
-import { chatHandlers } from "./chat/chat-handlers";
-import { DEFAULT_SYSTEM_PROMPT, TurnPipeline } from "./chat/turn-pipeline";
-import { conversationHandlers } from "./conversations/conversation-handlers";
-import { ConversationStore } from "./conversations/conversation-store";
-import { MessageStore } from "./conversations/message-store";
-import type { EventPayload } from "../api";
+import { ApiError, type DatabaseStatus, type EngineStatus, methodNames } from "../api";
+import { type ServiceParts, type Services, startServices } from "./core-services";
 import type { Core, CoreOptions } from "./core-types";
-import { databasePath, openDatabase } from "./db/database";
+import { DatabaseFile } from "./db/database-file";
+import type { Migration } from "./db/migrations";
 import { dispatch, type Log } from "./dispatch";
 import { EngineSupervisor } from "./engine/supervisor";
 import type { EngineClient } from "./engine/types";
 import { EventBus } from "./events/event-bus";
-import type { Handlers } from "./handlers";
-import { harnessParts, harnessVersion } from "./harness";
-import { EngineQueue } from "./models/engine-queue";
-import { ggufInspector } from "./models/gguf-inspector";
-import { modelHandlers } from "./models/model-handlers";
-import { ModelFingerprint } from "./models/model-fingerprint";
-import { type ModelInspector, ModelService } from "./models/model-service";
-import { AdapterRouter } from "./router";
-import { AppSettingsService } from "./settings/app-settings";
-import { settingsHandlers } from "./settings/settings-handlers";
-import { SettingsStore } from "./settings/settings-store";
+import type { DomainHandlers, Handlers } from "./handlers";
+import { UnavailableEngine } from "./unavailable-engine";
 
 export type { Core, CoreOptions, CallContext, EventListener } from "./core-types";
 export { DatabaseFromFutureError, DatabaseOpenError } from "./db/errors";
 
 /** What assembleCore takes: CoreOptions without the spawner, plus seams for tests. */
-export interface CoreParts {
-  dataDir: string;
-  initialModel?: string;
-  defaultMaxTokens?: number;
-  systemPrompt?: string;
-  inspector?: ModelInspector;
-  ensureDemoModel?: (dir: string) => Promise<string>;
-  /** Install the demo adapters when the demo model is opened with none installed (default true). */
-  demoAdapters?: boolean;
-  appVersion?: string;
-  adaptersDir?: string;
+export interface CoreParts extends ServiceParts {
   log?: Log;
+  /** The schema migrations (tests inject a failing one). */
+  migrations?: readonly Migration[];
 }
 
 /**
  * Start core: open the database in `dataDir`, start the supervised engine, load the initial
- * model (or reopen the last one in the background). Rejects when the database cannot be
- * opened (DatabaseOpenError, DatabaseFromFutureError); the engine is not started then.
+ * model (or reopen the last one in the background). A database that cannot be used (damaged,
+ * not a database, from a newer Macaron) does not stop core: it starts degraded, see
+ * assembleCore.
  */
 export async function createCore(options: CoreOptions): Promise<Core> {
   return assembleCore(
@@ -68,151 +41,69 @@ export async function createCore(options: CoreOptions): Promise<Core> {
   );
 }
 
+const IDLE: EngineStatus = { state: "idle", model: null, error: null, gpu: null, progress: null };
+
 /**
  * Build core from its parts (createCore with the real engine; tests with a fake). `makeEngine`
- * is called only after the database opened, so a refused database never starts an engine.
+ * is called only once the database is usable. When it is not, core starts degraded:
+ * database.status says why (state "corrupt" or "from_future") and lists the backups, every
+ * other method fails with "database_unavailable", and database.restoreBackup/startFresh move
+ * the bad file aside (kept) and bring the services up without a restart.
  */
 export async function assembleCore(parts: CoreParts, makeEngine: () => EngineClient): Promise<Core> {
   const log: Log = parts.log ?? ((message, err) => console.error(`[core] ${message}`, err ?? ""));
   mkdirSync(parts.dataDir, { recursive: true });
-  const db: Database = openDatabase(databasePath(parts.dataDir));
-
-  const conversations = new ConversationStore(db);
-  const messages = new MessageStore(db);
-  const settings = new SettingsStore(db);
-  const interrupted = messages.markStreamingInterrupted();
-  if (interrupted > 0)
-    log(`${interrupted} answer(s) were cut off by the last shutdown; marked interrupted`, null);
-
-  let engine: EngineClient;
-  try {
-    // One line for all engine work: chat turns and the /v1 endpoints share it.
-    engine = new EngineQueue(makeEngine());
-  } catch (err) {
-    db.close();
-    throw err;
-  }
   const events = new EventBus(log);
-  const models = new ModelService({
-    engine,
-    events,
-    settings,
-    inspector: parts.inspector ?? ggufInspector,
-    ensureDemoModel: parts.ensureDemoModel ?? ensureDemoModel,
-    dataDir: parts.dataDir,
-    log,
-  });
-  const systemPrompt = parts.systemPrompt ?? DEFAULT_SYSTEM_PROMPT;
-  const appSettings = new AppSettingsService(settings);
-  const kvPolicy = () => appSettings.get().kvPolicy;
-  const fingerprint = new ModelFingerprint(settings);
-  const registry = new AdapterRegistry({
-    store: new AdapterStore(db),
-    dataDir: parts.dataDir,
-    events,
-    basePath: () => engine.loaded?.path ?? null,
-    log,
-  });
-  const router = new AdapterRouter({
-    embed: (texts) => engine.embed(texts),
-    // Embeddings are cached per model: by its sha256 once known, by its path until then.
-    modelKey: () => {
-      const path = engine.loaded?.path;
-      return path ? (fingerprint.knownSha256(path) ?? path) : "no-model";
-    },
-    store: new SqliteRouterStore(db),
-  });
-  const routing = new AdapterRouting({ registry, router, log });
-  const pipeline = new TurnPipeline({
-    db,
-    conversations,
-    messages,
-    engine,
-    events,
-    systemPrompt: parts.systemPrompt,
-    defaultMaxTokens: parts.defaultMaxTokens,
-    routing,
-    harnessVersion: harnessVersion(parts.appVersion ?? packageJson.version, harnessParts(systemPrompt)),
-    kvPolicy,
-    modelHashes: fingerprint,
-    log,
-  });
-  // After each load: hash the model file (turn records) in the background, never per turn;
-  // then warm the router under that hash (its embedding cache is keyed by it).
-  const unsubscribeLoads = events.subscribe((event, payload) => {
-    if (event !== "engine.status") return;
-    const status = payload as EventPayload<"engine.status">;
-    if (status.state !== "ready" || !status.model) return;
-    // Whether each adapter fits depends on the base: the Adapters panel must refresh.
-    if (registry.count > 0) events.emit("adapters.changed", {});
-    fingerprint
-      .sha256(status.model.path)
-      .then(() => routing.prepare())
-      .catch((err: unknown) => log("could not hash the model or prepare the router", err));
-  });
-  const models_ = modelHandlers(models);
-  const handlers: Handlers = {
-    ...conversationHandlers({ conversations, messages, pipeline, events, routing }),
-    ...chatHandlers(pipeline),
-    ...models_,
-    "models.openDemo": async (input, ctx) => {
-      const status = await models_["models.openDemo"](input, ctx);
-      if (parts.demoAdapters !== false) {
-        await installDemoAdapters(registry, parts.dataDir).catch((err: unknown) =>
-          log("could not install the demo adapters", err),
-        );
-      }
-      return status;
-    },
-    ...adapterHandlers(registry, { engine, registry, systemPrompt, kvPolicy }),
-    ...settingsHandlers(appSettings),
-  };
+  const file = new DatabaseFile({ dataDir: parts.dataDir, log, migrations: parts.migrations });
+  const db = await file.open();
+  let services: Services | null = db ? await startServices(db, parts, makeEngine, events, log) : null;
+  const unavailableEngine = new UnavailableEngine(() => file.unavailable());
 
-  let startup: Promise<void>;
-  if (parts.initialModel) {
-    // An explicit --model: the caller wants it loaded before serving. A bad file is reported
-    // through the status (and the log); core still starts so the user can pick another.
-    startup = models.open(parts.initialModel).then(
-      () => undefined,
-      (err: unknown) => log(`could not open ${parts.initialModel}`, err),
-    );
-    await startup;
-  } else {
-    // The remembered model loads in the background: the UI can show its progress.
-    startup = models.restoreLastModel();
-  }
-  if (parts.adaptersDir) {
-    // After the initial model, so that each adapter is checked against it.
-    const dir = parts.adaptersDir;
-    await installAdaptersFrom(registry, dir, log).catch((err: unknown) =>
-      log(`could not read the adapters folder ${dir}`, err),
-    );
-  }
+  // While the database is unusable every method but database.* answers with the reason.
+  const refuse = (): never => {
+    throw file.unavailable();
+  };
+  const degraded = Object.fromEntries(methodNames.map((m) => [m, refuse])) as unknown as Handlers;
+
+  let recovering: Promise<DatabaseStatus> | null = null;
+  const recover = (open: () => Promise<Database | null>): Promise<DatabaseStatus> => {
+    if (services) throw new ApiError("invalid_input", "The database works: there is nothing to repair.");
+    if (recovering) throw new ApiError("busy", "The database is being repaired already.");
+    recovering = (async () => {
+      const opened = await open();
+      // No restart needed: the services start on the repaired database right away.
+      if (opened) services = await startServices(opened, parts, makeEngine, events, log);
+      return file.status();
+    })().finally(() => {
+      recovering = null;
+    });
+    return recovering;
+  };
+  const databaseHandlers: DomainHandlers<"database"> = {
+    "database.status": () => file.status(),
+    "database.restoreBackup": ({ id }) => recover(() => file.restoreBackup(id)),
+    "database.startFresh": () => recover(() => file.startFresh()),
+  };
 
   let closing: Promise<void> | null = null;
   const core: Core = {
-    dispatch: (method, input, ctx) => dispatch(handlers, method, input, ctx, log),
+    dispatch: (method, input, ctx) =>
+      dispatch({ ...(services?.handlers ?? degraded), ...databaseHandlers }, method, input, ctx, log),
     subscribe: (listener) => events.subscribe(listener),
-    engine,
-    adapters: {
-      listEnabled: async () =>
-        (await registry.list()).filter((a) => a.enabled && a.fitsLoadedModel !== false),
-      resolve: async (selection, text) => {
-        const resolved = await routing.resolve(selection, text);
-        return { routing: resolved.routing, adapters: resolved.adapters, kvPolicy: kvPolicy() };
-      },
+    get engine() {
+      return services?.engine ?? unavailableEngine;
     },
-    engineStatus: () => models.status(),
+    adapters: {
+      listEnabled: async () => (services ? services.adapters.listEnabled() : []),
+      resolve: (selection, text) =>
+        services ? services.adapters.resolve(selection, text) : Promise.reject(file.unavailable()),
+    },
+    engineStatus: () => services?.engineStatus() ?? IDLE,
     close: () => {
       closing ??= (async () => {
-        await pipeline.close();
-        unsubscribeLoads();
-        router.dispose();
-        await startup.catch(() => undefined);
-        await models.close();
-        await engine.close().catch((err: unknown) => log("closing the engine failed", err));
+        await recovering?.catch(() => undefined);
+        await services?.close();
         events.clear();
-        db.close();
       })();
       return closing;
     },

@@ -5,6 +5,7 @@ import {
   InsufficientMemoryError,
   resolveChatWrapper,
   type ChatWrapper,
+  type GbnfJsonObjectSchema,
   type LlamaChatResponse,
   type LlamaContext,
   type LlamaModel,
@@ -110,6 +111,10 @@ export class ModelSession {
     signal: AbortSignal,
   ): Promise<GenerateResult> {
     const started = performance.now();
+    // Built before anything else: a schema the grammar cannot express fails the request early.
+    const grammar = options.jsonSchema
+      ? await this.model.llama.createGrammarForJsonSchema(options.jsonSchema as GbnfJsonObjectSchema)
+      : undefined;
     const adapters = normalizeAdapters(options.adapters);
     // Apply first: an unusable adapter must not cost the cached history.
     await this.adapters.apply(adapters);
@@ -134,6 +139,7 @@ export class ModelSession {
         temperature: options.temperature,
         seed: options.temperature > 0 ? options.seed : undefined,
         customStopTriggers: options.stop && options.stop.length > 0 ? options.stop : undefined,
+        grammar,
       });
     } catch (error) {
       // Aborted before the first token: node-llama-cpp throws instead of returning.

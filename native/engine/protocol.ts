@@ -39,6 +39,11 @@ export interface GenerateOptions {
   /** Adapters for this generation ([] or absent = the base model alone). */
   adapters?: AdapterUse[];
   kvPolicy?: KvPolicy;
+  /**
+   * Constrain the answer to JSON matching this schema (node-llama-cpp's JSON-schema grammar).
+   * The grammar guarantees syntax only: validate the parsed answer afterwards.
+   */
+  jsonSchema?: object;
 }
 
 export type EngineRequest =

@@ -20,6 +20,8 @@ const GenerateOptionsSchema = z.object({
   seed: z.number().int().optional(),
   adapters: z.array(AdapterUseSchema).max(8).optional(),
   kvPolicy: z.enum(["reevaluate", "sequence-per-set", "activated"]).optional(),
+  // A JSON schema object; node-llama-cpp refuses the shapes it cannot turn into a grammar.
+  jsonSchema: z.record(z.string(), z.unknown()).optional(),
 });
 
 const id = z.number().int();

@@ -1,12 +1,23 @@
 import type { Database } from "better-sqlite3";
-import { ApiError, type AdapterSelection, type Conversation, type Message, type SamplingSettings } from "../../api";
+import {
+  ApiError,
+  type AdapterSelection,
+  type AppSettings,
+  type Conversation,
+  type Memory,
+  type Message,
+  type SamplingSettings,
+} from "../../api";
 import type { AdapterRouting, ResolvedAdapters } from "../adapters/adapter-routing";
 import { type ConversationStore, DEFAULT_TITLE } from "../conversations/conversation-store";
-import type { MessageFinal, MessageStore } from "../conversations/message-store";
+import type { ContextInfo, MessageFinal, MessageStore } from "../conversations/message-store";
 import type { EngineClient, ChatTurn, GenerateOptions, GenerateResult, KvPolicy } from "../engine/types";
 import type { EventBus } from "../events/event-bus";
+import type { MemoryService } from "../memory/memory-service";
+import { buildPrompt } from "./prompt";
 import { statsFromResult } from "./stats";
 import { titleFromMessage } from "./title";
+import { TokenEstimator, utf8Length } from "./token-estimate";
 import { TurnStore, type TurnTimings } from "./turn-store";
 
 export const DEFAULT_SYSTEM_PROMPT = "You are Macaron, a helpful local assistant.";
@@ -39,7 +50,20 @@ export interface TurnPipelineDeps {
   /** The KV policy passed to the engine (from the settings). */
   kvPolicy?: () => KvPolicy;
   modelHashes?: ModelHashes;
+  /** Long-term memories: retrieved into prompts, proposed after answers. */
+  memory?: MemoryService;
+  /** What to do when a conversation outgrows the context (default sliding-window). */
+  contextStrategy?: () => AppSettings["contextStrategy"];
   log?: (message: string, err: unknown) => void;
+}
+
+/** Context size assumed when the engine reports none (the engine's default). */
+const FALLBACK_CONTEXT_SIZE = 4096;
+
+/** The user turn an answer replies to, for facts proposed after it. */
+interface AnswerSource {
+  userMessageId: string;
+  userText: string;
 }
 
 export interface SendInput {
@@ -78,6 +102,7 @@ export class TurnPipeline {
   private readonly flushIntervalMs: number;
   private readonly log: (message: string, err: unknown) => void;
   private readonly turns: TurnStore;
+  private readonly tokens = new TokenEstimator();
 
   constructor(private readonly deps: TurnPipelineDeps) {
     this.turns = new TurnStore(deps.db);
@@ -97,10 +122,13 @@ export class TurnPipeline {
     const gen = this.reserve(conversation.id);
     try {
       const sampling = this.sampling(input.sampling);
-      const resolved = await this.route(input.adapters ?? conversation.adapters, input.text);
+      const [resolved, memories] = await Promise.all([
+        this.route(input.adapters ?? conversation.adapters, input.text),
+        this.retrieve(input.text),
+      ]);
       this.checkStillOpen(conversation.id);
       const now = Date.now();
-      const { userMessage, assistantMessage, updated } = db.transaction(() => {
+      const { userMessage, assistantMessage, updated, remembered } = db.transaction(() => {
         const isFirst = messages.countByRole(conversation.id, "user") === 0;
         if (isFirst && conversation.title === DEFAULT_TITLE) {
           conversations.rename(conversation.id, titleFromMessage(input.text) || DEFAULT_TITLE, now);
@@ -111,12 +139,23 @@ export class TurnPipeline {
           { conversationId: conversation.id, role: "user", content: input.text, status: "complete" },
           now,
         );
-        const assistant = this.appendAnswer(conversation.id, resolved, sampling, now);
-        return { userMessage: user, assistantMessage: assistant, updated: conversations.get(conversation.id) };
+        // "remember that …": stored with the message that asked for it.
+        const remembered = this.deps.memory?.rememberFromMessage(input.text, conversation.id, user.id) ?? null;
+        const assistant = this.appendAnswer(conversation.id, resolved, sampling, now, memories);
+        return {
+          userMessage: user,
+          assistantMessage: assistant,
+          updated: conversations.get(conversation.id),
+          remembered,
+        };
       })();
       events.emit("conversations.changed", { conversation: updated, deletedId: null });
-      this.start(gen, conversation.id, assistantMessage.id, resolved, sampling);
-      return { userMessage, assistantMessage };
+      if (remembered) this.deps.memory?.emitChanged();
+      const context = this.start(gen, conversation.id, assistantMessage.id, resolved, sampling, memories, {
+        userMessageId: userMessage.id,
+        userText: input.text,
+      });
+      return { userMessage, assistantMessage: { ...assistantMessage, context } };
     } catch (err) {
       this.release(conversation.id, gen);
       throw err;
@@ -143,12 +182,15 @@ export class TurnPipeline {
     const gen = this.reserve(conversation.id);
     try {
       const sampling = this.sampling(input.sampling);
-      const resolved = await this.route(input.adapters ?? conversation.adapters, question.content);
+      const [resolved, memories] = await Promise.all([
+        this.route(input.adapters ?? conversation.adapters, question.content),
+        this.retrieve(question.content),
+      ]);
       this.checkStillOpen(conversation.id);
       const now = Date.now();
       const { assistantMessage, updated } = db.transaction(() => {
         conversations.touch(conversation.id, now);
-        const assistant = this.appendAnswer(conversation.id, resolved, sampling, now);
+        const assistant = this.appendAnswer(conversation.id, resolved, sampling, now, memories);
         messages.markReplaced(previous.id, assistant.id);
         return { assistantMessage: assistant, updated: conversations.get(conversation.id) };
       })();
@@ -157,8 +199,9 @@ export class TurnPipeline {
         this.deps.routing?.recordOverride(question.content, input.adapters.pinned);
       }
       events.emit("conversations.changed", { conversation: updated, deletedId: null });
-      this.start(gen, conversation.id, assistantMessage.id, resolved, sampling);
-      return { assistantMessage };
+      // No facts are proposed again: the first answer to this message did that.
+      const context = this.start(gen, conversation.id, assistantMessage.id, resolved, sampling, memories, null);
+      return { assistantMessage: { ...assistantMessage, context } };
     } catch (err) {
       this.release(conversation.id, gen);
       throw err;
@@ -244,12 +287,30 @@ export class TurnPipeline {
     return routing.resolve(selection, text);
   }
 
+  /** The active memories for a prompt (none without memory, or when it is off). Never throws. */
+  private async retrieve(text: string): Promise<Memory[]> {
+    const memory = this.deps.memory;
+    if (!memory) return [];
+    const contextSize = this.deps.engine.loaded?.contextSize ?? FALLBACK_CONTEXT_SIZE;
+    try {
+      return await memory.retrieve(text, contextSize, (t) => this.estimate(t));
+    } catch (err) {
+      this.log("memory retrieval failed; answering without memories", err);
+      return [];
+    }
+  }
+
+  private estimate(text: string): number {
+    return this.tokens.estimate(text, this.deps.engine.loaded?.path ?? null);
+  }
+
   /** The streaming assistant message and its turn record; inside the caller's transaction. */
   private appendAnswer(
     conversationId: string,
     resolved: ResolvedAdapters,
     sampling: { temperature: number; maxTokens: number },
     now: number,
+    memories: readonly Memory[],
   ): Message {
     const { messages } = this.deps;
     const assistant = messages.append({ conversationId, role: "assistant", content: "", status: "streaming" }, now);
@@ -275,27 +336,44 @@ export class TurnPipeline {
       now,
     );
     this.deps.routing?.countUsage(routing.adapters.map((a) => a.id));
-    return { ...assistant, routing };
+    this.deps.memory?.linkToMessage(assistant.id, memories);
+    return { ...assistant, routing, memoriesUsed: memories.map((m) => ({ id: m.id, text: m.text })) };
   }
 
   private kvPolicy(): KvPolicy {
     return this.deps.kvPolicy?.() ?? "reevaluate";
   }
 
-  /** Begin generating the committed answer in the background. */
+  /**
+   * Fit the prompt into the context (recorded on the answer), then begin generating the
+   * committed answer in the background. Returns how the history was fitted.
+   */
   private start(
     gen: Generation,
     conversationId: string,
     messageId: string,
     resolved: ResolvedAdapters,
     sampling: { temperature: number; maxTokens: number },
-  ): void {
-    const history = this.history(conversationId);
+    memories: readonly Memory[],
+    source: AnswerSource | null,
+  ): ContextInfo {
+    const { messages, memory } = this.deps;
+    const fitted = buildPrompt({
+      transcript: messages.list(conversationId),
+      systemPrompt: this.deps.systemPrompt ?? DEFAULT_SYSTEM_PROMPT,
+      memoryBlock: memory && memories.length > 0 ? memory.block(memories) : null,
+      contextSize: this.deps.engine.loaded?.contextSize ?? FALLBACK_CONTEXT_SIZE,
+      answerTokens: sampling.maxTokens,
+      strategy: this.deps.contextStrategy?.() ?? "sliding-window",
+      estimate: (text) => this.estimate(text),
+    });
+    messages.saveContext(messageId, fitted.context);
     const options: GenerateOptions = { ...sampling };
     if (resolved.adapters.length > 0) options.adapters = resolved.adapters;
     if (this.deps.routing) options.kvPolicy = this.kvPolicy();
-    gen.done = this.generate(gen, conversationId, messageId, history, options);
+    gen.done = this.generate(gen, conversationId, messageId, fitted.turns, options, source);
     this.backfillModelHash(messageId);
+    return fitted.context;
   }
 
   /** A turn that ran before the model's hash was known gets it when hashing ends. */
@@ -315,23 +393,13 @@ export class TurnPipeline {
     );
   }
 
-  /** The conversation so far as the engine sees it: finished messages in order, after the system prompt. */
-  private history(conversationId: string): ChatTurn[] {
-    const turns: ChatTurn[] = this.deps.messages
-      .list(conversationId)
-      .filter((m) => m.status === "complete" || m.status === "stopped")
-      .map((m) => ({ role: m.role, text: m.content }));
-    const system = this.deps.systemPrompt ?? DEFAULT_SYSTEM_PROMPT;
-    if (system && turns[0]?.role !== "system") turns.unshift({ role: "system", text: system });
-    return turns;
-  }
-
   private async generate(
     gen: Generation,
     conversationId: string,
     messageId: string,
     history: ChatTurn[],
     options: GenerateOptions,
+    source: AnswerSource | null,
   ): Promise<void> {
     const { messages, engine, events } = this.deps;
     const signal = gen.controller.signal;
@@ -364,6 +432,7 @@ export class TurnPipeline {
     try {
       if (signal.aborted) throw new ApiError("aborted", "Stopped before it started.");
       const result: GenerateResult = await engine.generate(history, options, onToken, signal);
+      this.learnTokenRatio(history, result);
       timings = {
         ...statsFromResult(result),
         promptTokensEvaluated: result.promptTokensEvaluated,
@@ -407,5 +476,26 @@ export class TurnPipeline {
     // Free the conversation before chat.done, so a listener may send the next turn at once.
     this.running.delete(conversationId);
     if (message) events.emit("chat.done", { conversationId, message });
+    if (message?.status === "complete" && source) {
+      // After chat.done, never before it; the engine queue runs it when nothing else waits.
+      this.deps.memory?.proposeAfterAnswer({
+        conversationId,
+        userMessageId: source.userMessageId,
+        userText: source.userText,
+        prompt: history,
+        answer: message.content,
+        adapters: options.adapters,
+        kvPolicy: options.kvPolicy,
+      });
+    }
+  }
+
+  /** Calibrate token estimates on what the prompt and answer really took in the context. */
+  private learnTokenRatio(history: readonly ChatTurn[], result: GenerateResult): void {
+    const path = this.deps.engine.loaded?.path;
+    // A full context may have been shifted by the engine: its count says nothing about the text.
+    if (!path || result.stopReason === "abort" || result.contextTokens >= result.contextSize) return;
+    const bytes = history.reduce((sum, t) => sum + utf8Length(t.text), utf8Length(result.text));
+    this.tokens.observe(path, bytes, result.contextTokens);
   }
 }

@@ -3,7 +3,10 @@ import type { AdapterRouting } from "../adapters/adapter-routing";
 import type { TurnPipeline } from "../chat/turn-pipeline";
 import type { EventBus } from "../events/event-bus";
 import type { DomainHandlers } from "../handlers";
+import type { MemoryService } from "../memory/memory-service";
+import type { ConversationSearch } from "./conversation-search";
 import type { ConversationStore } from "./conversation-store";
+import type { ConversationTransfer } from "./conversation-transfer";
 import type { MessageStore } from "./message-store";
 
 export interface ConversationHandlerDeps {
@@ -13,15 +16,29 @@ export interface ConversationHandlerDeps {
   events: EventBus;
   /** Validates pins and learns from them; without it only "auto" and "base" can be set. */
   routing?: AdapterRouting;
+  search: ConversationSearch;
+  transfer: ConversationTransfer;
+  memory: MemoryService;
 }
 
 const notFound = (): ApiError =>
   new ApiError("not_found", "This conversation does not exist (it may have been deleted).");
 
 export function conversationHandlers(deps: ConversationHandlerDeps): DomainHandlers<"conversations"> {
-  const { conversations, messages, pipeline, events, routing } = deps;
+  const { conversations, messages, pipeline, events, routing, search, transfer, memory } = deps;
   return {
     "conversations.list": ({ query }) => conversations.list(query),
+    "conversations.search": ({ query, limit }) => search.search(query, limit),
+    "conversations.export": ({ id }) => transfer.export(id),
+    "conversations.import": ({ json }) => {
+      const { conversationIds, ...counts } = transfer.import(json);
+      for (const id of conversationIds) {
+        const conversation = conversations.get(id);
+        if (conversation) events.emit("conversations.changed", { conversation, deletedId: null });
+      }
+      if (counts.memories > 0) memory.emitChanged();
+      return counts;
+    },
     "conversations.create": ({ title }) => {
       const conversation = conversations.create(title);
       events.emit("conversations.changed", { conversation, deletedId: null });
@@ -59,9 +76,11 @@ export function conversationHandlers(deps: ConversationHandlerDeps): DomainHandl
       events.emit("conversations.changed", { conversation, deletedId: null });
       return conversation;
     },
-    "conversations.delete": ({ id }) => {
+    "conversations.delete": ({ id, deleteMemories }) => {
       // Stop its answer first; the pipeline then finds the message gone and reports nothing.
       pipeline.stop(id);
+      // Otherwise its memories stay, no longer linked to it (conversation_id becomes NULL).
+      if (deleteMemories && conversations.get(id)) memory.deleteFromConversation(id);
       const deleted = conversations.delete(id);
       if (deleted) events.emit("conversations.changed", { conversation: null, deletedId: id });
       return { deleted };

@@ -1,6 +1,7 @@
 import type { Database, Statement } from "better-sqlite3";
 import { randomUUID } from "node:crypto";
 import { AdapterSelection, type Conversation } from "../../api";
+import { ConversationSearch } from "./conversation-search";
 
 /** Title of a conversation nobody named yet; the first user message replaces it. */
 export const DEFAULT_TITLE = "New chat";
@@ -32,17 +33,12 @@ function toConversation(row: ConversationRow): Conversation {
   };
 }
 
-/** Escape LIKE wildcards so that a search for "50%" or "a_b" means those characters. */
-export function likePattern(text: string): string {
-  return `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
-}
-
 /** Conversations table: create, list/search, rename, delete (messages cascade). */
 export class ConversationStore {
   private readonly insertStmt: Statement<[string, string, number, number]>;
   private readonly getStmt: Statement<[string], ConversationRow>;
   private readonly listStmt: Statement<[], ConversationRow>;
-  private readonly searchStmt: Statement<{ pattern: string }, ConversationRow>;
+  private readonly search: ConversationSearch;
   private readonly renameStmt: Statement<[string, number, string]>;
   private readonly touchStmt: Statement<[number, string]>;
   private readonly deleteStmt: Statement<[string]>;
@@ -54,11 +50,7 @@ export class ConversationStore {
     );
     this.getStmt = db.prepare("SELECT * FROM conversations WHERE id = ?");
     this.listStmt = db.prepare("SELECT * FROM conversations ORDER BY updated_at DESC, rowid DESC");
-    this.searchStmt = db.prepare(`
-      SELECT c.* FROM conversations c
-      WHERE c.title LIKE @pattern ESCAPE '\\'
-         OR EXISTS (SELECT 1 FROM messages m WHERE m.conversation_id = c.id AND m.replaced_by IS NULL AND m.content LIKE @pattern ESCAPE '\\')
-      ORDER BY c.updated_at DESC, c.rowid DESC`);
+    this.search = new ConversationSearch(db);
     this.renameStmt = db.prepare("UPDATE conversations SET title = ?, updated_at = ? WHERE id = ?");
     this.touchStmt = db.prepare("UPDATE conversations SET updated_at = ? WHERE id = ?");
     this.deleteStmt = db.prepare("DELETE FROM conversations WHERE id = ?");
@@ -78,11 +70,18 @@ export class ConversationStore {
     return row ? toConversation(row) : null;
   }
 
-  /** Most recently active first. `query` matches the title or any message's content (case-insensitive for ASCII). */
+  /**
+   * Most recently active first. With `query`: only conversations whose title or transcript
+   * contains every word of it (the last word as a prefix; full-text, see ConversationSearch).
+   */
   list(query?: string): Conversation[] {
     const q = query?.trim();
-    const rows = q ? this.searchStmt.all({ pattern: likePattern(q) }) : this.listStmt.all();
-    return rows.map(toConversation);
+    if (!q) return this.listStmt.all().map(toConversation);
+    const ids = this.search.matchingConversationIds(q);
+    return this.listStmt
+      .all()
+      .filter((row) => ids.has(row.id))
+      .map(toConversation);
   }
 
   /** Returns the renamed conversation, or null when it does not exist. */

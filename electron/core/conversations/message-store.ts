@@ -1,6 +1,6 @@
 import type { Database, Statement } from "better-sqlite3";
 import { randomUUID } from "node:crypto";
-import { GenerationStats, type Message, type MessageRole, type MessageStatus } from "../../api";
+import { GenerationStats, Message, type MessageRole, type MessageStatus } from "../../api";
 import { routingFromColumns } from "../chat/turn-store";
 
 interface MessageRow {
@@ -14,6 +14,7 @@ interface MessageRow {
   stats_json: string | null;
   seq: number;
   replaced_by: string | null;
+  context_json: string | null;
   /** From the turn record (LEFT JOIN turns); null for user messages. */
   turn_adapters: string | null;
   turn_router: string | null;
@@ -29,7 +30,23 @@ function parseStats(json: string | null): GenerationStats | null {
   }
 }
 
-function toMessage(row: MessageRow): Message {
+/** How the history was fitted into the context for an answer (Message.context). */
+export type ContextInfo = NonNullable<Message["context"]>;
+type MemoryUse = Message["memoriesUsed"][number];
+
+const ContextSchema = Message.shape.context.unwrap().unwrap();
+
+function parseContext(json: string | null): ContextInfo | null {
+  if (json === null) return null;
+  try {
+    const parsed = ContextSchema.safeParse(JSON.parse(json));
+    return parsed.success ? parsed.data : null;
+  } catch {
+    return null;
+  }
+}
+
+function toMessage(row: MessageRow, memoriesUsed: MemoryUse[] = []): Message {
   return {
     id: row.id,
     conversationId: row.conversation_id,
@@ -40,6 +57,8 @@ function toMessage(row: MessageRow): Message {
     createdAt: row.created_at,
     stats: parseStats(row.stats_json),
     routing: routingFromColumns(row.turn_adapters, row.turn_router),
+    memoriesUsed,
+    context: parseContext(row.context_json),
   };
 }
 
@@ -71,6 +90,9 @@ export class MessageStore {
   private readonly finishStmt: Statement<[string, string, string | null, string | null, string]>;
   private readonly interruptStmt: Statement<[]>;
   private readonly replaceStmt: Statement<[string, string]>;
+  private readonly contextStmt: Statement<[string | null, string]>;
+  private readonly usedByMessageStmt: Statement<[string], MemoryUse & { message_id: string }>;
+  private readonly usedByConversationStmt: Statement<[string], MemoryUse & { message_id: string }>;
 
   constructor(db: Database) {
     // seq is computed in the INSERT itself, so that it is atomic with the row.
@@ -89,23 +111,53 @@ export class MessageStore {
     );
     this.interruptStmt = db.prepare("UPDATE messages SET status = 'interrupted' WHERE status = 'streaming'");
     this.replaceStmt = db.prepare("UPDATE messages SET replaced_by = ? WHERE id = ?");
+    this.contextStmt = db.prepare("UPDATE messages SET context_json = ? WHERE id = ?");
+    const used = `
+      SELECT mm.message_id, mem.id, mem.text FROM message_memories mm
+      JOIN memories mem ON mem.id = mm.memory_id`;
+    this.usedByMessageStmt = db.prepare(`${used} WHERE mm.message_id = ? ORDER BY mem.created_at, mem.id`);
+    this.usedByConversationStmt = db.prepare(`${used}
+      JOIN messages m ON m.id = mm.message_id
+      WHERE m.conversation_id = ? ORDER BY mem.created_at, mem.id`);
   }
 
   /** Append a message at the end of its conversation. */
   append(msg: NewMessage, now = Date.now()): Message {
     const id = randomUUID();
     this.insertStmt.run(id, msg.conversationId, msg.role, msg.content, msg.status, now, msg.conversationId);
-    return { id, ...msg, error: null, createdAt: now, stats: null, routing: null };
+    return {
+      id,
+      ...msg,
+      error: null,
+      createdAt: now,
+      stats: null,
+      routing: null,
+      memoriesUsed: [],
+      context: null,
+    };
   }
 
   get(id: string): Message | null {
     const row = this.getStmt.get(id);
-    return row ? toMessage(row) : null;
+    if (!row) return null;
+    const used = this.usedByMessageStmt.all(id).map((u) => ({ id: u.id, text: u.text }));
+    return toMessage(row, used);
   }
 
   /** The messages of a conversation in order, without answers replaced by a regeneration. */
   list(conversationId: string): Message[] {
-    return this.listStmt.all(conversationId).map(toMessage);
+    const used = new Map<string, MemoryUse[]>();
+    for (const u of this.usedByConversationStmt.all(conversationId)) {
+      const list = used.get(u.message_id) ?? [];
+      list.push({ id: u.id, text: u.text });
+      used.set(u.message_id, list);
+    }
+    return this.listStmt.all(conversationId).map((row) => toMessage(row, used.get(row.id)));
+  }
+
+  /** Record how the history was fitted into the context for the answer `id`. */
+  saveContext(id: string, context: ContextInfo | null): void {
+    this.contextStmt.run(context ? JSON.stringify(context) : null, id);
   }
 
   /** Take an answer out of the transcript: `replacementId` answers in its place. */

@@ -1,7 +1,7 @@
 import type { Database } from "better-sqlite3";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { openDatabase } from "../db/database";
-import { ConversationStore, DEFAULT_TITLE, likePattern } from "./conversation-store";
+import { ConversationStore, DEFAULT_TITLE } from "./conversation-store";
 import { MessageStore } from "./message-store";
 
 let db: Database;
@@ -54,7 +54,7 @@ describe("ConversationStore", () => {
     expect(conversations.get(c.id)?.adapters).toBe("auto");
   });
 
-  it("searches titles and message contents, case-insensitively, with % and _ taken literally", () => {
+  it("filters by every word in titles and message contents (full-text, last word as a prefix)", () => {
     const cooking = conversations.create("Cooking pasta", 1);
     const discount = conversations.create("Shopping", 2);
     const snake = conversations.create("Python", 3);
@@ -72,14 +72,16 @@ describe("ConversationStore", () => {
     });
 
     expect(conversations.list("PASTA").map((c) => c.id)).toEqual([cooking.id]);
+    expect(conversations.list("pas").map((c) => c.id)).toEqual([cooking.id]);
     expect(conversations.list("50%").map((c) => c.id)).toEqual([discount.id]);
-    // Unescaped, "%" would match everything and "_" any character.
-    expect(conversations.list("%")).toHaveLength(1);
-    expect(conversations.list("e_c").map((c) => c.id)).toEqual([snake.id]);
-    expect(conversations.list("o_f")).toEqual([]);
+    expect(conversations.list("good deal").map((c) => c.id)).toEqual([discount.id]);
+    expect(conversations.list("snake_case").map((c) => c.id)).toEqual([snake.id]);
+    // FTS5 syntax in user input is just text; punctuation alone matches nothing.
+    expect(conversations.list('"')).toEqual([]);
+    expect(conversations.list("%")).toEqual([]);
+    expect(conversations.list("NEAR(snake case)").map((c) => c.id)).toEqual([]);
     expect(conversations.list("nothing like this")).toEqual([]);
     expect(conversations.list("   ")).toHaveLength(3);
-    expect(likePattern("a\\b%c_d")).toBe("%a\\\\b\\%c\\_d%");
   });
 });
 

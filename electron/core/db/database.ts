@@ -13,9 +13,26 @@ export function databasePath(dataDir: string): string {
 /**
  * Open (or create) the database at `path` (":memory:" for tests), set the connection pragmas
  * and apply pending migrations. Throws DatabaseOpenError for a file that is not a database
- * and DatabaseFromFutureError for a newer schema; the file is never deleted or rewritten then.
+ * (or fails its integrity check) and DatabaseFromFutureError for a newer schema; the file is
+ * never deleted or rewritten then. Core opens through openAppDatabase (backup first).
  */
 export function openDatabase(path: string): Database {
+  const db = connectDatabase(path);
+  try {
+    migrate(db);
+  } catch (err) {
+    db.close();
+    throw err;
+  }
+  return db;
+}
+
+/**
+ * Open a connection with the app's pragmas, without migrating. A file is checked with
+ * `PRAGMA quick_check`: a damaged database often opens fine and fails only when a damaged
+ * page is read, which must not happen in the middle of a chat.
+ */
+export function connectDatabase(path: string): Database {
   let db: Database;
   try {
     db = new BetterSqlite3(path);
@@ -33,15 +50,16 @@ export function openDatabase(path: string): Database {
     db.pragma("foreign_keys = ON");
     // Readers/writers from another connection (e.g. a backup tool) wait instead of failing.
     db.pragma("busy_timeout = 5000");
+    if (path !== ":memory:") {
+      const problems = db.pragma("quick_check", { simple: false }) as { quick_check: string }[];
+      const found = problems.map((p) => p.quick_check).filter((p) => p !== "ok");
+      if (found.length > 0) {
+        throw new Error(`the file is damaged (integrity check: ${found.slice(0, 3).join("; ")})`);
+      }
+    }
   } catch (err) {
     db.close();
     throw new DatabaseOpenError(path, err);
-  }
-  try {
-    migrate(db);
-  } catch (err) {
-    db.close();
-    throw err;
   }
   return db;
 }

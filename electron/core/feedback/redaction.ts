@@ -5,7 +5,8 @@
  *
  * Every pattern is linear-ish: bounded quantifiers, maximal digit runs, lookbehinds that stop
  * a match from starting inside a longer run. redaction.test.ts runs 1 MB adversarial inputs.
- * Placeholders contain no digits, '@', ':' or path separators, so `redact` is idempotent.
+ * Placeholders contain no digits, '@', ':' or path separators; with the fixed-point loop below
+ * `redact` is idempotent.
  */
 import { redactEmails, redactHomePaths } from "./redaction/identity";
 import { redactIps } from "./redaction/network";
@@ -31,14 +32,31 @@ export interface RedactionResult {
  * numbers, IBANs and cards before phones (a grouped card number looks like a long phone
  * number), IPv6 before IPv4.
  */
-const PASSES: readonly Pass[] = [redactSecrets, redactHomePaths, redactEmails, redactIbans, redactCards, redactIps, redactPhones];
+const PASSES: readonly Pass[] = [
+  redactSecrets,
+  redactHomePaths,
+  redactEmails,
+  redactIbans,
+  redactCards,
+  redactIps,
+  redactPhones,
+];
+
+const MAX_ROUNDS = 4;
 
 /** Replace emails, phones, card numbers, IBANs, IPs, secrets and home-folder user names with placeholders. */
 export function redact(text: string): RedactionResult {
   const counts = new Map<PiiKind, number>();
   const found = (kind: PiiKind): void => void counts.set(kind, (counts.get(kind) ?? 0) + 1);
+  // A placeholder changes the context of what follows it ("a@b.com/home/bob": the path is
+  // preceded by "]" once the email is gone), so the passes run again until nothing changes:
+  // the result is a fixed point, hence idempotent. Text without findings takes one round.
   let out = text;
-  for (const pass of PASSES) out = pass(out, found);
+  for (let round = 0; round < MAX_ROUNDS; round++) {
+    const before = out;
+    for (const pass of PASSES) out = pass(out, found);
+    if (out === before) break;
+  }
   const findings = PII_KINDS.filter((k) => counts.has(k)).map((kind) => ({ kind, count: counts.get(kind)! }));
   return { text: out, findings };
 }

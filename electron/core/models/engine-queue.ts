@@ -7,14 +7,33 @@ import type {
   LoadedModel,
 } from "../engine/types";
 
+/** A background generation waiting for, or holding, the engine. */
+interface BackgroundTask {
+  history: ChatTurn[];
+  options: GenerateOptions;
+  signal: AbortSignal;
+  resolve: (result: GenerateResult) => void;
+  reject: (err: Error) => void;
+  /** Aborts the engine call when other work arrives (the task then waits again). */
+  controller: AbortController | null;
+  preempted: boolean;
+}
+
 /**
  * Puts engine work in one line. The engine runs one generation at a time and answers "busy"
  * to a second one, so without this two conversations (or a chat and an /v1 request) answering
  * at once would fail; here the second waits its turn, and a load waits for the answer before
  * it. Aborting a generation that is still waiting ends it at once without touching the engine.
+ *
+ * Background generations (memory proposals) run only when nothing else waits, and give the
+ * engine up when other work arrives: they are aborted and run again from the start later, so a
+ * user never waits for them.
  */
 export class EngineQueue implements EngineClient {
-  private tail: Promise<unknown> = Promise.resolve();
+  private readonly line: (() => Promise<void>)[] = [];
+  private readonly background: BackgroundTask[] = [];
+  private busy = false;
+  private runningBackground: BackgroundTask | null = null;
 
   constructor(private readonly inner: EngineClient) {}
 
@@ -50,6 +69,32 @@ export class EngineQueue implements EngineClient {
     });
   }
 
+  /**
+   * Generate (without streaming) at the lowest priority: when no other work waits. Other work
+   * arriving meanwhile preempts it; it then starts over once the line is empty again. Aborting
+   * `signal` ends it with stopReason "abort".
+   */
+  generateInBackground(history: ChatTurn[], options: GenerateOptions, signal: AbortSignal): Promise<GenerateResult> {
+    if (signal.aborted) return Promise.resolve(this.notStarted());
+    return new Promise<GenerateResult>((resolve, reject) => {
+      const task: BackgroundTask = { history, options, signal, resolve, reject, controller: null, preempted: false };
+      signal.addEventListener(
+        "abort",
+        () => {
+          const waiting = this.background.indexOf(task);
+          if (waiting >= 0) {
+            this.background.splice(waiting, 1);
+            resolve(this.notStarted());
+          }
+          task.controller?.abort();
+        },
+        { once: true },
+      );
+      this.background.push(task);
+      this.pump();
+    });
+  }
+
   /** Embeddings run in line too: the engine evaluates one thing at a time. */
   embed(texts: string[]): Promise<number[][]> {
     return this.enqueue(() => this.inner.embed(texts));
@@ -64,9 +109,60 @@ export class EngineQueue implements EngineClient {
   }
 
   private enqueue<T>(task: () => Promise<T>): Promise<T> {
-    const run = this.tail.then(task, task);
-    this.tail = run.catch(() => undefined);
-    return run;
+    return new Promise<T>((resolve, reject) => {
+      this.line.push(() => task().then(resolve, reject));
+      const running = this.runningBackground;
+      if (running && !running.preempted) {
+        running.preempted = true;
+        running.controller?.abort();
+      }
+      this.pump();
+    });
+  }
+
+  /** Start the next piece of work when the engine is free: the line first, then background. */
+  private pump(): void {
+    if (this.busy) return;
+    const next = this.line.shift();
+    const task = next ? null : this.background.shift();
+    if (!next && !task) return;
+    this.busy = true;
+    if (task) {
+      // Set now, not when it starts: work arriving in between must preempt it too.
+      task.preempted = false;
+      this.runningBackground = task;
+    }
+    // Started in a later microtask, as a promise chain would: callers finish their turn first.
+    void Promise.resolve()
+      .then(() => (next ? next() : this.runBackground(task!)))
+      .catch(() => undefined)
+      .finally(() => {
+        this.busy = false;
+        this.pump();
+      });
+  }
+
+  private async runBackground(task: BackgroundTask): Promise<void> {
+    try {
+      if (task.signal.aborted) {
+        task.resolve(this.notStarted());
+        return;
+      }
+      if (task.preempted) {
+        this.background.unshift(task);
+        return;
+      }
+      task.controller = new AbortController();
+      const result = await this.inner.generate(task.history, task.options, () => undefined, task.controller.signal);
+      if (task.preempted && !task.signal.aborted) this.background.unshift(task);
+      else task.resolve(result);
+    } catch (err) {
+      if (task.preempted && !task.signal.aborted) this.background.unshift(task);
+      else task.reject(err instanceof Error ? err : new Error(String(err)));
+    } finally {
+      this.runningBackground = null;
+      task.controller = null;
+    }
   }
 
   private notStarted(): GenerateResult {

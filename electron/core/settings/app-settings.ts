@@ -19,7 +19,11 @@ export class AppSettingsService {
   /** The current settings; unknown or damaged stored values fall back to the defaults. */
   get(): AppSettings {
     const stored = this.store.get(KEY);
-    const defaults: AppSettings = { kvPolicy: DEFAULT_KV_POLICY };
+    const defaults: AppSettings = {
+      kvPolicy: DEFAULT_KV_POLICY,
+      memoryEnabled: true,
+      contextStrategy: "sliding-window",
+    };
     if (typeof stored !== "object" || stored === null) return defaults;
     const merged = AppSettings.safeParse({ ...defaults, ...stored });
     return merged.success ? merged.data : defaults;

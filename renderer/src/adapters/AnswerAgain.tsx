@@ -22,7 +22,8 @@ export function AnswerAgain({ message }: { message: Message }) {
 
   useEffect(() => {
     if (!open) return;
-    menu.current?.querySelector<HTMLElement>("[role='menuitem']")?.focus();
+    menu.current?.scrollIntoView({ block: "nearest" });
+    menu.current?.querySelector<HTMLElement>("[role='menuitem']")?.focus({ preventScroll: true });
     const onPointer = (e: PointerEvent) => {
       const target = e.target as Node;
       if (!menu.current?.contains(target) && !toggle.current?.contains(target)) setOpen(false);

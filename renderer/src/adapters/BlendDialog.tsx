@@ -17,20 +17,19 @@ export function BlendDialog({
 }) {
   const [scales, setScales] = useState(() => initialBlendScales(selection, adapters));
   const [error, setError] = useState<string | null>(null);
+  const apply = () => {
+    const next = blendFromScales(scales);
+    if (next === "base") {
+      setError("Give at least one adapter a scale above 0.");
+      return;
+    }
+    onApply(next);
+  };
 
   return (
     <Modal title="Blend adapters" onClose={onClose} className="blend-dialog">
-      <form
-        onSubmit={(e) => {
-          e.preventDefault();
-          const next = blendFromScales(scales);
-          if (next === "base") {
-            setError("Give at least one adapter a scale above 0.");
-            return;
-          }
-          onApply(next);
-        }}
-      >
+      {/* No <form>: the dialog's owner sits in the composer's form, which would receive the submit. */}
+      <div className="blend-dialog__content">
         <p className="muted">Each answer mixes the adapters at these strengths. 0 leaves one out.</p>
         {adapters.map((a) => {
           const id = `blend-${a.id}`;
@@ -66,11 +65,11 @@ export function BlendDialog({
           <button type="button" className="button button--ghost" onClick={onClose}>
             Cancel
           </button>
-          <button type="submit" className="button button--primary">
+          <button type="button" className="button button--primary" onClick={apply}>
             Apply blend
           </button>
         </div>
-      </form>
+      </div>
     </Modal>
   );
 }

@@ -1,9 +1,12 @@
 import { useEffect, useId, useRef } from "react";
 import type { ReactNode } from "react";
+import { createPortal } from "react-dom";
 
 /**
  * A modal dialog on the native <dialog> element: the browser traps focus, makes the rest
  * inert and closes it on Escape. Mounted = open; `onClose` asks the owner to unmount it.
+ * Portalled to <body> so that an owner inside a form (the composer) does not nest forms;
+ * React events still bubble to the owner, so a dialog's own form must stop its submit.
  */
 export function Modal({
   title,
@@ -39,8 +42,16 @@ export function Modal({
     };
   }, []);
 
-  return (
-    <dialog ref={ref} className={`modal ${className ?? ""}`} aria-labelledby={headingId}>
+  return createPortal(
+    <dialog
+      ref={ref}
+      className={`modal ${className ?? ""}`}
+      aria-labelledby={headingId}
+      // Escape closes the dialog; it must not also reach the app's "Esc stops generating".
+      onKeyDown={(e) => {
+        if (e.key === "Escape") e.stopPropagation();
+      }}
+    >
       <div className="modal__header">
         <h2 id={headingId}>{title}</h2>
         <button type="button" className="button button--ghost button--small" onClick={() => close.current()}>
@@ -48,6 +59,7 @@ export function Modal({
         </button>
       </div>
       <div className="modal__body">{children}</div>
-    </dialog>
+    </dialog>,
+    document.body,
   );
 }

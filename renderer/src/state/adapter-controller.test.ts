@@ -62,6 +62,8 @@ function message(over: Partial<Message> & Pick<Message, "id" | "role">): Message
     createdAt: 1,
     stats: null,
     routing: null,
+    memoriesUsed: [],
+    context: null,
     ...over,
   };
 }
@@ -155,6 +157,19 @@ describe("AdapterController", () => {
     await c.adapters.remove("coding");
     expect(c.adapters.store.getState().adapters?.map((a) => a.id)).toEqual(["chat"]);
     expect(c.adapters.store.getState().busyIds).toEqual([]);
+  });
+
+  it("shows a switch change at once and rolls it back when refused", async () => {
+    const api = new ScriptedApi();
+    const c = await started(api);
+    api.handlers["adapters.update"] = () => {
+      throw new ApiError("not_found", "No adapter with id chat.");
+    };
+    const pending = c.adapters.setEnabled("chat", false);
+    expect(c.adapters.store.getState().adapters?.find((a) => a.id === "chat")?.enabled).toBe(false);
+    expect(await pending).toBe(false);
+    expect(c.adapters.store.getState().adapters?.find((a) => a.id === "chat")?.enabled).toBe(true);
+    expect(c.adapters.store.getState().actionError).toBe("No adapter with id chat.");
   });
 
   it("compares one adapter with the base model", async () => {

@@ -121,8 +121,14 @@ export class AdapterController {
     }
   }
 
-  setEnabled(id: string, enabled: boolean): Promise<boolean> {
-    return this.update(id, { enabled });
+  /** Shown at once (a switch must follow the click); rolled back when core refuses. */
+  async setEnabled(id: string, enabled: boolean): Promise<boolean> {
+    const patchEnabled = (value: boolean) =>
+      this.set((s) => ({ adapters: s.adapters?.map((a) => (a.id === id ? { ...a, enabled: value } : a)) ?? null }));
+    patchEnabled(enabled);
+    const ok = await this.update(id, { enabled });
+    if (!ok) patchEnabled(!enabled);
+    return ok;
   }
 
   setScale(id: string, scale: number): Promise<boolean> {

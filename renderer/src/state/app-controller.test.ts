@@ -99,6 +99,8 @@ class FakeApi implements RendererApi {
           createdAt: 10,
           stats: null,
           routing: null,
+          memoriesUsed: [],
+          context: null,
         };
         return {
           userMessage: {
@@ -204,6 +206,8 @@ describe("AppController", () => {
       createdAt: 11,
       stats: null,
       routing: null,
+      memoriesUsed: [],
+      context: null,
     };
     api.emit("chat.done", { conversationId: id, message: final });
     expect(app.store.getState().messages[id]?.[1]).toEqual(final);

@@ -21,6 +21,8 @@ function msg(over: Partial<Message> & Pick<Message, "id" | "conversationId">): M
     createdAt: 1000,
     stats: null,
     routing: null,
+    memoriesUsed: [],
+    context: null,
   };
   return Object.assign(defaults, over);
 }

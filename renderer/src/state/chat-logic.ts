@@ -169,5 +169,7 @@ function placeholder(conversationId: string, id: string, content: string, now: n
     createdAt: now,
     stats: null,
     routing: null,
+    memoriesUsed: [],
+    context: null,
   };
 }

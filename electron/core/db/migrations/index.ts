@@ -2,6 +2,8 @@ import type { Database } from "better-sqlite3";
 import { migrate0001 } from "./0001-conversations";
 import { migrate0002 } from "./0002-settings";
 import { migrate0003 } from "./0003-adapters";
+import { migrate0004 } from "./0004-feedback";
+import { migrate0005 } from "./0005-memory";
 
 export interface Migration {
   version: number;
@@ -14,6 +16,8 @@ export const migrations: readonly Migration[] = [
   { version: 1, name: "conversations", up: migrate0001 },
   { version: 2, name: "settings", up: migrate0002 },
   { version: 3, name: "adapters", up: migrate0003 },
+  { version: 4, name: "feedback", up: migrate0004 },
+  { version: 5, name: "memory", up: migrate0005 },
 ];
 
 export const LATEST_SCHEMA_VERSION = migrations[migrations.length - 1]?.version ?? 0;

@@ -39,14 +39,71 @@ const DIGITS = "0123456789";
 export const BASE62 = LOWER + UPPER + DIGITS;
 const B64URL = BASE62 + "-_";
 
-export const FIRST = ["alice", "bob", "carol", "dave", "erin", "frank", "grace", "heidi", "ivan", "judy", "mallory", "niaj", "olivia", "peggy", "rupert", "sybil", "trent", "victor", "walter", "yuki", "maria", "jose", "li", "fatima", "olu"];
-export const LAST = ["smith", "garcia", "mueller", "dubois", "tanaka", "kowalski", "rossi", "nguyen", "okafor", "silva", "jansen", "ivanova"];
-const DOMAINS = ["example.com", "mail.example.org", "uni-bonn.de", "company.co.uk", "gmail.com", "proton.me", "outlook.fr", "dev.startup.io", "posteo.net", "acme-corp.com"];
+export const FIRST = [
+  "alice",
+  "bob",
+  "carol",
+  "dave",
+  "erin",
+  "frank",
+  "grace",
+  "heidi",
+  "ivan",
+  "judy",
+  "mallory",
+  "niaj",
+  "olivia",
+  "peggy",
+  "rupert",
+  "sybil",
+  "trent",
+  "victor",
+  "walter",
+  "yuki",
+  "maria",
+  "jose",
+  "li",
+  "fatima",
+  "olu",
+];
+export const LAST = [
+  "smith",
+  "garcia",
+  "mueller",
+  "dubois",
+  "tanaka",
+  "kowalski",
+  "rossi",
+  "nguyen",
+  "okafor",
+  "silva",
+  "jansen",
+  "ivanova",
+];
+const DOMAINS = [
+  "example.com",
+  "mail.example.org",
+  "uni-bonn.de",
+  "company.co.uk",
+  "gmail.com",
+  "proton.me",
+  "outlook.fr",
+  "dev.startup.io",
+  "posteo.net",
+  "acme-corp.com",
+];
 
 export function email(r: Random): string {
   const f = r.pick(FIRST);
   const l = r.pick(LAST);
-  const local = r.pick([`${f}`, `${f}.${l}`, `${f}_${l}${r.int(1, 99)}`, `${f[0]}${l}`, `${f}+${r.pick(["news", "work", "x"])}`, `${f.toUpperCase()}.${l}`]);
+  const local = r.pick([
+    `${f}`,
+    `${f}.${l}`,
+    `${f}_${l}${r.int(1, 99)}`,
+    `${f[0]}${l}`,
+    `${f}+${r.pick(["news", "work", "x"])}`,
+    `${f.toUpperCase()}.${l}`,
+  ]);
   return `${local}@${r.pick(DOMAINS)}`;
 }
 
@@ -111,7 +168,25 @@ export function card(r: Random, valid = true): string {
   return parts.join(sep);
 }
 
-const IBAN_COUNTRIES = ["DE", "FR", "GB", "NL", "ES", "IT", "BE", "CH", "AT", "PL", "SE", "NO", "IE", "PT", "DK", "FI", "LU"];
+const IBAN_COUNTRIES = [
+  "DE",
+  "FR",
+  "GB",
+  "NL",
+  "ES",
+  "IT",
+  "BE",
+  "CH",
+  "AT",
+  "PL",
+  "SE",
+  "NO",
+  "IE",
+  "PT",
+  "DK",
+  "FI",
+  "LU",
+];
 
 function mod97(numeric: string): number {
   let rest = 0;
@@ -119,7 +194,8 @@ function mod97(numeric: string): number {
   return rest;
 }
 
-const toNumeric = (s: string): string => [...s].map((c) => (c >= "A" ? String(c.charCodeAt(0) - 55) : c)).join("");
+const toNumeric = (s: string): string =>
+  [...s].map((c) => (c >= "A" ? String(c.charCodeAt(0) - 55) : c)).join("");
 
 /** A mod-97-valid IBAN (or one with wrong check digits), grouped by four or compact. */
 export function iban(r: Random, valid = true): string {
@@ -135,12 +211,14 @@ export function iban(r: Random, valid = true): string {
 }
 
 export function ipv4(r: Random): string {
-  return r.pick([
-    () => `192.168.${r.int(0, 255)}.${r.int(1, 254)}`,
-    () => `10.${r.int(0, 255)}.${r.int(0, 255)}.${r.int(1, 254)}`,
-    () => `${r.int(1, 223)}.${r.int(0, 255)}.${r.int(0, 255)}.${r.int(1, 254)}`,
-    () => `172.${r.int(16, 31)}.${r.int(0, 255)}.${r.int(1, 254)}`,
-  ])().replace(/^127\./, "128.");
+  return r
+    .pick([
+      () => `192.168.${r.int(0, 255)}.${r.int(1, 254)}`,
+      () => `10.${r.int(0, 255)}.${r.int(0, 255)}.${r.int(1, 254)}`,
+      () => `${r.int(1, 223)}.${r.int(0, 255)}.${r.int(0, 255)}.${r.int(1, 254)}`,
+      () => `172.${r.int(16, 31)}.${r.int(0, 255)}.${r.int(1, 254)}`,
+    ])()
+    .replace(/^127\./, "128.");
 }
 
 export function ipv6(r: Random): string {
@@ -160,32 +238,97 @@ const b64url = (s: string): string => Buffer.from(s).toString("base64url");
 /** A secret and, where it goes into a sentence with its keyword, the text around it. */
 export function secret(r: Random): { value: string; text: string } {
   const make = r.pick<() => [string, string]>([
-    () => { const v = `sk-${r.chars(BASE62, 48)}`; return [v, `OPENAI_API_KEY=${v}`]; },
-    () => { const v = `sk-proj-${r.chars(B64URL, 120)}`; return [v, `my key is ${v}`]; },
-    () => { const v = `sk-ant-api03-${r.chars(B64URL, 93)}AA`; return [v, `ANTHROPIC_API_KEY="${v}"`]; },
-    () => { const v = `ghp_${r.chars(BASE62, 36)}`; return [v, `git clone https://${v}@github.com/acme/app.git`]; },
-    () => { const v = `github_pat_${r.chars(BASE62, 22)}_${r.chars(BASE62, 59)}`; return [v, `token ${v}`]; },
-    () => { const v = `xoxb-${r.digits(12)}-${r.digits(13)}-${r.chars(BASE62, 24)}`; return [v, `SLACK_BOT_TOKEN=${v}`]; },
-    () => { const v = `xoxp-${r.digits(11)}-${r.digits(12)}-${r.digits(13)}-${r.chars("0123456789abcdef", 32)}`; return [v, `slack user token ${v}`]; },
-    () => { const v = `AKIA${r.chars(UPPER + DIGITS, 16)}`; return [v, `aws_access_key_id = ${v}`]; },
-    () => { const v = `AIza${r.chars(B64URL, 35)}`; return [v, `const mapsKey = "${v}";`]; },
+    () => {
+      const v = `sk-${r.chars(BASE62, 48)}`;
+      return [v, `OPENAI_API_KEY=${v}`];
+    },
+    () => {
+      const v = `sk-proj-${r.chars(B64URL, 120)}`;
+      return [v, `my key is ${v}`];
+    },
+    () => {
+      const v = `sk-ant-api03-${r.chars(B64URL, 93)}AA`;
+      return [v, `ANTHROPIC_API_KEY="${v}"`];
+    },
+    () => {
+      const v = `ghp_${r.chars(BASE62, 36)}`;
+      return [v, `git clone https://${v}@github.com/acme/app.git`];
+    },
+    () => {
+      const v = `github_pat_${r.chars(BASE62, 22)}_${r.chars(BASE62, 59)}`;
+      return [v, `token ${v}`];
+    },
+    () => {
+      const v = `xoxb-${r.digits(12)}-${r.digits(13)}-${r.chars(BASE62, 24)}`;
+      return [v, `SLACK_BOT_TOKEN=${v}`];
+    },
+    () => {
+      const v = `xoxp-${r.digits(11)}-${r.digits(12)}-${r.digits(13)}-${r.chars("0123456789abcdef", 32)}`;
+      return [v, `slack user token ${v}`];
+    },
+    () => {
+      const v = `AKIA${r.chars(UPPER + DIGITS, 16)}`;
+      return [v, `aws_access_key_id = ${v}`];
+    },
+    () => {
+      const v = `AIza${r.chars(B64URL, 35)}`;
+      return [v, `const mapsKey = "${v}";`];
+    },
     () => {
       const header = b64url(JSON.stringify({ alg: "HS256", typ: "JWT" }));
-      const payload = b64url(JSON.stringify({ sub: r.digits(10), name: r.pick(FIRST), iat: 1516239022 + r.int(0, 1e6) }));
+      const payload = b64url(
+        JSON.stringify({ sub: r.digits(10), name: r.pick(FIRST), iat: 1516239022 + r.int(0, 1e6) }),
+      );
       const v = `${header}.${payload}.${r.chars(B64URL, 43)}`;
       return [v, `curl -H "Authorization: Bearer ${v}" https://api.example.com/me`];
     },
-    () => { const v = r.chars(BASE62 + "._-", 40); return [v, `Authorization: Bearer ${v}`]; },
-    () => { const v = r.chars("0123456789abcdef", 32); return [v, `api_key=${v}`]; },
-    () => { const v = r.chars(BASE62 + "+/", 40); return [v, `"token": "${v}"`]; },
-    () => { const v = r.chars(BASE62, 32); return [v, `client_secret: ${v}`]; },
-    () => { const v = r.chars(BASE62, 24); return [v, `SECRET_KEY = '${v}'`]; },
-    () => { const v = `${r.pick(["hunter", "Summer", "P@ss", "letmein", "Tr0ub4dor"])}${r.int(10, 9999)}${r.pick(["!", "", "#"])}`; return [v, `my password is password=${v} please keep it safe`]; },
-    () => { const v = `${r.pick(FIRST)}${r.int(1000, 9999)}`; return [v, `wifi password: ${v}`]; },
-    () => { const v = `sk_live_${r.chars(BASE62, 24)}`; return [v, `stripe.api_key = "${v}"`]; },
-    () => { const v = `hf_${r.chars(BASE62, 34)}`; return [v, `huggingface-cli login --token ${v}`]; },
-    () => { const v = r.chars(BASE62, 14) + r.digits(2); return [v, `postgres://admin:${v}@db.internal:5432/app`]; },
-    () => { const v = r.chars(BASE62 + "+/", 64); return [v, `-----BEGIN RSA PRIVATE KEY-----\n${v}\n${r.chars(BASE62 + "+/", 64)}\n-----END RSA PRIVATE KEY-----`]; },
+    () => {
+      const v = r.chars(BASE62 + "._-", 40);
+      return [v, `Authorization: Bearer ${v}`];
+    },
+    () => {
+      const v = r.chars("0123456789abcdef", 32);
+      return [v, `api_key=${v}`];
+    },
+    () => {
+      const v = r.chars(BASE62 + "+/", 40);
+      return [v, `"token": "${v}"`];
+    },
+    () => {
+      const v = r.chars(BASE62, 32);
+      return [v, `client_secret: ${v}`];
+    },
+    () => {
+      const v = r.chars(BASE62, 24);
+      return [v, `SECRET_KEY = '${v}'`];
+    },
+    () => {
+      const v = `${r.pick(["hunter", "Summer", "P@ss", "letmein", "Tr0ub4dor"])}${r.int(10, 9999)}${r.pick(["!", "", "#"])}`;
+      return [v, `my password is password=${v} please keep it safe`];
+    },
+    () => {
+      const v = `${r.pick(FIRST)}${r.int(1000, 9999)}`;
+      return [v, `wifi password: ${v}`];
+    },
+    () => {
+      const v = `sk_live_${r.chars(BASE62, 24)}`;
+      return [v, `stripe.api_key = "${v}"`];
+    },
+    () => {
+      const v = `hf_${r.chars(BASE62, 34)}`;
+      return [v, `huggingface-cli login --token ${v}`];
+    },
+    () => {
+      const v = r.chars(BASE62, 14) + r.digits(2);
+      return [v, `postgres://admin:${v}@db.internal:5432/app`];
+    },
+    () => {
+      const v = r.chars(BASE62 + "+/", 64);
+      return [
+        v,
+        `-----BEGIN RSA PRIVATE KEY-----\n${v}\n${r.chars(BASE62 + "+/", 64)}\n-----END RSA PRIVATE KEY-----`,
+      ];
+    },
   ]);
   const [value, text] = make();
   return { value, text };
@@ -193,13 +336,28 @@ export function secret(r: Random): { value: string; text: string } {
 
 /** A home-directory path; the labelled value is the part up to and including the user name. */
 export function homePath(r: Random): { value: string; text: string } {
-  const user = r.pick([r.pick(FIRST), `${r.pick(FIRST)}.${r.pick(LAST)}`, `${r.pick(FIRST)[0]}${r.pick(LAST)}`, `${r.pick(FIRST)}_${r.int(1, 99)}`]);
-  const tail = r.pick(["projects/app/src/index.ts", ".ssh/id_ed25519", "Documents/taxes-2023.pdf", "dev/macaron/node_modules/x/index.js", "Downloads/model.gguf", ".config/macaron/settings.json"]);
+  const user = r.pick([
+    r.pick(FIRST),
+    `${r.pick(FIRST)}.${r.pick(LAST)}`,
+    `${r.pick(FIRST)[0]}${r.pick(LAST)}`,
+    `${r.pick(FIRST)}_${r.int(1, 99)}`,
+  ]);
+  const tail = r.pick([
+    "projects/app/src/index.ts",
+    ".ssh/id_ed25519",
+    "Documents/taxes-2023.pdf",
+    "dev/macaron/node_modules/x/index.js",
+    "Downloads/model.gguf",
+    ".config/macaron/settings.json",
+  ]);
   const which = r.int(0, 4);
   if (which === 0) return { value: `/home/${user}`, text: `/home/${user}/${tail}` };
   if (which === 1) return { value: `/Users/${user}`, text: `/Users/${user}/${tail}` };
   const win = tail.replace(/\//g, "\\");
   if (which === 2) return { value: `C:\\Users\\${user}`, text: `C:\\Users\\${user}\\${win}` };
   if (which === 3) return { value: `C:/Users/${user}`, text: `C:/Users/${user}/${tail}` };
-  return { value: `C:\\\\Users\\\\${user}`, text: `"C:\\\\Users\\\\${user}\\\\${win.replace(/\\/g, "\\\\")}"` };
+  return {
+    value: `C:\\\\Users\\\\${user}`,
+    text: `"C:\\\\Users\\\\${user}\\\\${win.replace(/\\/g, "\\\\")}"`,
+  };
 }

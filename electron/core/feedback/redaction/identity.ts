@@ -2,8 +2,9 @@ import { type Pass, PLACEHOLDER, replaceCandidates } from "./rule";
 
 // The local part is bounded (RFC 5321: 64) and may not start inside a longer run of
 // local-part characters, so each start is tried once and scans at most 64 characters.
+// Letters are Unicode letters: "josé@exämple.de" is an address too (RFC 6531).
 const EMAIL =
-  /(?<![A-Za-z0-9._%+\-])[A-Za-z0-9._%+\-]{1,64}@(?:[A-Za-z0-9](?:[A-Za-z0-9\-]{0,61}[A-Za-z0-9])?\.){1,8}[A-Za-z]{2,24}(?![A-Za-z0-9\-])/g;
+  /(?<![\p{L}\p{N}._%+-])[\p{L}\p{N}._%+-]{1,64}@(?:[\p{L}\p{N}](?:[\p{L}\p{N}-]{0,61}[\p{L}\p{N}])?\.){1,8}\p{L}{2,24}(?![\p{L}\p{N}-])/gu;
 
 /** Email addresses. */
 export const redactEmails: Pass = (text, found) =>
@@ -15,11 +16,11 @@ export const redactEmails: Pass = (text, found) =>
 // Home folders: /home/alice, /Users/alice, /var/home/alice (Silverblue), /mnt/c/Users/alice (WSL).
 // Not after a word character, dot or dash: "example.com/home/about" is a web page.
 const UNIX_HOME =
-  /(?<![\w.\-~])((?:\/var|\/mnt\/[a-z])?\/(?:home|Users)\/)(?!\[USER\])([A-Za-z0-9._\-]{1,64})(?![A-Za-z0-9._\-])/g;
+  /(?<![\w.~-])((?:\/var|\/mnt\/[a-z])?\/(?:home|Users)\/)(?!\[USER\])([A-Za-z0-9._-]{1,64})(?![A-Za-z0-9._-])/g;
 // C:\Users\alice, C:/Users/alice, C:\\Users\\alice (escaped in JSON or code). A Windows user
 // name may contain spaces: take it up to the next separator when one follows closely.
 const WINDOWS_HOME =
-  /(?<![A-Za-z0-9])([A-Za-z]:(\\{1,2}|\/)(?:Users|Documents and Settings)\2)(?!\[USER\])(?:([^\\\/:*?"<>|\r\n\t\[\]]{1,64}?)(?=\\|\/)|([^\\\/:*?"<>|\s\[\]]{1,64}))/gi;
+  /(?<![A-Za-z0-9])([A-Za-z]:(\\{1,2}|\/)(?:Users|Documents and Settings)\2)(?!\[USER\])(?:([^\\/:*?"<>|\r\n\t[\]]{1,64}?)(?=\\|\/)|([^\\/:*?"<>|\s[\]]{1,64}))/gi;
 
 // Folder names that are not a person: shared folders, documentation placeholders, CI accounts.
 const NOT_A_USER = new Set([

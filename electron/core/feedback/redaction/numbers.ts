@@ -30,6 +30,7 @@ export function ibanValid(compact: string): boolean {
 }
 
 /** IBAN length per country (ISO 13616 registry); others are accepted at 15–34 characters. */
+// prettier-ignore
 export const IBAN_LENGTHS: Readonly<Record<string, number>> = {
   AD: 24, AE: 23, AL: 28, AT: 20, AZ: 28, BA: 20, BE: 16, BG: 22, BH: 22, BR: 29, BY: 28, CH: 21,
   CR: 22, CY: 28, CZ: 24, DE: 22, DK: 18, DO: 28, EE: 20, EG: 29, ES: 24, FI: 18, FO: 18, FR: 27,
@@ -40,8 +41,9 @@ export const IBAN_LENGTHS: Readonly<Record<string, number>> = {
   TR: 26, UA: 29, VA: 22, VG: 24, XK: 20,
 };
 
-// Country code, check digits, then up to 32 characters with optional single separators.
-const IBAN = /(?<![A-Za-z0-9])[A-Z]{2}\d{2}(?:[ \-]?[A-Za-z0-9]){10,32}/g;
+// Country code, check digits, then up to 32 characters with optional single separators
+// (any case: the mod-97 check and the country's length keep false positives rare).
+const IBAN = /(?<![A-Za-z0-9])[A-Za-z]{2}\d{2}(?:[ -]?[A-Za-z0-9]){10,32}/g;
 
 /**
  * The IBAN at the start of a candidate: the candidate can run on into the next word
@@ -74,13 +76,13 @@ export const redactIbans: Pass = (text, found) =>
 
 // 13–19 digits, optionally grouped by single spaces or dashes. One digit per iteration and a
 // bounded count: no ambiguity to backtrack over.
-const CARD = /(?<![\w.+\-])\d(?:[ \-]?\d){12,18}(?![\w]|[.\-]\d)/g;
+const CARD = /(?<![\w.+-])\d(?:[ -]?\d){12,18}(?![\w]|[.-]\d)/g;
 
 function cardGroupsPlausible(candidate: string): boolean {
   const seps = new Set(candidate.replace(/\d/g, ""));
   if (seps.size === 0) return true;
   if (seps.size > 1) return false;
-  const lens = candidate.split(/[ \-]/).map((g) => g.length);
+  const lens = candidate.split(/[ -]/).map((g) => g.length);
   const shape = lens.join("-");
   if (shape === "4-6-5" || shape === "4-6-4") return true; // Amex, Diners
   return lens.slice(0, -1).every((l) => l === 4) && lens[lens.length - 1]! <= 4;
@@ -101,7 +103,12 @@ export function isCardNumber(candidate: string): boolean {
 export const redactCards: Pass = (text, found) =>
   replaceCandidates(text, CARD, (match) => {
     const cuts = [match.length];
-    for (let i = match.length - 1; i > 0; i--) if (match[i] === " " || match[i] === "-") cuts.push(i);
+    // A well-grouped 13–16 or 19-digit candidate that fails is a non-card; cutting it would
+    // find a Luhn-valid prefix one time in ten. Only an odd run ("… 1111 5") is cut at a group.
+    const digits = match.replace(/\D/g, "").length;
+    const oddRun = !cardGroupsPlausible(match) || digits === 17 || digits === 18;
+    if (oddRun)
+      for (let i = match.length - 1; i > 0; i--) if (match[i] === " " || match[i] === "-") cuts.push(i);
     for (const cut of cuts) {
       if (isCardNumber(match.slice(0, cut))) {
         found("card");
@@ -115,9 +122,9 @@ export const redactCards: Pass = (text, found) =>
 // optionally after "+". Each group is a maximal digit run (`(?!\d)`), so a run is never split
 // two ways and backtracking stays bounded.
 const PHONE =
-  /(?<![\w+.\-\/\\@:])\+?\(?\d{1,14}(?!\d)\)?(?:[ \u00a0.\-]?\(?\d{1,14}(?!\d)\)?){0,7}(?![\w@]|[.\-\/]\d)/g;
+  /(?<![\w+./\\@:-])\+?\(?\d{1,14}(?!\d)\)?(?:[ \u00a0.-]?\(?\d{1,14}(?!\d)\)?){0,7}(?![\w@]|[./-]\d)/g;
 const PHONE_CONTEXT =
-  /(?:\b(?:tel|phone|telephone|call|mobile|cell|fax|whatsapp|sms|text me|ring|reach me|contact me|handy|téléphone|tél|portable)\b[^\n\d]{0,12}|[☎📞]\s?)$/i;
+  /(?:\b(?:tel|phone|telephone|call|mobile|cell|fax|whatsapp|sms|text me|ring|reach me|contact me|handy|téléphone|tél|portable)\b[^\n\d]{0,12}|(?:☎|📞)\s?)$/i;
 
 /**
  * A phone number: international (+CC or 00CC, 8–15 digits), national with a trunk "0"
@@ -128,12 +135,14 @@ export function isPhoneNumber(candidate: string, before: string): boolean {
   const groups = candidate.match(/\d+/g) ?? [];
   const digits = groups.join("");
   const lens = groups.map((g) => g.length).join("-");
-  if (/^(?:4-2-2|2-2-4|2-2-2)$/.test(lens) && !candidate.startsWith("+")) return false; // dates
+  // Dates and US social security numbers (3-2-4) are not phones.
+  if (/^(?:4-2-2|2-2-4|2-2-2|3-2-4)$/.test(lens) && !candidate.startsWith("+")) return false;
   if (candidate.startsWith("+")) return digits.length >= 8 && digits.length <= 15;
   if (PHONE_CONTEXT.test(before)) return digits.length >= 7 && digits.length <= 15;
   if (groups.length < 2) return false;
   if (digits.startsWith("00")) return digits.length >= 10 && digits.length <= 17;
-  if (digits.startsWith("0")) return digits.length >= 9 && digits.length <= 12 && groups.every((g) => g.length >= 2);
+  if (digits.startsWith("0"))
+    return digits.length >= 9 && digits.length <= 12 && groups.every((g) => g.length >= 2);
   const nanp = digits.length === 11 && digits.startsWith("1") ? digits.slice(1) : digits;
   const shapeOk = lens === "3-3-4" || lens === "1-3-3-4";
   return shapeOk && nanp.length === 10 && /^[2-9]\d\d[2-9]/.test(nanp);

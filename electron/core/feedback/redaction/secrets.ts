@@ -33,10 +33,10 @@ const PREFIXED_RE = new RegExp(
 );
 
 // Credentials in a URL: scheme://user:password@host.
-const URL_CREDENTIALS = /\b([a-z][a-z0-9+.\-]{1,20}:\/\/)[^\s\/:@\[\]]{1,128}:[^\s\/@\[\]]{1,256}@/gi;
+const URL_CREDENTIALS = /\b([a-z][a-z0-9+.-]{1,20}:\/\/)[^\s/:@[\]]{1,128}:[^\s/@[\]]{1,256}@/gi;
 
 // "Authorization: Bearer …" and friends; the scheme word stays.
-const AUTH_SCHEME = /\b(Bearer|Basic|Token)(\s{1,4})([A-Za-z0-9._~+\/\-]{8,4096}=*)/gi;
+const AUTH_SCHEME = /\b(Bearer|Basic|Token)(\s{1,4})([A-Za-z0-9._~+/-]{8,4096}=*)/gi;
 
 const PASSWORD_WORDS = "password|passwd|passphrase|pwd";
 const KEY_WORDS = [
@@ -52,9 +52,10 @@ const KEY_WORDS = [
   "secret",
   "token",
 ].join("|");
-// keyword, then `: ` / `=` / `=>` / `:=` with optional quotes, then the value.
+// keyword, then `: ` / `=` / `=>` / `:=`, then a quoted value (may hold spaces) or a bare one.
 const ASSIGNMENT = new RegExp(
-  `(?<![A-Za-z0-9])(${PASSWORD_WORDS}|${KEY_WORDS})(["'\\]]?\\s{0,3}(?::=|=>|[:=])\\s{0,3}["'\`]?)([^\\s"'\`,;<>\\[\\]{}()]{1,4096})`,
+  `(?<![A-Za-z0-9])(${PASSWORD_WORDS}|${KEY_WORDS})(["'\\]]?\\s{0,3}(?::=|=>|[:=])\\s{0,3})` +
+    `(?:"([^"\\n]{1,256})"|'([^'\\n]{1,256})'|\`([^\`\\n]{1,256})\`|([^\\s"'\`,;<>\\[\\]{}()]{1,4096}))`,
   "gi",
 );
 const PASSWORD_RE = new RegExp(`^(?:${PASSWORD_WORDS})$`, "i");
@@ -90,10 +91,12 @@ export const redactSecrets: Pass = (input, found) => {
     found("secret");
     return `${scheme}${space}${SECRET}`;
   });
-  text = replaceCandidates(text, ASSIGNMENT, (_match, _offset, [keyword, sep, value]) => {
-    if (!assignmentValueIsSecret(keyword!, value!)) return null;
+  text = replaceCandidates(text, ASSIGNMENT, (_match, _offset, [keyword, sep, dq, sq, bq, bare]) => {
+    const value = (dq ?? sq ?? bq ?? bare)!;
+    if (value.startsWith(SECRET) || !assignmentValueIsSecret(keyword!, value)) return null;
     found("secret");
-    return `${keyword}${sep}${SECRET}`;
+    const quote = dq !== undefined ? '"' : sq !== undefined ? "'" : bq !== undefined ? "`" : "";
+    return `${keyword}${sep}${quote}${SECRET}${quote}`;
   });
   return text;
 };

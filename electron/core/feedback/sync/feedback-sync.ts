@@ -6,6 +6,7 @@
  */
 import { LIMITS } from "../../../../cloud/protocol";
 import type { Outbox, OutboxEntry } from "../outbox-types";
+import { nextBatch } from "../sqlite-outbox";
 import { abortableSleep, backoffDelay } from "./backoff";
 import { encodeBatch, FeedbackEndpoint, type Outcome } from "./transport";
 
@@ -111,9 +112,9 @@ export class FeedbackSync {
    * request is made until syncNow() is called again. Call it when consent is revoked.
    */
   async stop(): Promise<void> {
+    if (!this.run) return;
     this.abort?.abort(new Stopped("sync stopped"));
     await this.run;
-    this.publish({ state: this.deps.isEnabled() ? "idle" : "disabled", nextAttemptAt: null });
   }
 
   /** Same as stop(). */
@@ -142,7 +143,8 @@ export class FeedbackSync {
     try {
       for (;;) {
         this.guard(signal);
-        const entries = this.deps.outbox.peekBatch(LIMITS.maxItemsPerBatch, BATCH_BYTES);
+        // The same caps as the privacy preview's "what would be sent".
+        const entries = nextBatch(this.deps.outbox);
         if (entries.length === 0) {
           this.failures = 0;
           this.publish({ state: "idle", lastSyncAt: this.now(), lastError: null, nextAttemptAt: null });
@@ -166,28 +168,37 @@ export class FeedbackSync {
           this.now(),
         );
         const nextAttemptAt = this.now() + failure.delayMs;
-        this.publish({ state: failure.offline ? "offline" : "backoff", lastError: failure.error, nextAttemptAt });
+        this.publish({
+          state: failure.offline ? "offline" : "backoff",
+          lastError: failure.error,
+          nextAttemptAt,
+        });
         this.wake = new AbortController();
         await this.sleep(failure.delayMs, AbortSignal.any([signal, this.wake.signal]));
         this.wake = null;
       }
     } catch (err) {
-      if (!(err instanceof Stopped)) {
-        if (err instanceof Disabled) this.publish({ state: "disabled", nextAttemptAt: null });
-        else this.publish({ state: "backoff", lastError: (err as Error).message, nextAttemptAt: null });
-      }
+      if (err instanceof Stopped || err instanceof Disabled)
+        this.publish({ state: this.deps.isEnabled() ? "idle" : "disabled", nextAttemptAt: null });
+      // Anything else (e.g. the outbox's database failed) ends the run; the next syncNow retries.
+      else this.publish({ state: "backoff", lastError: (err as Error).message, nextAttemptAt: null });
     }
     return this.getStatus();
   }
 
   /** Sends one batch (split in halves while too big); null when the server settled every item. */
-  private async deliver(entries: OutboxEntry[], signal: AbortSignal, auth: { reauthorized: boolean }): Promise<Failure | null> {
+  private async deliver(
+    entries: OutboxEntry[],
+    signal: AbortSignal,
+    auth: { reauthorized: boolean },
+  ): Promise<Failure | null> {
     const { installId } = this.deps.getInstall();
     const body = await encodeBatch(
       installId,
       entries.map((e) => e.item),
     );
-    if (body.length > LIMITS.maxCompressedBytes && entries.length > 1) return this.split(entries, signal, auth);
+    if (body.length > LIMITS.maxCompressedBytes && entries.length > 1)
+      return this.split(entries, signal, auth);
     let token = await this.token(signal, false);
     this.guard(signal);
     let out = await this.endpoint.postBatch(token, body, signal);
@@ -210,7 +221,12 @@ export class FeedbackSync {
         const answered = new Set([...settled, ...rejected.map((r) => r.key)]);
         const missing = entries.filter((e) => !answered.has(e.key)).map((e) => e.key);
         if (missing.length === 0) return null;
-        return this.failure({ kind: "retry", status: 200, retryAfterMs: null, reason: "items missing from the answer" });
+        return this.failure({
+          kind: "retry",
+          status: 200,
+          retryAfterMs: null,
+          reason: "items missing from the answer",
+        });
       }
       case "refused":
         if (out.status === 413 && entries.length > 1) return this.split(entries, signal, auth);
@@ -227,7 +243,10 @@ export class FeedbackSync {
 
   private async split(entries: OutboxEntry[], signal: AbortSignal, auth: { reauthorized: boolean }) {
     const half = Math.ceil(entries.length / 2);
-    return (await this.deliver(entries.slice(0, half), signal, auth)) ?? this.deliver(entries.slice(half), signal, auth);
+    return (
+      (await this.deliver(entries.slice(0, half), signal, auth)) ??
+      this.deliver(entries.slice(half), signal, auth)
+    );
   }
 
   private failure(out: Exclude<Outcome<unknown>, { kind: "ok" }>): Failure {
@@ -260,7 +279,13 @@ export class FeedbackSync {
   }
 
   private publish(patch: Partial<SyncStatus>): void {
-    this.status = { ...this.status, ...patch, queued: this.deps.outbox.count() };
+    let queued = this.status.queued;
+    try {
+      queued = this.deps.outbox.count();
+    } catch {
+      // The outbox is closing (app shutdown): keep the last count.
+    }
+    this.status = { ...this.status, ...patch, queued };
     try {
       this.deps.onStatus?.(this.getStatus());
     } catch {
@@ -268,9 +293,6 @@ export class FeedbackSync {
     }
   }
 }
-
-/** Room for the batch envelope (protocol, installId, batchId) beside the items' JSON. */
-const BATCH_BYTES = LIMITS.maxBatchBytes - 1024;
 
 class Disabled extends Error {}
 

@@ -68,7 +68,11 @@ export class FeedbackEndpoint {
 
   postBatch(token: string, gzipBody: Buffer, signal: AbortSignal): Promise<Outcome<BatchResponse>> {
     return this.call("POST", "/v1/feedback/batches", signal, {
-      headers: { "content-type": "application/json", "content-encoding": "gzip", authorization: `Bearer ${token}` },
+      headers: {
+        "content-type": "application/json",
+        "content-encoding": "gzip",
+        authorization: `Bearer ${token}`,
+      },
       body: gzipBody,
       parse: (json) => BatchResponse.parse(json),
     });
@@ -89,7 +93,10 @@ export class FeedbackEndpoint {
   ): Promise<Outcome<T>> {
     // The per-request timeout keeps a stalled server from hanging the loop; `signal` is stop().
     const timeout = AbortSignal.timeout(this.deps.requestTimeoutMs);
-    const url = new URL(path, this.deps.endpoint.endsWith("/") ? this.deps.endpoint : this.deps.endpoint + "/");
+    const url = new URL(
+      path,
+      this.deps.endpoint.endsWith("/") ? this.deps.endpoint : this.deps.endpoint + "/",
+    );
     let res: Response;
     let text: string;
     try {
@@ -116,7 +123,9 @@ export class FeedbackEndpoint {
     if (res.status === 400 || res.status === 413) return { kind: "refused", status: res.status, reason };
     if (res.status === 401 || res.status === 403) return { kind: "unauthorized", status: res.status, reason };
     const retryAfterMs =
-      res.status === 429 || res.status === 503 ? parseRetryAfter(res.headers.get("retry-after"), this.deps.now()) : null;
+      res.status === 429 || res.status === 503
+        ? parseRetryAfter(res.headers.get("retry-after"), this.deps.now())
+        : null;
     return { kind: "retry", status: res.status, retryAfterMs, reason };
   }
 }
@@ -131,12 +140,23 @@ function errorReason(text: string, status: number): string {
   return `HTTP ${status}`;
 }
 
-const OFFLINE_CODES = new Set(["ECONNREFUSED", "ENOTFOUND", "EAI_AGAIN", "ENETUNREACH", "EHOSTUNREACH", "ENETDOWN"]);
+const OFFLINE_CODES = new Set([
+  "ECONNREFUSED",
+  "ENOTFOUND",
+  "EAI_AGAIN",
+  "ENETUNREACH",
+  "EHOSTUNREACH",
+  "ENETDOWN",
+]);
 
 function networkOutcome(err: unknown, timedOut: boolean, timeoutMs: number): Outcome<never> {
   if (timedOut) return { kind: "network", offline: false, reason: `no answer within ${timeoutMs} ms` };
   const cause = (err as { cause?: { code?: string; message?: string } }).cause;
   const code = cause?.code ?? (err as { code?: string }).code;
   const message = cause?.message ?? (err as Error).message;
-  return { kind: "network", offline: code !== undefined && OFFLINE_CODES.has(code), reason: code ? `${code}: ${message}` : message };
+  return {
+    kind: "network",
+    offline: code !== undefined && OFFLINE_CODES.has(code),
+    reason: code ? `${code}: ${message}` : message,
+  };
 }

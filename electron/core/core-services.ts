@@ -1,0 +1,238 @@
+/**
+ * Everything core runs on an open database: stores, engine, models, adapters, router, chat,
+ * memory, search and transfer. index.ts starts it once the database is usable (at start-up,
+ * or after the user restored a backup or started fresh).
+ */
+import type { Database } from "better-sqlite3";
+import { ensureDemoModel } from "../../native/gguf/fixtures";
+import packageJson from "../../package.json";
+import type { EventPayload } from "../api";
+import { adapterHandlers } from "./adapters/adapter-handlers";
+import { AdapterRegistry } from "./adapters/adapter-registry";
+import { AdapterRouting } from "./adapters/adapter-routing";
+import { AdapterStore } from "./adapters/adapter-store";
+import { installAdaptersFrom, installDemoAdapters } from "./adapters/bundled-adapters";
+import { SqliteRouterStore } from "./adapters/sqlite-router-store";
+import { chatHandlers } from "./chat/chat-handlers";
+import { DEFAULT_SYSTEM_PROMPT, TurnPipeline } from "./chat/turn-pipeline";
+import { conversationHandlers } from "./conversations/conversation-handlers";
+import { ConversationSearch } from "./conversations/conversation-search";
+import { ConversationStore } from "./conversations/conversation-store";
+import { ConversationTransfer } from "./conversations/conversation-transfer";
+import { MessageStore } from "./conversations/message-store";
+import type { Core } from "./core-types";
+import type { Log } from "./dispatch";
+import type { EngineClient } from "./engine/types";
+import type { EventBus } from "./events/event-bus";
+import type { Handlers } from "./handlers";
+import { harnessParts, harnessVersion } from "./harness";
+import { memoryHandlers } from "./memory/memory-handlers";
+import { MemoryService } from "./memory/memory-service";
+import { MemoryStore } from "./memory/memory-store";
+import { EngineQueue } from "./models/engine-queue";
+import { ggufInspector } from "./models/gguf-inspector";
+import { modelHandlers } from "./models/model-handlers";
+import { ModelFingerprint } from "./models/model-fingerprint";
+import { type ModelInspector, ModelService } from "./models/model-service";
+import { AdapterRouter } from "./router";
+import { AppSettingsService } from "./settings/app-settings";
+import { settingsHandlers } from "./settings/settings-handlers";
+import { SettingsStore } from "./settings/settings-store";
+
+/** The options of core that the services use (CoreParts in index.ts). */
+export interface ServiceParts {
+  dataDir: string;
+  initialModel?: string;
+  defaultMaxTokens?: number;
+  systemPrompt?: string;
+  inspector?: ModelInspector;
+  ensureDemoModel?: (dir: string) => Promise<string>;
+  demoAdapters?: boolean;
+  appVersion?: string;
+  adaptersDir?: string;
+}
+
+/** Handlers of every method except database.* (index.ts answers those, whatever the state). */
+export type ServiceHandlers = Omit<Handlers, "database.status" | "database.restoreBackup" | "database.startFresh">;
+
+export interface Services {
+  handlers: ServiceHandlers;
+  engine: EngineClient;
+  adapters: Core["adapters"];
+  engineStatus: Core["engineStatus"];
+  close(): Promise<void>;
+}
+
+/**
+ * Start the services on `db` (already migrated). Closes `db` if starting fails before the
+ * services own it (e.g. the engine cannot be made).
+ */
+export async function startServices(
+  db: Database,
+  parts: ServiceParts,
+  makeEngine: () => EngineClient,
+  events: EventBus,
+  log: Log,
+): Promise<Services> {
+  const conversations = new ConversationStore(db);
+  const messages = new MessageStore(db);
+  const settings = new SettingsStore(db);
+  const interrupted = messages.markStreamingInterrupted();
+  if (interrupted > 0)
+    log(`${interrupted} answer(s) were cut off by the last shutdown; marked interrupted`, null);
+
+  let engine: EngineQueue;
+  try {
+    // One line for all engine work: chat turns and the /v1 endpoints share it.
+    engine = new EngineQueue(makeEngine());
+  } catch (err) {
+    db.close();
+    throw err;
+  }
+  const models = new ModelService({
+    engine,
+    events,
+    settings,
+    inspector: parts.inspector ?? ggufInspector,
+    ensureDemoModel: parts.ensureDemoModel ?? ensureDemoModel,
+    dataDir: parts.dataDir,
+    log,
+  });
+  const systemPrompt = parts.systemPrompt ?? DEFAULT_SYSTEM_PROMPT;
+  const appSettings = new AppSettingsService(settings);
+  const kvPolicy = () => appSettings.get().kvPolicy;
+  const fingerprint = new ModelFingerprint(settings);
+  // Embeddings are cached per model: by its sha256 once known, by its path until then.
+  const modelKey = (): string => {
+    const path = engine.loaded?.path;
+    return path ? (fingerprint.knownSha256(path) ?? path) : "no-model";
+  };
+  const registry = new AdapterRegistry({
+    store: new AdapterStore(db),
+    dataDir: parts.dataDir,
+    events,
+    basePath: () => engine.loaded?.path ?? null,
+    log,
+  });
+  const router = new AdapterRouter({
+    embed: (texts) => engine.embed(texts),
+    modelKey,
+    store: new SqliteRouterStore(db),
+  });
+  const routing = new AdapterRouting({ registry, router, log });
+  const memoryStore = new MemoryStore(db);
+  const memory = new MemoryService({
+    store: memoryStore,
+    events,
+    settings: () => appSettings.get(),
+    embed: (texts) => engine.embed(texts),
+    modelKey,
+    generateInBackground: (history, options, signal) => engine.generateInBackground(history, options, signal),
+    log,
+  });
+  const pipeline = new TurnPipeline({
+    db,
+    conversations,
+    messages,
+    engine,
+    events,
+    systemPrompt: parts.systemPrompt,
+    defaultMaxTokens: parts.defaultMaxTokens,
+    routing,
+    harnessVersion: harnessVersion(parts.appVersion ?? packageJson.version, harnessParts(systemPrompt)),
+    kvPolicy,
+    modelHashes: fingerprint,
+    memory,
+    contextStrategy: () => appSettings.get().contextStrategy,
+    log,
+  });
+  // After each load: hash the model file (turn records) in the background, never per turn;
+  // then warm the router under that hash (its embedding cache is keyed by it).
+  const unsubscribeLoads = events.subscribe((event, payload) => {
+    if (event !== "engine.status") return;
+    const status = payload as EventPayload<"engine.status">;
+    if (status.state !== "ready" || !status.model) return;
+    // Whether each adapter fits depends on the base: the Adapters panel must refresh.
+    if (registry.count > 0) events.emit("adapters.changed", {});
+    fingerprint
+      .sha256(status.model.path)
+      .then(() => routing.prepare())
+      .catch((err: unknown) => log("could not hash the model or prepare the router", err));
+  });
+  const models_ = modelHandlers(models);
+  const handlers: ServiceHandlers = {
+    ...conversationHandlers({
+      conversations,
+      messages,
+      pipeline,
+      events,
+      routing,
+      memory,
+      search: new ConversationSearch(db),
+      transfer: new ConversationTransfer(db, { conversations, messages, memories: memoryStore }),
+    }),
+    ...chatHandlers(pipeline),
+    ...models_,
+    "models.openDemo": async (input, ctx) => {
+      const status = await models_["models.openDemo"](input, ctx);
+      if (parts.demoAdapters !== false) {
+        await installDemoAdapters(registry, parts.dataDir).catch((err: unknown) =>
+          log("could not install the demo adapters", err),
+        );
+      }
+      return status;
+    },
+    ...adapterHandlers(registry, { engine, registry, systemPrompt, kvPolicy }),
+    ...settingsHandlers(appSettings),
+    ...memoryHandlers(memory),
+  };
+
+  let startup: Promise<void>;
+  if (parts.initialModel) {
+    // An explicit --model: the caller wants it loaded before serving. A bad file is reported
+    // through the status (and the log); core still starts so the user can pick another.
+    startup = models.open(parts.initialModel).then(
+      () => undefined,
+      (err: unknown) => log(`could not open ${parts.initialModel}`, err),
+    );
+    await startup;
+  } else {
+    // The remembered model loads in the background: the UI can show its progress.
+    startup = models.restoreLastModel();
+  }
+  if (parts.adaptersDir) {
+    // After the initial model, so that each adapter is checked against it.
+    const dir = parts.adaptersDir;
+    await installAdaptersFrom(registry, dir, log).catch((err: unknown) =>
+      log(`could not read the adapters folder ${dir}`, err),
+    );
+  }
+
+  let closing: Promise<void> | null = null;
+  return {
+    handlers,
+    engine,
+    adapters: {
+      listEnabled: async () =>
+        (await registry.list()).filter((a) => a.enabled && a.fitsLoadedModel !== false),
+      resolve: async (selection, text) => {
+        const resolved = await routing.resolve(selection, text);
+        return { routing: resolved.routing, adapters: resolved.adapters, kvPolicy: kvPolicy() };
+      },
+    },
+    engineStatus: () => models.status(),
+    close: () => {
+      closing ??= (async () => {
+        await pipeline.close();
+        await memory.close();
+        unsubscribeLoads();
+        router.dispose();
+        await startup.catch(() => undefined);
+        await models.close();
+        await engine.close().catch((err: unknown) => log("closing the engine failed", err));
+        db.close();
+      })();
+      return closing;
+    },
+  };
+}

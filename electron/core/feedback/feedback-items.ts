@@ -1,0 +1,142 @@
+/**
+ * Builds the wire item (cloud/protocol.ts FeedbackItem) of a feedback event: the only place
+ * where local feedback turns into something that may leave the machine. Text goes in only with
+ * the "ratings_and_text" consent, always through `redact()` first, and every field is fitted to
+ * the protocol's caps so the service never refuses an item for its size.
+ */
+import {
+  type FeedbackItem as FeedbackItemType,
+  FeedbackItem,
+  type ItemVersions,
+} from "../../../cloud/protocol";
+import type { ChatTurn } from "../engine/types";
+import { redact } from "./redaction";
+
+export type FeedbackKind = FeedbackItemType["kind"];
+export type SharingLevel = "off" | "ratings" | "ratings_and_text";
+export type ItemConsent = Exclude<SharingLevel, "off">;
+
+/** The versions an assistant message was produced with, and its adapter domain. */
+export interface MessageVersions {
+  versions: ItemVersions;
+  domain: string | null;
+}
+
+/** Used when an answer has no turn record (e.g. written before schema v3). */
+export const UNKNOWN_VERSIONS: ItemVersions = {
+  modelSha256: null,
+  harnessVersion: "unknown",
+  adapters: [],
+  router: null,
+  catalogVersion: null,
+};
+
+/** The text an event is about; read only when the consent includes text. */
+export interface ItemText {
+  prompt?: ChatTurn[];
+  response?: string;
+  correction?: string;
+  chosen?: string;
+  rejected?: string;
+  reason?: string;
+}
+
+export interface ItemInput {
+  key: string;
+  kind: FeedbackKind;
+  createdAt: number;
+  consent: ItemConsent;
+  target: MessageVersions;
+  rating?: "good" | "bad";
+  /** Non-text facts (ids, actions, outcomes): sent with either consent. */
+  interaction?: Record<string, unknown>;
+  /** What the user typed or chose in a component: `interaction.values`, only with text consent. */
+  interactionValues?: unknown;
+  text?: () => ItemText;
+}
+
+const MAX_TEXT = 100_000;
+const MAX_TURNS = 500;
+const MAX_REASON = 2000;
+/** One item stays far below a batch's 1 MB, so one item can never block the queue. */
+export const MAX_ITEM_BYTES = 256 * 1024;
+const TEXT_FIELDS = ["prompt", "response", "correction", "chosen", "rejected", "reason"] as const;
+
+const clean = (s: string, max = MAX_TEXT): string => redact(s).text.slice(0, max);
+
+/** Redact every string (and key) of a JSON-like value; depth-limited. */
+export function redactDeep(value: unknown, depth = 0): unknown {
+  if (typeof value === "string") return clean(value, 10_000);
+  if (depth > 8 || value === null || typeof value !== "object")
+    return typeof value === "function" ? null : value;
+  if (Array.isArray(value)) return value.slice(0, 200).map((v) => redactDeep(v, depth + 1));
+  return Object.fromEntries(
+    Object.entries(value)
+      .slice(0, 200)
+      .map(([k, v]) => [clean(k, 100), redactDeep(v, depth + 1)]),
+  );
+}
+
+const bytes = (item: unknown): number => Buffer.byteLength(JSON.stringify(item));
+
+/** Drop the oldest turns, then halve the longest text, until the item fits MAX_ITEM_BYTES. */
+function fit(item: FeedbackItemType): FeedbackItemType {
+  const out = { ...item, prompt: item.prompt ? [...item.prompt] : item.prompt };
+  while (bytes(out) > MAX_ITEM_BYTES && out.prompt && out.prompt.length > 1) out.prompt.shift();
+  const fields = ["response", "correction", "chosen", "rejected"] as const;
+  while (bytes(out) > MAX_ITEM_BYTES) {
+    const longest = fields.reduce((a, b) => ((out[a]?.length ?? 0) >= (out[b]?.length ?? 0) ? a : b));
+    const turn = out.prompt?.[0];
+    if ((out[longest]?.length ?? 0) > (turn?.text.length ?? 0))
+      out[longest] = out[longest]!.slice(0, Math.floor(out[longest]!.length / 2));
+    else if (turn && turn.text.length > 0)
+      out.prompt![0] = { ...turn, text: turn.text.slice(0, Math.floor(turn.text.length / 2)) };
+    else break;
+  }
+  // Still too big: only the interaction's values can be left (huge form input); drop them.
+  if (bytes(out) > MAX_ITEM_BYTES && out.interaction)
+    out.interaction = { ...out.interaction, values: "[TRUNCATED]" };
+  return out;
+}
+
+/** The wire item of an event, redacted and within the protocol's caps (validated). */
+export function buildItem(input: ItemInput): FeedbackItemType {
+  const versions = input.target.versions;
+  const item: FeedbackItemType = {
+    idempotencyKey: input.key,
+    kind: input.kind,
+    createdAt: input.createdAt,
+    domain: input.target.domain?.slice(0, 64) ?? null,
+    versions: {
+      ...versions,
+      // The router's reason is generated text (it can quote an error): redact it as well.
+      router: versions.router ? { ...versions.router, reason: clean(versions.router.reason, 500) } : null,
+    },
+    consent: input.consent,
+    rating: input.rating ?? null,
+  };
+  let interaction = input.interaction ? (redactDeep(input.interaction) as Record<string, unknown>) : null;
+  if (input.consent === "ratings_and_text") {
+    const text = input.text?.() ?? {};
+    if (text.prompt)
+      item.prompt = text.prompt.slice(-MAX_TURNS).map((t) => ({ role: t.role, text: clean(t.text) }));
+    if (text.response !== undefined) item.response = clean(text.response);
+    if (text.correction !== undefined) item.correction = clean(text.correction);
+    if (text.chosen !== undefined) item.chosen = clean(text.chosen);
+    if (text.rejected !== undefined) item.rejected = clean(text.rejected);
+    if (text.reason !== undefined) item.reason = clean(text.reason, MAX_REASON);
+    if (input.interactionValues !== undefined)
+      interaction = { ...interaction, values: redactDeep(input.interactionValues) };
+  }
+  if (interaction) item.interaction = interaction;
+  return FeedbackItem.parse(fit(item));
+}
+
+/** The same item without any text (consent lowered from text to ratings while it was queued). */
+export function withoutText(item: FeedbackItemType): FeedbackItemType {
+  const out: FeedbackItemType = { ...item, consent: "ratings" };
+  for (const f of TEXT_FIELDS) delete out[f];
+  if (out.interaction)
+    out.interaction = Object.fromEntries(Object.entries(out.interaction).filter(([k]) => k !== "values"));
+  return out;
+}

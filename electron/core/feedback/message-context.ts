@@ -1,0 +1,85 @@
+import type { Database, Statement } from "better-sqlite3";
+import type { ItemVersions } from "../../../cloud/protocol";
+import type { ChatTurn } from "../engine/types";
+import type { MessageVersions } from "./feedback-items";
+
+interface TurnRow {
+  model_sha256: string | null;
+  harness_version: string;
+  adapters_json: string;
+  router_json: string;
+}
+
+/**
+ * Default `versionsFor` and `conversationUpTo` for FeedbackService, read from the schema-v3
+ * tables (turns, messages, adapters). The lead may wire other sources; these keep the service
+ * usable and tested on real data. `catalogVersion` comes from the component catalog, if any.
+ */
+export class MessageContext {
+  private readonly turnStmt: Statement<[string], TurnRow>;
+  private readonly domainStmt: Statement<[string], string>;
+  private readonly upToStmt: Statement<{ id: string }, { role: ChatTurn["role"]; content: string }>;
+
+  constructor(
+    db: Database,
+    private readonly catalogVersion: () => string | null = () => null,
+  ) {
+    this.turnStmt = db.prepare(
+      "SELECT model_sha256, harness_version, adapters_json, router_json FROM turns WHERE message_id = ?",
+    );
+    this.domainStmt = db.prepare("SELECT domain FROM adapters WHERE id = ?").pluck() as Statement<
+      [string],
+      string
+    >;
+    // Answers replaced by a regeneration left the transcript, except the message asked about.
+    this.upToStmt = db.prepare(`
+      SELECT m.role, m.content FROM messages m, messages target
+      WHERE target.id = @id AND m.conversation_id = target.conversation_id AND m.seq <= target.seq
+        AND (m.replaced_by IS NULL OR m.id = @id)
+      ORDER BY m.seq`);
+  }
+
+  /** The versions of an assistant message from its turn record; null without one. */
+  versionsFor(messageId: string): MessageVersions | null {
+    const row = this.turnStmt.get(messageId);
+    if (!row) return null;
+    let adapters: ItemVersions["adapters"] = [];
+    let router: ItemVersions["router"] = null;
+    try {
+      const parsed = JSON.parse(row.adapters_json) as { id: string; version: string; scale: number }[];
+      adapters = parsed.slice(0, 16).map((a) => ({
+        id: String(a.id).slice(0, 64),
+        version: String(a.version).slice(0, 64),
+        scale: Number(a.scale) || 0,
+      }));
+      const r = JSON.parse(row.router_json) as { mode?: string; confidence?: number; reason?: string };
+      if (r && typeof r.mode === "string") {
+        router = {
+          mode: r.mode.slice(0, 16),
+          confidence: Math.min(1, Math.max(0, Number(r.confidence) || 0)),
+          reason: String(r.reason ?? "").slice(0, 500),
+        };
+      }
+    } catch {
+      // A damaged record still yields the model and harness versions.
+    }
+    // The strongest adapter says what the answer was about.
+    const top = [...adapters].sort((a, b) => b.scale - a.scale)[0];
+    const domain = top ? (this.domainStmt.get(top.id) ?? null) : null;
+    return {
+      versions: {
+        modelSha256: row.model_sha256,
+        harnessVersion: row.harness_version,
+        adapters,
+        router,
+        catalogVersion: this.catalogVersion(),
+      },
+      domain,
+    };
+  }
+
+  /** The conversation up to and including the message (the last turn is the message itself). */
+  conversationUpTo(messageId: string): ChatTurn[] {
+    return this.upToStmt.all({ id: messageId }).map((r) => ({ role: r.role, text: r.content }));
+  }
+}

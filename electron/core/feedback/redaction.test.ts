@@ -1,0 +1,217 @@
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { containsPii, redact } from "./redaction";
+
+const out = (text: string): string => redact(text).text;
+
+describe("redact: each kind", () => {
+  it("emails, keeping the punctuation around them", () => {
+    expect(out("Email john.doe+x@mail.example.co.uk.")).toBe("Email [EMAIL].");
+    expect(out("<Jane@Example.ORG>, josé@exämple.de")).toBe("<[EMAIL]>, [EMAIL]");
+    expect(redact("a@b.io and c@d.io").findings).toEqual([{ kind: "email", count: 2 }]);
+  });
+
+  it("phones: international and national formats, not years, dates or order numbers", () => {
+    for (const p of [
+      "+1 (415) 555-2671",
+      "+14155552671",
+      "+44 20 7946 0958",
+      "+33 6 12 34 56 78",
+      "+49 (0)30 1234 5678",
+      "020 7946 0958",
+      "06.12.34.56.78",
+      "(415) 555-2671",
+      "415-555-2671",
+      "1-415-555-2671",
+      "0049 89 1234567",
+    ]) {
+      expect(out(`call ${p} now`), p).toBe("call [PHONE] now");
+      expect(out(`Number: ${p}.`), p).toBe("Number: [PHONE].");
+    }
+    expect(out("text me: 5558675309")).toBe("text me: [PHONE]");
+    for (const n of [
+      "in 2024",
+      "on 2024-01-15",
+      "01/02/2024",
+      "order #123456789",
+      "12345",
+      "1 234 567 people",
+      "10:30:45",
+      "ISBN 978-3-16-148410-0",
+      "078-05-1120",
+      "123-456-7890",
+    ]) {
+      expect(out(n), n).toBe(n);
+    }
+  });
+
+  it("cards: Luhn-valid, grouped like cards, of a card network", () => {
+    expect(out("card 4111 1111 1111 1111 exp 12/26")).toBe("card [CARD] exp 12/26");
+    expect(out("4111-1111-1111-1111")).toBe("[CARD]");
+    expect(out("amex 378282246310005 / 3782 822463 10005")).toBe("amex [CARD] / [CARD]");
+    expect(out("4111 1111 1111 1111 2024")).toBe("[CARD] 2024");
+    expect(out("4111 1111 1111 1112")).toBe("4111 1111 1111 1112"); // Luhn fails
+    expect(out("1234 5678 9012 3452")).toBe("1234 5678 9012 3452"); // Luhn-valid, but no network starts with 1
+    expect(out("4111 11111 111 1111")).toBe("4111 11111 111 1111"); // not grouped like a card
+  });
+
+  it("IBANs: mod-97 validated, exact country length", () => {
+    expect(out("IBAN DE89 3704 0044 0532 0130 00 is mine")).toBe("IBAN [IBAN] is mine");
+    expect(out("GB82WEST12345698765432; FR1420041010050500013M02606")).toBe("[IBAN]; [IBAN]");
+    expect(out("de89 3704 0044 0532 0130 00")).toBe("[IBAN]");
+    expect(out("DE88 3704 0044 0532 0130 00")).toBe("DE88 3704 0044 0532 0130 00");
+  });
+
+  it("IPv4 and IPv6, not loopback, masks, versions or C++ scopes", () => {
+    expect(out("from 203.0.113.7, to 10.0.0.1:8080.")).toBe("from [IP], to [IP]:8080.");
+    expect(out("ssh [2001:db8::ff00:42:8329]:22 fe80::1%eth0 ::ffff:192.0.2.1")).toBe(
+      "ssh [[IP]]:22 [IP] [IP]",
+    );
+    expect(out("2001:0db8:85a3:0000:0000:8a2e:0370:7334")).toBe("[IP]");
+    for (const n of [
+      "127.0.0.1",
+      "0.0.0.0",
+      "255.255.255.0",
+      "version 1.2.3.4",
+      "v1.2.3.4",
+      "1.3.6.1.4.1",
+      "120.0.6099.109",
+      "std::vector a::b",
+      "::1",
+      "12:30:45",
+      "00:1A:2B:3C:4D:5E",
+    ]) {
+      expect(out(n), n).toBe(n);
+    }
+  });
+
+  it("secrets: prefixed keys, JWTs, bearer tokens, key=value, private keys, URL passwords", () => {
+    const jwt =
+      "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U";
+    const cases: [string, string][] = [
+      ["key sk-proj-Ab3dEf6hIj9kLm2nOp5qRs8tUv", "key [SECRET]"],
+      ["ghp_abcdefghijklmnopqrstuvwxyz0123456789", "[SECRET]"],
+      ["xoxb-123456789012-1234567890123-AbCdEfGhIjKlMnOpQrStUvWx", "[SECRET]"],
+      ["AKIAIOSFODNN7EXAMPLE", "[SECRET]"],
+      ["AIzaSyD-1234567890abcdefghijklmnopqrstu", "[SECRET]"],
+      [`jwt ${jwt}`, "jwt [SECRET]"],
+      ["Authorization: Bearer abc.def-123_XYZ.tokenvalue99", "Authorization: Bearer [SECRET]"],
+      ["api_key=0123456789abcdef0123456789abcdef", "api_key=[SECRET]"],
+      ['{"client_secret": "Zm9vYmFyYmF6cXV4MTIzNDU2Nzg5"}', '{"client_secret": "[SECRET]"}'],
+      ['password = "correct horse battery staple"', 'password = "[SECRET]"'],
+      ["password: hunter2", "password: [SECRET]"],
+      ["postgres://admin:s3cr3t@db.example.com:5432/app", "postgres://[SECRET]@db.example.com:5432/app"],
+      ["-----BEGIN RSA PRIVATE KEY-----\nMIIEow==\n-----END RSA PRIVATE KEY-----\nnext", "[SECRET]\nnext"],
+    ];
+    for (const [input, expected] of cases) expect(out(input), input).toBe(expected);
+    for (const n of [
+      "sk-learn-pipeline-for-beginners",
+      "password: string;",
+      "max_tokens=256",
+      "The token: is valid",
+      "Bearer of bad news",
+      "xoxb-not-a-real-token",
+      "commit 3f786850e387550fdab836ed7e6dc881de23001b",
+    ]) {
+      expect(out(n), n).toBe(n);
+    }
+  });
+
+  it("home paths: the user name only, the structure stays", () => {
+    expect(out("/home/alice/projects/x.ts")).toBe("/home/[USER]/projects/x.ts");
+    expect(out("at f (/Users/mike.ross/dev/a.js:1:2)")).toBe("at f (/Users/[USER]/dev/a.js:1:2)");
+    expect(out("C:\\Users\\John Smith\\Documents\\a.txt")).toBe("C:\\Users\\[USER]\\Documents\\a.txt");
+    expect(out('"C:\\\\Users\\\\eve\\\\x"')).toBe('"C:\\\\Users\\\\[USER]\\\\x"');
+    expect(out("C:/Users/bob/x and /mnt/c/Users/priya/y")).toBe(
+      "C:/Users/[USER]/x and /mnt/c/Users/[USER]/y",
+    );
+    for (const n of ["/home/user/.bashrc", "/Users/Shared/x", "https://example.com/home/about", "~/notes"])
+      expect(out(n), n).toBe(n);
+  });
+});
+
+describe("redact: properties", () => {
+  const piiFragments = fc.constantFrom(
+    "alice@example.com",
+    "+1 (415) 555-2671",
+    "4111 1111 1111 1111",
+    "DE89 3704 0044 0532 0130 00",
+    "203.0.113.7",
+    "2001:db8::1",
+    "sk-Ab3dEf6hIj9kLm2nOp5qRs8tUv",
+    "password=hunter22",
+    "/home/bob/x",
+    "C:\\Users\\Ann Lee\\d",
+    "Bearer abc123def456ghi",
+    "2024-01-15",
+    "1.2.3.4",
+    "[EMAIL]",
+    "@",
+    ".",
+    ":",
+    "-",
+    " ",
+    "/",
+    "\\",
+    "0",
+    "9",
+  );
+  const text = fc
+    .array(fc.oneof(piiFragments, fc.string({ maxLength: 6 })), { maxLength: 12 })
+    .map((parts) => parts.join(""));
+
+  it("is idempotent: redacting twice equals redacting once", () => {
+    fc.assert(
+      fc.property(text, (t) => out(out(t)) === out(t)),
+      { numRuns: 2000 },
+    );
+  });
+
+  it("containsPii agrees with the findings, and is false on redacted output", () => {
+    fc.assert(
+      fc.property(text, (t) => {
+        const r = redact(t);
+        return containsPii(t) === r.findings.length > 0 && !containsPii(r.text);
+      }),
+      { numRuns: 500 },
+    );
+  });
+
+  it("finishes 1 MB adversarial inputs quickly (no catastrophic backtracking)", () => {
+    const units = [
+      "1",
+      "1 ",
+      "+1 ",
+      "(1)",
+      "4111 ",
+      "a",
+      "a@",
+      "a.a@a.",
+      "a:",
+      "1:",
+      "1::1:",
+      "1.1.1.",
+      "eyJaaaaaaaaa.",
+      "sk-",
+      "sk-aaaaaaaaaaaaaaaaaaaaaaa ",
+      "/home/",
+      "/home/a",
+      "C:\\Users\\",
+      "C:\\Users\\a b",
+      "-----BEGIN PRIVATE KEY-----",
+      'password: "',
+      "token=a",
+      "Bearer ",
+      "://a:b",
+      "DE89 ",
+      "DE89A",
+    ];
+    for (const unit of units) {
+      const input = unit.repeat(Math.ceil(1_000_000 / unit.length));
+      const start = performance.now();
+      redact(input);
+      // Linear passes take well under a second per MB; a quadratic one would take minutes.
+      expect(performance.now() - start, JSON.stringify(unit)).toBeLessThan(4000);
+    }
+  }, 60_000);
+});
