@@ -1,6 +1,6 @@
 /** Events pushed from core to the UI. Deltas, not state: stores apply them per conversation. */
 import { z } from "zod";
-import { Conversation, EngineStatus, Id, Message } from "./schemas";
+import { Conversation, EngineStatus, Id, Message, SyncStatus } from "./schemas";
 
 export const events = {
   /** A piece of an assistant message as it streams. */
@@ -14,6 +14,8 @@ export const events = {
   "adapters.changed": z.object({}),
   /** Memories were added, proposed, edited, accepted or deleted. */
   "memories.changed": z.object({}),
+  /** Feedback sync progress: queued count, state, refusals. */
+  "privacy.sync": SyncStatus,
 } as const;
 
 export type Events = typeof events;

@@ -11,7 +11,10 @@ import {
   ConversationDetail,
   DatabaseStatus,
   Memory,
+  PrivacyState,
   SearchHit,
+  SharingLevel,
+  SyncStatus,
   EngineStatus,
   Id,
   Message,
@@ -74,6 +77,36 @@ export const methods = {
     output: Memory,
   },
   "memories.delete": { input: z.object({ id: Id }).strict(), output: z.object({ deleted: z.boolean() }) },
+
+  /** "Good response" / "Bad response" on an answer, with an optional reason. */
+  "feedback.rate": {
+    input: z
+      .object({ messageId: Id, rating: z.enum(["good", "bad"]), reason: z.string().max(2000).optional() })
+      .strict(),
+    output: Message,
+  },
+  /** The user's edit of an answer into what it should have been: stored as a correction. */
+  "feedback.correct": {
+    input: z.object({ messageId: Id, text: z.string().min(1).max(100_000) }).strict(),
+    output: Message,
+  },
+  /** The user copied an answer (a weak positive signal). */
+  "feedback.copied": { input: z.object({ messageId: Id }).strict(), output: z.object({ recorded: z.boolean() }) },
+
+  "privacy.get": { input: Empty, output: PrivacyState },
+  /** Change the sharing level or endpoint. Turning sharing off stops uploads and empties the queue. */
+  "privacy.update": {
+    input: z.object({ sharing: SharingLevel.optional(), endpoint: z.string().max(2000).optional() }).strict(),
+    output: z.object({ privacy: PrivacyState, purged: z.number().int() }),
+  },
+  /** Exactly the next batch that would be sent, after redaction (wire items). */
+  "privacy.preview": {
+    input: Empty,
+    output: z.object({ items: z.array(z.record(z.string(), z.unknown())), bytes: z.number().int() }),
+  },
+  "privacy.syncNow": { input: Empty, output: SyncStatus },
+  /** Ask the feedback service to delete everything tied to this install's random id. */
+  "privacy.deleteUploaded": { input: Empty, output: z.object({ deletedItems: z.number().int() }) },
 
   "database.status": { input: Empty, output: DatabaseStatus },
   /** Replace a corrupt database with a backup (the bad file is kept beside it). */

@@ -105,6 +105,9 @@ export const Message = z.object({
   stats: GenerationStats.nullable(),
   /** Assistant turns: which adapters answered and how sure the router was. */
   routing: RoutingInfo.nullable().default(null),
+  /** Assistant turns: the user's latest rating and whether they corrected the answer. */
+  rating: z.enum(["good", "bad"]).nullable().default(null),
+  corrected: z.boolean().default(false),
   /** Assistant turns: the long-term memories that were put into the prompt. */
   memoriesUsed: z.array(z.object({ id: Id, text: z.string() })).default([]),
   /**
@@ -215,3 +218,29 @@ export const DatabaseStatus = z.object({
   backups: z.array(z.object({ id: z.string(), createdAt: z.number().int(), sizeBytes: z.number().int() })),
 });
 export type DatabaseStatus = z.infer<typeof DatabaseStatus>;
+
+/** What may leave the machine: nothing (default), ratings and signals only, or text too (redacted). */
+export const SharingLevel = z.enum(["off", "ratings", "ratings_and_text"]);
+export type SharingLevel = z.infer<typeof SharingLevel>;
+
+export const SyncStatus = z.object({
+  state: z.enum(["idle", "syncing", "backoff", "offline", "disabled"]),
+  lastSyncAt: z.number().nullable(),
+  queued: z.number().int().nonnegative(),
+  lastError: z.string().nullable(),
+  nextAttemptAt: z.number().nullable(),
+  /** Items the server refused for good, with its reason (kept visible, never retried). */
+  rejected: z.array(z.object({ key: z.string(), kind: z.string(), reason: z.string(), rejectedAt: z.number() })),
+});
+export type SyncStatus = z.infer<typeof SyncStatus>;
+
+export const PrivacyState = z.object({
+  sharing: SharingLevel,
+  /** Random id of this install at the feedback service; identifies no person. */
+  installId: z.string(),
+  consentedAt: z.number().nullable(),
+  /** The feedback service this app uploads to. */
+  endpoint: z.string(),
+  sync: SyncStatus,
+});
+export type PrivacyState = z.infer<typeof PrivacyState>;
