@@ -6,7 +6,6 @@ import BetterSqlite3 from "better-sqlite3";
 import { join } from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import type { Conversation, ConversationDetail, EngineStatus, Message, Result } from "../api";
-import { DatabaseFromFutureError } from "./db/errors";
 import { assembleCore, type Core } from "./index";
 import { EventRecorder } from "./testing/events";
 import { FakeEngine } from "./testing/fake-engine";
@@ -129,16 +128,6 @@ describe("core (scripted engine)", () => {
     await core.close();
     expect(events.of("chat.done")).toEqual([]);
     expect(engine.closed).toBe(true);
-  });
-
-  it("refuses a database from a newer version without starting the engine", async () => {
-    const dataDir = newDataDir();
-    const raw = new BetterSqlite3(join(dataDir, "macaron.db"));
-    raw.pragma("user_version = 42");
-    raw.close();
-    const makeEngine = vi.fn(() => new FakeEngine());
-    await expect(assembleCore({ dataDir }, makeEngine)).rejects.toBeInstanceOf(DatabaseFromFutureError);
-    expect(makeEngine).not.toHaveBeenCalled();
   });
 
   it("reports an invalid model file and keeps serving", async () => {

@@ -104,6 +104,8 @@ describe("MessageStore", () => {
       createdAt: 10,
       stats: null,
       routing: null,
+      memoriesUsed: [],
+      context: null,
     });
     expect(messages.countByRole(c.id, "user")).toBe(1);
 

@@ -1,4 +1,5 @@
 import BetterSqlite3, { type Database } from "better-sqlite3";
+import { closeSync, openSync, readSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { DatabaseOpenError } from "./errors";
 import { migrate } from "./migrate";
@@ -27,12 +28,59 @@ export function openDatabase(path: string): Database {
   return db;
 }
 
+const SQLITE_MAGIC = "SQLite format 3\0";
+
 /**
- * Open a connection with the app's pragmas, without migrating. A file is checked with
- * `PRAGMA quick_check`: a damaged database often opens fine and fails only when a damaged
- * page is read, which must not happen in the middle of a chat.
+ * Check an existing file before SQLite writes anything beside it: the header must be
+ * SQLite's, and `PRAGMA quick_check` must pass on a read-only connection. A damaged database
+ * often opens fine and fails only when a damaged page is read, which must not happen in the
+ * middle of a chat. Read-only and header-first because a read-write connection to a bad file
+ * deletes or checkpoints its -wal on close: the user's last writes may be in there.
  */
+function checkExisting(path: string): void {
+  let header: Buffer;
+  try {
+    if (statSync(path).size === 0) return; // SQLite treats an empty file as a new database
+    const fd = openSync(path, "r");
+    try {
+      header = Buffer.alloc(SQLITE_MAGIC.length);
+      readSync(fd, header, 0, header.length, 0);
+    } finally {
+      closeSync(fd);
+    }
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === "ENOENT") return;
+    throw err;
+  }
+  if (header.toString("latin1") !== SQLITE_MAGIC) throw new Error("file is not a database");
+  let db: Database;
+  try {
+    db = new BetterSqlite3(path, { readonly: true, fileMustExist: true });
+  } catch (err) {
+    throw err instanceof Error ? err : new Error(String(err));
+  }
+  try {
+    db.pragma("schema_version");
+    const problems = db.pragma("quick_check") as { quick_check: string }[];
+    const found = problems.map((p) => p.quick_check).filter((p) => p !== "ok");
+    if (found.length > 0) throw new Error(`the file is damaged (integrity check: ${found.slice(0, 3).join("; ")})`);
+  } catch (err) {
+    // A read-only connection cannot roll back a hot journal: the read-write open will.
+    if (!String((err as { code?: unknown }).code).startsWith("SQLITE_READONLY")) throw err;
+  } finally {
+    db.close();
+  }
+}
+
+/** Open a connection with the app's pragmas, without migrating; files are checked first. */
 export function connectDatabase(path: string): Database {
+  if (path !== ":memory:") {
+    try {
+      checkExisting(path);
+    } catch (err) {
+      throw new DatabaseOpenError(path, err);
+    }
+  }
   let db: Database;
   try {
     db = new BetterSqlite3(path);
@@ -50,13 +98,6 @@ export function connectDatabase(path: string): Database {
     db.pragma("foreign_keys = ON");
     // Readers/writers from another connection (e.g. a backup tool) wait instead of failing.
     db.pragma("busy_timeout = 5000");
-    if (path !== ":memory:") {
-      const problems = db.pragma("quick_check", { simple: false }) as { quick_check: string }[];
-      const found = problems.map((p) => p.quick_check).filter((p) => p !== "ok");
-      if (found.length > 0) {
-        throw new Error(`the file is damaged (integrity check: ${found.slice(0, 3).join("; ")})`);
-      }
-    }
   } catch (err) {
     db.close();
     throw new DatabaseOpenError(path, err);

@@ -1,4 +1,4 @@
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { ApiError } from "../../api";
 import { FakeEngine, loadedModel } from "../testing/fake-engine";
 import { EngineQueue } from "./engine-queue";
@@ -54,5 +54,43 @@ describe("EngineQueue", () => {
     expect((await load).path).toBe("/other.gguf");
     expect(queue.loaded?.path).toBe("/other.gguf");
     expect((await next).text).toBe("ok");
+  });
+});
+
+describe("EngineQueue background generations", () => {
+  const json = { temperature: 0, maxTokens: 8 };
+
+  it("run only when nothing else waits, and give way to work that arrives meanwhile", async () => {
+    const { fake, queue } = setup();
+    // The chat answer hangs until stopped; the background request waits behind it.
+    fake.scripts.push({ tokens: ["a"], end: "hang" }, { tokens: ["bg"], end: "hang" }, { tokens: ["c"] }, { tokens: ["bg2"] });
+    const chat = new AbortController();
+    const first = queue.generate(history, options, () => undefined, chat.signal);
+    const background = queue.generateInBackground(history, json, new AbortController().signal);
+    await new Promise<void>((resolve) => setImmediate(resolve));
+    expect(fake.calls).toHaveLength(1);
+    chat.abort();
+    await first;
+    // Now it runs ("bg" hangs) until a new request preempts it: that one goes first...
+    await vi.waitFor(() => expect(fake.calls).toHaveLength(2));
+    const next = await queue.generate(history, options, () => undefined);
+    expect(next.text).toBe("c");
+    // ...and the background one starts over afterwards and completes.
+    expect((await background).text).toBe("bg2");
+    expect(fake.calls).toHaveLength(4);
+  });
+
+  it("ends at once when aborted while waiting, without reaching the engine", async () => {
+    const { fake, queue } = setup();
+    fake.scripts.push({ tokens: ["a"], end: "hang" });
+    const chat = new AbortController();
+    const first = queue.generate(history, options, () => undefined, chat.signal);
+    const stop = new AbortController();
+    const background = queue.generateInBackground(history, json, stop.signal);
+    stop.abort();
+    expect(await background).toMatchObject({ stopReason: "abort", text: "" });
+    chat.abort();
+    await first;
+    expect(fake.calls).toHaveLength(1);
   });
 });

@@ -33,6 +33,14 @@ export class FakeEngine implements EngineClient {
   readonly calls: GenerateCall[] = [];
   readonly scripts: GenerateScript[] = [];
   defaultScript: GenerateScript = { tokens: ["Hello", " world", "!"] };
+  /**
+   * Grammar-constrained requests (options.jsonSchema, e.g. memory proposals) are answered from
+   * here instead of `scripts`, and recorded in `jsonCalls` instead of `calls`, so that they do
+   * not disturb the chat scripts of a test.
+   */
+  readonly jsonAnswers: string[] = [];
+  defaultJsonAnswer = '{"facts":[]}';
+  readonly jsonCalls: GenerateCall[] = [];
   /** Called synchronously when generate() starts (before any token). */
   onGenerate: ((call: GenerateCall) => void) | null = null;
   /** When set, load() rejects with it (after reporting some progress). */
@@ -90,9 +98,15 @@ export class FakeEngine implements EngineClient {
     signal?: AbortSignal,
   ): Promise<GenerateResult> {
     const call = { history: structuredClone(history), options: { ...options } };
-    this.calls.push(call);
-    this.onGenerate?.(call);
-    const script = this.scripts.shift() ?? this.defaultScript;
+    let script: GenerateScript;
+    if (options.jsonSchema) {
+      this.jsonCalls.push(call);
+      script = { tokens: [this.jsonAnswers.shift() ?? this.defaultJsonAnswer] };
+    } else {
+      this.calls.push(call);
+      this.onGenerate?.(call);
+      script = this.scripts.shift() ?? this.defaultScript;
+    }
     const started = Date.now();
     let text = "";
     let tokens = 0;
