@@ -34,7 +34,7 @@ async function startServer(model: string, threads: number): Promise<Server> {
     { cwd: root, env: { ...process.env, MACARON_ENGINE_THREADS: String(threads) }, stdio: ["ignore", "pipe", "inherit"] },
   );
   const url = await new Promise<string>((ok, fail) => {
-    createInterface({ input: proc.stdout! }).on("line", (l) => {
+    createInterface({ input: proc.stdout }).on("line", (l) => {
       const m = /^listening on (\S+)/.exec(l);
       if (m) ok(m[1]!);
     });
@@ -99,7 +99,7 @@ async function directTokensPerSecond(model: string, threads: number, maxTokens: 
     await session.prompt(PROMPT, { maxTokens, temperature: 0, onToken: (t) => (tokens += t.length) });
     rates.push(tokens / ((performance.now() - t0) / 1000));
     session.dispose();
-    seq.dispose();
+    void seq.dispose();
   }
   await ctx.dispose();
   await m.dispose();

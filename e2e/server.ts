@@ -38,9 +38,9 @@ export class ServerProcess {
       stdio: ["ignore", "pipe", "pipe"],
     });
     const output: string[] = [];
-    proc.stderr!.on("data", (d: Buffer) => output.push(d.toString()));
+    proc.stderr.on("data", (d: Buffer) => output.push(d.toString()));
     const url = await new Promise<string>((resolveUrl, reject) => {
-      const lines = createInterface({ input: proc.stdout! });
+      const lines = createInterface({ input: proc.stdout });
       const timer = setTimeout(() => reject(new Error(`server did not start:\n${output.join("")}`)), 45_000);
       lines.on("line", (line) => {
         output.push(line + "\n");

@@ -50,6 +50,8 @@ export interface ServiceParts {
   demoAdapters?: boolean;
   appVersion?: string;
   adaptersDir?: string;
+  /** How often a streaming answer's partial text is saved (ms; tests shorten it). */
+  flushIntervalMs?: number;
 }
 
 /** Handlers of every method except database.* (index.ts answers those, whatever the state). */
@@ -138,6 +140,7 @@ export async function startServices(
     events,
     systemPrompt: parts.systemPrompt,
     defaultMaxTokens: parts.defaultMaxTokens,
+    flushIntervalMs: parts.flushIntervalMs,
     routing,
     harnessVersion: harnessVersion(parts.appVersion ?? packageJson.version, harnessParts(systemPrompt)),
     kvPolicy,

@@ -62,6 +62,8 @@ function message(over: Partial<Message> & Pick<Message, "id" | "role">): Message
     createdAt: 1,
     stats: null,
     routing: null,
+    rating: null,
+    corrected: false,
     memoriesUsed: [],
     context: null,
     ...over,

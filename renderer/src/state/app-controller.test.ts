@@ -99,6 +99,8 @@ class FakeApi implements RendererApi {
           createdAt: 10,
           stats: null,
           routing: null,
+          rating: null,
+          corrected: false,
           memoriesUsed: [],
           context: null,
         };
@@ -206,6 +208,8 @@ describe("AppController", () => {
       createdAt: 11,
       stats: null,
       routing: null,
+      rating: null,
+      corrected: false,
       memoriesUsed: [],
       context: null,
     };

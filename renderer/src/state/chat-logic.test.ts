@@ -21,6 +21,8 @@ function msg(over: Partial<Message> & Pick<Message, "id" | "conversationId">): M
     createdAt: 1000,
     stats: null,
     routing: null,
+    rating: null,
+    corrected: false,
     memoriesUsed: [],
     context: null,
   };

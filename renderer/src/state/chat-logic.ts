@@ -169,6 +169,8 @@ function placeholder(conversationId: string, id: string, content: string, now: n
     createdAt: now,
     stats: null,
     routing: null,
+    rating: null,
+    corrected: false,
     memoriesUsed: [],
     context: null,
   };
