@@ -10,6 +10,8 @@ export interface ServerOptions {
   model?: string;
   extraArgs?: string[];
   dataDir?: string;
+  /** Extra environment for the server (e.g. MACARON_FEEDBACK_ENDPOINT). */
+  env?: Record<string, string>;
 }
 
 /**
@@ -34,7 +36,7 @@ export class ServerProcess {
     args.push(...(opts.extraArgs ?? []));
     const proc = spawn(process.execPath, args, {
       cwd: root,
-      env: { ...process.env, MACARON_ENGINE_THREADS: "1" },
+      env: { ...process.env, MACARON_ENGINE_THREADS: "1", ...opts.env },
       stdio: ["ignore", "pipe", "pipe"],
     });
     const output: string[] = [];

@@ -24,6 +24,8 @@ import type { Core } from "./core-types";
 import type { Log } from "./dispatch";
 import type { EngineClient } from "./engine/types";
 import type { EventBus } from "./events/event-bus";
+import { feedbackHandlers, withFeedbackHooks } from "./feedback/feedback-handlers";
+import { FeedbackSharing, type FeedbackSharingDeps } from "./feedback/feedback-sharing";
 import type { Handlers } from "./handlers";
 import { harnessParts, harnessVersion } from "./harness";
 import { memoryHandlers } from "./memory/memory-handlers";
@@ -52,6 +54,10 @@ export interface ServiceParts {
   adaptersDir?: string;
   /** How often a streaming answer's partial text is saved (ms; tests shorten it). */
   flushIntervalMs?: number;
+  /** The feedback service to upload to (createCore passes MACARON_FEEDBACK_ENDPOINT); wins over the setting. */
+  feedbackEndpoint?: string;
+  /** Upload timing of the feedback sync (tests shorten it). */
+  feedbackTiming?: Pick<FeedbackSharingDeps, "debounceMs" | "periodMs" | "statusThrottleMs">;
 }
 
 /** Handlers of every method except database.* (index.ts answers those, whatever the state). */
@@ -132,6 +138,14 @@ export async function startServices(
     generateInBackground: (history, options, signal) => engine.generateInBackground(history, options, signal),
     log,
   });
+  // Feedback: captured whatever the consent (local), uploaded only with consent and an endpoint.
+  const sharing = new FeedbackSharing({
+    db,
+    events,
+    log,
+    envEndpoint: parts.feedbackEndpoint,
+    ...parts.feedbackTiming,
+  });
   const pipeline = new TurnPipeline({
     db,
     conversations,
@@ -188,6 +202,7 @@ export async function startServices(
     ...adapterHandlers(registry, { engine, registry, systemPrompt, kvPolicy }),
     ...settingsHandlers(appSettings),
     ...memoryHandlers(memory),
+    ...feedbackHandlers(sharing, messages),
   };
 
   let startup: Promise<void>;
@@ -211,9 +226,13 @@ export async function startServices(
     );
   }
 
+  // Regenerations and router overrides become feedback, observed around the chat handlers.
+  const hooks = withFeedbackHooks(handlers, { sharing, messages, events, log });
+  sharing.start();
+
   let closing: Promise<void> | null = null;
   return {
-    handlers,
+    handlers: hooks.handlers,
     engine,
     adapters: {
       listEnabled: async () =>
@@ -227,6 +246,8 @@ export async function startServices(
     close: () => {
       closing ??= (async () => {
         await pipeline.close();
+        hooks.dispose();
+        await sharing.close();
         await memory.close();
         unsubscribeLoads();
         router.dispose();

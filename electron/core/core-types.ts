@@ -68,4 +68,9 @@ export interface CoreOptions {
    * after the initial model (headless `--adapters DIR`). Already installed ones are skipped.
    */
   adaptersDir?: string;
+  /**
+   * The feedback service to upload opted-in feedback to; default: $MACARON_FEEDBACK_ENDPOINT,
+   * else the user's Privacy setting. Without any, nothing is ever uploaded.
+   */
+  feedbackEndpoint?: string;
 }

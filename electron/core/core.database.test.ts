@@ -43,12 +43,18 @@ function value<T>(result: Result<unknown>): T {
 /** A real database with one conversation, checkpointed into the main file. */
 function realDatabase(path: string, title = "Kept chat"): void {
   const db = openDatabase(path);
-  db.prepare("INSERT INTO conversations (id, title, created_at, updated_at) VALUES ('c1', ?, 1, 1)").run(title);
+  db.prepare("INSERT INTO conversations (id, title, created_at, updated_at) VALUES ('c1', ?, 1, 1)").run(
+    title,
+  );
   db.pragma("wal_checkpoint(TRUNCATE)");
   db.close();
 }
 
-async function expectDegraded(core: Core, state: DatabaseStatus["state"], message: RegExp): Promise<DatabaseStatus> {
+async function expectDegraded(
+  core: Core,
+  state: DatabaseStatus["state"],
+  message: RegExp,
+): Promise<DatabaseStatus> {
   const status = value<DatabaseStatus>(await core.dispatch("database.status", {}, ctx));
   expect(status.state).toBe(state);
   expect(status.message).toMatch(message);
@@ -63,7 +69,9 @@ async function expectDegraded(core: Core, state: DatabaseStatus["state"], messag
     expect(!result.ok && result.error.message).toMatch(/^The conversation database could not be opened: /);
   }
   expect(core.engineStatus().state).toBe("idle");
-  await expect(core.engine.generate([], { temperature: 0, maxTokens: 1 }, () => undefined)).rejects.toMatchObject({
+  await expect(
+    core.engine.generate([], { temperature: 0, maxTokens: 1 }, () => undefined),
+  ).rejects.toMatchObject({
     code: "database_unavailable",
   });
   return status;
@@ -106,7 +114,11 @@ describe("core with an unusable database", () => {
     const backups = new BackupFolder(dir);
     const old = new BetterSqlite3(join(dir, "v3.db"));
     migrate(old, migrations.slice(0, 3));
-    old.prepare("INSERT INTO conversations (id, title, created_at, updated_at) VALUES ('c0', 'From the backup', 1, 1)").run();
+    old
+      .prepare(
+        "INSERT INTO conversations (id, title, created_at, updated_at) VALUES ('c0', 'From the backup', 1, 1)",
+      )
+      .run();
     await backups.create(old, 3);
     old.close();
 
@@ -132,7 +144,9 @@ describe("core with an unusable database", () => {
       ok: false,
       error: { code: "not_found" },
     });
-    const restored = value<DatabaseStatus>(await core.dispatch("database.restoreBackup", { id: backup!.id }, ctx));
+    const restored = value<DatabaseStatus>(
+      await core.dispatch("database.restoreBackup", { id: backup!.id }, ctx),
+    );
     expect(restored.state).toBe("ok");
     const list = value<Conversation[]>(await core.dispatch("conversations.list", {}, ctx));
     expect(list.map((c) => c.title)).toEqual(["From the backup"]);

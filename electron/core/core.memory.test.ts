@@ -35,7 +35,8 @@ async function setup(options: { flushIntervalMs?: number } = {}): Promise<Setup>
   const core = await assembleCore({ dataDir: dir.path, log: () => undefined, ...options }, () => engine);
   cleanups.push(() => core.close());
   const events = new EventRecorder((l) => core.subscribe(l));
-  const call = async <T,>(method: string, input: unknown): Promise<T> => value<T>(await core.dispatch(method, input, ctx));
+  const call = async <T>(method: string, input: unknown): Promise<T> =>
+    value<T>(await core.dispatch(method, input, ctx));
   await call("models.openDemo", {});
   const conv = await call<Conversation>("conversations.create", {});
   return {
@@ -74,7 +75,9 @@ describe("memory through core", () => {
     const detail = await s.call<ConversationDetail>("conversations.get", { id: s.conv.id });
     expect(detail.messages[1]!.memoriesUsed).toEqual(used);
     expect(detail.messages[0]!.memoriesUsed).toEqual([]);
-    expect(systemOf(s.engine)).toBe("You are Macaron, a helpful local assistant.\n\nThings you know about the user:\n- The user likes green tea");
+    expect(systemOf(s.engine)).toBe(
+      "You are Macaron, a helpful local assistant.\n\nThings you know about the user:\n- The user likes green tea",
+    );
     expect(s.engine.calls.at(-1)!.history.filter((t) => t.role === "system")).toHaveLength(1);
   });
 
@@ -133,8 +136,13 @@ describe("memory through core", () => {
     await s.call("chat.send", { conversationId: keep.id, text: "remember: I am left-handed" });
     await done;
     await s.call("memories.create", { text: "Typed in the panel" });
-    expect(await s.call("conversations.delete", { id: keep.id, deleteMemories: true })).toEqual({ deleted: true });
-    expect((await s.call<Memory[]>("memories.list", {})).map((m) => m.text).sort()).toEqual(["I ski", "Typed in the panel"]);
+    expect(await s.call("conversations.delete", { id: keep.id, deleteMemories: true })).toEqual({
+      deleted: true,
+    });
+    expect((await s.call<Memory[]>("memories.list", {})).map((m) => m.text).sort()).toEqual([
+      "I ski",
+      "Typed in the panel",
+    ]);
   });
 });
 
@@ -184,18 +192,25 @@ describe("crash safety", () => {
     const row = (id: string) => other.prepare("SELECT content, status FROM messages WHERE id = ?").get(id);
     expect(row(sent.userMessage.id)).toEqual({ content: "Tell me something long", status: "complete" });
     // The throttled save reaches the file while the answer is still streaming.
-    await expect.poll(() => row(sent.assistantMessage.id), { timeout: 5000 }).toEqual({
-      content: "Half an answer",
-      status: "streaming",
-    });
+    await expect
+      .poll(() => row(sent.assistantMessage.id), { timeout: 5000 })
+      .toEqual({
+        content: "Half an answer",
+        status: "streaming",
+      });
     // What a killed process leaves: a snapshot of the file right now, opened by a new core.
     const snapshot = tempDir();
     cleanups.push(snapshot.remove);
     await other.backup(join(snapshot.path, "macaron.db"));
     other.close();
-    const restarted = await assembleCore({ dataDir: snapshot.path, log: () => undefined }, () => new FakeEngine());
+    const restarted = await assembleCore(
+      { dataDir: snapshot.path, log: () => undefined },
+      () => new FakeEngine(),
+    );
     cleanups.push(() => restarted.close());
-    const detail = value<ConversationDetail>(await restarted.dispatch("conversations.get", { id: s.conv.id }, ctx));
+    const detail = value<ConversationDetail>(
+      await restarted.dispatch("conversations.get", { id: s.conv.id }, ctx),
+    );
     expect(detail.messages.map((m) => [m.content, m.status])).toEqual([
       ["Tell me something long", "complete"],
       ["Half an answer", "interrupted"],

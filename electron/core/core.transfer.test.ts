@@ -53,16 +53,27 @@ async function filled(): Promise<{ core: Core; conv: Conversation }> {
 describe("conversations.export / conversations.import", () => {
   it("round trip: export, import elsewhere, same content with new ids; importing twice adds a copy", async () => {
     const { core, conv } = await filled();
-    const original = value<ConversationDetail>(await core.dispatch("conversations.get", { id: conv.id }, ctx));
+    const original = value<ConversationDetail>(
+      await core.dispatch("conversations.get", { id: conv.id }, ctx),
+    );
     expect(original.messages[1]!.memoriesUsed.map((m) => m.text)).toEqual(["The user likes green tea"]);
     expect(original.messages[1]!.routing).not.toBeNull();
-    const exported = value<{ fileName: string; json: string }>(await core.dispatch("conversations.export", {}, ctx));
+    const exported = value<{ fileName: string; json: string }>(
+      await core.dispatch("conversations.export", {}, ctx),
+    );
     expect(exported.fileName).toMatch(/^macaron-export-\d{4}-\d{2}-\d{2}\.json$/);
-    const doc = JSON.parse(exported.json) as { format: string; version: number; conversations: unknown[]; memories: unknown[] };
+    const doc = JSON.parse(exported.json) as {
+      format: string;
+      version: number;
+      conversations: unknown[];
+      memories: unknown[];
+    };
     expect(doc).toMatchObject({ format: "macaron-export", version: 1 });
     expect(doc.conversations).toHaveLength(1);
     expect(doc.memories).toHaveLength(1);
-    const one = value<{ fileName: string }>(await core.dispatch("conversations.export", { id: conv.id }, ctx));
+    const one = value<{ fileName: string }>(
+      await core.dispatch("conversations.export", { id: conv.id }, ctx),
+    );
     expect(one.fileName).toMatch(/^macaron-which-tea-is-best-\d{4}-\d{2}-\d{2}\.json$/);
 
     const other = await start();
@@ -72,12 +83,18 @@ describe("conversations.export / conversations.import", () => {
     expect(other.events.of("memories.changed")).toHaveLength(1);
     const [imported] = value<Conversation[]>(await other.core.dispatch("conversations.list", {}, ctx));
     expect(imported!.id).not.toBe(conv.id);
-    const copy = value<ConversationDetail>(await other.core.dispatch("conversations.get", { id: imported!.id }, ctx));
+    const copy = value<ConversationDetail>(
+      await other.core.dispatch("conversations.get", { id: imported!.id }, ctx),
+    );
     expect(content(copy)).toEqual(content(original));
     const memories = value<Memory[]>(await other.core.dispatch("memories.list", {}, ctx));
-    expect(copy.messages[1]!.memoriesUsed).toEqual([{ id: memories[0]!.id, text: "The user likes green tea" }]);
+    expect(copy.messages[1]!.memoriesUsed).toEqual([
+      { id: memories[0]!.id, text: "The user likes green tea" },
+    ]);
     // Search works on imported messages.
-    expect(value<unknown[]>(await other.core.dispatch("conversations.search", { query: "water" }, ctx))).toHaveLength(1);
+    expect(
+      value<unknown[]>(await other.core.dispatch("conversations.search", { query: "water" }, ctx)),
+    ).toHaveLength(1);
 
     // Importing into the original adds a second copy, never overwrites; known memories are reused.
     expect(value(await core.dispatch("conversations.import", { json: exported.json }, ctx))).toEqual({
@@ -86,7 +103,9 @@ describe("conversations.export / conversations.import", () => {
       memories: 0,
     });
     expect(value<Conversation[]>(await core.dispatch("conversations.list", {}, ctx))).toHaveLength(2);
-    expect(value<ConversationDetail>(await core.dispatch("conversations.get", { id: conv.id }, ctx))).toEqual(original);
+    expect(value<ConversationDetail>(await core.dispatch("conversations.get", { id: conv.id }, ctx))).toEqual(
+      original,
+    );
   });
 
   it("turns a streaming message into an interrupted one", async () => {
@@ -140,17 +159,56 @@ describe("conversations.export / conversations.import", () => {
       ["malformed JSON", '{"format": "macaron-export", ', /not valid JSON/],
       ["not an object", "[1,2]", /not a Macaron export/],
       ["wrong format", JSON.stringify({ ...base(), format: "other" }), /not a Macaron export/],
-      ["newer version", JSON.stringify({ ...base(), version: 2 }), /format version 2; this version of Macaron reads version 1/],
+      [
+        "newer version",
+        JSON.stringify({ ...base(), version: 2 }),
+        /format version 2; this version of Macaron reads version 1/,
+      ],
       [
         "huge string",
-        JSON.stringify({ ...base(), conversations: [{ ...base().conversations[1], title: "x".repeat(10_000) }] }),
+        JSON.stringify({
+          ...base(),
+          conversations: [{ ...base().conversations[1], title: "x".repeat(10_000) }],
+        }),
         /conversations\.0\.title/,
       ],
-      ["deep nesting", `{"format":"macaron-export","version":1,"x":${"[".repeat(5000)}${"]".repeat(5000)}}`, /nested more than 32 levels/],
-      ["__proto__ key", JSON.stringify(base()).replace('"title":"T"', '"title":"T","__proto__":{"polluted":true}'), /forbidden key "__proto__"/],
-      ["constructor key", JSON.stringify(base()).replace('"id":"m"', '"id":"m","constructor":{}'), /forbidden key "constructor"/],
-      ["duplicate ids", JSON.stringify((() => { const d: Doc = base(); d.conversations[1]!.id = "c"; return d; })()), /duplicate conversation id "c"/],
-      ["wrong types", JSON.stringify((() => { const d = base() as unknown as { conversations: { createdAt: unknown }[] }; d.conversations[0]!.createdAt = "yesterday"; return d; })()), /conversations\.0\.createdAt/],
+      [
+        "deep nesting",
+        `{"format":"macaron-export","version":1,"x":${"[".repeat(5000)}${"]".repeat(5000)}}`,
+        /nested more than 32 levels/,
+      ],
+      [
+        "__proto__ key",
+        JSON.stringify(base()).replace('"title":"T"', '"title":"T","__proto__":{"polluted":true}'),
+        /forbidden key "__proto__"/,
+      ],
+      [
+        "constructor key",
+        JSON.stringify(base()).replace('"id":"m"', '"id":"m","constructor":{}'),
+        /forbidden key "constructor"/,
+      ],
+      [
+        "duplicate ids",
+        JSON.stringify(
+          (() => {
+            const d: Doc = base();
+            d.conversations[1]!.id = "c";
+            return d;
+          })(),
+        ),
+        /duplicate conversation id "c"/,
+      ],
+      [
+        "wrong types",
+        JSON.stringify(
+          (() => {
+            const d = base() as unknown as { conversations: { createdAt: unknown }[] };
+            d.conversations[0]!.createdAt = "yesterday";
+            return d;
+          })(),
+        ),
+        /conversations\.0\.createdAt/,
+      ],
       ["extra key", JSON.stringify({ ...base(), surprise: 1 }), /surprise|Unrecognized/i],
       ["bad status", JSON.stringify(base()).replace('"status":"complete"', '"status":"done"'), /status/],
     ];

@@ -1,5 +1,6 @@
 import type { Database } from "better-sqlite3";
 import { mkdirSync } from "node:fs";
+import { resolve } from "node:path";
 import { ApiError, type DatabaseStatus, type EngineStatus, methodNames } from "../api";
 import { type ServiceParts, type Services, startServices } from "./core-services";
 import type { Core, CoreOptions } from "./core-types";
@@ -9,6 +10,7 @@ import { dispatch, type Log } from "./dispatch";
 import { EngineSupervisor } from "./engine/supervisor";
 import type { EngineClient } from "./engine/types";
 import { EventBus } from "./events/event-bus";
+import { FEEDBACK_ENDPOINT_ENV } from "./feedback/feedback-endpoint";
 import type { DomainHandlers, Handlers } from "./handlers";
 import { UnavailableEngine } from "./unavailable-engine";
 
@@ -36,8 +38,11 @@ export async function createCore(options: CoreOptions): Promise<Core> {
       defaultMaxTokens: options.defaultMaxTokens,
       appVersion: options.appVersion,
       adaptersDir: options.adaptersDir,
+      // Feedback goes nowhere without an explicit endpoint (and the user's consent).
+      feedbackEndpoint: options.feedbackEndpoint ?? process.env[FEEDBACK_ENDPOINT_ENV],
     },
-    () => new EngineSupervisor(options.spawnEngine),
+    // Conversations' KV caches survive restarts in <dataDir>/kv (see native/engine/kv-state-store.ts).
+    () => new EngineSupervisor(options.spawnEngine, { stateDir: resolve(options.dataDir, "kv") }),
   );
 }
 

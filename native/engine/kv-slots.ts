@@ -9,32 +9,46 @@ import type { KvPolicy } from "./protocol";
 export const DEFAULT_KV_POLICY: KvPolicy = "sequence-per-set";
 
 /** Marks a sequence whose cached tokens were evaluated under more than one adapter set. */
-const MIXED = "\u0000mixed";
+export const MIXED = "\u0000mixed";
 
-/** One context sequence with its chat, and the adapter set its cached tokens were evaluated under. */
+/** The session of requests that name none (the /v1 endpoints, background work). */
+export const ANONYMOUS = "";
+
+/** One context sequence with its chat, and whose tokens its KV cache holds. */
 export interface KvSlot {
   readonly sequence: LlamaContextSequence;
   readonly chat: LlamaChat;
+  /** The conversation (GenerateOptions.sessionKey) whose tokens the cache holds. */
+  sessionKey: string;
   /** adapterSetKey of the set every cached token was evaluated under, or MIXED. */
   evaluatedUnder: string;
   lastUsed: number;
+  /** The cache changed since it was last saved to disk. */
+  dirty: boolean;
 }
 
+/** Called before a slot's cache is dropped for another conversation or set (to save it). */
+export type BeforeEvict = (slot: KvSlot) => Promise<void>;
+
 /**
- * The context's sequences and what their KV caches hold, so that a turn under adapter set K
- * is evaluated according to its KvPolicy:
+ * The context's sequences and what their KV caches hold: which conversation (session key) and
+ * under which adapter set. A turn of session S under adapter set K is evaluated according to
+ * its KvPolicy:
  *
- * - "reevaluate" (slot 0): if the cached tokens were evaluated under another set they are
- *   dropped and the whole history is evaluated again under K. Exact.
- * - "sequence-per-set": the slot whose cache was evaluated under K (else a free slot, else
- *   the least recently used one, cleared). Its cached prefix was computed under K, so reusing
- *   it is exact; only tokens added since that slot's last turn are evaluated. Exact.
- * - "activated" (slot 0): the cached prefix is kept whatever set it was evaluated under; only
- *   the tokens after the common prefix (the new user turn and the answer) are evaluated under
- *   K. Precisely: every token's keys/values are those of the turn that first evaluated it, so
- *   the result is exact only when the whole cached prefix was evaluated under K, or when the
- *   adapters touch nothing before the output layer (then keys/values do not depend on them).
- *   With adapters on attention or FFN weights it differs from a fresh evaluation.
+ * - "reevaluate": S's sequence; if its cached tokens were evaluated under another set they
+ *   are dropped and the whole history is evaluated again under K. Exact.
+ * - "sequence-per-set": the sequence whose cache holds S under K. Its cached prefix was computed
+ *   under K, so reusing it is exact; only tokens added since that turn are evaluated. Exact.
+ * - "activated": S's sequence; the cached prefix is kept whatever set it was evaluated under;
+ *   only the tokens after the common prefix (the new user turn and the answer) are evaluated
+ *   under K. Precisely: every token's keys/values are those of the turn that first evaluated
+ *   it, so the result is exact only when the whole cached prefix was evaluated under K, or when
+ *   the adapters touch nothing before the output layer (then keys/values do not depend on
+ *   them). With adapters on attention or FFN weights it differs from a fresh evaluation.
+ *
+ * When no sequence holds what a turn needs it gets an empty one, a new one while the context
+ * has sequences left, else the least recently used one (after `beforeEvict`, which saves it).
+ * Requests without a session share ANONYMOUS, which behaves as one more conversation.
  *
  * llama.cpp applies adapters per context, not per sequence: the caller sets K on the context
  * (LiveAdapters.apply) before evaluating on the slot returned here.
@@ -46,6 +60,7 @@ export class KvSlots {
   constructor(
     private readonly context: LlamaContext,
     private readonly chatWrapper: ChatWrapper,
+    private readonly beforeEvict: BeforeEvict = async () => {},
   ) {
     this.slots.push(this.createSlot());
   }
@@ -55,19 +70,24 @@ export class KvSlots {
     return this.slots.length;
   }
 
+  /** The slots, for saving them all (e.g. before the model is unloaded). */
+  get all(): readonly KvSlot[] {
+    return this.slots;
+  }
+
   /**
-   * The slot to evaluate the next turn on under set `key`, with whatever would be stale
-   * under `policy` already cleared.
+   * The slot to evaluate session `sessionKey`'s next turn on under set `key`, with whatever
+   * would be stale under `policy` already cleared. An empty cache means nothing was reusable.
    */
-  async acquire(key: string, policy: KvPolicy): Promise<KvSlot> {
-    const slot = policy === "sequence-per-set" ? this.slotForSet(key) : this.slots[0]!;
+  async acquire(key: string, policy: KvPolicy, sessionKey: string = ANONYMOUS): Promise<KvSlot> {
+    const slot = await this.slotFor(sessionKey, policy === "sequence-per-set" ? key : null);
     const cached = slot.sequence.contextTokens.length > 0;
     if (policy === "activated") {
       // From now on the cache mixes sets unless it was empty or already under K.
       if (cached && slot.evaluatedUnder !== key) slot.evaluatedUnder = MIXED;
       else slot.evaluatedUnder = key;
     } else {
-      if (cached && slot.evaluatedUnder !== key) await slot.sequence.clearHistory();
+      if (cached && slot.evaluatedUnder !== key) await this.evict(slot);
       slot.evaluatedUnder = key;
     }
     slot.lastUsed = ++this.clock;
@@ -76,7 +96,10 @@ export class KvSlots {
 
   /** Drop every cached token: the next turn on any slot evaluates its whole history. */
   async clear(): Promise<void> {
-    for (const slot of this.slots) await slot.sequence.clearHistory();
+    for (const slot of this.slots) {
+      await slot.sequence.clearHistory();
+      slot.dirty = false;
+    }
   }
 
   /** Free the chats (the context owns the sequences and frees them with itself). */
@@ -85,23 +108,37 @@ export class KvSlots {
     this.slots.length = 0;
   }
 
-  private slotForSet(key: string): KvSlot {
-    const match =
-      this.slots.find((s) => s.evaluatedUnder === key && s.sequence.contextTokens.length > 0) ??
-      this.slots.find((s) => s.sequence.contextTokens.length === 0);
-    if (match) return match;
+  /** `set` null: any set (the policies that keep one sequence per session). */
+  private async slotFor(sessionKey: string, set: string | null): Promise<KvSlot> {
+    const holds = (s: KvSlot) =>
+      s.sessionKey === sessionKey && s.sequence.contextTokens.length > 0 && (set === null || s.evaluatedUnder === set);
+    const match = this.slots.find(holds) ?? this.slots.find((s) => s.sequence.contextTokens.length === 0);
+    if (match) {
+      match.sessionKey = sessionKey;
+      return match;
+    }
     if (this.context.sequencesLeft > 0) {
-      const slot = this.createSlot();
+      const slot = this.createSlot(sessionKey);
       this.slots.push(slot);
       return slot;
     }
-    return this.slots.reduce((lru, s) => (s.lastUsed < lru.lastUsed ? s : lru));
+    const lru = this.slots.reduce((a, s) => (s.lastUsed < a.lastUsed ? s : a));
+    await this.evict(lru);
+    lru.sessionKey = sessionKey;
+    return lru;
   }
 
-  private createSlot(): KvSlot {
+  /** Save (beforeEvict) and drop a slot's cache. */
+  private async evict(slot: KvSlot): Promise<void> {
+    await this.beforeEvict(slot);
+    await slot.sequence.clearHistory();
+    slot.dirty = false;
+  }
+
+  private createSlot(sessionKey: string = ANONYMOUS): KvSlot {
     const sequence = this.context.getSequence();
     // chatWrapper given: resolving it costs 0.5–1 s of CPU (FACTS.md), done once per model.
     const chat = new LlamaChat({ contextSequence: sequence, chatWrapper: this.chatWrapper });
-    return { sequence, chat, evaluatedUnder: "", lastUsed: 0 };
+    return { sequence, chat, sessionKey, evaluatedUnder: "", lastUsed: 0, dirty: false };
   }
 }

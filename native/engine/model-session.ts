@@ -12,7 +12,8 @@ import {
 } from "node-llama-cpp";
 import { Embedder } from "./embedder";
 import { toChatHistory } from "./history";
-import { DEFAULT_KV_POLICY, KvSlots } from "./kv-slots";
+import { KvStateStore, sharedPrefix } from "./kv-state-store";
+import { ANONYMOUS, DEFAULT_KV_POLICY, KvSlots, MIXED, type KvSlot } from "./kv-slots";
 import { adapterSetKey, LiveAdapters, normalizeAdapters } from "./live-adapters";
 import type { LlamaBackend } from "./llama-backend";
 import type { ChatTurn, GenerateOptions, GenerateResult, LoadedModel } from "./protocol";
@@ -26,6 +27,8 @@ export interface ContextOptions {
   contextSize?: number;
   /** Default DEFAULT_SEQUENCES. */
   sequences?: number;
+  /** Where conversations' KV states are saved and restored (see KvStateStore); none: not saved. */
+  stateDir?: string;
 }
 
 /** A load failure whose message is meant for the user as is. */
@@ -44,15 +47,21 @@ export class ModelSession {
   /** The context's sequences and the adapter set each cache was evaluated under. */
   readonly slots: KvSlots;
   private readonly embedder: Embedder;
+  /** The adapter files of each set key seen, to stamp saved states with. */
+  private readonly setPaths = new Map<string, string[]>();
+  /** The save started after the last generation; the next use of the context waits for it. */
+  private persisting: Promise<void> = Promise.resolve();
 
   private constructor(
     readonly info: LoadedModel,
     readonly model: LlamaModel,
     readonly context: LlamaContext,
-    chatWrapper: ChatWrapper,
+    private readonly chatWrapper: ChatWrapper,
+    /** Saved conversation states, when the engine was given a folder for them. */
+    readonly states: KvStateStore | null,
   ) {
     this.adapters = new LiveAdapters(context, info.path);
-    this.slots = new KvSlots(context, chatWrapper);
+    this.slots = new KvSlots(context, chatWrapper, (slot) => this.save(slot));
     this.embedder = new Embedder(model, info.threads);
   }
 
@@ -90,8 +99,11 @@ export class ModelSession {
         threads: backend.threads,
         trainContextSize: model.trainContextSize,
       };
+      const states = options.stateDir
+        ? new KvStateStore(options.stateDir, await KvStateStore.identify(path, engineIdentity(backend)))
+        : null;
       // Resolving the wrapper costs 0.5–1 s of CPU (FACTS.md): do it once per model, not per turn.
-      return new ModelSession(info, model, context, chooseChatWrapper(model));
+      return new ModelSession(info, model, context, chooseChatWrapper(model), states);
     } catch (error) {
       await model.dispose();
       throw new ModelLoadError(describeLoadFailure(name, "create a context for the model", error));
@@ -100,7 +112,8 @@ export class ModelSession {
 
   /**
    * Answer `history` under `options.adapters`, streaming text through `onText`; the KV cache is
-   * reused as `options.kvPolicy` allows (see KvSlots). Aborting `signal` ends the generation
+   * reused as `options.kvPolicy` allows (see KvSlots), from the conversation's live sequence or
+   * else from its saved state (`options.sessionKey`). Aborting `signal` ends the generation
    * with the partial text and stopReason "abort". Throws AdapterError for an unusable adapter.
    * One generation at a time: the adapter set belongs to the whole context.
    */
@@ -111,6 +124,8 @@ export class ModelSession {
     signal: AbortSignal,
   ): Promise<GenerateResult> {
     const started = performance.now();
+    // The state saved after the previous turn must be on disk before the context moves on.
+    await this.persisting;
     // Built before anything else: a schema the grammar cannot express fails the request early.
     const grammar = options.jsonSchema
       ? await this.model.llama.createGrammarForJsonSchema(options.jsonSchema as GbnfJsonObjectSchema)
@@ -118,8 +133,11 @@ export class ModelSession {
     const adapters = normalizeAdapters(options.adapters);
     // Apply first: an unusable adapter must not cost the cached history.
     await this.adapters.apply(adapters);
-    const slot = await this.slots.acquire(adapterSetKey(adapters), options.kvPolicy ?? DEFAULT_KV_POLICY);
+    const setKey = adapterSetKey(adapters);
+    this.setPaths.set(setKey, adapters.map((a) => a.path));
+    const slot = await this.slots.acquire(setKey, options.kvPolicy ?? DEFAULT_KV_POLICY, options.sessionKey);
     const { sequence, chat } = slot;
+    if (sequence.contextTokens.length === 0) await this.restore(slot, history);
     const meterBefore = sequence.tokenMeter.getState();
     let ttftMs: number | null = null;
     let streamed = "";
@@ -144,6 +162,10 @@ export class ModelSession {
     } catch (error) {
       // Aborted before the first token: node-llama-cpp throws instead of returning.
       if (!signal.aborted) throw error;
+    } finally {
+      slot.dirty = true;
+      // Saved after the answer (not before it): costs the user nothing, survives a kill -9.
+      this.persisting = this.save(slot);
     }
     const used = sequence.tokenMeter.diff(meterBefore);
     return {
@@ -152,7 +174,9 @@ export class ModelSession {
       tokens: used.usedOutputTokens,
       ttftMs,
       durationMs: performance.now() - started,
-      promptTokensEvaluated: used.usedInputTokens,
+      // The prompt's last token is decoded with logits and metered as "output"; generated
+      // tokens are all "output". So the prompt evaluated here = input tokens + that one.
+      promptTokensEvaluated: used.usedInputTokens + (used.usedOutputTokens > 0 ? 1 : 0),
       contextTokens: sequence.contextTokens.length,
       contextSize: this.context.contextSize,
     };
@@ -163,13 +187,54 @@ export class ModelSession {
     return this.embedder.embed(texts);
   }
 
-  /** Free the chats, contexts and model (with it the loaded adapters), in that order. */
+  /** Save the conversations' states, then free the chats, contexts and model (with it the adapters). */
   async dispose(): Promise<void> {
+    await this.persisting;
+    for (const slot of this.slots.all) await this.save(slot);
     this.slots.dispose();
     await this.embedder.dispose();
     await this.context.dispose();
     await this.model.dispose();
   }
+
+  /**
+   * Fill the empty sequence of `slot` from its conversation's saved state, when the state's
+   * tokens are (nearly) a prefix of this prompt's: LlamaChat then drops any differing tail (e.g.
+   * an answer's last tokens tokenized differently) and evaluates the rest, as with a live cache.
+   * A state sharing less than half its tokens with the prompt (an edited conversation) is
+   * deleted: after this turn it would be overwritten anyway.
+   */
+  private async restore(slot: KvSlot, history: readonly ChatTurn[]): Promise<void> {
+    if (!this.states || slot.sessionKey === ANONYMOUS || slot.evaluatedUnder === MIXED) return;
+    const paths = this.setPaths.get(slot.evaluatedUnder) ?? [];
+    const candidate = await this.states.find(slot.sessionKey, slot.evaluatedUnder, paths);
+    if (!candidate) return;
+    const shared = sharedPrefix(candidate.tokens, this.promptTokens(history));
+    if (shared * 2 < candidate.tokens.length) {
+      await this.states.discard(candidate);
+      return;
+    }
+    await this.states.restore(slot.sequence, candidate);
+  }
+
+  /** The prompt's tokens as LlamaChat lays them out (without the answer). */
+  private promptTokens(history: readonly ChatTurn[]) {
+    const { contextText } = this.chatWrapper.generateContextState({ chatHistory: toChatHistory(history) });
+    return contextText.tokenize(this.model.tokenizer);
+  }
+
+  /** Save a slot's cache if it changed and belongs to one conversation under one set. Never throws. */
+  private async save(slot: KvSlot): Promise<void> {
+    if (!this.states || !slot.dirty || slot.sessionKey === ANONYMOUS || slot.evaluatedUnder === MIXED) return;
+    const paths = this.setPaths.get(slot.evaluatedUnder) ?? [];
+    if (await this.states.save(slot.sequence, slot.sessionKey, slot.evaluatedUnder, paths)) slot.dirty = false;
+  }
+}
+
+/** What must match for a saved state to be loadable: llama.cpp build and backend. */
+function engineIdentity(backend: LlamaBackend): string {
+  const { repo, release } = backend.llama.llamaCppRelease;
+  return `${repo}@${release}/${backend.llama.buildType}/${backend.gpu ?? "cpu"}`;
 }
 
 function chooseChatWrapper(model: LlamaModel): ChatWrapper {

@@ -44,6 +44,12 @@ export interface GenerateOptions {
    * The grammar guarantees syntax only: validate the parsed answer afterwards.
    */
   jsonSchema?: object;
+  /**
+   * The conversation this generation continues (core passes the conversation id). The engine
+   * keeps a KV cache per (sessionKey, adapter set) in its sequences and, with a `stateDir`,
+   * on disk, so reopening a conversation evaluates only its new tokens. Absent: a shared cache.
+   */
+  sessionKey?: string;
 }
 
 export type EngineRequest =
@@ -58,6 +64,12 @@ export type EngineRequest =
        * "sequence-per-set" behave like "reevaluate".
        */
       sequences?: number;
+      /**
+       * Folder (absolute) where conversations' KV states are saved after each answer and
+       * restored when a conversation's cache is no longer in a sequence (evicted, reloaded,
+       * engine restarted). Absent: nothing is saved. Core passes `<dataDir>/kv`.
+       */
+      stateDir?: string;
     }
   | { id: number; type: "unload" }
   | {

@@ -22,6 +22,7 @@ const GenerateOptionsSchema = z.object({
   kvPolicy: z.enum(["reevaluate", "sequence-per-set", "activated"]).optional(),
   // A JSON schema object; node-llama-cpp refuses the shapes it cannot turn into a grammar.
   jsonSchema: z.record(z.string(), z.unknown()).optional(),
+  sessionKey: z.string().max(512).optional(),
 });
 
 const id = z.number().int();
@@ -34,6 +35,7 @@ export const EngineRequestSchema = z.discriminatedUnion("type", [
     path: z.string().min(1),
     contextSize: z.number().int().positive().optional(),
     sequences: z.number().int().min(1).max(16).optional(),
+    stateDir: z.string().refine(isAbsolute, "must be an absolute folder path").optional(),
   }),
   z.object({ id, type: z.literal("unload") }),
   z.object({

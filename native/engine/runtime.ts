@@ -115,7 +115,7 @@ export class EngineRuntime {
         this.session = await ModelSession.open(
           backend,
           request.path,
-          { contextSize: request.contextSize, sequences: request.sequences },
+          { contextSize: request.contextSize, sequences: request.sequences, stateDir: request.stateDir },
           (progress) => this.send({ type: "progress", id: request.id, progress }),
         );
       } catch (error) {

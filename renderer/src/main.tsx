@@ -12,6 +12,7 @@ import "./styles/base.css";
 import "./styles/layout.css";
 import "./styles/chat.css";
 import "./styles/adapters.css";
+import "./styles/memory.css";
 
 const root = document.getElementById("root");
 if (!root) throw new Error("index.html has no #root element");

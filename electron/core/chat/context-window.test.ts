@@ -19,19 +19,37 @@ function conversation(pairs: number): ChatTurn[] {
 describe("fitHistory", () => {
   it("keeps everything when it fits", () => {
     const history = conversation(2);
-    const fitted = fitHistory({ system: "sys", history, contextSize: 4096, answerTokens: 256, strategy: "sliding-window", estimate });
+    const fitted = fitHistory({
+      system: "sys",
+      history,
+      contextSize: 4096,
+      answerTokens: 256,
+      strategy: "sliding-window",
+      estimate,
+    });
     expect(fitted.turns).toEqual([{ role: "system", text: "sys" }, ...history]);
     expect(fitted.context).toEqual({ strategy: "full", includedMessages: 5, droppedMessages: 0 });
   });
 
   it("sliding window: drops the oldest whole messages, keeps system and latest turn, starts on a user turn", () => {
     const history = conversation(20); // 41 messages of ~90 tokens
-    const fitted = fitHistory({ system: "sys", history, contextSize: 1024, answerTokens: 256, strategy: "sliding-window", estimate });
+    const fitted = fitHistory({
+      system: "sys",
+      history,
+      contextSize: 1024,
+      answerTokens: 256,
+      strategy: "sliding-window",
+      estimate,
+    });
     expect(fitted.turns[0]).toEqual({ role: "system", text: "sys" });
     expect(fitted.turns.at(-1)).toEqual(history.at(-1));
     expect(fitted.turns[1]!.role).toBe("user");
     const kept = fitted.turns.length - 1;
-    expect(fitted.context).toEqual({ strategy: "sliding-window", includedMessages: kept, droppedMessages: 41 - kept });
+    expect(fitted.context).toEqual({
+      strategy: "sliding-window",
+      includedMessages: kept,
+      droppedMessages: 41 - kept,
+    });
     const used = fitted.turns.reduce((n, t) => n + t.text.length + TOKENS_PER_MESSAGE, 0);
     expect(used).toBeLessThanOrEqual(1024 - 256 - 103);
     expect(kept).toBeGreaterThan(3);
@@ -39,7 +57,14 @@ describe("fitHistory", () => {
 
   it("summary: replaces the dropped part with the first lines of the dropped user messages", () => {
     const history = conversation(20);
-    const fitted = fitHistory({ system: "sys", history, contextSize: 1024, answerTokens: 256, strategy: "summary", estimate });
+    const fitted = fitHistory({
+      system: "sys",
+      history,
+      contextSize: 1024,
+      answerTokens: 256,
+      strategy: "summary",
+      estimate,
+    });
     const system = fitted.turns[0]!.text;
     expect(system.startsWith(`sys\n\n${SUMMARY_HEADER}\n- `)).toBe(true);
     expect(fitted.context.strategy).toBe("summary");
@@ -52,8 +77,19 @@ describe("fitHistory", () => {
   });
 
   it("keeps the latest turn even when it alone is too long (no room left for a summary)", () => {
-    const history = [turn("user", 0), turn("assistant", 0), { role: "user" as const, text: "y".repeat(5000) }];
-    const fitted = fitHistory({ system: null, history, contextSize: 512, answerTokens: 64, strategy: "summary", estimate });
+    const history = [
+      turn("user", 0),
+      turn("assistant", 0),
+      { role: "user" as const, text: "y".repeat(5000) },
+    ];
+    const fitted = fitHistory({
+      system: null,
+      history,
+      contextSize: 512,
+      answerTokens: 64,
+      strategy: "summary",
+      estimate,
+    });
     expect(fitted.turns).toEqual([history[2]]);
     expect(fitted.context).toEqual({ strategy: "sliding-window", includedMessages: 1, droppedMessages: 2 });
   });

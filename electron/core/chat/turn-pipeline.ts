@@ -140,7 +140,8 @@ export class TurnPipeline {
           now,
         );
         // "remember that …": stored with the message that asked for it.
-        const remembered = this.deps.memory?.rememberFromMessage(input.text, conversation.id, user.id) ?? null;
+        const remembered =
+          this.deps.memory?.rememberFromMessage(input.text, conversation.id, user.id) ?? null;
         const assistant = this.appendAnswer(conversation.id, resolved, sampling, now, memories);
         return {
           userMessage: user,
@@ -200,7 +201,15 @@ export class TurnPipeline {
       }
       events.emit("conversations.changed", { conversation: updated, deletedId: null });
       // No facts are proposed again: the first answer to this message did that.
-      const context = this.start(gen, conversation.id, assistantMessage.id, resolved, sampling, memories, null);
+      const context = this.start(
+        gen,
+        conversation.id,
+        assistantMessage.id,
+        resolved,
+        sampling,
+        memories,
+        null,
+      );
       return { assistantMessage: { ...assistantMessage, context } };
     } catch (err) {
       this.release(conversation.id, gen);
@@ -313,7 +322,10 @@ export class TurnPipeline {
     memories: readonly Memory[],
   ): Message {
     const { messages } = this.deps;
-    const assistant = messages.append({ conversationId, role: "assistant", content: "", status: "streaming" }, now);
+    const assistant = messages.append(
+      { conversationId, role: "assistant", content: "", status: "streaming" },
+      now,
+    );
     const modelPath = this.deps.engine.loaded?.path ?? null;
     const { routing } = resolved;
     this.turns.start(
@@ -368,7 +380,8 @@ export class TurnPipeline {
       estimate: (text) => this.estimate(text),
     });
     messages.saveContext(messageId, fitted.context);
-    const options: GenerateOptions = { ...sampling };
+    // The conversation id keys the engine's KV cache: a reopened conversation skips its history.
+    const options: GenerateOptions = { ...sampling, sessionKey: conversationId };
     if (resolved.adapters.length > 0) options.adapters = resolved.adapters;
     if (this.deps.routing) options.kvPolicy = this.kvPolicy();
     gen.done = this.generate(gen, conversationId, messageId, fitted.turns, options, source);

@@ -48,9 +48,18 @@ describe("ConversationSearch", () => {
     const tea = conversations.create("Green tea brewing", 1);
     const misc = conversations.create("Misc", 2);
     say(misc.id, "I once drank tea in a café");
-    const answer = say(tea.id, "Brew green tea at 80 degrees; green tea turns bitter when hotter.", "assistant");
+    const answer = say(
+      tea.id,
+      "Brew green tea at 80 degrees; green tea turns bitter when hotter.",
+      "assistant",
+    );
     const hits = search.search("green tea");
-    expect(hits[0]).toMatchObject({ conversationId: tea.id, messageId: null, role: null, conversationTitle: "Green tea brewing" });
+    expect(hits[0]).toMatchObject({
+      conversationId: tea.id,
+      messageId: null,
+      role: null,
+      conversationTitle: "Green tea brewing",
+    });
     expect(hits[0]!.snippet).toEqual([
       { text: "Green", match: true },
       { text: " ", match: false },

@@ -49,7 +49,11 @@ export class ConversationTransfer {
 
   constructor(
     private readonly db: Database,
-    private readonly stores: { conversations: ConversationStore; messages: MessageStore; memories: MemoryStore },
+    private readonly stores: {
+      conversations: ConversationStore;
+      messages: MessageStore;
+      memories: MemoryStore;
+    },
   ) {
     this.insertConversation = db.prepare(
       "INSERT INTO conversations (id, title, created_at, updated_at, adapters_json) VALUES (?, ?, ?, ?, ?)",
@@ -63,7 +67,9 @@ export class ConversationTransfer {
     this.insertMemory = db.prepare(`
       INSERT INTO memories (id, text, source, status, conversation_id, message_id, created_at, updated_at)
       VALUES (@id, @text, @source, @status, @conversationId, @messageId, @createdAt, @updatedAt)`);
-    this.linkMemory = db.prepare("INSERT OR IGNORE INTO message_memories (message_id, memory_id) VALUES (?, ?)");
+    this.linkMemory = db.prepare(
+      "INSERT OR IGNORE INTO message_memories (message_id, memory_id) VALUES (?, ?)",
+    );
   }
 
   /**
@@ -75,7 +81,8 @@ export class ConversationTransfer {
     let list;
     if (id) {
       const one = conversations.get(id);
-      if (!one) throw new ApiError("not_found", "This conversation does not exist (it may have been deleted).");
+      if (!one)
+        throw new ApiError("not_found", "This conversation does not exist (it may have been deleted).");
       list = [one];
     } else {
       list = conversations.list();
@@ -136,7 +143,13 @@ export class ConversationTransfer {
   ): number {
     const id = randomUUID();
     conversationIds.set(c.id, id);
-    this.insertConversation.run(id, c.title.trim() || "Imported chat", c.createdAt, c.updatedAt, JSON.stringify(c.adapters));
+    this.insertConversation.run(
+      id,
+      c.title.trim() || "Imported chat",
+      c.createdAt,
+      c.updatedAt,
+      JSON.stringify(c.adapters),
+    );
     c.messages.forEach((m, i) => {
       const messageId = randomUUID();
       messageIds.set(m.id, messageId);
@@ -162,7 +175,12 @@ export class ConversationTransfer {
           scores: {},
           skipped: [],
         };
-        this.insertTurn.run(messageId, JSON.stringify(m.routing.adapters), JSON.stringify(router), m.createdAt);
+        this.insertTurn.run(
+          messageId,
+          JSON.stringify(m.routing.adapters),
+          JSON.stringify(router),
+          m.createdAt,
+        );
       }
     });
     return c.messages.length;

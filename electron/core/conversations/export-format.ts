@@ -53,6 +53,12 @@ const ExportedMessage = z.strictObject({
   createdAt: Time,
   stats: GenerationStats.strict().nullable().default(null),
   routing: ExportedRouting.nullable().default(null),
+  /**
+   * Exported for the reader; not imported: ratings and corrections are feedback given on the
+   * machine that exported (feedback_events), and must not be re-queued for upload from here.
+   */
+  rating: z.enum(["good", "bad"]).nullable().optional(),
+  corrected: z.boolean().optional(),
   memoriesUsed: z
     .array(z.strictObject({ id: Id, text: Text(LIMITS.memoryChars) }))
     .max(64)
@@ -136,7 +142,8 @@ export type ExportDocument = z.output<typeof ExportDocument>;
 
 const FORBIDDEN_KEYS = new Set(["__proto__", "constructor", "prototype"]);
 
-const invalid = (reason: string): ApiError => new ApiError("invalid_input", `This file cannot be imported: ${reason}.`);
+const invalid = (reason: string): ApiError =>
+  new ApiError("invalid_input", `This file cannot be imported: ${reason}.`);
 
 /** Deepest nesting of arrays/objects in JSON text, counted without parsing (strings skipped). */
 export function jsonDepth(text: string): number {
@@ -146,7 +153,8 @@ export function jsonDepth(text: string): number {
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
     if (inString) {
-      if (c === 0x5c) i++; // backslash: skip the escaped character
+      if (c === 0x5c)
+        i++; // backslash: skip the escaped character
       else if (c === 0x22) inString = false;
     } else if (c === 0x22) inString = true;
     else if (c === 0x7b || c === 0x5b) max = Math.max(max, ++depth);
@@ -174,9 +182,11 @@ export function parseExport(json: string): ExportDocument {
     if (err instanceof ApiError) throw invalid(`it contains a ${err.message}`);
     throw invalid(`it is not valid JSON (${err instanceof Error ? err.message : String(err)})`);
   }
-  if (typeof raw !== "object" || raw === null || Array.isArray(raw)) throw invalid("it is not a Macaron export");
+  if (typeof raw !== "object" || raw === null || Array.isArray(raw))
+    throw invalid("it is not a Macaron export");
   const head = raw as { format?: unknown; version?: unknown };
-  if (head.format !== EXPORT_FORMAT) throw invalid('it is not a Macaron export (no "format": "macaron-export")');
+  if (head.format !== EXPORT_FORMAT)
+    throw invalid('it is not a Macaron export (no "format": "macaron-export")');
   if (head.version !== EXPORT_VERSION) {
     const v = typeof head.version === "number" ? String(head.version) : "unknown";
     throw invalid(

@@ -15,6 +15,9 @@ interface MessageRow {
   seq: number;
   replaced_by: string | null;
   context_json: string | null;
+  /** The latest rating and whether a correction exists (feedback_events, migration 0004). */
+  rating: string | null;
+  corrected: number;
   /** From the turn record (LEFT JOIN turns); null for user messages. */
   turn_adapters: string | null;
   turn_router: string | null;
@@ -57,13 +60,19 @@ function toMessage(row: MessageRow, memoriesUsed: MemoryUse[] = []): Message {
     createdAt: row.created_at,
     stats: parseStats(row.stats_json),
     routing: routingFromColumns(row.turn_adapters, row.turn_router),
+    rating: row.rating === "good" || row.rating === "bad" ? row.rating : null,
+    corrected: row.corrected === 1,
     memoriesUsed,
     context: parseContext(row.context_json),
   };
 }
 
+// Ratings and corrections are read through feedback_events_message (message_id, kind, created_at).
 const SELECT = `
-  SELECT m.*, t.adapters_json AS turn_adapters, t.router_json AS turn_router
+  SELECT m.*, t.adapters_json AS turn_adapters, t.router_json AS turn_router,
+    (SELECT json_extract(f.payload_json, '$.rating') FROM feedback_events f
+      WHERE f.message_id = m.id AND f.kind = 'rating' ORDER BY f.created_at DESC, f.rowid DESC LIMIT 1) AS rating,
+    EXISTS (SELECT 1 FROM feedback_events f WHERE f.message_id = m.id AND f.kind = 'correction') AS corrected
   FROM messages m LEFT JOIN turns t ON t.message_id = m.id`;
 
 export interface NewMessage {
@@ -132,6 +141,8 @@ export class MessageStore {
       createdAt: now,
       stats: null,
       routing: null,
+      rating: null,
+      corrected: false,
       memoriesUsed: [],
       context: null,
     };

@@ -104,6 +104,8 @@ describe("MessageStore", () => {
       createdAt: 10,
       stats: null,
       routing: null,
+      rating: null,
+      corrected: false,
       memoriesUsed: [],
       context: null,
     });
@@ -131,8 +133,18 @@ describe("MessageStore", () => {
   it("hides replaced answers from the transcript and from search, but keeps them", () => {
     const c = conversations.create("T", 1);
     messages.append({ conversationId: c.id, role: "user", content: "Q", status: "complete" });
-    const old = messages.append({ conversationId: c.id, role: "assistant", content: "zebra", status: "complete" });
-    const next = messages.append({ conversationId: c.id, role: "assistant", content: "A2", status: "complete" });
+    const old = messages.append({
+      conversationId: c.id,
+      role: "assistant",
+      content: "zebra",
+      status: "complete",
+    });
+    const next = messages.append({
+      conversationId: c.id,
+      role: "assistant",
+      content: "A2",
+      status: "complete",
+    });
     messages.markReplaced(old.id, next.id);
     expect(messages.list(c.id).map((m) => m.content)).toEqual(["Q", "A2"]);
     expect(messages.get(old.id)?.content).toBe("zebra");

@@ -24,8 +24,8 @@ export function fileStamp(now = Date.now()): string {
 function parseStamp(stamp: string): number {
   const m = /^(\d{4})(\d{2})(\d{2})T(\d{2})(\d{2})(\d{2})(\d{3})$/.exec(stamp);
   if (!m) return 0;
-  const [, y, mo, d, h, mi, s, ms] = m.map(Number) as number[];
-  return Date.UTC(y!, mo! - 1, d!, h!, mi!, s!, ms!);
+  const n = m.slice(1).map(Number);
+  return Date.UTC(n[0] ?? 0, (n[1] ?? 1) - 1, n[2], n[3], n[4], n[5], n[6]);
 }
 
 /**

@@ -63,7 +63,8 @@ function checkExisting(path: string): void {
     db.pragma("schema_version");
     const problems = db.pragma("quick_check") as { quick_check: string }[];
     const found = problems.map((p) => p.quick_check).filter((p) => p !== "ok");
-    if (found.length > 0) throw new Error(`the file is damaged (integrity check: ${found.slice(0, 3).join("; ")})`);
+    if (found.length > 0)
+      throw new Error(`the file is damaged (integrity check: ${found.slice(0, 3).join("; ")})`);
   } catch (err) {
     // A read-only connection cannot roll back a hot journal: the read-write open will.
     if (!String((err as { code?: unknown }).code).startsWith("SQLITE_READONLY")) throw err;

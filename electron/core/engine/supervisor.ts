@@ -22,6 +22,13 @@ export interface EngineSupervisorOptions extends RestartPolicyOptions {
   sequences?: number;
   /** A process that has not said "ready" by then is killed and counts as a crash. Default 60 s. */
   readyTimeoutMs?: number;
+  /**
+   * Folder (absolute) for conversations' saved KV states, given to the engine on every load:
+   * a conversation reopened after a restart evaluates only its new tokens. Core: <dataDir>/kv.
+   */
+  stateDir?: string;
+  /** How long close() lets the engine save its caches before it is killed. Default 5 s. */
+  closeGraceMs?: number;
 }
 
 export type SupervisorState = "starting" | "ready" | "restarting" | "failed" | "closed";
@@ -71,6 +78,8 @@ export class EngineSupervisor implements EngineClient {
   private lastLoad: string | null = null;
   private _loaded: LoadedModel | null = null;
   private restartTimer: NodeJS.Timeout | null = null;
+  /** Callers waiting for the engine to be available: close() then does not linger to save. */
+  private waiting = 0;
   private readonly listeners = new Set<(event: EngineLifecycleEvent) => void>();
   private readonly policy: RestartPolicy;
 
@@ -108,10 +117,10 @@ export class EngineSupervisor implements EngineClient {
     if (this._state === "failed") this.restartAfterFailure();
     await this.whenAvailable();
     try {
-      const model = (await this.request(
-        { type: "load", path, contextSize: this.options.contextSize, sequences: this.options.sequences },
-        { action: "loading the model", onProgress },
-      )) as LoadedModel;
+      const model = (await this.request(this.loadRequest(path), {
+        action: "loading the model",
+        onProgress,
+      })) as LoadedModel;
       this.lastLoad = path;
       this._loaded = model;
       return model;
@@ -162,18 +171,36 @@ export class EngineSupervisor implements EngineClient {
     return () => this.listeners.delete(listener);
   }
 
-  /** Stop the engine. Requests still in flight reject with a clear error. */
+  /**
+   * Stop the engine. When it is idle it first unloads the model, which saves the conversations'
+   * KV caches (at most `closeGraceMs`); requests still in flight reject with a clear error.
+   */
   async close(): Promise<void> {
     if (this._state === "closed") return;
+    const child = this.child;
+    const idle =
+      this._state === "ready" && !child.exited && child.pending.size === 0 && this.waiting === 0 && this.lastLoad;
+    // Requested before the state turns "closed", which refuses new requests.
+    const unloaded = idle ? this.request({ type: "unload" }, { action: "saving caches" }) : null;
     this.setState("closed");
     if (this.restartTimer) clearTimeout(this.restartTimer);
-    const child = this.child;
+    if (unloaded) {
+      let timer: NodeJS.Timeout | undefined;
+      const grace = new Promise<void>((resolve) => (timer = setTimeout(resolve, this.options.closeGraceMs ?? 5000)));
+      await Promise.race([unloaded.catch(() => undefined), grace]);
+      clearTimeout(timer);
+    }
     this.rejectAll(child, new ApiError("internal", "The engine was shut down before it answered."));
     child.failReady(new ApiError("internal", "The engine was shut down."));
     if (!child.exited) {
       child.proc.kill();
       await child.exit;
     }
+  }
+
+  private loadRequest(path: string): RequestBody {
+    const { contextSize, sequences, stateDir } = this.options;
+    return { type: "load", path, contextSize, sequences, stateDir };
   }
 
   private startChild(): Child {
@@ -282,15 +309,9 @@ export class EngineSupervisor implements EngineClient {
   private async reload(): Promise<EngineLifecycleEvent | null> {
     if (!this.lastLoad) return null;
     try {
-      const model = (await this.request(
-        {
-          type: "load",
-          path: this.lastLoad,
-          contextSize: this.options.contextSize,
-          sequences: this.options.sequences,
-        },
-        { action: "reloading the model" },
-      )) as LoadedModel;
+      const model = (await this.request(this.loadRequest(this.lastLoad), {
+        action: "reloading the model",
+      })) as LoadedModel;
       this._loaded = model;
       return { type: "model-reloaded", model };
     } catch (error) {
@@ -312,6 +333,15 @@ export class EngineSupervisor implements EngineClient {
 
   /** Wait until a process is ready, following restarts; throw if closed or given up. */
   private async whenAvailable(): Promise<void> {
+    this.waiting++;
+    try {
+      await this.untilAvailable();
+    } finally {
+      this.waiting--;
+    }
+  }
+
+  private async untilAvailable(): Promise<void> {
     for (;;) {
       if (this._state === "closed") throw new ApiError("internal", "The engine has been shut down.");
       if (this.failure) throw new ApiError("engine_crashed", this.failure);

@@ -37,7 +37,7 @@ export interface PrivacyUpdate {
 const KEY = "privacy";
 
 /** https anywhere; plain http only to this machine (a local test service). */
-function checkEndpoint(endpoint: string): string {
+export function checkEndpoint(endpoint: string): string {
   let url: URL;
   try {
     url = new URL(endpoint);

@@ -8,7 +8,7 @@ export function memoryHandlers(memory: MemoryService): DomainHandlers<"memories"
     "memories.create": ({ text }) => memory.create(text),
     "memories.update": ({ id, text, status }) => {
       if (text === undefined && status === undefined) {
-        throw new ApiError("invalid_input", "Give a new text or accept the memory (status \"active\").");
+        throw new ApiError("invalid_input", 'Give a new text or accept the memory (status "active").');
       }
       return memory.update(id, { text, status });
     },

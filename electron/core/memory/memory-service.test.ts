@@ -43,10 +43,19 @@ beforeEach(() => {
       return fake.embed(texts);
     },
     modelKey: () => "model-a",
-    generateInBackground: async (_history, options): Promise<GenerateResult> => {
+    generateInBackground: (_history, options): Promise<GenerateResult> => {
       generateCalls.push(options);
       const text = answers.shift() ?? '{"facts":[]}';
-      return { text, stopReason: "eos", tokens: 1, ttftMs: 1, durationMs: 1, promptTokensEvaluated: 1, contextTokens: 1, contextSize: 512 };
+      return Promise.resolve({
+        text,
+        stopReason: "eos",
+        tokens: 1,
+        ttftMs: 1,
+        durationMs: 1,
+        promptTokensEvaluated: 1,
+        contextTokens: 1,
+        contextSize: 512,
+      });
     },
     log: () => undefined,
   });
@@ -67,7 +76,9 @@ describe("memory text rules", () => {
   });
 
   it("validates model output: JSON shape, length, control characters, invalid UTF-8, duplicates", () => {
-    expect(validProposedFacts('{"facts":["Likes tea"," likes  TEA! ","Has a dog"]}', ["has a dog"])).toEqual(["Likes tea"]);
+    expect(validProposedFacts('{"facts":["Likes tea"," likes  TEA! ","Has a dog"]}', ["has a dog"])).toEqual([
+      "Likes tea",
+    ]);
     expect(validProposedFacts('{"facts":["a\\u0000b","\\ufffd\\ufffd","x".repeat(3)]}', [])).toEqual([]);
     expect(validProposedFacts(`{"facts":["${"y".repeat(201)}","ok fact"]}`, [])).toEqual(["ok fact"]);
     expect(validProposedFacts('{"facts":["\\ud800 lone"]}', [])).toEqual([]);
@@ -89,15 +100,24 @@ describe("memory text rules", () => {
 describe("MemoryService", () => {
   it("creates, edits, accepts and deletes, emitting memories.changed", () => {
     const m = service.create("  I   like green tea ");
-    expect(m).toMatchObject({ text: "I like green tea", source: "user", status: "active", conversationId: null });
+    expect(m).toMatchObject({
+      text: "I like green tea",
+      source: "user",
+      status: "active",
+      conversationId: null,
+    });
     expect(service.update(m.id, { text: "I like oolong tea" }).text).toBe("I like oolong tea");
     const proposed = store.create({ text: "Has a cat", source: "model", status: "proposed" });
     expect(service.list().map((x) => x.id)).toEqual([proposed.id, m.id]); // proposed first
     expect(service.update(proposed.id, { status: "active" }).status).toBe("active");
     expect(service.delete(m.id)).toBe(true);
     expect(service.delete(m.id)).toBe(false);
-    expect(() => service.update("nope", { text: "x" })).toThrow(expect.objectContaining({ code: "not_found" }) as ApiError);
-    expect(() => service.create("a\u0007b")).toThrow(expect.objectContaining({ code: "invalid_input" }) as ApiError);
+    expect(() => service.update("nope", { text: "x" })).toThrow(
+      expect.objectContaining({ code: "not_found" }) as ApiError,
+    );
+    expect(() => service.create("a\u0007b")).toThrow(
+      expect.objectContaining({ code: "invalid_input" }) as ApiError,
+    );
     expect(events.of("memories.changed")).toHaveLength(4);
   });
 
@@ -128,7 +148,12 @@ describe("MemoryService", () => {
     const conversations = new ConversationStore(db);
     const messages = new MessageStore(db);
     const c = conversations.create("T");
-    const user = messages.append({ conversationId: c.id, role: "user", content: "I have two cats", status: "complete" });
+    const user = messages.append({
+      conversationId: c.id,
+      role: "user",
+      content: "I have two cats",
+      status: "complete",
+    });
     service.create("The user has two cats");
     const turn = {
       conversationId: c.id,
@@ -143,10 +168,17 @@ describe("MemoryService", () => {
     expect(generateCalls[0]).toMatchObject({ temperature: 0, jsonSchema: { type: "object" } });
     const proposed = service.list().filter((m) => m.status === "proposed");
     expect(proposed).toEqual([
-      expect.objectContaining({ text: "The user lives in Oslo", source: "model", conversationId: c.id, messageId: user.id }),
+      expect.objectContaining({
+        text: "The user lives in Oslo",
+        source: "model",
+        conversationId: c.id,
+        messageId: user.id,
+      }),
     ]);
     // Proposed memories are not used until accepted.
-    expect((await service.retrieve("Oslo", 4096, estimate)).map((m) => m.text)).not.toContain("The user lives in Oslo");
+    expect((await service.retrieve("Oslo", 4096, estimate)).map((m) => m.text)).not.toContain(
+      "The user lives in Oslo",
+    );
 
     settings.memoryEnabled = false;
     answers.push('{"facts":["The user likes skiing"]}');
@@ -161,7 +193,12 @@ describe("MemoryService", () => {
     const messages = new MessageStore(db);
     const c = conversations.create("T");
     const other = conversations.create("U");
-    const user = messages.append({ conversationId: c.id, role: "user", content: "remember that I ski", status: "complete" });
+    const user = messages.append({
+      conversationId: c.id,
+      role: "user",
+      content: "remember that I ski",
+      status: "complete",
+    });
     const m = service.rememberFromMessage("remember that I ski", c.id, user.id);
     expect(m).toMatchObject({ text: "I ski", source: "user", status: "active", messageId: user.id });
     expect(service.rememberFromMessage("Remember: I SKI", c.id, user.id)).toBeNull();
@@ -169,6 +206,11 @@ describe("MemoryService", () => {
     store.create({ text: "Proposed here", source: "model", status: "proposed", conversationId: c.id });
     service.create("Typed in the panel");
     expect(service.deleteFromConversation(c.id)).toBe(2);
-    expect(service.list().map((x) => x.text).sort()).toEqual(["From elsewhere", "Typed in the panel"]);
+    expect(
+      service
+        .list()
+        .map((x) => x.text)
+        .sort(),
+    ).toEqual(["From elsewhere", "Typed in the panel"]);
   });
 });

@@ -47,7 +47,8 @@ export interface AnsweredTurn {
   kvPolicy?: KvPolicy;
 }
 
-const notFound = (): ApiError => new ApiError("not_found", "This memory does not exist (it may have been deleted).");
+const notFound = (): ApiError =>
+  new ApiError("not_found", "This memory does not exist (it may have been deleted).");
 
 /**
  * Long-term memories: the panel's operations, "remember that …" in a message, retrieval into
@@ -116,7 +117,13 @@ export class MemoryService {
     if (!fact) return null;
     const key = memoryKey(fact);
     if (this.deps.store.list().some((m) => memoryKey(m.text) === key && m.status === "active")) return null;
-    return this.deps.store.create({ text: fact, source: "user", status: "active", conversationId, messageId });
+    return this.deps.store.create({
+      text: fact,
+      source: "user",
+      status: "active",
+      conversationId,
+      messageId,
+    });
   }
 
   /** The active memories to put into a prompt for `text`, within 15% of `contextSize`. */
@@ -128,7 +135,11 @@ export class MemoryService {
 
   /** Record which memories an answer was given (inside the answer's transaction). */
   linkToMessage(messageId: string, memories: readonly Memory[]): void {
-    if (memories.length > 0) this.deps.store.linkToMessage(messageId, memories.map((m) => m.id));
+    if (memories.length > 0)
+      this.deps.store.linkToMessage(
+        messageId,
+        memories.map((m) => m.id),
+      );
   }
 
   /** The system-prompt block for these memories. */
@@ -168,7 +179,11 @@ export class MemoryService {
     await this.settled();
   }
 
-  private async propose(generate: BackgroundGenerate, turn: AnsweredTurn, signal: AbortSignal): Promise<void> {
+  private async propose(
+    generate: BackgroundGenerate,
+    turn: AnsweredTurn,
+    signal: AbortSignal,
+  ): Promise<void> {
     // Ask as the next turn of the same conversation: the engine reuses the KV cache of the
     // prompt it just answered, so the question costs only its own tokens.
     const history: ChatTurn[] = [

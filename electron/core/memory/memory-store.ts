@@ -79,9 +79,13 @@ export class MemoryStore {
       SELECT id FROM memories WHERE conversation_id = ?
       UNION SELECT mem.id FROM memories mem JOIN messages msg ON msg.id = mem.message_id
       WHERE msg.conversation_id = ?`);
-    this.linkStmt = db.prepare("INSERT OR IGNORE INTO message_memories (message_id, memory_id) VALUES (?, ?)");
+    this.linkStmt = db.prepare(
+      "INSERT OR IGNORE INTO message_memories (message_id, memory_id) VALUES (?, ?)",
+    );
     this.usedStmt = db.prepare("UPDATE memories SET last_used_at = ? WHERE id = ?");
-    this.vectorGetStmt = db.prepare("SELECT text_hash, vector FROM memory_vectors WHERE memory_id = ? AND model_key = ?");
+    this.vectorGetStmt = db.prepare(
+      "SELECT text_hash, vector FROM memory_vectors WHERE memory_id = ? AND model_key = ?",
+    );
     this.vectorPutStmt = db.prepare(`
       INSERT INTO memory_vectors (memory_id, model_key, text_hash, vector) VALUES (?, ?, ?, ?)
       ON CONFLICT(memory_id, model_key) DO UPDATE SET text_hash = excluded.text_hash, vector = excluded.vector`);

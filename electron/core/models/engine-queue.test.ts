@@ -63,7 +63,12 @@ describe("EngineQueue background generations", () => {
   it("run only when nothing else waits, and give way to work that arrives meanwhile", async () => {
     const { fake, queue } = setup();
     // The chat answer hangs until stopped; the background request waits behind it.
-    fake.scripts.push({ tokens: ["a"], end: "hang" }, { tokens: ["bg"], end: "hang" }, { tokens: ["c"] }, { tokens: ["bg2"] });
+    fake.scripts.push(
+      { tokens: ["a"], end: "hang" },
+      { tokens: ["bg"], end: "hang" },
+      { tokens: ["c"] },
+      { tokens: ["bg2"] },
+    );
     const chat = new AbortController();
     const first = queue.generate(history, options, () => undefined, chat.signal);
     const background = queue.generateInBackground(history, json, new AbortController().signal);

@@ -74,10 +74,22 @@ export class EngineQueue implements EngineClient {
    * arriving meanwhile preempts it; it then starts over once the line is empty again. Aborting
    * `signal` ends it with stopReason "abort".
    */
-  generateInBackground(history: ChatTurn[], options: GenerateOptions, signal: AbortSignal): Promise<GenerateResult> {
+  generateInBackground(
+    history: ChatTurn[],
+    options: GenerateOptions,
+    signal: AbortSignal,
+  ): Promise<GenerateResult> {
     if (signal.aborted) return Promise.resolve(this.notStarted());
     return new Promise<GenerateResult>((resolve, reject) => {
-      const task: BackgroundTask = { history, options, signal, resolve, reject, controller: null, preempted: false };
+      const task: BackgroundTask = {
+        history,
+        options,
+        signal,
+        resolve,
+        reject,
+        controller: null,
+        preempted: false,
+      };
       signal.addEventListener(
         "abort",
         () => {
@@ -153,7 +165,12 @@ export class EngineQueue implements EngineClient {
         return;
       }
       task.controller = new AbortController();
-      const result = await this.inner.generate(task.history, task.options, () => undefined, task.controller.signal);
+      const result = await this.inner.generate(
+        task.history,
+        task.options,
+        () => undefined,
+        task.controller.signal,
+      );
       if (task.preempted && !task.signal.aborted) this.background.unshift(task);
       else task.resolve(result);
     } catch (err) {

@@ -2,11 +2,21 @@ import { useEffect, useState } from "react";
 import { AdaptersPanel } from "../adapters/AdaptersPanel";
 import { ChatView } from "../chat/ChatView";
 import { ConversationNav } from "../conversations/ConversationNav";
+import { DatabaseScreen } from "../database/DatabaseScreen";
+import { MemoryPanel } from "../memory/MemoryPanel";
+import { PrivacyDialog } from "../privacy/PrivacyDialog";
 import { Toasts } from "../conversations/Toasts";
 import { ModelBar } from "../models/ModelBar";
 import { ModelPanel } from "../models/ModelPanel";
 import { SettingsDialog } from "../settings/SettingsDialog";
-import { useAdapterState, useAppState, useController, useSettingsState } from "./controller-context";
+import {
+  useAdapterState,
+  useAppState,
+  useController,
+  useMemoryState,
+  usePrivacyState,
+  useSettingsState,
+} from "./controller-context";
 import { conversationIdFromHash, hashForConversation } from "./hash-route";
 import { useShortcuts } from "./use-shortcuts";
 
@@ -20,6 +30,8 @@ export function App() {
   const panelOpen = useAppState((s) => s.modelPanelOpen);
   const adaptersOpen = useAdapterState((s) => s.panelOpen);
   const settingsOpen = useSettingsState((s) => s.open);
+  const memoryOpen = useMemoryState((s) => s.open);
+  const privacyOpen = usePrivacyState((s) => s.open);
   const [navOpen, setNavOpen] = useState(false);
   const panelVisible = phase === "loaded" && (!hasModel || panelOpen);
   const browser = controller.api.platform.kind === "browser";
@@ -52,6 +64,14 @@ export function App() {
     return () => window.removeEventListener("pagehide", onHide);
   }, [controller]);
 
+  if (phase === "database") {
+    return (
+      <div className="app app--blocked" data-app-state={phase}>
+        <DatabaseScreen />
+      </div>
+    );
+  }
+
   return (
     <div className="app" data-app-state={phase} data-connection={browser ? connection : undefined}>
       <ConversationNav open={navOpen} onNavigate={() => setNavOpen(false)} />
@@ -75,6 +95,8 @@ export function App() {
       <Toasts />
       {adaptersOpen && <AdaptersPanel />}
       {settingsOpen && <SettingsDialog />}
+      {memoryOpen && <MemoryPanel />}
+      {privacyOpen && <PrivacyDialog />}
     </div>
   );
 }

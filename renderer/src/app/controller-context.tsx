@@ -4,6 +4,10 @@ import { useStore } from "zustand";
 import type { AppController } from "../state/app-controller";
 import type { AdapterState } from "../state/adapter-controller";
 import type { AppState } from "../state/app-store";
+import type { DatabaseViewState } from "../state/database-controller";
+import type { FeedbackState } from "../state/feedback-controller";
+import type { MemoryState } from "../state/memory-controller";
+import type { PrivacyViewState } from "../state/privacy-controller";
 import type { SettingsState } from "../state/settings-controller";
 
 const ControllerContext = createContext<AppController | null>(null);
@@ -36,4 +40,20 @@ export function useAdapterState<T>(selector: (state: AdapterState) => T): T {
 
 export function useSettingsState<T>(selector: (state: SettingsState) => T): T {
   return useStore(useController().settings.store, selector);
+}
+
+export function useFeedbackState<T>(selector: (state: FeedbackState) => T): T {
+  return useStore(useController().feedback.store, selector);
+}
+
+export function usePrivacyState<T>(selector: (state: PrivacyViewState) => T): T {
+  return useStore(useController().privacy.store, selector);
+}
+
+export function useMemoryState<T>(selector: (state: MemoryState) => T): T {
+  return useStore(useController().memory.store, selector);
+}
+
+export function useDatabaseState<T>(selector: (state: DatabaseViewState) => T): T {
+  return useStore(useController().database.store, selector);
 }

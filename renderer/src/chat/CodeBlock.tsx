@@ -1,26 +1,8 @@
 import { useEffect, useState } from "react";
 import { CopyIcon } from "../app/icons";
+import { copyText } from "./clipboard";
 
 type CopyState = "idle" | "copied" | "failed";
-
-async function copyText(text: string): Promise<boolean> {
-  try {
-    await navigator.clipboard.writeText(text);
-    return true;
-  } catch {
-    // Clipboard API needs a secure context; a LAN http:// page falls back to a selection copy.
-    const area = document.createElement("textarea");
-    area.value = text;
-    area.setAttribute("readonly", "");
-    area.style.position = "fixed";
-    area.style.opacity = "0";
-    document.body.append(area);
-    area.select();
-    const ok = document.execCommand("copy");
-    area.remove();
-    return ok;
-  }
-}
 
 /** A fenced code block with its language and a Copy button. */
 export function CodeBlock({ code, language }: { code: string; language: string | null }) {

@@ -2,6 +2,8 @@ import { memo } from "react";
 import type { Message } from "../../../electron/api";
 import { AnswerAgain } from "../adapters/AnswerAgain";
 import { RoutingChip } from "../adapters/RoutingChip";
+import { AnswerFeedback } from "./AnswerFeedback";
+import { AnswerNotes } from "./AnswerNotes";
 import { Markdown } from "./Markdown";
 import { MessageStats } from "./MessageStats";
 
@@ -43,8 +45,10 @@ export const MessageView = memo(function MessageView({ message, last = false }: 
 });
 
 function MessageFooter({ message, last }: { message: Message; last: boolean }) {
+  const finished = message.status === "complete" || message.status === "stopped";
   return (
     <div className="message__footer">
+      <AnswerNotes message={message} />
       {message.routing && <RoutingChip routing={message.routing} />}
       {message.status === "stopped" && <span className="badge">Stopped</span>}
       {message.status === "interrupted" && (
@@ -59,6 +63,7 @@ function MessageFooter({ message, last }: { message: Message; last: boolean }) {
       )}
       {message.stats && message.status !== "streaming" && <MessageStats stats={message.stats} />}
       {last && message.status !== "streaming" && <AnswerAgain message={message} />}
+      {finished && <AnswerFeedback message={message} />}
     </div>
   );
 }

@@ -2,9 +2,13 @@ import { memo, useEffect, useRef, useState } from "react";
 import type { Conversation } from "../../../electron/api";
 import { useController } from "../app/controller-context";
 import { hashForConversation } from "../app/hash-route";
-import { PencilIcon, TrashIcon } from "../app/icons";
+import { downloadText } from "../app/download";
+import { DownloadIcon, PencilIcon, TrashIcon } from "../app/icons";
 
-/** One conversation: a link that opens it, inline rename (Enter saves, Escape cancels), delete with Undo. */
+/**
+ * One conversation: a link that opens it, inline rename (Enter saves, Escape cancels), export
+ * as a .json file, delete with Undo.
+ */
 export const ConversationItem = memo(function ConversationItem({
   conversation,
   current,
@@ -87,6 +91,19 @@ export const ConversationItem = memo(function ConversationItem({
             onClick={startRename}
           >
             <PencilIcon />
+          </button>
+          <button
+            type="button"
+            className="icon-button"
+            aria-label="Export"
+            title="Export as a file"
+            onClick={() =>
+              void controller.transfer.exportJson(conversation.id).then((file) => {
+                if (file) downloadText(file.fileName, file.json);
+              })
+            }
+          >
+            <DownloadIcon />
           </button>
           <button
             type="button"

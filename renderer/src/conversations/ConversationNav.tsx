@@ -2,8 +2,10 @@ import { useEffect, useMemo, useState } from "react";
 import { useAppState, useController } from "../app/controller-context";
 import { COMPOSER_INPUT_ID, SEARCH_INPUT_ID } from "../app/dom-ids";
 import { SHORTCUTS } from "../app/use-shortcuts";
-import { visibleConversations } from "../state/app-store";
+import { visibleConversations, visibleHits } from "../state/app-store";
 import { ConversationItem } from "./ConversationItem";
+import { SearchResults } from "./SearchResults";
+import { TransferActions } from "./TransferActions";
 
 const SEARCH_DEBOUNCE_MS = 200;
 
@@ -11,17 +13,17 @@ const SEARCH_DEBOUNCE_MS = 200;
 export function ConversationNav({ open, onNavigate }: { open: boolean; onNavigate: () => void }) {
   const controller = useController();
   const conversations = useAppState((s) => s.conversations);
-  const searchResults = useAppState((s) => s.searchResults);
+  const searchHits = useAppState((s) => s.searchHits);
   const pendingDeletes = useAppState((s) => s.pendingDeletes);
   const currentId = useAppState((s) => s.currentId);
   const phase = useAppState((s) => s.phase);
   const [query, setQuery] = useState("");
 
   // Derived here, not in a selector: a selector returning a new array re-renders forever.
-  const visible = useMemo(
-    () => visibleConversations({ conversations, searchResults, pendingDeletes }),
-    [conversations, searchResults, pendingDeletes],
-  );
+  const visible = useMemo(() => visibleConversations({ conversations, pendingDeletes }), [conversations, pendingDeletes]);
+  const hits = useMemo(() => visibleHits({ searchHits, pendingDeletes }), [searchHits, pendingDeletes]);
+  // The plain list while the query is empty (or its first answer has not come yet).
+  const searching = query.trim() !== "" && hits !== null;
 
   useEffect(() => {
     const handle = setTimeout(() => void controller.search(query), query ? SEARCH_DEBOUNCE_MS : 0);
@@ -70,14 +72,22 @@ export function ConversationNav({ open, onNavigate }: { open: boolean; onNavigat
           }
         }}
       />
-      {phase === "loaded" && visible.length === 0 && (
-        <p className="sidebar__empty">{query ? "No conversations match." : "No conversations yet."}</p>
+      {searching ? (
+        <>
+          {hits.length === 0 && <p className="sidebar__empty">No conversations match.</p>}
+          <SearchResults hits={hits} currentId={currentId} />
+        </>
+      ) : (
+        <>
+          {phase === "loaded" && visible.length === 0 && <p className="sidebar__empty">No conversations yet.</p>}
+          <ul className="conversation-list">
+            {visible.map((c) => (
+              <ConversationItem key={c.id} conversation={c} current={c.id === currentId} />
+            ))}
+          </ul>
+        </>
       )}
-      <ul className="conversation-list">
-        {visible.map((c) => (
-          <ConversationItem key={c.id} conversation={c} current={c.id === currentId} />
-        ))}
-      </ul>
+      <TransferActions />
       <details className="shortcuts">
         <summary>Keyboard shortcuts</summary>
         <dl>

@@ -1,16 +1,28 @@
 import { useAppState, useController } from "../app/controller-context";
 
-/** Undo for deletes (the conversation is only deleted when its toast expires) and short notices. */
+/**
+ * Undo for deletes (the conversation is only deleted when its toast expires, with or without
+ * the memories that came from it) and short notices.
+ */
 export function Toasts() {
   const controller = useController();
   const pendingDeletes = useAppState((s) => s.pendingDeletes);
   const notice = useAppState((s) => s.notice);
+  const deleteMemoryIds = useAppState((s) => s.deleteMemoryIds);
 
   return (
     <div className="toasts" role="status" aria-live="polite">
       {pendingDeletes.map((c) => (
         <div key={c.id} className="toast">
           <span>Deleted “{c.title || "Untitled"}”</span>
+          <label className="toast__option">
+            <input
+              type="checkbox"
+              checked={deleteMemoryIds.includes(c.id)}
+              onChange={(e) => controller.setDeleteMemories(c.id, e.target.checked)}
+            />
+            Also delete memories from this conversation
+          </label>
           <button type="button" className="button button--small" onClick={() => controller.undoDelete(c.id)}>
             Undo
           </button>

@@ -1,4 +1,11 @@
-import { useAdapterState, useAppState, useController, useSettingsState } from "../app/controller-context";
+import {
+  useAdapterState,
+  useAppState,
+  useController,
+  useMemoryState,
+  usePrivacyState,
+  useSettingsState,
+} from "../app/controller-context";
 import { MenuIcon } from "../app/icons";
 import { LoadProgress } from "./LoadProgress";
 
@@ -19,6 +26,8 @@ export function ModelBar({
   const model = engine?.model ?? null;
   const adaptersOpen = useAdapterState((s) => s.panelOpen);
   const settingsOpen = useSettingsState((s) => s.open);
+  const memoryOpen = useMemoryState((s) => s.open);
+  const privacyOpen = usePrivacyState((s) => s.open);
 
   return (
     <header className="model-bar">
@@ -73,6 +82,28 @@ export function ModelBar({
         onClick={() => controller.adapters.setPanelOpen(true)}
       >
         Adapters
+      </button>
+      <button
+        type="button"
+        className="button"
+        aria-haspopup="dialog"
+        aria-expanded={memoryOpen}
+        onClick={() => {
+          controller.memory.setOpen(true);
+          // The panel's "Use memory" switch shows the current setting.
+          void controller.settings.load();
+        }}
+      >
+        Memory
+      </button>
+      <button
+        type="button"
+        className="button"
+        aria-haspopup="dialog"
+        aria-expanded={privacyOpen}
+        onClick={() => controller.privacy.setOpen(true)}
+      >
+        Privacy
       </button>
       <button
         type="button"

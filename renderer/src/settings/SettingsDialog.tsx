@@ -1,4 +1,4 @@
-import type { KvPolicySetting } from "../../../electron/api";
+import type { AppSettings, KvPolicySetting } from "../../../electron/api";
 import { useController, useSettingsState } from "../app/controller-context";
 import { Modal } from "../app/Modal";
 
@@ -14,7 +14,12 @@ const KV_POLICY_HINTS: Record<KvPolicySetting, string> = {
   activated: "Keeps the cache across switches: fastest, but earlier text is not re-read with the new adapters.",
 };
 
-/** App settings; for now how the model's cache follows adapter switches. */
+const CONTEXT_LABELS: Record<AppSettings["contextStrategy"], string> = {
+  "sliding-window": "Leave out the oldest messages (sliding window)",
+  summary: "Summarize the oldest messages",
+};
+
+/** App settings: how the model's cache follows adapter switches, and what long chats do. */
 export function SettingsDialog() {
   const controller = useController();
   const settings = useSettingsState((s) => s.settings);
@@ -43,6 +48,30 @@ export function SettingsDialog() {
           </select>
           <p id="kv-policy-hint" className="muted">
             {KV_POLICY_HINTS[settings.kvPolicy]}
+          </p>
+        </div>
+      )}
+      {settings && (
+        <div className="field">
+          <label htmlFor="context-strategy">When a conversation outgrows the context</label>
+          <select
+            id="context-strategy"
+            className="input"
+            value={settings.contextStrategy}
+            disabled={saving}
+            aria-describedby="context-strategy-hint"
+            onChange={(e) =>
+              void controller.settings.update({ contextStrategy: e.target.value as AppSettings["contextStrategy"] })
+            }
+          >
+            {(Object.keys(CONTEXT_LABELS) as Array<AppSettings["contextStrategy"]>).map((strategy) => (
+              <option key={strategy} value={strategy}>
+                {CONTEXT_LABELS[strategy]}
+              </option>
+            ))}
+          </select>
+          <p id="context-strategy-hint" className="muted">
+            Each answer says when earlier messages were left out or summarized.
           </p>
         </div>
       )}

@@ -2,6 +2,7 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import { ApiError } from "../../../electron/api";
 import type {
   Conversation,
+  DatabaseStatus,
   EngineStatus,
   EventName,
   EventPayload,
@@ -31,7 +32,14 @@ const demo: EngineStatus = {
   },
 };
 
-type FakeInput = { query?: string; title?: string; id?: string; conversationId?: string; text?: string };
+type FakeInput = {
+  query?: string;
+  title?: string;
+  id?: string;
+  conversationId?: string;
+  text?: string;
+  deleteMemories?: boolean;
+};
 
 /** A unit-test stand-in for core: a few methods over an in-memory list, and event emission. */
 class FakeApi implements RendererApi {
@@ -41,6 +49,7 @@ class FakeApi implements RendererApi {
   conversations: Conversation[] = [];
   engine: EngineStatus = { state: "idle", model: null, error: null, gpu: null, progress: null };
   failNext: ApiError | null = null;
+  database: DatabaseStatus = { state: "ok", message: null, path: "/d/macaron.db", backups: [] };
   private seq = 0;
   private connectionListeners = new Set<(s: ConnectionState) => void>();
   connection = {
@@ -58,6 +67,12 @@ class FakeApi implements RendererApi {
   }
 
   private handle(method: MethodName, input: FakeInput): unknown {
+    // Answers whatever failNext says: start() asks it before the calls those tests fail.
+    if (method === "database.status") return this.database;
+    if (method === "database.startFresh") {
+      this.database = { ...this.database, state: "ok", message: null };
+      return this.database;
+    }
     if (this.failNext) {
       const error = this.failNext;
       this.failNext = null;
@@ -124,6 +139,17 @@ class FakeApi implements RendererApi {
       }
       case "chat.stop":
         return { stopped: true };
+      case "conversations.search":
+        return this.conversations
+          .filter((c) => c.title.includes(input.query!))
+          .map((c) => ({
+            conversationId: c.id,
+            conversationTitle: c.title,
+            messageId: null,
+            role: null,
+            snippet: [{ text: c.title, match: true }],
+            createdAt: c.createdAt,
+          }));
       default:
         throw new ApiError("unknown_method", method);
     }
@@ -315,5 +341,44 @@ describe("AppController", () => {
     expect(await app.openModel("   ")).toBe(false);
     expect(await app.openDemo()).toBe(true);
     expect(app.store.getState()).toMatchObject({ engine: demo, modelError: null, modelBusy: false });
+  });
+
+  it("shows the database screen for a damaged database, and loads after a fresh start", async () => {
+    const api = new FakeApi();
+    api.database = { state: "corrupt", message: "file is not a database", path: "/d/macaron.db", backups: [] };
+    const app = await started(api);
+    expect(app.store.getState().phase).toBe("database");
+    expect(api.calls.map(([m]) => m)).not.toContain("conversations.list");
+    expect(await app.database.startFresh()).toBe(true);
+    expect(app.store.getState().phase).toBe("loaded");
+  });
+
+  it("searches with conversations.search and shows the plain list again for an empty query", async () => {
+    const api = new FakeApi();
+    api.conversations = [{ id: "x", title: "metric units", createdAt: 1, updatedAt: 1, adapters: "auto" }];
+    const app = await started(api);
+    await app.search("metric");
+    expect(api.calls).toContainEqual(["conversations.search", { query: "metric", limit: 50 }]);
+    expect(app.store.getState().searchHits?.map((h) => h.conversationId)).toEqual(["x"]);
+    await app.search("  ");
+    expect(app.store.getState().searchHits).toBeNull();
+  });
+
+  it("deletes the conversation's memories too when asked in the Undo toast", async () => {
+    vi.useFakeTimers();
+    const api = new FakeApi();
+    api.conversations = [{ id: "x", title: "with memories", createdAt: 1, updatedAt: 1, adapters: "auto" }];
+    const app = await started(api);
+    app.requestDelete("x");
+    await vi.advanceTimersByTimeAsync(UNDO_DELETE_MS - 1000);
+    // Deciding restarts the countdown.
+    app.setDeleteMemories("x", true);
+    await vi.advanceTimersByTimeAsync(UNDO_DELETE_MS - 1000);
+    expect(api.calls.filter(([m]) => m === "conversations.delete")).toEqual([]);
+    await vi.advanceTimersByTimeAsync(1000);
+    expect(api.calls.filter(([m]) => m === "conversations.delete")).toEqual([
+      ["conversations.delete", { id: "x", deleteMemories: true }],
+    ]);
+    expect(app.store.getState().deleteMemoryIds).toEqual([]);
   });
 });

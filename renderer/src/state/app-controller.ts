@@ -3,11 +3,16 @@
  * turns user intents and pushed events into store updates. One instance per app; dispose()
  * releases everything (no module-level state).
  */
-import type { AdapterSelection, Conversation, EngineStatus } from "../../../electron/api";
+import type { AdapterSelection, Conversation, EngineStatus, Message } from "../../../electron/api";
 import { errorMessage } from "../api";
 import type { RendererApi } from "../api";
 import { AdapterController } from "./adapter-controller";
 import { canChat, createAppStore, currentAdapters } from "./app-store";
+import { DatabaseController, isDatabaseUnavailable } from "./database-controller";
+import { FeedbackController } from "./feedback-controller";
+import { MemoryController } from "./memory-controller";
+import { PrivacyController } from "./privacy-controller";
+import { TransferController } from "./transfer-controller";
 import type { AppState, AppStore } from "./app-store";
 import {
   applyDeltas,
@@ -33,6 +38,13 @@ export class AppController {
   /** Installed adapters and the Adapters panel. */
   readonly adapters: AdapterController;
   readonly settings: SettingsController;
+  /** Ratings, corrections and copies of answers. */
+  readonly feedback: FeedbackController;
+  readonly privacy: PrivacyController;
+  readonly memory: MemoryController;
+  /** The database screen (corrupt or newer database). */
+  readonly database: DatabaseController;
+  readonly transfer: TransferController;
   private readonly disposers: Array<() => void> = [];
   private readonly deleteTimers = new Map<string, ReturnType<typeof setTimeout>>();
   private readonly batcher: DeltaBatcher;
@@ -46,6 +58,14 @@ export class AppController {
     this.store = createAppStore(api.connection?.state ?? "open");
     this.adapters = new AdapterController(api);
     this.settings = new SettingsController(api);
+    this.feedback = new FeedbackController(api, {
+      get: (id) => this.findMessage(id),
+      put: (message) => this.set((s) => ({ messages: applyDone(s.messages, message) })),
+    });
+    this.privacy = new PrivacyController(api);
+    this.memory = new MemoryController(api);
+    this.database = new DatabaseController(api, () => this.start(null));
+    this.transfer = new TransferController(api, (notice) => this.set({ notice }));
     this.batcher = new DeltaBatcher(
       (batch) => this.set((s) => ({ messages: applyDeltas(s.messages, batch) })),
       schedule,
@@ -59,6 +79,10 @@ export class AppController {
       this.subscribe();
     }
     this.set({ currentId: initialId, phase: "loading", loadError: null });
+    if (!(await this.database.check())) {
+      this.set({ phase: "database" });
+      return;
+    }
     try {
       const [engine, conversations] = await Promise.all([
         this.api.call("models.status", {}),
@@ -66,7 +90,9 @@ export class AppController {
       ]);
       this.set({ engine, conversations: sortConversations(conversations), phase: "loaded" });
     } catch (error) {
-      this.set({ phase: "error", loadError: errorMessage(error) });
+      // The database broke between the check and the list: show its screen, not a dead end.
+      if (isDatabaseUnavailable(error) && !(await this.database.check())) this.set({ phase: "database" });
+      else this.set({ phase: "error", loadError: errorMessage(error) });
       return;
     }
     // Not part of readiness: chat works without adapters (the list shows its own error).
@@ -80,6 +106,8 @@ export class AppController {
     this.deleteTimers.clear();
     this.batcher.dispose();
     this.adapters.dispose();
+    this.privacy.dispose();
+    this.memory.dispose();
   }
 
   /** Open a conversation (null: a new chat that is created on the first send). */
@@ -221,17 +249,27 @@ export class AppController {
   /** Hide the conversation now and delete it after UNDO_DELETE_MS unless undone. */
   requestDelete(id: string): void {
     const state = this.store.getState();
-    const conversation =
-      state.conversations.find((c) => c.id === id) ?? state.searchResults?.find((c) => c.id === id);
+    const conversation = state.conversations.find((c) => c.id === id);
     if (!conversation || this.deleteTimers.has(id)) return;
     this.set((s) => ({
       pendingDeletes: [...s.pendingDeletes, conversation],
       currentId: s.currentId === id ? null : s.currentId,
     }));
-    this.deleteTimers.set(
-      id,
-      setTimeout(() => void this.commitDelete(id), UNDO_DELETE_MS),
-    );
+    this.armDelete(id);
+  }
+
+  /**
+   * "Also delete memories from this conversation" in the Undo toast. Changing it restarts the
+   * countdown: the user is still deciding.
+   */
+  setDeleteMemories(id: string, deleteMemories: boolean): void {
+    if (!this.deleteTimers.has(id)) return;
+    this.set((s) => ({
+      deleteMemoryIds: deleteMemories
+        ? [...s.deleteMemoryIds.filter((d) => d !== id), id]
+        : s.deleteMemoryIds.filter((d) => d !== id),
+    }));
+    this.armDelete(id);
   }
 
   undoDelete(id: string): void {
@@ -239,7 +277,10 @@ export class AppController {
     if (!timer) return;
     clearTimeout(timer);
     this.deleteTimers.delete(id);
-    this.set((s) => ({ pendingDeletes: s.pendingDeletes.filter((c) => c.id !== id) }));
+    this.set((s) => ({
+      pendingDeletes: s.pendingDeletes.filter((c) => c.id !== id),
+      deleteMemoryIds: s.deleteMemoryIds.filter((d) => d !== id),
+    }));
   }
 
   /** Delete everything still waiting for Undo now (the page is closing: the user meant it). */
@@ -254,18 +295,18 @@ export class AppController {
     this.set({ notice: null });
   }
 
-  /** Search conversation titles and content on the server; an empty query shows all. */
+  /** Full-text search over titles and messages; an empty query shows the plain list again. */
   async search(query: string): Promise<void> {
     const seq = ++this.searchSeq;
     this.set({ searchQuery: query });
     if (!query.trim()) {
-      this.set({ searchResults: null });
+      this.set({ searchHits: null });
       return;
     }
     try {
-      const results = await this.api.call("conversations.list", { query: query.trim().slice(0, 500) });
+      const hits = await this.api.call("conversations.search", { query: query.trim().slice(0, 500), limit: 50 });
       // A slower answer to an older query must not overwrite the newer one.
-      if (seq === this.searchSeq) this.set({ searchResults: sortConversations(results) });
+      if (seq === this.searchSeq) this.set({ searchHits: hits });
     } catch (error) {
       if (seq === this.searchSeq) this.set({ notice: `Search failed: ${errorMessage(error)}` });
     }
@@ -318,16 +359,37 @@ export class AppController {
     }
   }
 
+  private armDelete(id: string): void {
+    const previous = this.deleteTimers.get(id);
+    if (previous) clearTimeout(previous);
+    this.deleteTimers.set(
+      id,
+      setTimeout(() => void this.commitDelete(id), UNDO_DELETE_MS),
+    );
+  }
+
   private async commitDelete(id: string): Promise<void> {
     this.deleteTimers.delete(id);
+    const deleteMemories = this.store.getState().deleteMemoryIds.includes(id);
     try {
-      await this.api.call("conversations.delete", { id });
+      await this.api.call("conversations.delete", deleteMemories ? { id, deleteMemories } : { id });
       this.forgetConversation(id);
     } catch (error) {
       this.set({ notice: `Could not delete the conversation: ${errorMessage(error)}` });
     } finally {
-      this.set((s) => ({ pendingDeletes: s.pendingDeletes.filter((c) => c.id !== id) }));
+      this.set((s) => ({
+        pendingDeletes: s.pendingDeletes.filter((c) => c.id !== id),
+        deleteMemoryIds: s.deleteMemoryIds.filter((d) => d !== id),
+      }));
     }
+  }
+
+  private findMessage(id: string): Message | undefined {
+    for (const list of Object.values(this.store.getState().messages)) {
+      const found = list.find((m) => m.id === id);
+      if (found) return found;
+    }
+    return undefined;
   }
 
   private async loadDetail(id: string): Promise<void> {
@@ -399,12 +461,7 @@ export class AppController {
   }
 
   private applyConversation(conversation: Conversation): void {
-    this.set((s) => ({
-      conversations: upsertConversation(s.conversations, conversation),
-      searchResults: s.searchResults?.some((c) => c.id === conversation.id)
-        ? upsertConversation(s.searchResults, conversation)
-        : s.searchResults,
-    }));
+    this.set((s) => ({ conversations: upsertConversation(s.conversations, conversation) }));
   }
 
   private forgetConversation(id: string): void {
@@ -413,7 +470,7 @@ export class AppController {
       delete messages[id];
       return {
         conversations: removeConversation(s.conversations, id),
-        searchResults: s.searchResults ? removeConversation(s.searchResults, id) : null,
+        searchHits: s.searchHits?.filter((h) => h.conversationId !== id) ?? null,
         messages,
         currentId: s.currentId === id ? null : s.currentId,
       };

@@ -1,11 +1,12 @@
 /** The UI's data, one zustand store per app instance (created by AppController, never global). */
 import { createStore } from "zustand/vanilla";
 import type { StoreApi } from "zustand/vanilla";
-import type { AdapterSelection, Conversation, EngineStatus } from "../../../electron/api";
+import type { AdapterSelection, Conversation, EngineStatus, SearchHit } from "../../../electron/api";
 import type { ConnectionState } from "../api";
 import type { MessagesByConversation } from "./chat-logic";
 
-export type AppPhase = "loading" | "loaded" | "error";
+/** "database": core could not open the database; the database screen offers recovery. */
+export type AppPhase = "loading" | "loaded" | "error" | "database";
 
 export interface AppState {
   /** "loaded" once models.status and conversations.list have answered (e2e readiness signal). */
@@ -15,8 +16,8 @@ export interface AppState {
   connection: ConnectionState;
   engine: EngineStatus | null;
   conversations: Conversation[];
-  /** Server-side search results for `searchQuery`; null when not searching. */
-  searchResults: Conversation[] | null;
+  /** Full-text search matches for `searchQuery` (conversations.search); null when not searching. */
+  searchHits: SearchHit[] | null;
   searchQuery: string;
   /** The open conversation; null is a new, not yet created chat. */
   currentId: string | null;
@@ -30,6 +31,8 @@ export interface AppState {
   modelPanelOpen: boolean;
   /** Deleted in the UI, waiting for Undo before the call is made. */
   pendingDeletes: Conversation[];
+  /** Pending deletes that also delete the memories that came from the conversation. */
+  deleteMemoryIds: readonly string[];
   /** A short message for the toast area (e.g. a failed delete). */
   notice: string | null;
   /** The adapter choice for a new chat, applied when the first send creates it. */
@@ -45,7 +48,7 @@ export function initialAppState(connection: ConnectionState): AppState {
     connection,
     engine: null,
     conversations: [],
-    searchResults: null,
+    searchHits: null,
     searchQuery: "",
     currentId: null,
     messages: {},
@@ -56,6 +59,7 @@ export function initialAppState(connection: ConnectionState): AppState {
     modelBusy: false,
     modelPanelOpen: false,
     pendingDeletes: [],
+    deleteMemoryIds: [],
     notice: null,
     draftAdapters: "auto",
   };
@@ -65,14 +69,19 @@ export function createAppStore(connection: ConnectionState): AppStore {
   return createStore<AppState>()(() => initialAppState(connection));
 }
 
-/** Conversations to list: search results or all, minus those waiting to be deleted. */
-export function visibleConversations(
-  state: Pick<AppState, "conversations" | "searchResults" | "pendingDeletes">,
-): Conversation[] {
-  const source = state.searchResults ?? state.conversations;
+/** Conversations to list, minus those waiting to be deleted. */
+export function visibleConversations(state: Pick<AppState, "conversations" | "pendingDeletes">): Conversation[] {
+  const source = state.conversations;
   if (state.pendingDeletes.length === 0) return source;
   const hidden = new Set(state.pendingDeletes.map((c) => c.id));
   return source.filter((c) => !hidden.has(c.id));
+}
+
+/** Search matches to list, minus those of conversations waiting to be deleted. */
+export function visibleHits(state: Pick<AppState, "searchHits" | "pendingDeletes">): SearchHit[] | null {
+  if (!state.searchHits || state.pendingDeletes.length === 0) return state.searchHits;
+  const hidden = new Set(state.pendingDeletes.map((c) => c.id));
+  return state.searchHits.filter((h) => !hidden.has(h.conversationId));
 }
 
 /**

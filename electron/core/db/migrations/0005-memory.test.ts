@@ -8,8 +8,13 @@ import { migrate0005 } from "./0005-memory";
 function v5(): Database {
   const db = new BetterSqlite3(":memory:");
   db.pragma("foreign_keys = ON");
-  migrate(db, migrations.filter((m) => m.version < 5));
-  db.prepare("INSERT INTO conversations (id, title, created_at, updated_at) VALUES ('c1', 'Café plans', 1, 1)").run();
+  migrate(
+    db,
+    migrations.filter((m) => m.version < 5),
+  );
+  db.prepare(
+    "INSERT INTO conversations (id, title, created_at, updated_at) VALUES ('c1', 'Café plans', 1, 1)",
+  ).run();
   db.prepare(
     "INSERT INTO messages (id, conversation_id, role, content, status, created_at, seq) VALUES ('m0', 'c1', 'user', 'existing words before', 'complete', 1, 1)",
   ).run();
@@ -23,9 +28,14 @@ const addMessage = (db: Database, id: string, content: string, seq: number): voi
   ).run(id, content, seq);
 };
 const matches = (db: Database, table: string, query: string): number[] =>
-  db.prepare(`SELECT rowid FROM ${table} WHERE ${table} MATCH ? ORDER BY rowid`).pluck().all(query) as number[];
+  db
+    .prepare(`SELECT rowid FROM ${table} WHERE ${table} MATCH ? ORDER BY rowid`)
+    .pluck()
+    .all(query) as number[];
 const plan = (db: Database, sql: string, ...params: unknown[]): string =>
-  (db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(...params) as { detail: string }[]).map((r) => r.detail).join(" | ");
+  (db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(...params) as { detail: string }[])
+    .map((r) => r.detail)
+    .join(" | ");
 const integrity = (db: Database, table: string): void => {
   // Throws "database disk image is malformed" when the index and its content disagree.
   db.prepare(`INSERT INTO ${table}(${table}) VALUES ('integrity-check')`).run();
@@ -68,7 +78,9 @@ describe("migration 0005 (full-text search, memories)", () => {
     expect(matches(db, "memories_fts", "green")).toHaveLength(1);
 
     db.prepare("INSERT INTO message_memories VALUES ('m0', 'k1')").run();
-    expect(() => db.prepare("INSERT INTO message_memories VALUES ('m0', 'k1')").run()).toThrow(/UNIQUE|PRIMARY/);
+    expect(() => db.prepare("INSERT INTO message_memories VALUES ('m0', 'k1')").run()).toThrow(
+      /UNIQUE|PRIMARY/,
+    );
     db.prepare("INSERT INTO memory_vectors VALUES ('k1', 'model', 'hash', x'00000000')").run();
 
     db.prepare("DELETE FROM conversations WHERE id = 'c1'").run();

@@ -1,0 +1,313 @@
+import { createHash } from "node:crypto";
+import { createReadStream } from "node:fs";
+import { mkdir, readdir, readFile, rename, stat, unlink, utimes, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import type { LlamaContextSequence, Token } from "node-llama-cpp";
+import { z } from "zod";
+
+/** Bump when the sidecar or the meaning of a saved state changes: older files are then deleted. */
+export const KV_STATE_FORMAT = 1;
+
+export interface KvStateLimits {
+  /** A state bigger than this is not kept (default 512 MiB). */
+  maxFileBytes: number;
+  /** Saved states kept in the folder, least recently used deleted first (default 20). */
+  maxFiles: number;
+  /** Total bytes of the saved states (default 2 GiB). */
+  maxTotalBytes: number;
+}
+
+export const DEFAULT_KV_STATE_LIMITS: KvStateLimits = {
+  maxFileBytes: 512 * 1024 ** 2,
+  maxFiles: 20,
+  maxTotalBytes: 2 * 1024 ** 3,
+};
+
+/**
+ * What a saved state was computed with. A state restored under anything else would be wrong
+ * (or, with another model, crash llama.cpp): every field must match to reuse a file.
+ */
+export interface KvStateIdentity {
+  modelPath: string;
+  modelSize: number;
+  modelMtimeMs: number;
+  /** node-llama-cpp / llama.cpp build and backend ("cpu", "cuda"…): the KV layout may differ. */
+  engine: string;
+}
+
+const SidecarSchema = z.object({
+  format: z.literal(KV_STATE_FORMAT),
+  sessionKey: z.string(),
+  identity: z.object({
+    modelPath: z.string(),
+    modelSize: z.number(),
+    modelMtimeMs: z.number(),
+    engine: z.string(),
+  }),
+  adapterSetKey: z.string(),
+  /** size+mtime of each adapter file: an adapter replaced in place makes the state stale. */
+  adapterFiles: z.array(z.object({ path: z.string(), size: z.number(), mtimeMs: z.number() })),
+  tokens: z.array(z.number().int().nonnegative()),
+  kvBytes: z.number().int().positive(),
+  kvSha256: z.string().regex(/^[0-9a-f]{64}$/),
+  savedAt: z.number(),
+});
+type Sidecar = z.infer<typeof SidecarSchema>;
+
+/** Counters for tests and benchmarks. */
+export interface KvStateStats {
+  saved: number;
+  restored: number;
+  /** Files found unusable (corrupt, other model or adapters, unrelated prompt) and deleted. */
+  rejected: number;
+}
+
+/** A saved state that fits the model and adapters; `tokens` tells how much of a prompt it covers. */
+export interface KvStateCandidate {
+  readonly tokens: readonly number[];
+  readonly sidecar: Sidecar;
+  readonly base: string;
+}
+
+/**
+ * Sequence KV states on disk, one per (conversation, adapter set) of a model, so that a
+ * conversation reopened after its sequence was evicted, the model reloaded or the engine
+ * restarted (even after kill -9) evaluates only its new tokens.
+ *
+ * `<sha256(sessionKey, model, set)>.kv` is node-llama-cpp's `saveStateToFile` output; the
+ * `.json` sidecar beside it says what it was computed with, its tokens and the state's sha256.
+ * The sidecar is written last, by rename: a state without one (a crash while saving) is never
+ * used, and a damaged or mismatched one is deleted — llama.cpp trusts a state file blindly
+ * (node-llama-cpp: "using this function with another model may crash the process").
+ *
+ * Not safe for concurrent use: the caller (ModelSession) runs one operation at a time.
+ */
+export class KvStateStore {
+  readonly stats: KvStateStats = { saved: 0, restored: 0, rejected: 0 };
+  private readonly limits: KvStateLimits;
+  private prepared: Promise<void> | null = null;
+
+  constructor(
+    readonly dir: string,
+    private readonly identity: KvStateIdentity,
+    limits: Partial<KvStateLimits> = {},
+    private readonly log: (message: string) => void = (m) => process.stderr.write(`[engine] ${m}\n`),
+  ) {
+    this.limits = { ...DEFAULT_KV_STATE_LIMITS, ...limits };
+  }
+
+  /** The identity of `modelPath` as it is on disk now. */
+  static async identify(modelPath: string, engine: string): Promise<KvStateIdentity> {
+    const info = await stat(modelPath);
+    return { modelPath, modelSize: info.size, modelMtimeMs: info.mtimeMs, engine };
+  }
+
+  /**
+   * Save `sequence`'s state as the one of (sessionKey, set). Never throws: a state that cannot
+   * be saved only costs a re-evaluation later.
+   */
+  async save(
+    sequence: LlamaContextSequence,
+    sessionKey: string,
+    adapterSetKey: string,
+    adapterPaths: readonly string[],
+  ): Promise<boolean> {
+    const tokens = [...sequence.contextTokens];
+    if (tokens.length === 0) return false;
+    const base = this.baseName(sessionKey, adapterSetKey);
+    const kvTemp = join(this.dir, `${base}.kv.tmp`);
+    try {
+      await this.prepare();
+      const adapterFiles = await fileStamps(adapterPaths);
+      const { fileSize } = await sequence.saveStateToFile(kvTemp);
+      if (fileSize > this.limits.maxFileBytes) {
+        await remove(kvTemp);
+        return false;
+      }
+      const sidecar: Sidecar = {
+        format: KV_STATE_FORMAT,
+        sessionKey,
+        identity: this.identity,
+        adapterSetKey,
+        adapterFiles,
+        tokens,
+        kvBytes: fileSize,
+        kvSha256: await sha256File(kvTemp),
+        savedAt: Date.now(),
+      };
+      // Old sidecar first, new one last: at every instant a sidecar describes the .kv beside it.
+      await remove(this.sidecarPath(base));
+      await rename(kvTemp, this.kvPath(base));
+      const sidecarTemp = `${this.sidecarPath(base)}.tmp`;
+      await writeFile(sidecarTemp, JSON.stringify(sidecar));
+      await rename(sidecarTemp, this.sidecarPath(base));
+      this.stats.saved++;
+      await this.prune();
+      return true;
+    } catch (error) {
+      this.log(`could not save a conversation's KV cache: ${(error as Error).message}`);
+      await remove(kvTemp);
+      return false;
+    }
+  }
+
+  /**
+   * The saved state of (sessionKey, set) if there is one computed with this model and these
+   * adapter files; a mismatched or unreadable one is deleted. Never throws.
+   */
+  async find(
+    sessionKey: string,
+    adapterSetKey: string,
+    adapterPaths: readonly string[],
+  ): Promise<KvStateCandidate | null> {
+    const base = this.baseName(sessionKey, adapterSetKey);
+    let raw: string;
+    try {
+      await this.prepare();
+      raw = await readFile(this.sidecarPath(base), "utf8");
+    } catch {
+      return null; // none saved (the usual case for a new conversation)
+    }
+    try {
+      const sidecar = SidecarSchema.parse(JSON.parse(raw));
+      const fits =
+        sidecar.sessionKey === sessionKey &&
+        sidecar.adapterSetKey === adapterSetKey &&
+        sameIdentity(sidecar.identity, this.identity) &&
+        JSON.stringify(sidecar.adapterFiles) === JSON.stringify(await fileStamps(adapterPaths));
+      if (fits) return { tokens: sidecar.tokens, sidecar, base };
+    } catch {
+      // Unparsable sidecar: deleted below.
+    }
+    await this.reject(base);
+    return null;
+  }
+
+  /**
+   * Load `candidate` into the empty `sequence` after checking the file against its sidecar.
+   * Returns the tokens restored; 0 (file deleted, sequence left empty) when it is unusable.
+   */
+  async restore(sequence: LlamaContextSequence, candidate: KvStateCandidate): Promise<number> {
+    const { sidecar, base } = candidate;
+    const kvPath = this.kvPath(base);
+    try {
+      if (sidecar.tokens.length > sequence.contextSize) throw new Error("state larger than the context");
+      const info = await stat(kvPath);
+      if (info.size !== sidecar.kvBytes || (await sha256File(kvPath)) !== sidecar.kvSha256)
+        throw new Error("state file damaged");
+      await sequence.loadStateFromFile(kvPath, { acceptRisk: true });
+      const loaded = sequence.contextTokens;
+      if (loaded.length !== sidecar.tokens.length || loaded.some((t, i) => t !== sidecar.tokens[i]))
+        throw new Error("restored tokens differ from the sidecar");
+      this.stats.restored++;
+      // Recently used: the folder's LRU cap keeps it longest.
+      const now = new Date();
+      await utimes(this.sidecarPath(base), now, now).catch(() => undefined);
+      return loaded.length;
+    } catch (error) {
+      this.log(`ignoring a saved KV cache (${(error as Error).message}); evaluating instead`);
+      await sequence.clearHistory().catch(() => undefined);
+      await this.reject(base);
+      return 0;
+    }
+  }
+
+  /** Delete a candidate that turned out useless for the prompt (e.g. an edited conversation). */
+  async discard(candidate: KvStateCandidate): Promise<void> {
+    await this.reject(candidate.base);
+  }
+
+  private async reject(base: string): Promise<void> {
+    this.stats.rejected++;
+    await remove(this.sidecarPath(base));
+    await remove(this.kvPath(base));
+  }
+
+  /** Create the folder and delete leftovers of a crash (temp files, states without sidecar). */
+  private prepare(): Promise<void> {
+    this.prepared ??= (async () => {
+      await mkdir(this.dir, { recursive: true });
+      const names = await readdir(this.dir);
+      const sidecars = new Set(names.filter((n) => n.endsWith(".json")).map((n) => n.slice(0, -5)));
+      for (const name of names) {
+        if (name.endsWith(".tmp") || (name.endsWith(".kv") && !sidecars.has(name.slice(0, -3))))
+          await remove(join(this.dir, name));
+      }
+    })();
+    return this.prepared;
+  }
+
+  /** Keep the folder within maxFiles / maxTotalBytes, deleting the least recently used first. */
+  private async prune(): Promise<void> {
+    const entries: { base: string; used: number; bytes: number }[] = [];
+    for (const name of await readdir(this.dir)) {
+      if (!name.endsWith(".json")) continue;
+      const base = name.slice(0, -5);
+      try {
+        const [sidecar, kv] = await Promise.all([stat(this.sidecarPath(base)), stat(this.kvPath(base))]);
+        entries.push({ base, used: sidecar.mtimeMs, bytes: kv.size });
+      } catch {
+        await this.reject(base);
+      }
+    }
+    entries.sort((a, b) => b.used - a.used);
+    let total = 0;
+    for (const [i, entry] of entries.entries()) {
+      total += entry.bytes;
+      if (i >= this.limits.maxFiles || total > this.limits.maxTotalBytes) {
+        await remove(this.sidecarPath(entry.base));
+        await remove(this.kvPath(entry.base));
+      }
+    }
+  }
+
+  private baseName(sessionKey: string, adapterSetKey: string): string {
+    return createHash("sha256")
+      .update(JSON.stringify([sessionKey, this.identity.modelPath, adapterSetKey]))
+      .digest("hex");
+  }
+
+  private kvPath(base: string): string {
+    return join(this.dir, `${base}.kv`);
+  }
+
+  private sidecarPath(base: string): string {
+    return join(this.dir, `${base}.json`);
+  }
+}
+
+/** Length of the common prefix of a saved state's tokens and a prompt's. */
+export function sharedPrefix(saved: readonly number[], prompt: readonly Token[]): number {
+  const n = Math.min(saved.length, prompt.length);
+  let i = 0;
+  while (i < n && saved[i] === prompt[i]) i++;
+  return i;
+}
+
+function sameIdentity(a: KvStateIdentity, b: KvStateIdentity): boolean {
+  return (
+    a.modelPath === b.modelPath &&
+    a.modelSize === b.modelSize &&
+    a.modelMtimeMs === b.modelMtimeMs &&
+    a.engine === b.engine
+  );
+}
+
+async function fileStamps(paths: readonly string[]): Promise<Sidecar["adapterFiles"]> {
+  return Promise.all(
+    paths.map(async (path) => {
+      const info = await stat(path);
+      return { path, size: info.size, mtimeMs: info.mtimeMs };
+    }),
+  );
+}
+
+async function sha256File(path: string): Promise<string> {
+  const hash = createHash("sha256");
+  for await (const chunk of createReadStream(path)) hash.update(chunk as Buffer);
+  return hash.digest("hex");
+}
+
+async function remove(path: string): Promise<void> {
+  await unlink(path).catch(() => undefined);
+}

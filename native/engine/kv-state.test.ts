@@ -1,0 +1,245 @@
+import { mkdir, mkdtemp, readdir, readFile, rm, utimes, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
+import { writeFixtures, type FixturePaths } from "../gguf/fixtures";
+import { KvStateStore } from "./kv-state-store";
+import { loadLlamaBackend, type LlamaBackend } from "./llama-backend";
+import { ModelSession } from "./model-session";
+import type { ChatTurn, GenerateOptions } from "./protocol";
+
+// Conversations' KV caches kept per session key in the sequences and on disk, with the real
+// tiny model: what gets evaluated, and that reused or restored caches answer exactly.
+let dir: string;
+let fx: FixturePaths;
+let backend: LlamaBackend;
+let reference: ModelSession;
+const open: ModelSession[] = [];
+
+const system: ChatTurn = { role: "system", text: "You are Macaron, a helpful local assistant." };
+const ask = (text: string): ChatTurn => ({ role: "user", text });
+
+async function session(stateDir: string | undefined, sequences = 4): Promise<ModelSession> {
+  const s = await ModelSession.open(backend, fx.basePath, { contextSize: 2048, sequences, stateDir }, () => {});
+  open.push(s);
+  return s;
+}
+
+function answer(s: ModelSession, history: ChatTurn[], sessionKey?: string) {
+  const options: GenerateOptions = { temperature: 0, maxTokens: 24, sessionKey };
+  return s.generate(history, options, () => {}, new AbortController().signal);
+}
+
+/** Greedy answer from an empty cache: what a fresh evaluation gives. */
+async function fresh(history: ChatTurn[]): Promise<{ text: string; promptTokensEvaluated: number }> {
+  await reference.slots.clear();
+  return answer(reference, history);
+}
+
+/** A conversation of `turns` answered turns on `s`; returns the history ending with a new question. */
+async function converse(s: ModelSession, key: string, turns: number, topic: string): Promise<ChatTurn[]> {
+  let history: ChatTurn[] = [system, ask(`tell me about ${topic}`)];
+  for (let i = 0; i < turns; i++) {
+    const result = await answer(s, history, key);
+    history = [...history, { role: "assistant", text: result.text }, ask(`${topic}: and then, part ${i + 2}?`)];
+  }
+  return history;
+}
+
+const tokenCount = (s: ModelSession, history: ChatTurn[]) => s.model.tokenize(JSON.stringify(history)).length;
+
+/**
+ * Most a continued turn may evaluate: its user text plus the chat template's markers around it
+ * (end of the previous answer, user and assistant headers).
+ */
+const newTurnBound = (s: ModelSession, history: ChatTurn[]) => s.model.tokenize(history.at(-1)!.text).length + 16;
+
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), "macaron-kv-state-"));
+  fx = await writeFixtures(dir);
+  backend = await loadLlamaBackend(1);
+  reference = await ModelSession.open(backend, fx.basePath, { contextSize: 2048, sequences: 1 }, () => {});
+});
+
+afterEach(async () => {
+  for (const s of open.splice(0)) await s.dispose();
+});
+
+afterAll(async () => {
+  await reference?.dispose();
+  await rm(dir, { recursive: true, force: true });
+});
+
+describe("KV cache per conversation (session key)", () => {
+  it("a conversation continued turn after turn evaluates only the new tokens", async () => {
+    const s = await session(undefined);
+    let history: ChatTurn[] = [system, ask("hello, who are you?")];
+    const first = await answer(s, history, "a");
+    for (let i = 0; i < 4; i++) {
+      history = [...history, { role: "assistant", text: (await fresh(history)).text }, ask(`question ${i}`)];
+      const result = await answer(s, history, "a");
+      // The new user turn plus the chat template's markers around it, not the history.
+      expect(result.promptTokensEvaluated).toBeLessThanOrEqual(newTurnBound(s, history));
+      expect(result.text).toBe((await fresh(history)).text);
+    }
+    expect(first.promptTokensEvaluated).toBeGreaterThan(40);
+    expect(tokenCount(s, history)).toBeGreaterThan(200);
+  });
+
+  it("counts exactly the prompt tokens it evaluates", async () => {
+    const s = await session(undefined);
+    const history: ChatTurn[] = [system, ask("count me")];
+    const full = (await answer(s, history, "a")).promptTokensEvaluated;
+    const chatml = `<|im_start|>system\n${system.text}<|im_end|>\n<|im_start|>user\ncount me<|im_end|>\n<|im_start|>assistant\n`;
+    const bos = s.model.tokens.shouldPrependBosToken ? 1 : 0;
+    expect(full).toBe(s.model.tokenize(chatml, true).length + bos);
+    // The same prompt again: all cached, but one token is decoded again to get logits.
+    expect((await answer(s, history, "a")).promptTokensEvaluated).toBe(1);
+  });
+
+  it("alternating between two conversations keeps both caches in their own sequences", async () => {
+    const s = await session(undefined);
+    let a: ChatTurn[] = [system, ask("tell me about cats")];
+    let b: ChatTurn[] = [system, ask("tell me about boats")];
+    const evaluated: { count: number; bound: number }[] = [];
+    for (let i = 0; i < 3; i++) {
+      for (const [key, history] of [["a", a], ["b", b]] as const) {
+        const result = await answer(s, history, key);
+        if (i > 0) evaluated.push({ count: result.promptTokensEvaluated, bound: newTurnBound(s, history) });
+        expect(result.text).toBe((await fresh(history)).text);
+        const next = [...history, { role: "assistant" as const, text: result.text }, ask(`${key} more ${i}`)];
+        if (key === "a") a = next;
+        else b = next;
+      }
+    }
+    for (const { count, bound } of evaluated) expect(count).toBeLessThanOrEqual(bound);
+    expect(s.slots.size).toBe(2);
+  });
+});
+
+describe("KV states saved to disk", () => {
+  it("after unload, a new session on the same folder evaluates only the new turn, exactly", async () => {
+    const stateDir = join(dir, "kv-reopen");
+    const first = await session(stateDir);
+    const history = await converse(first, "conv-a", 3, "cats");
+    await first.dispose();
+    open.splice(open.indexOf(first), 1);
+
+    const second = await session(stateDir);
+    const reopened = await answer(second, history, "conv-a");
+    const expected = await fresh(history);
+    expect(second.states?.stats.restored).toBe(1);
+    expect(reopened.promptTokensEvaluated).toBeLessThanOrEqual(newTurnBound(second, history));
+    expect(expected.promptTokensEvaluated).toBeGreaterThan(150);
+    expect(reopened.text).toBe(expected.text);
+  });
+
+  it("is saved after each answer, so a process that dies right after still has it", async () => {
+    const stateDir = join(dir, "kv-each");
+    const s = await session(stateDir);
+    await converse(s, "conv-b", 1, "boats");
+    // No dispose: each answer's state is written in the background right after it.
+    await answer(s, [system, ask("other")], "conv-c");
+    await vi.waitFor(async () => {
+      const names = await readdir(stateDir);
+      expect(names.filter((n) => n.endsWith(".json"))).toHaveLength(2);
+      expect(names.filter((n) => n.endsWith(".kv"))).toHaveLength(2);
+      expect(names.some((n) => n.endsWith(".tmp"))).toBe(false);
+    });
+  });
+
+  it("an evicted conversation comes back from disk instead of being evaluated again", async () => {
+    const s = await session(join(dir, "kv-evict"), 1);
+    const a = await converse(s, "a", 2, "cats");
+    const b = await converse(s, "b", 1, "boats");
+    const result = await answer(s, a, "a");
+    expect(s.states?.stats.restored).toBe(1);
+    expect(result.promptTokensEvaluated).toBeLessThanOrEqual(newTurnBound(s, a));
+    expect(result.text).toBe((await fresh(a)).text);
+    expect((await answer(s, b, "b")).text).toBe((await fresh(b)).text);
+  });
+
+  it("a damaged state file is ignored and deleted: full evaluation, correct answer", async () => {
+    const stateDir = join(dir, "kv-damaged");
+    const first = await session(stateDir);
+    const history = await converse(first, "conv-d", 2, "trees");
+    await first.dispose();
+    open.splice(open.indexOf(first), 1);
+    const kv = (await readdir(stateDir)).find((n) => n.endsWith(".kv"))!;
+    const bytes = await readFile(join(stateDir, kv));
+    // Flip bytes deep inside the KV data, where llama.cpp's own header checks cannot see it.
+    for (let i = Math.floor(bytes.length * 0.6); i < bytes.length * 0.6 + 64; i++) bytes[i] = bytes[i]! ^ 0xff;
+    await writeFile(join(stateDir, kv), bytes);
+
+    const second = await session(stateDir);
+    const result = await answer(second, history, "conv-d");
+    const expected = await fresh(history);
+    expect(second.states?.stats).toMatchObject({ restored: 0, rejected: 1 });
+    expect(result.promptTokensEvaluated).toBe(expected.promptTokensEvaluated);
+    expect(result.text).toBe(expected.text);
+  });
+
+  it("a state from another model file (or a garbage sidecar) is not used and is deleted", async () => {
+    const stateDir = join(dir, "kv-mismatch");
+    const first = await session(stateDir);
+    const history = await converse(first, "conv-e", 1, "rivers");
+    const other = await converse(first, "conv-f", 1, "hills");
+    await first.dispose();
+    open.splice(open.indexOf(first), 1);
+    // The same path now holds "another" model (mtime changed); one sidecar is garbage anyway.
+    const later = new Date(Date.now() + 5000);
+    await utimes(fx.basePath, later, later);
+    const sidecar = (await readdir(stateDir)).find((n) => n.endsWith(".json"))!;
+    await writeFile(join(stateDir, sidecar), "{not json");
+
+    const second = await session(stateDir);
+    for (const [key, h] of [["conv-e", history], ["conv-f", other]] as const) {
+      const result = await answer(second, h, key);
+      expect(result.promptTokensEvaluated).toBe((await fresh(h)).promptTokensEvaluated);
+      expect(result.text).toBe((await fresh(h)).text);
+    }
+    expect(second.states?.stats).toMatchObject({ restored: 0, rejected: 2 });
+    // Both files were deleted and replaced by the states saved after these answers.
+    await second.dispose();
+    open.splice(open.indexOf(second), 1);
+    const sidecars = (await readdir(stateDir)).filter((n) => n.endsWith(".json"));
+    const sessions = await Promise.all(
+      sidecars.map(async (n) => (JSON.parse(await readFile(join(stateDir, n), "utf8")) as { sessionKey: string }).sessionKey),
+    );
+    expect(sessions.sort()).toEqual(["conv-e", "conv-f"]);
+  });
+});
+
+describe("KvStateStore folder", () => {
+  it("deletes crash leftovers and keeps at most maxFiles states, least recently used first", async () => {
+    const stateDir = join(dir, "kv-caps");
+    const s = await session(undefined);
+    for (const key of ["x", "y", "z"]) await answer(s, [system, ask(`hi ${key}`)], key);
+    const [sx, sy, sz] = s.slots.all;
+    await mkdir(stateDir, { recursive: true });
+    await writeFile(join(stateDir, "0123.kv.tmp"), "partial");
+    await writeFile(join(stateDir, "4567.kv"), "no sidecar");
+    const store = new KvStateStore(stateDir, await KvStateStore.identify(fx.basePath, "test"), { maxFiles: 2 });
+    expect(await store.save(sx!.sequence, "x", "", [])).toBe(true);
+    expect(await store.save(sy!.sequence, "y", "", [])).toBe(true);
+    // x is read back (used) after y was saved, so y is now the least recently used.
+    const past = new Date(Date.now() - 60_000);
+    const names = await readdir(stateDir);
+    expect(names).toHaveLength(4);
+    const candidateX = await store.find("x", "", []);
+    expect(candidateX?.tokens.length).toBe(sx!.sequence.contextTokens.length);
+    for (const n of names) {
+      const sidecar = JSON.parse(n.endsWith(".json") ? await readFile(join(stateDir, n), "utf8") : "{}") as {
+        sessionKey?: string;
+      };
+      if (sidecar.sessionKey === "y") await utimes(join(stateDir, n), past, past);
+    }
+    expect(await store.save(sz!.sequence, "z", "", [])).toBe(true);
+    expect(await store.find("y", "", [])).toBeNull();
+    expect(await store.find("x", "", [])).not.toBeNull();
+    expect(await store.find("z", "", [])).not.toBeNull();
+    const left = await readdir(stateDir);
+    expect(left.filter((n) => n.endsWith(".tmp") || n.startsWith("4567"))).toEqual([]);
+    expect(left).toHaveLength(4);
+  });
+});
