@@ -49,10 +49,11 @@ async function converse(s: ModelSession, key: string, turns: number, topic: stri
 const tokenCount = (s: ModelSession, history: ChatTurn[]) => s.model.tokenize(JSON.stringify(history)).length;
 
 /**
- * Most a continued turn may evaluate: its user text plus the chat template's markers around it
- * (end of the previous answer, user and assistant headers).
+ * What a continued turn evaluates at most: the previous answer's last token (sampled, never
+ * decoded), the ChatML markers around the new user turn, and its text.
  */
-const newTurnBound = (s: ModelSession, history: ChatTurn[]) => s.model.tokenize(history.at(-1)!.text).length + 16;
+const newTurnBound = (s: ModelSession, history: ChatTurn[]) =>
+  1 + s.model.tokenize(`<|im_end|>\n<|im_start|>user\n${history.at(-1)!.text}<|im_end|>\n<|im_start|>assistant\n`, true).length;
 
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), "macaron-kv-state-"));
@@ -91,7 +92,8 @@ describe("KV cache per conversation (session key)", () => {
     const history: ChatTurn[] = [system, ask("count me")];
     const full = (await answer(s, history, "a")).promptTokensEvaluated;
     const chatml = `<|im_start|>system\n${system.text}<|im_end|>\n<|im_start|>user\ncount me<|im_end|>\n<|im_start|>assistant\n`;
-    const bos = s.model.tokens.shouldPrependBosToken ? 1 : 0;
+    // The ChatML wrapper starts the context with the BOS token.
+    const bos = s.model.tokens.bos === null ? 0 : 1;
     expect(full).toBe(s.model.tokenize(chatml, true).length + bos);
     // The same prompt again: all cached, but one token is decoded again to get logits.
     expect((await answer(s, history, "a")).promptTokensEvaluated).toBe(1);
