@@ -17,7 +17,7 @@ test("first screen says what to do, and the demo model answers", async ({ page }
   await chat.useDemoModel();
   await chat.sendMessage("Hello there");
   await expect(chat.userMessages()).toHaveCount(1);
-  await expect(chat.assistantMessages().first()).toContainText(/\S{3,}/);
+  await expect(chat.answerText(chat.assistantMessages().first())).toHaveText(/\S{3,}/);
   await expect(chat.send).toBeVisible();
 });
 
@@ -33,7 +33,7 @@ test("tokens stream in, Stop ends the answer at once and keeps it, reload keeps 
   const answer = chat.assistantMessages().last();
   // Streaming: the Stop button is there while text is already visible.
   await expect(chat.stop).toBeVisible();
-  await expect(answer).toContainText(/\S{2,}/);
+  await expect(chat.answerText(answer)).toHaveText(/\S{2,}/);
   await chat.stop.click();
   await expect(answer.getByText("Stopped")).toBeVisible();
   await expect(chat.send).toBeVisible();
@@ -84,7 +84,7 @@ test("the engine killed mid-answer: the turn shows an error, and the next messag
   await chat.open(server.url);
   await chat.sendMessage("keep talking");
   await expect(chat.stop).toBeVisible();
-  await expect(chat.assistantMessages().last()).toContainText(/\S{2,}/);
+  await expect(chat.answerText(chat.assistantMessages().last())).toHaveText(/\S{2,}/);
 
   const engines = server.childPids();
   expect(engines.length).toBeGreaterThan(0);
@@ -94,7 +94,7 @@ test("the engine killed mid-answer: the turn shows an error, and the next messag
   await chat.sendMessage("are you back?");
   await expect(chat.assistantMessages()).toHaveCount(2);
   // The restarted engine answers (text streams in); no need to wait for 3000 tokens.
-  await expect(chat.assistantMessages().last()).toContainText(/\S{2,}/);
+  await expect(chat.answerText(chat.assistantMessages().last())).toHaveText(/\S{2,}/);
   await chat.stop.click();
   await expect(chat.send).toBeVisible();
   const detail = await listOnlyConversation(server);

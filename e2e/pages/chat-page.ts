@@ -36,6 +36,11 @@ export class ChatPage {
     return this.transcript.getByRole("article", { name: "You" });
   }
 
+  /** The generated text of an answer (not its "Macaron" label or chips). */
+  answerText(answer: Locator): Locator {
+    return answer.locator("p").first();
+  }
+
   async sendMessage(text: string): Promise<void> {
     await this.message.fill(text);
     await this.message.press("Enter");
