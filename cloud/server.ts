@@ -11,6 +11,7 @@ import { buildExport, type PiiScan } from "./export";
 import { checkBatch, DEFAULT_DOMAINS } from "./ingest";
 import { redact } from "../electron/core/feedback/redaction";
 import { LIMITS, PROTOCOL_VERSION, RegisterRequest, type BatchResponse, type FeedbackItem } from "./protocol";
+import { registerRegistry, type RegistryStore } from "./registry";
 import { FeedbackStore } from "./store";
 
 const gunzipAsync = promisify(gunzip);
@@ -32,6 +33,8 @@ export interface CloudOptions {
 export interface CloudApp {
   app: FastifyInstance;
   store: FeedbackStore;
+  /** The adapter registry (index, files, publish): see registry.ts. */
+  registry: RegistryStore;
 }
 
 class HttpError extends Error {
@@ -167,7 +170,8 @@ export function createCloudApp(opts: CloudOptions): CloudApp {
     },
   );
 
-  return { app, store };
+  const registry = registerRegistry(app, { dataDir: opts.dataDir, adminKey: opts.adminKey, now });
+  return { app, store, registry };
 }
 
 export interface RunningCloud extends CloudApp {

@@ -1,6 +1,7 @@
 /** Events pushed from core to the UI. Deltas, not state: stores apply them per conversation. */
 import { z } from "zod";
 import { Conversation, EngineStatus, Id, Message, SyncStatus } from "./schemas";
+import { GateProgress, Release, UpdateProgress } from "./releases";
 
 export const events = {
   /** A piece of an assistant message as it streams. */
@@ -14,6 +15,12 @@ export const events = {
   "adapters.changed": z.object({}),
   /** Memories were added, proposed, edited, accepted or deleted. */
   "memories.changed": z.object({}),
+  /** Evaluation gate progress and result of an adapter version. */
+  "adapters.gate": GateProgress,
+  /** Registry update progress: checks, downloads, verification, failures. */
+  "adapters.updates": UpdateProgress,
+  /** A new release: the live adapter set, the base model or the harness changed. */
+  "releases.changed": z.object({ release: Release }),
   /** Feedback sync progress: queued count, state, refusals. */
   "privacy.sync": SyncStatus,
 } as const;

@@ -1,4 +1,5 @@
 export * from "./schemas";
+export * from "./releases";
 export * from "./errors";
 export * from "./methods";
 export * from "./events";

@@ -21,6 +21,8 @@ import {
   ModelInfo,
   SamplingSettings,
 } from "./schemas";
+import { AdapterVersionInfo, Release, UpdateCheck, UpdateSettings } from "./releases";
+import { InteractionOutcome, InteractionValues } from "./genui/interaction";
 
 const Empty = z.object({}).strict();
 
@@ -125,10 +127,36 @@ export const methods = {
         text: z.string().min(1).max(100_000),
         adapters: AdapterSelection.optional(),
         sampling: SamplingSettings.optional(),
+        /** "ui": answer with generated components (GenUI); "text": never; absent: the router's "ui" adapter decides. */
+        format: z.enum(["text", "ui"]).optional(),
       })
       .strict(),
     output: z.object({ userMessage: Message, assistantMessage: Message }),
   },
+  /**
+   * The user used a component of a UI answer: submitted a form, pressed a button, chose an
+   * option, sorted a table, or left a form half-filled (action "abandon"). Checked against the
+   * component, stored, recorded as feedback; a submit, click or choice also becomes a user turn
+   * (Message.interaction) that the model answers, returned like chat.send's messages.
+   */
+  "genui.interact": {
+    input: z
+      .object({
+        conversationId: Id,
+        messageId: Id,
+        componentId: z.string().min(1).max(64),
+        action: z.string().min(1).max(64),
+        values: InteractionValues.optional(),
+      })
+      .strict(),
+    output: z.object({
+      outcome: InteractionOutcome,
+      userMessage: Message.nullable(),
+      assistantMessage: Message.nullable(),
+    }),
+  },
+  /** The component catalog: its version and JSON Schema (what UI answers may contain). */
+  "genui.catalog": { input: Empty, output: z.object({ version: z.number().int(), jsonSchema: z.record(z.string(), z.unknown()) }) },
   /**
    * "Answer again": generate a new answer to the last user message, optionally with other
    * adapters ("answer again with Coding"). The previous answer is kept in the database but
@@ -164,6 +192,46 @@ export const methods = {
       .strict(),
     output: z.object({ base: z.string(), adapter: z.string() }),
   },
+
+  /** Every known version of an adapter (newest first): status, lineage, contract results, live flag. */
+  "adapters.versions": { input: z.object({ id: Id }).strict(), output: z.array(AdapterVersionInfo) },
+  /**
+   * Stage a new version of an installed adapter from a file (validated like an install) and
+   * put it through the evaluation gate in the background (`adapters.gate` events).
+   */
+  "adapters.installVersion": {
+    input: z.object({ path: z.string().min(1).max(4096) }).strict(),
+    output: AdapterVersionInfo,
+  },
+  /** Run the gate on a staged (or rejected) version now; live when it passes. Resolves when decided. */
+  "adapters.promote": { input: z.object({ id: Id, version: z.string().min(1).max(64) }).strict(), output: AdapterVersionInfo },
+  /** Make a previous (retired) version live again at once: no gate, its file was kept. */
+  "adapters.rollback": { input: z.object({ id: Id, version: z.string().min(1).max(64) }).strict(), output: AdapterVersionInfo },
+  /** Delete the kept files of retired and rejected versions (no rollback to them afterwards). */
+  "adapters.prune": {
+    input: z.object({ id: Id }).strict(),
+    output: z.object({ deletedFiles: z.number().int(), freedBytes: z.number().int() }),
+  },
+  /** Ask the registry for newer versions; `wait` resolves only once they are downloaded and gated. */
+  "adapters.checkUpdates": { input: z.object({ wait: z.boolean().optional() }).strict(), output: UpdateCheck },
+  "updates.get": { input: Empty, output: UpdateSettings },
+  "updates.configure": {
+    input: z
+      .object({
+        autoUpdate: z.boolean().optional(),
+        registryUrl: z.string().max(2000).nullable().optional(),
+        intervalMinutes: z.number().min(1).max(10_080).optional(),
+      })
+      .strict(),
+    output: UpdateSettings,
+  },
+  /** The release history, newest first. */
+  "releases.list": {
+    input: z.object({ limit: z.number().int().min(1).max(1000).optional() }).strict(),
+    output: z.array(Release),
+  },
+  /** The release that produced an assistant message (null for turns older than releases). */
+  "releases.forMessage": { input: z.object({ messageId: Id }).strict(), output: Release.nullable() },
 
   "settings.get": { input: Empty, output: AppSettings },
   "settings.update": { input: AppSettings.partial().strict(), output: AppSettings },

@@ -3,6 +3,8 @@
  * the renderer, the preload, core and the headless server all build on it.
  */
 import { z } from "zod";
+import { StoredDocument } from "./genui/catalog";
+import { MessageInteraction } from "./genui/interaction";
 
 export const Id = z.string().min(1).max(64);
 
@@ -123,6 +125,16 @@ export const Message = z.object({
     })
     .nullable()
     .default(null),
+  /** Assistant turns: "ui" when answered with generated components (GenUI), else text. */
+  format: z.enum(["text", "ui"]).optional(),
+  /**
+   * A UI answer's validated document (electron/api/genui). Null while it streams (the content
+   * then holds the raw JSON so far) or when nothing usable came out; `content` keeps a text
+   * rendition for search, copy and export.
+   */
+  ui: StoredDocument.nullable().optional(),
+  /** User turns made by using a component of an answer (a form submitted, an option chosen). */
+  interaction: MessageInteraction.nullable().optional(),
 });
 export type Message = z.infer<typeof Message>;
 

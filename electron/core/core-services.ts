@@ -27,6 +27,10 @@ import type { EventBus } from "./events/event-bus";
 import { feedbackHandlers, withFeedbackHooks } from "./feedback/feedback-handlers";
 import { FeedbackSharing, type FeedbackSharingDeps } from "./feedback/feedback-sharing";
 import type { Handlers } from "./handlers";
+import { genuiHandlers } from "./genui/genui-handlers";
+import { GenuiService } from "./genui/genui-service";
+import { GenuiStore } from "./genui/genui-store";
+import { GenuiTurns } from "./genui/genui-turns";
 import { harnessParts, harnessVersion } from "./harness";
 import { memoryHandlers } from "./memory/memory-handlers";
 import { MemoryService } from "./memory/memory-service";
@@ -37,6 +41,12 @@ import { modelHandlers } from "./models/model-handlers";
 import { ModelFingerprint } from "./models/model-fingerprint";
 import { type ModelInspector, ModelService } from "./models/model-service";
 import { AdapterRouter } from "./router";
+import { defaultContract, DEFAULT_CONTRACT_LABEL } from "./contract/default-contract";
+import { AdapterReleases } from "./releases/adapter-releases";
+import { AdapterUpdates } from "./releases/adapter-updates";
+import { gateEvaluator } from "./releases/gate-target";
+import { releaseHandlers } from "./releases/release-handlers";
+import { ReleaseStore } from "./releases/release-store";
 import { AppSettingsService } from "./settings/app-settings";
 import { settingsHandlers } from "./settings/settings-handlers";
 import { SettingsStore } from "./settings/settings-store";
@@ -58,6 +68,12 @@ export interface ServiceParts {
   feedbackEndpoint?: string;
   /** Upload timing of the feedback sync (tests shorten it). */
   feedbackTiming?: Pick<FeedbackSharingDeps, "debounceMs" | "periodMs" | "statusThrottleMs">;
+  /** The adapter registry to take updates from (createCore passes MACARON_REGISTRY_URL); wins over the setting. */
+  registryUrl?: string;
+  /** First automatic update check after start-up, ms (tests lengthen it). */
+  updatesInitialDelayMs?: number;
+  /** Test seam: runs inside the promotion/rollback transaction before it commits (fault injection). */
+  releaseBeforeCommit?: (step: "promote" | "rollback") => void;
 }
 
 /** Handlers of every method except database.* (index.ts answers those, whatever the state). */
@@ -128,6 +144,38 @@ export async function startServices(
     store: new SqliteRouterStore(db),
   });
   const routing = new AdapterRouting({ registry, router, log });
+  // Versions, the evaluation gate and releases; the gate generates at background priority.
+  const releaseStore = new ReleaseStore(db);
+  const releases = new AdapterReleases({
+    store: releaseStore,
+    adaptersDir: registry.dir,
+    events,
+    basePath: () => engine.loaded?.path ?? null,
+    baseSha256: () => {
+      const path = engine.loaded?.path;
+      return path ? fingerprint.knownSha256(path) : null;
+    },
+    harnessVersion: harnessVersion(parts.appVersion ?? packageJson.version, harnessParts(systemPrompt)),
+    contractVersion: DEFAULT_CONTRACT_LABEL,
+    evaluate: gateEvaluator({ registry, router, engine, contract: defaultContract(), systemPrompt, log }),
+    log,
+    beforeCommit: parts.releaseBeforeCommit,
+  });
+  releases.start();
+  const updates = new AdapterUpdates({
+    releases,
+    store: releaseStore,
+    settings,
+    events,
+    adaptersDir: registry.dir,
+    fixedRegistryUrl: parts.registryUrl,
+    initialDelayMs: parts.updatesInitialDelayMs,
+    log,
+  });
+  // Installs and removals change the live set: record versions and the release at once.
+  const unsubscribeReleases = events.subscribe((event) => {
+    if (event === "adapters.changed") releases.reconcile("install");
+  });
   const memoryStore = new MemoryStore(db);
   const memory = new MemoryService({
     store: memoryStore,
@@ -146,6 +194,12 @@ export async function startServices(
     envEndpoint: parts.feedbackEndpoint,
     ...parts.feedbackTiming,
   });
+  // GenUI: UI-mode turns (the "ui" adapter leads, or the user asked) and component interactions.
+  const genuiStore = new GenuiStore(db);
+  const genuiTurns = new GenuiTurns({
+    store: genuiStore,
+    isUiAdapter: (id) => registry.get(id)?.domain === "ui",
+  });
   const pipeline = new TurnPipeline({
     db,
     conversations,
@@ -162,6 +216,16 @@ export async function startServices(
     memory,
     contextStrategy: () => appSettings.get().contextStrategy,
     log,
+    genui: genuiTurns,
+  });
+  const genui = new GenuiService({
+    store: genuiStore,
+    getMessage: (id) => messages.get(id),
+    send: (input) => pipeline.send(input),
+    recordSignal: (messageId, signal) => {
+      sharing.record((feedback) => feedback.genuiInteraction(messageId, signal));
+    },
+    log,
   });
   // After each load: hash the model file (turn records) in the background, never per turn;
   // then warm the router under that hash (its embedding cache is keyed by it).
@@ -173,7 +237,10 @@ export async function startServices(
     if (registry.count > 0) events.emit("adapters.changed", {});
     fingerprint
       .sha256(status.model.path)
-      .then(() => routing.prepare())
+      .then(() => {
+        releases.reconcile("model");
+        return routing.prepare();
+      })
       .catch((err: unknown) => log("could not hash the model or prepare the router", err));
   });
   const models_ = modelHandlers(models);
@@ -203,6 +270,8 @@ export async function startServices(
     ...settingsHandlers(appSettings),
     ...memoryHandlers(memory),
     ...feedbackHandlers(sharing, messages),
+    ...releaseHandlers({ releases, updates, registry, log }),
+    ...genuiHandlers(genui),
   };
 
   let startup: Promise<void>;
@@ -229,6 +298,7 @@ export async function startServices(
   // Regenerations and router overrides become feedback, observed around the chat handlers.
   const hooks = withFeedbackHooks(handlers, { sharing, messages, events, log });
   sharing.start();
+  updates.start();
 
   let closing: Promise<void> | null = null;
   return {
@@ -246,6 +316,9 @@ export async function startServices(
     close: () => {
       closing ??= (async () => {
         await pipeline.close();
+        unsubscribeReleases();
+        await updates.close();
+        await releases.close();
         hooks.dispose();
         await sharing.close();
         await memory.close();

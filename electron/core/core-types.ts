@@ -73,4 +73,9 @@ export interface CoreOptions {
    * else the user's Privacy setting. Without any, nothing is ever uploaded.
    */
   feedbackEndpoint?: string;
+  /**
+   * The adapter registry to poll for new versions; default: $MACARON_REGISTRY_URL, else the
+   * user's update setting. Without any, no update is ever looked for.
+   */
+  registryUrl?: string;
 }

@@ -1,5 +1,8 @@
 import { createHash } from "node:crypto";
+import { CATALOG_VERSION, catalogJsonSchema } from "../api/genui";
 import { DEFAULT_SYSTEM_PROMPT } from "./chat/turn-pipeline";
+import { DEFAULT_CONTRACT_LABEL } from "./contract/default-contract";
+import { GENUI_INSTRUCTIONS } from "./genui/genui-prompt";
 import {
   FALLBACK_ADAPTER_ID,
   KERNEL_TEMPERATURE,
@@ -15,8 +18,8 @@ import {
  * Model and harness evolve as one unit, so a stored turn says exactly what produced it.
  */
 
-/** The evaluation contract is not versioned yet; its placeholder still takes part in the hash. */
-export const CONTRACT_PLACEHOLDER = "contract:none";
+/** The evaluation contract in force (resources/contracts/default.json), by name@version. */
+export const CONTRACT_PLACEHOLDER = DEFAULT_CONTRACT_LABEL;
 
 /** Everything the hash covers, by name. Computed once at start-up. */
 export function harnessParts(systemPrompt: string = DEFAULT_SYSTEM_PROMPT): Record<string, string> {
@@ -31,6 +34,8 @@ export function harnessParts(systemPrompt: string = DEFAULT_SYSTEM_PROMPT): Reco
       MAX_BLEND_SCALE,
     }),
     contract: CONTRACT_PLACEHOLDER,
+    // The component catalog (version, full schema) and the UI-mode instructions.
+    genui: JSON.stringify({ version: CATALOG_VERSION, schema: catalogJsonSchema(), prompt: GENUI_INSTRUCTIONS }),
   };
 }
 

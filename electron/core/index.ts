@@ -11,6 +11,7 @@ import { EngineSupervisor } from "./engine/supervisor";
 import type { EngineClient } from "./engine/types";
 import { EventBus } from "./events/event-bus";
 import { FEEDBACK_ENDPOINT_ENV } from "./feedback/feedback-endpoint";
+import { REGISTRY_URL_ENV } from "./releases/adapter-updates";
 import type { DomainHandlers, Handlers } from "./handlers";
 import { UnavailableEngine } from "./unavailable-engine";
 
@@ -40,6 +41,7 @@ export async function createCore(options: CoreOptions): Promise<Core> {
       adaptersDir: options.adaptersDir,
       // Feedback goes nowhere without an explicit endpoint (and the user's consent).
       feedbackEndpoint: options.feedbackEndpoint ?? process.env[FEEDBACK_ENDPOINT_ENV],
+      registryUrl: options.registryUrl ?? process.env[REGISTRY_URL_ENV],
     },
     // Conversations' KV caches survive restarts in <dataDir>/kv (see native/engine/kv-state-store.ts).
     () => new EngineSupervisor(options.spawnEngine, { stateDir: resolve(options.dataDir, "kv") }),

@@ -18,7 +18,8 @@ export interface ResolvedAdapters {
 }
 
 export interface AdapterRoutingDeps {
-  registry: AdapterRegistry;
+  /** The installed adapters (or a view of them with a candidate version in place: the gate). */
+  registry: Pick<AdapterRegistry, "withFits" | "countUsage">;
   router: AdapterRouter;
   log?: (message: string, err: unknown) => void;
 }

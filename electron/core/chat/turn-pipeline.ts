@@ -13,6 +13,8 @@ import { type ConversationStore, DEFAULT_TITLE } from "../conversations/conversa
 import type { ContextInfo, MessageFinal, MessageStore } from "../conversations/message-store";
 import type { EngineClient, ChatTurn, GenerateOptions, GenerateResult, KvPolicy } from "../engine/types";
 import type { EventBus } from "../events/event-bus";
+import type { MessageInteraction } from "../../api/genui";
+import type { AnswerFormat, GenuiTurns } from "../genui/genui-turns";
 import type { MemoryService } from "../memory/memory-service";
 import { buildPrompt } from "./prompt";
 import { statsFromResult } from "./stats";
@@ -55,6 +57,8 @@ export interface TurnPipelineDeps {
   /** What to do when a conversation outgrows the context (default sliding-window). */
   contextStrategy?: () => AppSettings["contextStrategy"];
   log?: (message: string, err: unknown) => void;
+  /** GenUI: UI-mode turns (format, prompt, grammar, validated document). Without it, text only. */
+  genui?: GenuiTurns;
 }
 
 /** Context size assumed when the engine reports none (the engine's default). */
@@ -72,6 +76,10 @@ export interface SendInput {
   /** This turn's adapters; default: the conversation's choice, else "auto". */
   adapters?: AdapterSelection;
   sampling?: SamplingSettings;
+  /** "ui": answer with components; "text": never; absent: the UI adapter leading the routing decides. */
+  format?: AnswerFormat;
+  /** This user turn is the use of a component (GenUI), stored with the user message. */
+  interaction?: MessageInteraction;
 }
 
 export interface RegenerateInput {
@@ -127,6 +135,7 @@ export class TurnPipeline {
         this.retrieve(input.text),
       ]);
       this.checkStillOpen(conversation.id);
+      const format = this.formatFor(input.format, resolved);
       const now = Date.now();
       const { userMessage, assistantMessage, updated, remembered } = db.transaction(() => {
         const isFirst = messages.countByRole(conversation.id, "user") === 0;
@@ -135,14 +144,18 @@ export class TurnPipeline {
         } else {
           conversations.touch(conversation.id, now);
         }
-        const user = messages.append(
+        let user = messages.append(
           { conversationId: conversation.id, role: "user", content: input.text, status: "complete" },
           now,
         );
+        if (input.interaction && this.deps.genui) {
+          this.deps.genui.saveInteraction(user.id, input.interaction);
+          user = { ...user, interaction: input.interaction };
+        }
         // "remember that …": stored with the message that asked for it.
         const remembered =
           this.deps.memory?.rememberFromMessage(input.text, conversation.id, user.id) ?? null;
-        const assistant = this.appendAnswer(conversation.id, resolved, sampling, now, memories);
+        const assistant = this.appendAnswer(conversation.id, resolved, sampling, now, memories, format);
         return {
           userMessage: user,
           assistantMessage: assistant,
@@ -155,7 +168,7 @@ export class TurnPipeline {
       const context = this.start(gen, conversation.id, assistantMessage.id, resolved, sampling, memories, {
         userMessageId: userMessage.id,
         userText: input.text,
-      });
+      }, format);
       return { userMessage, assistantMessage: { ...assistantMessage, context } };
     } catch (err) {
       this.release(conversation.id, gen);
@@ -188,10 +201,12 @@ export class TurnPipeline {
         this.retrieve(question.content),
       ]);
       this.checkStillOpen(conversation.id);
+      // "Answer again" keeps a UI answer a UI answer, unless other adapters were asked for.
+      const format = this.formatFor(previous.format === "ui" && !input.adapters ? "ui" : undefined, resolved);
       const now = Date.now();
       const { assistantMessage, updated } = db.transaction(() => {
         conversations.touch(conversation.id, now);
-        const assistant = this.appendAnswer(conversation.id, resolved, sampling, now, memories);
+        const assistant = this.appendAnswer(conversation.id, resolved, sampling, now, memories, format);
         messages.markReplaced(previous.id, assistant.id);
         return { assistantMessage: assistant, updated: conversations.get(conversation.id) };
       })();
@@ -209,6 +224,7 @@ export class TurnPipeline {
         sampling,
         memories,
         null,
+        format,
       );
       return { assistantMessage: { ...assistantMessage, context } };
     } catch (err) {
@@ -296,6 +312,11 @@ export class TurnPipeline {
     return routing.resolve(selection, text);
   }
 
+  /** Text unless GenUI is wired and the turn asks for (or is routed to) UI. */
+  private formatFor(requested: AnswerFormat | undefined, resolved: ResolvedAdapters): AnswerFormat {
+    return this.deps.genui?.formatFor(requested, resolved.routing) ?? "text";
+  }
+
   /** The active memories for a prompt (none without memory, or when it is off). Never throws. */
   private async retrieve(text: string): Promise<Memory[]> {
     const memory = this.deps.memory;
@@ -320,6 +341,7 @@ export class TurnPipeline {
     sampling: { temperature: number; maxTokens: number },
     now: number,
     memories: readonly Memory[],
+    format: AnswerFormat = "text",
   ): Message {
     const { messages } = this.deps;
     const assistant = messages.append(
@@ -349,7 +371,9 @@ export class TurnPipeline {
     );
     this.deps.routing?.countUsage(routing.adapters.map((a) => a.id));
     this.deps.memory?.linkToMessage(assistant.id, memories);
-    return { ...assistant, routing, memoriesUsed: memories.map((m) => ({ id: m.id, text: m.text })) };
+    const ui = format === "ui" && this.deps.genui ? { format, ui: null } : {};
+    if (ui.format) this.deps.genui?.markAnswer(assistant.id);
+    return { ...assistant, routing, memoriesUsed: memories.map((m) => ({ id: m.id, text: m.text })), ...ui };
   }
 
   private kvPolicy(): KvPolicy {
@@ -368,11 +392,14 @@ export class TurnPipeline {
     sampling: { temperature: number; maxTokens: number },
     memories: readonly Memory[],
     source: AnswerSource | null,
+    format: AnswerFormat = "text",
   ): ContextInfo {
-    const { messages, memory } = this.deps;
+    const { messages, memory, genui } = this.deps;
+    const systemPrompt = this.deps.systemPrompt ?? DEFAULT_SYSTEM_PROMPT;
+    const ui = format === "ui" ? genui : undefined;
     const fitted = buildPrompt({
       transcript: messages.list(conversationId),
-      systemPrompt: this.deps.systemPrompt ?? DEFAULT_SYSTEM_PROMPT,
+      systemPrompt: ui ? ui.systemPrompt(systemPrompt) : systemPrompt,
       memoryBlock: memory && memories.length > 0 ? memory.block(memories) : null,
       contextSize: this.deps.engine.loaded?.contextSize ?? FALLBACK_CONTEXT_SIZE,
       answerTokens: sampling.maxTokens,
@@ -384,7 +411,9 @@ export class TurnPipeline {
     const options: GenerateOptions = { ...sampling, sessionKey: conversationId };
     if (resolved.adapters.length > 0) options.adapters = resolved.adapters;
     if (this.deps.routing) options.kvPolicy = this.kvPolicy();
-    gen.done = this.generate(gen, conversationId, messageId, fitted.turns, options, source);
+    // UI mode: the grammar keeps the answer valid JSON of the catalog's shape (not its meaning).
+    if (ui) options.jsonSchema = ui.jsonSchema;
+    gen.done = this.generate(gen, conversationId, messageId, fitted.turns, options, source, ui);
     this.backfillModelHash(messageId);
     return fitted.context;
   }
@@ -413,6 +442,7 @@ export class TurnPipeline {
     history: ChatTurn[],
     options: GenerateOptions,
     source: AnswerSource | null,
+    ui?: GenuiTurns,
   ): Promise<void> {
     const { messages, engine, events } = this.deps;
     const signal = gen.controller.signal;
@@ -478,6 +508,11 @@ export class TurnPipeline {
     try {
       // false when the conversation was deleted meanwhile: then there is nothing to report.
       const finished = this.deps.db.transaction(() => {
+        if (ui && final.status !== "error") {
+          // The streamed JSON becomes a validated document; content keeps a text rendition.
+          const cutOff = final.status !== "complete" || timings?.stopReason === "maxTokens";
+          final = { ...final, content: ui.finishAnswer(messageId, final.content, cutOff).content };
+        }
         if (!messages.finish(messageId, final)) return false;
         this.turns.finish(messageId, timings);
         return true;

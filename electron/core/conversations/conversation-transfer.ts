@@ -10,11 +10,30 @@ import {
   EXPORT_VERSION,
   type ExportDocument,
   type ExportedConversation,
+  type ExportedMessage,
   type ExportedMemory,
   LIMITS,
   parseExport,
 } from "./export-format";
 import type { MessageStore } from "./message-store";
+
+/**
+ * The GenUI columns of an imported message (migration 0007). A UI answer keeps its validated
+ * document; an interaction points at the imported answer it used (dropped if that is not in
+ * the file, before this message).
+ */
+function importedGenui(
+  m: ExportedMessage,
+  messageIds: ReadonlyMap<string, string>,
+): { format: string | null; ui: string | null; interaction: string | null } {
+  const isUi = m.role === "assistant" && m.format === "ui";
+  const target = m.interaction ? messageIds.get(m.interaction.messageId) : undefined;
+  return {
+    format: isUi ? "ui" : null,
+    ui: isUi && m.ui ? JSON.stringify(m.ui) : null,
+    interaction: m.interaction && target && m.role === "user" ? JSON.stringify({ ...m.interaction, messageId: target }) : null,
+  };
+}
 
 /** Harness version of turn records made by an import (they were not generated here). */
 export const IMPORTED_HARNESS = "imported";
@@ -59,8 +78,10 @@ export class ConversationTransfer {
       "INSERT INTO conversations (id, title, created_at, updated_at, adapters_json) VALUES (?, ?, ?, ?, ?)",
     );
     this.insertMessage = db.prepare(`
-      INSERT INTO messages (id, conversation_id, role, content, status, error, created_at, stats_json, seq, context_json)
-      VALUES (@id, @conversationId, @role, @content, @status, @error, @createdAt, @stats, @seq, @context)`);
+      INSERT INTO messages (id, conversation_id, role, content, status, error, created_at, stats_json, seq, context_json,
+        format, ui_json, interaction_json)
+      VALUES (@id, @conversationId, @role, @content, @status, @error, @createdAt, @stats, @seq, @context,
+        @format, @ui, @interaction)`);
     this.insertTurn = db.prepare(`
       INSERT INTO turns (message_id, model_sha256, harness_version, adapters_json, router_json, sampling_json, kv_policy, created_at)
       VALUES (?, NULL, '${IMPORTED_HARNESS}', ?, ?, '{}', 'reevaluate', ?)`);
@@ -165,6 +186,7 @@ export class ConversationTransfer {
         stats: m.stats ? JSON.stringify(m.stats) : null,
         seq: i + 1,
         context: m.context ? JSON.stringify(m.context) : null,
+        ...importedGenui(m, messageIds),
       });
       if (m.routing) {
         const router: RouterRecord = {

@@ -13,6 +13,7 @@ import {
   MessageRole,
   MessageStatus,
 } from "../../api";
+import { MessageInteraction, validateDocument } from "../../api/genui";
 import { describeIssues } from "../dispatch";
 
 export const EXPORT_FORMAT = "macaron-export";
@@ -26,8 +27,11 @@ export const LIMITS = {
   contentChars: 1_000_000,
   titleChars: 200,
   memoryChars: 2000,
-  /** JSON nesting: the format needs 6 levels; anything far deeper is an attack or a mistake. */
-  depth: 32,
+  /**
+   * JSON nesting: the format needs 6 levels, plus a GenUI document's own (at most 48, see
+   * electron/api/genui/limits.ts) under a message; anything deeper is an attack or a mistake.
+   */
+  depth: 64,
 } as const;
 
 /** Milliseconds since 1970, within what Date can represent. */
@@ -71,6 +75,20 @@ const ExportedMessage = z.strictObject({
     })
     .nullable()
     .default(null),
+  /** GenUI: a UI answer's document, validated node by node like a model answer (invalid nodes become inert). */
+  format: z.enum(["text", "ui"]).optional(),
+  ui: z
+    .unknown()
+    .optional()
+    .transform((value, ctx) => {
+      if (value === undefined || value === null) return null;
+      const checked = validateDocument(value);
+      if (checked.ok) return checked.document;
+      ctx.addIssue({ code: "custom", message: checked.reason });
+      return z.NEVER;
+    }),
+  /** GenUI: the component use a user turn stands for; its messageId is remapped on import. */
+  interaction: MessageInteraction.strict().nullable().optional(),
 });
 export type ExportedMessage = z.output<typeof ExportedMessage>;
 

@@ -2,8 +2,9 @@ import type { Database, Statement } from "better-sqlite3";
 import { randomUUID } from "node:crypto";
 import { GenerationStats, Message, type MessageRole, type MessageStatus } from "../../api";
 import { routingFromColumns } from "../chat/turn-store";
+import { type GenuiColumns, genuiFields } from "../genui/genui-store";
 
-interface MessageRow {
+interface MessageRow extends GenuiColumns {
   id: string;
   conversation_id: string;
   role: MessageRole;
@@ -64,6 +65,8 @@ function toMessage(row: MessageRow, memoriesUsed: MemoryUse[] = []): Message {
     corrected: row.corrected === 1,
     memoriesUsed,
     context: parseContext(row.context_json),
+    // GenUI (migration 0007): format, ui and interaction, only when present.
+    ...genuiFields(row),
   };
 }
 

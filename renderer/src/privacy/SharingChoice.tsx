@@ -11,9 +11,10 @@ export function SharingChoice({ privacy }: { privacy: PrivacyState }) {
   const controller = useController();
   const pending = usePrivacyState((s) => s.pendingLevel);
   const saving = usePrivacyState((s) => s.saving);
+  const applying = usePrivacyState((s) => s.applyingLevel);
   const stopped = usePrivacyState((s) => s.stoppedMessage);
   const groupId = useId();
-  const selected = pending ?? privacy.sharing;
+  const selected = pending ?? applying ?? privacy.sharing;
 
   return (
     <section className="privacy__sharing">

@@ -23,6 +23,8 @@ export interface PrivacyViewState {
   loadError: string | null;
   /** A level the user picked that shares more: shown as a confirm step before it is saved. */
   pendingLevel: SharingLevel | null;
+  /** The level being saved: the radio follows the click at once, not after the round trip. */
+  applyingLevel: SharingLevel | null;
   saving: boolean;
   /** "Stopped sharing — N queued items deleted" after turning sharing off. */
   stoppedMessage: string | null;
@@ -44,6 +46,7 @@ function initialState(): PrivacyViewState {
     privacy: null,
     loadError: null,
     pendingLevel: null,
+    applyingLevel: null,
     saving: false,
     stoppedMessage: null,
     preview: null,
@@ -164,7 +167,7 @@ export class PrivacyController {
   }
 
   private async applyLevel(level: SharingLevel): Promise<boolean> {
-    this.set({ saving: true, actionError: null, stoppedMessage: null });
+    this.set({ saving: true, applyingLevel: level, actionError: null, stoppedMessage: null });
     try {
       const { privacy, purged } = await this.api.call("privacy.update", { sharing: level });
       this.set({
@@ -179,7 +182,7 @@ export class PrivacyController {
       this.set({ actionError: `Could not change the sharing level: ${errorMessage(error)}` });
       return false;
     } finally {
-      this.set({ saving: false });
+      this.set({ saving: false, applyingLevel: null });
     }
   }
 

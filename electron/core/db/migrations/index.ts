@@ -4,6 +4,8 @@ import { migrate0002 } from "./0002-settings";
 import { migrate0003 } from "./0003-adapters";
 import { migrate0004 } from "./0004-feedback";
 import { migrate0005 } from "./0005-memory";
+import { migrate0006 } from "./0006-releases";
+import { migrate0007 } from "./0007-genui";
 
 export interface Migration {
   version: number;
@@ -18,6 +20,8 @@ export const migrations: readonly Migration[] = [
   { version: 3, name: "adapters", up: migrate0003 },
   { version: 4, name: "feedback", up: migrate0004 },
   { version: 5, name: "memory", up: migrate0005 },
+  { version: 6, name: "releases", up: migrate0006 },
+  { version: 7, name: "genui", up: migrate0007 },
 ];
 
 export const LATEST_SCHEMA_VERSION = migrations[migrations.length - 1]?.version ?? 0;

@@ -1,0 +1,53 @@
+/**
+ * The adapter registry's index format, shared by the cloud service (which serves it) and the
+ * app's AdapterUpdates (which polls it). Imports nothing of the project but zod.
+ */
+import { z } from "zod";
+
+export const REGISTRY_FORMAT = 1;
+
+const Sha256 = z.string().regex(/^[0-9a-f]{64}$/);
+
+/** One published adapter version. */
+export const RegistryEntry = z.object({
+  id: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/),
+  version: z.string().regex(/^[0-9A-Za-z.+-]{1,64}$/),
+  name: z.string().min(1).max(200),
+  domain: z.string().min(1).max(64),
+  description: z.string().max(4000).default(""),
+  sha256: Sha256,
+  sizeBytes: z.number().int().positive(),
+  /** Path on the service (`/v1/registry/files/<file>`) or an absolute URL. Supports HTTP Range. */
+  url: z.string().min(1).max(2000),
+  /** The base model it was trained on: what it is compatible with. */
+  base: z.object({
+    architecture: z.string().max(64),
+    embeddingLength: z.number().int().nonnegative(),
+    baseName: z.string().max(200).nullable().optional(),
+    baseSha256: Sha256.optional(),
+  }),
+  defaultScale: z.number().min(0).max(2).default(1),
+  routingExamples: z.array(z.string().max(4000)).max(1000).default([]),
+  lineage: z.object({ parent: z.string().max(64).nullable(), trainedFrom: z.string().max(500) }),
+  releaseNotes: z.string().max(10_000).default(""),
+  publishedAt: z.number().int(),
+});
+export type RegistryEntry = z.infer<typeof RegistryEntry>;
+
+export const RegistryIndex = z.object({
+  format: z.literal(REGISTRY_FORMAT),
+  generatedAt: z.number().int(),
+  adapters: z.array(RegistryEntry),
+});
+export type RegistryIndex = z.infer<typeof RegistryIndex>;
+
+/**
+ * What a publisher sends with the file (header `x-macaron-manifest`, base64url JSON): the entry
+ * minus what the service computes (sha256 is optional and, when given, must match the body).
+ */
+export const PublishManifest = RegistryEntry.omit({ sizeBytes: true, url: true, publishedAt: true }).extend({
+  sha256: Sha256.optional(),
+});
+export type PublishManifest = z.input<typeof PublishManifest>;
+
+export const MANIFEST_HEADER = "x-macaron-manifest";

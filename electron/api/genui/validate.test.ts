@@ -1,0 +1,131 @@
+import { describe, expect, it } from "vitest";
+import { COMPONENT_TYPES, StoredDocument, type UiDocument } from "./catalog";
+import { catalogJsonSchema, grammarJsonSchema } from "./json-schema";
+import { checkLimits, UI_LIMITS } from "./limits";
+import { documentText } from "./text";
+import { deepNode, everyComponentDocument, hostileSpecs, sizedDocument } from "./testing/samples";
+import { findNode, parseDocument, validateDocument, walkNodes } from "./validate";
+
+function valid(raw: unknown): Extract<ReturnType<typeof validateDocument>, { ok: true }> {
+  const r = validateDocument(raw);
+  if (!r.ok) throw new Error(r.reason);
+  return r;
+}
+
+describe("validateDocument", () => {
+  it("accepts one of every component unchanged, with no issues", () => {
+    const doc = everyComponentDocument();
+    const r = valid(doc);
+    expect(r.issues).toEqual([]);
+    expect(r.document).toEqual(doc);
+    const types = new Set([...walkNodes(r.document)].map((n) => n.type));
+    expect([...types].sort()).toEqual([...COMPONENT_TYPES].sort());
+    expect(StoredDocument.safeParse(r.document).success).toBe(true);
+  });
+
+  it("turns a bad node into an inert Invalid node and keeps the rest", () => {
+    const doc = everyComponentDocument() as unknown as { blocks: { root?: { children?: unknown[] } }[] };
+    doc.blocks[1]!.root!.children![1] = { type: "Text", id: "t", props: { markdown: 5 } };
+    const r = valid(doc);
+    expect(findNode(r.document, "t")).toMatchObject({ type: "Invalid", props: { originalType: "Text" } });
+    expect(r.issues).toEqual([{ id: "t", reason: expect.stringContaining("markdown") }]);
+    expect(findNode(r.document, "tbl")?.type).toBe("Table");
+  });
+
+  it("keeps the children of a container whose own props are bad", () => {
+    const r = valid({ version: 1, blocks: [{ kind: "ui", root: { type: "Card", id: "c", props: { title: 7 }, children: [{ type: "Text", id: "x", props: { markdown: "kept" } }] } }] });
+    const root = findNode(r.document, "c")!;
+    expect(root.type).toBe("Invalid");
+    expect(root.children?.[0]).toMatchObject({ type: "Text", props: { markdown: "kept" } });
+  });
+
+  it("reads null props as absent (the grammar writes null for optional props)", () => {
+    const r = valid({ version: 1, blocks: [{ kind: "ui", root: { type: "Card", id: "c", props: { title: null, subtitle: "s" }, children: [] } }] });
+    expect(findNode(r.document, "c")).toEqual({ type: "Card", id: "c", props: { subtitle: "s" }, children: [] });
+  });
+
+  it("refuses duplicate ids, leaves with children, Tab outside Tabs, unknown types and keys", () => {
+    const r = valid({
+      version: 1,
+      blocks: [
+        { kind: "ui", root: { type: "Text", id: "a", props: { markdown: "1" } } },
+        { kind: "ui", root: { type: "Text", id: "a", props: { markdown: "2" } } },
+        { kind: "ui", root: { type: "Text", id: "b", props: { markdown: "x" }, children: [{ type: "Text", id: "k", props: { markdown: "y" } }] } },
+        { kind: "ui", root: { type: "Tab", id: "tab", props: { label: "x" }, children: [] } },
+        { kind: "ui", root: { type: "Marquee", id: "m", props: {} } },
+        { kind: "ui", root: { type: "Text", id: "e", props: { markdown: "x" }, style: "color:red" } },
+      ],
+    });
+    expect(r.issues.map((i) => i.reason)).toEqual([
+      expect.stringContaining("used twice"),
+      "Text has no children",
+      "a Tab belongs inside Tabs",
+      'type "Marquee" is not in the catalog',
+      'unknown key "style"',
+    ]);
+  });
+
+  it("refuses unsafe link URLs and checks cross-prop rules", () => {
+    for (const url of ["javascript:alert(1)", "data:text/html,x", "//evil.example/x", "/relative", "file:///etc/passwd"]) {
+      const r = valid({ version: 1, blocks: [{ kind: "ui", root: { type: "Link", id: "l", props: { label: "x", url } } }] });
+      expect(r.document.blocks[0]).toMatchObject({ root: { type: "Invalid" } });
+    }
+    const chart = valid({ version: 1, blocks: [{ kind: "ui", root: { type: "Chart", id: "c", props: { kind: "pie", labels: ["a", "b"], series: [{ name: "s", values: [1] }] } } }] });
+    expect(chart.issues[0]?.reason).toContain("one value per label");
+  });
+
+  it("refuses prototype keys without polluting anything", () => {
+    for (const spec of hostileSpecs()) validateDocument(spec);
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+    const r = valid(JSON.parse('{"version":1,"blocks":[{"kind":"ui","root":{"type":"Text","id":"p","props":{"markdown":"x","__proto__":{"polluted":1}}}}]}'));
+    expect(findNode(r.document, "p")?.type).toBe("Invalid");
+  });
+
+  it("refuses a whole document only for its shape or its size", () => {
+    expect(validateDocument("text")).toMatchObject({ ok: false });
+    expect(validateDocument({ version: 2, blocks: [] })).toMatchObject({ ok: false, reason: expect.stringContaining("version 2") });
+    expect(parseDocument("{nope")).toMatchObject({ ok: false, reason: expect.stringContaining("not valid JSON") });
+  });
+});
+
+describe("limits (checked before any schema)", () => {
+  it("refuses very deep input without a RangeError", () => {
+    const deep = { version: 1, blocks: [{ kind: "ui", root: deepNode(200_000) }] };
+    expect(validateDocument(deep)).toMatchObject({ ok: false, reason: expect.stringContaining("nested") });
+    const text = "[".repeat(1_000_000);
+    expect(parseDocument(text)).toMatchObject({ ok: false });
+  });
+
+  it("counts nodes, string length and total size", () => {
+    expect(checkLimits(sizedDocument(1000))).toMatchObject({ ok: true, nodes: 1000 });
+    expect(checkLimits(sizedDocument(UI_LIMITS.maxNodes + 10))).toMatchObject({ ok: false });
+    expect(checkLimits({ s: "x".repeat(UI_LIMITS.maxStringLength + 1) })).toMatchObject({ ok: false });
+    const wide = { blocks: Array.from({ length: 1500 }, () => ({ kind: "text", markdown: "y".repeat(19_000) })) };
+    expect(checkLimits(wide)).toMatchObject({ ok: false, reason: expect.stringContaining("larger") });
+    expect(checkLimits({ version: 1, blocks: [{ kind: "ui", root: deepNode(UI_LIMITS.maxNodeDepth + 1) }] })).toMatchObject({ ok: false });
+    expect(checkLimits({ version: 1, blocks: [{ kind: "ui", root: deepNode(UI_LIMITS.maxNodeDepth - 2) }] })).toMatchObject({ ok: true });
+  });
+
+  it("sizes every sample exactly", () => {
+    for (const n of [10, 100, 1000]) expect(valid(sizedDocument(n)).nodes).toBe(n);
+  });
+});
+
+describe("JSON Schema and text rendition", () => {
+  it("exports the catalog with a recursive UiNode, and a grammar subset without anyOf or pattern", () => {
+    const schema = catalogJsonSchema() as { $defs: Record<string, unknown> };
+    expect(Object.keys(schema.$defs)).toContain("UiNode");
+    const grammar = JSON.stringify(grammarJsonSchema());
+    expect(grammar).not.toMatch(/"anyOf"|"pattern"|"\$schema"|"minimum"/);
+    expect(grammar).toContain('"$ref":"#/$defs/UiNode"');
+    expect(grammar).toContain('"format":"date"');
+  });
+
+  it("renders a document as markdown text for search and history", () => {
+    const text = documentText(everyComponentDocument() as UiDocument);
+    expect(text).toContain("**Week plan**");
+    expect(text).toContain("| Monday | 5 |");
+    expect(text).toContain("Form: Log your run");
+    expect(text).toContain("Training guide (https://example.com/guide)");
+  });
+});

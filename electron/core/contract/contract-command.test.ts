@@ -1,0 +1,84 @@
+/**
+ * `npm run contract` on the demo fixtures with the real engine: the fixture adapters pass the
+ * default contract; a "coding" adapter built from the UI spec (answers "uuuu") fails it, and
+ * the failing cases are named. One run goes through the real CLI process for the exit code.
+ */
+import { execFile } from "node:child_process";
+import { cpSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { promisify } from "node:util";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { sha256File, writeFixtures, type FixturePaths } from "../../../native/gguf/fixtures";
+import { demoAdapterSpec } from "../../../native/gguf/adapters";
+import { gv, writeGguf } from "../../../native/gguf/writer";
+import { tempDir } from "../testing/temp-dir";
+import { runContractCommand } from "./contract-command";
+import type { ContractReport } from "./contract-runner";
+
+const dir = tempDir("macaron-contract-cli-");
+let fixtures: FixturePaths;
+let brokenDir: string;
+const env = { ...process.env, MACARON_ENGINE_THREADS: "1" };
+
+beforeAll(async () => {
+  process.env.MACARON_ENGINE_THREADS = "1";
+  fixtures = await writeFixtures(join(dir.path, "fx"));
+  // "coding" v3, built from the UI spec: a well-formed adapter that answers "uuuu".
+  brokenDir = join(dir.path, "broken");
+  cpSync(fixtures.adaptersDir, brokenDir, { recursive: true });
+  const spec = demoAdapterSpec("ui");
+  await writeGguf(join(brokenDir, "coding.gguf"), { ...spec, metadata: { ...spec.metadata, "general.name": gv.str("coding v3 (broken)") } });
+  const manifest = JSON.parse(readFileSync(join(brokenDir, "coding.json"), "utf8")) as Record<string, unknown>;
+  writeFileSync(join(brokenDir, "coding.json"), JSON.stringify({ ...manifest, version: "3.0.0", sha256: await sha256File(join(brokenDir, "coding.gguf")) }));
+});
+afterAll(() => dir.remove());
+
+function io() {
+  const out: string[] = [];
+  const err: string[] = [];
+  return { out, err, io: { out: (l: string) => out.push(l), err: (l: string) => err.push(l) } };
+}
+
+describe("npm run contract", () => {
+  it("passes the default contract with the fixture adapters and writes the JSON report", async () => {
+    const json = join(dir.path, "report.json");
+    const t = io();
+    const { code } = await runContractCommand(["--model", fixtures.basePath, "--adapters", fixtures.adaptersDir, "--json", json], t.io);
+    expect(t.err).toEqual([]);
+    expect(code).toBe(0);
+    expect(t.out.join("\n")).toMatch(/PASSED/);
+    const report = JSON.parse(readFileSync(json, "utf8")) as ContractReport;
+    expect(report).toMatchObject({ contract: "macaron-default", version: "1.0.0", passed: true, failing: [] });
+    expect(report.cases.find((c) => c.id === "coding-auto")?.adapters).toEqual(["coding@1.0.0"]);
+    expect(Object.keys(report.byTag)).toEqual(expect.arrayContaining(["chat", "coding", "agent", "ui"]));
+  });
+
+  it("fails a broken coding adapter with a non-zero exit naming the failing cases", async () => {
+    const json = join(dir.path, "broken.json");
+    const cli = promisify(execFile)(
+      process.execPath,
+      ["--import", "tsx", "electron/core/contract/cli.ts", "--model", fixtures.basePath, "--adapters", brokenDir, "--json", json],
+      { env },
+    );
+    const failure = (await cli.then(
+      () => null,
+      (err: unknown) => err,
+    )) as { code: number; stdout: string } | null;
+    expect(failure?.code).toBe(1);
+    expect(failure?.stdout).toMatch(/FAILED: 2 failing case\(s\): coding-pinned, coding-auto/);
+    const report = JSON.parse(readFileSync(json, "utf8")) as ContractReport;
+    expect(report.failing).toEqual(["coding-pinned", "coding-auto"]);
+    expect(report.byTag.coding).toMatchObject({ passed: 0, total: 2, ok: false });
+  });
+
+  it("refuses bad arguments and an invalid contract with exit code 2", async () => {
+    const t = io();
+    expect((await runContractCommand(["--model", fixtures.basePath], t.io)).code).toBe(2);
+    expect(t.err.join("")).toMatch(/--adapters are required/);
+    const bad = join(dir.path, "bad.json");
+    writeFileSync(bad, JSON.stringify({ contract: "x", version: "1", cases: [] }));
+    const u = io();
+    expect((await runContractCommand(["--model", fixtures.basePath, "--adapters", fixtures.adaptersDir, "--contract", bad], u.io)).code).toBe(2);
+    expect(u.err.join("")).toMatch(/version: .*semantic version/);
+  });
+});

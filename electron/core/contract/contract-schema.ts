@@ -1,0 +1,123 @@
+/**
+ * The evaluation contract's file format: a versioned list of cases (a conversation, the adapter
+ * mode to answer with, assertions on the answer) and pass-rate thresholds. Teams add their own
+ * files; every file is validated here before anything runs.
+ */
+import { readFile } from "node:fs/promises";
+import { basename } from "node:path";
+import { z } from "zod";
+import { describeIssues } from "../dispatch";
+
+const Text = z.string().max(100_000);
+
+/** One check on a case's answer. `regression` compares with the live version on the same case. */
+export const Assertion = z.discriminatedUnion("type", [
+  z.object({ type: z.literal("contains"), value: z.string().min(1).max(10_000) }).strict(),
+  z.object({ type: z.literal("notContains"), value: z.string().min(1).max(10_000) }).strict(),
+  z
+    .object({ type: z.literal("regex"), pattern: z.string().min(1).max(2000), flags: z.string().max(8).optional() })
+    .strict(),
+  /** The router (mode "auto") must put this adapter first. */
+  z.object({ type: z.literal("routesTo"), adapter: z.string().min(1).max(64) }).strict(),
+  /** The answer must contain nothing the feedback redactor would flag (e-mails, keys, numbers...). */
+  z.object({ type: z.literal("noPii") }).strict(),
+  /** Routing + generation time, ms (queue waiting excluded). */
+  z.object({ type: z.literal("latencyMs"), max: z.number().positive().max(3_600_000) }).strict(),
+  /** The answer parses as JSON valid against `schema` (an inline JSON Schema, a documented subset). */
+  z.object({ type: z.literal("jsonSchemaValid"), schema: z.record(z.string(), z.unknown()) }).strict(),
+  /** The candidate's score on this case must not fall below the live version's. */
+  z.object({ type: z.literal("regression") }).strict(),
+]);
+export type Assertion = z.infer<typeof Assertion>;
+export type AssertionType = Assertion["type"];
+
+export const ContractMessage = z.object({ role: z.enum(["system", "user", "assistant"]), content: Text }).strict();
+
+export const ContractCase = z
+  .object({
+    id: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/, "letters, digits, '.', '_' or '-'"),
+    description: z.string().max(2000).default(""),
+    /** Adapter domains (chat, coding, agent, ui, base...) for per-tag pass rates. */
+    tags: z.array(z.string().min(1).max(64)).max(20).default([]),
+    /** Ends with the user turn to answer. */
+    conversation: z.array(ContractMessage).min(1).max(200),
+    /** "auto" (the router decides), "base" (no adapter), or the id of the adapter to pin. */
+    mode: z.string().min(1).max(64),
+    maxTokens: z.number().int().min(1).max(4096).optional(),
+    assertions: z.array(Assertion).min(1).max(50),
+  })
+  .strict()
+  .refine((c) => c.conversation[c.conversation.length - 1]?.role === "user", {
+    message: "the conversation must end with a user message",
+    path: ["conversation"],
+  });
+export type ContractCase = z.infer<typeof ContractCase>;
+
+export const Thresholds = z
+  .object({
+    /** Share of cases that must pass overall (0..1). */
+    minPassRate: z.number().min(0).max(1).default(1),
+    /** Per tag: share of that tag's cases that must pass; tags not listed use minPassRate. */
+    byTag: z.record(z.string(), z.number().min(0).max(1)).default({}),
+  })
+  .strict();
+export type Thresholds = z.infer<typeof Thresholds>;
+
+export const ContractFile = z
+  .object({
+    contract: z.string().regex(/^[a-z0-9][a-z0-9._-]{0,63}$/, "lowercase letters, digits, '.', '_' or '-'"),
+    version: z.string().regex(/^\d+\.\d+\.\d+$/, "a semantic version like 1.0.0"),
+    description: z.string().max(4000).default(""),
+    /** Default answer length (greedy decoding): contracts check short, deterministic answers. */
+    maxTokens: z.number().int().min(1).max(4096).default(16),
+    thresholds: Thresholds.default({ minPassRate: 1, byTag: {} }),
+    cases: z.array(ContractCase).min(1).max(1000),
+  })
+  .strict()
+  .superRefine((c, ctx) => {
+    const seen = new Set<string>();
+    c.cases.forEach((k, i) => {
+      if (seen.has(k.id)) ctx.addIssue({ code: "custom", message: `duplicate case id "${k.id}"`, path: ["cases", i, "id"] });
+      seen.add(k.id);
+    });
+  });
+export type Contract = z.output<typeof ContractFile>;
+
+/** Validate a parsed contract document; throws an Error naming what is wrong. */
+export function parseContract(json: unknown, source = "contract"): Contract {
+  const parsed = ContractFile.safeParse(json);
+  if (!parsed.success) throw new Error(`The contract ${source} is invalid: ${describeIssues(parsed.error)}`);
+  for (const c of parsed.data.cases) {
+    for (const a of c.assertions) {
+      if (a.type !== "regex") continue;
+      try {
+        new RegExp(a.pattern, a.flags);
+      } catch (err) {
+        throw new Error(`The contract ${source} is invalid: case "${c.id}" has a bad regex: ${(err as Error).message}`);
+      }
+    }
+  }
+  return parsed.data;
+}
+
+/** Read and validate a contract file. */
+export async function loadContract(path: string): Promise<Contract> {
+  let text: string;
+  try {
+    text = await readFile(path, "utf8");
+  } catch (err) {
+    throw new Error(`Cannot read the contract ${path}: ${(err as Error).message}`);
+  }
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    throw new Error(`The contract ${basename(path)} is not valid JSON.`);
+  }
+  return parseContract(json, basename(path));
+}
+
+/** `macaron-default@1.0.0`: what the harness version and the releases record. */
+export function contractLabel(c: Pick<Contract, "contract" | "version">): string {
+  return `${c.contract}@${c.version}`;
+}

@@ -1,0 +1,86 @@
+/**
+ * Reopening a long conversation does not evaluate its history again: core passes the
+ * conversation id as the engine's session key and `<dataDir>/kv` as its state folder, so after
+ * a restart of core (and of the engine process) only the new turn is evaluated.
+ */
+import Database from "better-sqlite3";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { ensureDemoModel } from "../../native/gguf/fixtures";
+import type { Conversation, Message, Result } from "../api";
+import { DATABASE_FILE } from "./db/database";
+import { spawnNodeEngine } from "./engine/spawn-node";
+import { createCore, type Core } from "./index";
+import { EventRecorder } from "./testing/events";
+import { tempDir } from "./testing/temp-dir";
+
+const ctx = { transport: "http" } as const;
+const dir = tempDir("macaron-core-kv-");
+const cores: Core[] = [];
+afterAll(async () => {
+  for (const core of cores) await core.close();
+  dir.remove();
+});
+
+function value<T>(result: Result<unknown>): T {
+  if (!result.ok) throw new Error(`expected ok, got ${result.error.code}: ${result.error.message}`);
+  return result.value as T;
+}
+
+async function start(model: string): Promise<Core> {
+  const core = await createCore({
+    dataDir: dir.path,
+    spawnEngine: spawnNodeEngine({ env: { ...process.env, MACARON_ENGINE_THREADS: "1" } }),
+    initialModel: model,
+    defaultMaxTokens: 24,
+  });
+  cores.push(core);
+  return core;
+}
+
+async function send(core: Core, conversationId: string, text: string): Promise<Message> {
+  const events = new EventRecorder((l) => core.subscribe(l));
+  const done = events.next("chat.done", (d) => d.conversationId === conversationId);
+  value(await core.dispatch("chat.send", { conversationId, text, sampling: { temperature: 0 } }, ctx));
+  const { message } = await done;
+  expect(message.status).toBe("complete");
+  return message;
+}
+
+/** promptTokensEvaluated of an answer, from its turn record. */
+function evaluatedFor(messageId: string): number {
+  const db = new Database(join(dir.path, DATABASE_FILE), { readonly: true });
+  try {
+    const row = db.prepare("SELECT timings_json FROM turns WHERE message_id = ?").get(messageId) as {
+      timings_json: string;
+    };
+    return (JSON.parse(row.timings_json) as { promptTokensEvaluated: number }).promptTokensEvaluated;
+  } finally {
+    db.close();
+  }
+}
+
+describe("core with the real engine: KV cache across restarts", () => {
+  it("reopening a long conversation does not re-evaluate its history", async () => {
+    const model = await ensureDemoModel(join(dir.path, "models"));
+    const core = await start(model);
+    const conv = value<Conversation>(await core.dispatch("conversations.create", {}, ctx));
+    let last: Message | null = null;
+    const evaluated: number[] = [];
+    for (let i = 0; i < 8; i++) {
+      last = await send(core, conv.id, `Tell me more about topic number ${i}, please.`);
+      evaluated.push(evaluatedFor(last.id));
+    }
+    const history = last!.stats!.contextTokens;
+    expect(history).toBeGreaterThan(500);
+    // Within one run each turn already evaluates only what is new.
+    expect(Math.max(...evaluated.slice(1))).toBeLessThan(80);
+    await core.close();
+
+    const again = await start(model);
+    const next = await send(again, conv.id, "And one last question?");
+    const afterRestart = evaluatedFor(next.id);
+    expect(afterRestart).toBeLessThan(80);
+    expect(afterRestart).toBeLessThan(history / 8);
+  });
+});
