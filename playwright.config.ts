@@ -6,6 +6,9 @@ import { defineConfig } from "@playwright/test";
  */
 export default defineConfig({
   testDir: "e2e",
+  // Its own folder: Playwright empties outputDir at start, and test-results/ also holds the
+  // generated fixtures and the unit-test report.
+  outputDir: "test-results/playwright",
   timeout: 60_000,
   expect: { timeout: 15_000 },
   // One engine process per server; 2 cores do not run several side by side well.
