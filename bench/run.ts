@@ -5,6 +5,7 @@
 import { parseArgs } from "node:util";
 import { benchAdapters } from "./adapters";
 import { benchRedaction } from "./redaction";
+import { benchReleases } from "./releases";
 import { benchServe } from "./serve";
 import { benchSync } from "./sync";
 
@@ -24,6 +25,7 @@ const benches: Record<string, () => Promise<void>> = {
     benchAdapters({ size: process.argv.includes("--size") ? values.size : "small", runs: Number(values.runs) }),
   redaction: () => benchRedaction(),
   sync: () => benchSync({ runs: Number(values.runs) }),
+  releases: () => benchReleases({ runs: Number(values.runs) }),
 };
 
 const names = positionals.length > 0 ? positionals : Object.keys(benches);

@@ -175,7 +175,7 @@ describe("conversations.export / conversations.import", () => {
       [
         "deep nesting",
         `{"format":"macaron-export","version":1,"x":${"[".repeat(5000)}${"]".repeat(5000)}}`,
-        /nested more than 32 levels/,
+        /nested more than 64 levels/,
       ],
       [
         "__proto__ key",
