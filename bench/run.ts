@@ -4,6 +4,8 @@
  */
 import { parseArgs } from "node:util";
 import { benchAdapters } from "./adapters";
+import { benchGenui } from "./genui";
+import { benchMemory } from "./memory";
 import { benchRedaction } from "./redaction";
 import { benchReleases } from "./releases";
 import { benchServe } from "./serve";
@@ -25,7 +27,9 @@ const benches: Record<string, () => Promise<void>> = {
     benchAdapters({ size: process.argv.includes("--size") ? values.size : "small", runs: Number(values.runs) }),
   redaction: () => benchRedaction(),
   sync: () => benchSync({ runs: Number(values.runs) }),
+  genui: () => benchGenui({ runs: Number(values.runs) }),
   releases: () => benchReleases({ runs: Number(values.runs) }),
+  memory: () => benchMemory({ runs: Number(values.runs) }),
 };
 
 const names = positionals.length > 0 ? positionals : Object.keys(benches);

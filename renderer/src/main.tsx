@@ -13,6 +13,7 @@ import "./styles/layout.css";
 import "./styles/chat.css";
 import "./styles/adapters.css";
 import "./styles/memory.css";
+import "./styles/releases.css";
 
 const root = document.getElementById("root");
 if (!root) throw new Error("index.html has no #root element");

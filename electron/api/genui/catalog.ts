@@ -323,7 +323,7 @@ export const StoredNode: z.ZodType<UiNode> = z.lazy(() =>
 ) as unknown as z.ZodType<UiNode>;
 
 /** Message.ui: a validated, normalised document. */
-export const StoredDocument: z.ZodType<UiDocument> = z.strictObject({
+export const StoredDocument = z.strictObject({
   version: z.literal(CATALOG_VERSION),
   blocks: z
     .array(

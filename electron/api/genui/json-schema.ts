@@ -19,7 +19,7 @@ type Json = Record<string, unknown>;
 
 /** The catalog document as draft 2020-12 JSON Schema (UiNode under $defs). */
 export function catalogJsonSchema(): Json {
-  return z.toJSONSchema(CatalogDocument) as Json;
+  return z.toJSONSchema(CatalogDocument);
 }
 
 /** Length/item caps at or under this stay in the grammar; larger ones are checked afterwards. */

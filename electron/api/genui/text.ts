@@ -35,7 +35,7 @@ function nodeLines(node: UiNode): string[] {
       return [oneLine(node.props.label), ...node.props.options.map((o) => `- ${oneLine(o.label)}`)];
     case "Table": {
       const { columns, rows, caption } = node.props;
-      const cell = (v: unknown) => oneLine(v === null ? "" : String(v)).replace(/\|/g, "\\|");
+      const cell = (v: string | number | boolean | null) => oneLine(v === null ? "" : String(v)).replace(/\|/g, "\\|");
       return [
         ...(caption ? [oneLine(caption)] : []),
         `| ${columns.map((c) => cell(c.label)).join(" | ")} |`,

@@ -1,10 +1,13 @@
 import { describe, expect, it } from "vitest";
-import { COMPONENT_TYPES, StoredDocument, type UiDocument } from "./catalog";
+import { COMPONENT_TYPES, StoredDocument } from "./catalog";
 import { catalogJsonSchema, grammarJsonSchema } from "./json-schema";
 import { checkLimits, UI_LIMITS } from "./limits";
 import { documentText } from "./text";
-import { deepNode, everyComponentDocument, hostileSpecs, sizedDocument } from "./testing/samples";
+import { deepNode, everyComponentDocument, hostileSpecs, sizedDocument } from "../../core/genui/testing/samples";
 import { findNode, parseDocument, validateDocument, walkNodes } from "./validate";
+
+/** expect.stringContaining, typed (it returns any). */
+const containing = (text: string): string => expect.stringContaining(text) as string;
 
 function valid(raw: unknown): Extract<ReturnType<typeof validateDocument>, { ok: true }> {
   const r = validateDocument(raw);
@@ -28,7 +31,7 @@ describe("validateDocument", () => {
     doc.blocks[1]!.root!.children![1] = { type: "Text", id: "t", props: { markdown: 5 } };
     const r = valid(doc);
     expect(findNode(r.document, "t")).toMatchObject({ type: "Invalid", props: { originalType: "Text" } });
-    expect(r.issues).toEqual([{ id: "t", reason: expect.stringContaining("markdown") }]);
+    expect(r.issues).toEqual([{ id: "t", reason: containing("markdown") }]);
     expect(findNode(r.document, "tbl")?.type).toBe("Table");
   });
 
@@ -57,7 +60,7 @@ describe("validateDocument", () => {
       ],
     });
     expect(r.issues.map((i) => i.reason)).toEqual([
-      expect.stringContaining("used twice"),
+      containing("used twice"),
       "Text has no children",
       "a Tab belongs inside Tabs",
       'type "Marquee" is not in the catalog',
@@ -83,15 +86,15 @@ describe("validateDocument", () => {
 
   it("refuses a whole document only for its shape or its size", () => {
     expect(validateDocument("text")).toMatchObject({ ok: false });
-    expect(validateDocument({ version: 2, blocks: [] })).toMatchObject({ ok: false, reason: expect.stringContaining("version 2") });
-    expect(parseDocument("{nope")).toMatchObject({ ok: false, reason: expect.stringContaining("not valid JSON") });
+    expect(validateDocument({ version: 2, blocks: [] })).toMatchObject({ ok: false, reason: containing("version 2") });
+    expect(parseDocument("{nope")).toMatchObject({ ok: false, reason: containing("not valid JSON") });
   });
 });
 
 describe("limits (checked before any schema)", () => {
   it("refuses very deep input without a RangeError", () => {
     const deep = { version: 1, blocks: [{ kind: "ui", root: deepNode(200_000) }] };
-    expect(validateDocument(deep)).toMatchObject({ ok: false, reason: expect.stringContaining("nested") });
+    expect(validateDocument(deep)).toMatchObject({ ok: false, reason: containing("nested") });
     const text = "[".repeat(1_000_000);
     expect(parseDocument(text)).toMatchObject({ ok: false });
   });
@@ -101,7 +104,7 @@ describe("limits (checked before any schema)", () => {
     expect(checkLimits(sizedDocument(UI_LIMITS.maxNodes + 10))).toMatchObject({ ok: false });
     expect(checkLimits({ s: "x".repeat(UI_LIMITS.maxStringLength + 1) })).toMatchObject({ ok: false });
     const wide = { blocks: Array.from({ length: 1500 }, () => ({ kind: "text", markdown: "y".repeat(19_000) })) };
-    expect(checkLimits(wide)).toMatchObject({ ok: false, reason: expect.stringContaining("larger") });
+    expect(checkLimits(wide)).toMatchObject({ ok: false, reason: containing("larger") });
     expect(checkLimits({ version: 1, blocks: [{ kind: "ui", root: deepNode(UI_LIMITS.maxNodeDepth + 1) }] })).toMatchObject({ ok: false });
     expect(checkLimits({ version: 1, blocks: [{ kind: "ui", root: deepNode(UI_LIMITS.maxNodeDepth - 2) }] })).toMatchObject({ ok: true });
   });
@@ -122,7 +125,7 @@ describe("JSON Schema and text rendition", () => {
   });
 
   it("renders a document as markdown text for search and history", () => {
-    const text = documentText(everyComponentDocument() as UiDocument);
+    const text = documentText(everyComponentDocument());
     expect(text).toContain("**Week plan**");
     expect(text).toContain("| Monday | 5 |");
     expect(text).toContain("Form: Log your run");

@@ -175,7 +175,7 @@ export function validateDocument(raw: unknown, limits: UiLimits = UI_LIMITS): Va
     if (!isPlainObject(raw) || !Array.isArray(raw.blocks))
       return { ok: false, reason: 'The answer is not a UI document ({"version":1,"blocks":[…]}).' };
     if (raw.version !== undefined && raw.version !== CATALOG_VERSION)
-      return { ok: false, reason: `The answer uses UI catalog version ${short(String(raw.version), 20)}; this app reads ${CATALOG_VERSION}.` };
+      return { ok: false, reason: `The answer uses UI catalog version ${short(JSON.stringify(raw.version) ?? "?", 20)}; this app reads ${CATALOG_VERSION}.` };
     const walk: Walk = { ids: new Set(), issues: [], nodes: 0, generated: 0 };
     const blocks: UiBlock[] = [];
     for (const [i, b] of raw.blocks.slice(0, PROP_LIMITS.blocks).entries()) {

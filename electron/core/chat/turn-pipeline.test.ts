@@ -140,8 +140,9 @@ describe("TurnPipeline", () => {
       { role: "user", text: "Q2" },
       { role: "user", text: "Q3" },
     ]);
-    expect(s.engine.calls[0]?.options).toEqual({ temperature: 0.7, maxTokens: 64 });
-    expect(s.engine.calls[2]?.options).toEqual({ temperature: 0, maxTokens: 5 });
+    // The conversation id keys the engine's KV cache (reused across turns and restarts).
+    expect(s.engine.calls[0]?.options).toEqual({ temperature: 0.7, maxTokens: 64, sessionKey: conv.id });
+    expect(s.engine.calls[2]?.options).toEqual({ temperature: 0, maxTokens: 5, sessionKey: conv.id });
     expect(s.conversations.get(conv.id)?.title).toBe("Named by the user");
   });
 

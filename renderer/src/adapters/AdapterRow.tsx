@@ -1,16 +1,17 @@
 import { useEffect, useRef, useState } from "react";
 import type { AdapterInfo } from "../../../electron/api";
-import { useAdapterState, useController } from "../app/controller-context";
+import { useAdapterState, useController, useReleaseState } from "../app/controller-context";
 import { formatBytes, formatScale } from "../state/adapter-logic";
 
 // A slider sends many changes while dragged: save once it rests.
 const SCALE_SAVE_DELAY_MS = 300;
 
-/** One installed adapter in the Adapters panel: facts, enable switch, scale, compare, remove. */
+/** One installed adapter in the Adapters panel: facts, enable switch, scale, compare, versions, remove. */
 export function AdapterRow({ adapter }: { adapter: AdapterInfo }) {
   const controller = useController();
   const busy = useAdapterState((s) => s.busyIds.includes(adapter.id));
   const comparing = useAdapterState((s) => s.compare?.adapterId === adapter.id);
+  const showingVersions = useReleaseState((s) => s.openId === adapter.id);
   const [confirming, setConfirming] = useState(false);
   // The slider's value while dragged or saving; null shows the stored scale.
   const [draftScale, setDraftScale] = useState<number | null>(null);
@@ -86,6 +87,15 @@ export function AdapterRow({ adapter }: { adapter: AdapterInfo }) {
           onClick={() => controller.adapters.openCompare(comparing ? null : adapter.id)}
         >
           Compare…
+        </button>
+        <button
+          type="button"
+          className="button button--small"
+          aria-label={`Versions of ${adapter.name}`}
+          aria-expanded={showingVersions}
+          onClick={() => controller.releases.openVersions(showingVersions ? null : adapter.id)}
+        >
+          Versions
         </button>
         {confirming ? (
           <span className="adapter-row__confirm" role="group" aria-label={`Remove ${adapter.name}?`}>

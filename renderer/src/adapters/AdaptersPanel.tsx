@@ -1,8 +1,10 @@
 import { useState } from "react";
-import { useAdapterState, useController } from "../app/controller-context";
+import { useAdapterState, useController, useReleaseState } from "../app/controller-context";
 import { Modal } from "../app/Modal";
 import { AdapterCompare } from "./AdapterCompare";
 import { AdapterRow } from "./AdapterRow";
+import { InstallVersion } from "./InstallVersion";
+import { VersionHistory } from "./VersionHistory";
 
 /** The installed specialist adapters: what they are, on/off, strength, compare, install, remove. */
 export function AdaptersPanel() {
@@ -12,9 +14,15 @@ export function AdaptersPanel() {
   const actionError = useAdapterState((s) => s.actionError);
   const compare = useAdapterState((s) => s.compare);
   const compared = compare ? adapters?.find((a) => a.id === compare.adapterId) : undefined;
+  const versionsId = useReleaseState((s) => s.openId);
+  const versioned = versionsId ? adapters?.find((a) => a.id === versionsId) : undefined;
+  const close = () => {
+    controller.releases.openVersions(null);
+    controller.adapters.setPanelOpen(false);
+  };
 
   return (
-    <Modal title="Adapters" onClose={() => controller.adapters.setPanelOpen(false)} className="adapters-panel">
+    <Modal title="Adapters" onClose={close} className="adapters-panel">
       <p className="muted">
         Specialist LoRA adapters sit on top of the base model. The router picks one per message, or you
         pin one (or a blend) per conversation.
@@ -69,7 +77,9 @@ export function AdaptersPanel() {
         </div>
       )}
       {compare && compared && <AdapterCompare key={compared.id} adapter={compared} compare={compare} />}
+      {versioned && <VersionHistory key={versioned.id} adapter={versioned} />}
       <InstallAdapter />
+      {adapters && adapters.length > 0 && <InstallVersion />}
     </Modal>
   );
 }

@@ -8,7 +8,9 @@ import type { DatabaseViewState } from "../state/database-controller";
 import type { FeedbackState } from "../state/feedback-controller";
 import type { MemoryState } from "../state/memory-controller";
 import type { PrivacyViewState } from "../state/privacy-controller";
+import type { ReleaseState } from "../state/release-controller";
 import type { SettingsState } from "../state/settings-controller";
+import type { UpdateState } from "../state/update-controller";
 
 const ControllerContext = createContext<AppController | null>(null);
 
@@ -56,4 +58,14 @@ export function useMemoryState<T>(selector: (state: MemoryState) => T): T {
 
 export function useDatabaseState<T>(selector: (state: DatabaseViewState) => T): T {
   return useStore(useController().database.store, selector);
+}
+
+/** Select from the releases store (adapter versions, gate progress, release history, notices). */
+export function useReleaseState<T>(selector: (state: ReleaseState) => T): T {
+  return useStore(useController().releases.store, selector);
+}
+
+/** Select from the registry updates store (Settings, "Adapter updates"). */
+export function useUpdateState<T>(selector: (state: UpdateState) => T): T {
+  return useStore(useController().updates.store, selector);
 }

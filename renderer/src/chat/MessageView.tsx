@@ -3,6 +3,8 @@ import type { Message } from "../../../electron/api";
 import { AnswerAgain } from "../adapters/AnswerAgain";
 import { RoutingChip } from "../adapters/RoutingChip";
 import { AnswerFeedback } from "./AnswerFeedback";
+import { GenuiAnswer } from "../genui/GenuiAnswer";
+import { InteractionSummary } from "../genui/InteractionSummary";
 import { AnswerNotes } from "./AnswerNotes";
 import { Markdown } from "./Markdown";
 import { MessageStats } from "./MessageStats";
@@ -27,7 +29,13 @@ export const MessageView = memo(function MessageView({ message, last = false }: 
       </div>
       <div className="message__body">
         {message.role === "assistant" ? (
-          <Markdown text={message.content} />
+          message.format === "ui" ? (
+            <GenuiAnswer message={message} />
+          ) : (
+            <Markdown text={message.content} />
+          )
+        ) : message.interaction ? (
+          <InteractionSummary interaction={message.interaction} />
         ) : (
           <p className="message__plain">{message.content}</p>
         )}

@@ -1,17 +1,19 @@
-import { useAppState, useController } from "../app/controller-context";
+import { useAppState, useController, useReleaseState } from "../app/controller-context";
 
 /**
  * Undo for deletes (the conversation is only deleted when its toast expires, with or without
- * the memories that came from it) and short notices.
+ * the memories that came from it), short notices, and what the evaluation gate decided
+ * ("Coding 2.0.0 is live"), which stay until dismissed.
  */
 export function Toasts() {
   const controller = useController();
   const pendingDeletes = useAppState((s) => s.pendingDeletes);
   const notice = useAppState((s) => s.notice);
   const deleteMemoryIds = useAppState((s) => s.deleteMemoryIds);
+  const releaseNotices = useReleaseState((s) => s.notices);
 
   return (
-    <div className="toasts" role="status" aria-live="polite">
+    <div className="toasts" role="status" aria-live="polite" aria-label="Notifications">
       {pendingDeletes.map((c) => (
         <div key={c.id} className="toast">
           <span>Deleted “{c.title || "Untitled"}”</span>
@@ -25,6 +27,18 @@ export function Toasts() {
           </label>
           <button type="button" className="button button--small" onClick={() => controller.undoDelete(c.id)}>
             Undo
+          </button>
+        </div>
+      ))}
+      {releaseNotices.map((n) => (
+        <div key={n.id} className={`toast toast--notice toast--${n.tone}`}>
+          <span>{n.text}</span>
+          <button
+            type="button"
+            className="button button--small"
+            onClick={() => controller.releases.dismissNotice(n.id)}
+          >
+            Dismiss
           </button>
         </div>
       ))}

@@ -4,7 +4,9 @@ import { useGenui } from "./genui-context";
 
 /** Send interactions of one component, with its pending state and last error. */
 export function useInteraction(componentId: string) {
-  const { interact, enabled, submitted } = useGenui();
+  const genui = useGenui();
+  const { enabled, submitted } = genui;
+  const interact = genui.interact.bind(genui);
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string | null>(null);
   const send = useCallback(

@@ -1,6 +1,9 @@
+import { useEffect } from "react";
 import type { AppSettings, KvPolicySetting } from "../../../electron/api";
 import { useController, useSettingsState } from "../app/controller-context";
 import { Modal } from "../app/Modal";
+import { AdapterUpdates } from "./AdapterUpdates";
+import { ReleaseHistory } from "./ReleaseHistory";
 
 const KV_POLICY_LABELS: Record<KvPolicySetting, string> = {
   reevaluate: "Exact: re-evaluate history",
@@ -19,12 +22,20 @@ const CONTEXT_LABELS: Record<AppSettings["contextStrategy"], string> = {
   summary: "Summarize the oldest messages",
 };
 
-/** App settings: how the model's cache follows adapter switches, and what long chats do. */
+/**
+ * App settings: how the model's cache follows adapter switches, what long chats do, adapter
+ * updates from the update server, and the release history.
+ */
 export function SettingsDialog() {
   const controller = useController();
   const settings = useSettingsState((s) => s.settings);
   const saving = useSettingsState((s) => s.saving);
   const error = useSettingsState((s) => s.error);
+  // Opening re-reads what may have changed meanwhile (checks, promotions in the background).
+  useEffect(() => {
+    void controller.updates.load();
+    void controller.releases.loadReleases();
+  }, [controller]);
 
   return (
     <Modal title="Settings" onClose={() => controller.settings.setOpen(false)} className="settings-dialog">
@@ -80,6 +91,8 @@ export function SettingsDialog() {
           {error}
         </div>
       )}
+      <AdapterUpdates />
+      <ReleaseHistory />
     </Modal>
   );
 }

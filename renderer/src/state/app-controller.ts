@@ -12,6 +12,7 @@ import { DatabaseController, isDatabaseUnavailable } from "./database-controller
 import { FeedbackController } from "./feedback-controller";
 import { MemoryController } from "./memory-controller";
 import { PrivacyController } from "./privacy-controller";
+import { ReleaseController } from "./release-controller";
 import { TransferController } from "./transfer-controller";
 import type { AppState, AppStore } from "./app-store";
 import {
@@ -29,6 +30,7 @@ import {
 import { DeltaBatcher } from "./delta-batcher";
 import type { Schedule } from "./delta-batcher";
 import { SettingsController } from "./settings-controller";
+import { UpdateController } from "./update-controller";
 
 /** How long a deleted conversation can be restored with Undo. */
 export const UNDO_DELETE_MS = 5000;
@@ -45,6 +47,10 @@ export class AppController {
   /** The database screen (corrupt or newer database). */
   readonly database: DatabaseController;
   readonly transfer: TransferController;
+  /** Adapter versions, the evaluation gate, releases and their notices. */
+  readonly releases: ReleaseController;
+  /** Registry updates of adapters (Settings). */
+  readonly updates: UpdateController;
   private readonly disposers: Array<() => void> = [];
   private readonly deleteTimers = new Map<string, ReturnType<typeof setTimeout>>();
   private readonly batcher: DeltaBatcher;
@@ -66,6 +72,11 @@ export class AppController {
     this.memory = new MemoryController(api);
     this.database = new DatabaseController(api, () => this.start(null));
     this.transfer = new TransferController(api, (notice) => this.set({ notice }));
+    this.releases = new ReleaseController(
+      api,
+      (id) => this.adapters.store.getState().adapters?.find((a) => a.id === id)?.name ?? id,
+    );
+    this.updates = new UpdateController(api);
     this.batcher = new DeltaBatcher(
       (batch) => this.set((s) => ({ messages: applyDeltas(s.messages, batch) })),
       schedule,
@@ -108,6 +119,8 @@ export class AppController {
     this.adapters.dispose();
     this.privacy.dispose();
     this.memory.dispose();
+    this.releases.dispose();
+    this.updates.dispose();
   }
 
   /** Open a conversation (null: a new chat that is created on the first send). */

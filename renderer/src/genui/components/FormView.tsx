@@ -29,12 +29,17 @@ export function FormView({ node }: { node: NodeOf<"Form"> }) {
   const dirty = useRef<InteractionValues | null>(null);
   const { title, submitLabel = "Submit", fields } = node.props;
 
+  // The latest send, for the handlers below that live as long as the form (mount to unmount).
+  const sendRef = useRef(send);
+  useEffect(() => {
+    sendRef.current = send;
+  });
   const reportAbandoned = useCallback(() => {
     const unsent = dirty.current;
     if (!unsent) return;
     dirty.current = null;
-    send("abandon", unsent).catch(() => undefined);
-  }, [send]);
+    sendRef.current("abandon", unsent).catch(() => undefined);
+  }, []);
 
   useEffect(() => {
     const onHide = () => {

@@ -126,7 +126,7 @@ export function FieldView({ field, value, onChange, disabled }: FieldProps) {
           maxValue={field.max}
           step={field.step ?? 1}
           value={typeof value === "number" ? value : field.min}
-          onChange={(v) => onChange(Array.isArray(v) ? (v[0] ?? field.min) : v)}
+          onChange={(v: number | number[]) => onChange(Array.isArray(v) ? (v[0] ?? field.min) : v)}
         >
           <div className="genui-slider__head">
             <Label className="genui-label">{field.label}</Label>

@@ -102,7 +102,7 @@ function replaceAt(value: unknown, pick: number, replacement: (old: unknown) => 
   const rebuild = (cur: unknown, i: number): unknown => {
     if (i === path.length) return replacement(cur);
     const key = path[i]!;
-    const copy = (Array.isArray(cur) ? [...cur] : { ...(cur as object) }) as Record<string | number, unknown>;
+    const copy = (Array.isArray(cur) ? Object.assign([], cur) : Object.assign({}, cur)) as Record<string | number, unknown>;
     const next = rebuild(copy[key], i + 1);
     Object.defineProperty(copy, key, { value: next, enumerable: true, writable: true, configurable: true });
     return copy;
@@ -137,7 +137,7 @@ const mutation = fc.oneof(
     replaceAt(spec, pick, (old) => {
       if (typeof old !== "object" || old === null || Array.isArray(old)) return old;
       // Defined as an own key, as JSON.parse would make it (never via the prototype setter).
-      const copy = { ...(old as object) };
+      const copy = { ...old };
       Object.defineProperty(copy, key, { value: v, enumerable: true, writable: true, configurable: true });
       return copy;
     }),

@@ -2,7 +2,7 @@
  * Example UI documents for tests, e2e and benchmarks: one of every component, a form to log a
  * run, documents of a given size, and a corpus of hostile specs and markdown. Plain data.
  */
-import type { UiDocument, UiNode } from "../catalog";
+import type { UiDocument, UiNode } from "../../../api/genui";
 
 /** Every component of the catalog once, in a mixed (text + UI) answer. */
 export function everyComponentDocument(): UiDocument {
