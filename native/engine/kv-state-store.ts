@@ -311,3 +311,25 @@ async function sha256File(path: string): Promise<string> {
 async function remove(path: string): Promise<void> {
   await unlink(path).catch(() => undefined);
 }
+
+/**
+ * Delete every saved state of `sessionKey` in `dir` (e.g. when its conversation is deleted: the
+ * files hold its tokens). Works without a loaded model; never throws.
+ */
+export async function deleteSavedStates(dir: string, sessionKey: string): Promise<number> {
+  let deleted = 0;
+  for (const name of await readdir(dir).catch(() => [] as string[])) {
+    if (!name.endsWith(".json")) continue;
+    try {
+      const sidecar = JSON.parse(await readFile(join(dir, name), "utf8")) as { sessionKey?: unknown };
+      if (sidecar.sessionKey !== sessionKey) continue;
+    } catch {
+      continue;
+    }
+    const base = name.slice(0, -5);
+    await remove(join(dir, name));
+    await remove(join(dir, `${base}.kv`));
+    deleted++;
+  }
+  return deleted;
+}

@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { writeFixtures, type FixturePaths } from "../gguf/fixtures";
-import { KvStateStore } from "./kv-state-store";
+import { deleteSavedStates, KvStateStore } from "./kv-state-store";
 import { loadLlamaBackend, type LlamaBackend } from "./llama-backend";
 import { ModelSession } from "./model-session";
 import type { ChatTurn, GenerateOptions } from "./protocol";
@@ -270,5 +270,20 @@ describe("KvStateStore folder", () => {
     const left = await readdir(stateDir);
     expect(left.filter((n) => n.endsWith(".tmp") || n.startsWith("4567"))).toEqual([]);
     expect(left).toHaveLength(4);
+  });
+});
+
+describe("deleteSavedStates", () => {
+  it("removes only the given conversation's files", async () => {
+    const stateDir = join(dir, "kv-delete");
+    const s = await session(stateDir);
+    await converse(s, "keep", 1, "cats");
+    await converse(s, "drop", 1, "dogs");
+    await s.dispose();
+    open.splice(open.indexOf(s), 1);
+    expect(await deleteSavedStates(stateDir, "drop")).toBe(1);
+    const names = await readdir(stateDir);
+    expect(names).toHaveLength(2);
+    expect(await deleteSavedStates(join(dir, "no-such-folder"), "drop")).toBe(0);
   });
 });

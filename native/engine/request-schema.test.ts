@@ -31,6 +31,21 @@ describe("parseEngineRequest", () => {
     for (const request of requests) expect(parseEngineRequest(request)).toEqual({ ok: true, request });
   });
 
+  it("takes a state folder on load (absolute only) and a session key on generate", () => {
+    const load = { id: 1, type: "load", path: "/m/a.gguf", stateDir: "/data/kv" };
+    expect(parseEngineRequest(load)).toEqual({ ok: true, request: load });
+    const generate = {
+      id: 2,
+      type: "generate",
+      history: [{ role: "user", text: "hi" }],
+      options: { temperature: 0, maxTokens: 5, sessionKey: "conversation-1" },
+    };
+    expect(parseEngineRequest(generate)).toEqual({ ok: true, request: generate });
+    const relative = parseEngineRequest({ ...load, stateDir: "kv" });
+    expect(relative).toMatchObject({ ok: false, id: 1 });
+    expect(relative.ok ? "" : relative.message).toMatch(/stateDir: must be an absolute folder path/);
+  });
+
   it("keeps the id and names the bad field", () => {
     const parsed = parseEngineRequest({
       id: 9,

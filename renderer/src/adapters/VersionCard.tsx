@@ -70,7 +70,11 @@ export function VersionCard({ info }: { info: AdapterVersionInfo }) {
           {info.releaseNotes}
         </p>
       )}
-      {info.statusReason && !running && <p className="muted version__reason">{info.statusReason}</p>}
+      {info.statusReason &&
+        !running &&
+        !(info.contract && (info.status === "live" || info.status === "rejected")) && (
+          <p className="muted version__reason">{info.statusReason}</p>
+        )}
       {running && gate && <p className="muted">{describeGate(gate)}</p>}
       {!running && gate?.state === "error" && (
         <p className="form-error" role="alert">

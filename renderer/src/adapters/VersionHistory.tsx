@@ -16,7 +16,9 @@ export function VersionHistory({ adapter }: { adapter: AdapterInfo }) {
   const headingId = useId();
   const ref = useRef<HTMLElement>(null);
   // It opens below the table: bring it into view (without stealing focus from the button).
-  useEffect(() => ref.current?.scrollIntoView?.({ block: "nearest" }), []);
+  useEffect(() => {
+    ref.current?.scrollIntoView({ block: "nearest" });
+  }, []);
 
   return (
     <section ref={ref} className="version-history" aria-labelledby={headingId}>

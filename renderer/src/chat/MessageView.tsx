@@ -57,7 +57,7 @@ function MessageFooter({ message, last }: { message: Message; last: boolean }) {
   return (
     <div className="message__footer">
       <AnswerNotes message={message} />
-      {message.routing && <RoutingChip routing={message.routing} />}
+      {message.routing && <RoutingChip routing={message.routing} messageId={message.id} />}
       {message.status === "stopped" && <span className="badge">Stopped</span>}
       {message.status === "interrupted" && (
         <span className="badge" title="The app closed while this answer was being written">

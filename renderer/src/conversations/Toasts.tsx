@@ -3,7 +3,7 @@ import { useAppState, useController, useReleaseState } from "../app/controller-c
 /**
  * Undo for deletes (the conversation is only deleted when its toast expires, with or without
  * the memories that came from it), short notices, and what the evaluation gate decided
- * ("Coding 2.0.0 is live"), which stay until dismissed.
+ * ("Coding 2.0.0 is live").
  */
 export function Toasts() {
   const controller = useController();

@@ -63,9 +63,11 @@ export function AdapterUpdates() {
               Check for updates
             </button>
             <span className="muted">
-              {settings.lastCheckAt
-                ? `Last checked ${timeFormat.format(settings.lastCheckAt)}`
-                : "Never checked"}
+              {!settings.registryUrl
+                ? "Set an update server first."
+                : settings.lastCheckAt
+                  ? `Last checked ${timeFormat.format(settings.lastCheckAt)}`
+                  : "Never checked"}
             </span>
           </div>
           {settings.lastError && <p className="form-error">The last check failed: {settings.lastError}</p>}

@@ -1,4 +1,4 @@
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { ApiError } from "../../../electron/api";
 import type { AdapterVersionInfo, GateProgress, Release, UpdateSettings } from "../../../electron/api";
 import { ReleaseController } from "./release-controller";
@@ -92,15 +92,27 @@ describe("ReleaseController", () => {
     c.dispose();
   });
 
-  it("keeps at most a few notices", () => {
-    const api = new ScriptedApi();
-    const c = new ReleaseController(api, nameOf);
-    for (let i = 0; i < 5; i++) api.emit("adapters.gate", gate({ version: `2.0.${i}`, state: "passed" }));
-    expect(c.store.getState().notices.map((n) => n.text)).toEqual([
-      "Coding 2.0.2 is live",
-      "Coding 2.0.3 is live",
-      "Coding 2.0.4 is live",
-    ]);
+  it("keeps at most a few notices, each for a while", () => {
+    vi.useFakeTimers();
+    try {
+      const api = new ScriptedApi();
+      const c = new ReleaseController(api, nameOf, 1000);
+      for (let i = 0; i < 5; i++) api.emit("adapters.gate", gate({ version: `2.0.${i}`, state: "passed" }));
+      expect(c.store.getState().notices.map((n) => n.text)).toEqual([
+        "Coding 2.0.2 is live",
+        "Coding 2.0.3 is live",
+        "Coding 2.0.4 is live",
+      ]);
+      expect(vi.getTimerCount()).toBe(3);
+      vi.advanceTimersByTime(500);
+      api.emit("adapters.gate", gate({ version: "2.0.5", state: "passed" }));
+      vi.advanceTimersByTime(600);
+      expect(c.store.getState().notices.map((n) => n.text)).toEqual(["Coding 2.0.5 is live"]);
+      c.dispose();
+      expect(vi.getTimerCount()).toBe(0);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it("rolls back, runs the contract and shows a refusal", async () => {

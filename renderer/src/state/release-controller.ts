@@ -21,6 +21,11 @@ export interface ReleaseNotice {
 
 /** At most this many notices at once: the oldest goes when another arrives. */
 export const MAX_NOTICES = 3;
+/**
+ * How long a notice stays: long enough to read, short enough not to sit on the composer. What
+ * it says stays in the version history and in Settings.
+ */
+export const NOTICE_MS = 15_000;
 
 export interface ReleaseState {
   /** The adapter whose version history is open in the Adapters panel. */
@@ -70,10 +75,12 @@ export class ReleaseController {
   private readonly disposers: Array<() => void> = [];
   private readonly versionSeq = new Map<string, number>();
   private noticeSeq = 0;
+  private readonly noticeTimers = new Map<number, ReturnType<typeof setTimeout>>();
 
   constructor(
     private readonly api: RendererApi,
     private readonly nameOf: NameOf,
+    private readonly noticeMs = NOTICE_MS,
   ) {
     this.disposers.push(
       api.on("adapters.gate", (gate) => this.onGate(gate)),
@@ -90,6 +97,8 @@ export class ReleaseController {
 
   dispose(): void {
     for (const dispose of this.disposers.splice(0)) dispose();
+    for (const timer of this.noticeTimers.values()) clearTimeout(timer);
+    this.noticeTimers.clear();
   }
 
   /** Open (or close, with null) the version history of an adapter. */
@@ -200,6 +209,9 @@ export class ReleaseController {
   }
 
   dismissNotice(id: number): void {
+    const timer = this.noticeTimers.get(id);
+    if (timer) clearTimeout(timer);
+    this.noticeTimers.delete(id);
     this.set((s) => ({ notices: s.notices.filter((n) => n.id !== id) }));
   }
 
@@ -209,7 +221,14 @@ export class ReleaseController {
     const notice = gateNotice(gate, this.nameOf);
     if (notice) {
       const id = ++this.noticeSeq;
-      this.set((s) => ({ notices: [...s.notices, { id, ...notice }].slice(-MAX_NOTICES) }));
+      const kept = [...this.store.getState().notices, { id, ...notice }];
+      for (const dropped of kept.splice(0, Math.max(0, kept.length - MAX_NOTICES)))
+        this.dismissNotice(dropped.id);
+      this.set({ notices: kept });
+      this.noticeTimers.set(
+        id,
+        setTimeout(() => this.dismissNotice(id), this.noticeMs),
+      );
     }
     // Decided (or could not run): the stored status and report changed; re-read them.
     const openId = this.store.getState().openId;
