@@ -13,7 +13,14 @@ import { extname, join, resolve } from "node:path";
 import react from "@vitejs/plugin-react";
 import { chromium } from "playwright-core";
 import { build } from "vite";
-import { CONTAINERS, PartialJson, documentText, isComponentType, parseDocument, type UiDocument } from "../electron/api/genui";
+import {
+  CONTAINERS,
+  PartialJson,
+  documentText,
+  isComponentType,
+  parseDocument,
+  type UiDocument,
+} from "../electron/api/genui";
 import { sizedDocument } from "../electron/core/genui/testing/samples";
 import { type BenchRow, median, percentile, report } from "./stats";
 
@@ -76,7 +83,13 @@ function nodeRows(runs: number): BenchRow[] {
     }, runs);
     const doc = sizedDocument(n);
     const text = timeMs(() => documentText(doc), runs);
-    return { name: `${n} nodes (node)`, jsonKB: json.length / 1024, validateMs: validate, streamParseMs: stream, textMs: text };
+    return {
+      name: `${n} nodes (node)`,
+      jsonKB: json.length / 1024,
+      validateMs: validate,
+      streamParseMs: stream,
+      textMs: text,
+    };
   });
 }
 
@@ -90,7 +103,8 @@ async function serve(dir: string): Promise<{ server: Server; url: string }> {
       return;
     }
     readFile(path).then(
-      (body) => res.writeHead(200, { "content-type": TYPES[extname(path)] ?? "application/octet-stream" }).end(body),
+      (body) =>
+        res.writeHead(200, { "content-type": TYPES[extname(path)] ?? "application/octet-stream" }).end(body),
       () => res.writeHead(404).end(),
     );
   });
@@ -125,14 +139,19 @@ async function browserRows(runs: number): Promise<BenchRow[]> {
     const errors: string[] = [];
     page.on("pageerror", (e) => errors.push(e.message));
     await page.goto(url);
-    await page.waitForFunction(() => (globalThis as unknown as { genuiBench?: { ready: boolean } }).genuiBench?.ready === true);
+    await page.waitForFunction(
+      () => (globalThis as unknown as { genuiBench?: { ready: boolean } }).genuiBench?.ready === true,
+    );
     const rows: BenchRow[] = [];
     for (const n of SIZES) {
       const { json, ends } = serializeWithEnds(sizedDocument(n));
       const renders = [];
       for (let i = 0; i < runs; i++) {
         renders.push(
-          await page.evaluate((j) => (globalThis as unknown as { genuiBench: BenchApi }).genuiBench.render(j), json),
+          await page.evaluate(
+            (j) => (globalThis as unknown as { genuiBench: BenchApi }).genuiBench.render(j),
+            json,
+          ),
         );
       }
       // ~250 tokens/s of ~4 characters for the small documents; faster for 1,000 nodes.
@@ -165,5 +184,7 @@ async function browserRows(runs: number): Promise<BenchRow[]> {
 
 export async function benchGenui({ runs = 5 }: { runs?: number } = {}): Promise<void> {
   const rows = [...nodeRows(Math.max(20, runs * 10)), ...(await browserRows(runs))];
-  report("genui", rows, { note: "latency = JSON of a leaf complete in the stream → first frame with it in the DOM" });
+  report("genui", rows, {
+    note: "latency = JSON of a leaf complete in the stream → first frame with it in the DOM",
+  });
 }

@@ -14,7 +14,7 @@ import BetterSqlite3, { type Database } from "better-sqlite3";
 import { mkdtempSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { isTinyModelSize, type TinyModelSize } from "../native/gguf/tiny-model";
+import { isTinyModelSize } from "../native/gguf/tiny-model";
 import { writeFixtures } from "../native/gguf/fixtures";
 import type { Conversation, Message, Result } from "../electron/api";
 import { ConversationSearch } from "../electron/core/conversations/conversation-search";
@@ -88,7 +88,7 @@ function queries(): string[] {
   return out;
 }
 
-async function benchStorage(sizes: number[]): Promise<BenchRow[]> {
+function benchStorage(sizes: number[]): BenchRow[] {
   const dir = mkdtempSync(join(tmpdir(), "macaron-bench-memory-"));
   const rows: BenchRow[] = [];
   try {
@@ -275,8 +275,8 @@ export async function benchMemory(options: { runs: number }): Promise<void> {
   if (!isTinyModelSize(size)) throw new Error(`MACARON_BENCH_MODEL must be a fixture size, not ${size}`);
   const fixtures = mkdtempSync(join(tmpdir(), "macaron-bench-fixtures-"));
   try {
-    const { basePath } = await writeFixtures(fixtures, { size: size as TinyModelSize });
-    const storage = await benchStorage(sizes);
+    const { basePath } = await writeFixtures(fixtures, { size });
+    const storage = benchStorage(sizes);
     const turns = await benchTurns(basePath, 50);
     const reopen = await benchReopen(basePath, Math.max(3, options.runs));
     report("memory", [...storage, ...turns, ...reopen], { model: size, sizes, goal: "turn 50 TTFT within 1.5x of turn 1" });

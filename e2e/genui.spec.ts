@@ -23,7 +23,12 @@ interface Detail {
     status: string;
     format?: string;
     ui?: UiDocument | null;
-    interaction?: { messageId: string; componentId: string; action: string; values: Record<string, unknown> } | null;
+    interaction?: {
+      messageId: string;
+      componentId: string;
+      action: string;
+      values: Record<string, unknown>;
+    } | null;
   }>;
 }
 
@@ -34,7 +39,9 @@ test.afterEach(async () => {
 });
 
 /** An export file with one conversation per entry: each answer a stored UI document or text. */
-function exportFile(conversations: { title: string; answers: (UiDocument | string)[]; pinned?: string }[]): string {
+function exportFile(
+  conversations: { title: string; answers: (UiDocument | string)[]; pinned?: string }[],
+): string {
   const now = Date.now();
   return JSON.stringify({
     format: "macaron-export",
@@ -47,10 +54,30 @@ function exportFile(conversations: { title: string; answers: (UiDocument | strin
       updatedAt: now,
       adapters: c.pinned ? { pinned: c.pinned } : "auto",
       messages: c.answers.flatMap((a, i) => [
-        { id: `c${ci}-u${i}`, role: "user", content: `question ${i}`, status: "complete", createdAt: now + 2 * i },
+        {
+          id: `c${ci}-u${i}`,
+          role: "user",
+          content: `question ${i}`,
+          status: "complete",
+          createdAt: now + 2 * i,
+        },
         typeof a === "string"
-          ? { id: `c${ci}-a${i}`, role: "assistant", content: a, status: "complete", createdAt: now + 2 * i + 1 }
-          : { id: `c${ci}-a${i}`, role: "assistant", content: "(ui)", status: "complete", createdAt: now + 2 * i + 1, format: "ui", ui: a },
+          ? {
+              id: `c${ci}-a${i}`,
+              role: "assistant",
+              content: a,
+              status: "complete",
+              createdAt: now + 2 * i + 1,
+            }
+          : {
+              id: `c${ci}-a${i}`,
+              role: "assistant",
+              content: "(ui)",
+              status: "complete",
+              createdAt: now + 2 * i + 1,
+              format: "ui",
+              ui: a,
+            },
       ]),
     })),
   });
@@ -60,7 +87,15 @@ function exportFile(conversations: { title: string; answers: (UiDocument | strin
 function stored(spec: unknown): UiDocument {
   const r = validateDocument(spec);
   if (r.ok) return r.document;
-  return { version: CATALOG_VERSION, blocks: [{ kind: "ui", root: { type: "Invalid", id: "~answer", props: { reason: r.reason, originalType: null } } }] };
+  return {
+    version: CATALOG_VERSION,
+    blocks: [
+      {
+        kind: "ui",
+        root: { type: "Invalid", id: "~answer", props: { reason: r.reason, originalType: null } },
+      },
+    ],
+  };
 }
 
 /** Watches for anything a hostile answer could do: run script, fetch off-machine, throw. */
@@ -81,21 +116,35 @@ async function guard(page: Page): Promise<{ external: string[]; errors: string[]
 
 async function expectNothingRan(page: Page, seen: { external: string[]; errors: string[] }): Promise<void> {
   expect(await page.evaluate(() => (globalThis as unknown as { __pwned?: unknown }).__pwned)).toBeUndefined();
-  expect(await page.evaluate(() => (globalThis as unknown as { __canaryReady?: boolean }).__canaryReady)).toBe(true);
+  expect(
+    await page.evaluate(() => (globalThis as unknown as { __canaryReady?: boolean }).__canaryReady),
+  ).toBe(true);
   expect(seen.external).toEqual([]);
   expect(seen.errors).toEqual([]);
   const log = page.getByRole("log");
   // No element that can run or fetch anything, no model-made link that is not the web or mail.
-  expect(await log.locator("script, iframe, object, embed, img, link, style, meta, form[action], svg image").count()).toBe(0);
-  expect(await log.locator('a[href]:not([href^="http://"]):not([href^="https://"]):not([href^="mailto:"])').count()).toBe(0);
-  const styles = await log.locator("[style]").evaluateAll((els: { getAttribute(name: string): string | null }[]) =>
-    els.map((e) => e.getAttribute("style") ?? ""),
-  );
+  expect(
+    await log
+      .locator("script, iframe, object, embed, img, link, style, meta, form[action], svg image")
+      .count(),
+  ).toBe(0);
+  expect(
+    await log
+      .locator('a[href]:not([href^="http://"]):not([href^="https://"]):not([href^="mailto:"])')
+      .count(),
+  ).toBe(0);
+  const styles = await log
+    .locator("[style]")
+    .evaluateAll((els: { getAttribute(name: string): string | null }[]) =>
+      els.map((e) => e.getAttribute("style") ?? ""),
+    );
   const styled = styles.filter((s) => /url\(|expression|javascript/i.test(s));
   expect(styled).toEqual([]);
 }
 
-test("a UI turn renders components; a submitted form becomes a stored turn; the submitted state survives a reload", async ({ page }) => {
+test("a UI turn renders components; a submitted form becomes a stored turn; the submitted state survives a reload", async ({
+  page,
+}) => {
   server = await ServerProcess.start({
     model: join(fixturesDir(), "base.gguf"),
     extraArgs: ["--adapters", join(fixturesDir(), "adapters"), "--max-tokens", "96"],
@@ -129,9 +178,21 @@ test("a UI turn renders components; a submitted form becomes a stored turn; the 
   const [conversation] = await server.call<Array<{ id: string }>>("conversations.list", {});
   const detail = await server.call<Detail>("conversations.get", { id: conversation!.id });
   const [, ui, event, answered] = detail.messages;
-  const values = { distance: 5.5, date: "2024-05-01", feel: "hard", notes: "Windy by the river", race: true, effort: 7 };
-  expect(event).toMatchObject({ role: "user", interaction: { messageId: ui!.id, componentId: "run-form", action: "submit", values } });
-  expect(JSON.parse(event!.content)).toMatchObject({ uiEvent: { component: "run-form", action: "submit", values } });
+  const values = {
+    distance: 5.5,
+    date: "2024-05-01",
+    feel: "hard",
+    notes: "Windy by the river",
+    race: true,
+    effort: 7,
+  };
+  expect(event).toMatchObject({
+    role: "user",
+    interaction: { messageId: ui!.id, componentId: "run-form", action: "submit", values },
+  });
+  expect(JSON.parse(event!.content)).toMatchObject({
+    uiEvent: { component: "run-form", action: "submit", values },
+  });
   // The engine answered that turn in UI mode, and the answer was stored as a document.
   expect(answered).toMatchObject({ role: "assistant", format: "ui", status: "complete" });
   expect(answered!.ui?.version).toBe(CATALOG_VERSION);
@@ -141,7 +202,14 @@ test("a UI turn renders components; a submitted form becomes a stored turn; the 
   await chat.conversations.getByText("Running log").click();
   const again = genui.submittedForm(chat.assistantMessages().first(), "Log your run");
   await expect(again.getByRole("status")).toHaveText("Submitted");
-  await expect(again.getByRole("definition")).toContainText(["5.5", "2024-05-01", "Hard", "Windy by the river", "Yes", "7"]);
+  await expect(again.getByRole("definition")).toContainText([
+    "5.5",
+    "2024-05-01",
+    "Hard",
+    "Windy by the river",
+    "Yes",
+    "7",
+  ]);
 
   // A typed message in this conversation (pinned to the UI adapter) is a live UI-mode turn.
   await chat.sendMessage("Plan my week");
@@ -155,18 +223,30 @@ test("a UI turn renders components; a submitted form becomes a stored turn; the 
 
   // A form left half-filled (the user goes to another chat) is recorded as abandoned, with no turn.
   await chat.conversations.getByText("Half-filled").click();
-  await genui.form(chat.assistantMessages().first(), "Log your run").getByRole("textbox", { name: "Notes" }).fill("maybe later");
+  await genui
+    .form(chat.assistantMessages().first(), "Log your run")
+    .getByRole("textbox", { name: "Notes" })
+    .fill("maybe later");
   await chat.conversations.getByText("Running log").click();
   const db = new BetterSqlite3(join(server.dataDir, "macaron.db"), { readonly: true });
   try {
-    const abandoned = () => db.prepare("SELECT outcome, values_json AS v, user_message_id AS u FROM genui_events WHERE action = 'abandon'").all();
-    await expect.poll(abandoned).toEqual([{ outcome: "abandoned", v: expect.stringContaining("maybe later") as string, u: null }]);
+    const abandoned = () =>
+      db
+        .prepare(
+          "SELECT outcome, values_json AS v, user_message_id AS u FROM genui_events WHERE action = 'abandon'",
+        )
+        .all();
+    await expect
+      .poll(abandoned)
+      .toEqual([{ outcome: "abandoned", v: expect.stringContaining("maybe later") as unknown, u: null }]);
   } finally {
     db.close();
   }
 });
 
-test("hostile markdown and specs, and 300 generated + mutated specs, render with nothing run or fetched", async ({ page }) => {
+test("hostile markdown and specs, and 300 generated + mutated specs, render with nothing run or fetched", async ({
+  page,
+}) => {
   test.setTimeout(180_000);
   server = await ServerProcess.start({ model: join(fixturesDir(), "base.gguf") });
   const seen = await guard(page);
@@ -174,7 +254,10 @@ test("hostile markdown and specs, and 300 generated + mutated specs, render with
   const groups = [
     { title: "Hostile specs", answers: hostileSpecs().map(stored) },
     { title: "Hostile markdown", answers: [...HOSTILE_MARKDOWN] },
-    ...Array.from({ length: 6 }, (_, i) => ({ title: `Generated ${i + 1}`, answers: generated.slice(i * 50, i * 50 + 50) })),
+    ...Array.from({ length: 6 }, (_, i) => ({
+      title: `Generated ${i + 1}`,
+      answers: generated.slice(i * 50, i * 50 + 50),
+    })),
   ];
   await server.call("conversations.import", { json: exportFile(groups) });
   const chat = new ChatPage(page);
@@ -184,7 +267,9 @@ test("hostile markdown and specs, and 300 generated + mutated specs, render with
     await chat.conversations.getByText(group.title, { exact: true }).click();
     await expect(chat.assistantMessages()).toHaveCount(group.answers.length);
     if (typeof group.answers[0] !== "string") {
-      await expect(page.getByRole("log").getByRole("group", { name: "Generated interface" })).toHaveCount(group.answers.length);
+      await expect(page.getByRole("log").getByRole("group", { name: "Generated interface" })).toHaveCount(
+        group.answers.length,
+      );
     }
     rendered += group.answers.length;
     await expectNothingRan(page, seen);

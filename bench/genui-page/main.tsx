@@ -28,7 +28,9 @@ async function render(json: string): Promise<{ validateMs: number; renderMs: num
   const checked = parseDocument(json);
   const t1 = performance.now();
   if (!checked.ok) throw new Error(checked.reason);
-  await new Promise<void>((resolve) => root.render(<Committed document={checked.document} onCommit={resolve} />));
+  await new Promise<void>((resolve) =>
+    root.render(<Committed document={checked.document} onCommit={resolve} />),
+  );
   const t2 = await nextFrame();
   const nodes = container.querySelectorAll("[data-genui-id]").length;
   return { validateMs: t1 - t0, renderMs: t2 - t1, nodes };
@@ -58,7 +60,12 @@ function Streaming({ feed, parser }: { feed: Feed; parser: StreamingDocument }) 
  * Stream `json` in `chunk`-character pieces every `intervalMs`; for each node, the time from
  * the piece that completed its JSON arriving to the first frame after it is in the DOM.
  */
-async function stream(json: string, ends: [string, number][], chunk: number, intervalMs: number): Promise<number[]> {
+async function stream(
+  json: string,
+  ends: [string, number][],
+  chunk: number,
+  intervalMs: number,
+): Promise<number[]> {
   root.render(null);
   await nextFrame();
   const feed = new Feed();
@@ -73,7 +80,8 @@ async function stream(json: string, ends: [string, number][], chunk: number, int
         fresh.push(id);
       }
     }
-    if (fresh.length > 0) requestAnimationFrame(() => fresh.forEach((id) => shownAt.set(id, performance.now())));
+    if (fresh.length > 0)
+      requestAnimationFrame(() => fresh.forEach((id) => shownAt.set(id, performance.now())));
   });
   observer.observe(container, { childList: true, subtree: true });
   root.render(<Streaming feed={feed} parser={new StreamingDocument()} />);
@@ -100,7 +108,8 @@ async function stream(json: string, ends: [string, number][], chunk: number, int
   });
   // Until every node is on screen (or a generous deadline).
   const deadline = performance.now() + 20_000;
-  while ([...completeAt.keys()].some((id) => (shownAt.get(id) ?? -1) < 0) && performance.now() < deadline) await nextFrame();
+  while ([...completeAt.keys()].some((id) => (shownAt.get(id) ?? -1) < 0) && performance.now() < deadline)
+    await nextFrame();
   observer.disconnect();
   return [...completeAt].map(([id, t]) => (shownAt.get(id) ?? Number.NaN) - t);
 }

@@ -39,7 +39,8 @@ afterAll(async () => {
 async function answer(text: string, adapters?: unknown): Promise<Message> {
   const conv = await call<Conversation>("conversations.create", {});
   const done = events.next("chat.done", (d) => d.conversationId === conv.id);
-  await call("chat.send", { conversationId: conv.id, text, adapters, sampling: { temperature: 0, maxTokens: 8 } });
+  // Text answers: these check each adapter's token pattern (a "ui" pin would otherwise answer in GenUI mode).
+  await call("chat.send", { conversationId: conv.id, text, adapters, format: "text", sampling: { temperature: 0, maxTokens: 8 } });
   return (await done).message;
 }
 

@@ -217,9 +217,10 @@ describe("core adapters (scripted engine)", () => {
     const done = s.events.next("chat.done");
     const { assistantMessage } = await s.call<{ assistantMessage: Message }>("chat.regenerate", {
       conversationId: s.conv.id,
-      adapters: { pinned: "ui" },
+      // Not "ui": answering again with the UI adapter is a GenUI turn (see electron/core/genui).
+      adapters: { pinned: "coding" },
     });
-    expect(assistantMessage.routing?.adapters.map((a) => a.id)).toEqual(["ui"]);
+    expect(assistantMessage.routing?.adapters.map((a) => a.id)).toEqual(["coding"]);
     expect((await done).message).toMatchObject({ id: assistantMessage.id, content: "Second", status: "complete" });
     const detail = await s.call<ConversationDetail>("conversations.get", { id: s.conv.id });
     expect(detail.messages.map((m) => m.id)).toEqual([first.userMessage.id, assistantMessage.id]);
@@ -230,7 +231,7 @@ describe("core adapters (scripted engine)", () => {
       assistantMessage.id,
     );
     expect(db.prepare("SELECT text, adapter_id FROM router_learned").all()).toEqual([
-      { text: "Draw my sales numbers", adapter_id: "ui" },
+      { text: "Draw my sales numbers", adapter_id: "coding" },
     ]);
     // Pinning the conversation teaches the router too, with its last user text.
     await s.call("conversations.setAdapters", { id: s.conv.id, adapters: { pinned: "agent" } });

@@ -51,6 +51,8 @@ async function setup(options: { flushIntervalMs?: number } = {}): Promise<Setup>
       const sent = await call<{ userMessage: Message; assistantMessage: Message }>("chat.send", {
         conversationId: conv.id,
         text,
+        // Text turns: the router may pick the "ui" adapter for these texts (GenUI mode).
+        format: "text",
       });
       return { sent, done: (await done).message };
     },

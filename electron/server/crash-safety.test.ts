@@ -18,6 +18,7 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type * as Esbuild from "esbuild";
 import WebSocket from "ws";
 import { ensureDemoModel } from "../../native/gguf/fixtures";
 import { DATABASE_FILE } from "../core/db/database";
@@ -56,7 +57,7 @@ async function bundle(): Promise<string> {
   await mkdir(outdir, { recursive: true });
   // esbuild is tsx's own compiler: resolved through tsx, it is always there when tsx is.
   const fromTsx = createRequire(createRequire(import.meta.url).resolve("tsx"));
-  const esbuild = fromTsx("esbuild") as typeof import("esbuild");
+  const esbuild = fromTsx("esbuild") as typeof Esbuild;
   await esbuild.build({
     entryPoints: { cli: join(ROOT, "electron/server/cli.ts"), engine: join(ROOT, "native/engine/main.ts") },
     bundle: true,
@@ -84,10 +85,10 @@ async function startServer(): Promise<Server> {
   );
   const exited = new Promise<void>((done) => proc.once("exit", () => done()));
   let stderr = "";
-  proc.stderr!.on("data", (d: Buffer) => (stderr = (stderr + d.toString()).slice(-4000)));
+  proc.stderr.on("data", (d: Buffer) => (stderr = (stderr + d.toString()).slice(-4000)));
   const server = await new Promise<Server>((resolveServer, reject) => {
     let out = "";
-    proc.stdout!.on("data", (d: Buffer) => {
+    proc.stdout.on("data", (d: Buffer) => {
       out += d.toString();
       const match = /listening on (http:\/\/\S+)\/\?token=([0-9a-f]+)/.exec(out);
       if (match) resolveServer({ proc, url: match[1]!, key: match[2]!, exited });
@@ -208,7 +209,7 @@ describe(`the server killed with SIGKILL ${ITERATIONS} times`, () => {
         await killGroup(server);
         await send.catch(() => undefined);
         if (acknowledged) {
-          const { userMessage, assistantMessage } = acknowledged as Awaited<typeof send>;
+          const { userMessage, assistantMessage } = acknowledged;
           sent.push({
             iteration: i,
             conversationId,

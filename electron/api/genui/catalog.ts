@@ -139,10 +139,23 @@ const FormProps = z
     const dup = uniqueBy(p.fields, (f) => f.name);
     if (dup) ctx.addIssue({ code: "custom", path: ["fields"], message: `duplicate field name "${dup}"` });
     p.fields.forEach((f, i) => {
-      if ((f.kind === "number" || f.kind === "slider") && f.min !== undefined && f.max !== undefined && f.min > f.max)
+      if (
+        (f.kind === "number" || f.kind === "slider") &&
+        f.min !== undefined &&
+        f.max !== undefined &&
+        f.min > f.max
+      )
         ctx.addIssue({ code: "custom", path: ["fields", i], message: "min is above max" });
-      if (f.kind === "select" && f.defaultValue !== undefined && !f.options.some((o) => o.value === f.defaultValue))
-        ctx.addIssue({ code: "custom", path: ["fields", i, "defaultValue"], message: "not one of the options" });
+      if (
+        f.kind === "select" &&
+        f.defaultValue !== undefined &&
+        !f.options.some((o) => o.value === f.defaultValue)
+      )
+        ctx.addIssue({
+          code: "custom",
+          path: ["fields", i, "defaultValue"],
+          message: "not one of the options",
+        });
     });
   });
 
@@ -197,7 +210,11 @@ const ChartProps = z
     if (p.kind === "pie" && p.series.length !== 1)
       ctx.addIssue({ code: "custom", path: ["series"], message: "a pie chart has exactly one series" });
     if (p.kind === "pie" && p.series[0]?.values.some((v) => v < 0))
-      ctx.addIssue({ code: "custom", path: ["series", 0], message: "a pie chart cannot show negative values" });
+      ctx.addIssue({
+        code: "custom",
+        path: ["series", 0],
+        message: "a pie chart cannot show negative values",
+      });
   });
 
 const ProgressProps = z
@@ -222,7 +239,10 @@ export const componentProps = {
   Chart: ChartProps,
   KeyValue: z.strictObject({
     title: Title.optional(),
-    items: z.array(z.strictObject({ key: Label.min(1), value: z.string().max(2000) })).min(1).max(200),
+    items: z
+      .array(z.strictObject({ key: Label.min(1), value: z.string().max(2000) }))
+      .min(1)
+      .max(200),
   }),
   Callout: z.strictObject({
     tone: z.enum(["info", "success", "warning", "error"]),
@@ -230,7 +250,10 @@ export const componentProps = {
     markdown: Markdown,
   }),
   Progress: ProgressProps,
-  CodeBlock: z.strictObject({ code: z.string().max(PROP_LIMITS.code), language: z.string().max(32).optional() }),
+  CodeBlock: z.strictObject({
+    code: z.string().max(PROP_LIMITS.code),
+    language: z.string().max(32).optional(),
+  }),
 } as const;
 
 export type ComponentType = keyof typeof componentProps;
@@ -251,7 +274,12 @@ export type UiNode =
   | {
       [T in ComponentType]: { type: T; id: string; props: ComponentProps<T>; children?: UiNode[] };
     }[ComponentType]
-  | { type: "Invalid"; id: string; props: { reason: string; originalType: string | null }; children?: UiNode[] };
+  | {
+      type: "Invalid";
+      id: string;
+      props: { reason: string; originalType: string | null };
+      children?: UiNode[];
+    };
 
 export type UiBlock = { kind: "text"; markdown: string } | { kind: "ui"; root: UiNode };
 export interface UiDocument {
@@ -275,10 +303,7 @@ function nodeSchema<T extends ComponentType>(type: T): z.ZodObject {
  * JSON Schema under $defs/UiNode. Cross-node rules (unique ids, Tabs hold Tab) are in validate.ts.
  */
 export const CatalogNode: z.ZodType = z
-  .discriminatedUnion(
-    "type",
-    COMPONENT_TYPES.map((t) => nodeSchema(t)) as [z.ZodObject, ...z.ZodObject[]],
-  )
+  .discriminatedUnion("type", COMPONENT_TYPES.map((t) => nodeSchema(t)) as [z.ZodObject, ...z.ZodObject[]])
   .meta({ id: "UiNode" });
 
 /** What a model writes in UI mode: text and UI blocks in reading order. */

@@ -51,7 +51,11 @@ function isRealDate(s: string): boolean {
 }
 
 /** Check one field's value; returns the normalised value or a reason. */
-function checkField(f: FormField, v: InteractionValue | undefined, partial: boolean): { value: InteractionValue } | { reason: string } {
+function checkField(
+  f: FormField,
+  v: InteractionValue | undefined,
+  partial: boolean,
+): { value: InteractionValue } | { reason: string } {
   const missing = v === undefined || v === null || v === "";
   if (missing) {
     if (f.kind === "checkbox") return { value: false };
@@ -80,7 +84,8 @@ function checkField(f: FormField, v: InteractionValue | undefined, partial: bool
       if (typeof v !== "boolean") return { reason: `"${f.label}" must be checked or not` };
       return { value: v };
     case "date": {
-      if (typeof v !== "string" || !isRealDate(v)) return { reason: `"${f.label}" must be a date (YYYY-MM-DD)` };
+      if (typeof v !== "string" || !isRealDate(v))
+        return { reason: `"${f.label}" must be a date (YYYY-MM-DD)` };
       if (f.min && v < f.min) return { reason: `"${f.label}" must be on or after ${f.min}` };
       if (f.max && v > f.max) return { reason: `"${f.label}" must be on or before ${f.max}` };
       return { value: v };
@@ -88,7 +93,11 @@ function checkField(f: FormField, v: InteractionValue | undefined, partial: bool
   }
 }
 
-function checkForm(props: ComponentProps<"Form">, action: string, values: InteractionValues): CheckedInteraction {
+function checkForm(
+  props: ComponentProps<"Form">,
+  action: string,
+  values: InteractionValues,
+): CheckedInteraction {
   if (action !== "submit" && action !== "abandon")
     return { ok: false, reason: 'a form knows the actions "submit" and "abandon"' };
   const partial = action === "abandon";
@@ -116,12 +125,17 @@ function noValues(values: InteractionValues): boolean {
  * values must fit its definition (form values against the field definitions, choices against
  * the options). Returns the normalised values and whether it becomes a turn.
  */
-export function checkInteraction(node: UiNode, action: string, values: InteractionValues): CheckedInteraction {
+export function checkInteraction(
+  node: UiNode,
+  action: string,
+  values: InteractionValues,
+): CheckedInteraction {
   switch (node.type) {
     case "Form":
       return checkForm(node.props, action, values);
     case "Button":
-      if (action !== node.props.action) return { ok: false, reason: `this button's action is "${node.props.action}"` };
+      if (action !== node.props.action)
+        return { ok: false, reason: `this button's action is "${node.props.action}"` };
       if (!noValues(values)) return { ok: false, reason: "a button sends no values" };
       return { ok: true, values: {}, effect: "turn", label: node.props.label, abandoned: false };
     case "ButtonGroup": {
@@ -136,8 +150,10 @@ export function checkInteraction(node: UiNode, action: string, values: Interacti
       const extra = Object.keys(values).find((k) => k !== "selected");
       if (extra !== undefined || !Array.isArray(selected) || selected.length === 0)
         return { ok: false, reason: 'a choice list sends {"selected": [values…]} with at least one value' };
-      if (!node.props.multiple && selected.length > 1) return { ok: false, reason: "only one option can be chosen" };
-      if (new Set(selected).size !== selected.length) return { ok: false, reason: "an option is chosen twice" };
+      if (!node.props.multiple && selected.length > 1)
+        return { ok: false, reason: "only one option can be chosen" };
+      if (new Set(selected).size !== selected.length)
+        return { ok: false, reason: "an option is chosen twice" };
       const bad = selected.find((v) => !node.props.options.some((o) => o.value === v));
       if (bad !== undefined) return { ok: false, reason: `"${bad}" is not one of the options` };
       return { ok: true, values: { selected }, effect: "turn", label: node.props.label, abandoned: false };
@@ -147,11 +163,22 @@ export function checkInteraction(node: UiNode, action: string, values: Interacti
       if (!node.props.sortable) return { ok: false, reason: "this table is not sortable" };
       const { column, direction } = values;
       const extra = Object.keys(values).find((k) => k !== "column" && k !== "direction");
-      if (extra !== undefined || typeof column !== "string" || (direction !== "ascending" && direction !== "descending"))
+      if (
+        extra !== undefined ||
+        typeof column !== "string" ||
+        (direction !== "ascending" && direction !== "descending")
+      )
         return { ok: false, reason: 'sorting sends {"column": key, "direction": "ascending"|"descending"}' };
-      if (!node.props.columns.some((c) => c.key === column)) return { ok: false, reason: `no column "${column}"` };
+      if (!node.props.columns.some((c) => c.key === column))
+        return { ok: false, reason: `no column "${column}"` };
       // Sorting is a view change: recorded (signal "changed"), not a question for the model.
-      return { ok: true, values: { column, direction }, effect: "signal", label: node.props.caption ?? "Table", abandoned: false };
+      return {
+        ok: true,
+        values: { column, direction },
+        effect: "signal",
+        label: node.props.caption ?? "Table",
+        abandoned: false,
+      };
     }
     default:
       return { ok: false, reason: `a ${node.type} cannot be interacted with` };
@@ -162,8 +189,16 @@ export function checkInteraction(node: UiNode, action: string, values: Interacti
  * The user turn an interaction becomes: one line of compact JSON the model can read (and the
  * search index can find). The UI shows Message.interaction instead of this text.
  */
-export function interactionText(i: Pick<MessageInteraction, "componentId" | "componentType" | "label" | "action" | "values">): string {
+export function interactionText(
+  i: Pick<MessageInteraction, "componentId" | "componentType" | "label" | "action" | "values">,
+): string {
   return JSON.stringify({
-    uiEvent: { component: i.componentId, type: i.componentType, label: i.label, action: i.action, values: i.values },
+    uiEvent: {
+      component: i.componentId,
+      type: i.componentType,
+      label: i.label,
+      action: i.action,
+      values: i.values,
+    },
   });
 }

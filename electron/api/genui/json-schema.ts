@@ -55,7 +55,8 @@ function convert(schema: unknown): unknown {
   for (const [key, value] of Object.entries(schema)) {
     if (key === "anyOf") out.oneOf = convert(value);
     else if (key === "pattern" && value === DATE_PATTERN) out.format = "date";
-    else if ((key === "maxLength" || key === "maxItems") && typeof value === "number" && value > GRAMMAR_CAP) continue;
+    else if ((key === "maxLength" || key === "maxItems") && typeof value === "number" && value > GRAMMAR_CAP)
+      continue;
     else if (key === "properties" && isJson(value)) {
       const required = new Set(Array.isArray(schema.required) ? (schema.required as string[]) : []);
       const props: Json = {};

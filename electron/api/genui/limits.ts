@@ -56,7 +56,8 @@ export function checkLimits(raw: unknown, limits: UiLimits = UI_LIMITS): LimitRe
         return { ok: false, reason: `it is nested more than ${limits.maxJsonDepth} levels deep` };
       if (isNode) {
         nodes++;
-        if (nodes > limits.maxNodes) return { ok: false, reason: `it has more than ${limits.maxNodes} components` };
+        if (nodes > limits.maxNodes)
+          return { ok: false, reason: `it has more than ${limits.maxNodes} components` };
         if (nodeDepth > limits.maxNodeDepth)
           return { ok: false, reason: `components are nested more than ${limits.maxNodeDepth} deep` };
       }
@@ -75,7 +76,11 @@ export function checkLimits(raw: unknown, limits: UiLimits = UI_LIMITS): LimitRe
             return { ok: false, reason: `a key is longer than ${limits.maxStringLength} characters` };
           size += key.length;
           const child = (value as Record<string, unknown>)[key];
-          if ((key === "root" || (isNode && key === "children")) && typeof child === "object" && child !== null) {
+          if (
+            (key === "root" || (isNode && key === "children")) &&
+            typeof child === "object" &&
+            child !== null
+          ) {
             // `root` holds one node; a node's `children` holds nodes one level deeper.
             const next = key === "root" ? 1 : nodeDepth + 1;
             const items = Array.isArray(child) ? child : [child];
@@ -94,7 +99,8 @@ export function checkLimits(raw: unknown, limits: UiLimits = UI_LIMITS): LimitRe
         }
       }
     }
-    if (size > limits.maxTotalSize) return { ok: false, reason: `it is larger than ${limits.maxTotalSize} characters` };
+    if (size > limits.maxTotalSize)
+      return { ok: false, reason: `it is larger than ${limits.maxTotalSize} characters` };
   }
   return { ok: true, nodes, size };
 }

@@ -72,7 +72,10 @@ describe("completedPart", () => {
       seen = count;
     }
     expect(grew).toBeGreaterThan(10);
-    expect(validateDocument(completedPart(p))).toMatchObject({ ok: true, document: everyComponentDocument() });
+    expect(validateDocument(completedPart(p))).toMatchObject({
+      ok: true,
+      document: everyComponentDocument(),
+    });
   });
 
   it("leaves out a leaf until its closing brace arrives", () => {

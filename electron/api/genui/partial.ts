@@ -26,7 +26,16 @@ interface ArrayFrame {
 type Frame = ObjectFrame | ArrayFrame;
 
 const WS = new Set([" ", "\t", "\n", "\r"]);
-const ESCAPES: Record<string, string> = { '"': '"', "\\": "\\", "/": "/", b: "\b", f: "\f", n: "\n", r: "\r", t: "\t" };
+const ESCAPES: Record<string, string> = {
+  '"': '"',
+  "\\": "\\",
+  "/": "/",
+  b: "\b",
+  f: "\f",
+  n: "\n",
+  r: "\r",
+  t: "\t",
+};
 
 function define(obj: Record<string, unknown>, key: string, value: unknown): void {
   // Never `obj[key] = value`: with key "__proto__" that would replace the prototype.
@@ -41,7 +50,8 @@ export class PartialJson {
   private finished = false;
   private failure: string | null = null;
   /** A string or literal/number being read. */
-  private token: { kind: "string"; text: string; escape: string | null } | { kind: "atom"; text: string } | null = null;
+  private token:
+    { kind: "string"; text: string; escape: string | null } | { kind: "atom"; text: string } | null = null;
   private consumed = 0;
 
   constructor(private readonly maxDepth: number = UI_LIMITS.maxJsonDepth) {}
@@ -266,7 +276,11 @@ function openNode(parser: PartialJson, raw: unknown): unknown {
   while (isObject(current) && !parser.isComplete(current)) {
     const { type, id, props, children } = current;
     const shellReady =
-      isComponentType(type) && CONTAINERS.has(type) && typeof id === "string" && isObject(props) && parser.isComplete(props);
+      isComponentType(type) &&
+      CONTAINERS.has(type) &&
+      typeof id === "string" &&
+      isObject(props) &&
+      parser.isComplete(props);
     if (!shellReady) break;
     const kids: unknown[] = [];
     let next: unknown = undefined;

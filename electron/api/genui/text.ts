@@ -35,7 +35,8 @@ function nodeLines(node: UiNode): string[] {
       return [oneLine(node.props.label), ...node.props.options.map((o) => `- ${oneLine(o.label)}`)];
     case "Table": {
       const { columns, rows, caption } = node.props;
-      const cell = (v: string | number | boolean | null) => oneLine(v === null ? "" : String(v)).replace(/\|/g, "\\|");
+      const cell = (v: string | number | boolean | null) =>
+        oneLine(v === null ? "" : String(v)).replace(/\|/g, "\\|");
       return [
         ...(caption ? [oneLine(caption)] : []),
         `| ${columns.map((c) => cell(c.label)).join(" | ")} |`,
@@ -48,7 +49,8 @@ function nodeLines(node: UiNode): string[] {
       return [
         `${kind} chart${title ? `: ${oneLine(title)}` : ""}`,
         ...series.map(
-          (s) => `- ${oneLine(s.name)}: ${labels.map((l, i) => `${oneLine(l)} ${s.values[i] ?? ""}${unit ?? ""}`).join(", ")}`,
+          (s) =>
+            `- ${oneLine(s.name)}: ${labels.map((l, i) => `${oneLine(l)} ${s.values[i] ?? ""}${unit ?? ""}`).join(", ")}`,
         ),
       ];
     }
@@ -58,7 +60,9 @@ function nodeLines(node: UiNode): string[] {
         ...node.props.items.map((i) => `- ${oneLine(i.key)}: ${oneLine(i.value)}`),
       ];
     case "Callout":
-      return [`> ${node.props.title ? `**${oneLine(node.props.title)}** ` : ""}${oneLine(node.props.markdown)}`];
+      return [
+        `> ${node.props.title ? `**${oneLine(node.props.title)}** ` : ""}${oneLine(node.props.markdown)}`,
+      ];
     case "Progress":
       return [`${oneLine(node.props.label)}: ${node.props.value}/${node.props.max ?? 100}`];
     case "CodeBlock":

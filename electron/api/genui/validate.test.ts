@@ -3,7 +3,12 @@ import { COMPONENT_TYPES, StoredDocument } from "./catalog";
 import { catalogJsonSchema, grammarJsonSchema } from "./json-schema";
 import { checkLimits, UI_LIMITS } from "./limits";
 import { documentText } from "./text";
-import { deepNode, everyComponentDocument, hostileSpecs, sizedDocument } from "../../core/genui/testing/samples";
+import {
+  deepNode,
+  everyComponentDocument,
+  hostileSpecs,
+  sizedDocument,
+} from "../../core/genui/testing/samples";
 import { findNode, parseDocument, validateDocument, walkNodes } from "./validate";
 
 /** expect.stringContaining, typed (it returns any). */
@@ -36,15 +41,38 @@ describe("validateDocument", () => {
   });
 
   it("keeps the children of a container whose own props are bad", () => {
-    const r = valid({ version: 1, blocks: [{ kind: "ui", root: { type: "Card", id: "c", props: { title: 7 }, children: [{ type: "Text", id: "x", props: { markdown: "kept" } }] } }] });
+    const r = valid({
+      version: 1,
+      blocks: [
+        {
+          kind: "ui",
+          root: {
+            type: "Card",
+            id: "c",
+            props: { title: 7 },
+            children: [{ type: "Text", id: "x", props: { markdown: "kept" } }],
+          },
+        },
+      ],
+    });
     const root = findNode(r.document, "c")!;
     expect(root.type).toBe("Invalid");
     expect(root.children?.[0]).toMatchObject({ type: "Text", props: { markdown: "kept" } });
   });
 
   it("reads null props as absent (the grammar writes null for optional props)", () => {
-    const r = valid({ version: 1, blocks: [{ kind: "ui", root: { type: "Card", id: "c", props: { title: null, subtitle: "s" }, children: [] } }] });
-    expect(findNode(r.document, "c")).toEqual({ type: "Card", id: "c", props: { subtitle: "s" }, children: [] });
+    const r = valid({
+      version: 1,
+      blocks: [
+        { kind: "ui", root: { type: "Card", id: "c", props: { title: null, subtitle: "s" }, children: [] } },
+      ],
+    });
+    expect(findNode(r.document, "c")).toEqual({
+      type: "Card",
+      id: "c",
+      props: { subtitle: "s" },
+      children: [],
+    });
   });
 
   it("refuses duplicate ids, leaves with children, Tab outside Tabs, unknown types and keys", () => {
@@ -53,7 +81,15 @@ describe("validateDocument", () => {
       blocks: [
         { kind: "ui", root: { type: "Text", id: "a", props: { markdown: "1" } } },
         { kind: "ui", root: { type: "Text", id: "a", props: { markdown: "2" } } },
-        { kind: "ui", root: { type: "Text", id: "b", props: { markdown: "x" }, children: [{ type: "Text", id: "k", props: { markdown: "y" } }] } },
+        {
+          kind: "ui",
+          root: {
+            type: "Text",
+            id: "b",
+            props: { markdown: "x" },
+            children: [{ type: "Text", id: "k", props: { markdown: "y" } }],
+          },
+        },
         { kind: "ui", root: { type: "Tab", id: "tab", props: { label: "x" }, children: [] } },
         { kind: "ui", root: { type: "Marquee", id: "m", props: {} } },
         { kind: "ui", root: { type: "Text", id: "e", props: { markdown: "x" }, style: "color:red" } },
@@ -69,24 +105,52 @@ describe("validateDocument", () => {
   });
 
   it("refuses unsafe link URLs and checks cross-prop rules", () => {
-    for (const url of ["javascript:alert(1)", "data:text/html,x", "//evil.example/x", "/relative", "file:///etc/passwd"]) {
-      const r = valid({ version: 1, blocks: [{ kind: "ui", root: { type: "Link", id: "l", props: { label: "x", url } } }] });
+    for (const url of [
+      "javascript:alert(1)",
+      "data:text/html,x",
+      "//evil.example/x",
+      "/relative",
+      "file:///etc/passwd",
+    ]) {
+      const r = valid({
+        version: 1,
+        blocks: [{ kind: "ui", root: { type: "Link", id: "l", props: { label: "x", url } } }],
+      });
       expect(r.document.blocks[0]).toMatchObject({ root: { type: "Invalid" } });
     }
-    const chart = valid({ version: 1, blocks: [{ kind: "ui", root: { type: "Chart", id: "c", props: { kind: "pie", labels: ["a", "b"], series: [{ name: "s", values: [1] }] } } }] });
+    const chart = valid({
+      version: 1,
+      blocks: [
+        {
+          kind: "ui",
+          root: {
+            type: "Chart",
+            id: "c",
+            props: { kind: "pie", labels: ["a", "b"], series: [{ name: "s", values: [1] }] },
+          },
+        },
+      ],
+    });
     expect(chart.issues[0]?.reason).toContain("one value per label");
   });
 
   it("refuses prototype keys without polluting anything", () => {
     for (const spec of hostileSpecs()) validateDocument(spec);
     expect(({} as Record<string, unknown>).polluted).toBeUndefined();
-    const r = valid(JSON.parse('{"version":1,"blocks":[{"kind":"ui","root":{"type":"Text","id":"p","props":{"markdown":"x","__proto__":{"polluted":1}}}}]}'));
+    const r = valid(
+      JSON.parse(
+        '{"version":1,"blocks":[{"kind":"ui","root":{"type":"Text","id":"p","props":{"markdown":"x","__proto__":{"polluted":1}}}}]}',
+      ),
+    );
     expect(findNode(r.document, "p")?.type).toBe("Invalid");
   });
 
   it("refuses a whole document only for its shape or its size", () => {
     expect(validateDocument("text")).toMatchObject({ ok: false });
-    expect(validateDocument({ version: 2, blocks: [] })).toMatchObject({ ok: false, reason: containing("version 2") });
+    expect(validateDocument({ version: 2, blocks: [] })).toMatchObject({
+      ok: false,
+      reason: containing("version 2"),
+    });
     expect(parseDocument("{nope")).toMatchObject({ ok: false, reason: containing("not valid JSON") });
   });
 });
@@ -103,10 +167,16 @@ describe("limits (checked before any schema)", () => {
     expect(checkLimits(sizedDocument(1000))).toMatchObject({ ok: true, nodes: 1000 });
     expect(checkLimits(sizedDocument(UI_LIMITS.maxNodes + 10))).toMatchObject({ ok: false });
     expect(checkLimits({ s: "x".repeat(UI_LIMITS.maxStringLength + 1) })).toMatchObject({ ok: false });
-    const wide = { blocks: Array.from({ length: 1500 }, () => ({ kind: "text", markdown: "y".repeat(19_000) })) };
+    const wide = {
+      blocks: Array.from({ length: 1500 }, () => ({ kind: "text", markdown: "y".repeat(19_000) })),
+    };
     expect(checkLimits(wide)).toMatchObject({ ok: false, reason: containing("larger") });
-    expect(checkLimits({ version: 1, blocks: [{ kind: "ui", root: deepNode(UI_LIMITS.maxNodeDepth + 1) }] })).toMatchObject({ ok: false });
-    expect(checkLimits({ version: 1, blocks: [{ kind: "ui", root: deepNode(UI_LIMITS.maxNodeDepth - 2) }] })).toMatchObject({ ok: true });
+    expect(
+      checkLimits({ version: 1, blocks: [{ kind: "ui", root: deepNode(UI_LIMITS.maxNodeDepth + 1) }] }),
+    ).toMatchObject({ ok: false });
+    expect(
+      checkLimits({ version: 1, blocks: [{ kind: "ui", root: deepNode(UI_LIMITS.maxNodeDepth - 2) }] }),
+    ).toMatchObject({ ok: true });
   });
 
   it("sizes every sample exactly", () => {

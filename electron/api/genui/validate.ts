@@ -25,8 +25,7 @@ export interface NodeIssue {
 }
 
 export type ValidationResult =
-  | { ok: true; document: UiDocument; issues: NodeIssue[]; nodes: number }
-  | { ok: false; reason: string };
+  { ok: true; document: UiDocument; issues: NodeIssue[]; nodes: number } | { ok: false; reason: string };
 
 const NODE_KEYS: ReadonlySet<string> = new Set(["type", "id", "props", "children"]);
 const REASON_MAX = 300;
@@ -44,7 +43,10 @@ function short(text: string, max = REASON_MAX): string {
  * `null` for an optional prop it does not use, and the catalog has no nullable props (table
  * cells, array items, keep their nulls). Refuses prototype keys instead of copying them.
  */
-function withoutNullKeys(value: unknown, depth = 0): { ok: true; value: unknown } | { ok: false; key: string } {
+function withoutNullKeys(
+  value: unknown,
+  depth = 0,
+): { ok: true; value: unknown } | { ok: false; key: string } {
   // Bounded by the limits walk (maxJsonDepth), so this recursion is shallow.
   if (Array.isArray(value)) {
     const out: unknown[] = [];
@@ -94,11 +96,17 @@ function nodeId(walk: Walk, raw: Record<string, unknown>): { id: string; problem
   const parsed = NodeId.safeParse(raw.id);
   if (!parsed.success) {
     walk.generated++;
-    return { id: `invalid-${walk.generated}`, problem: "id: a node needs an id of letters, digits and _ . : -" };
+    return {
+      id: `invalid-${walk.generated}`,
+      problem: "id: a node needs an id of letters, digits and _ . : -",
+    };
   }
   if (walk.ids.has(parsed.data)) {
     walk.generated++;
-    return { id: `${parsed.data.slice(0, 40)}~dup${walk.generated}`, problem: `id "${parsed.data}" is used twice` };
+    return {
+      id: `${parsed.data.slice(0, 40)}~dup${walk.generated}`,
+      problem: `id "${parsed.data}" is used twice`,
+    };
   }
   walk.ids.add(parsed.data);
   return { id: parsed.data, problem: null };
@@ -136,10 +144,12 @@ function validateNode(raw: unknown, walk: Walk, parentType: string | null): UiNo
     return invalid(walk, id, `type ${name} is not in the catalog`, type, children);
   }
   if (childProblem) return invalid(walk, id, childProblem, type, children);
-  if (children.length > 0 && !CONTAINERS.has(type)) return invalid(walk, id, `${type} has no children`, type, children);
+  if (children.length > 0 && !CONTAINERS.has(type))
+    return invalid(walk, id, `${type} has no children`, type, children);
   if (type === "Tabs" && children.some((c) => c.type !== "Tab"))
     return invalid(walk, id, "Tabs may hold only Tab components", type, children);
-  if (type === "Tab" && parentType !== "Tabs") return invalid(walk, id, "a Tab belongs inside Tabs", type, children);
+  if (type === "Tab" && parentType !== "Tabs")
+    return invalid(walk, id, "a Tab belongs inside Tabs", type, children);
   const cleaned = withoutNullKeys(raw.props ?? {});
   if (!cleaned.ok) return invalid(walk, id, `forbidden key "${cleaned.key}"`, type, children);
   const props = componentProps[type].safeParse(cleaned.value);
@@ -159,8 +169,12 @@ function validateBlock(raw: unknown, walk: Walk, index: number): UiBlock | null 
     walk.issues.push({ id: `block-${index}`, reason: "a text block needs markdown" });
     return null;
   }
-  if (raw.kind === "ui" && raw.root !== undefined) return { kind: "ui", root: validateNode(raw.root, walk, null) };
-  walk.issues.push({ id: `block-${index}`, reason: 'a block is {"kind":"text",…} or {"kind":"ui","root":…}' });
+  if (raw.kind === "ui" && raw.root !== undefined)
+    return { kind: "ui", root: validateNode(raw.root, walk, null) };
+  walk.issues.push({
+    id: `block-${index}`,
+    reason: 'a block is {"kind":"text",…} or {"kind":"ui","root":…}',
+  });
   return null;
 }
 
@@ -175,7 +189,10 @@ export function validateDocument(raw: unknown, limits: UiLimits = UI_LIMITS): Va
     if (!isPlainObject(raw) || !Array.isArray(raw.blocks))
       return { ok: false, reason: 'The answer is not a UI document ({"version":1,"blocks":[…]}).' };
     if (raw.version !== undefined && raw.version !== CATALOG_VERSION)
-      return { ok: false, reason: `The answer uses UI catalog version ${short(JSON.stringify(raw.version) ?? "?", 20)}; this app reads ${CATALOG_VERSION}.` };
+      return {
+        ok: false,
+        reason: `The answer uses UI catalog version ${short(JSON.stringify(raw.version) ?? "?", 20)}; this app reads ${CATALOG_VERSION}.`,
+      };
     const walk: Walk = { ids: new Set(), issues: [], nodes: 0, generated: 0 };
     const blocks: UiBlock[] = [];
     for (const [i, b] of raw.blocks.slice(0, PROP_LIMITS.blocks).entries()) {
@@ -184,10 +201,18 @@ export function validateDocument(raw: unknown, limits: UiLimits = UI_LIMITS): Va
     }
     if (raw.blocks.length > PROP_LIMITS.blocks)
       walk.issues.push({ id: "blocks", reason: `only the first ${PROP_LIMITS.blocks} blocks are shown` });
-    return { ok: true, document: { version: CATALOG_VERSION, blocks }, issues: walk.issues, nodes: walk.nodes };
+    return {
+      ok: true,
+      document: { version: CATALOG_VERSION, blocks },
+      issues: walk.issues,
+      nodes: walk.nodes,
+    };
   } catch (err) {
     // Defensive: nothing above should throw, but an answer must never take core down.
-    return { ok: false, reason: `The answer's UI could not be checked: ${err instanceof Error ? err.message : String(err)}` };
+    return {
+      ok: false,
+      reason: `The answer's UI could not be checked: ${err instanceof Error ? err.message : String(err)}`,
+    };
   }
 }
 
@@ -195,12 +220,18 @@ export function validateDocument(raw: unknown, limits: UiLimits = UI_LIMITS): Va
 export function parseDocument(text: string, limits: UiLimits = UI_LIMITS): ValidationResult {
   if (text.length > limits.maxTotalSize * 2) return { ok: false, reason: "The answer's UI is too large." };
   if (jsonTextDepth(text) > limits.maxJsonDepth)
-    return { ok: false, reason: `The answer's UI is too large: it is nested more than ${limits.maxJsonDepth} levels deep.` };
+    return {
+      ok: false,
+      reason: `The answer's UI is too large: it is nested more than ${limits.maxJsonDepth} levels deep.`,
+    };
   let raw: unknown;
   try {
     raw = JSON.parse(text);
   } catch (err) {
-    return { ok: false, reason: `The answer is not valid JSON (${err instanceof Error ? err.message : String(err)}).` };
+    return {
+      ok: false,
+      reason: `The answer is not valid JSON (${err instanceof Error ? err.message : String(err)}).`,
+    };
   }
   return validateDocument(raw, limits);
 }

@@ -79,9 +79,13 @@ export class GenuiService {
       throw new ApiError("busy", "This answer is still being written; its components are not ready yet.");
     const node = findNode(message.ui, input.componentId);
     if (!node || node.type === "Invalid")
-      throw new ApiError("invalid_input", `This answer has no usable component "${input.componentId.slice(0, 64)}".`);
+      throw new ApiError(
+        "invalid_input",
+        `This answer has no usable component "${input.componentId.slice(0, 64)}".`,
+      );
     const checked = checkInteraction(node, input.action, input.values ?? {});
-    if (!checked.ok) throw new ApiError("invalid_input", `This ${node.type} cannot take that: ${checked.reason}.`);
+    if (!checked.ok)
+      throw new ApiError("invalid_input", `This ${node.type} cannot take that: ${checked.reason}.`);
 
     const outcome: InteractionOutcome = checked.abandoned
       ? "abandoned"
@@ -116,10 +120,19 @@ export class GenuiService {
       createdAt: this.now(),
     });
     try {
-      this.deps.recordSignal(message.id, { componentId: node.id, action: input.action, values: checked.values, outcome });
+      this.deps.recordSignal(message.id, {
+        componentId: node.id,
+        action: input.action,
+        values: checked.values,
+        outcome,
+      });
     } catch (err) {
       this.log("could not record the GenUI feedback signal", err);
     }
-    return { outcome, userMessage: sent?.userMessage ?? null, assistantMessage: sent?.assistantMessage ?? null };
+    return {
+      outcome,
+      userMessage: sent?.userMessage ?? null,
+      assistantMessage: sent?.assistantMessage ?? null,
+    };
   }
 }

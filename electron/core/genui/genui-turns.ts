@@ -94,7 +94,10 @@ export class GenuiTurns {
       const reason = parser.error
         ? `The rest of the answer is not valid JSON (${parser.error}).`
         : "The answer ended before the rest was complete.";
-      document = { ...document, blocks: [...document.blocks, { kind: "ui", root: inert("~cut-off", reason) }] };
+      document = {
+        ...document,
+        blocks: [...document.blocks, { kind: "ui", root: inert("~cut-off", reason) }],
+      };
       issues = [...issues, { id: "~cut-off", reason }];
     }
     this.deps.store.saveDocument(messageId, document);

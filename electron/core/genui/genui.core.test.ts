@@ -52,9 +52,17 @@ async function setup(): Promise<Setup> {
   return { core, engine, events, dataDir: dir.path, call, conversation };
 }
 
-async function uiTurn(s: Setup, answer: string, input: Record<string, unknown> = { format: "ui" }): Promise<Message> {
+async function uiTurn(
+  s: Setup,
+  answer: string,
+  input: Record<string, unknown> = { format: "ui" },
+): Promise<Message> {
   s.engine.jsonAnswers.push(answer);
-  const sent = await s.call<{ assistantMessage: Message }>("chat.send", { conversationId: s.conversation.id, text: "Log my run", ...input });
+  const sent = await s.call<{ assistantMessage: Message }>("chat.send", {
+    conversationId: s.conversation.id,
+    text: "Log my run",
+    ...input,
+  });
   const { message } = await s.events.next("chat.done", (d) => d.message.id === sent.assistantMessage.id);
   return message;
 }
@@ -70,7 +78,11 @@ describe("GenUI in core", () => {
     const s = await setup();
     const doc = everyComponentDocument();
     s.engine.jsonAnswers.push(JSON.stringify(doc));
-    const sent = await s.call<{ assistantMessage: Message }>("chat.send", { conversationId: s.conversation.id, text: "Plan my week", format: "ui" });
+    const sent = await s.call<{ assistantMessage: Message }>("chat.send", {
+      conversationId: s.conversation.id,
+      text: "Plan my week",
+      format: "ui",
+    });
     expect(sent.assistantMessage).toMatchObject({ format: "ui", ui: null, status: "streaming" });
     const { message } = await s.events.next("chat.done");
     expect(message).toMatchObject({ status: "complete", format: "ui", ui: doc });
@@ -78,7 +90,9 @@ describe("GenUI in core", () => {
     const call = s.engine.jsonCalls[0]!;
     expect(JSON.stringify(call.options.jsonSchema)).toContain('"$ref":"#/$defs/UiNode"');
     expect(call.history[0]!.text).toContain(GENUI_INSTRUCTIONS);
-    const turn = database(s).prepare("SELECT genui_catalog_version AS v, harness_version AS h FROM turns WHERE message_id = ?").get(message.id) as { v: number; h: string };
+    const turn = database(s)
+      .prepare("SELECT genui_catalog_version AS v, harness_version AS h FROM turns WHERE message_id = ?")
+      .get(message.id) as { v: number; h: string };
     expect(turn.v).toBe(CATALOG_VERSION);
     // Read back through the API (and its output schema), the document is unchanged.
     const detail = await s.call<ConversationDetail>("conversations.get", { id: s.conversation.id });
@@ -88,7 +102,10 @@ describe("GenUI in core", () => {
 
   it("keeps text answers text, and goes UI when the ui adapter is pinned", async () => {
     const s = await setup();
-    const text = await s.call<{ assistantMessage: Message }>("chat.send", { conversationId: s.conversation.id, text: "Hi" });
+    const text = await s.call<{ assistantMessage: Message }>("chat.send", {
+      conversationId: s.conversation.id,
+      text: "Hi",
+    });
     expect(text.assistantMessage.format).toBeUndefined();
     await s.events.next("chat.done");
     await s.call("conversations.setAdapters", { id: s.conversation.id, adapters: { pinned: "ui" } });
@@ -102,8 +119,13 @@ describe("GenUI in core", () => {
     const full = JSON.stringify(runLogDocument());
     const cut = await uiTurn(s, full.slice(0, full.indexOf('"fields"')));
     expect(cut.ui?.blocks.map((b) => (b.kind === "ui" ? b.root.type : b.kind))).toEqual(["text", "Invalid"]);
-    const nonsense = await uiTurn(s, '{"version":1,"blocks":[{"kind":"ui","root":{"type":"Zzz","id":"q","props":{}}}]}');
-    expect(nonsense.ui?.blocks[0]).toMatchObject({ root: { type: "Invalid", props: { originalType: "Zzz" } } });
+    const nonsense = await uiTurn(
+      s,
+      '{"version":1,"blocks":[{"kind":"ui","root":{"type":"Zzz","id":"q","props":{}}}]}',
+    );
+    expect(nonsense.ui?.blocks[0]).toMatchObject({
+      root: { type: "Invalid", props: { originalType: "Zzz" } },
+    });
     const garbage = await uiTurn(s, "]]]");
     expect(garbage.ui?.blocks[0]).toMatchObject({ root: { type: "Invalid", id: "~answer" } });
     expect(garbage.content).toBe("]]]");
@@ -114,13 +136,16 @@ describe("GenUI in core", () => {
     const answer = await uiTurn(s, JSON.stringify(runLogDocument()));
     const values = { distance: 5, date: "2024-05-01", feel: "easy", notes: "windy", race: false, effort: 6 };
     s.engine.jsonAnswers.push(JSON.stringify({ version: 1, blocks: [{ kind: "text", markdown: "Saved!" }] }));
-    const r = await s.call<{ outcome: string; userMessage: Message; assistantMessage: Message }>("genui.interact", {
-      conversationId: s.conversation.id,
-      messageId: answer.id,
-      componentId: "run-form",
-      action: "submit",
-      values,
-    });
+    const r = await s.call<{ outcome: string; userMessage: Message; assistantMessage: Message }>(
+      "genui.interact",
+      {
+        conversationId: s.conversation.id,
+        messageId: answer.id,
+        componentId: "run-form",
+        action: "submit",
+        values,
+      },
+    );
     expect(r.outcome).toBe("completed");
     expect(r.userMessage.interaction).toEqual({
       messageId: answer.id,
@@ -131,7 +156,9 @@ describe("GenUI in core", () => {
       values,
       outcome: "completed",
     });
-    expect(JSON.parse(r.userMessage.content)).toMatchObject({ uiEvent: { component: "run-form", action: "submit", values } });
+    expect(JSON.parse(r.userMessage.content)).toMatchObject({
+      uiEvent: { component: "run-form", action: "submit", values },
+    });
     const { message } = await s.events.next("chat.done", (d) => d.message.id === r.assistantMessage.id);
     expect(message.ui?.blocks).toEqual([{ kind: "text", markdown: "Saved!" }]);
     // The engine got the event as the last user turn, in UI mode.
@@ -142,31 +169,63 @@ describe("GenUI in core", () => {
     expect(detail.messages.map((m) => m.role)).toEqual(["user", "assistant", "user", "assistant"]);
     expect(detail.messages[2]!.interaction?.values).toEqual(values);
     const db = database(s);
-    expect(db.prepare("SELECT outcome, user_message_id AS u FROM genui_events").all()).toEqual([{ outcome: "completed", u: r.userMessage.id }]);
-    const signal = db.prepare("SELECT message_id AS m, payload_json AS p FROM feedback_events WHERE kind = 'genui'").get() as { m: string; p: string };
+    expect(db.prepare("SELECT outcome, user_message_id AS u FROM genui_events").all()).toEqual([
+      { outcome: "completed", u: r.userMessage.id },
+    ]);
+    const signal = db
+      .prepare("SELECT message_id AS m, payload_json AS p FROM feedback_events WHERE kind = 'genui'")
+      .get() as { m: string; p: string };
     expect(signal.m).toBe(answer.id);
-    expect(JSON.parse(signal.p)).toMatchObject({ componentId: "run-form", action: "submit", outcome: "completed", values });
+    expect(JSON.parse(signal.p)).toMatchObject({
+      componentId: "run-form",
+      action: "submit",
+      outcome: "completed",
+      values,
+    });
 
     // A second submit is a change; leaving it half-filled is an abandonment, with no turn.
-    s.engine.jsonAnswers.push(JSON.stringify({ version: 1, blocks: [{ kind: "text", markdown: "Updated" }] }));
+    s.engine.jsonAnswers.push(
+      JSON.stringify({ version: 1, blocks: [{ kind: "text", markdown: "Updated" }] }),
+    );
     const again = await s.call<{ outcome: string; assistantMessage: Message }>("genui.interact", {
-      conversationId: s.conversation.id, messageId: answer.id, componentId: "run-form", action: "submit", values: { ...values, distance: 6 },
+      conversationId: s.conversation.id,
+      messageId: answer.id,
+      componentId: "run-form",
+      action: "submit",
+      values: { ...values, distance: 6 },
     });
     expect(again.outcome).toBe("changed");
     await s.events.next("chat.done", (d) => d.message.id === again.assistantMessage.id);
     const left = await s.call<{ outcome: string; userMessage: Message | null }>("genui.interact", {
-      conversationId: s.conversation.id, messageId: answer.id, componentId: "run-form", action: "abandon", values: { notes: "half" },
+      conversationId: s.conversation.id,
+      messageId: answer.id,
+      componentId: "run-form",
+      action: "abandon",
+      values: { notes: "half" },
     });
     expect(left).toEqual({ outcome: "abandoned", userMessage: null, assistantMessage: null });
-    expect(db.prepare("SELECT outcome FROM genui_events ORDER BY created_at, rowid").pluck().all()).toEqual(["completed", "changed", "abandoned"]);
+    expect(db.prepare("SELECT outcome FROM genui_events ORDER BY created_at, rowid").pluck().all()).toEqual([
+      "completed",
+      "changed",
+      "abandoned",
+    ]);
   });
 
   it("refuses interactions that do not fit the component, storing nothing", async () => {
     const s = await setup();
     const answer = await uiTurn(s, JSON.stringify(runLogDocument()));
-    const base = { conversationId: s.conversation.id, messageId: answer.id, componentId: "run-form", action: "submit" };
-    const bad = async (input: Record<string, unknown>) => s.core.dispatch("genui.interact", { ...base, ...input }, ctx);
-    expect(await bad({ values: { distance: -3, date: "2024-01-01" } })).toMatchObject({ ok: false, error: { code: "invalid_input", message: containing("at least 0") } });
+    const base = {
+      conversationId: s.conversation.id,
+      messageId: answer.id,
+      componentId: "run-form",
+      action: "submit",
+    };
+    const bad = async (input: Record<string, unknown>) =>
+      s.core.dispatch("genui.interact", { ...base, ...input }, ctx);
+    expect(await bad({ values: { distance: -3, date: "2024-01-01" } })).toMatchObject({
+      ok: false,
+      error: { code: "invalid_input", message: containing("at least 0") },
+    });
     expect(await bad({ componentId: "nope" })).toMatchObject({ ok: false, error: { code: "invalid_input" } });
     expect(await bad({ action: "explode" })).toMatchObject({ ok: false, error: { code: "invalid_input" } });
     expect(await bad({ messageId: "missing" })).toMatchObject({ ok: false, error: { code: "not_found" } });
@@ -178,12 +237,18 @@ describe("GenUI in core", () => {
     const answer = await uiTurn(s, JSON.stringify(runLogDocument()));
     s.engine.jsonAnswers.push(JSON.stringify({ version: 1, blocks: [{ kind: "text", markdown: "ok" }] }));
     const r = await s.call<{ assistantMessage: Message }>("genui.interact", {
-      conversationId: s.conversation.id, messageId: answer.id, componentId: "run-form", action: "submit", values: { distance: 3, date: "2024-05-02" },
+      conversationId: s.conversation.id,
+      messageId: answer.id,
+      componentId: "run-form",
+      action: "submit",
+      values: { distance: 3, date: "2024-05-02" },
     });
     await s.events.next("chat.done", (d) => d.message.id === r.assistantMessage.id);
     const { json } = await s.call<{ json: string }>("conversations.export", { id: s.conversation.id });
     await s.call("conversations.import", { json });
-    const imported = (await s.call<Conversation[]>("conversations.list", {})).find((c) => c.id !== s.conversation.id)!;
+    const imported = (await s.call<Conversation[]>("conversations.list", {})).find(
+      (c) => c.id !== s.conversation.id,
+    )!;
     const detail = await s.call<ConversationDetail>("conversations.get", { id: imported.id });
     const [, ui, user] = detail.messages;
     expect(ui!.ui).toEqual(runLogDocument());
@@ -191,10 +256,18 @@ describe("GenUI in core", () => {
 
     // A hostile document in an import is normalised node by node, never stored as is.
     const doc = JSON.parse(json) as { conversations: { messages: { ui?: unknown }[] }[] };
-    doc.conversations[0]!.messages[1]!.ui = { version: 1, blocks: [{ kind: "ui", root: { type: "Link", id: "x", props: { label: "x", url: "javascript:alert(1)" } } }] };
+    doc.conversations[0]!.messages[1]!.ui = {
+      version: 1,
+      blocks: [
+        { kind: "ui", root: { type: "Link", id: "x", props: { label: "x", url: "javascript:alert(1)" } } },
+      ],
+    };
     await s.call("conversations.import", { json: JSON.stringify(doc) });
-    const third = (await s.call<Conversation[]>("conversations.list", {})).find((c) => c.id !== s.conversation.id && c.id !== imported.id)!;
-    const hostile = (await s.call<ConversationDetail>("conversations.get", { id: third.id })).messages[1]!.ui as UiDocument;
+    const third = (await s.call<Conversation[]>("conversations.list", {})).find(
+      (c) => c.id !== s.conversation.id && c.id !== imported.id,
+    )!;
+    const hostile = (await s.call<ConversationDetail>("conversations.get", { id: third.id })).messages[1]!
+      .ui as UiDocument;
     expect(hostile.blocks[0]).toMatchObject({ root: { type: "Invalid", id: "x" } });
   });
 });

@@ -37,12 +37,20 @@ describe("GenUI on the real engine", () => {
     value(await core.dispatch("settings.update", { memoryEnabled: false }, ctx));
     const conv = value<Conversation>(await core.dispatch("conversations.create", {}, ctx));
     const sent = value<{ assistantMessage: Message }>(
-      await core.dispatch("chat.send", { conversationId: conv.id, text: "Plan my week", format: "ui", sampling: { temperature: 0 } }, ctx),
+      await core.dispatch(
+        "chat.send",
+        { conversationId: conv.id, text: "Plan my week", format: "ui", sampling: { temperature: 0 } },
+        ctx,
+      ),
     );
     expect(sent.assistantMessage.format).toBe("ui");
     const { message } = await events.next("chat.done", (d) => d.message.id === sent.assistantMessage.id);
     expect(message.status).toBe("complete");
-    const streamed = events.of("chat.delta").filter((d) => d.messageId === message.id).map((d) => d.delta).join("");
+    const streamed = events
+      .of("chat.delta")
+      .filter((d) => d.messageId === message.id)
+      .map((d) => d.delta)
+      .join("");
     // The grammar keeps every prefix well-formed: the streaming parser never hits an error.
     const parser = new PartialJson();
     parser.push(streamed);
@@ -52,6 +60,8 @@ describe("GenUI on the real engine", () => {
     expect(StoredDocument.safeParse(message.ui).success).toBe(true);
     const detail = value<ConversationDetail>(await core.dispatch("conversations.get", { id: conv.id }, ctx));
     expect(detail.messages[1]!.ui).toEqual(message.ui);
-    console.log(`tiny model UI answer (${streamed.length} chars): ${streamed.slice(0, 160)}…\n→ ${JSON.stringify(message.ui).slice(0, 300)}`);
+    console.log(
+      `tiny model UI answer (${streamed.length} chars): ${streamed.slice(0, 160)}…\n→ ${JSON.stringify(message.ui).slice(0, 300)}`,
+    );
   }, 90_000);
 });

@@ -19,7 +19,8 @@ const NO_MESSAGES: readonly Message[] = [];
 function submissions(messages: readonly Message[], answerId: string): Map<string, MessageInteraction> {
   const map = new Map<string, MessageInteraction>();
   for (const m of messages) {
-    if (m.role === "user" && m.interaction?.messageId === answerId) map.set(m.interaction.componentId, m.interaction);
+    if (m.role === "user" && m.interaction?.messageId === answerId)
+      map.set(m.interaction.componentId, m.interaction);
   }
   return map;
 }
@@ -33,7 +34,8 @@ export function GenuiAnswer({ message }: { message: Message }) {
   const stream = useMemo(() => new StreamingDocument(), [message.id]);
   const streaming = message.status === "streaming";
   let document = message.ui ?? null;
-  if (!document && (streaming || message.content.trimStart().startsWith("{"))) document = stream.update(message.content);
+  if (!document && (streaming || message.content.trimStart().startsWith("{")))
+    document = stream.update(message.content);
 
   const interact = useCallback(
     async (componentId: string, action: string, values: InteractionValues) => {

@@ -8,7 +8,15 @@ import { Component, memo, type ReactNode } from "react";
 import type { UiNode } from "../../../electron/api/genui";
 import { ButtonGroupView, ButtonView, ChoiceListView } from "./components/choices";
 import { ChartView } from "./components/ChartView";
-import { CalloutView, CodeView, HeadingView, KeyValueView, LinkView, ProgressView, TextView } from "./components/content";
+import {
+  CalloutView,
+  CodeView,
+  HeadingView,
+  KeyValueView,
+  LinkView,
+  ProgressView,
+  TextView,
+} from "./components/content";
 import { FormView } from "./components/FormView";
 import { InvalidNodeView, InvalidView } from "./components/InvalidView";
 import { CardView, RowView, StackView, TabsView } from "./components/layout";
@@ -22,7 +30,8 @@ class NodeBoundary extends Component<{ children: ReactNode }, { failed: string |
   }
 
   override render() {
-    if (this.state.failed !== null) return <InvalidView reason={`it failed to display (${this.state.failed.slice(0, 200)})`} />;
+    if (this.state.failed !== null)
+      return <InvalidView reason={`it failed to display (${this.state.failed.slice(0, 200)})`} />;
     return this.props.children;
   }
 }

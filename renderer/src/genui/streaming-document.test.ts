@@ -40,10 +40,14 @@ describe("StreamingDocument", () => {
     expect(ids(s.update(json.slice(0, json.indexOf('"children"'))))).toEqual(["card"]);
     const partial = s.update(json.slice(0, afterA));
     expect(ids(partial)).toEqual(["card", "a"]);
-    const firstA = partial.blocks[0]!.kind === "ui" ? partial.blocks[0].root.children![0] : null;
+    const firstChild = (d: UiDocument): UiNode | undefined => {
+      const block = d.blocks[0];
+      return block?.kind === "ui" ? block.root.children?.[0] : undefined;
+    };
+    const firstA = firstChild(partial);
     const whole = s.update(json);
     expect(whole).toEqual(doc);
-    const againA = whole.blocks[0]!.kind === "ui" ? whole.blocks[0].root.children![0] : null;
+    const againA = firstChild(whole);
     expect(againA).toBe(firstA);
     // Same text: the same document object (no re-render).
     expect(s.update(json)).toBe(whole);

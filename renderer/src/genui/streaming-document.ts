@@ -34,7 +34,9 @@ export class StreamingDocument {
     const checked = validateDocument(raw);
     if (!checked.ok) return this.current;
     const seen = new Map<string, { json: string; node: UiNode }>();
-    const blocks = checked.document.blocks.map((b) => (b.kind === "ui" ? { kind: "ui" as const, root: this.reuse(b.root, seen) } : b));
+    const blocks = checked.document.blocks.map((b) =>
+      b.kind === "ui" ? { kind: "ui" as const, root: this.reuse(b.root, seen) } : b,
+    );
     this.previous = seen;
     this.current = { version: CATALOG_VERSION, blocks };
     return this.current;

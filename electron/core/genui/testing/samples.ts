@@ -26,13 +26,23 @@ export function everyComponentDocument(): UiDocument {
               props: { gap: "small", wrap: true },
               children: [
                 { type: "Progress", id: "p", props: { label: "Weekly goal", value: 12, max: 30 } },
-                { type: "Callout", id: "c", props: { tone: "warning", title: "Rest", markdown: "Sleep **8 h**." } },
+                {
+                  type: "Callout",
+                  id: "c",
+                  props: { tone: "warning", title: "Rest", markdown: "Sleep **8 h**." },
+                },
               ],
             },
             {
               type: "KeyValue",
               id: "kv",
-              props: { title: "Totals", items: [{ key: "Distance", value: "12 km" }, { key: "Time", value: "1 h 5 min" }] },
+              props: {
+                title: "Totals",
+                items: [
+                  { key: "Distance", value: "12 km" },
+                  { key: "Time", value: "1 h 5 min" },
+                ],
+              },
             },
             {
               type: "Table",
@@ -54,35 +64,82 @@ export function everyComponentDocument(): UiDocument {
             {
               type: "Chart",
               id: "bar",
-              props: { kind: "bar", title: "Km per day", labels: ["Mon", "Wed", "Sat"], series: [{ name: "km", values: [5, 3, 8] }], unit: " km" },
+              props: {
+                kind: "bar",
+                title: "Km per day",
+                labels: ["Mon", "Wed", "Sat"],
+                series: [{ name: "km", values: [5, 3, 8] }],
+                unit: " km",
+              },
             },
             {
               type: "Chart",
               id: "line",
-              props: { kind: "line", labels: ["W1", "W2", "W3"], series: [{ name: "pace", values: [6.1, 5.9, 5.7] }] },
+              props: {
+                kind: "line",
+                labels: ["W1", "W2", "W3"],
+                series: [{ name: "pace", values: [6.1, 5.9, 5.7] }],
+              },
             },
             {
               type: "Chart",
               id: "pie",
-              props: { kind: "pie", labels: ["Easy", "Tempo"], series: [{ name: "share", values: [70, 30] }] },
+              props: {
+                kind: "pie",
+                labels: ["Easy", "Tempo"],
+                series: [{ name: "share", values: [70, 30] }],
+              },
             },
             {
               type: "Tabs",
               id: "tabs",
               props: { label: "Details" },
               children: [
-                { type: "Tab", id: "tab-a", props: { label: "Code" }, children: [{ type: "CodeBlock", id: "code", props: { code: "print('run')", language: "python" } }] },
-                { type: "Tab", id: "tab-b", props: { label: "Choose" }, children: [
-                  { type: "ChoiceList", id: "choice", props: { label: "Next focus", options: [{ value: "speed", label: "Speed" }, { value: "endurance", label: "Endurance" }] } },
-                ] },
+                {
+                  type: "Tab",
+                  id: "tab-a",
+                  props: { label: "Code" },
+                  children: [
+                    { type: "CodeBlock", id: "code", props: { code: "print('run')", language: "python" } },
+                  ],
+                },
+                {
+                  type: "Tab",
+                  id: "tab-b",
+                  props: { label: "Choose" },
+                  children: [
+                    {
+                      type: "ChoiceList",
+                      id: "choice",
+                      props: {
+                        label: "Next focus",
+                        options: [
+                          { value: "speed", label: "Speed" },
+                          { value: "endurance", label: "Endurance" },
+                        ],
+                      },
+                    },
+                  ],
+                },
               ],
             },
             {
               type: "ButtonGroup",
               id: "buttons",
-              props: { label: "Plan", buttons: [{ label: "Accept plan", action: "accept", variant: "primary" }, { label: "Start over", action: "reset" }] },
+              props: {
+                label: "Plan",
+                buttons: [
+                  { label: "Accept plan", action: "accept", variant: "primary" },
+                  { label: "Start over", action: "reset" },
+                ],
+              },
             },
-            { type: "Stack", id: "stack", props: { gap: "large" }, children: [{ type: "Button", id: "more", props: { label: "More ideas", action: "more" } }] },
+            {
+              type: "Stack",
+              id: "stack",
+              props: { gap: "large" },
+              children: [{ type: "Button", id: "more", props: { label: "More ideas", action: "more" } }],
+            },
           ],
         },
       },
@@ -120,7 +177,13 @@ export function runLogForm(id = "run-form"): UiNode {
 }
 
 export function runLogDocument(): UiDocument {
-  return { version: 1, blocks: [{ kind: "text", markdown: "Tell me about your run:" }, { kind: "ui", root: runLogForm() }] };
+  return {
+    version: 1,
+    blocks: [
+      { kind: "text", markdown: "Tell me about your run:" },
+      { kind: "ui", root: runLogForm() },
+    ],
+  };
 }
 
 /**
@@ -152,10 +215,16 @@ export function sizedDocument(nodes: number): UiDocument {
       left -= 4;
     }
     if (left < 4) {
-      for (let j = 0; left > 0; j++, left--) children.push({ type: "Text", id: `extra-${j}`, props: { markdown: `extra ${j}` } });
+      for (let j = 0; left > 0; j++, left--)
+        children.push({ type: "Text", id: `extra-${j}`, props: { markdown: `extra ${j}` } });
     }
   }
-  return { version: 1, blocks: [{ kind: "ui", root: { type: "Stack", id: "root", props: { gap: "small" }, children: sections } }] };
+  return {
+    version: 1,
+    blocks: [
+      { kind: "ui", root: { type: "Stack", id: "root", props: { gap: "small" }, children: sections } },
+    ],
+  };
 }
 
 /** Markdown that must render as inert text: no script, no fetch, no navigation, no style. */
@@ -190,23 +259,186 @@ export function hostileSpecs(): unknown[] {
   return [
     { version: 1, blocks: HOSTILE_MARKDOWN.map((m, i) => ({ kind: "ui", root: text(m, `md-${i}`) })) },
     { version: 1, blocks: HOSTILE_MARKDOWN.map((m) => ({ kind: "text", markdown: m })) },
-    { version: 1, blocks: [{ kind: "ui", root: { type: "Link", id: "js", props: { label: "x", url: "javascript:window.__pwned=1" } } }] },
-    { version: 1, blocks: [{ kind: "ui", root: { type: "Link", id: "data", props: { label: "x", url: "data:text/html,<script>window.__pwned=1</script>" } } }] },
-    { version: 1, blocks: [{ kind: "ui", root: { type: "Image", id: "img", props: { src: `${EVIL}img.png` } } }] },
-    { version: 1, blocks: [{ kind: "ui", root: { type: "Html", id: "html", props: { html: "<script>window.__pwned=1</script>" } } }] },
-    { version: 1, blocks: [{ kind: "ui", root: { type: "Card", id: "style", props: { title: "x", style: { background: `url(${EVIL}s.png)` } } } }] },
-    { version: 1, blocks: [{ kind: "ui", root: { type: "Button", id: "on", props: { label: "x", action: "a", onClick: "window.__pwned=1" } } }] },
-    { version: 1, blocks: [{ kind: "ui", root: { type: "Text", id: "dsh", props: { markdown: "x", dangerouslySetInnerHTML: { __html: "<img src=x onerror=window.__pwned=1>" } } } }] },
-    { version: 1, blocks: [{ kind: "ui", root: { type: "Card", id: "cls", props: { title: "x", className: "x" }, children: [text("inside a bad card", "kid")] } }] },
-    JSON.parse('{"version":1,"blocks":[{"kind":"ui","root":{"type":"Text","id":"proto","props":{"markdown":"x","__proto__":{"polluted":1}}}}]}'),
-    JSON.parse('{"version":1,"blocks":[{"kind":"ui","root":{"type":"Card","id":"proto2","props":{"constructor":{"prototype":{"polluted":1}}}}}]}'),
-    JSON.parse('{"version":1,"__proto__":{"polluted":1},"blocks":[{"kind":"ui","root":{"type":"Text","id":"p3","props":{"markdown":"ok"}}}]}'),
-    { version: 1, blocks: [{ kind: "ui", root: { type: "Chart", id: "chart", props: { kind: "bar", labels: ["<img src=x onerror=window.__pwned=1>"], series: [{ name: "<script>window.__pwned=1</script>", values: [1] }] } } }] },
-    { version: 1, blocks: [{ kind: "ui", root: { type: "Table", id: "tb", props: { columns: [{ key: "a", label: "<b onmouseover=window.__pwned=1>a</b>" }], rows: [["<script>window.__pwned=1</script>"]] } } }] },
-    { version: 1, blocks: [{ kind: "ui", root: { type: "CodeBlock", id: "cb", props: { code: "</code><script>window.__pwned=1</script>", language: '"><script>window.__pwned=1</script>' } } }] },
-    { version: 1, blocks: [{ kind: "ui", root: { type: "Callout", id: "co", props: { tone: "info", markdown: `![x](${EVIL}callout.png)` } } }] },
-    { version: 1, blocks: [{ kind: "ui", root: { type: "Form", id: "fm", props: { fields: [{ kind: "text", name: "a", label: "<script>window.__pwned=1</script>", placeholder: "javascript:alert(1)" }] } } }] },
-    { version: 1, blocks: [{ kind: "ui", root: { type: "Heading", id: "hx", props: { text: "x".repeat(50_000) } } }] },
+    {
+      version: 1,
+      blocks: [
+        {
+          kind: "ui",
+          root: { type: "Link", id: "js", props: { label: "x", url: "javascript:window.__pwned=1" } },
+        },
+      ],
+    },
+    {
+      version: 1,
+      blocks: [
+        {
+          kind: "ui",
+          root: {
+            type: "Link",
+            id: "data",
+            props: { label: "x", url: "data:text/html,<script>window.__pwned=1</script>" },
+          },
+        },
+      ],
+    },
+    {
+      version: 1,
+      blocks: [{ kind: "ui", root: { type: "Image", id: "img", props: { src: `${EVIL}img.png` } } }],
+    },
+    {
+      version: 1,
+      blocks: [
+        {
+          kind: "ui",
+          root: { type: "Html", id: "html", props: { html: "<script>window.__pwned=1</script>" } },
+        },
+      ],
+    },
+    {
+      version: 1,
+      blocks: [
+        {
+          kind: "ui",
+          root: {
+            type: "Card",
+            id: "style",
+            props: { title: "x", style: { background: `url(${EVIL}s.png)` } },
+          },
+        },
+      ],
+    },
+    {
+      version: 1,
+      blocks: [
+        {
+          kind: "ui",
+          root: { type: "Button", id: "on", props: { label: "x", action: "a", onClick: "window.__pwned=1" } },
+        },
+      ],
+    },
+    {
+      version: 1,
+      blocks: [
+        {
+          kind: "ui",
+          root: {
+            type: "Text",
+            id: "dsh",
+            props: {
+              markdown: "x",
+              dangerouslySetInnerHTML: { __html: "<img src=x onerror=window.__pwned=1>" },
+            },
+          },
+        },
+      ],
+    },
+    {
+      version: 1,
+      blocks: [
+        {
+          kind: "ui",
+          root: {
+            type: "Card",
+            id: "cls",
+            props: { title: "x", className: "x" },
+            children: [text("inside a bad card", "kid")],
+          },
+        },
+      ],
+    },
+    JSON.parse(
+      '{"version":1,"blocks":[{"kind":"ui","root":{"type":"Text","id":"proto","props":{"markdown":"x","__proto__":{"polluted":1}}}}]}',
+    ),
+    JSON.parse(
+      '{"version":1,"blocks":[{"kind":"ui","root":{"type":"Card","id":"proto2","props":{"constructor":{"prototype":{"polluted":1}}}}}]}',
+    ),
+    JSON.parse(
+      '{"version":1,"__proto__":{"polluted":1},"blocks":[{"kind":"ui","root":{"type":"Text","id":"p3","props":{"markdown":"ok"}}}]}',
+    ),
+    {
+      version: 1,
+      blocks: [
+        {
+          kind: "ui",
+          root: {
+            type: "Chart",
+            id: "chart",
+            props: {
+              kind: "bar",
+              labels: ["<img src=x onerror=window.__pwned=1>"],
+              series: [{ name: "<script>window.__pwned=1</script>", values: [1] }],
+            },
+          },
+        },
+      ],
+    },
+    {
+      version: 1,
+      blocks: [
+        {
+          kind: "ui",
+          root: {
+            type: "Table",
+            id: "tb",
+            props: {
+              columns: [{ key: "a", label: "<b onmouseover=window.__pwned=1>a</b>" }],
+              rows: [["<script>window.__pwned=1</script>"]],
+            },
+          },
+        },
+      ],
+    },
+    {
+      version: 1,
+      blocks: [
+        {
+          kind: "ui",
+          root: {
+            type: "CodeBlock",
+            id: "cb",
+            props: {
+              code: "</code><script>window.__pwned=1</script>",
+              language: '"><script>window.__pwned=1</script>',
+            },
+          },
+        },
+      ],
+    },
+    {
+      version: 1,
+      blocks: [
+        {
+          kind: "ui",
+          root: { type: "Callout", id: "co", props: { tone: "info", markdown: `![x](${EVIL}callout.png)` } },
+        },
+      ],
+    },
+    {
+      version: 1,
+      blocks: [
+        {
+          kind: "ui",
+          root: {
+            type: "Form",
+            id: "fm",
+            props: {
+              fields: [
+                {
+                  kind: "text",
+                  name: "a",
+                  label: "<script>window.__pwned=1</script>",
+                  placeholder: "javascript:alert(1)",
+                },
+              ],
+            },
+          },
+        },
+      ],
+    },
+    {
+      version: 1,
+      blocks: [{ kind: "ui", root: { type: "Heading", id: "hx", props: { text: "x".repeat(50_000) } } }],
+    },
     { version: 1, blocks: [{ kind: "ui", root: deepNode(5000) }] },
   ];
 }

@@ -3,7 +3,20 @@
  * our layout; the model supplies numbers and labels, which recharts renders as SVG text. The
  * same data is in a visually hidden table for screen readers.
  */
-import { Bar, BarChart, CartesianGrid, Cell, Legend, Line, LineChart, Pie, PieChart, Tooltip, XAxis, YAxis } from "recharts";
+import {
+  Bar,
+  BarChart,
+  CartesianGrid,
+  Cell,
+  Legend,
+  Line,
+  LineChart,
+  Pie,
+  PieChart,
+  Tooltip,
+  XAxis,
+  YAxis,
+} from "recharts";
 import type { NodeOf } from "../node-types";
 
 const PALETTE = ["#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2", "#edc948", "#b07aa1", "#ff9da7"];
@@ -45,9 +58,21 @@ export function ChartView({ node }: { node: NodeOf<"Chart"> }) {
         {series.length > 1 && <Legend />}
         {series.map((s, j) =>
           kind === "bar" ? (
-            <Bar key={j} dataKey={`s${j}`} name={s.name} fill={PALETTE[j % PALETTE.length]} isAnimationActive={false} />
+            <Bar
+              key={j}
+              dataKey={`s${j}`}
+              name={s.name}
+              fill={PALETTE[j % PALETTE.length]}
+              isAnimationActive={false}
+            />
           ) : (
-            <Line key={j} dataKey={`s${j}`} name={s.name} stroke={PALETTE[j % PALETTE.length]} isAnimationActive={false} />
+            <Line
+              key={j}
+              dataKey={`s${j}`}
+              name={s.name}
+              stroke={PALETTE[j % PALETTE.length]}
+              isAnimationActive={false}
+            />
           ),
         )}
       </Chart>

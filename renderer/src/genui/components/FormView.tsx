@@ -108,7 +108,13 @@ export function FormView({ node }: { node: NodeOf<"Form"> }) {
     >
       {title && <strong className="genui-form__title">{title}</strong>}
       {fields.map((f) => (
-        <FieldView key={f.name} field={f} value={values[f.name]} disabled={!enabled || busy} onChange={(v) => update(f.name, v)} />
+        <FieldView
+          key={f.name}
+          field={f}
+          value={values[f.name]}
+          disabled={!enabled || busy}
+          onChange={(v) => update(f.name, v)}
+        />
       ))}
       <div className="genui-form__actions">
         <Button type="submit" className="button button--primary" isDisabled={!enabled || busy}>

@@ -41,16 +41,25 @@ export function TableView({ node }: { node: NodeOf<"Table"> }) {
         onSortChange={(d) => {
           setSort(d);
           // Sorting is a view change: reported as a signal, not a question for the model.
-          if (enabled) send("sort", { column: String(d.column), direction: d.direction }).catch(() => undefined);
+          if (enabled)
+            send("sort", { column: String(d.column), direction: d.direction }).catch(() => undefined);
         }}
       >
         <TableHeader>
           {columns.map((c, i) => (
-            <Column key={c.key} id={c.key} isRowHeader={i === 0} allowsSorting={sortable === true} className={c.numeric ? "genui-num" : undefined}>
+            <Column
+              key={c.key}
+              id={c.key}
+              isRowHeader={i === 0}
+              allowsSorting={sortable === true}
+              className={c.numeric ? "genui-num" : undefined}
+            >
               {({ sortDirection }) => (
                 <span>
                   {c.label}
-                  {sortDirection && <span aria-hidden="true">{sortDirection === "ascending" ? " ▲" : " ▼"}</span>}
+                  {sortDirection && (
+                    <span aria-hidden="true">{sortDirection === "ascending" ? " ▲" : " ▼"}</span>
+                  )}
                 </span>
               )}
             </Column>

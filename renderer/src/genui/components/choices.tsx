@@ -78,12 +78,20 @@ export function ChoiceListView({ node }: { node: NodeOf<"ChoiceList"> }) {
           {items}
         </CheckboxGroup>
       ) : (
-        <RadioGroup value={selected[0] ?? null} onChange={(v) => setSelected(v ? [v] : [])} isDisabled={!enabled || busy}>
+        <RadioGroup
+          value={selected[0] ?? null}
+          onChange={(v) => setSelected(v ? [v] : [])}
+          isDisabled={!enabled || busy}
+        >
           <Label className="genui-label">{label}</Label>
           {items}
         </RadioGroup>
       )}
-      <Button className="button button--primary" isDisabled={!enabled || busy || selected.length === 0} onPress={() => void send("select", { selected })}>
+      <Button
+        className="button button--primary"
+        isDisabled={!enabled || busy || selected.length === 0}
+        onPress={() => void send("select", { selected })}
+      >
         {submitLabel}
       </Button>
       {chosen.length > 0 && (

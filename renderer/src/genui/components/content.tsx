@@ -29,7 +29,11 @@ const TONE_LABEL = { info: "Note", success: "Success", warning: "Warning", error
 export function CalloutView({ node }: { node: NodeOf<"Callout"> }) {
   const { tone, title, markdown } = node.props;
   return (
-    <div className={`genui-callout genui-callout--${tone}`} role="note" aria-label={title ?? TONE_LABEL[tone]}>
+    <div
+      className={`genui-callout genui-callout--${tone}`}
+      role="note"
+      aria-label={title ?? TONE_LABEL[tone]}
+    >
       <strong className="genui-callout__title">{title ?? TONE_LABEL[tone]}</strong>
       <SafeMarkdown text={markdown} />
     </div>
@@ -48,7 +52,10 @@ export function ProgressView({ node }: { node: NodeOf<"Progress"> }) {
           </div>
           <div className="genui-progress__track">
             {/* Width from our own computed percentage, never from a model-written style. */}
-            <div className="genui-progress__fill" style={{ width: `${Math.max(0, Math.min(100, percentage ?? 0))}%` }} />
+            <div
+              className="genui-progress__fill"
+              style={{ width: `${Math.max(0, Math.min(100, percentage ?? 0))}%` }}
+            />
           </div>
         </>
       )}

@@ -98,7 +98,12 @@ export function FieldView({ field, value, onChange, disabled }: FieldProps) {
       );
     case "checkbox":
       return (
-        <Checkbox className="genui-checkbox" isDisabled={disabled} isSelected={value === true} onChange={onChange}>
+        <Checkbox
+          className="genui-checkbox"
+          isDisabled={disabled}
+          isSelected={value === true}
+          onChange={onChange}
+        >
           <span className="genui-checkbox__box" aria-hidden="true" />
           {field.label}
         </Checkbox>
