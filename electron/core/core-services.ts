@@ -3,6 +3,8 @@
  * memory, search and transfer. index.ts starts it once the database is usable (at start-up,
  * or after the user restored a backup or started fresh).
  */
+import { join } from "node:path";
+import { deleteSavedStates } from "../../native/engine/kv-state-store";
 import type { Database } from "better-sqlite3";
 import { ensureDemoModel } from "../../native/gguf/fixtures";
 import packageJson from "../../package.json";
@@ -254,6 +256,16 @@ export async function startServices(
       memory,
       search: new ConversationSearch(db),
       transfer: new ConversationTransfer(db, { conversations, messages, memories: memoryStore }),
+      forgetCache: async (id) => {
+        const kvDir = join(parts.dataDir, "kv");
+        try {
+          await engine.forget(id, kvDir);
+        } catch (err) {
+          log("could not drop the deleted conversation's live cache", err);
+        }
+        // Also without a running engine: the saved files hold the conversation's tokens.
+        await deleteSavedStates(kvDir, id);
+      },
     }),
     ...chatHandlers(pipeline),
     ...models_,

@@ -4,6 +4,7 @@
  * a restart of core (and of the engine process) only the new turn is evaluated.
  */
 import Database from "better-sqlite3";
+import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { ensureDemoModel } from "../../native/gguf/fixtures";
@@ -82,5 +83,15 @@ describe("core with the real engine: KV cache across restarts", () => {
     const afterRestart = evaluatedFor(next.id);
     expect(afterRestart).toBeLessThan(80);
     expect(afterRestart).toBeLessThan(history / 8);
+
+    // Deleting the conversation drops its cache: the saved files hold its tokens.
+    const sessionsOnDisk = () =>
+      readdirSync(join(dir.path, "kv"))
+        .filter((n) => n.endsWith(".json"))
+        .map((n) => (JSON.parse(readFileSync(join(dir.path, "kv", n), "utf8")) as { sessionKey: string }).sessionKey);
+    expect(sessionsOnDisk()).toContain(conv.id);
+    value(await again.dispatch("conversations.delete", { id: conv.id }, ctx));
+    await again.close(); // saves every live cache: the deleted one must not come back
+    expect(sessionsOnDisk()).not.toContain(conv.id);
   });
 });

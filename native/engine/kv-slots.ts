@@ -103,6 +103,16 @@ export class KvSlots {
   }
 
   /** Free the chats (the context owns the sequences and frees them with itself). */
+  /** Empty every cache that holds `sessionKey`; the slots go back to the anonymous pool. */
+  async forget(sessionKey: string): Promise<void> {
+    for (const slot of this.slots) {
+      if (slot.sessionKey !== sessionKey) continue;
+      await slot.sequence.clearHistory();
+      slot.sessionKey = ANONYMOUS;
+      slot.dirty = false;
+    }
+  }
+
   dispose(): void {
     for (const slot of this.slots) slot.chat.dispose();
     this.slots.length = 0;

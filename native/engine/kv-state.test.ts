@@ -287,3 +287,30 @@ describe("deleteSavedStates", () => {
     expect(await deleteSavedStates(join(dir, "no-such-folder"), "drop")).toBe(0);
   });
 });
+
+describe("forget (a conversation was deleted)", () => {
+  it("empties its live cache and is not saved again on unload", async () => {
+    const stateDir = join(dir, "kv-forget");
+    const s = await session(stateDir);
+    const kept = await converse(s, "keep", 1, "cats");
+    const dropped = await converse(s, "drop", 1, "dogs");
+    await s.forget("drop");
+    expect(await deleteSavedStates(stateDir, "drop")).toBe(1);
+    // The forgotten conversation starts from an empty cache: its whole prompt is evaluated.
+    const again = await answer(s, dropped, "drop");
+    expect(again.promptTokensEvaluated).toBeGreaterThan(newTurnBound(s, dropped));
+    // What the engine's "forget" request does: live caches first, then the saved files.
+    await s.forget("drop");
+    await deleteSavedStates(stateDir, "drop");
+    await s.dispose(); // saves the live caches: "drop" must not come back
+    open.splice(open.indexOf(s), 1);
+    const sidecars = await Promise.all(
+      (await readdir(stateDir))
+        .filter((n) => n.endsWith(".json"))
+        .map(async (n) => (JSON.parse(await readFile(join(stateDir, n), "utf8")) as { sessionKey: string }).sessionKey),
+    );
+    expect(sidecars).toContain("keep");
+    expect(sidecars).not.toContain("drop");
+    expect(kept.length).toBeGreaterThan(0);
+  });
+});

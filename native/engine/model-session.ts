@@ -187,6 +187,12 @@ export class ModelSession {
     return this.embedder.embed(texts);
   }
 
+  /** Forget a conversation: its live caches are emptied and never saved again. */
+  async forget(sessionKey: string): Promise<void> {
+    await this.persisting;
+    await this.slots.forget(sessionKey);
+  }
+
   /** Save the conversations' states, then free the chats, contexts and model (with it the adapters). */
   async dispose(): Promise<void> {
     await this.persisting;

@@ -83,7 +83,12 @@ export type EngineRequest =
   | { id: number; type: "abort"; target: number }
   | { id: number; type: "ping" }
   /** Mean-pooled embeddings of each text under the base model (no adapters): for the router. */
-  | { id: number; type: "embed"; texts: string[] };
+  | { id: number; type: "embed"; texts: string[] }
+  /**
+   * Drop a conversation's cached KV (live sequences and saved state files in `stateDir`): its
+   * conversation was deleted, and the cache holds its tokens.
+   */
+  | { id: number; type: "forget"; sessionKey: string; stateDir?: string };
 
 export interface LoadedModel {
   path: string;

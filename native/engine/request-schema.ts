@@ -47,6 +47,12 @@ export const EngineRequestSchema = z.discriminatedUnion("type", [
   z.object({ id, type: z.literal("abort"), target: id }),
   z.object({ id, type: z.literal("ping") }),
   z.object({ id, type: z.literal("embed"), texts: z.array(z.string()).max(1024) }),
+  z.object({
+    id,
+    type: z.literal("forget"),
+    sessionKey: z.string().min(1).max(200),
+    stateDir: z.string().min(1).max(4096).optional(),
+  }),
 ]);
 
 export type ParsedRequest = { ok: true; request: EngineRequest } | { ok: false; id: number; message: string };

@@ -1,3 +1,4 @@
+import { deleteSavedStates } from "./kv-state-store";
 import { withLock } from "lifecycle-utils";
 import { AdapterError } from "./live-adapters";
 import type { LlamaBackend } from "./llama-backend";
@@ -81,6 +82,8 @@ export class EngineRuntime {
         return Promise.resolve({ pid: process.pid });
       case "embed":
         return this.embed(request);
+      case "forget":
+        return this.forget(request);
     }
   }
 
@@ -123,6 +126,15 @@ export class EngineRuntime {
         throw error;
       }
       return this.session.info;
+    });
+  }
+
+  /** Under the model lock, so no generation re-saves the session while it is being dropped. */
+  private async forget(request: Request<"forget">): Promise<{ deletedFiles: number }> {
+    return withLock([this, "model"], async () => {
+      await this.session?.forget(request.sessionKey);
+      const deletedFiles = request.stateDir ? await deleteSavedStates(request.stateDir, request.sessionKey) : 0;
+      return { deletedFiles };
     });
   }
 

@@ -19,13 +19,15 @@ export interface ConversationHandlerDeps {
   search: ConversationSearch;
   transfer: ConversationTransfer;
   memory: MemoryService;
+  /** Drops the deleted conversation's KV cache (live and saved files: they hold its tokens). */
+  forgetCache?: (conversationId: string) => Promise<void>;
 }
 
 const notFound = (): ApiError =>
   new ApiError("not_found", "This conversation does not exist (it may have been deleted).");
 
 export function conversationHandlers(deps: ConversationHandlerDeps): DomainHandlers<"conversations"> {
-  const { conversations, messages, pipeline, events, routing, search, transfer, memory } = deps;
+  const { conversations, messages, pipeline, events, routing, search, transfer, memory, forgetCache } = deps;
   return {
     "conversations.list": ({ query }) => conversations.list(query),
     "conversations.search": ({ query, limit }) => search.search(query, limit),
@@ -76,13 +78,14 @@ export function conversationHandlers(deps: ConversationHandlerDeps): DomainHandl
       events.emit("conversations.changed", { conversation, deletedId: null });
       return conversation;
     },
-    "conversations.delete": ({ id, deleteMemories }) => {
+    "conversations.delete": async ({ id, deleteMemories }) => {
       // Stop its answer first; the pipeline then finds the message gone and reports nothing.
       pipeline.stop(id);
       // Otherwise its memories stay, no longer linked to it (conversation_id becomes NULL).
       if (deleteMemories && conversations.get(id)) memory.deleteFromConversation(id);
       const deleted = conversations.delete(id);
       if (deleted) events.emit("conversations.changed", { conversation: null, deletedId: id });
+      await forgetCache?.(id);
       return { deleted };
     },
   };

@@ -166,6 +166,15 @@ export class EngineSupervisor implements EngineClient {
     return (await this.request({ type: "embed", texts }, { action: "computing embeddings" })) as number[][];
   }
 
+  /**
+   * Drop a conversation's KV cache in the engine and its saved state files in `stateDir` (the
+   * conversation was deleted). Without a running engine there is nothing live to drop.
+   */
+  async forget(sessionKey: string, stateDir?: string): Promise<void> {
+    if (this.state !== "ready") return;
+    await this.request({ type: "forget", sessionKey, stateDir }, { action: "forgetting a conversation" });
+  }
+
   onLifecycle(listener: (event: EngineLifecycleEvent) => void): () => void {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);

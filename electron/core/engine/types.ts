@@ -29,6 +29,11 @@ export interface EngineClient {
   ): Promise<GenerateResult>;
   /** Embeddings of `texts` under the base model (one vector per text), for the router. */
   embed(texts: string[]): Promise<number[][]>;
+  /**
+   * Drop a deleted conversation's cached KV, live and saved under `stateDir` (optional: fakes
+   * and engines without a cache need not implement it).
+   */
+  forget?(sessionKey: string, stateDir?: string): Promise<void>;
   /** The model that is loaded (or being reloaded after a crash), if any. */
   readonly loaded: LoadedModel | null;
   /** Subscribe to restarts/crashes: "crashed" then "ready" again. */

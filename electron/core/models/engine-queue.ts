@@ -108,6 +108,13 @@ export class EngineQueue implements EngineClient {
   }
 
   /** Embeddings run in line too: the engine evaluates one thing at a time. */
+  /** In line with the rest: a running answer finishes (or is stopped) before the cache goes. */
+  async forget(sessionKey: string, stateDir?: string): Promise<void> {
+    const inner = this.inner;
+    if (!inner.forget) return;
+    await this.enqueue(() => inner.forget!(sessionKey, stateDir));
+  }
+
   embed(texts: string[]): Promise<number[][]> {
     return this.enqueue(() => this.inner.embed(texts));
   }
