@@ -195,9 +195,6 @@ export class MemoryService {
       temperature: 0,
       maxTokens: FACTS_MAX_TOKENS,
       jsonSchema: PROPOSED_FACTS_SCHEMA,
-      // The conversation's own cache: only the question is evaluated. The next real turn
-      // shares the prefix up to the answer, so it still reuses everything before the question.
-      sessionKey: turn.conversationId,
     };
     if (turn.adapters && turn.adapters.length > 0) options.adapters = turn.adapters;
     if (turn.kvPolicy) options.kvPolicy = turn.kvPolicy;
