@@ -77,7 +77,7 @@ describe("checkInteraction", () => {
     expect(checkInteraction(node("choice"), "select", { selected: ["flying"] })).toMatchObject({ ok: false });
     expect(checkInteraction(node("tbl"), "sort", { column: "km", direction: "descending" })).toMatchObject({
       ok: true,
-      effect: "signal",
+      effect: "turn",
     });
     expect(checkInteraction(node("tbl"), "sort", { column: "nope", direction: "descending" })).toMatchObject({
       ok: false,

@@ -171,11 +171,12 @@ export function checkInteraction(
         return { ok: false, reason: 'sorting sends {"column": key, "direction": "ascending"|"descending"}' };
       if (!node.props.columns.some((c) => c.key === column))
         return { ok: false, reason: `no column "${column}"` };
-      // Sorting is a view change: recorded (signal "changed"), not a question for the model.
+      // Sorting goes back to the assistant like any other use (the issue's A2UI loop): which
+      // column the user cared about is context the model can answer to.
       return {
         ok: true,
         values: { column, direction },
-        effect: "signal",
+        effect: "turn",
         label: node.props.caption ?? "Table",
         abandoned: false,
       };

@@ -49,10 +49,10 @@ const notFound = (): ApiError =>
 /**
  * Interactions with generated components, A2UI-style: each is checked against the component it
  * names, stored (genui_events), recorded as an implicit feedback signal, and, for a submit, a
- * click or a choice, turned into a structured user turn the model answers in UI mode.
+ * click, a choice or a table sort, turned into a structured user turn the model answers in UI mode.
  *
  * Outcomes: "completed" the first time a component is used, "changed" when it is used again
- * (a form re-submitted, another choice) or only its view changed (a table sorted), "abandoned"
+ * (a form re-submitted, another choice, another sort), "abandoned"
  * when the user left a form they had started filling (the renderer reports that when the form
  * leaves the screen or the page is hidden with unsent edits).
  */
