@@ -1,80 +1,9 @@
-/**
- * Assistant text as markdown, safely: raw HTML stays text (no rehype-raw), images are never
- * fetched (a model-written URL could leak data to any server), and links show where they go.
- */
+/** Assistant text as markdown, under the shared model-output policy (see safe-markdown). */
 import { memo } from "react";
-import type { ComponentProps } from "react";
-import ReactMarkdown from "react-markdown";
-import type { Components, ExtraProps } from "react-markdown";
-import type { ApiClient } from "../../../electron/api";
 import { useController } from "../app/controller-context";
-import { CodeBlock } from "./CodeBlock";
-import { textOf } from "./hast-text";
-
-const SAFE_LINK = /^(https?:|mailto:)/i;
-
-function SafeLink({
-  href,
-  children,
-  platform,
-}: ComponentProps<"a"> & ExtraProps & { platform: ApiClient["platform"] }) {
-  if (!href || !SAFE_LINK.test(href)) return <span className="md-link md-link--inert">{children}</span>;
-  const label = textOf(children);
-  const showUrl = label.trim() !== href && label.trim() !== href.replace(/^mailto:/i, "");
-  const open = platform.openExternal;
-  return (
-    <>
-      <a
-        className="md-link"
-        href={href}
-        title={href}
-        {...(open
-          ? {
-              onClick: (event) => {
-                // Electron: never navigate the app window; ask, then hand the URL to the OS.
-                event.preventDefault();
-                if (window.confirm(`Open this link in your browser?\n\n${href}`)) void open(href);
-              },
-            }
-          : { target: "_blank", rel: "noopener noreferrer" })}
-      >
-        {children}
-      </a>
-      {showUrl && <span className="md-link__url"> ({href})</span>}
-    </>
-  );
-}
-
-function BlockedImage({ src, alt }: ComponentProps<"img"> & ExtraProps) {
-  return (
-    <span className="md-image" title="Images from answers are not loaded">
-      <span className="md-image__label">Image not loaded:</span> {alt ? `“${alt}” ` : ""}
-      {typeof src === "string" && src ? <code>{src}</code> : null}
-    </span>
-  );
-}
-
-function Pre({ node }: ComponentProps<"pre"> & ExtraProps) {
-  const code = node?.children.find((child) => child.type === "element" && child.tagName === "code");
-  const className = code && code.type === "element" ? code.properties.className : undefined;
-  const classes = Array.isArray(className) ? className.map(String) : [];
-  const language = classes.find((c) => c.startsWith("language-"))?.slice("language-".length) ?? null;
-  return <CodeBlock code={textOf(code ?? node)} language={language} />;
-}
+import { SafeMarkdownView } from "./safe-markdown";
 
 /** Render markdown text; memoized so only the message that changed re-parses. */
 export const Markdown = memo(function Markdown({ text }: { text: string }) {
-  const { platform } = useController().api;
-  const components: Components = {
-    a: (props) => <SafeLink {...props} platform={platform} />,
-    img: BlockedImage,
-    pre: Pre,
-  };
-  return (
-    <div className="markdown">
-      <ReactMarkdown components={components} skipHtml={false}>
-        {text}
-      </ReactMarkdown>
-    </div>
-  );
+  return <SafeMarkdownView text={text} platform={useController().api.platform} />;
 });

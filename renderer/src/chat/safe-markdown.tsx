@@ -1,0 +1,89 @@
+/**
+ * The one markdown policy for model output (chat answers and text inside generated components):
+ * raw HTML stays text (no rehype-raw), images are never fetched (a model-written URL could leak
+ * data to any server), links are http(s)/mailto only, show their real URL and open only after
+ * the user confirms (Electron: openExternal; browser: a new tab without opener).
+ */
+import type { ComponentProps, ReactNode } from "react";
+import ReactMarkdown from "react-markdown";
+import type { Components, ExtraProps } from "react-markdown";
+import type { ApiClient } from "../../../electron/api";
+import { CodeBlock } from "./CodeBlock";
+import { textOf } from "./hast-text";
+
+type Platform = ApiClient["platform"];
+
+const SAFE_LINK = /^(https?:\/\/|mailto:)/i;
+
+export function SafeLink({
+  href,
+  children,
+  platform,
+}: {
+  href: string;
+  children: ReactNode;
+  platform: Platform;
+}) {
+  if (!SAFE_LINK.test(href)) return <span className="md-link md-link--inert">{children}</span>;
+  const label = textOf(children).trim();
+  const showUrl = label !== href && label !== href.replace(/^mailto:/i, "");
+  const open = platform.openExternal;
+  return (
+    <>
+      <a
+        className="md-link"
+        href={href}
+        title={href}
+        {...(open
+          ? {
+              onClick: (event) => {
+                // Electron: never navigate the app window; ask, then hand the URL to the OS.
+                event.preventDefault();
+                if (window.confirm(`Open this link in your browser?\n\n${href}`)) void open(href);
+              },
+            }
+          : { target: "_blank", rel: "noopener noreferrer" })}
+      >
+        {children}
+      </a>
+      {showUrl && <span className="md-link__url"> ({href})</span>}
+    </>
+  );
+}
+
+function BlockedImage({ src, alt }: ComponentProps<"img"> & ExtraProps) {
+  return (
+    <span className="md-image" title="Images from answers are not loaded">
+      <span className="md-image__label">Image not loaded:</span> {alt ? `“${alt}” ` : ""}
+      {typeof src === "string" && src ? <code>{src}</code> : null}
+    </span>
+  );
+}
+
+function Pre({ node }: ComponentProps<"pre"> & ExtraProps) {
+  const code = node?.children.find((child) => child.type === "element" && child.tagName === "code");
+  const className = code && code.type === "element" ? code.properties.className : undefined;
+  const classes = Array.isArray(className) ? className.map(String) : [];
+  const language = classes.find((c) => c.startsWith("language-"))?.slice("language-".length) ?? null;
+  return <CodeBlock code={textOf(code ?? node)} language={language} />;
+}
+
+/** Markdown text rendered under the policy above. */
+export function SafeMarkdownView({ text, platform }: { text: string; platform: Platform }) {
+  const components: Components = {
+    a: ({ href, children }) => (
+      <SafeLink href={href ?? ""} platform={platform}>
+        {children}
+      </SafeLink>
+    ),
+    img: BlockedImage,
+    pre: Pre,
+  };
+  return (
+    <div className="markdown">
+      <ReactMarkdown components={components} skipHtml={false}>
+        {text}
+      </ReactMarkdown>
+    </div>
+  );
+}
