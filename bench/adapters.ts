@@ -74,7 +74,12 @@ async function timed(fn: () => Promise<unknown>): Promise<number> {
   return performance.now() - t0;
 }
 
-const stat = (name: string, ms: number[]): BenchRow => ({ name, p50Ms: median(ms), p95Ms: percentile(ms, 95), n: ms.length });
+const stat = (name: string, ms: number[]): BenchRow => ({
+  name,
+  p50Ms: median(ms),
+  p95Ms: percentile(ms, 95),
+  n: ms.length,
+});
 
 /** (a) Live swap vs a new context with the other adapter vs reloading the model. */
 async function switchCost(
@@ -187,7 +192,11 @@ async function turnLatency(
           evaluated.push(result.promptTokensEvaluated);
           historyTokens = result.contextTokens - result.tokens;
         }
-        turns = [...turns, { role: "assistant", text: result.text }, { role: "user", text: `next question ${turn}` }];
+        turns = [
+          ...turns,
+          { role: "assistant", text: result.text },
+          { role: "user", text: `next question ${turn}` },
+        ];
       }
       const p50 = median(ttft);
       if (!switching) baseline = p50;
@@ -259,8 +268,18 @@ async function writeDenseAdapter(path: string, shape: TinyModelShape, seed: stri
     ] as const) {
       const name = `blk.${l}.${target}.weight`;
       tensors.push(
-        { name: `${name}.lora_a`, dims: [nIn, rank], type: "F32", data: randomValues(`${seed}a${name}`, nIn * rank, 0.02) },
-        { name: `${name}.lora_b`, dims: [rank, nOut], type: "F32", data: randomValues(`${seed}b${name}`, nOut * rank, 0.02) },
+        {
+          name: `${name}.lora_a`,
+          dims: [nIn, rank],
+          type: "F32",
+          data: randomValues(`${seed}a${name}`, nIn * rank, 0.02),
+        },
+        {
+          name: `${name}.lora_b`,
+          dims: [rank, nOut],
+          type: "F32",
+          data: randomValues(`${seed}b${name}`, nOut * rank, 0.02),
+        },
       );
     }
   }

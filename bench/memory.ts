@@ -57,7 +57,9 @@ function sentence(r: () => number, words: number): string {
 /** Insert `count` messages (20 per conversation) in one transaction with prepared statements. */
 function fill(db: Database, from: number, count: number): number {
   const r = rng(from + 7);
-  const conv = db.prepare("INSERT INTO conversations (id, title, created_at, updated_at) VALUES (?, ?, ?, ?)");
+  const conv = db.prepare(
+    "INSERT INTO conversations (id, title, created_at, updated_at) VALUES (?, ?, ?, ?)",
+  );
   const msg = db.prepare(
     "INSERT INTO messages (id, conversation_id, role, content, status, created_at, seq) VALUES (?, ?, ?, ?, 'complete', ?, ?)",
   );
@@ -83,7 +85,9 @@ function queries(): string[] {
   for (let i = 0; i < 60; i++) {
     const common = VOCAB[Math.floor(r() * 20)]!;
     const rare = VOCAB[1000 + Math.floor(r() * 4000)]!;
-    out.push([common, rare, `${common} ${rare}`, rare.slice(0, 3), `${rare} ${VOCAB[2000 + i]!}`, "zzzzqx"][i % 6]!);
+    out.push(
+      [common, rare, `${common} ${rare}`, rare.slice(0, 3), `${rare} ${VOCAB[2000 + i]!}`, "zzzzqx"][i % 6]!,
+    );
   }
   return out;
 }
@@ -115,7 +119,12 @@ function benchStorage(sizes: number[]): BenchRow[] {
         const t = performance.now();
         db.transaction(() => {
           conversations.touch(target.id);
-          messages.append({ conversationId: target.id, role: "user", content: sentence(rng(i), 12), status: "complete" });
+          messages.append({
+            conversationId: target.id,
+            role: "user",
+            content: sentence(rng(i), 12),
+            status: "complete",
+          });
         })();
         appendMs.push(performance.now() - t);
       }
@@ -155,7 +164,9 @@ async function send(core: Core, conversationId: string, text: string, maxTokens:
       }
     });
   });
-  value(await core.dispatch("chat.send", { conversationId, text, sampling: { temperature: 0, maxTokens } }, ctx));
+  value(
+    await core.dispatch("chat.send", { conversationId, text, sampling: { temperature: 0, maxTokens } }, ctx),
+  );
   return done;
 }
 
@@ -163,7 +174,11 @@ async function send(core: Core, conversationId: string, text: string, maxTokens:
 async function benchTurns(model: string, turns: number): Promise<BenchRow[]> {
   const dataDir = mkdtempSync(join(tmpdir(), "macaron-bench-turns-"));
   try {
-    const core = await createCore({ dataDir, spawnEngine: spawnNodeEngine({ env: ENV }), initialModel: model });
+    const core = await createCore({
+      dataDir,
+      spawnEngine: spawnNodeEngine({ env: ENV }),
+      initialModel: model,
+    });
     const conv = value<Conversation>(await core.dispatch("conversations.create", {}, ctx));
     const results: { ttft: number; evaluated: number; context: number }[] = [];
     const db = openDatabaseReadOnly(dataDir);
@@ -173,12 +188,18 @@ async function benchTurns(model: string, turns: number): Promise<BenchRow[]> {
         timings_json: string;
       };
       const { promptTokensEvaluated } = JSON.parse(timings.timings_json) as { promptTokensEvaluated: number };
-      results.push({ ttft: message.stats?.ttftMs ?? NaN, evaluated: promptTokensEvaluated, context: message.stats?.contextTokens ?? 0 });
+      results.push({
+        ttft: message.stats?.ttftMs ?? NaN,
+        evaluated: promptTokensEvaluated,
+        context: message.stats?.contextTokens ?? 0,
+      });
     }
     db.close();
     // The same last turn evaluated from scratch (a new engine, nothing cached): what turn 50
     // would cost if the history were evaluated again.
-    const detail = value<{ messages: Message[] }>(await core.dispatch("conversations.get", { id: conv.id }, ctx));
+    const detail = value<{ messages: Message[] }>(
+      await core.dispatch("conversations.get", { id: conv.id }, ctx),
+    );
     const transcript = detail.messages.slice(0, -1).map((m): ChatTurn => ({ role: m.role, text: m.content }));
     await core.close();
     const scratch = new EngineSupervisor(spawnNodeEngine({ env: ENV }));
@@ -255,7 +276,14 @@ async function benchReopen(model: string, runs: number): Promise<BenchRow[]> {
         );
         ttft.push(result.ttftMs ?? NaN);
         evaluated.push(result.promptTokensEvaluated);
-        if (run === runs) rows.push({ name: withState ? "reopen with saved state" : "reopen, no saved state", ttftMs: median(ttft), ttftP95Ms: percentile(ttft, 95), promptTokensEvaluated: median(evaluated), contextTokens: result.contextTokens });
+        if (run === runs)
+          rows.push({
+            name: withState ? "reopen with saved state" : "reopen, no saved state",
+            ttftMs: median(ttft),
+            ttftP95Ms: percentile(ttft, 95),
+            promptTokensEvaluated: median(evaluated),
+            contextTokens: result.contextTokens,
+          });
         await engine.close();
       }
     }
@@ -279,7 +307,11 @@ export async function benchMemory(options: { runs: number }): Promise<void> {
     const storage = benchStorage(sizes);
     const turns = await benchTurns(basePath, 50);
     const reopen = await benchReopen(basePath, Math.max(3, options.runs));
-    report("memory", [...storage, ...turns, ...reopen], { model: size, sizes, goal: "turn 50 TTFT within 1.5x of turn 1" });
+    report("memory", [...storage, ...turns, ...reopen], {
+      model: size,
+      sizes,
+      goal: "turn 50 TTFT within 1.5x of turn 1",
+    });
   } finally {
     rmSync(fixtures, { recursive: true, force: true });
   }

@@ -27,7 +27,15 @@ export async function benchReleases(opts: { runs: number }): Promise<void> {
   const fixtures = await writeFixtures(join(dir, "fx"));
   const cloud = await startCloud({ dataDir: join(dir, "cloud"), adminKey });
   const core = await assembleCore(
-    { dataDir: join(dir, "app"), initialModel: fixtures.basePath, adaptersDir: fixtures.adaptersDir, demoAdapters: false, registryUrl: cloud.url, updatesInitialDelayMs: 3_600_000, log: () => undefined },
+    {
+      dataDir: join(dir, "app"),
+      initialModel: fixtures.basePath,
+      adaptersDir: fixtures.adaptersDir,
+      demoAdapters: false,
+      registryUrl: cloud.url,
+      updatesInitialDelayMs: 3_600_000,
+      log: () => undefined,
+    },
     () => new EngineSupervisor(spawnNodeEngine({ env: { ...process.env, MACARON_ENGINE_THREADS: "1" } })),
   );
   const call = async (method: string, input: unknown): Promise<unknown> => {
@@ -42,9 +50,13 @@ export async function benchReleases(opts: { runs: number }): Promise<void> {
   try {
     // Warm-up: the router's embeddings and the adapters' first load are not what is measured.
     const target = {
-      resolve: (selection: Parameters<typeof core.adapters.resolve>[0], text: string) => core.adapters.resolve(selection, text),
-      generate: (h: Parameters<typeof core.engine.generate>[0], o: Parameters<typeof core.engine.generate>[1], s?: AbortSignal) =>
-        core.engine.generate(h, o, () => undefined, s),
+      resolve: (selection: Parameters<typeof core.adapters.resolve>[0], text: string) =>
+        core.adapters.resolve(selection, text),
+      generate: (
+        h: Parameters<typeof core.engine.generate>[0],
+        o: Parameters<typeof core.engine.generate>[1],
+        s?: AbortSignal,
+      ) => core.engine.generate(h, o, () => undefined, s),
     };
     await runContract(contract, { target, systemPrompt: DEFAULT_SYSTEM_PROMPT });
     for (let i = 0; i < opts.runs; i++) {
@@ -55,12 +67,22 @@ export async function benchReleases(opts: { runs: number }): Promise<void> {
 
       const version = `2.0.${i}`;
       const spec = demoAdapterSpec("coding");
-      const file = encodeGguf({ ...spec, metadata: { ...spec.metadata, "general.name": gv.str(`coding ${version}`) } });
-      await publishAdapter({ url: cloud.url, adminKey }, codingManifest(version, "0".repeat(64), fixtures.baseSha256, "bench"), file);
+      const file = encodeGguf({
+        ...spec,
+        metadata: { ...spec.metadata, "general.name": gv.str(`coding ${version}`) },
+      });
+      await publishAdapter(
+        { url: cloud.url, adminKey },
+        codingManifest(version, "0".repeat(64), fixtures.baseSha256, "bench"),
+        file,
+      );
       const t1 = performance.now();
-      const check = (await call("adapters.checkUpdates", { wait: true })) as { results: { outcome: string }[] };
+      const check = (await call("adapters.checkUpdates", { wait: true })) as {
+        results: { outcome: string }[];
+      };
       updateMs.push(performance.now() - t1);
-      if (check.results[0]?.outcome !== "promoted") throw new Error(`update not promoted: ${JSON.stringify(check.results)}`);
+      if (check.results[0]?.outcome !== "promoted")
+        throw new Error(`update not promoted: ${JSON.stringify(check.results)}`);
 
       const t2 = performance.now();
       await call("adapters.rollback", { id: "coding", version: "1.0.0" });
@@ -74,9 +96,21 @@ export async function benchReleases(opts: { runs: number }): Promise<void> {
   report(
     "releases",
     [
-      { name: `default contract (${contract.cases.length} cases, tiny model)`, medianMs: median(contractMs), maxMs: Math.max(...contractMs) },
-      { name: "update available → live (check, download, verify, gate, promote)", medianMs: median(updateMs), maxMs: Math.max(...updateMs) },
-      { name: "rollback (one transaction + release row)", medianMs: median(rollbackMs), maxMs: Math.max(...rollbackMs) },
+      {
+        name: `default contract (${contract.cases.length} cases, tiny model)`,
+        medianMs: median(contractMs),
+        maxMs: Math.max(...contractMs),
+      },
+      {
+        name: "update available → live (check, download, verify, gate, promote)",
+        medianMs: median(updateMs),
+        maxMs: Math.max(...updateMs),
+      },
+      {
+        name: "rollback (one transaction + release row)",
+        medianMs: median(rollbackMs),
+        maxMs: Math.max(...rollbackMs),
+      },
     ],
     { runs: opts.runs },
   );

@@ -24,7 +24,10 @@ const benches: Record<string, () => Promise<void>> = {
   serve: () => benchServe({ size: values.size, runs: Number(values.runs), tokens: Number(values.tokens) }),
   // Defaults to "small" (a quick run); "--size bench" gives the numbers that matter.
   adapters: () =>
-    benchAdapters({ size: process.argv.includes("--size") ? values.size : "small", runs: Number(values.runs) }),
+    benchAdapters({
+      size: process.argv.includes("--size") ? values.size : "small",
+      runs: Number(values.runs),
+    }),
   redaction: () => benchRedaction(),
   sync: () => benchSync({ runs: Number(values.runs) }),
   genui: () => benchGenui({ runs: Number(values.runs) }),

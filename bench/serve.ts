@@ -31,7 +31,11 @@ async function startServer(model: string, threads: number): Promise<Server> {
   const proc = spawn(
     process.execPath,
     ["--import", "tsx", "electron/server/cli.ts", "--port", "0", "--data-dir", dataDir, "--model", model],
-    { cwd: root, env: { ...process.env, MACARON_ENGINE_THREADS: String(threads) }, stdio: ["ignore", "pipe", "inherit"] },
+    {
+      cwd: root,
+      env: { ...process.env, MACARON_ENGINE_THREADS: String(threads) },
+      stdio: ["ignore", "pipe", "inherit"],
+    },
   );
   const url = await new Promise<string>((ok, fail) => {
     createInterface({ input: proc.stdout }).on("line", (l) => {
@@ -132,11 +136,34 @@ export async function benchServe(args: { size: string; runs: number; tokens: num
   }
   const direct = await directTokensPerSecond(base, threads, args.tokens, args.runs * 2);
 
-  rows.push({ name: "serve start → listening (ms)", p50: median(startToListen), p95: percentile(startToListen, 95) });
-  rows.push({ name: "serve start → first token (ms)", p50: median(startToFirst), p95: percentile(startToFirst, 95) });
-  rows.push({ name: "node-llama-cpp direct (tok/s)", p50: median(direct), p95: percentile(direct, 95), ratio: 1 });
-  rows.push({ name: "/v1 non-stream (tok/s)", p50: median(served), p95: percentile(served, 95), ratio: median(served) / median(direct) });
-  rows.push({ name: "/v1 stream SSE (tok/s)", p50: median(servedStream), p95: percentile(servedStream, 95), ratio: median(servedStream) / median(direct) });
+  rows.push({
+    name: "serve start → listening (ms)",
+    p50: median(startToListen),
+    p95: percentile(startToListen, 95),
+  });
+  rows.push({
+    name: "serve start → first token (ms)",
+    p50: median(startToFirst),
+    p95: percentile(startToFirst, 95),
+  });
+  rows.push({
+    name: "node-llama-cpp direct (tok/s)",
+    p50: median(direct),
+    p95: percentile(direct, 95),
+    ratio: 1,
+  });
+  rows.push({
+    name: "/v1 non-stream (tok/s)",
+    p50: median(served),
+    p95: percentile(served, 95),
+    ratio: median(served) / median(direct),
+  });
+  rows.push({
+    name: "/v1 stream SSE (tok/s)",
+    p50: median(servedStream),
+    p95: percentile(servedStream, 95),
+    ratio: median(servedStream) / median(direct),
+  });
   report(`serve-${args.size}`, rows, { size: args.size, threads, maxTokens: args.tokens, runs: args.runs });
   rmSync(dir, { recursive: true, force: true });
 }

@@ -21,8 +21,15 @@ export function report(name: string, rows: BenchRow[], extra: Record<string, unk
   const dir = resolve(import.meta.dirname, "results");
   mkdirSync(dir, { recursive: true });
   const file = join(dir, `${name}.json`);
-  const machine = { cpus: cpus().length, cpuModel: cpus()[0]?.model ?? "unknown", memGiB: Math.round(totalmem() / 2 ** 30) };
-  writeFileSync(file, JSON.stringify({ name, date: new Date().toISOString(), machine, ...extra, rows }, null, 2) + "\n");
+  const machine = {
+    cpus: cpus().length,
+    cpuModel: cpus()[0]?.model ?? "unknown",
+    memGiB: Math.round(totalmem() / 2 ** 30),
+  };
+  writeFileSync(
+    file,
+    JSON.stringify({ name, date: new Date().toISOString(), machine, ...extra, rows }, null, 2) + "\n",
+  );
   console.log(`\n${name}`);
   console.table(
     rows.map((r) =>

@@ -11,7 +11,9 @@ export const PROTOCOL_VERSION = 1;
 export const ItemVersions = z.object({
   modelSha256: z.string().max(128).nullable(),
   harnessVersion: z.string().max(200),
-  adapters: z.array(z.object({ id: z.string().max(64), version: z.string().max(64), scale: z.number() })).max(16),
+  adapters: z
+    .array(z.object({ id: z.string().max(64), version: z.string().max(64), scale: z.number() }))
+    .max(16),
   router: z
     .object({ mode: z.string().max(16), confidence: z.number().min(0).max(1), reason: z.string().max(500) })
     .nullable(),
@@ -88,4 +90,7 @@ export const RegisterRequest = z.object({ installId: z.string().uuid() });
 export const RegisterResponse = z.object({ installId: z.string().uuid(), token: z.string().min(16) });
 
 /** DELETE /v1/installs/:installId/data → what was deleted. */
-export const DeleteResponse = z.object({ installId: z.string().uuid(), deletedItems: z.number().int().nonnegative() });
+export const DeleteResponse = z.object({
+  installId: z.string().uuid(),
+  deletedItems: z.number().int().nonnegative(),
+});

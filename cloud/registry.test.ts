@@ -23,12 +23,22 @@ describe("adapter registry", () => {
   it("publishes with the admin key, indexes the version and serves the file with Range", async () => {
     const body = Buffer.from("0123456789abcdef");
     const manifest = codingManifest("2.0.0", "0".repeat(64), undefined, "notes");
-    const denied = await fetch(`${cloud.url}/v1/registry/publish`, { method: "POST", headers: { "content-type": "application/octet-stream" }, body });
+    const denied = await fetch(`${cloud.url}/v1/registry/publish`, {
+      method: "POST",
+      headers: { "content-type": "application/octet-stream" },
+      body,
+    });
     expect(denied.status).toBe(401);
     const entry = await publishAdapter({ url: cloud.url, adminKey: ADMIN }, manifest, body);
     expect(entry).toMatchObject({ id: "coding", version: "2.0.0", sizeBytes: 16, releaseNotes: "notes" });
     await expect(publishAdapter({ url: cloud.url, adminKey: ADMIN }, manifest, body)).rejects.toThrow(/409/);
-    await expect(publishAdapter({ url: cloud.url, adminKey: ADMIN }, { ...manifest, version: "2.0.1", sha256: "f".repeat(64) }, body)).rejects.toThrow(/400/);
+    await expect(
+      publishAdapter(
+        { url: cloud.url, adminKey: ADMIN },
+        { ...manifest, version: "2.0.1", sha256: "f".repeat(64) },
+        body,
+      ),
+    ).rejects.toThrow(/400/);
 
     const index = RegistryIndex.parse(await (await fetch(`${cloud.url}/v1/registry/index.json`)).json());
     expect(index.adapters.map((a) => a.version)).toEqual(["2.0.0"]);

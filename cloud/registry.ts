@@ -7,10 +7,24 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { createHash, randomBytes } from "node:crypto";
-import { createReadStream, existsSync, mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from "node:fs";
+import {
+  createReadStream,
+  existsSync,
+  mkdirSync,
+  readFileSync,
+  renameSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
 import { join } from "node:path";
 import { bearerToken, sameSecret } from "./auth";
-import { MANIFEST_HEADER, PublishManifest, REGISTRY_FORMAT, RegistryIndex, type RegistryEntry } from "./registry-protocol";
+import {
+  MANIFEST_HEADER,
+  PublishManifest,
+  REGISTRY_FORMAT,
+  RegistryIndex,
+  type RegistryEntry,
+} from "./registry-protocol";
 
 export interface RegistryOptions {
   dataDir: string;
@@ -97,8 +111,10 @@ export function registerRegistry(app: FastifyInstance, opts: RegistryOptions): R
   const store = new RegistryStore(opts.dataDir);
   const maxFileBytes = opts.maxFileBytes ?? 2 * 1024 ** 3;
 
-  app.addContentTypeParser("application/octet-stream", { parseAs: "buffer", bodyLimit: maxFileBytes }, (_req, body, done) =>
-    done(null, body),
+  app.addContentTypeParser(
+    "application/octet-stream",
+    { parseAs: "buffer", bodyLimit: maxFileBytes },
+    (_req, body, done) => done(null, body),
   );
 
   const fail = (reply: FastifyReply, err: unknown): FastifyReply => {
@@ -106,36 +122,45 @@ export function registerRegistry(app: FastifyInstance, opts: RegistryOptions): R
     throw err;
   };
 
-  app.get("/v1/registry/index.json", (_req, reply) => reply.header("cache-control", "no-store").send(store.index(opts.now())));
+  app.get("/v1/registry/index.json", (_req, reply) =>
+    reply.header("cache-control", "no-store").send(store.index(opts.now())),
+  );
 
-  app.get<{ Params: { name: string } }>("/v1/registry/files/:name", (req: FastifyRequest<{ Params: { name: string } }>, reply) => {
-    try {
-      const name = req.params.name;
-      if (!FILE_NAME.test(name)) throw new RegistryError(404, "no such file");
-      const path = store.filePath(name);
-      if (!existsSync(path)) throw new RegistryError(404, "no such file");
-      const size = statSync(path).size;
-      const range = parseRange(req.headers.range, size);
-      reply.header("accept-ranges", "bytes").header("content-type", "application/octet-stream");
-      if (!range) return reply.header("content-length", size).send(createReadStream(path));
-      return reply
-        .status(206)
-        .header("content-range", `bytes ${range.start}-${range.end}/${size}`)
-        .header("content-length", range.end - range.start + 1)
-        .send(createReadStream(path, { start: range.start, end: range.end }));
-    } catch (err) {
-      return fail(reply, err);
-    }
-  });
+  app.get<{ Params: { name: string } }>(
+    "/v1/registry/files/:name",
+    (req: FastifyRequest<{ Params: { name: string } }>, reply) => {
+      try {
+        const name = req.params.name;
+        if (!FILE_NAME.test(name)) throw new RegistryError(404, "no such file");
+        const path = store.filePath(name);
+        if (!existsSync(path)) throw new RegistryError(404, "no such file");
+        const size = statSync(path).size;
+        const range = parseRange(req.headers.range, size);
+        reply.header("accept-ranges", "bytes").header("content-type", "application/octet-stream");
+        if (!range) return reply.header("content-length", size).send(createReadStream(path));
+        return reply
+          .status(206)
+          .header("content-range", `bytes ${range.start}-${range.end}/${size}`)
+          .header("content-length", range.end - range.start + 1)
+          .send(createReadStream(path, { start: range.start, end: range.end }));
+      } catch (err) {
+        return fail(reply, err);
+      }
+    },
+  );
 
   app.post("/v1/registry/publish", { bodyLimit: maxFileBytes }, (req, reply) => {
     try {
       const key = bearerToken(req.headers.authorization);
       if (!key || !sameSecret(key, opts.adminKey)) throw new RegistryError(401, "admin key required");
       if (!Buffer.isBuffer(req.body) || req.body.length === 0)
-        throw new RegistryError(400, "the body must be the adapter file (content-type application/octet-stream)");
+        throw new RegistryError(
+          400,
+          "the body must be the adapter file (content-type application/octet-stream)",
+        );
       const header = req.headers[MANIFEST_HEADER];
-      if (typeof header !== "string") throw new RegistryError(400, `missing ${MANIFEST_HEADER} header (base64url JSON)`);
+      if (typeof header !== "string")
+        throw new RegistryError(400, `missing ${MANIFEST_HEADER} header (base64url JSON)`);
       let json: unknown;
       try {
         json = JSON.parse(Buffer.from(header, "base64url").toString("utf8"));
@@ -143,7 +168,8 @@ export function registerRegistry(app: FastifyInstance, opts: RegistryOptions): R
         throw new RegistryError(400, `${MANIFEST_HEADER} is not base64url JSON`);
       }
       const manifest = PublishManifest.safeParse(json);
-      if (!manifest.success) throw new RegistryError(400, `invalid manifest: ${manifest.error.issues[0]?.message ?? ""}`);
+      if (!manifest.success)
+        throw new RegistryError(400, `invalid manifest: ${manifest.error.issues[0]?.message ?? ""}`);
       return reply.send(store.publish(manifest.data, req.body, opts.now()));
     } catch (err) {
       return fail(reply, err);

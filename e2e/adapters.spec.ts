@@ -35,7 +35,10 @@ const adapterFile = (id: string) => join(fixturesDir(), "adapters", `${id}.gguf`
  */
 async function start(
   page: Page,
-  { adapters = ["chat", "coding", "agent", "ui"], maxTokens = 24 }: { adapters?: string[]; maxTokens?: number } = {},
+  {
+    adapters = ["chat", "coding", "agent", "ui"],
+    maxTokens = 24,
+  }: { adapters?: string[]; maxTokens?: number } = {},
 ) {
   server = await ServerProcess.start({
     model: join(fixturesDir(), "base.gguf"),
@@ -130,7 +133,9 @@ test("a blend set in the Blend… dialog answers and is shown as a blend", async
   const answer = chat.assistantMessages().last();
   await expect(answer.getByText("Blend: Chat 0.5 + Coding 0.5")).toBeVisible();
   await expect(ui.routingChip(answer)).toHaveAccessibleName("Answered by a blend of Chat 0.5 and Coding 0.5");
-  expect((await onlyConversation(server)).conversation.adapters).toEqual({ blend: { chat: 0.5, coding: 0.5 } });
+  expect((await onlyConversation(server)).conversation.adapters).toEqual({
+    blend: { chat: 0.5, coding: 0.5 },
+  });
 });
 
 test("the Adapters panel installs, disables, rescales and removes adapters", async ({ page }) => {
@@ -165,7 +170,9 @@ test("the Adapters panel installs, disables, rescales and removes adapters", asy
   await expect(ui.picker.getByRole("option", { name: "UI" })).toHaveCount(1);
 });
 
-test("a wrong-base adapter, random bytes and a base model are refused with a clear message", async ({ page }) => {
+test("a wrong-base adapter, random bytes and a base model are refused with a clear message", async ({
+  page,
+}) => {
   const { ui, server } = await start(page, { adapters: ["chat", "coding"] });
   scratch = mkdtempSync(join(tmpdir(), "macaron-adapters-"));
   const wrongBase = await writeWrongBaseAdapter(join(scratch, "wrong-base.gguf"));

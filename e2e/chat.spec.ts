@@ -25,7 +25,10 @@ test("tokens stream in, Stop ends the answer at once and keeps it, reload keeps 
   page,
 }) => {
   // A long answer budget so that the stream is still running when Stop is pressed.
-  server = await ServerProcess.start({ model: join(fixturesDir(), "base.gguf"), extraArgs: ["--max-tokens", "3000"] });
+  server = await ServerProcess.start({
+    model: join(fixturesDir(), "base.gguf"),
+    extraArgs: ["--max-tokens", "3000"],
+  });
   const chat = new ChatPage(page);
   await chat.open(server.url);
 
@@ -51,7 +54,9 @@ test("tokens stream in, Stop ends the answer at once and keeps it, reload keeps 
   await expect(chat.assistantMessages().getByText("Stopped")).toBeVisible();
 });
 
-test("a second conversation is listed beside the first and both survive a server restart", async ({ page }) => {
+test("a second conversation is listed beside the first and both survive a server restart", async ({
+  page,
+}) => {
   server = await ServerProcess.start({ model: join(fixturesDir(), "base.gguf") });
   const chat = new ChatPage(page);
   await chat.open(server.url);
@@ -78,8 +83,13 @@ test("a second conversation is listed beside the first and both survive a server
   await first.stop();
 });
 
-test("the engine killed mid-answer: the turn shows an error, and the next message works", async ({ page }) => {
-  server = await ServerProcess.start({ model: join(fixturesDir(), "base.gguf"), extraArgs: ["--max-tokens", "3000"] });
+test("the engine killed mid-answer: the turn shows an error, and the next message works", async ({
+  page,
+}) => {
+  server = await ServerProcess.start({
+    model: join(fixturesDir(), "base.gguf"),
+    extraArgs: ["--max-tokens", "3000"],
+  });
   const chat = new ChatPage(page);
   await chat.open(server.url);
   await chat.sendMessage("keep talking");

@@ -47,7 +47,9 @@ test("rate an answer good or bad with a reason, correct it, regenerate it", asyn
 
   await feedback.correct(answer, "Hello! How can I help you today?");
   await expect(answer.getByText("Corrected", { exact: true })).toBeVisible();
-  await expect(answer.getByRole("region", { name: "Your correction" })).toContainText("How can I help you today?");
+  await expect(answer.getByRole("region", { name: "Your correction" })).toContainText(
+    "How can I help you today?",
+  );
   await expect.poll(async () => (await onlyConversation(server!)).messages.at(-1)?.corrected).toBe(true);
 
   // The rating survives a reload (it comes from the stored message).
@@ -74,7 +76,8 @@ test("sharing starts off and sends nothing; with consent the upload is redacted,
 }) => {
   cloudDir = mkdtempSync(join(tmpdir(), "macaron-cloud-e2e-"));
   cloud = await startCloud({ dataDir: cloudDir, port: 0 });
-  const installs = () => (cloud!.store.db.prepare("SELECT count(*) AS n FROM installs").get() as { n: number }).n;
+  const installs = () =>
+    (cloud!.store.db.prepare("SELECT count(*) AS n FROM installs").get() as { n: number }).n;
   server = await ServerProcess.start({
     model: join(fixturesDir(), "base.gguf"),
     env: { MACARON_FEEDBACK_ENDPOINT: cloud.url },
@@ -128,7 +131,9 @@ test("sharing starts off and sends nothing; with consent the upload is redacted,
 
   await feedback.privacy.getByRole("button", { name: "Delete my uploaded data" }).click();
   await feedback.privacy.getByRole("button", { name: "Yes, delete my data" }).click();
-  await expect(feedback.privacy.getByText(/The feedback service deleted [1-9]\d* uploaded items?\./)).toBeVisible();
+  await expect(
+    feedback.privacy.getByText(/The feedback service deleted [1-9]\d* uploaded items?\./),
+  ).toBeVisible();
   expect(cloud.store.countItems()).toBe(0);
   await feedback.closePrivacy();
 

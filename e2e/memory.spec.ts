@@ -61,7 +61,10 @@ test("memories: added in the panel, remembered from a message, with their source
   await chat.sendMessage("How tall is a metric units tower in Lyon?");
   await expect(chat.assistantMessages()).toHaveCount(2);
   await expect(chat.send).toBeVisible();
-  const used = chat.assistantMessages().last().getByText(/^Used \d+ memor(y|ies)$/);
+  const used = chat
+    .assistantMessages()
+    .last()
+    .getByText(/^Used \d+ memor(y|ies)$/);
   await expect(used).toBeVisible();
   await used.click();
   await expect(chat.assistantMessages().last().getByRole("list", { name: "Memories used" })).toBeVisible();
@@ -164,7 +167,9 @@ test("a damaged database shows the recovery screen, and Start fresh recovers", a
   server = await ServerProcess.start({ dataDir, model: join(fixturesDir(), "base.gguf") });
   const chat = new ChatPage(page);
   await page.goto(server.url);
-  await expect(page.getByRole("heading", { name: "Your conversation database could not be opened" })).toBeVisible();
+  await expect(
+    page.getByRole("heading", { name: "Your conversation database could not be opened" }),
+  ).toBeVisible();
   await expect(page.locator("[data-app-state='database']")).toBeVisible();
   await page.getByRole("button", { name: "Start fresh (keep the damaged file)" }).click();
   await chat.waitLoaded();

@@ -22,8 +22,14 @@ const electron = spawnSync(process.execPath, ["node_modules/electron/install.js"
 if (electron.status === 0) {
   console.log("setup: Electron runtime installed");
 } else {
-  const reason = (electron.stderr || "").split("\n").find((l) => /Error/.test(l))?.trim() ?? "download failed";
-  console.log(`setup: Electron runtime could not be downloaded (${reason}); npm start will use headless mode`);
+  const reason =
+    (electron.stderr || "")
+      .split("\n")
+      .find((l) => /Error/.test(l))
+      ?.trim() ?? "download failed";
+  console.log(
+    `setup: Electron runtime could not be downloaded (${reason}); npm start will use headless mode`,
+  );
 }
 
 if (process.argv.includes("--test") && process.platform === "linux") {

@@ -21,7 +21,13 @@ const totals = { passed: 0, failed: 0, skipped: 0 };
 let crashed = false;
 
 if (only !== "e2e") {
-  const code = run("npx", ["vitest", "run", "--reporter=default", "--reporter=json", `--outputFile.json=${unitJson}`]);
+  const code = run("npx", [
+    "vitest",
+    "run",
+    "--reporter=default",
+    "--reporter=json",
+    `--outputFile.json=${unitJson}`,
+  ]);
   if (existsSync(unitJson)) {
     const r = JSON.parse(readFileSync(unitJson, "utf8"));
     totals.passed += r.numPassedTests;

@@ -55,12 +55,18 @@ export async function publishAdapter(
     },
     body: file,
   });
-  if (!res.ok) throw new Error(`publish ${manifest.id} ${manifest.version}: HTTP ${res.status} ${await res.text()}`);
+  if (!res.ok)
+    throw new Error(`publish ${manifest.id} ${manifest.version}: HTTP ${res.status} ${await res.text()}`);
   return (await res.json()) as RegistryEntry;
 }
 
 /** The manifest of a coding version trained from `exportSha256`. */
-export function codingManifest(version: string, exportSha256: string, baseSha256: string | undefined, notes: string): PublishManifest {
+export function codingManifest(
+  version: string,
+  exportSha256: string,
+  baseSha256: string | undefined,
+  notes: string,
+): PublishManifest {
   const coding = demoAdapter("coding");
   return {
     id: "coding",
@@ -83,17 +89,29 @@ export function codingManifest(version: string, exportSha256: string, baseSha256
 
 /** Export the coding dataset, "train" v2 and v3, publish both. */
 export async function trainAndPublish(opts: TrainerOptions): Promise<TrainedVersions> {
-  const res = await fetch(`${opts.url}/v1/export/coding.jsonl?type=sft`, { headers: { authorization: `Bearer ${opts.adminKey}` } });
+  const res = await fetch(`${opts.url}/v1/export/coding.jsonl?type=sft`, {
+    headers: { authorization: `Bearer ${opts.adminKey}` },
+  });
   if (!res.ok) throw new Error(`export: HTTP ${res.status}`);
   const dataset = await res.text();
   const exportSha256 = createHash("sha256").update(dataset).digest("hex");
   const exportLines = dataset.split("\n").filter((l) => l.trim()).length;
 
   const v2 = encodeGguf(variant(demoAdapterSpec("coding"), "Macaron Coding adapter v2 (test trainer)", 0.8));
-  const v3 = encodeGguf(variant(demoAdapterSpec("ui"), "Macaron Coding adapter v3 (test trainer, regressed)", 1));
+  const v3 = encodeGguf(
+    variant(demoAdapterSpec("ui"), "Macaron Coding adapter v3 (test trainer, regressed)", 1),
+  );
   const published = [
-    await publishAdapter(opts, codingManifest("2.0.0", exportSha256, opts.baseSha256, `Trained on ${exportLines} examples.`), v2),
-    await publishAdapter(opts, codingManifest("3.0.0", exportSha256, opts.baseSha256, "Built to regress (test)."), v3),
+    await publishAdapter(
+      opts,
+      codingManifest("2.0.0", exportSha256, opts.baseSha256, `Trained on ${exportLines} examples.`),
+      v2,
+    ),
+    await publishAdapter(
+      opts,
+      codingManifest("3.0.0", exportSha256, opts.baseSha256, "Built to regress (test)."),
+      v3,
+    ),
   ];
   return { exportSha256, exportLines, published };
 }
@@ -106,6 +124,10 @@ if (process.argv[1]?.endsWith("test-trainer.ts")) {
     console.error("Usage: tsx cloud/testing/test-trainer.ts --url URL --admin-key KEY [--base-sha SHA256]");
     process.exit(2);
   }
-  const out = await trainAndPublish({ url: values.url, adminKey: values["admin-key"], baseSha256: values["base-sha"] });
+  const out = await trainAndPublish({
+    url: values.url,
+    adminKey: values["admin-key"],
+    baseSha256: values["base-sha"],
+  });
   for (const e of out.published) console.log(`published ${e.id} ${e.version} ${e.sha256}`);
 }

@@ -29,7 +29,10 @@ export class AdaptersPage {
 
   async answerAgainWith(answer: Locator, label: string): Promise<void> {
     await answer.getByRole("button", { name: "Answer again with…" }).click();
-    await this.page.getByRole("menu", { name: "Answer again with" }).getByRole("menuitem", { name: label }).click();
+    await this.page
+      .getByRole("menu", { name: "Answer again with" })
+      .getByRole("menuitem", { name: label })
+      .click();
   }
 
   async openPanel(): Promise<void> {

@@ -55,7 +55,9 @@ export const methods = {
   },
   /** Full-text search over every conversation (titles and messages), best matches first. */
   "conversations.search": {
-    input: z.object({ query: z.string().min(1).max(500), limit: z.number().int().min(1).max(200).optional() }).strict(),
+    input: z
+      .object({ query: z.string().min(1).max(500), limit: z.number().int().min(1).max(200).optional() })
+      .strict(),
     output: z.array(SearchHit),
   },
   /** One conversation (or everything, without `id`) as a JSON document to save. */
@@ -66,7 +68,11 @@ export const methods = {
   /** Import a file made by export. Untrusted input: validated whole before anything is written. */
   "conversations.import": {
     input: z.object({ json: z.string().min(2).max(50_000_000) }).strict(),
-    output: z.object({ conversations: z.number().int(), messages: z.number().int(), memories: z.number().int() }),
+    output: z.object({
+      conversations: z.number().int(),
+      messages: z.number().int(),
+      memories: z.number().int(),
+    }),
   },
 
   "memories.list": { input: Empty, output: z.array(Memory) },
@@ -74,7 +80,11 @@ export const methods = {
   /** Edit a memory's text, or accept a proposed one (status "active"). */
   "memories.update": {
     input: z
-      .object({ id: Id, text: z.string().min(1).max(2000).optional(), status: z.literal("active").optional() })
+      .object({
+        id: Id,
+        text: z.string().min(1).max(2000).optional(),
+        status: z.literal("active").optional(),
+      })
       .strict(),
     output: Memory,
   },
@@ -93,7 +103,10 @@ export const methods = {
     output: Message,
   },
   /** The user copied an answer (a weak positive signal). */
-  "feedback.copied": { input: z.object({ messageId: Id }).strict(), output: z.object({ recorded: z.boolean() }) },
+  "feedback.copied": {
+    input: z.object({ messageId: Id }).strict(),
+    output: z.object({ recorded: z.boolean() }),
+  },
 
   "privacy.get": { input: Empty, output: PrivacyState },
   /** Change the sharing level or endpoint. Turning sharing off stops uploads and empties the queue. */
@@ -112,7 +125,10 @@ export const methods = {
 
   "database.status": { input: Empty, output: DatabaseStatus },
   /** Replace a corrupt database with a backup (the bad file is kept beside it). */
-  "database.restoreBackup": { input: z.object({ id: z.string().min(1).max(200) }).strict(), output: DatabaseStatus },
+  "database.restoreBackup": {
+    input: z.object({ id: z.string().min(1).max(200) }).strict(),
+    output: DatabaseStatus,
+  },
   /** Move the bad database aside (kept) and start with an empty one. */
   "database.startFresh": { input: Empty, output: DatabaseStatus },
 
@@ -156,7 +172,10 @@ export const methods = {
     }),
   },
   /** The component catalog: its version and JSON Schema (what UI answers may contain). */
-  "genui.catalog": { input: Empty, output: z.object({ version: z.number().int(), jsonSchema: z.record(z.string(), z.unknown()) }) },
+  "genui.catalog": {
+    input: Empty,
+    output: z.object({ version: z.number().int(), jsonSchema: z.record(z.string(), z.unknown()) }),
+  },
   /**
    * "Answer again": generate a new answer to the last user message, optionally with other
    * adapters ("answer again with Coding"). The previous answer is kept in the database but
@@ -167,7 +186,10 @@ export const methods = {
     output: z.object({ assistantMessage: Message }),
   },
   /** Stop the generation running in a conversation; the partial answer is kept as "stopped". */
-  "chat.stop": { input: z.object({ conversationId: Id }).strict(), output: z.object({ stopped: z.boolean() }) },
+  "chat.stop": {
+    input: z.object({ conversationId: Id }).strict(),
+    output: z.object({ stopped: z.boolean() }),
+  },
 
   /** Pin an adapter or a blend for a conversation ("auto" to let the router decide again). */
   "conversations.setAdapters": {
@@ -177,7 +199,10 @@ export const methods = {
 
   "adapters.list": { input: Empty, output: z.array(AdapterInfo) },
   /** Validate (GGUF, architecture, every tensor shape against the base) and install a LoRA file. */
-  "adapters.install": { input: z.object({ path: z.string().min(1).max(4096) }).strict(), output: AdapterInfo },
+  "adapters.install": {
+    input: z.object({ path: z.string().min(1).max(4096) }).strict(),
+    output: AdapterInfo,
+  },
   "adapters.update": {
     input: z
       .object({ id: Id, enabled: z.boolean().optional(), scale: z.number().min(0).max(2).optional() })
@@ -188,7 +213,11 @@ export const methods = {
   /** Answer one test prompt with the base alone and with the adapter, for a side-by-side view. */
   "adapters.compare": {
     input: z
-      .object({ adapterId: Id, prompt: z.string().min(1).max(4000), maxTokens: z.number().int().min(1).max(512).optional() })
+      .object({
+        adapterId: Id,
+        prompt: z.string().min(1).max(4000),
+        maxTokens: z.number().int().min(1).max(512).optional(),
+      })
       .strict(),
     output: z.object({ base: z.string(), adapter: z.string() }),
   },
@@ -204,16 +233,25 @@ export const methods = {
     output: AdapterVersionInfo,
   },
   /** Run the gate on a staged (or rejected) version now; live when it passes. Resolves when decided. */
-  "adapters.promote": { input: z.object({ id: Id, version: z.string().min(1).max(64) }).strict(), output: AdapterVersionInfo },
+  "adapters.promote": {
+    input: z.object({ id: Id, version: z.string().min(1).max(64) }).strict(),
+    output: AdapterVersionInfo,
+  },
   /** Make a previous (retired) version live again at once: no gate, its file was kept. */
-  "adapters.rollback": { input: z.object({ id: Id, version: z.string().min(1).max(64) }).strict(), output: AdapterVersionInfo },
+  "adapters.rollback": {
+    input: z.object({ id: Id, version: z.string().min(1).max(64) }).strict(),
+    output: AdapterVersionInfo,
+  },
   /** Delete the kept files of retired and rejected versions (no rollback to them afterwards). */
   "adapters.prune": {
     input: z.object({ id: Id }).strict(),
     output: z.object({ deletedFiles: z.number().int(), freedBytes: z.number().int() }),
   },
   /** Ask the registry for newer versions; `wait` resolves only once they are downloaded and gated. */
-  "adapters.checkUpdates": { input: z.object({ wait: z.boolean().optional() }).strict(), output: UpdateCheck },
+  "adapters.checkUpdates": {
+    input: z.object({ wait: z.boolean().optional() }).strict(),
+    output: UpdateCheck,
+  },
   "updates.get": { input: Empty, output: UpdateSettings },
   "updates.configure": {
     input: z

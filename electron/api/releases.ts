@@ -97,7 +97,9 @@ export type UpdateOutcome = z.infer<typeof UpdateOutcome>;
 export const UpdateCheck = z.object({
   checkedAt: z.number(),
   /** Newer versions of installed adapters that the registry offers and that are not known yet. */
-  available: z.array(z.object({ adapterId: Id, version: z.string(), sizeBytes: z.number().int(), releaseNotes: z.string() })),
+  available: z.array(
+    z.object({ adapterId: Id, version: z.string(), sizeBytes: z.number().int(), releaseNotes: z.string() }),
+  ),
   /** Filled when the check waited (`wait: true`) for downloads and gates. */
   results: z.array(UpdateOutcome),
 });

@@ -242,7 +242,9 @@ export const SyncStatus = z.object({
   lastError: z.string().nullable(),
   nextAttemptAt: z.number().nullable(),
   /** Items the server refused for good, with its reason (kept visible, never retried). */
-  rejected: z.array(z.object({ key: z.string(), kind: z.string(), reason: z.string(), rejectedAt: z.number() })),
+  rejected: z.array(
+    z.object({ key: z.string(), kind: z.string(), reason: z.string(), rejectedAt: z.number() }),
+  ),
 });
 export type SyncStatus = z.infer<typeof SyncStatus>;
 

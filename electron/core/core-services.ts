@@ -79,7 +79,10 @@ export interface ServiceParts {
 }
 
 /** Handlers of every method except database.* (index.ts answers those, whatever the state). */
-export type ServiceHandlers = Omit<Handlers, "database.status" | "database.restoreBackup" | "database.startFresh">;
+export type ServiceHandlers = Omit<
+  Handlers,
+  "database.status" | "database.restoreBackup" | "database.startFresh"
+>;
 
 export interface Services {
   handlers: ServiceHandlers;

@@ -19,7 +19,8 @@ function value<T>(result: Result<unknown>): T {
   if (!result.ok) throw new Error(`expected ok, got ${result.error.code}: ${result.error.message}`);
   return result.value as T;
 }
-const call = async <T>(method: string, input: unknown): Promise<T> => value<T>(await core.dispatch(method, input, ctx));
+const call = async <T>(method: string, input: unknown): Promise<T> =>
+  value<T>(await core.dispatch(method, input, ctx));
 
 beforeAll(async () => {
   core = await createCore({
@@ -40,7 +41,13 @@ async function answer(text: string, adapters?: unknown): Promise<Message> {
   const conv = await call<Conversation>("conversations.create", {});
   const done = events.next("chat.done", (d) => d.conversationId === conv.id);
   // Text answers: these check each adapter's token pattern (a "ui" pin would otherwise answer in GenUI mode).
-  await call("chat.send", { conversationId: conv.id, text, adapters, format: "text", sampling: { temperature: 0, maxTokens: 8 } });
+  await call("chat.send", {
+    conversationId: conv.id,
+    text,
+    adapters,
+    format: "text",
+    sampling: { temperature: 0, maxTokens: 8 },
+  });
   return (await done).message;
 }
 

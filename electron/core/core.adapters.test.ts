@@ -32,7 +32,8 @@ async function start(options: { demoAdapters?: boolean; adaptersDir?: string } =
   const core = await assembleCore({ dataDir: dir.path, log: () => undefined, ...options }, () => engine);
   cleanups.push(() => core.close());
   const events = new EventRecorder((l) => core.subscribe(l));
-  const call = async <T>(method: string, input: unknown): Promise<T> => value<T>(await core.dispatch(method, input, ctx));
+  const call = async <T>(method: string, input: unknown): Promise<T> =>
+    value<T>(await core.dispatch(method, input, ctx));
   await call("models.openDemo", {});
   const conv = await call<Conversation>("conversations.create", {});
   /** chat.send and wait for its chat.done. */
@@ -52,7 +53,11 @@ async function start(options: { demoAdapters?: boolean; adaptersDir?: string } =
   return { core, engine, events, call, conv, send, db, dataDir: dir.path };
 }
 
-async function refused(core: Core, method: string, input: unknown): Promise<{ code: string; message: string }> {
+async function refused(
+  core: Core,
+  method: string,
+  input: unknown,
+): Promise<{ code: string; message: string }> {
   const result = await core.dispatch(method, input, ctx);
   if (result.ok) throw new Error(`${method} should have failed`);
   return result.error;
@@ -76,7 +81,11 @@ describe("core adapters (scripted engine)", () => {
   it("pins an adapter: engine options, Message.routing everywhere, the turn record and usage", async () => {
     const s = await start();
     const coding = (await s.call<AdapterInfo[]>("adapters.list", {})).find((a) => a.id === "coding");
-    const sent = await s.send({ text: "Fix my loop", adapters: { pinned: "coding" }, sampling: { temperature: 0 } });
+    const sent = await s.send({
+      text: "Fix my loop",
+      adapters: { pinned: "coding" },
+      sampling: { temperature: 0 },
+    });
     const routing = {
       mode: "pinned",
       adapters: [{ id: "coding", version: "1.0.0", scale: 1 }],
@@ -91,13 +100,18 @@ describe("core adapters (scripted engine)", () => {
     expect(detail.messages[1]?.routing).toEqual(routing);
 
     const options = s.engine.calls[0]?.options;
-    expect(options?.adapters).toEqual([{ path: expect.stringMatching(/adapters[/\\]coding-[0-9a-f]{12}\.gguf$/) as unknown, scale: 1 }]);
+    expect(options?.adapters).toEqual([
+      { path: expect.stringMatching(/adapters[/\\]coding-[0-9a-f]{12}\.gguf$/) as unknown, scale: 1 },
+    ]);
     expect(options?.kvPolicy).toBe("sequence-per-set");
     expect(coding?.sha256).toBe(await sha256File(options?.adapters?.[0]?.path ?? ""));
 
     const demoSha = await sha256File(join(s.dataDir, "models", "demo.gguf"));
     const row = () =>
-      s.db().prepare("SELECT * FROM turns WHERE message_id = ?").get(sent.assistantMessage.id) as Record<string, string>;
+      s.db().prepare("SELECT * FROM turns WHERE message_id = ?").get(sent.assistantMessage.id) as Record<
+        string,
+        string
+      >;
     await vi.waitFor(() => expect(row().model_sha256).toBe(demoSha));
     const turn = row();
     expect(turn.harness_version).toMatch(/^0\.1\.0\+[0-9a-f]{12}$/);
@@ -109,7 +123,11 @@ describe("core adapters (scripted engine)", () => {
       skipped: [],
     });
     expect(JSON.parse(turn.sampling_json ?? "")).toEqual({ temperature: 0, maxTokens: 1024 });
-    expect(JSON.parse(turn.timings_json ?? "")).toMatchObject({ tokens: 3, stopReason: "eos", promptTokensEvaluated: 10 });
+    expect(JSON.parse(turn.timings_json ?? "")).toMatchObject({
+      tokens: 3,
+      stopReason: "eos",
+      promptTokensEvaluated: 10,
+    });
     expect(turn.kv_policy).toBe("sequence-per-set");
     const after = await s.call<AdapterInfo[]>("adapters.list", {});
     expect(after.map((a) => [a.id, a.usageCount])).toEqual([
@@ -133,7 +151,10 @@ describe("core adapters (scripted engine)", () => {
     ]);
     expect(s.engine.calls.at(-1)?.options.adapters?.map((a) => a.scale)).toEqual([1, 0.5]);
 
-    const pinned = await s.call<Conversation>("conversations.setAdapters", { id: s.conv.id, adapters: { pinned: "agent" } });
+    const pinned = await s.call<Conversation>("conversations.setAdapters", {
+      id: s.conv.id,
+      adapters: { pinned: "agent" },
+    });
     expect(pinned.adapters).toEqual({ pinned: "agent" });
     expect((await s.send({ text: "three" })).done.routing?.adapters.map((a) => a.id)).toEqual(["agent"]);
     // The turn's own choice wins over the conversation's.
@@ -172,13 +193,26 @@ describe("core adapters (scripted engine)", () => {
   it("uses the base alone with reason 'no adapters installed' when there are none", async () => {
     const s = await start({ demoAdapters: false });
     const { done } = await s.send({ text: "hi" });
-    expect(done.routing).toEqual({ mode: "base", adapters: [], confidence: 1, reason: "no adapters installed", latencyMs: 0 });
+    expect(done.routing).toEqual({
+      mode: "base",
+      adapters: [],
+      confidence: 1,
+      reason: "no adapters installed",
+      latencyMs: 0,
+    });
   });
 
   it("refuses an unknown or disabled adapter before committing anything", async () => {
     const s = await start();
-    const unknown = await refused(s.core, "chat.send", { conversationId: s.conv.id, text: "x", adapters: { pinned: "poetry" } });
-    expect(unknown).toEqual({ code: "invalid_input", message: expect.stringMatching(/"poetry" is not installed/) as unknown });
+    const unknown = await refused(s.core, "chat.send", {
+      conversationId: s.conv.id,
+      text: "x",
+      adapters: { pinned: "poetry" },
+    });
+    expect(unknown).toEqual({
+      code: "invalid_input",
+      message: expect.stringMatching(/"poetry" is not installed/) as unknown,
+    });
     await s.call("adapters.update", { id: "ui", enabled: false });
     const disabled = await refused(s.core, "chat.send", {
       conversationId: s.conv.id,
@@ -186,9 +220,10 @@ describe("core adapters (scripted engine)", () => {
       adapters: { blend: { ui: 1, chat: 1 } },
     });
     expect(disabled.message).toMatch(/"ui" is disabled/);
-    expect((await refused(s.core, "conversations.setAdapters", { id: s.conv.id, adapters: { pinned: "ui" } })).code).toBe(
-      "invalid_input",
-    );
+    expect(
+      (await refused(s.core, "conversations.setAdapters", { id: s.conv.id, adapters: { pinned: "ui" } }))
+        .code,
+    ).toBe("invalid_input");
     expect((await s.call<ConversationDetail>("conversations.get", { id: s.conv.id })).messages).toEqual([]);
     // A disabled adapter is never chosen by auto.
     const auto = await s.send({ text: "Show me a form to sign up." });
@@ -211,7 +246,10 @@ describe("core adapters (scripted engine)", () => {
   it("regenerates the last answer: the old one leaves the transcript, a pin teaches the router", async () => {
     const s = await start();
     const empty = await refused(s.core, "chat.regenerate", { conversationId: s.conv.id });
-    expect(empty).toEqual({ code: "invalid_input", message: expect.stringMatching(/Only the last answer/) as unknown });
+    expect(empty).toEqual({
+      code: "invalid_input",
+      message: expect.stringMatching(/Only the last answer/) as unknown,
+    });
     const first = await s.send({ text: "Draw my sales numbers", adapters: "base" });
     s.engine.scripts.push({ tokens: ["Second"] });
     const done = s.events.next("chat.done");
@@ -221,15 +259,21 @@ describe("core adapters (scripted engine)", () => {
       adapters: { pinned: "coding" },
     });
     expect(assistantMessage.routing?.adapters.map((a) => a.id)).toEqual(["coding"]);
-    expect((await done).message).toMatchObject({ id: assistantMessage.id, content: "Second", status: "complete" });
+    expect((await done).message).toMatchObject({
+      id: assistantMessage.id,
+      content: "Second",
+      status: "complete",
+    });
     const detail = await s.call<ConversationDetail>("conversations.get", { id: s.conv.id });
     expect(detail.messages.map((m) => m.id)).toEqual([first.userMessage.id, assistantMessage.id]);
     // The engine saw the question, not the replaced answer.
-    expect(s.engine.calls.at(-1)?.history.slice(1)).toEqual([{ role: "user", text: "Draw my sales numbers" }]);
+    expect(s.engine.calls.at(-1)?.history.slice(1)).toEqual([
+      { role: "user", text: "Draw my sales numbers" },
+    ]);
     const db = s.db();
-    expect(db.prepare("SELECT replaced_by FROM messages WHERE id = ?").pluck().get(first.assistantMessage.id)).toBe(
-      assistantMessage.id,
-    );
+    expect(
+      db.prepare("SELECT replaced_by FROM messages WHERE id = ?").pluck().get(first.assistantMessage.id),
+    ).toBe(assistantMessage.id);
     expect(db.prepare("SELECT text, adapter_id FROM router_learned").all()).toEqual([
       { text: "Draw my sales numbers", adapter_id: "coding" },
     ]);
@@ -250,10 +294,15 @@ describe("core adapters (scripted engine)", () => {
     expect(a?.options).toMatchObject({ temperature: 0, maxTokens: 8, adapters: [] });
     expect(b?.options.adapters?.[0]?.path).toMatch(/coding-/);
     expect((await s.call<ConversationDetail>("conversations.get", { id: s.conv.id })).messages).toEqual([]);
-    expect((await refused(s.core, "adapters.compare", { adapterId: "nope", prompt: "x" })).code).toBe("not_found");
+    expect((await refused(s.core, "adapters.compare", { adapterId: "nope", prompt: "x" })).code).toBe(
+      "not_found",
+    );
 
     const defaults = { memoryEnabled: true, contextStrategy: "sliding-window" };
-    expect(await s.call<AppSettings>("settings.get", {})).toEqual({ kvPolicy: "sequence-per-set", ...defaults });
+    expect(await s.call<AppSettings>("settings.get", {})).toEqual({
+      kvPolicy: "sequence-per-set",
+      ...defaults,
+    });
     expect(await s.call<AppSettings>("settings.update", { kvPolicy: "reevaluate" })).toEqual({
       kvPolicy: "reevaluate",
       ...defaults,

@@ -88,7 +88,10 @@ describe("core with the real engine: KV cache across restarts", () => {
     const sessionsOnDisk = () =>
       readdirSync(join(dir.path, "kv"))
         .filter((n) => n.endsWith(".json"))
-        .map((n) => (JSON.parse(readFileSync(join(dir.path, "kv", n), "utf8")) as { sessionKey: string }).sessionKey);
+        .map(
+          (n) =>
+            (JSON.parse(readFileSync(join(dir.path, "kv", n), "utf8")) as { sessionKey: string }).sessionKey,
+        );
     expect(sessionsOnDisk()).toContain(conv.id);
     value(await again.dispatch("conversations.delete", { id: conv.id }, ctx));
     await again.close(); // saves every live cache: the deleted one must not come back

@@ -35,7 +35,11 @@ export function harnessParts(systemPrompt: string = DEFAULT_SYSTEM_PROMPT): Reco
     }),
     contract: CONTRACT_PLACEHOLDER,
     // The component catalog (version, full schema) and the UI-mode instructions.
-    genui: JSON.stringify({ version: CATALOG_VERSION, schema: catalogJsonSchema(), prompt: GENUI_INSTRUCTIONS }),
+    genui: JSON.stringify({
+      version: CATALOG_VERSION,
+      schema: catalogJsonSchema(),
+      prompt: GENUI_INSTRUCTIONS,
+    }),
   };
 }
 

@@ -74,7 +74,17 @@ async function bundle(): Promise<string> {
 async function startServer(): Promise<Server> {
   const proc = spawn(
     process.execPath,
-    [join(bundleDir, "cli.js"), "--port", "0", "--data-dir", dataDir, "--model", model, "--max-tokens", "2000"],
+    [
+      join(bundleDir, "cli.js"),
+      "--port",
+      "0",
+      "--data-dir",
+      dataDir,
+      "--model",
+      model,
+      "--max-tokens",
+      "2000",
+    ],
     {
       cwd: ROOT,
       // Its own process group: one SIGKILL to -pid takes the server and the engine child.
@@ -136,9 +146,13 @@ async function events(server: Server) {
   const text = new Map<string, string>();
   const waiters = new Map<string, () => void>();
   ws.on("message", (raw: Buffer) => {
-    const { event, payload } = JSON.parse(raw.toString()) as { event: string; payload: Record<string, unknown> };
+    const { event, payload } = JSON.parse(raw.toString()) as {
+      event: string;
+      payload: Record<string, unknown>;
+    };
     if (event !== "chat.delta" && event !== "chat.done") return;
-    const id = event === "chat.delta" ? (payload.messageId as string) : (payload.message as { id: string }).id;
+    const id =
+      event === "chat.delta" ? (payload.messageId as string) : (payload.message as { id: string }).id;
     if (event === "chat.delta") text.set(id, (text.get(id) ?? "") + (payload.delta as string));
     waiters.get(id)?.();
   });
@@ -189,11 +203,15 @@ describe(`the server killed with SIGKILL ${ITERATIONS} times`, () => {
           conversationId = (await call<{ id: string }>(server, "conversations.create", {})).id;
         }
         const text = `message ${i}: tell me a long story about crash number ${i}`;
-        const send = call<{ userMessage: { id: string }; assistantMessage: { id: string } }>(server, "chat.send", {
-          conversationId,
-          text,
-          sampling: { temperature: 0.8 },
-        });
+        const send = call<{ userMessage: { id: string }; assistantMessage: { id: string } }>(
+          server,
+          "chat.send",
+          {
+            conversationId,
+            text,
+            sampling: { temperature: 0.8 },
+          },
+        );
         let acknowledged: Awaited<typeof send> | null = null;
         if (i % 5 === 4) {
           // Killed while the send is being committed: it may or may not have been acknowledged.
@@ -243,15 +261,22 @@ describe(`the server killed with SIGKILL ${ITERATIONS} times`, () => {
             content: s.text,
             status: "complete",
           });
-          const answer = message.get(s.assistantMessageId) as { role: string; content: string; status: string };
+          const answer = message.get(s.assistantMessageId) as {
+            role: string;
+            content: string;
+            status: string;
+          };
           expect(answer.role).toBe("assistant");
           expect(["interrupted", "complete"]).toContain(answer.status);
           // The saved text and what the client saw are both prefixes of the one answer.
-          const [shorter, longer] = answer.content.length <= s.seen.length ? [answer.content, s.seen] : [s.seen, answer.content];
+          const [shorter, longer] =
+            answer.content.length <= s.seen.length ? [answer.content, s.seen] : [s.seen, answer.content];
           expect(longer.startsWith(shorter), `answer of iteration ${s.iteration}`).toBe(true);
           if (answer.status === "interrupted" && answer.content.length > 0) partial++;
         }
-        const streaming = db.prepare("SELECT count(*) AS n FROM messages WHERE status = 'streaming'").get() as {
+        const streaming = db
+          .prepare("SELECT count(*) AS n FROM messages WHERE status = 'streaming'")
+          .get() as {
           n: number;
         };
         expect(streaming.n).toBe(0);

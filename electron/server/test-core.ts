@@ -136,7 +136,10 @@ export class FakeAdapters implements CoreAdapters {
 
   resolve(selection: AdapterSelection, text: string): Promise<ResolvedSelection> {
     this.resolved.push({ selection, text });
-    const use = (mode: ResolvedSelection["routing"]["mode"], scales: [string, number][]): ResolvedSelection => {
+    const use = (
+      mode: ResolvedSelection["routing"]["mode"],
+      scales: [string, number][],
+    ): ResolvedSelection => {
       for (const [id] of scales) {
         if (!this.installed.some((a) => a.id === id && a.enabled))
           throw new ApiError("invalid_input", `Adapter "${id}" is not installed.`);

@@ -14,7 +14,12 @@ let fx: FixturePaths;
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), "macaron-embed-"));
   fx = await writeFixtures(dir);
-  session = await ModelSession.open(await loadLlamaBackend(1), fx.basePath, { contextSize: 512, sequences: 1 }, () => {});
+  session = await ModelSession.open(
+    await loadLlamaBackend(1),
+    fx.basePath,
+    { contextSize: 512, sequences: 1 },
+    () => {},
+  );
 });
 
 afterAll(async () => {

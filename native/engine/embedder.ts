@@ -38,7 +38,10 @@ export class Embedder {
   async dispose(): Promise<void> {
     const context = this.context;
     this.context = null;
-    await context?.then((c) => c.dispose(), () => {});
+    await context?.then(
+      (c) => c.dispose(),
+      () => {},
+    );
   }
 
   private getContext(): Promise<LlamaEmbeddingContext> {

@@ -30,8 +30,18 @@ async function writeAttentionAdapter(path: string): Promise<string> {
   for (let l = 0; l < layers; l++) {
     for (const target of [`blk.${l}.attn_q.weight`, `blk.${l}.attn_v.weight`]) {
       tensors.push(
-        { name: `${target}.lora_a`, dims: [E, rank], type: "F32", data: randomValues(`a:${target}`, E * rank, 0.3) },
-        { name: `${target}.lora_b`, dims: [rank, E], type: "F32", data: randomValues(`b:${target}`, E * rank, 0.3) },
+        {
+          name: `${target}.lora_a`,
+          dims: [E, rank],
+          type: "F32",
+          data: randomValues(`a:${target}`, E * rank, 0.3),
+        },
+        {
+          name: `${target}.lora_b`,
+          dims: [rank, E],
+          type: "F32",
+          data: randomValues(`b:${target}`, E * rank, 0.3),
+        },
       );
     }
   }
@@ -60,7 +70,12 @@ async function session(sequences: 1 | 2 | 4): Promise<ModelSession> {
 }
 
 function answer(s: ModelSession, history: ChatTurn[], adapters: AdapterUse[], kvPolicy?: KvPolicy) {
-  return s.generate(history, { temperature: 0, maxTokens: 16, adapters, kvPolicy }, () => {}, new AbortController().signal);
+  return s.generate(
+    history,
+    { temperature: 0, maxTokens: 16, adapters, kvPolicy },
+    () => {},
+    new AbortController().signal,
+  );
 }
 
 /** Greedy answer with nothing cached under `adapters`: what a fresh context gives. */

@@ -121,7 +121,9 @@ export class KvSlots {
   /** `set` null: any set (the policies that keep one sequence per session). */
   private async slotFor(sessionKey: string, set: string | null): Promise<KvSlot> {
     const holds = (s: KvSlot) =>
-      s.sessionKey === sessionKey && s.sequence.contextTokens.length > 0 && (set === null || s.evaluatedUnder === set);
+      s.sessionKey === sessionKey &&
+      s.sequence.contextTokens.length > 0 &&
+      (set === null || s.evaluatedUnder === set);
     const match = this.slots.find(holds) ?? this.slots.find((s) => s.sequence.contextTokens.length === 0);
     if (match) {
       match.sessionKey = sessionKey;

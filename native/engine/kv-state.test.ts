@@ -27,7 +27,12 @@ const system: ChatTurn = { role: "system", text: "You are Macaron, a helpful loc
 const ask = (text: string): ChatTurn => ({ role: "user", text });
 
 async function session(stateDir: string | undefined, sequences = 4): Promise<ModelSession> {
-  const s = await ModelSession.open(backend, fx.basePath, { contextSize: 2048, sequences, stateDir }, () => {});
+  const s = await ModelSession.open(
+    backend,
+    fx.basePath,
+    { contextSize: 2048, sequences, stateDir },
+    () => {},
+  );
   open.push(s);
   return s;
 }
@@ -58,7 +63,11 @@ async function converse(
   for (let i = 0; i < turns; i++) {
     const result = await answer(s, history, key);
     if (twin) expect((await answer(twin, history, key)).text).toBe(result.text);
-    history = [...history, { role: "assistant", text: result.text }, ask(`${topic}: and then, part ${i + 2}?`)];
+    history = [
+      ...history,
+      { role: "assistant", text: result.text },
+      ask(`${topic}: and then, part ${i + 2}?`),
+    ];
   }
   return history;
 }
@@ -73,7 +82,11 @@ const tokenCount = (s: ModelSession, history: ChatTurn[]) => s.model.tokenize(JS
  * decoded), the ChatML markers around the new user turn, and its text.
  */
 const newTurnBound = (s: ModelSession, history: ChatTurn[]) =>
-  1 + s.model.tokenize(`<|im_end|>\n<|im_start|>user\n${history.at(-1)!.text}<|im_end|>\n<|im_start|>assistant\n`, true).length;
+  1 +
+  s.model.tokenize(
+    `<|im_end|>\n<|im_start|>user\n${history.at(-1)!.text}<|im_end|>\n<|im_start|>assistant\n`,
+    true,
+  ).length;
 
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), "macaron-kv-state-"));
@@ -128,7 +141,10 @@ describe("KV cache per conversation (session key)", () => {
     let b: ChatTurn[] = [system, ask("tell me about boats")];
     const evaluated: { count: number; bound: number }[] = [];
     for (let i = 0; i < 3; i++) {
-      for (const [key, history] of [["a", a], ["b", b]] as const) {
+      for (const [key, history] of [
+        ["a", a],
+        ["b", b],
+      ] as const) {
         const result = await answer(s, history, key);
         if (i > 0) evaluated.push({ count: result.promptTokensEvaluated, bound: newTurnBound(s, history) });
         // Nothing of the other conversation leaks in: the same answer as a session holding only this one.
@@ -196,7 +212,8 @@ describe("KV states saved to disk", () => {
     const kv = (await readdir(stateDir)).find((n) => n.endsWith(".kv"))!;
     const bytes = await readFile(join(stateDir, kv));
     // Flip bytes deep inside the KV data, where llama.cpp's own header checks cannot see it.
-    for (let i = Math.floor(bytes.length * 0.6); i < bytes.length * 0.6 + 64; i++) bytes[i] = bytes[i]! ^ 0xff;
+    for (let i = Math.floor(bytes.length * 0.6); i < bytes.length * 0.6 + 64; i++)
+      bytes[i] = bytes[i]! ^ 0xff;
     await writeFile(join(stateDir, kv), bytes);
 
     const second = await session(stateDir);
@@ -221,7 +238,10 @@ describe("KV states saved to disk", () => {
     await writeFile(join(stateDir, sidecar), "{not json");
 
     const second = await session(stateDir);
-    for (const [key, h] of [["conv-e", history], ["conv-f", other]] as const) {
+    for (const [key, h] of [
+      ["conv-e", history],
+      ["conv-f", other],
+    ] as const) {
       const result = await answer(second, h, key);
       const expected = await fresh(h);
       expect(result.promptTokensEvaluated).toBe(expected.promptTokensEvaluated);
@@ -233,7 +253,10 @@ describe("KV states saved to disk", () => {
     open.splice(open.indexOf(second), 1);
     const sidecars = (await readdir(stateDir)).filter((n) => n.endsWith(".json"));
     const sessions = await Promise.all(
-      sidecars.map(async (n) => (JSON.parse(await readFile(join(stateDir, n), "utf8")) as { sessionKey: string }).sessionKey),
+      sidecars.map(
+        async (n) =>
+          (JSON.parse(await readFile(join(stateDir, n), "utf8")) as { sessionKey: string }).sessionKey,
+      ),
     );
     expect(sessions.sort()).toEqual(["conv-e", "conv-f"]);
   });
@@ -248,7 +271,9 @@ describe("KvStateStore folder", () => {
     await mkdir(stateDir, { recursive: true });
     await writeFile(join(stateDir, "0123.kv.tmp"), "partial");
     await writeFile(join(stateDir, "4567.kv"), "no sidecar");
-    const store = new KvStateStore(stateDir, await KvStateStore.identify(fx.basePath, "test"), { maxFiles: 2 });
+    const store = new KvStateStore(stateDir, await KvStateStore.identify(fx.basePath, "test"), {
+      maxFiles: 2,
+    });
     expect(await store.save(sx!.sequence, "x", "", [])).toBe(true);
     expect(await store.save(sy!.sequence, "y", "", [])).toBe(true);
     // x is read back (used) after y was saved, so y is now the least recently used.
@@ -307,7 +332,10 @@ describe("forget (a conversation was deleted)", () => {
     const sidecars = await Promise.all(
       (await readdir(stateDir))
         .filter((n) => n.endsWith(".json"))
-        .map(async (n) => (JSON.parse(await readFile(join(stateDir, n), "utf8")) as { sessionKey: string }).sessionKey),
+        .map(
+          async (n) =>
+            (JSON.parse(await readFile(join(stateDir, n), "utf8")) as { sessionKey: string }).sessionKey,
+        ),
     );
     expect(sidecars).toContain("keep");
     expect(sidecars).not.toContain("drop");

@@ -19,7 +19,12 @@ const use = (id: string, scale = 1): AdapterUse => ({ path: path(id), scale });
 const hello: ChatTurn[] = [{ role: "user", text: "hello there" }];
 
 function generate(history: ChatTurn[], adapters: AdapterUse[], kvPolicy?: KvPolicy, maxTokens = 8) {
-  return session.generate(history, { temperature: 0, maxTokens, adapters, kvPolicy }, () => {}, new AbortController().signal);
+  return session.generate(
+    history,
+    { temperature: 0, maxTokens, adapters, kvPolicy },
+    () => {},
+    new AbortController().signal,
+  );
 }
 
 beforeAll(async () => {
@@ -53,7 +58,9 @@ describe("normalizeAdapters", () => {
 describe("live LoRA switching on one context (ModelSession)", () => {
   it("uses the same lifecycle-utils copy as node-llama-cpp, so our context lock is its lock", () => {
     const ours = createRequire(import.meta.url).resolve("lifecycle-utils");
-    const theirs = createRequire(createRequire(import.meta.url).resolve("node-llama-cpp")).resolve("lifecycle-utils");
+    const theirs = createRequire(createRequire(import.meta.url).resolve("node-llama-cpp")).resolve(
+      "lifecycle-utils",
+    );
     expect(ours).toBe(theirs);
   });
 
@@ -77,9 +84,17 @@ describe("live LoRA switching on one context (ModelSession)", () => {
     async (policy) => {
       const turn1 = await generate(hello, [use("chat")], policy);
       expect(turn1.text).toBe("cccccccc");
-      const history2: ChatTurn[] = [...hello, { role: "assistant", text: turn1.text }, { role: "user", text: "code?" }];
+      const history2: ChatTurn[] = [
+        ...hello,
+        { role: "assistant", text: turn1.text },
+        { role: "user", text: "code?" },
+      ];
       expect((await generate(history2, [use("coding")], policy)).text).toBe("{{{{{{{{");
-      const history3: ChatTurn[] = [...history2, { role: "assistant", text: "{{{{{{{{" }, { role: "user", text: "hi" }];
+      const history3: ChatTurn[] = [
+        ...history2,
+        { role: "assistant", text: "{{{{{{{{" },
+        { role: "user", text: "hi" },
+      ];
       expect((await generate(history3, [use("chat")], policy)).text).toBe("cccccccc");
     },
   );
@@ -89,7 +104,9 @@ describe("live LoRA switching on one context (ModelSession)", () => {
     const wrong = await writeWrongBaseAdapter(join(dir, "wrong-base.gguf"));
     const error = await generate(hello, [use("chat"), { path: wrong, scale: 1 }]).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(AdapterError);
-    expect((error as Error).message).toMatch(/wrong-base\.gguf" does not fit the loaded model: output\.weight/);
+    expect((error as Error).message).toMatch(
+      /wrong-base\.gguf" does not fit the loaded model: output\.weight/,
+    );
     // The failed request changed nothing: the previous set still applies and the engine works.
     expect(session.adapters.key).toBe(adapterSetKey([use("coding")]));
     expect((await generate(hello, [use("coding")])).text).toBe(before);
@@ -97,9 +114,7 @@ describe("live LoRA switching on one context (ModelSession)", () => {
   });
 
   it("names a missing adapter file or a base model given as an adapter", async () => {
-    await expect(generate(hello, [{ path: join(dir, "nope.gguf"), scale: 1 }])).rejects.toThrow(
-      /nope\.gguf/,
-    );
+    await expect(generate(hello, [{ path: join(dir, "nope.gguf"), scale: 1 }])).rejects.toThrow(/nope\.gguf/);
     await expect(generate(hello, [{ path: fx.basePath, scale: 1 }])).rejects.toThrow(/is not a LoRA adapter/);
     expect((await generate(hello, [use("ui")])).text).toBe("uuuuuuuu");
   });
@@ -114,7 +129,8 @@ describe("live LoRA switching on one context (ModelSession)", () => {
       () => {
         // Fired between and during decodes; each must wait for the batch in flight.
         tokens++;
-        if (tokens % 5 === 0) switches.push(session.adapters.apply(normalizeAdapters(sets[(tokens / 5) % sets.length])));
+        if (tokens % 5 === 0)
+          switches.push(session.adapters.apply(normalizeAdapters(sets[(tokens / 5) % sets.length])));
       },
       new AbortController().signal,
     );

@@ -94,7 +94,9 @@ export class LiveAdapters {
       base = await this.base;
     } catch (error) {
       this.base = null;
-      throw new AdapterError(`Could not read the loaded model to check the adapter: ${(error as Error).message}`);
+      throw new AdapterError(
+        `Could not read the loaded model to check the adapter: ${(error as Error).message}`,
+      );
     }
     try {
       await assertAdapterFits(path, base);

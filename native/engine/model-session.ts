@@ -134,7 +134,10 @@ export class ModelSession {
     // Apply first: an unusable adapter must not cost the cached history.
     await this.adapters.apply(adapters);
     const setKey = adapterSetKey(adapters);
-    this.setPaths.set(setKey, adapters.map((a) => a.path));
+    this.setPaths.set(
+      setKey,
+      adapters.map((a) => a.path),
+    );
     const slot = await this.slots.acquire(setKey, options.kvPolicy ?? DEFAULT_KV_POLICY, options.sessionKey);
     const { sequence, chat } = slot;
     if (sequence.contextTokens.length === 0) await this.restore(slot, history);
@@ -233,7 +236,8 @@ export class ModelSession {
   private async save(slot: KvSlot): Promise<void> {
     if (!this.states || !slot.dirty || slot.sessionKey === ANONYMOUS || slot.evaluatedUnder === MIXED) return;
     const paths = this.setPaths.get(slot.evaluatedUnder) ?? [];
-    if (await this.states.save(slot.sequence, slot.sessionKey, slot.evaluatedUnder, paths)) slot.dirty = false;
+    if (await this.states.save(slot.sequence, slot.sessionKey, slot.evaluatedUnder, paths))
+      slot.dirty = false;
   }
 }
 

@@ -133,7 +133,9 @@ export class EngineRuntime {
   private async forget(request: Request<"forget">): Promise<{ deletedFiles: number }> {
     return withLock([this, "model"], async () => {
       await this.session?.forget(request.sessionKey);
-      const deletedFiles = request.stateDir ? await deleteSavedStates(request.stateDir, request.sessionKey) : 0;
+      const deletedFiles = request.stateDir
+        ? await deleteSavedStates(request.stateDir, request.sessionKey)
+        : 0;
       return { deletedFiles };
     });
   }

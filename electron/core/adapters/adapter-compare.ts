@@ -27,7 +27,10 @@ export async function compareAdapter(
   if (!adapter) throw notInstalled(input.adapterId);
   const fit = await deps.registry.fitOf(adapter);
   if (fit.fits === false) {
-    throw new ApiError("invalid_input", `Adapter "${adapter.id}" cannot be used with the loaded model: ${fit.reason ?? ""}`);
+    throw new ApiError(
+      "invalid_input",
+      `Adapter "${adapter.id}" cannot be used with the loaded model: ${fit.reason ?? ""}`,
+    );
   }
   const history: ChatTurn[] = [];
   if (deps.systemPrompt) history.push({ role: "system", text: deps.systemPrompt });

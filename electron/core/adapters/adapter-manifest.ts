@@ -65,7 +65,10 @@ export async function readManifestBeside(adapterPath: string): Promise<ManifestF
     text = await readFile(path, "utf8");
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === "ENOENT") return null;
-    throw new ApiError("invalid_input", `Cannot read the adapter's manifest ${basename(path)}: ${(err as Error).message}`);
+    throw new ApiError(
+      "invalid_input",
+      `Cannot read the adapter's manifest ${basename(path)}: ${(err as Error).message}`,
+    );
   }
   let json: unknown;
   try {

@@ -1,4 +1,12 @@
-import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import {
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ApiError } from "../../api";
@@ -111,14 +119,22 @@ describe("AdapterRegistry install", () => {
     ["a missing file", () => Promise.resolve(join(root.path, "nope.gguf")), /No file at .*nope\.gguf/],
     [
       "random bytes",
-      () => Promise.resolve(join(scratch({ "junk.gguf": Buffer.from(Array.from({ length: 4096 }, (_, i) => (i * 7919) % 251)) }), "junk.gguf")),
+      () =>
+        Promise.resolve(
+          join(
+            scratch({ "junk.gguf": Buffer.from(Array.from({ length: 4096 }, (_, i) => (i * 7919) % 251)) }),
+            "junk.gguf",
+          ),
+        ),
       /not a GGUF file|GGUF/i,
     ],
     [
       "a truncated adapter",
       () => {
         const bytes = readFileSync(adapter("chat").path);
-        return Promise.resolve(join(scratch({ "cut.gguf": bytes.subarray(0, Math.floor(bytes.length / 2)) }), "cut.gguf"));
+        return Promise.resolve(
+          join(scratch({ "cut.gguf": bytes.subarray(0, Math.floor(bytes.length / 2)) }), "cut.gguf"),
+        );
       },
       /truncated|ends|incomplete|shorter/i,
     ],
@@ -127,18 +143,28 @@ describe("AdapterRegistry install", () => {
       async () => writeWrongBaseAdapter(join(scratch({}), "wrong.gguf")),
       /"wrong\.gguf" does not fit the loaded model.*The loaded model is "Macaron demo \(tiny, nonsense output\)" \(base\.gguf\)/,
     ],
-    ["a model instead of an adapter", () => Promise.resolve(fx.basePath), /"base\.gguf" is a base model, not a LoRA adapter/],
+    [
+      "a model instead of an adapter",
+      () => Promise.resolve(fx.basePath),
+      /"base\.gguf" is a base model, not a LoRA adapter/,
+    ],
     [
       "a file that does not match its manifest's sha256",
       () => {
-        const dir = scratch({ "chat.gguf": adapter("chat").path, "chat.json": adapter("coding").manifestPath });
+        const dir = scratch({
+          "chat.gguf": adapter("chat").path,
+          "chat.json": adapter("coding").manifestPath,
+        });
         return Promise.resolve(join(dir, "chat.gguf"));
       },
       /does not match its manifest: its sha256 is/,
     ],
     [
       "a manifest that is not JSON",
-      () => Promise.resolve(join(scratch({ "chat.gguf": adapter("chat").path, "chat.json": "{ nope" }), "chat.gguf")),
+      () =>
+        Promise.resolve(
+          join(scratch({ "chat.gguf": adapter("chat").path, "chat.json": "{ nope" }), "chat.gguf"),
+        ),
       /manifest chat\.json is not valid JSON/,
     ],
   ];
@@ -172,7 +198,10 @@ describe("AdapterRegistry install", () => {
 
   it("installs concurrently without double installs", async () => {
     const s = setup(fx.basePath);
-    const results = await Promise.allSettled([s.registry.install(adapter("ui").path), s.registry.install(adapter("ui").path)]);
+    const results = await Promise.allSettled([
+      s.registry.install(adapter("ui").path),
+      s.registry.install(adapter("ui").path),
+    ]);
     expect(results.map((r) => r.status).sort()).toEqual(["fulfilled", "rejected"]);
     expect(s.files()).toHaveLength(1);
   });

@@ -180,7 +180,8 @@ export class AdapterRegistry {
       );
     }
     const kind = str(file.metadata["adapter.type"]);
-    if (kind !== "lora") throw invalid(`${quoted(src)} is a ${kind ?? "unknown"} adapter; only LoRA adapters are supported.`);
+    if (kind !== "lora")
+      throw invalid(`${quoted(src)} is a ${kind ?? "unknown"} adapter; only LoRA adapters are supported.`);
 
     const manifest = await readManifestBeside(src);
     const base = await this.loadedBase();
@@ -203,11 +204,15 @@ export class AdapterRegistry {
 
     const id = manifest?.id ?? idFromFileName(src);
     if (!ADAPTER_ID_PATTERN.test(id) || RESERVED_ADAPTER_IDS.includes(id)) {
-      throw invalid(`"${id}" cannot be an adapter id (reserved or not a plain name). Rename the file or set "id" in its manifest.`);
+      throw invalid(
+        `"${id}" cannot be an adapter id (reserved or not a plain name). Rename the file or set "id" in its manifest.`,
+      );
     }
     const existing = this.deps.store.get(id);
     if (existing) {
-      throw invalid(`An adapter "${id}" is already installed (version ${existing.version}). Remove it first to install this one.`);
+      throw invalid(
+        `An adapter "${id}" is already installed (version ${existing.version}). Remove it first to install this one.`,
+      );
     }
     const twin = this.deps.store.findBySha256(sha256);
     if (twin) throw invalid(`This file is already installed as "${twin.id}" (version ${twin.version}).`);
@@ -270,7 +275,10 @@ export class AdapterRegistry {
       await rename(temp, dest);
     } catch (err) {
       await rm(temp, { force: true });
-      throw new ApiError("internal", `Could not copy the adapter into ${this.dir}: ${(err as Error).message}`);
+      throw new ApiError(
+        "internal",
+        `Could not copy the adapter into ${this.dir}: ${(err as Error).message}`,
+      );
     }
   }
 

@@ -76,7 +76,9 @@ export class AdapterRouting {
       const candidates = all.filter((u) => u.adapter.enabled && u.fit.fits !== false);
       if (candidates.length === 0) {
         const enabled = all.filter((u) => u.adapter.enabled);
-        return baseOnly(enabled.length === 0 ? "all adapters are disabled" : "no enabled adapter fits the loaded model");
+        return baseOnly(
+          enabled.length === 0 ? "all adapters are disabled" : "no enabled adapter fits the loaded model",
+        );
       }
       return this.decide(selection, text, candidates);
     }
@@ -98,9 +100,9 @@ export class AdapterRouting {
    */
   recordOverride(text: string, adapterId: string): void {
     if (text.trim() === "") return;
-    this.deps.router.recordOverride({ text, chosenAdapterId: adapterId }).catch((err: unknown) =>
-      this.log("could not record the routing override", err),
-    );
+    this.deps.router
+      .recordOverride({ text, chosenAdapterId: adapterId })
+      .catch((err: unknown) => this.log("could not record the routing override", err));
   }
 
   /** One more turn answered with each of `ids` (synchronous, inside the turn's transaction). */
@@ -111,11 +113,16 @@ export class AdapterRouting {
   /** Warm the router (embed routing examples) so the first auto turn does not pay for it. */
   async prepare(): Promise<void> {
     const all = await this.deps.registry.withFits();
-    const candidates = all.filter((u) => u.adapter.enabled && u.fit.fits === true).map((u) => toCandidate(u.adapter));
+    const candidates = all
+      .filter((u) => u.adapter.enabled && u.fit.fits === true)
+      .map((u) => toCandidate(u.adapter));
     if (candidates.length > 0) await this.deps.router.prepare(candidates);
   }
 
-  private checkManual(selection: { pinned: string } | { blend: Record<string, number> }, all: Usable[]): void {
+  private checkManual(
+    selection: { pinned: string } | { blend: Record<string, number> },
+    all: Usable[],
+  ): void {
     const ids = "pinned" in selection ? [selection.pinned] : Object.keys(selection.blend);
     for (const id of ids) {
       const found = all.find((u) => u.adapter.id === id);
@@ -123,9 +130,12 @@ export class AdapterRouting {
         const installed = all.map((u) => u.adapter.id).join(", ") || "none";
         throw invalid(`Adapter "${id}" is not installed (installed: ${installed}).`);
       }
-      if (!found.adapter.enabled) throw invalid(`Adapter "${id}" is disabled. Enable it in the Adapters panel first.`);
+      if (!found.adapter.enabled)
+        throw invalid(`Adapter "${id}" is disabled. Enable it in the Adapters panel first.`);
       if (found.fit.fits === false && !isMissing(found.adapter)) {
-        throw invalid(`Adapter "${id}" does not fit the loaded model: ${found.fit.reason ?? "unknown reason"}`);
+        throw invalid(
+          `Adapter "${id}" does not fit the loaded model: ${found.fit.reason ?? "unknown reason"}`,
+        );
       }
     }
   }

@@ -37,7 +37,11 @@ describe("SqliteRouterStore", () => {
     const reopened = new SqliteRouterStore(again);
     const hits = reopened.getVectors("m", [...many.keys(), textHash("absent")]);
     expect(hits.size).toBe(450);
-    expect(Array.from(hits.get(textHash("t449")) ?? [])).toEqual(Array.from(Float32Array.from([449, -449, 449 / 7])));
-    expect(reopened.listLearned()).toEqual([{ textHash: textHash("x"), text: "x", adapterId: "ui", createdAt: 12.5 }]);
+    expect(Array.from(hits.get(textHash("t449")) ?? [])).toEqual(
+      Array.from(Float32Array.from([449, -449, 449 / 7])),
+    );
+    expect(reopened.listLearned()).toEqual([
+      { textHash: textHash("x"), text: "x", adapterId: "ui", createdAt: 12.5 },
+    ]);
   });
 });

@@ -165,10 +165,19 @@ export class TurnPipeline {
       })();
       events.emit("conversations.changed", { conversation: updated, deletedId: null });
       if (remembered) this.deps.memory?.emitChanged();
-      const context = this.start(gen, conversation.id, assistantMessage.id, resolved, sampling, memories, {
-        userMessageId: userMessage.id,
-        userText: input.text,
-      }, format);
+      const context = this.start(
+        gen,
+        conversation.id,
+        assistantMessage.id,
+        resolved,
+        sampling,
+        memories,
+        {
+          userMessageId: userMessage.id,
+          userText: input.text,
+        },
+        format,
+      );
       return { userMessage, assistantMessage: { ...assistantMessage, context } };
     } catch (err) {
       this.release(conversation.id, gen);

@@ -30,7 +30,10 @@ export interface TurnTimings extends GenerationStats {
 }
 
 /** The RoutingInfo of a turn from its stored columns (Message.routing). */
-export function routingFromColumns(adaptersJson: string | null, routerJson: string | null): RoutingInfo | null {
+export function routingFromColumns(
+  adaptersJson: string | null,
+  routerJson: string | null,
+): RoutingInfo | null {
   if (adaptersJson === null || routerJson === null) return null;
   try {
     const adapters = JSON.parse(adaptersJson) as AppliedAdapter[];
@@ -59,7 +62,9 @@ export class TurnStore {
         sampling_json, timings_json, kv_policy, created_at)
       VALUES (@messageId, @modelSha256, @harnessVersion, @adapters, @router, @sampling, NULL, @kvPolicy, @createdAt)`);
     this.timingsStmt = db.prepare("UPDATE turns SET timings_json = ? WHERE message_id = ?");
-    this.shaStmt = db.prepare("UPDATE turns SET model_sha256 = ? WHERE message_id = ? AND model_sha256 IS NULL");
+    this.shaStmt = db.prepare(
+      "UPDATE turns SET model_sha256 = ? WHERE message_id = ? AND model_sha256 IS NULL",
+    );
   }
 
   /** Record a turn's decision; call in the transaction that commits its assistant message. */

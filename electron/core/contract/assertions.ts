@@ -29,19 +29,34 @@ function shown(text: string): string {
  * Check one assertion (all but `regression`, which needs the live version's result and is
  * decided by the runner).
  */
-export function checkAssertion(a: Exclude<Assertion, { type: "regression" }>, o: CaseOutcome): AssertionResult {
+export function checkAssertion(
+  a: Exclude<Assertion, { type: "regression" }>,
+  o: CaseOutcome,
+): AssertionResult {
   switch (a.type) {
     case "contains": {
       const passed = o.output.includes(a.value);
-      return { type: a.type, passed, detail: `${passed ? "contains" : "does not contain"} ${shown(a.value)}; output ${shown(o.output)}` };
+      return {
+        type: a.type,
+        passed,
+        detail: `${passed ? "contains" : "does not contain"} ${shown(a.value)}; output ${shown(o.output)}`,
+      };
     }
     case "notContains": {
       const passed = !o.output.includes(a.value);
-      return { type: a.type, passed, detail: `${passed ? "does not contain" : "contains"} ${shown(a.value)}; output ${shown(o.output)}` };
+      return {
+        type: a.type,
+        passed,
+        detail: `${passed ? "does not contain" : "contains"} ${shown(a.value)}; output ${shown(o.output)}`,
+      };
     }
     case "regex": {
       const passed = new RegExp(a.pattern, a.flags).test(o.output);
-      return { type: a.type, passed, detail: `${passed ? "matches" : "does not match"} /${a.pattern}/${a.flags ?? ""}; output ${shown(o.output)}` };
+      return {
+        type: a.type,
+        passed,
+        detail: `${passed ? "matches" : "does not match"} /${a.pattern}/${a.flags ?? ""}; output ${shown(o.output)}`,
+      };
     }
     case "routesTo": {
       const first = o.adapters[0] ?? "base";
@@ -50,7 +65,11 @@ export function checkAssertion(a: Exclude<Assertion, { type: "regression" }>, o:
     }
     case "noPii": {
       const passed = !containsPii(o.output);
-      return { type: a.type, passed, detail: passed ? "no personal data found" : `personal data found in ${shown(o.output)}` };
+      return {
+        type: a.type,
+        passed,
+        detail: passed ? "no personal data found" : `personal data found in ${shown(o.output)}`,
+      };
     }
     case "latencyMs": {
       const passed = o.latencyMs <= a.max;
@@ -65,8 +84,16 @@ export function checkAssertion(a: Exclude<Assertion, { type: "regression" }>, o:
       }
       const result = validateJsonSchema(value, a.schema);
       if (result.unsupported.length > 0)
-        return { type: a.type, passed: false, detail: `unsupported schema keywords: ${result.unsupported.join(", ")}` };
-      return { type: a.type, passed: result.valid, detail: result.valid ? "valid against the schema" : result.errors.join("; ") };
+        return {
+          type: a.type,
+          passed: false,
+          detail: `unsupported schema keywords: ${result.unsupported.join(", ")}`,
+        };
+      return {
+        type: a.type,
+        passed: result.valid,
+        detail: result.valid ? "valid against the schema" : result.errors.join("; "),
+      };
     }
   }
 }

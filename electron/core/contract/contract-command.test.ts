@@ -27,9 +27,22 @@ beforeAll(async () => {
   brokenDir = join(dir.path, "broken");
   cpSync(fixtures.adaptersDir, brokenDir, { recursive: true });
   const spec = demoAdapterSpec("ui");
-  await writeGguf(join(brokenDir, "coding.gguf"), { ...spec, metadata: { ...spec.metadata, "general.name": gv.str("coding v3 (broken)") } });
-  const manifest = JSON.parse(readFileSync(join(brokenDir, "coding.json"), "utf8")) as Record<string, unknown>;
-  writeFileSync(join(brokenDir, "coding.json"), JSON.stringify({ ...manifest, version: "3.0.0", sha256: await sha256File(join(brokenDir, "coding.gguf")) }));
+  await writeGguf(join(brokenDir, "coding.gguf"), {
+    ...spec,
+    metadata: { ...spec.metadata, "general.name": gv.str("coding v3 (broken)") },
+  });
+  const manifest = JSON.parse(readFileSync(join(brokenDir, "coding.json"), "utf8")) as Record<
+    string,
+    unknown
+  >;
+  writeFileSync(
+    join(brokenDir, "coding.json"),
+    JSON.stringify({
+      ...manifest,
+      version: "3.0.0",
+      sha256: await sha256File(join(brokenDir, "coding.gguf")),
+    }),
+  );
 });
 afterAll(() => dir.remove());
 
@@ -43,12 +56,20 @@ describe("npm run contract", () => {
   it("passes the default contract with the fixture adapters and writes the JSON report", async () => {
     const json = join(dir.path, "report.json");
     const t = io();
-    const { code } = await runContractCommand(["--model", fixtures.basePath, "--adapters", fixtures.adaptersDir, "--json", json], t.io);
+    const { code } = await runContractCommand(
+      ["--model", fixtures.basePath, "--adapters", fixtures.adaptersDir, "--json", json],
+      t.io,
+    );
     expect(t.err).toEqual([]);
     expect(code).toBe(0);
     expect(t.out.join("\n")).toMatch(/PASSED/);
     const report = JSON.parse(readFileSync(json, "utf8")) as ContractReport;
-    expect(report).toMatchObject({ contract: "macaron-default", version: "1.0.0", passed: true, failing: [] });
+    expect(report).toMatchObject({
+      contract: "macaron-default",
+      version: "1.0.0",
+      passed: true,
+      failing: [],
+    });
     expect(report.cases.find((c) => c.id === "coding-auto")?.adapters).toEqual(["coding@1.0.0"]);
     expect(Object.keys(report.byTag)).toEqual(expect.arrayContaining(["chat", "coding", "agent", "ui"]));
   });
@@ -57,7 +78,17 @@ describe("npm run contract", () => {
     const json = join(dir.path, "broken.json");
     const cli = promisify(execFile)(
       process.execPath,
-      ["--import", "tsx", "electron/core/contract/cli.ts", "--model", fixtures.basePath, "--adapters", brokenDir, "--json", json],
+      [
+        "--import",
+        "tsx",
+        "electron/core/contract/cli.ts",
+        "--model",
+        fixtures.basePath,
+        "--adapters",
+        brokenDir,
+        "--json",
+        json,
+      ],
       { env },
     );
     const failure = (await cli.then(
@@ -78,7 +109,14 @@ describe("npm run contract", () => {
     const bad = join(dir.path, "bad.json");
     writeFileSync(bad, JSON.stringify({ contract: "x", version: "1", cases: [] }));
     const u = io();
-    expect((await runContractCommand(["--model", fixtures.basePath, "--adapters", fixtures.adaptersDir, "--contract", bad], u.io)).code).toBe(2);
+    expect(
+      (
+        await runContractCommand(
+          ["--model", fixtures.basePath, "--adapters", fixtures.adaptersDir, "--contract", bad],
+          u.io,
+        )
+      ).code,
+    ).toBe(2);
     expect(u.err.join("")).toMatch(/version: .*semantic version/);
   });
 });

@@ -31,7 +31,10 @@ export interface CommandIo {
 }
 
 /** Run the command; resolves with the exit code (never throws). */
-export async function runContractCommand(argv: string[], io: CommandIo): Promise<{ code: number; report: ContractReport | null }> {
+export async function runContractCommand(
+  argv: string[],
+  io: CommandIo,
+): Promise<{ code: number; report: ContractReport | null }> {
   let args: { model: string; adapters: string; contract?: string; json?: string };
   try {
     const { values } = parseArgs({
@@ -50,7 +53,12 @@ export async function runContractCommand(argv: string[], io: CommandIo): Promise
       return { code: 0, report: null };
     }
     if (!values.model || !values.adapters) throw new Error("--model and --adapters are required");
-    args = { model: resolve(values.model), adapters: resolve(values.adapters), contract: values.contract, json: values.json };
+    args = {
+      model: resolve(values.model),
+      adapters: resolve(values.adapters),
+      contract: values.contract,
+      json: values.json,
+    };
   } catch (err) {
     io.err(`${(err as Error).message}\n\n${USAGE}`);
     return { code: 2, report: null };
@@ -73,7 +81,8 @@ export async function runContractCommand(argv: string[], io: CommandIo): Promise
       adaptersDir: args.adapters,
       demoAdapters: false,
       log: (message, err) => {
-        if (/could not (install|open|read)/.test(message)) refused.push(message + (err instanceof Error ? `: ${err.message}` : ""));
+        if (/could not (install|open|read)/.test(message))
+          refused.push(message + (err instanceof Error ? `: ${err.message}` : ""));
       },
     },
     () => new EngineSupervisor(spawnNodeEngine(), { readyTimeoutMs: 60_000 }),
@@ -88,7 +97,8 @@ export async function runContractCommand(argv: string[], io: CommandIo): Promise
     const report = await runContract(contract, {
       target: {
         resolve: (selection, text) => core.adapters.resolve(selection, text),
-        generate: (history, options, signal) => core.engine.generate(history, options, () => undefined, signal),
+        generate: (history, options, signal) =>
+          core.engine.generate(history, options, () => undefined, signal),
       },
       systemPrompt: DEFAULT_SYSTEM_PROMPT,
     });

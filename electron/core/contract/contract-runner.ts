@@ -6,7 +6,10 @@ import type { Contract, ContractCase } from "./contract-schema";
 /** The adapters and engine a contract runs against (the live set, or one with a candidate in it). */
 export interface ContractTarget {
   /** Resolve a case's mode for its last user text (the router decides "auto"). */
-  resolve(selection: AdapterSelection, text: string): Promise<{ routing: RoutingInfo; adapters: AdapterUse[] }>;
+  resolve(
+    selection: AdapterSelection,
+    text: string,
+  ): Promise<{ routing: RoutingInfo; adapters: AdapterUse[] }>;
   generate(history: ChatTurn[], options: GenerateOptions, signal?: AbortSignal): Promise<GenerateResult>;
 }
 
@@ -114,7 +117,13 @@ async function answer(
     };
   } catch (err) {
     if (opts.signal?.aborted) throw err;
-    return { output: "", adapters: [], adapterIds: [], latencyMs: 0, error: err instanceof Error ? err.message : String(err) };
+    return {
+      output: "",
+      adapters: [],
+      adapterIds: [],
+      latencyMs: 0,
+      error: err instanceof Error ? err.message : String(err),
+    };
   }
 }
 
@@ -192,7 +201,8 @@ function summarize(
   durationMs: number,
   candidate: ContractReport["candidate"],
 ): ContractReport {
-  const rate = (list: CaseReport[]): number => (list.length === 0 ? 1 : list.filter((c) => c.passed).length / list.length);
+  const rate = (list: CaseReport[]): number =>
+    list.length === 0 ? 1 : list.filter((c) => c.passed).length / list.length;
   const byTag: Record<string, TagReport> = {};
   for (const tag of [...new Set(cases.flatMap((c) => c.tags))].sort()) {
     const tagged = cases.filter((c) => c.tags.includes(tag));

@@ -15,7 +15,11 @@ export const Assertion = z.discriminatedUnion("type", [
   z.object({ type: z.literal("contains"), value: z.string().min(1).max(10_000) }).strict(),
   z.object({ type: z.literal("notContains"), value: z.string().min(1).max(10_000) }).strict(),
   z
-    .object({ type: z.literal("regex"), pattern: z.string().min(1).max(2000), flags: z.string().max(8).optional() })
+    .object({
+      type: z.literal("regex"),
+      pattern: z.string().min(1).max(2000),
+      flags: z.string().max(8).optional(),
+    })
     .strict(),
   /** The router (mode "auto") must put this adapter first. */
   z.object({ type: z.literal("routesTo"), adapter: z.string().min(1).max(64) }).strict(),
@@ -31,7 +35,9 @@ export const Assertion = z.discriminatedUnion("type", [
 export type Assertion = z.infer<typeof Assertion>;
 export type AssertionType = Assertion["type"];
 
-export const ContractMessage = z.object({ role: z.enum(["system", "user", "assistant"]), content: Text }).strict();
+export const ContractMessage = z
+  .object({ role: z.enum(["system", "user", "assistant"]), content: Text })
+  .strict();
 
 export const ContractCase = z
   .object({
@@ -77,7 +83,8 @@ export const ContractFile = z
   .superRefine((c, ctx) => {
     const seen = new Set<string>();
     c.cases.forEach((k, i) => {
-      if (seen.has(k.id)) ctx.addIssue({ code: "custom", message: `duplicate case id "${k.id}"`, path: ["cases", i, "id"] });
+      if (seen.has(k.id))
+        ctx.addIssue({ code: "custom", message: `duplicate case id "${k.id}"`, path: ["cases", i, "id"] });
       seen.add(k.id);
     });
   });
@@ -93,7 +100,9 @@ export function parseContract(json: unknown, source = "contract"): Contract {
       try {
         new RegExp(a.pattern, a.flags);
       } catch (err) {
-        throw new Error(`The contract ${source} is invalid: case "${c.id}" has a bad regex: ${(err as Error).message}`);
+        throw new Error(
+          `The contract ${source} is invalid: case "${c.id}" has a bad regex: ${(err as Error).message}`,
+        );
       }
     }
   }

@@ -5,28 +5,65 @@ import { runContract, type ContractTarget } from "./contract-runner";
 import { defaultContract } from "./default-contract";
 import { validateJsonSchema } from "./json-schema";
 
-const outcome = (output: string, adapters: string[] = ["coding"], latencyMs = 5) => ({ output, adapters, latencyMs });
+const outcome = (output: string, adapters: string[] = ["coding"], latencyMs = 5) => ({
+  output,
+  adapters,
+  latencyMs,
+});
 
 describe("contract files", () => {
   it("loads the default contract, and refuses malformed ones with a reason", () => {
     expect(defaultContract()).toMatchObject({ contract: "macaron-default", version: "1.0.0" });
-    const base = { contract: "team", version: "1.0.0", cases: [{ id: "a", conversation: [{ role: "user", content: "hi" }], mode: "auto", assertions: [{ type: "noPii" }] }] };
+    const base = {
+      contract: "team",
+      version: "1.0.0",
+      cases: [
+        {
+          id: "a",
+          conversation: [{ role: "user", content: "hi" }],
+          mode: "auto",
+          assertions: [{ type: "noPii" }],
+        },
+      ],
+    };
     expect(parseContract(base).cases[0]!.tags).toEqual([]);
-    expect(() => parseContract({ ...base, cases: [...base.cases, ...base.cases] })).toThrow(/duplicate case id "a"/);
-    expect(() => parseContract({ ...base, cases: [{ ...base.cases[0], assertions: [{ type: "regex", pattern: "(" }] }] })).toThrow(/bad regex/);
-    expect(() => parseContract({ ...base, cases: [{ ...base.cases[0], assertions: [{ type: "sounds-good" }] }] })).toThrow(/invalid/);
-    expect(() => parseContract({ ...base, cases: [{ ...base.cases[0], conversation: [{ role: "assistant", content: "x" }] }] })).toThrow(/end with a user message/);
+    expect(() => parseContract({ ...base, cases: [...base.cases, ...base.cases] })).toThrow(
+      /duplicate case id "a"/,
+    );
+    expect(() =>
+      parseContract({
+        ...base,
+        cases: [{ ...base.cases[0], assertions: [{ type: "regex", pattern: "(" }] }],
+      }),
+    ).toThrow(/bad regex/);
+    expect(() =>
+      parseContract({ ...base, cases: [{ ...base.cases[0], assertions: [{ type: "sounds-good" }] }] }),
+    ).toThrow(/invalid/);
+    expect(() =>
+      parseContract({
+        ...base,
+        cases: [{ ...base.cases[0], conversation: [{ role: "assistant", content: "x" }] }],
+      }),
+    ).toThrow(/end with a user message/);
   });
 });
 
 describe("assertions", () => {
   it("checks contains, notContains, regex, routesTo, latency and PII with readable details", () => {
     expect(checkAssertion({ type: "contains", value: "{{{" }, outcome("{{{{")).passed).toBe(true);
-    expect(checkAssertion({ type: "contains", value: "{{{" }, outcome("uuuu"))).toMatchObject({ passed: false, detail: 'does not contain "{{{"; output "uuuu"' });
+    expect(checkAssertion({ type: "contains", value: "{{{" }, outcome("uuuu"))).toMatchObject({
+      passed: false,
+      detail: 'does not contain "{{{"; output "uuuu"',
+    });
     expect(checkAssertion({ type: "notContains", value: "u" }, outcome("uuuu")).passed).toBe(false);
     expect(checkAssertion({ type: "regex", pattern: "^\\{" }, outcome("{x")).passed).toBe(true);
-    expect(checkAssertion({ type: "routesTo", adapter: "ui" }, outcome("x"))).toMatchObject({ passed: false, detail: "routed to coding, expected ui" });
-    expect(checkAssertion({ type: "routesTo", adapter: "ui" }, outcome("x", []))).toMatchObject({ detail: "routed to base, expected ui" });
+    expect(checkAssertion({ type: "routesTo", adapter: "ui" }, outcome("x"))).toMatchObject({
+      passed: false,
+      detail: "routed to coding, expected ui",
+    });
+    expect(checkAssertion({ type: "routesTo", adapter: "ui" }, outcome("x", []))).toMatchObject({
+      detail: "routed to base, expected ui",
+    });
     expect(checkAssertion({ type: "latencyMs", max: 4 }, outcome("x")).passed).toBe(false);
     expect(checkAssertion({ type: "noPii" }, outcome("write to jane.doe@example.com")).passed).toBe(false);
     expect(checkAssertion({ type: "noPii" }, outcome("{{{{")).passed).toBe(true);
@@ -39,10 +76,16 @@ describe("assertions", () => {
       additionalProperties: false,
       properties: {
         component: { enum: ["form", "table"] },
-        props: { type: "object", properties: { rows: { type: "array", items: { type: "integer", minimum: 0 }, maxItems: 3 } } },
+        props: {
+          type: "object",
+          properties: { rows: { type: "array", items: { type: "integer", minimum: 0 }, maxItems: 3 } },
+        },
       },
     };
-    const ok = checkAssertion({ type: "jsonSchemaValid", schema }, outcome('{"component":"table","props":{"rows":[1,2]}}'));
+    const ok = checkAssertion(
+      { type: "jsonSchemaValid", schema },
+      outcome('{"component":"table","props":{"rows":[1,2]}}'),
+    );
     expect(ok.passed).toBe(true);
     const bad = validateJsonSchema({ component: "chart", props: { rows: [1, -2, 3, 4] }, extra: 1 }, schema);
     expect(bad.errors).toEqual([
@@ -52,7 +95,9 @@ describe("assertions", () => {
       '$: unexpected property "extra"',
     ]);
     expect(checkAssertion({ type: "jsonSchemaValid", schema }, outcome("uuuu")).detail).toMatch(/not JSON/);
-    expect(checkAssertion({ type: "jsonSchemaValid", schema: { $ref: "#/x" } }, outcome("{}")).detail).toBe("unsupported schema keywords: $ref");
+    expect(checkAssertion({ type: "jsonSchemaValid", schema: { $ref: "#/x" } }, outcome("{}")).detail).toBe(
+      "unsupported schema keywords: $ref",
+    );
   });
 });
 
@@ -62,16 +107,48 @@ describe("runContract", () => {
     version: "1.0.0",
     thresholds: { minPassRate: 0.5, byTag: { coding: 1, chat: 0 } },
     cases: [
-      { id: "c1", tags: ["coding"], conversation: [{ role: "user", content: "x" }], mode: "coding", assertions: [{ type: "contains", value: "{" }, { type: "regression" }] },
-      { id: "c2", tags: ["chat"], conversation: [{ role: "user", content: "y" }], mode: "missing", assertions: [{ type: "contains", value: "c" }] },
+      {
+        id: "c1",
+        tags: ["coding"],
+        conversation: [{ role: "user", content: "x" }],
+        mode: "coding",
+        assertions: [{ type: "contains", value: "{" }, { type: "regression" }],
+      },
+      {
+        id: "c2",
+        tags: ["chat"],
+        conversation: [{ role: "user", content: "y" }],
+        mode: "missing",
+        assertions: [{ type: "contains", value: "c" }],
+      },
     ],
   });
   const target = (text: string): ContractTarget => ({
     resolve: (selection) => {
-      if (typeof selection === "object" && "pinned" in selection && selection.pinned === "missing") return Promise.reject(new Error('Adapter "missing" is not installed'));
-      return Promise.resolve({ routing: { mode: "pinned", adapters: [{ id: "coding", version: "9", scale: 1 }], confidence: 1, reason: "", latencyMs: 1 }, adapters: [] });
+      if (typeof selection === "object" && "pinned" in selection && selection.pinned === "missing")
+        return Promise.reject(new Error('Adapter "missing" is not installed'));
+      return Promise.resolve({
+        routing: {
+          mode: "pinned",
+          adapters: [{ id: "coding", version: "9", scale: 1 }],
+          confidence: 1,
+          reason: "",
+          latencyMs: 1,
+        },
+        adapters: [],
+      });
     },
-    generate: () => Promise.resolve({ text, stopReason: "maxTokens", tokens: 4, ttftMs: 1, durationMs: 2, promptTokensEvaluated: 1, contextTokens: 1, contextSize: 1 }),
+    generate: () =>
+      Promise.resolve({
+        text,
+        stopReason: "maxTokens",
+        tokens: 4,
+        ttftMs: 1,
+        durationMs: 2,
+        promptTokensEvaluated: 1,
+        contextTokens: 1,
+        contextSize: 1,
+      }),
   });
 
   it("judges per-tag thresholds, reports cases that cannot run, and compares with the live version", async () => {

@@ -9,9 +9,29 @@
 type Schema = Record<string, unknown>;
 
 const SUPPORTED = new Set([
-  "type", "enum", "const", "properties", "required", "additionalProperties", "items", "minItems",
-  "maxItems", "minLength", "maxLength", "pattern", "minimum", "maximum", "anyOf", "oneOf", "allOf",
-  "$schema", "$id", "title", "description", "default", "examples",
+  "type",
+  "enum",
+  "const",
+  "properties",
+  "required",
+  "additionalProperties",
+  "items",
+  "minItems",
+  "maxItems",
+  "minLength",
+  "maxLength",
+  "pattern",
+  "minimum",
+  "maximum",
+  "anyOf",
+  "oneOf",
+  "allOf",
+  "$schema",
+  "$id",
+  "title",
+  "description",
+  "default",
+  "examples",
 ]);
 
 export interface SchemaCheck {
@@ -27,7 +47,11 @@ export function validateJsonSchema(value: unknown, schema: Schema): SchemaCheck 
   const errors: string[] = [];
   const unsupported = new Set<string>();
   check(value, schema, "$", errors, unsupported);
-  return { valid: errors.length === 0 && unsupported.size === 0, errors: errors.slice(0, 10), unsupported: [...unsupported] };
+  return {
+    valid: errors.length === 0 && unsupported.size === 0,
+    errors: errors.slice(0, 10),
+    unsupported: [...unsupported],
+  };
 }
 
 function typeOf(v: unknown): string {
@@ -52,16 +76,19 @@ function check(v: unknown, s: Schema, path: string, errors: string[], unsupporte
 
   if (s.type !== undefined) {
     const types = Array.isArray(s.type) ? (s.type as string[]) : [s.type as string];
-    if (!types.some((t) => matchesType(v, t))) return fail(`expected ${types.join(" or ")}, got ${typeOf(v)}`);
+    if (!types.some((t) => matchesType(v, t)))
+      return fail(`expected ${types.join(" or ")}, got ${typeOf(v)}`);
   }
   if (Array.isArray(s.enum) && !s.enum.some((e) => JSON.stringify(e) === JSON.stringify(v)))
     fail(`must be one of ${JSON.stringify(s.enum)}`);
-  if ("const" in s && JSON.stringify(s.const) !== JSON.stringify(v)) fail(`must be ${JSON.stringify(s.const)}`);
+  if ("const" in s && JSON.stringify(s.const) !== JSON.stringify(v))
+    fail(`must be ${JSON.stringify(s.const)}`);
 
   if (typeof v === "string") {
     if (typeof s.minLength === "number" && [...v].length < s.minLength) fail(`shorter than ${s.minLength}`);
     if (typeof s.maxLength === "number" && [...v].length > s.maxLength) fail(`longer than ${s.maxLength}`);
-    if (typeof s.pattern === "string" && !new RegExp(s.pattern, "u").test(v)) fail(`does not match ${s.pattern}`);
+    if (typeof s.pattern === "string" && !new RegExp(s.pattern, "u").test(v))
+      fail(`does not match ${s.pattern}`);
   }
   if (typeof v === "number") {
     if (typeof s.minimum === "number" && v < s.minimum) fail(`below ${s.minimum}`);
@@ -70,7 +97,8 @@ function check(v: unknown, s: Schema, path: string, errors: string[], unsupporte
   if (Array.isArray(v)) {
     if (typeof s.minItems === "number" && v.length < s.minItems) fail(`fewer than ${s.minItems} items`);
     if (typeof s.maxItems === "number" && v.length > s.maxItems) fail(`more than ${s.maxItems} items`);
-    if (isSchema(s.items)) v.forEach((item, i) => check(item, s.items as Schema, `${path}[${i}]`, errors, unsupported));
+    if (isSchema(s.items))
+      v.forEach((item, i) => check(item, s.items as Schema, `${path}[${i}]`, errors, unsupported));
   }
   if (isSchema(v) && typeOf(v) === "object") {
     const props = isSchema(s.properties) ? s.properties : {};
@@ -80,7 +108,8 @@ function check(v: unknown, s: Schema, path: string, errors: string[], unsupporte
       const sub = props[name];
       if (isSchema(sub)) check(child, sub, `${path}.${name}`, errors, unsupported);
       else if (s.additionalProperties === false) fail(`unexpected property "${name}"`);
-      else if (isSchema(s.additionalProperties)) check(child, s.additionalProperties, `${path}.${name}`, errors, unsupported);
+      else if (isSchema(s.additionalProperties))
+        check(child, s.additionalProperties, `${path}.${name}`, errors, unsupported);
     }
   }
   const branches = (key: "anyOf" | "oneOf" | "allOf"): number | null => {

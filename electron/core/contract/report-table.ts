@@ -6,7 +6,9 @@ const pad = (s: string, n: number): string => (s.length >= n ? s.slice(0, n) : s
 export function formatReport(report: ContractReport): string {
   const lines: string[] = [];
   const title = `${report.contract}@${report.version}`;
-  const candidate = report.candidate ? ` (candidate ${report.candidate.adapterId}@${report.candidate.version})` : "";
+  const candidate = report.candidate
+    ? ` (candidate ${report.candidate.adapterId}@${report.candidate.version})`
+    : "";
   lines.push(`contract ${title}${candidate}: ${report.cases.length} cases in ${report.durationMs} ms`);
   lines.push("");
   lines.push(`${pad("case", 22)} ${pad("result", 6)} ${pad("ms", 7)} ${pad("adapters", 18)} output`);
@@ -20,7 +22,9 @@ export function formatReport(report: ContractReport): string {
   }
   lines.push("");
   for (const [tag, t] of Object.entries(report.byTag)) {
-    lines.push(`tag ${pad(tag, 10)} ${t.passed}/${t.total} pass (needs ${Math.round(t.threshold * 100)}%)${t.ok ? "" : "  ✗"}`);
+    lines.push(
+      `tag ${pad(tag, 10)} ${t.passed}/${t.total} pass (needs ${Math.round(t.threshold * 100)}%)${t.ok ? "" : "  ✗"}`,
+    );
   }
   lines.push("");
   lines.push(

@@ -31,7 +31,10 @@ function importedGenui(
   return {
     format: isUi ? "ui" : null,
     ui: isUi && m.ui ? JSON.stringify(m.ui) : null,
-    interaction: m.interaction && target && m.role === "user" ? JSON.stringify({ ...m.interaction, messageId: target }) : null,
+    interaction:
+      m.interaction && target && m.role === "user"
+        ? JSON.stringify({ ...m.interaction, messageId: target })
+        : null,
   };
 }
 

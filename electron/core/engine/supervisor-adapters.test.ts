@@ -14,8 +14,15 @@ const hello: ChatTurn[] = [{ role: "user", text: "hello" }];
 let dir: string;
 let fx: FixturePaths;
 let engine: EngineSupervisor;
-const use = (id: string, scale = 1): AdapterUse => ({ path: fx.adapters.find((a) => a.id === id)!.path, scale });
-const greedy = (maxTokens: number, adapters: AdapterUse[]): GenerateOptions => ({ temperature: 0, maxTokens, adapters });
+const use = (id: string, scale = 1): AdapterUse => ({
+  path: fx.adapters.find((a) => a.id === id)!.path,
+  scale,
+});
+const greedy = (maxTokens: number, adapters: AdapterUse[]): GenerateOptions => ({
+  temperature: 0,
+  maxTokens,
+  adapters,
+});
 
 /** Resolves after the first streamed token. */
 function firstToken() {
@@ -45,7 +52,11 @@ afterAll(async () => {
 describe("EngineSupervisor: adapters and embeddings in a real engine process", () => {
   it("applies the requested adapters and KV policy per generation", async () => {
     expect((await engine.generate(hello, greedy(6, [use("chat")]), () => {})).text).toBe("cccccc");
-    const coding = await engine.generate(hello, { ...greedy(6, [use("coding")]), kvPolicy: "reevaluate" }, () => {});
+    const coding = await engine.generate(
+      hello,
+      { ...greedy(6, [use("coding")]), kvPolicy: "reevaluate" },
+      () => {},
+    );
     expect(coding.text).toBe("{{{{{{");
     const blend = await engine.generate(hello, greedy(6, [use("chat", 0.5), use("coding", 0.5)]), () => {});
     expect(blend.text).toBe("c{c{c{");
@@ -57,7 +68,9 @@ describe("EngineSupervisor: adapters and embeddings in a real engine process", (
     const { probe, onToken } = firstToken();
     const running = engine.generate(hello, greedy(3000, [use("chat")]), onToken, controller.signal);
     await probe.reached;
-    const second = await engine.generate(hello, greedy(6, [use("coding")]), () => {}).catch((e: unknown) => e);
+    const second = await engine
+      .generate(hello, greedy(6, [use("coding")]), () => {})
+      .catch((e: unknown) => e);
     expect(second).toBeInstanceOf(ApiError);
     expect((second as ApiError).code).toBe("busy");
     controller.abort();
@@ -70,7 +83,9 @@ describe("EngineSupervisor: adapters and embeddings in a real engine process", (
 
   it("reports an adapter for another base as invalid_input and keeps working", async () => {
     const wrong = await writeWrongBaseAdapter(join(dir, "wrong.gguf"));
-    const error = await engine.generate(hello, greedy(4, [{ path: wrong, scale: 1 }]), () => {}).catch((e: unknown) => e);
+    const error = await engine
+      .generate(hello, greedy(4, [{ path: wrong, scale: 1 }]), () => {})
+      .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ApiError);
     expect((error as ApiError).code).toBe("invalid_input");
     expect((error as ApiError).message).toMatch(/"wrong\.gguf" does not fit the loaded model/);
@@ -78,7 +93,11 @@ describe("EngineSupervisor: adapters and embeddings in a real engine process", (
   });
 
   it("embeds texts under the base model", async () => {
-    const vectors = await engine.embed(["fix my TypeScript bug", "fix my JavaScript bug", "cook pasta tonight"]);
+    const vectors = await engine.embed([
+      "fix my TypeScript bug",
+      "fix my JavaScript bug",
+      "cook pasta tonight",
+    ]);
     expect(vectors).toHaveLength(3);
     const dot = (a: number[], b: number[]) => a.reduce((s, x, i) => s + x * b[i]!, 0);
     expect(dot(vectors[0]!, vectors[0]!)).toBeCloseTo(1, 5);

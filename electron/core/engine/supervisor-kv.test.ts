@@ -26,10 +26,13 @@ afterAll(async () => {
 });
 
 async function start(): Promise<EngineSupervisor> {
-  const engine = new EngineSupervisor(spawnNodeEngine({ env: { ...process.env, MACARON_ENGINE_THREADS: "1" } }), {
-    stateDir,
-    contextSize: 2048,
-  });
+  const engine = new EngineSupervisor(
+    spawnNodeEngine({ env: { ...process.env, MACARON_ENGINE_THREADS: "1" } }),
+    {
+      stateDir,
+      contextSize: 2048,
+    },
+  );
   engines.push(engine);
   await engine.load(model);
   return engine;
@@ -46,7 +49,10 @@ function answer(engine: EngineSupervisor, history: ChatTurn[], sessionKey: strin
 async function savedTokens(sessionKey: string): Promise<number> {
   for (const name of await readdir(stateDir).catch(() => [] as string[])) {
     if (!name.endsWith(".json")) continue;
-    const sidecar = JSON.parse(await readFile(join(stateDir, name), "utf8")) as { sessionKey: string; tokens: number[] };
+    const sidecar = JSON.parse(await readFile(join(stateDir, name), "utf8")) as {
+      sessionKey: string;
+      tokens: number[];
+    };
     if (sidecar.sessionKey === sessionKey) return sidecar.tokens.length;
   }
   return 0;
@@ -80,7 +86,9 @@ describe("conversation KV caches across engine processes", () => {
     history = [...history, { role: "assistant", text: first.text }, ask("and what else?")];
     const second = await answer(engine, history, "conv-b");
     // Saved in the background right after the answer: wait until it holds the whole answer.
-    await vi.waitFor(async () => expect(await savedTokens("conv-b")).toBe(second.contextTokens), { timeout: 5000 });
+    await vi.waitFor(async () => expect(await savedTokens("conv-b")).toBe(second.contextTokens), {
+      timeout: 5000,
+    });
     const reloaded = new Promise<void>((resolve) =>
       engine.onLifecycle((event) => event.type === "model-reloaded" && resolve()),
     );

@@ -188,14 +188,20 @@ export class EngineSupervisor implements EngineClient {
     if (this._state === "closed") return;
     const child = this.child;
     const idle =
-      this._state === "ready" && !child.exited && child.pending.size === 0 && this.waiting === 0 && this.lastLoad;
+      this._state === "ready" &&
+      !child.exited &&
+      child.pending.size === 0 &&
+      this.waiting === 0 &&
+      this.lastLoad;
     // Requested before the state turns "closed", which refuses new requests.
     const unloaded = idle ? this.request({ type: "unload" }, { action: "saving caches" }) : null;
     this.setState("closed");
     if (this.restartTimer) clearTimeout(this.restartTimer);
     if (unloaded) {
       let timer: NodeJS.Timeout | undefined;
-      const grace = new Promise<void>((resolve) => (timer = setTimeout(resolve, this.options.closeGraceMs ?? 5000)));
+      const grace = new Promise<void>(
+        (resolve) => (timer = setTimeout(resolve, this.options.closeGraceMs ?? 5000)),
+      );
       await Promise.race([unloaded.catch(() => undefined), grace]);
       clearTimeout(timer);
     }

@@ -37,7 +37,10 @@ export interface AdapterReleasesDeps {
 const invalid = (message: string): ApiError => new ApiError("invalid_input", message);
 
 function sameSet(a: readonly LiveEntry[], b: readonly LiveEntry[]): boolean {
-  return a.length === b.length && a.every((x, i) => x.id === b[i]?.id && x.version === b[i]?.version && x.sha256 === b[i]?.sha256);
+  return (
+    a.length === b.length &&
+    a.every((x, i) => x.id === b[i]?.id && x.version === b[i]?.version && x.sha256 === b[i]?.sha256)
+  );
 }
 
 /**
@@ -63,7 +66,8 @@ export class AdapterReleases {
   /** Start-up: interrupted evaluations go back to staged; record the release in force. */
   start(): void {
     const reset = this.deps.store.resetEvaluating();
-    if (reset > 0) this.deps.log(`${reset} adapter version(s) were being evaluated at shutdown; staged again`, null);
+    if (reset > 0)
+      this.deps.log(`${reset} adapter version(s) were being evaluated at shutdown; staged again`, null);
     this.reconcile("startup");
   }
 
@@ -96,17 +100,30 @@ export class AdapterReleases {
    * reason (not installed, known version, not a LoRA, another base, sha256 mismatch) and
    * no_model without a base to check against; nothing is written then.
    */
-  async stage(path: string, manifest: ManifestFile, source: "file" | "registry", releaseNotes = ""): Promise<AdapterVersion> {
+  async stage(
+    path: string,
+    manifest: ManifestFile,
+    source: "file" | "registry",
+    releaseNotes = "",
+  ): Promise<AdapterVersion> {
     const { store } = this.deps;
     if (!store.isInstalled(manifest.id)) {
-      throw invalid(`No adapter "${manifest.id}" is installed: install its first version before staging new ones.`);
+      throw invalid(
+        `No adapter "${manifest.id}" is installed: install its first version before staging new ones.`,
+      );
     }
     const known = store.version(manifest.id, manifest.version);
-    if (known) throw invalid(`Version ${manifest.version} of "${manifest.id}" is already known (${known.status}).`);
+    if (known)
+      throw invalid(`Version ${manifest.version} of "${manifest.id}" is already known (${known.status}).`);
     const checked = await checkVersionFile(path, manifest, await this.baseFile());
     const twin = store.bySha256(checked.sha256);
     if (twin) throw invalid(`This file is already version ${twin.version} of "${twin.adapterId}".`);
-    const filePath = await copyInto(path, this.deps.adaptersDir, `${manifest.id}-${checked.sha256.slice(0, 12)}.gguf`, checked.sizeBytes);
+    const filePath = await copyInto(
+      path,
+      this.deps.adaptersDir,
+      `${manifest.id}-${checked.sha256.slice(0, 12)}.gguf`,
+      checked.sizeBytes,
+    );
     const version: AdapterVersion = {
       adapterId: manifest.id,
       version: manifest.version,
@@ -150,18 +167,28 @@ export class AdapterReleases {
     const target = this.require(adapterId, version);
     if (target.status === "live") return toVersionInfo(target);
     if (target.status !== "retired") {
-      throw invalid(`Version ${version} of "${adapterId}" was never live (${target.status}); promote it through the gate instead.`);
+      throw invalid(
+        `Version ${version} of "${adapterId}" was never live (${target.status}); promote it through the gate instead.`,
+      );
     }
     if (target.prunedAt !== null || !existsSync(target.filePath)) {
-      throw invalid(`Version ${version} of "${adapterId}" was pruned: its file is gone, so it cannot be rolled back to.`);
+      throw invalid(
+        `Version ${version} of "${adapterId}" was pruned: its file is gone, so it cannot be rolled back to.`,
+      );
     }
-    if (!store.isInstalled(adapterId)) throw new ApiError("not_found", `No adapter "${adapterId}" is installed.`);
+    if (!store.isInstalled(adapterId))
+      throw new ApiError("not_found", `No adapter "${adapterId}" is installed.`);
     const release = store.transaction(() => {
       const previous = store.live(adapterId);
-      if (previous) store.setStatus(adapterId, previous.version, "retired", { reason: `rolled back to ${version}` });
+      if (previous)
+        store.setStatus(adapterId, previous.version, "retired", { reason: `rolled back to ${version}` });
       store.setStatus(adapterId, version, "live", { reason: "rolled back to", promotedAt: this.now() });
       store.pointAdapterAt(target);
-      const r = this.recordRelease("rollback", `${adapterId} ${previous?.version ?? "none"} → ${version}`, true);
+      const r = this.recordRelease(
+        "rollback",
+        `${adapterId} ${previous?.version ?? "none"} → ${version}`,
+        true,
+      );
       this.deps.beforeCommit?.("rollback");
       return r;
     });
@@ -223,25 +250,34 @@ export class AdapterReleases {
     const v = this.require(adapterId, version);
     if (v.status === "live") return toVersionInfo(v);
     if (v.status !== "staged" && v.status !== "rejected") {
-      throw invalid(`Version ${version} of "${adapterId}" is ${v.status}; only staged or rejected versions go through the gate.`);
+      throw invalid(
+        `Version ${version} of "${adapterId}" is ${v.status}; only staged or rejected versions go through the gate.`,
+      );
     }
-    if (!existsSync(v.filePath)) throw invalid(`The file of version ${version} of "${adapterId}" is gone (pruned?).`);
+    if (!existsSync(v.filePath))
+      throw invalid(`The file of version ${version} of "${adapterId}" is gone (pruned?).`);
     if (!this.deps.basePath()) {
-      throw new ApiError("no_model", "Open a model first: versions are evaluated against the loaded base model.");
+      throw new ApiError(
+        "no_model",
+        "Open a model first: versions are evaluated against the loaded base model.",
+      );
     }
     store.setStatus(adapterId, version, "evaluating", { reason: `running ${this.deps.contractVersion}` });
     let report: ContractReport;
     try {
       report = await this.deps.evaluate(
         v,
-        (done, total, caseId) => this.progress(adapterId, version, "running", { done, total, caseId, message: null }),
+        (done, total, caseId) =>
+          this.progress(adapterId, version, "running", { done, total, caseId, message: null }),
         this.abort.signal,
       );
     } catch (err) {
       const message = err instanceof Error ? err.message : String(err);
       store.setStatus(adapterId, version, "staged", { reason: `the evaluation could not run: ${message}` });
       this.progress(adapterId, version, "error", { message });
-      throw err instanceof ApiError ? err : new ApiError("internal", `The evaluation of ${adapterId} ${version} failed: ${message}`);
+      throw err instanceof ApiError
+        ? err
+        : new ApiError("internal", `The evaluation of ${adapterId} ${version} failed: ${message}`);
     }
     if (report.passed) {
       let release: Release | null;
@@ -249,12 +285,18 @@ export class AdapterReleases {
         release = this.promote(v, report);
       } catch (err) {
         // Nothing of the promotion committed: the previous version is still live.
-        store.setStatus(adapterId, version, "staged", { reason: `the promotion failed: ${(err as Error).message}` });
+        store.setStatus(adapterId, version, "staged", {
+          reason: `the promotion failed: ${(err as Error).message}`,
+        });
         this.progress(adapterId, version, "error", { message: (err as Error).message });
         throw err;
       }
       this.changed(release);
-      this.progress(adapterId, version, "passed", { done: report.cases.length, total: report.cases.length, message: null });
+      this.progress(adapterId, version, "passed", {
+        done: report.cases.length,
+        total: report.cases.length,
+        message: null,
+      });
     } else {
       const reason = `${report.failing.length} failing case(s): ${report.failing.join(", ")}`;
       store.setStatus(adapterId, version, "rejected", { reason, report });
@@ -274,10 +316,19 @@ export class AdapterReleases {
     const { store } = this.deps;
     return store.transaction(() => {
       const previous = store.live(v.adapterId);
-      if (previous) store.setStatus(v.adapterId, previous.version, "retired", { reason: `replaced by ${v.version}` });
-      store.setStatus(v.adapterId, v.version, "live", { reason: "passed the contract", report, promotedAt: this.now() });
+      if (previous)
+        store.setStatus(v.adapterId, previous.version, "retired", { reason: `replaced by ${v.version}` });
+      store.setStatus(v.adapterId, v.version, "live", {
+        reason: "passed the contract",
+        report,
+        promotedAt: this.now(),
+      });
       store.pointAdapterAt(v);
-      const r = this.recordRelease("promote", `${v.adapterId} ${previous?.version ?? "none"} → ${v.version}`, true);
+      const r = this.recordRelease(
+        "promote",
+        `${v.adapterId} ${previous?.version ?? "none"} → ${v.version}`,
+        true,
+      );
       this.deps.beforeCommit?.("promote");
       return r;
     });
@@ -346,7 +397,11 @@ export class AdapterReleases {
 
   private async baseFile(): Promise<GgufFile> {
     const path = this.deps.basePath();
-    if (!path) throw new ApiError("no_model", "Open a model first: a new version is checked against the loaded base model.");
+    if (!path)
+      throw new ApiError(
+        "no_model",
+        "Open a model first: a new version is checked against the loaded base model.",
+      );
     if (this.base?.path !== path) this.base = { path, file: readGguf(path) };
     return this.base.file;
   }

@@ -2,7 +2,13 @@ import { createHash } from "node:crypto";
 import { createReadStream, createWriteStream } from "node:fs";
 import { mkdir, rm, stat } from "node:fs/promises";
 import { join } from "node:path";
-import { ApiError, type UpdateCheck, type UpdateOutcome, type UpdateProgress, type UpdateSettings } from "../../api";
+import {
+  ApiError,
+  type UpdateCheck,
+  type UpdateOutcome,
+  type UpdateProgress,
+  type UpdateSettings,
+} from "../../api";
 import { RegistryIndex, type RegistryEntry } from "../../../cloud/registry-protocol";
 import type { ManifestFile } from "../adapters/adapter-manifest";
 import type { Log } from "../dispatch";
@@ -38,7 +44,13 @@ interface Stored {
   lastError: string | null;
 }
 
-const DEFAULTS: Stored = { autoUpdate: true, registryUrl: null, intervalMinutes: 360, lastCheckAt: null, lastError: null };
+const DEFAULTS: Stored = {
+  autoUpdate: true,
+  registryUrl: null,
+  intervalMinutes: 360,
+  lastCheckAt: null,
+  lastError: null,
+};
 
 /**
  * New adapter versions from the registry: polls its index (on an interval when automatic
@@ -62,10 +74,16 @@ export class AdapterUpdates {
   }
 
   /** Change the settings; the poll timer follows them. */
-  configure(change: Partial<Pick<UpdateSettings, "autoUpdate" | "registryUrl" | "intervalMinutes">>): UpdateSettings {
+  configure(
+    change: Partial<Pick<UpdateSettings, "autoUpdate" | "registryUrl" | "intervalMinutes">>,
+  ): UpdateSettings {
     if (change.registryUrl) checkUrl(change.registryUrl);
     const current = { ...DEFAULTS, ...(this.deps.settings.get(SETTINGS_KEY) as Partial<Stored> | undefined) };
-    this.deps.settings.set(SETTINGS_KEY, { ...current, ...change, registryUrl: change.registryUrl?.replace(/\/+$/, "") ?? current.registryUrl });
+    this.deps.settings.set(SETTINGS_KEY, {
+      ...current,
+      ...change,
+      registryUrl: change.registryUrl?.replace(/\/+$/, "") ?? current.registryUrl,
+    });
     this.schedule();
     return this.settings();
   }
@@ -81,7 +99,8 @@ export class AdapterUpdates {
    */
   async check(opts: { wait?: boolean } = {}): Promise<UpdateCheck> {
     const url = this.settings().registryUrl;
-    if (!url) throw new ApiError("invalid_input", "No update registry is set. Set one in the update settings first.");
+    if (!url)
+      throw new ApiError("invalid_input", "No update registry is set. Set one in the update settings first.");
     const checkedAt = this.now();
     this.progress({ state: "checking" });
     let available: RegistryEntry[];
@@ -94,7 +113,8 @@ export class AdapterUpdates {
       this.progress({ state: "failed", message });
       throw new ApiError("internal", `Could not check for updates at ${url}: ${message}`);
     }
-    for (const e of available) this.progress({ state: "available", adapterId: e.id, version: e.version, totalBytes: e.sizeBytes });
+    for (const e of available)
+      this.progress({ state: "available", adapterId: e.id, version: e.version, totalBytes: e.sizeBytes });
     const run = (this.running ??= this.process(url, available).finally(() => {
       this.running = null;
       this.progress({ state: "idle" });
@@ -102,7 +122,12 @@ export class AdapterUpdates {
     const results = opts.wait ? await run : [];
     return {
       checkedAt,
-      available: available.map((e) => ({ adapterId: e.id, version: e.version, sizeBytes: e.sizeBytes, releaseNotes: e.releaseNotes })),
+      available: available.map((e) => ({
+        adapterId: e.id,
+        version: e.version,
+        sizeBytes: e.sizeBytes,
+        releaseNotes: e.releaseNotes,
+      })),
       results,
     };
   }
@@ -118,10 +143,13 @@ export class AdapterUpdates {
     this.timer = null;
     const s = this.settings();
     if (this.closed || !s.autoUpdate || !s.registryUrl) return;
-    this.timer = setTimeout(() => {
-      this.check().catch((err: unknown) => this.deps.log("automatic update check failed", err));
-      this.schedule();
-    }, delayMs ?? s.intervalMinutes * 60_000);
+    this.timer = setTimeout(
+      () => {
+        this.check().catch((err: unknown) => this.deps.log("automatic update check failed", err));
+        this.schedule();
+      },
+      delayMs ?? s.intervalMinutes * 60_000,
+    );
     this.timer.unref();
   }
 
@@ -129,7 +157,8 @@ export class AdapterUpdates {
     const res = await fetch(`${url}/v1/registry/index.json`, { signal: AbortSignal.timeout(30_000) });
     if (!res.ok) throw new Error(`the registry answered ${res.status}`);
     const parsed = RegistryIndex.safeParse(await res.json());
-    if (!parsed.success) throw new Error(`the registry index is malformed: ${parsed.error.issues[0]?.message ?? ""}`);
+    if (!parsed.success)
+      throw new Error(`the registry index is malformed: ${parsed.error.issues[0]?.message ?? ""}`);
     return parsed.data;
   }
 
@@ -139,7 +168,11 @@ export class AdapterUpdates {
     return index.adapters
       .filter((e) => {
         const live = store.live(e.id);
-        return live !== null && compareVersions(e.version, live.version) > 0 && store.version(e.id, e.version) === null;
+        return (
+          live !== null &&
+          compareVersions(e.version, live.version) > 0 &&
+          store.version(e.id, e.version) === null
+        );
       })
       .sort((a, b) => a.id.localeCompare(b.id) || compareVersions(a.version, b.version));
   }
@@ -154,8 +187,17 @@ export class AdapterUpdates {
   }
 
   private async processOne(url: string, e: RegistryEntry): Promise<UpdateOutcome> {
-    const outcome = (o: UpdateOutcome["outcome"], message: string | null): UpdateOutcome => ({ adapterId: e.id, version: e.version, outcome: o, message });
-    const partial = join(this.deps.adaptersDir, ".partial", `${e.id}-${e.version}-${e.sha256.slice(0, 12)}.part`);
+    const outcome = (o: UpdateOutcome["outcome"], message: string | null): UpdateOutcome => ({
+      adapterId: e.id,
+      version: e.version,
+      outcome: o,
+      message,
+    });
+    const partial = join(
+      this.deps.adaptersDir,
+      ".partial",
+      `${e.id}-${e.version}-${e.sha256.slice(0, 12)}.part`,
+    );
     try {
       await this.download(new URL(e.url, `${url}/`).href, partial, e);
       this.progress({ state: "verifying", adapterId: e.id, version: e.version });
@@ -163,7 +205,10 @@ export class AdapterUpdates {
       if (sha256 !== e.sha256) {
         // A damaged or substituted file is never staged; the next check downloads it afresh.
         await rm(partial, { force: true });
-        throw new ApiError("invalid_input", `sha256 mismatch: got ${sha256.slice(0, 12)}…, the index says ${e.sha256.slice(0, 12)}…`);
+        throw new ApiError(
+          "invalid_input",
+          `sha256 mismatch: got ${sha256.slice(0, 12)}…, the index says ${e.sha256.slice(0, 12)}…`,
+        );
       }
       await this.deps.releases.stage(partial, toManifest(e), "registry", e.releaseNotes);
       await rm(partial, { force: true });
@@ -178,7 +223,10 @@ export class AdapterUpdates {
     }
     try {
       const decided = await this.deps.releases.gate(e.id, e.version);
-      return outcome(decided.live ? "promoted" : decided.status === "rejected" ? "rejected" : "staged", decided.statusReason);
+      return outcome(
+        decided.live ? "promoted" : decided.status === "rejected" ? "rejected" : "staged",
+        decided.statusReason,
+      );
     } catch (err) {
       return outcome("staged", err instanceof Error ? err.message : String(err));
     }
@@ -193,8 +241,12 @@ export class AdapterUpdates {
       have = 0;
     }
     if (have === e.sizeBytes) return;
-    const res = await fetch(href, { headers: have > 0 ? { range: `bytes=${have}-` } : {}, signal: AbortSignal.timeout(10 * 60_000) });
-    if (res.status !== 200 && res.status !== 206) throw new Error(`download of ${e.id} ${e.version} failed: HTTP ${res.status}`);
+    const res = await fetch(href, {
+      headers: have > 0 ? { range: `bytes=${have}-` } : {},
+      signal: AbortSignal.timeout(10 * 60_000),
+    });
+    if (res.status !== 200 && res.status !== 206)
+      throw new Error(`download of ${e.id} ${e.version} failed: HTTP ${res.status}`);
     // 200 to a Range request: the server sent the whole file; start over.
     const append = res.status === 206 && have > 0;
     if (!append) have = 0;
@@ -204,17 +256,33 @@ export class AdapterUpdates {
       for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
         if (!out.write(chunk)) await new Promise<void>((r) => out.once("drain", () => r()));
         have += chunk.length;
-        if (have > e.sizeBytes) throw new Error(`the download of ${e.id} ${e.version} is larger than the index says`);
+        if (have > e.sizeBytes)
+          throw new Error(`the download of ${e.id} ${e.version} is larger than the index says`);
         if (this.now() - last > 200) {
           last = this.now();
-          this.progress({ state: "downloading", adapterId: e.id, version: e.version, receivedBytes: have, totalBytes: e.sizeBytes });
+          this.progress({
+            state: "downloading",
+            adapterId: e.id,
+            version: e.version,
+            receivedBytes: have,
+            totalBytes: e.sizeBytes,
+          });
         }
       }
     } finally {
-      await new Promise<void>((resolve, reject) => out.end((err?: Error | null) => (err ? reject(err) : resolve())));
+      await new Promise<void>((resolve, reject) =>
+        out.end((err?: Error | null) => (err ? reject(err) : resolve())),
+      );
     }
-    this.progress({ state: "downloading", adapterId: e.id, version: e.version, receivedBytes: have, totalBytes: e.sizeBytes });
-    if (have !== e.sizeBytes) throw new Error(`the download of ${e.id} ${e.version} ended at ${have} of ${e.sizeBytes} bytes`);
+    this.progress({
+      state: "downloading",
+      adapterId: e.id,
+      version: e.version,
+      receivedBytes: have,
+      totalBytes: e.sizeBytes,
+    });
+    if (have !== e.sizeBytes)
+      throw new Error(`the download of ${e.id} ${e.version} ended at ${have} of ${e.sizeBytes} bytes`);
   }
 
   private remember(change: Partial<Stored>): void {
@@ -257,7 +325,8 @@ function checkUrl(url: string): void {
   } catch {
     throw new ApiError("invalid_input", `"${url}" is not a URL.`);
   }
-  if (parsed.protocol !== "https:" && parsed.protocol !== "http:") throw new ApiError("invalid_input", "The registry must be an http(s) URL.");
+  if (parsed.protocol !== "https:" && parsed.protocol !== "http:")
+    throw new ApiError("invalid_input", "The registry must be an http(s) URL.");
 }
 
 async function sha256Of(path: string): Promise<string> {

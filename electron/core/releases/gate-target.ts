@@ -23,14 +23,27 @@ export interface GateEvaluatorDeps {
 /** The installed adapter `a` as it would be with `v` live (the user's scale is kept). */
 function withVersion(a: InstalledAdapter, v: AdapterVersion): InstalledAdapter {
   const { name, domain, description, releaseNotes: _notes, ...manifest } = v.manifest;
-  return { ...a, name, domain, description, version: v.version, sha256: v.sha256, sizeBytes: v.sizeBytes, filePath: v.filePath, manifest };
+  return {
+    ...a,
+    name,
+    domain,
+    description,
+    version: v.version,
+    sha256: v.sha256,
+    sizeBytes: v.sizeBytes,
+    filePath: v.filePath,
+    manifest,
+  };
 }
 
 /**
  * A view of the installed adapters for the router: every one enabled (the contract judges the
  * models, not the user's switches), with `candidate` in place of its live version.
  */
-function view(registry: AdapterRegistry, candidate: AdapterVersion | null): Pick<AdapterRegistry, "withFits" | "countUsage"> {
+function view(
+  registry: AdapterRegistry,
+  candidate: AdapterVersion | null,
+): Pick<AdapterRegistry, "withFits" | "countUsage"> {
   return {
     withFits: async () => {
       const all = await registry.withFits();
@@ -62,7 +75,11 @@ export function gateEvaluator(deps: GateEvaluatorDeps): AdapterReleasesDeps["eva
     outer.addEventListener("abort", onAbort, { once: true });
     const signal = local.signal;
     const target = (c: AdapterVersion | null): ContractTarget => {
-      const routing = new AdapterRouting({ registry: view(deps.registry, c), router: deps.router, log: deps.log });
+      const routing = new AdapterRouting({
+        registry: view(deps.registry, c),
+        router: deps.router,
+        log: deps.log,
+      });
       return {
         resolve: (selection, text) => routing.resolve(selection, text),
         generate: (history, options, s) => deps.engine.generateInBackground(history, options, s ?? signal),

@@ -35,14 +35,19 @@ export function releaseHandlers(
       const file = resolve(path);
       const manifest = await readManifestBeside(file);
       if (!manifest) {
-        throw new ApiError("invalid_input", "A new version needs its manifest (id and version) beside the file, as <name>.json.");
+        throw new ApiError(
+          "invalid_input",
+          "A new version needs its manifest (id and version) beside the file, as <name>.json.",
+        );
       }
       if (!registry.get(manifest.id)) {
         const installed = await registry.install(file);
         return releases.versions(installed.id)[0]!;
       }
       const staged = await releases.stage(file, manifest, "file");
-      releases.gate(staged.adapterId, staged.version).catch((err: unknown) => log(`gate of ${staged.adapterId} ${staged.version} failed`, err));
+      releases
+        .gate(staged.adapterId, staged.version)
+        .catch((err: unknown) => log(`gate of ${staged.adapterId} ${staged.version} failed`, err));
       return releases.versions(staged.adapterId).find((v) => v.version === staged.version)!;
     },
     "adapters.promote": ({ id, version }) => releases.gate(id, version),

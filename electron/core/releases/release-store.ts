@@ -84,7 +84,12 @@ function toVersion(r: VersionRow): AdapterVersion {
     sha256: r.sha256,
     sizeBytes: r.size_bytes,
     filePath: r.file_path,
-    manifest: { ...EMPTY, ...m, base: { ...EMPTY.base, ...m.base }, lineage: { ...EMPTY.lineage, ...m.lineage } },
+    manifest: {
+      ...EMPTY,
+      ...m,
+      base: { ...EMPTY.base, ...m.base },
+      lineage: { ...EMPTY.lineage, ...m.lineage },
+    },
     source: r.source,
     status: r.status,
     statusReason: r.status_reason,
@@ -132,9 +137,9 @@ export class ReleaseStore {
   }
 
   bySha256(sha256: string): AdapterVersion | null {
-    const row = this.db.prepare("SELECT * FROM adapter_versions WHERE sha256 = ? AND pruned_at IS NULL").get(sha256) as
-      | VersionRow
-      | undefined;
+    const row = this.db
+      .prepare("SELECT * FROM adapter_versions WHERE sha256 = ? AND pruned_at IS NULL")
+      .get(sha256) as VersionRow | undefined;
     return row ? toVersion(row) : null;
   }
 
@@ -146,7 +151,9 @@ export class ReleaseStore {
   }
 
   allLive(): AdapterVersion[] {
-    return (this.db.prepare("SELECT * FROM adapter_versions WHERE status = 'live'").all() as VersionRow[]).map(toVersion);
+    return (
+      this.db.prepare("SELECT * FROM adapter_versions WHERE status = 'live'").all() as VersionRow[]
+    ).map(toVersion);
   }
 
   insertVersion(v: AdapterVersion): void {
@@ -202,13 +209,17 @@ export class ReleaseStore {
   }
 
   markPruned(adapterId: string, version: string, at: number): void {
-    this.db.prepare("UPDATE adapter_versions SET pruned_at = ? WHERE adapter_id = ? AND version = ?").run(at, adapterId, version);
+    this.db
+      .prepare("UPDATE adapter_versions SET pruned_at = ? WHERE adapter_id = ? AND version = ?")
+      .run(at, adapterId, version);
   }
 
   /** Versions interrupted mid-evaluation (crash, power loss) wait again as staged. */
   resetEvaluating(): number {
     return this.db
-      .prepare("UPDATE adapter_versions SET status = 'staged', status_reason = 'evaluation interrupted; run it again' WHERE status = 'evaluating'")
+      .prepare(
+        "UPDATE adapter_versions SET status = 'staged', status_reason = 'evaluation interrupted; run it again' WHERE status = 'evaluating'",
+      )
       .run().changes;
   }
 
@@ -220,8 +231,17 @@ export class ReleaseStore {
         `UPDATE adapters SET name = ?, domain = ?, version = ?, description = ?, sha256 = ?, size_bytes = ?,
            file_path = ?, manifest_json = ? WHERE id = ?`,
       )
-      .run(name || v.adapterId, domain, v.version, description, v.sha256, v.sizeBytes, v.filePath, JSON.stringify(stored), v.adapterId)
-      .changes;
+      .run(
+        name || v.adapterId,
+        domain,
+        v.version,
+        description,
+        v.sha256,
+        v.sizeBytes,
+        v.filePath,
+        JSON.stringify(stored),
+        v.adapterId,
+      ).changes;
     if (changed !== 1) throw new Error(`adapter "${v.adapterId}" is not installed`);
   }
 
@@ -272,7 +292,8 @@ export class ReleaseStore {
   }
 
   latestRelease(): Release | null {
-    const row = this.db.prepare("SELECT * FROM releases ORDER BY id DESC LIMIT 1").get() as ReleaseRow | undefined;
+    const row = this.db.prepare("SELECT * FROM releases ORDER BY id DESC LIMIT 1").get() as
+      ReleaseRow | undefined;
     return row ? toRelease(row) : null;
   }
 
@@ -282,12 +303,22 @@ export class ReleaseStore {
         `INSERT INTO releases (base_model_sha256, harness_version, contract_version, adapters_json, reason, detail, created_at)
          VALUES (?, ?, ?, ?, ?, ?, ?)`,
       )
-      .run(r.baseModelSha256, r.harnessVersion, r.contractVersion, JSON.stringify(r.adapters), r.reason, r.detail, r.createdAt);
+      .run(
+        r.baseModelSha256,
+        r.harnessVersion,
+        r.contractVersion,
+        JSON.stringify(r.adapters),
+        r.reason,
+        r.detail,
+        r.createdAt,
+      );
     return { ...r, id: Number(info.lastInsertRowid) };
   }
 
   releases(limit: number): Release[] {
-    return (this.db.prepare("SELECT * FROM releases ORDER BY id DESC LIMIT ?").all(limit) as ReleaseRow[]).map(toRelease);
+    return (
+      this.db.prepare("SELECT * FROM releases ORDER BY id DESC LIMIT ?").all(limit) as ReleaseRow[]
+    ).map(toRelease);
   }
 
   releaseForMessage(messageId: string): Release | null {

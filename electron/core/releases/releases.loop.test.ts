@@ -10,7 +10,15 @@ import { randomUUID } from "node:crypto";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { AdapterInfo, AdapterVersionInfo, Conversation, Message, Release, Result, UpdateCheck } from "../../api";
+import type {
+  AdapterInfo,
+  AdapterVersionInfo,
+  Conversation,
+  Message,
+  Release,
+  Result,
+  UpdateCheck,
+} from "../../api";
 import { startCloud, type RunningCloud } from "../../../cloud/server";
 import { makeItem } from "../../../cloud/testing/items";
 import { codingManifest, publishAdapter, trainAndPublish } from "../../../cloud/testing/test-trainer";
@@ -69,7 +77,13 @@ function variant(id: "chat" | "agent" | "ui", name: string): Buffer {
 }
 
 function manifestFor(id: "chat" | "agent" | "ui", version: string) {
-  return { ...codingManifest(version, "0".repeat(64), fixtures.baseSha256, "test"), id, name: id, domain: id, routingExamples: [] };
+  return {
+    ...codingManifest(version, "0".repeat(64), fixtures.baseSha256, "test"),
+    id,
+    name: id,
+    domain: id,
+    routingExamples: [],
+  };
 }
 
 beforeAll(async () => {
@@ -88,16 +102,30 @@ describe("the improvement loop", () => {
     // Feedback about coding answers reaches the cloud; the trainer exports and publishes.
     const installId = randomUUID();
     const reg = (await (
-      await fetch(`${cloud.url}/v1/installs`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ installId }) })
+      await fetch(`${cloud.url}/v1/installs`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ installId }),
+      })
     ).json()) as { token: string };
-    const items = [1, 2, 3].map((i) => makeItem(`coding-key-${i}`, { domain: "coding", prompt: [{ role: "user", text: `sort ${i}` }], response: `{ sort() }` }));
+    const items = [1, 2, 3].map((i) =>
+      makeItem(`coding-key-${i}`, {
+        domain: "coding",
+        prompt: [{ role: "user", text: `sort ${i}` }],
+        response: `{ sort() }`,
+      }),
+    );
     const batch = await fetch(`${cloud.url}/v1/feedback/batches`, {
       method: "POST",
       headers: { "content-type": "application/json", authorization: `Bearer ${reg.token}` },
       body: JSON.stringify({ protocol: 1, installId, batchId: "batch-loop-1", items }),
     });
     expect(batch.status).toBe(200);
-    const trained = await trainAndPublish({ url: cloud.url, adminKey: ADMIN, baseSha256: fixtures.baseSha256 });
+    const trained = await trainAndPublish({
+      url: cloud.url,
+      adminKey: ADMIN,
+      baseSha256: fixtures.baseSha256,
+    });
     expect(trained.exportLines).toBe(3);
 
     // Half of v2 is already downloaded (an interrupted download): the app resumes it.
@@ -105,13 +133,19 @@ describe("the improvement loop", () => {
     const partialDir = join(dir.path, "app", "adapters", ".partial");
     mkdirSync(partialDir, { recursive: true });
     const bytes = readFileSync(cloud.registry.filePath(v2.url.split("/").pop()!));
-    writeFileSync(join(partialDir, `coding-2.0.0-${v2.sha256.slice(0, 12)}.part`), bytes.subarray(0, bytes.length >> 1));
+    writeFileSync(
+      join(partialDir, `coding-2.0.0-${v2.sha256.slice(0, 12)}.part`),
+      bytes.subarray(0, bytes.length >> 1),
+    );
 
     const releasesBefore = await call<Release[]>("releases.list", {});
     const t0 = performance.now();
     const check = await call<UpdateCheck>("adapters.checkUpdates", { wait: true });
     numbers.updateToLiveMs = performance.now() - t0;
-    expect(check.available.map((a) => `${a.adapterId}@${a.version}`)).toEqual(["coding@2.0.0", "coding@3.0.0"]);
+    expect(check.available.map((a) => `${a.adapterId}@${a.version}`)).toEqual([
+      "coding@2.0.0",
+      "coding@3.0.0",
+    ]);
     expect(check.results.map((r) => [r.version, r.outcome])).toEqual([
       ["2.0.0", "promoted"],
       ["3.0.0", "rejected"],
@@ -119,12 +153,19 @@ describe("the improvement loop", () => {
 
     const history = await versions("coding");
     const byVersion = Object.fromEntries(history.map((v) => [v.version, v]));
-    expect(byVersion["2.0.0"]).toMatchObject({ status: "live", live: true, source: "registry", lineage: { parent: "1.0.0" } });
+    expect(byVersion["2.0.0"]).toMatchObject({
+      status: "live",
+      live: true,
+      source: "registry",
+      lineage: { parent: "1.0.0" },
+    });
     expect(byVersion["2.0.0"]!.lineage.trainedFrom).toContain(trained.exportSha256);
     expect(byVersion["2.0.0"]!.contract?.passed).toBe(true);
     expect(byVersion["1.0.0"]).toMatchObject({ status: "retired", fileKept: true });
     expect(byVersion["3.0.0"]!.status).toBe("rejected");
-    expect(byVersion["3.0.0"]!.contract?.failing).toEqual(expect.arrayContaining(["coding-pinned", "coding-auto"]));
+    expect(byVersion["3.0.0"]!.contract?.failing).toEqual(
+      expect.arrayContaining(["coding-pinned", "coding-auto"]),
+    );
     expect(byVersion["3.0.0"]!.statusReason).toMatch(/coding-pinned/);
     const gateEvents = events.of("adapters.gate").filter((e) => e.version === "3.0.0");
     expect(gateEvents.at(-1)).toMatchObject({ state: "failed" });
@@ -148,7 +189,9 @@ describe("the improvement loop", () => {
       sampling: { temperature: 0, maxTokens: 6 },
     });
     expect((await done).message.content).toMatch(/^\{\{\{/);
-    expect((await call<Release | null>("releases.forMessage", { messageId: sent.assistantMessage.id }))?.id).toBe(releases[0]!.id);
+    expect(
+      (await call<Release | null>("releases.forMessage", { messageId: sent.assistantMessage.id }))?.id,
+    ).toBe(releases[0]!.id);
 
     // Rollback to v1: instant, a release row, v2's file kept.
     const t1 = performance.now();
@@ -156,31 +199,55 @@ describe("the improvement loop", () => {
     numbers.rollbackMs = performance.now() - t1;
     expect(back).toMatchObject({ version: "1.0.0", live: true });
     expect(await live("coding")).toBe("1.0.0");
-    expect((await versions("coding")).find((v) => v.version === "2.0.0")).toMatchObject({ status: "retired", fileKept: true });
+    expect((await versions("coding")).find((v) => v.version === "2.0.0")).toMatchObject({
+      status: "retired",
+      fileKept: true,
+    });
     const after = await call<Release[]>("releases.list", { limit: 1 });
     expect(after[0]).toMatchObject({ reason: "rollback", detail: "coding 2.0.0 → 1.0.0" });
     expect(numbers.rollbackMs).toBeLessThan(500);
   });
 
   it("never stages a damaged download, a wrong sha256 in the index or an adapter for another base", async () => {
-    const chat = await publishAdapter({ url: cloud.url, adminKey: ADMIN }, manifestFor("chat", "2.0.0"), variant("chat", "chat v2"));
+    const chat = await publishAdapter(
+      { url: cloud.url, adminKey: ADMIN },
+      manifestFor("chat", "2.0.0"),
+      variant("chat", "chat v2"),
+    );
     // The registry now serves other bytes than it indexed (damaged storage / tampering).
     const path = cloud.registry.filePath(chat.url.split("/").pop()!);
     const damaged = readFileSync(path);
     damaged[damaged.length - 1] = (damaged[damaged.length - 1] ?? 0) ^ 0xff;
     writeFileSync(path, damaged);
     // The index promises a sha256 that the file does not have.
-    const agent = await publishAdapter({ url: cloud.url, adminKey: ADMIN }, manifestFor("agent", "2.0.0"), variant("agent", "agent v2"));
+    const agent = await publishAdapter(
+      { url: cloud.url, adminKey: ADMIN },
+      manifestFor("agent", "2.0.0"),
+      variant("agent", "agent v2"),
+    );
     const indexPath = join(cloud.registry.dir, "index.json");
     writeFileSync(indexPath, readFileSync(indexPath, "utf8").replace(agent.sha256, "f".repeat(64)));
     // A well-formed adapter, honestly indexed, made for a bigger base.
-    await publishAdapter({ url: cloud.url, adminKey: ADMIN }, manifestFor("ui", "2.0.0"), encodeGguf(wrongBaseAdapterSpec()));
+    await publishAdapter(
+      { url: cloud.url, adminKey: ADMIN },
+      manifestFor("ui", "2.0.0"),
+      encodeGguf(wrongBaseAdapterSpec()),
+    );
 
     const check = await call<UpdateCheck>("adapters.checkUpdates", { wait: true });
     const outcome = Object.fromEntries(check.results.map((r) => [r.adapterId, r]));
-    expect(outcome.chat).toMatchObject({ outcome: "failed", message: expect.stringMatching(/sha256 mismatch/) as unknown });
-    expect(outcome.agent).toMatchObject({ outcome: "failed", message: expect.stringMatching(/sha256 mismatch/) as unknown });
-    expect(outcome.ui).toMatchObject({ outcome: "failed", message: expect.stringMatching(/does not fit the loaded model/) as unknown });
+    expect(outcome.chat).toMatchObject({
+      outcome: "failed",
+      message: expect.stringMatching(/sha256 mismatch/) as unknown,
+    });
+    expect(outcome.agent).toMatchObject({
+      outcome: "failed",
+      message: expect.stringMatching(/sha256 mismatch/) as unknown,
+    });
+    expect(outcome.ui).toMatchObject({
+      outcome: "failed",
+      message: expect.stringMatching(/does not fit the loaded model/) as unknown,
+    });
     for (const id of ["chat", "agent", "ui"]) {
       expect((await versions(id)).map((v) => v.version)).toEqual(["1.0.0"]);
       expect(await live(id)).toBe("1.0.0");
@@ -190,22 +257,35 @@ describe("the improvement loop", () => {
   it("keeps the previous version live when the app dies mid-promotion, and recovers on restart", async () => {
     const file = join(dir.path, "agent-v3.gguf");
     writeFileSync(file, variant("agent", "agent v3"));
-    writeFileSync(join(dir.path, "agent-v3.json"), JSON.stringify({ ...manifestFor("agent", "3.0.0"), releaseNotes: undefined }));
+    writeFileSync(
+      join(dir.path, "agent-v3.json"),
+      JSON.stringify({ ...manifestFor("agent", "3.0.0"), releaseNotes: undefined }),
+    );
     const releasesBefore = (await call<Release[]>("releases.list", {})).length;
     failNextCommit = true;
-    const gated = events.next("adapters.gate", (e) => e.version === "3.0.0" && (e.state === "error" || e.state === "passed"));
+    const gated = events.next(
+      "adapters.gate",
+      (e) => e.version === "3.0.0" && (e.state === "error" || e.state === "passed"),
+    );
     const staged = await call<AdapterVersionInfo>("adapters.installVersion", { path: file });
     expect(staged).toMatchObject({ adapterId: "agent", version: "3.0.0", source: "file" });
-    expect(await gated).toMatchObject({ state: "error", message: expect.stringMatching(/simulated crash/) as unknown });
+    expect(await gated).toMatchObject({
+      state: "error",
+      message: expect.stringMatching(/simulated crash/) as unknown,
+    });
     expect(await live("agent")).toBe("1.0.0");
-    expect((await call<AdapterInfo[]>("adapters.list", {})).find((a) => a.id === "agent")?.version).toBe("1.0.0");
+    expect((await call<AdapterInfo[]>("adapters.list", {})).find((a) => a.id === "agent")?.version).toBe(
+      "1.0.0",
+    );
     expect((await call<Release[]>("releases.list", {})).length).toBe(releasesBefore);
     expect((await versions("agent")).find((v) => v.version === "3.0.0")?.status).toBe("staged");
 
     // Power loss while it was being evaluated: at start-up it is staged again, then promotable.
     await core.close();
     const db = new BetterSqlite3(join(dir.path, "app", "macaron.db"));
-    db.prepare("UPDATE adapter_versions SET status = 'evaluating' WHERE adapter_id = 'agent' AND version = '3.0.0'").run();
+    db.prepare(
+      "UPDATE adapter_versions SET status = 'evaluating' WHERE adapter_id = 'agent' AND version = '3.0.0'",
+    ).run();
     db.close();
     await startCore();
     expect((await versions("agent")).find((v) => v.version === "3.0.0")?.status).toBe("staged");
@@ -214,8 +294,14 @@ describe("the improvement loop", () => {
     expect(promoted).toMatchObject({ live: true, status: "live" });
     const pruned = await call<{ deletedFiles: number }>("adapters.prune", { id: "agent" });
     expect(pruned.deletedFiles).toBe(1);
-    expect((await versions("agent")).find((v) => v.version === "1.0.0")).toMatchObject({ status: "retired", fileKept: false });
+    expect((await versions("agent")).find((v) => v.version === "1.0.0")).toMatchObject({
+      status: "retired",
+      fileKept: false,
+    });
     const refused = await core.dispatch("adapters.rollback", { id: "agent", version: "1.0.0" }, ctx);
-    expect(refused).toMatchObject({ ok: false, error: { code: "invalid_input", message: expect.stringMatching(/pruned/) as unknown } });
+    expect(refused).toMatchObject({
+      ok: false,
+      error: { code: "invalid_input", message: expect.stringMatching(/pruned/) as unknown },
+    });
   });
 });

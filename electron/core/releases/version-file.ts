@@ -3,7 +3,13 @@ import { copyFile, mkdir, rename, rm, stat } from "node:fs/promises";
 import { basename, join } from "node:path";
 import { ApiError } from "../../api";
 import { sha256File } from "../../../native/gguf/fixtures";
-import { assertAdapterFits, classifyGguf, isGgufError, readGguf, type GgufFile } from "../../../native/gguf/reader";
+import {
+  assertAdapterFits,
+  classifyGguf,
+  isGgufError,
+  readGguf,
+  type GgufFile,
+} from "../../../native/gguf/reader";
 import type { ManifestFile } from "../adapters/adapter-manifest";
 import type { VersionManifest } from "./release-store";
 
@@ -20,7 +26,11 @@ export interface CheckedVersionFile {
  * with the sha256 its manifest (or the registry index) promises. Throws
  * ApiError("invalid_input") with the reason; nothing is written.
  */
-export async function checkVersionFile(path: string, manifest: ManifestFile, base: GgufFile): Promise<CheckedVersionFile> {
+export async function checkVersionFile(
+  path: string,
+  manifest: ManifestFile,
+  base: GgufFile,
+): Promise<CheckedVersionFile> {
   const info = await stat(path).catch(() => null);
   if (!info?.isFile()) throw invalid(`No adapter file at ${path}.`);
   let file: GgufFile;
@@ -30,12 +40,16 @@ export async function checkVersionFile(path: string, manifest: ManifestFile, bas
     if (isGgufError(err)) throw invalid(err.message);
     throw err;
   }
-  if (classifyGguf(file) !== "adapter") throw invalid(`"${basename(path)}" is a base model, not a LoRA adapter.`);
+  if (classifyGguf(file) !== "adapter")
+    throw invalid(`"${basename(path)}" is a base model, not a LoRA adapter.`);
   if (file.metadata["adapter.type"] !== "lora") throw invalid(`"${basename(path)}" is not a LoRA adapter.`);
   try {
     await assertAdapterFits(path, base);
   } catch (err) {
-    if (isGgufError(err)) throw invalid(`Version ${manifest.version} of "${manifest.id}" does not fit the loaded model: ${err.message}`);
+    if (isGgufError(err))
+      throw invalid(
+        `Version ${manifest.version} of "${manifest.id}" does not fit the loaded model: ${err.message}`,
+      );
     throw err;
   }
   const sha256 = await sha256File(path);

@@ -33,7 +33,12 @@ async function complete(body: Record<string, unknown>) {
   const res = await fetch(`${server.url}/v1/chat/completions`, {
     method: "POST",
     headers: headers(),
-    body: JSON.stringify({ messages: [{ role: "user", content: "Hello" }], max_tokens: 6, temperature: 0, ...body }),
+    body: JSON.stringify({
+      messages: [{ role: "user", content: "Hello" }],
+      max_tokens: 6,
+      temperature: 0,
+      ...body,
+    }),
   });
   expect(res.status).toBe(200);
   return readJson<{ choices: Array<{ message: { content: string } }>; routing: { mode: string } }>(res);

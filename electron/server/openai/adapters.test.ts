@@ -12,7 +12,11 @@ afterAll(async () => {
 });
 beforeEach(async () => {
   await core.engine.load("/models/Tiny-Demo.Q8.gguf");
-  core.adapters.installed = [fakeAdapter("chat"), fakeAdapter("coding"), { ...fakeAdapter("ui"), enabled: false }];
+  core.adapters.installed = [
+    fakeAdapter("chat"),
+    fakeAdapter("coding"),
+    { ...fakeAdapter("ui"), enabled: false },
+  ];
   core.adapters.autoChoice = "chat";
   core.adapters.resolved.length = 0;
 });
@@ -69,7 +73,10 @@ describe("/v1 with adapters", () => {
     ]);
     const bad = await complete({ model: "auto", adapters: { poetry: 1 } });
     expect(bad.status).toBe(400);
-    expect((await readJson<OpenAiErrorReply>(bad)).error).toMatchObject({ param: "adapters", code: "invalid_request" });
+    expect((await readJson<OpenAiErrorReply>(bad)).error).toMatchObject({
+      param: "adapters",
+      code: "invalid_request",
+    });
     const scale = await complete({ model: "auto", adapters: { coding: 3 } });
     expect(scale.status).toBe(400);
   });

@@ -7,7 +7,12 @@ import type { GenerateOptions, GenerateResult } from "../../core/engine/types";
 import { fromApiErrorCode, OpenAiError, sendOpenAiError } from "./errors";
 import { GenerationQueue } from "./generation-queue";
 import { selectionForModel } from "./models";
-import { ChatCompletionRequest, describeIssue, toChatTurns, type ChatCompletionRequest as Request } from "./schemas";
+import {
+  ChatCompletionRequest,
+  describeIssue,
+  toChatTurns,
+  type ChatCompletionRequest as Request,
+} from "./schemas";
 
 function lastText(content: Request["messages"][number]["content"]): string {
   return typeof content === "string" ? content : content.map((p) => p.text).join("\n");
@@ -93,13 +98,22 @@ export function createChatCompletionHandler(core: Core) {
     // The router decides on the last user turn; an explicit `adapters` blend overrides the model's choice.
     let resolved: ResolvedSelection;
     try {
-      resolved = await core.adapters.resolve(body.adapters ? { blend: body.adapters } : selection, lastText(last.content));
+      resolved = await core.adapters.resolve(
+        body.adapters ? { blend: body.adapters } : selection,
+        lastText(last.content),
+      );
     } catch (error) {
       const failure = toOpenAiError(error);
       if (failure.status === 400) {
         return sendOpenAiError(
           reply,
-          new OpenAiError(400, "invalid_request_error", "invalid_request", failure.message, body.adapters ? "adapters" : "model"),
+          new OpenAiError(
+            400,
+            "invalid_request_error",
+            "invalid_request",
+            failure.message,
+            body.adapters ? "adapters" : "model",
+          ),
         );
       }
       return sendOpenAiError(reply, failure);

@@ -53,7 +53,9 @@ export function AdapterPicker() {
             {a.name}
           </option>
         ))}
-        {pinnedMissing && <option value={value}>{`${describeSelection(selection, names)} (unavailable)`}</option>}
+        {pinnedMissing && (
+          <option value={value}>{`${describeSelection(selection, names)} (unavailable)`}</option>
+        )}
         {value === "blend" && <option value="blend">{describeSelection(selection, names)}</option>}
         <option value={OPEN_BLEND} disabled={choices.length === 0}>
           Blend…

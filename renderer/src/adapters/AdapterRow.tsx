@@ -44,7 +44,9 @@ export function AdapterRow({ adapter }: { adapter: AdapterInfo }) {
       <td>{adapter.version}</td>
       <td>{formatBytes(adapter.sizeBytes)}</td>
       <td>
-        <span>{adapter.base.baseName ?? `${adapter.base.architecture}, ${adapter.base.embeddingLength}-dim`}</span>
+        <span>
+          {adapter.base.baseName ?? `${adapter.base.architecture}, ${adapter.base.embeddingLength}-dim`}
+        </span>
         {adapter.fitsLoadedModel === false && (
           <span className="badge badge--error adapter-row__warning">
             Does not fit the loaded model{adapter.incompatibleReason ? `: ${adapter.incompatibleReason}` : ""}
@@ -108,7 +110,11 @@ export function AdapterRow({ adapter }: { adapter: AdapterInfo }) {
             >
               Yes, remove
             </button>
-            <button type="button" className="button button--small button--ghost" onClick={() => setConfirming(false)}>
+            <button
+              type="button"
+              className="button button--small button--ghost"
+              onClick={() => setConfirming(false)}
+            >
               Cancel
             </button>
           </span>

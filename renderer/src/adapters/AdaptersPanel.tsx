@@ -24,8 +24,8 @@ export function AdaptersPanel() {
   return (
     <Modal title="Adapters" onClose={close} className="adapters-panel">
       <p className="muted">
-        Specialist LoRA adapters sit on top of the base model. The router picks one per message, or you
-        pin one (or a blend) per conversation.
+        Specialist LoRA adapters sit on top of the base model. The router picks one per message, or you pin
+        one (or a blend) per conversation.
       </p>
       {listError && (
         <div className="form-error" role="alert">

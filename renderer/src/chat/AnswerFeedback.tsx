@@ -62,7 +62,13 @@ export function AnswerFeedback({ message }: { message: Message }) {
         >
           <ThumbDownIcon />
         </button>
-        <button type="button" className="icon-button" aria-label="Copy answer" title="Copy answer" onClick={() => void copy()}>
+        <button
+          type="button"
+          className="icon-button"
+          aria-label="Copy answer"
+          title="Copy answer"
+          onClick={() => void copy()}
+        >
           <CopyIcon />
         </button>
         <button

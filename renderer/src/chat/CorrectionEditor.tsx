@@ -42,7 +42,11 @@ export function CorrectionEditor({
         }}
       />
       <div className="feedback__editor-actions">
-        <button type="submit" className="button button--small button--primary" disabled={busy || !text.trim()}>
+        <button
+          type="submit"
+          className="button button--small button--primary"
+          disabled={busy || !text.trim()}
+        >
           Save correction
         </button>
         <button type="button" className="button button--small" onClick={onCancel}>

@@ -15,7 +15,13 @@ const ROLE_LABEL: Record<Message["role"], string> = { user: "You", assistant: "M
  * One message as an article named by its author; assistant text is markdown. `last` marks
  * the conversation's last answer, which can be answered again.
  */
-export const MessageView = memo(function MessageView({ message, last = false }: { message: Message; last?: boolean }) {
+export const MessageView = memo(function MessageView({
+  message,
+  last = false,
+}: {
+  message: Message;
+  last?: boolean;
+}) {
   const streaming = message.status === "streaming";
   const label = ROLE_LABEL[message.role];
   return (

@@ -20,7 +20,10 @@ export function ConversationNav({ open, onNavigate }: { open: boolean; onNavigat
   const [query, setQuery] = useState("");
 
   // Derived here, not in a selector: a selector returning a new array re-renders forever.
-  const visible = useMemo(() => visibleConversations({ conversations, pendingDeletes }), [conversations, pendingDeletes]);
+  const visible = useMemo(
+    () => visibleConversations({ conversations, pendingDeletes }),
+    [conversations, pendingDeletes],
+  );
   const hits = useMemo(() => visibleHits({ searchHits, pendingDeletes }), [searchHits, pendingDeletes]);
   // The plain list while the query is empty (or its first answer has not come yet).
   const searching = query.trim() !== "" && hits !== null;
@@ -79,7 +82,9 @@ export function ConversationNav({ open, onNavigate }: { open: boolean; onNavigat
         </>
       ) : (
         <>
-          {phase === "loaded" && visible.length === 0 && <p className="sidebar__empty">No conversations yet.</p>}
+          {phase === "loaded" && visible.length === 0 && (
+            <p className="sidebar__empty">No conversations yet.</p>
+          )}
           <ul className="conversation-list">
             {visible.map((c) => (
               <ConversationItem key={c.id} conversation={c} current={c.id === currentId} />

@@ -18,7 +18,9 @@ export function SearchResults({ hits, currentId }: { hits: readonly SearchHit[];
             <span className="search-hit__title">{hit.conversationTitle || "Untitled"}</span>
             {hit.snippet.length > 0 && (
               <span className="search-hit__snippet">
-                {hit.role && <span className="visually-hidden">{hit.role === "user" ? "You: " : "Macaron: "}</span>}
+                {hit.role && (
+                  <span className="visually-hidden">{hit.role === "user" ? "You: " : "Macaron: "}</span>
+                )}
                 <Snippet parts={hit.snippet} />
               </span>
             )}
@@ -32,7 +34,9 @@ export function SearchResults({ hits, currentId }: { hits: readonly SearchHit[];
 function Snippet({ parts }: { parts: SearchHit["snippet"] }) {
   return (
     <>
-      {parts.map((part, i) => (part.match ? <mark key={i}>{part.text}</mark> : <span key={i}>{part.text}</span>))}
+      {parts.map((part, i) =>
+        part.match ? <mark key={i}>{part.text}</mark> : <span key={i}>{part.text}</span>,
+      )}
     </>
   );
 }

@@ -33,7 +33,12 @@ export function TransferActions() {
 
   return (
     <div className="transfer-actions">
-      <button type="button" className="button button--small button--ghost" disabled={busy} onClick={() => void exportAll()}>
+      <button
+        type="button"
+        className="button button--small button--ghost"
+        disabled={busy}
+        onClick={() => void exportAll()}
+      >
         Export all
       </button>
       <button

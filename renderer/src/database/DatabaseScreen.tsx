@@ -17,7 +17,10 @@ export function DatabaseScreen() {
       <h1 id="database-heading">Your conversation database could not be opened</h1>
       {status?.message && <p className="database-screen__reason">{status.message}</p>}
       {status?.state === "from_future" && (
-        <p>It was written by a newer version of Macaron. Update Macaron, or restore a backup made by this version.</p>
+        <p>
+          It was written by a newer version of Macaron. Update Macaron, or restore a backup made by this
+          version.
+        </p>
       )}
       {status && (
         <p className="muted">
@@ -49,7 +52,12 @@ export function DatabaseScreen() {
             ))}
         </ul>
       )}
-      <button type="button" className="button" disabled={busy} onClick={() => void controller.database.startFresh()}>
+      <button
+        type="button"
+        className="button"
+        disabled={busy}
+        onClick={() => void controller.database.startFresh()}
+      >
         Start fresh (keep the damaged file)
       </button>
       {busy && <p role="status">Working…</p>}

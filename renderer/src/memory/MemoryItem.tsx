@@ -43,7 +43,11 @@ export function MemoryItem({ memory, onNavigate }: { memory: Memory; onNavigate:
               }
             }}
           />
-          <button type="submit" className="button button--small button--primary" disabled={busy || !draft.trim()}>
+          <button
+            type="submit"
+            className="button button--small button--primary"
+            disabled={busy || !draft.trim()}
+          >
             Save
           </button>
           <button type="button" className="button button--small" onClick={() => setEditing(false)}>
@@ -113,7 +117,12 @@ export function MemoryItem({ memory, onNavigate }: { memory: Memory; onNavigate:
               >
                 Edit
               </button>
-              <button type="button" className="button button--small" disabled={busy} onClick={() => setConfirming(true)}>
+              <button
+                type="button"
+                className="button button--small"
+                disabled={busy}
+                onClick={() => setConfirming(true)}
+              >
                 Delete
               </button>
             </>

@@ -50,7 +50,9 @@ export function MemoryPanel() {
       {proposed.length > 0 && (
         <section aria-labelledby="memory-proposed">
           <h3 id="memory-proposed">Proposed</h3>
-          <p className="muted">Macaron thinks these are worth remembering. Nothing is used until you keep it.</p>
+          <p className="muted">
+            Macaron thinks these are worth remembering. Nothing is used until you keep it.
+          </p>
           <ul className="memory-list" aria-labelledby="memory-proposed">
             {proposed.map((m) => (
               <MemoryItem key={m.id} memory={m} onNavigate={close} />

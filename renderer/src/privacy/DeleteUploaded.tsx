@@ -21,12 +21,22 @@ export function DeleteUploaded() {
       )}
       {confirming && (
         <div className="confirm" role="group" aria-label="Confirm deletion">
-          <p>Ask the feedback service to delete everything uploaded from this install? This cannot be undone.</p>
+          <p>
+            Ask the feedback service to delete everything uploaded from this install? This cannot be undone.
+          </p>
           <div className="confirm__actions">
-            <button type="button" className="button button--danger" onClick={() => void controller.privacy.deleteUploaded()}>
+            <button
+              type="button"
+              className="button button--danger"
+              onClick={() => void controller.privacy.deleteUploaded()}
+            >
               Yes, delete my data
             </button>
-            <button type="button" className="button" onClick={() => controller.privacy.setConfirmingDelete(false)}>
+            <button
+              type="button"
+              className="button"
+              onClick={() => controller.privacy.setConfirmingDelete(false)}
+            >
               Cancel
             </button>
           </div>

@@ -56,20 +56,21 @@ function Explanation() {
       </p>
       <ul>
         <li>
-          <strong>What is sent:</strong> your ratings and their reasons, your corrections, when you ask for an answer
-          again, how you use generated controls in answers, and when you override the adapter the router chose.
+          <strong>What is sent:</strong> your ratings and their reasons, your corrections, when you ask for an
+          answer again, how you use generated controls in answers, and when you override the adapter the
+          router chose.
         </li>
         <li>
           <strong>Conversation text</strong> (the prompt, the answer and your correction) is sent only with
           &ldquo;Ratings and conversation text&rdquo;.
         </li>
         <li>
-          <strong>Redacted here first:</strong> e-mail addresses, phone numbers, keys and similar details are replaced
-          (for example by [EMAIL]) on this device before anything is queued.
+          <strong>Redacted here first:</strong> e-mail addresses, phone numbers, keys and similar details are
+          replaced (for example by [EMAIL]) on this device before anything is queued.
         </li>
         <li>
-          <strong>Not tied to you:</strong> uploads carry a random id made for this install, not your name or account.
-          You can ask the service to delete everything sent under it.
+          <strong>Not tied to you:</strong> uploads carry a random id made for this install, not your name or
+          account. You can ask the service to delete everything sent under it.
         </li>
       </ul>
     </section>

@@ -42,8 +42,9 @@ export function SharingChoice({ privacy }: { privacy: PrivacyState }) {
       {pending && (
         <div className="confirm" role="group" aria-label="Confirm sharing">
           <p>
-            Share <strong>{SHARING_LABELS[pending].toLowerCase()}</strong> with the feedback service? From now on,
-            feedback you give is redacted on this device and queued for upload. You can turn it off at any time.
+            Share <strong>{SHARING_LABELS[pending].toLowerCase()}</strong> with the feedback service? From now
+            on, feedback you give is redacted on this device and queued for upload. You can turn it off at any
+            time.
           </p>
           <div className="confirm__actions">
             <button

@@ -9,7 +9,12 @@ export function UploadPreview() {
 
   return (
     <section className="privacy__preview" aria-label="Next upload">
-      <button type="button" className="button" disabled={previewing} onClick={() => void controller.privacy.preview()}>
+      <button
+        type="button"
+        className="button"
+        disabled={previewing}
+        onClick={() => void controller.privacy.preview()}
+      >
         Preview next upload
       </button>
       {preview && (

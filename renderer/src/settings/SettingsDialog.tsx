@@ -12,9 +12,11 @@ const KV_POLICY_LABELS: Record<KvPolicySetting, string> = {
 };
 
 const KV_POLICY_HINTS: Record<KvPolicySetting, string> = {
-  reevaluate: "Always exact; switching adapters re-reads the whole conversation, which takes longer on long chats.",
+  reevaluate:
+    "Always exact; switching adapters re-reads the whole conversation, which takes longer on long chats.",
   "sequence-per-set": "Exact and fast when you switch back and forth, at the cost of more memory.",
-  activated: "Keeps the cache across switches: fastest, but earlier text is not re-read with the new adapters.",
+  activated:
+    "Keeps the cache across switches: fastest, but earlier text is not re-read with the new adapters.",
 };
 
 const CONTEXT_LABELS: Record<AppSettings["contextStrategy"], string> = {
@@ -72,7 +74,9 @@ export function SettingsDialog() {
             disabled={saving}
             aria-describedby="context-strategy-hint"
             onChange={(e) =>
-              void controller.settings.update({ contextStrategy: e.target.value as AppSettings["contextStrategy"] })
+              void controller.settings.update({
+                contextStrategy: e.target.value as AppSettings["contextStrategy"],
+              })
             }
           >
             {(Object.keys(CONTEXT_LABELS) as Array<AppSettings["contextStrategy"]>).map((strategy) => (

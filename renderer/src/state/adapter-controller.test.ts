@@ -206,7 +206,12 @@ describe("AppController adapters", () => {
     expect(c.currentAdapters()).toEqual({ pinned: "coding" });
     expect(await c.send("hi")).toBe(true);
     const names = api.calls.map(([m]) => m).filter((m) => m.startsWith("c"));
-    expect(names).toEqual(["conversations.list", "conversations.create", "conversations.setAdapters", "chat.send"]);
+    expect(names).toEqual([
+      "conversations.list",
+      "conversations.create",
+      "conversations.setAdapters",
+      "chat.send",
+    ]);
     expect(c.currentAdapters()).toEqual({ pinned: "coding" });
     expect(c.store.getState().draftAdapters).toBe("auto");
   });
@@ -245,7 +250,10 @@ describe("AppController adapters", () => {
     });
     const c = await started(api, "c1");
     expect(await c.regenerate({ pinned: "chat" })).toBe(true);
-    expect(api.calls.at(-1)).toEqual(["chat.regenerate", { conversationId: "c1", adapters: { pinned: "chat" } }]);
+    expect(api.calls.at(-1)).toEqual([
+      "chat.regenerate",
+      { conversationId: "c1", adapters: { pinned: "chat" } },
+    ]);
     expect(c.store.getState().messages.c1!.map((m) => m.id)).toEqual(["u1", "a2"]);
     // While it streams, a second request is refused locally.
     expect(await c.regenerate()).toBe(false);

@@ -83,7 +83,9 @@ export class AdapterController {
   }
 
   setPanelOpen(open: boolean): void {
-    this.set(open ? { panelOpen: true } : { panelOpen: false, installError: null, actionError: null, compare: null });
+    this.set(
+      open ? { panelOpen: true } : { panelOpen: false, installError: null, actionError: null, compare: null },
+    );
     if (open) void this.refresh();
   }
 
@@ -124,7 +126,9 @@ export class AdapterController {
   /** Shown at once (a switch must follow the click); rolled back when core refuses. */
   async setEnabled(id: string, enabled: boolean): Promise<boolean> {
     const patchEnabled = (value: boolean) =>
-      this.set((s) => ({ adapters: s.adapters?.map((a) => (a.id === id ? { ...a, enabled: value } : a)) ?? null }));
+      this.set((s) => ({
+        adapters: s.adapters?.map((a) => (a.id === id ? { ...a, enabled: value } : a)) ?? null,
+      }));
     patchEnabled(enabled);
     const ok = await this.update(id, { enabled });
     if (!ok) patchEnabled(!enabled);
@@ -151,7 +155,14 @@ export class AdapterController {
     if (adapterId === null) this.set({ compare: null });
     else if (current?.adapterId !== adapterId)
       this.set({
-        compare: { adapterId, status: "idle", prompt: current?.prompt ?? "", base: null, adapter: null, error: null },
+        compare: {
+          adapterId,
+          status: "idle",
+          prompt: current?.prompt ?? "",
+          base: null,
+          adapter: null,
+          error: null,
+        },
       });
   }
 

@@ -44,7 +44,11 @@ function routing(over: Partial<RoutingInfo>): RoutingInfo {
 describe("describeRouting", () => {
   it("names the routed adapter and how sure the router was", () => {
     const d = describeRouting(
-      routing({ adapters: [{ id: "coding", version: "1.2.0", scale: 1 }], confidence: 0.823, reason: "code words" }),
+      routing({
+        adapters: [{ id: "coding", version: "1.2.0", scale: 1 }],
+        confidence: 0.823,
+        reason: "code words",
+      }),
       names,
     );
     expect(d.text).toBe("Coding · auto 82%");
@@ -53,8 +57,9 @@ describe("describeRouting", () => {
   });
 
   it("shows a pin, a blend and the base model", () => {
-    expect(describeRouting(routing({ mode: "pinned", adapters: [{ id: "chat", version: "1", scale: 1 }] }), names))
-      .toMatchObject({ text: "Chat · pinned", label: "Answered by Chat (pinned)" });
+    expect(
+      describeRouting(routing({ mode: "pinned", adapters: [{ id: "chat", version: "1", scale: 1 }] }), names),
+    ).toMatchObject({ text: "Chat · pinned", label: "Answered by Chat (pinned)" });
     const blend = describeRouting(
       routing({
         mode: "blend",
@@ -76,7 +81,10 @@ describe("describeRouting", () => {
   });
 
   it("falls back to the id of an adapter that is no longer installed", () => {
-    const d = describeRouting(routing({ mode: "pinned", adapters: [{ id: "gone", version: "1", scale: 1 }] }), names);
+    const d = describeRouting(
+      routing({ mode: "pinned", adapters: [{ id: "gone", version: "1", scale: 1 }] }),
+      names,
+    );
     expect(d.text).toBe("gone · pinned");
   });
 });
@@ -94,7 +102,9 @@ describe("picker values", () => {
   it("describe a selection in words", () => {
     expect(describeSelection("auto", names)).toBe("Auto (router)");
     expect(describeSelection({ pinned: "coding" }, names)).toBe("Coding");
-    expect(describeSelection({ blend: { chat: 0.5, coding: 1.25 } }, names)).toBe("Blend: Chat 0.5 + Coding 1.25");
+    expect(describeSelection({ blend: { chat: 0.5, coding: 1.25 } }, names)).toBe(
+      "Blend: Chat 0.5 + Coding 1.25",
+    );
   });
 });
 
@@ -117,7 +127,9 @@ describe("regenerateSelection", () => {
   const coding = routing({ mode: "pinned", adapters: [{ id: "coding", version: "1", scale: 1 }] });
   it("lets core use the conversation's choice when that is what answered", () => {
     expect(regenerateSelection(coding, { pinned: "coding" })).toBeUndefined();
-    expect(regenerateSelection(routing({ adapters: [{ id: "chat", version: "1", scale: 1 }] }), "auto")).toBeUndefined();
+    expect(
+      regenerateSelection(routing({ adapters: [{ id: "chat", version: "1", scale: 1 }] }), "auto"),
+    ).toBeUndefined();
     expect(regenerateSelection(null, "auto")).toBeUndefined();
   });
   it("repeats the answer's own adapters when the conversation has changed since", () => {

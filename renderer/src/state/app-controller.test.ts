@@ -345,7 +345,12 @@ describe("AppController", () => {
 
   it("shows the database screen for a damaged database, and loads after a fresh start", async () => {
     const api = new FakeApi();
-    api.database = { state: "corrupt", message: "file is not a database", path: "/d/macaron.db", backups: [] };
+    api.database = {
+      state: "corrupt",
+      message: "file is not a database",
+      path: "/d/macaron.db",
+      backups: [],
+    };
     const app = await started(api);
     expect(app.store.getState().phase).toBe("database");
     expect(api.calls.map(([m]) => m)).not.toContain("conversations.list");

@@ -155,7 +155,10 @@ export class AppController {
         const draft = this.store.getState().draftAdapters;
         // The choice made before the chat existed becomes the conversation's own.
         if (draft !== "auto") {
-          conversation = await this.api.call("conversations.setAdapters", { id: conversation.id, adapters: draft });
+          conversation = await this.api.call("conversations.setAdapters", {
+            id: conversation.id,
+            adapters: draft,
+          });
         }
         id = conversation.id;
         this.set((s) => ({
@@ -317,7 +320,10 @@ export class AppController {
       return;
     }
     try {
-      const hits = await this.api.call("conversations.search", { query: query.trim().slice(0, 500), limit: 50 });
+      const hits = await this.api.call("conversations.search", {
+        query: query.trim().slice(0, 500),
+        limit: 50,
+      });
       // A slower answer to an older query must not overwrite the newer one.
       if (seq === this.searchSeq) this.set({ searchHits: hits });
     } catch (error) {

@@ -70,7 +70,9 @@ export function createAppStore(connection: ConnectionState): AppStore {
 }
 
 /** Conversations to list, minus those waiting to be deleted. */
-export function visibleConversations(state: Pick<AppState, "conversations" | "pendingDeletes">): Conversation[] {
+export function visibleConversations(
+  state: Pick<AppState, "conversations" | "pendingDeletes">,
+): Conversation[] {
   const source = state.conversations;
   if (state.pendingDeletes.length === 0) return source;
   const hidden = new Set(state.pendingDeletes.map((c) => c.id));

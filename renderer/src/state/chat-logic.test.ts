@@ -179,9 +179,23 @@ describe("titleFromText", () => {
 });
 
 describe("replaceLastAnswer", () => {
-  const q1 = msg({ id: "u1", conversationId: "a", role: "user", content: "q1", status: "complete", createdAt: 1 });
+  const q1 = msg({
+    id: "u1",
+    conversationId: "a",
+    role: "user",
+    content: "q1",
+    status: "complete",
+    createdAt: 1,
+  });
   const a1 = msg({ id: "a1", conversationId: "a", content: "first", status: "complete", createdAt: 2 });
-  const q2 = msg({ id: "u2", conversationId: "a", role: "user", content: "q2", status: "complete", createdAt: 3 });
+  const q2 = msg({
+    id: "u2",
+    conversationId: "a",
+    role: "user",
+    content: "q2",
+    status: "complete",
+    createdAt: 3,
+  });
   const a2 = msg({ id: "a2", conversationId: "a", content: "old", status: "complete", createdAt: 4 });
 
   it("puts the new answer in place of the last one and keeps earlier turns", () => {
@@ -204,7 +218,10 @@ describe("replaceLastAnswer", () => {
 
   it("leaves other conversations alone", () => {
     const other = [msg({ id: "x", conversationId: "b" })];
-    const next = replaceLastAnswer({ a: [q1, a1], b: other }, msg({ id: "a9", conversationId: "a", createdAt: 9 }));
+    const next = replaceLastAnswer(
+      { a: [q1, a1], b: other },
+      msg({ id: "a9", conversationId: "a", createdAt: 9 }),
+    );
     expect(next.b).toBe(other);
     expect(next.a!.map((m) => m.id)).toEqual(["u1", "a9"]);
   });

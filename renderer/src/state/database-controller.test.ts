@@ -75,7 +75,10 @@ describe("TransferController", () => {
     const transfer = new TransferController(api, (n) => notices.push(n));
     expect(await transfer.importJson("")).toBeNull();
     expect(await transfer.importJson("[1,2]")).toBeNull();
-    expect(notices).toEqual(["Import failed: the file is empty.", "Import failed: This is not a Macaron export file."]);
+    expect(notices).toEqual([
+      "Import failed: the file is empty.",
+      "Import failed: This is not a Macaron export file.",
+    ]);
     expect(importSummary({ conversations: 2, messages: 1, memories: 0 })).toBe(
       "Imported 2 conversations, 1 message and 0 memories.",
     );

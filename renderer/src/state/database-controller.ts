@@ -25,7 +25,11 @@ export function isDatabaseUnavailable(error: unknown): boolean {
 }
 
 export class DatabaseController {
-  readonly store: DatabaseStore = createStore<DatabaseViewState>()(() => ({ status: null, busy: false, error: null }));
+  readonly store: DatabaseStore = createStore<DatabaseViewState>()(() => ({
+    status: null,
+    busy: false,
+    error: null,
+  }));
 
   constructor(
     private readonly api: RendererApi,

@@ -29,7 +29,11 @@ export interface MessageAccess {
 }
 
 export class FeedbackController {
-  readonly store: FeedbackStore = createStore<FeedbackState>()(() => ({ corrections: {}, busy: [], errors: {} }));
+  readonly store: FeedbackStore = createStore<FeedbackState>()(() => ({
+    corrections: {},
+    busy: [],
+    errors: {},
+  }));
 
   constructor(
     private readonly api: RendererApi,
@@ -94,7 +98,11 @@ export class FeedbackController {
     this.messages.put(now ? { ...now, rating: updated.rating, corrected: updated.corrected } : updated);
   }
 
-  private async withBusy(messageId: string, action: () => Promise<void>, rollback?: () => void): Promise<boolean> {
+  private async withBusy(
+    messageId: string,
+    action: () => Promise<void>,
+    rollback?: () => void,
+  ): Promise<boolean> {
     this.store.setState((s) => ({ busy: [...s.busy, messageId] }));
     this.setError(messageId, null);
     try {

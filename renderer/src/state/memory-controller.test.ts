@@ -45,7 +45,9 @@ function setup(initial: Memory[] = []) {
 
 describe("MemoryController", () => {
   it("lists on open, adds, edits, keeps a proposal and deletes", async () => {
-    const { controller } = setup([memory({ id: "p", source: "model", status: "proposed", conversationId: "c1" })]);
+    const { controller } = setup([
+      memory({ id: "p", source: "model", status: "proposed", conversationId: "c1" }),
+    ]);
     controller.setOpen(true);
     await controller.refresh();
     expect(controller.store.getState().memories?.map((m) => m.id)).toEqual(["p"]);

@@ -93,12 +93,16 @@ export class MemoryController {
       this.store.setState({ actionError: "A memory cannot be empty. Delete it instead." });
       return false;
     }
-    return this.withBusy(id, async () => this.put(await this.api.call("memories.update", { id, text: trimmed.slice(0, 2000) })));
+    return this.withBusy(id, async () =>
+      this.put(await this.api.call("memories.update", { id, text: trimmed.slice(0, 2000) })),
+    );
   }
 
   /** "Keep" a proposed memory: it becomes active and is used from now on. */
   keep(id: string): Promise<boolean> {
-    return this.withBusy(id, async () => this.put(await this.api.call("memories.update", { id, status: "active" })));
+    return this.withBusy(id, async () =>
+      this.put(await this.api.call("memories.update", { id, status: "active" })),
+    );
   }
 
   /** Delete a memory ("Discard" for a proposed one). */

@@ -14,7 +14,13 @@ const sync: SyncStatus = {
 };
 
 function privacy(sharing: SharingLevel, over: Partial<SyncStatus> = {}): PrivacyState {
-  return { sharing, installId: "install-1", consentedAt: null, endpoint: "https://fb.example", sync: { ...sync, ...over } };
+  return {
+    sharing,
+    installId: "install-1",
+    consentedAt: null,
+    endpoint: "https://fb.example",
+    sync: { ...sync, ...over },
+  };
 }
 
 function setup(initial: SharingLevel = "off") {
@@ -85,7 +91,11 @@ describe("PrivacyController", () => {
       lastError: "HTTP 503",
       rejected: [{ key: "k1", kind: "rating", reason: "too large", rejectedAt: 1 }],
     });
-    expect(controller.store.getState().privacy?.sync).toMatchObject({ state: "backoff", queued: 2, lastError: "HTTP 503" });
+    expect(controller.store.getState().privacy?.sync).toMatchObject({
+      state: "backoff",
+      queued: 2,
+      lastError: "HTTP 503",
+    });
     expect(controller.store.getState().privacy?.sync.rejected[0]?.reason).toBe("too large");
     controller.dispose();
     api.emit("privacy.sync", { ...sync, queued: 9 });

@@ -146,7 +146,10 @@ export class PrivacyController {
   }
 
   setConfirmingDelete(confirming: boolean): void {
-    this.set({ confirmingDelete: confirming, deleteResult: confirming ? null : this.store.getState().deleteResult });
+    this.set({
+      confirmingDelete: confirming,
+      deleteResult: confirming ? null : this.store.getState().deleteResult,
+    });
   }
 
   /** Ask the feedback service to delete everything tied to this install's random id. */

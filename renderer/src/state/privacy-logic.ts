@@ -11,7 +11,8 @@ export const SHARING_LABELS: Record<SharingLevel, string> = {
 
 export const SHARING_HINTS: Record<SharingLevel, string> = {
   off: "Nothing leaves this device. Your ratings and corrections stay here.",
-  ratings: "Ratings, corrections as signals, regenerations, generated-UI interactions and router overrides — no text.",
+  ratings:
+    "Ratings, corrections as signals, regenerations, generated-UI interactions and router overrides — no text.",
   ratings_and_text:
     "The same, plus the text of the rated exchange (prompt, answer, your correction), redacted on this device first.",
 };

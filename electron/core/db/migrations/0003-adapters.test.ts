@@ -21,9 +21,14 @@ describe("migration 0003 (adapters, turns, router store)", () => {
   it("adds the columns with their defaults to existing rows", () => {
     const db = v2WithData();
     migrate0003(db);
-    expect(db.prepare("SELECT adapters_json FROM conversations WHERE id = 'c1'").pluck().get()).toBe('"auto"');
+    expect(db.prepare("SELECT adapters_json FROM conversations WHERE id = 'c1'").pluck().get()).toBe(
+      '"auto"',
+    );
     expect(db.prepare("SELECT replaced_by FROM messages WHERE id = 'm1'").pluck().get()).toBeNull();
-    const tables = db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").pluck().all();
+    const tables = db
+      .prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
+      .pluck()
+      .all();
     expect(tables).toEqual([
       "adapters",
       "conversations",
@@ -76,11 +81,15 @@ describe("migration 0003 (adapters, turns, router store)", () => {
     vec.run("m", "h", Buffer.alloc(8));
     vec.run("m2", "h", Buffer.alloc(8));
     expect(() => vec.run("m", "h", Buffer.alloc(8))).toThrow(/UNIQUE|PRIMARY/);
-    const learned = db.prepare("INSERT INTO router_learned (text_hash, text, adapter_id, created_at) VALUES (?, 't', 'ui', 1.5)");
+    const learned = db.prepare(
+      "INSERT INTO router_learned (text_hash, text, adapter_id, created_at) VALUES (?, 't', 'ui', 1.5)",
+    );
     learned.run("h1");
     expect(() => learned.run("h1")).toThrow(/UNIQUE/);
     const indexes = db
-      .prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'router_learned' AND name NOT LIKE 'sqlite_%'")
+      .prepare(
+        "SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'router_learned' AND name NOT LIKE 'sqlite_%'",
+      )
       .pluck()
       .all();
     expect(indexes).toEqual(["router_learned_adapter"]);
