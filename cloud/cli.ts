@@ -3,6 +3,7 @@
  * The reference feedback service; prints `listening on http://HOST:PORT` once it accepts connections.
  */
 import { parseArgs } from "node:util";
+import { parsePort, runServiceCli } from "../electron/server/service-cli";
 import { startCloud } from "./server";
 
 const USAGE = `Usage: npm run cloud -- --data-dir DIR [--port 0] [--host 127.0.0.1] [--admin-key KEY]
@@ -25,9 +26,7 @@ function parse(argv: string[]) {
     strict: true,
     allowPositionals: false,
   });
-  const port = Number(values.port);
-  if (!Number.isInteger(port) || port < 0 || port > 65535)
-    throw new Error(`--port must be 0..65535, not ${values.port}`);
+  const port = parsePort(values.port);
   if (!values.help && !values["data-dir"]) throw new Error("--data-dir is required");
   if (values["admin-key"] !== undefined && values["admin-key"].trim().length < 8)
     throw new Error("--admin-key must have at least 8 characters");
@@ -40,38 +39,18 @@ function parse(argv: string[]) {
   };
 }
 
-async function main(): Promise<number> {
-  let args: ReturnType<typeof parse>;
-  try {
-    args = parse(process.argv.slice(2));
-  } catch (err) {
-    console.error(`error: ${(err as Error).message}\n\n${USAGE}`);
-    return 2;
-  }
-  if (args.help) {
-    console.log(USAGE);
-    return 0;
-  }
-  const cloud = await startCloud({
-    host: args.host,
-    port: args.port,
-    dataDir: args.dataDir,
-    adminKey: args.adminKey,
-  });
-  if (!args.adminKey) console.log(`admin key: ${cloud.adminKey}`);
-  console.log(`listening on ${cloud.url}`);
-  const shutdown = () => void cloud.close().then(() => process.exit(0));
-  process.once("SIGINT", shutdown);
-  process.once("SIGTERM", shutdown);
-  return -1;
-}
-
-main().then(
-  (code) => {
-    if (code >= 0) process.exit(code);
+runServiceCli({
+  usage: USAGE,
+  parse,
+  async start(args) {
+    const cloud = await startCloud({
+      host: args.host,
+      port: args.port,
+      dataDir: args.dataDir,
+      adminKey: args.adminKey,
+    });
+    if (!args.adminKey) console.log(`admin key: ${cloud.adminKey}`);
+    console.log(`listening on ${cloud.url}`);
+    return cloud;
   },
-  (err: unknown) => {
-    console.error(`error: ${(err as Error).message}`);
-    process.exit(1);
-  },
-);
+});

@@ -5,6 +5,7 @@
 import { homedir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
+import { parsePort, runServiceCli } from "./service-cli";
 import { startServer } from "./start";
 
 const USAGE = `Usage: npm run serve -- [--host 127.0.0.1] [--port 0] [--data-dir ~/.macaron] [--model FILE.gguf] [--api-key KEY]
@@ -33,9 +34,7 @@ function parse(argv: string[]) {
     strict: true,
     allowPositionals: false,
   });
-  const port = Number(values.port);
-  if (!Number.isInteger(port) || port < 0 || port > 65535)
-    throw new Error(`--port must be 0..65535, not ${values.port}`);
+  const port = parsePort(values.port);
   const maxTokens = values["max-tokens"] === undefined ? undefined : Number(values["max-tokens"]);
   if (maxTokens !== undefined && (!Number.isInteger(maxTokens) || maxTokens < 1 || maxTokens > 32768))
     throw new Error(`--max-tokens must be 1..32768, not ${values["max-tokens"]}`);
@@ -53,57 +52,23 @@ function parse(argv: string[]) {
   };
 }
 
-async function main(): Promise<number> {
-  let args: ReturnType<typeof parse>;
-  try {
-    args = parse(process.argv.slice(2));
-  } catch (err) {
-    console.error(`error: ${(err as Error).message}\n\n${USAGE}`);
-    return 2;
-  }
-  if (args.help) {
-    console.log(USAGE);
-    return 0;
-  }
-
-  const server = await startServer({
-    host: args.host,
-    port: args.port,
-    dataDir: args.dataDir,
-    model: args.model,
-    apiKey: args.apiKey,
-    defaultMaxTokens: args.maxTokens,
-    adaptersDir: args.adapters,
-  });
-  if (server.modelError)
-    console.error(`error: could not load ${args.model}: ${server.modelError} (serving without a model)`);
-  if (server.generatedKey) console.log(`api key: ${server.apiKey}`);
-  console.log(`listening on ${server.openUrl}`);
-
-  let stopping = false;
-  const stop = (signal: string) => {
-    if (stopping) process.exit(1); // a second Ctrl-C means now
-    stopping = true;
-    console.error(`${signal}: shutting down`);
-    server.close().then(
-      () => process.exit(0),
-      (err: unknown) => {
-        console.error("error while shutting down:", err);
-        process.exit(1);
-      },
-    );
-  };
-  process.on("SIGINT", () => stop("SIGINT"));
-  process.on("SIGTERM", () => stop("SIGTERM"));
-  return -1; // keep running
-}
-
-main().then(
-  (code) => {
-    if (code >= 0) process.exit(code);
+runServiceCli({
+  usage: USAGE,
+  parse,
+  async start(args) {
+    const server = await startServer({
+      host: args.host,
+      port: args.port,
+      dataDir: args.dataDir,
+      model: args.model,
+      apiKey: args.apiKey,
+      defaultMaxTokens: args.maxTokens,
+      adaptersDir: args.adapters,
+    });
+    if (server.modelError)
+      console.error(`error: could not load ${args.model}: ${server.modelError} (serving without a model)`);
+    if (server.generatedKey) console.log(`api key: ${server.apiKey}`);
+    console.log(`listening on ${server.openUrl}`);
+    return server;
   },
-  (err: unknown) => {
-    console.error(`error: ${err instanceof Error ? err.message : String(err)}`);
-    process.exit(1);
-  },
-);
+});

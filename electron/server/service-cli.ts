@@ -1,0 +1,56 @@
+/**
+ * The shared life of a long-running command (`npm run serve`, `npm run cloud`): parse the
+ * arguments (exit 2 with the usage on a mistake), start, keep running, and on SIGINT/SIGTERM
+ * close cleanly (exit 0); a second signal exits at once.
+ */
+export interface ServiceCli<Args extends { help: boolean }> {
+  usage: string;
+  parse(argv: string[]): Args;
+  /** Starts the service, prints what the user needs (`listening on URL`), returns its closer. */
+  start(args: Args): Promise<{ close(): Promise<void> }>;
+}
+
+/** `--port` as a TCP port number (0 picks a free one). */
+export function parsePort(value: string | undefined): number {
+  const port = Number(value);
+  if (!Number.isInteger(port) || port < 0 || port > 65535)
+    throw new Error(`--port must be 0..65535, not ${value}`);
+  return port;
+}
+
+export function runServiceCli<Args extends { help: boolean }>(cli: ServiceCli<Args>): void {
+  let args: Args;
+  try {
+    args = cli.parse(process.argv.slice(2));
+  } catch (err) {
+    console.error(`error: ${(err as Error).message}\n\n${cli.usage}`);
+    process.exit(2);
+  }
+  if (args.help) {
+    console.log(cli.usage);
+    process.exit(0);
+  }
+  cli.start(args).then(
+    (service) => {
+      let stopping = false;
+      const stop = (signal: string) => {
+        if (stopping) process.exit(1); // a second Ctrl-C means now
+        stopping = true;
+        console.error(`${signal}: shutting down`);
+        service.close().then(
+          () => process.exit(0),
+          (err: unknown) => {
+            console.error("error while shutting down:", err);
+            process.exit(1);
+          },
+        );
+      };
+      process.on("SIGINT", () => stop("SIGINT"));
+      process.on("SIGTERM", () => stop("SIGTERM"));
+    },
+    (err: unknown) => {
+      console.error(`error: ${err instanceof Error ? err.message : String(err)}`);
+      process.exit(1);
+    },
+  );
+}
