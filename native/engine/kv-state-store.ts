@@ -6,7 +6,7 @@ import type { LlamaContextSequence, Token } from "node-llama-cpp";
 import { z } from "zod";
 
 /** Bump when the sidecar or the meaning of a saved state changes: older files are then deleted. */
-export const KV_STATE_FORMAT = 1;
+export const KV_STATE_FORMAT = 2;
 
 export interface KvStateLimits {
   /** A state bigger than this is not kept (default 512 MiB). */
@@ -48,6 +48,8 @@ const SidecarSchema = z.object({
   /** size+mtime of each adapter file: an adapter replaced in place makes the state stale. */
   adapterFiles: z.array(z.object({ path: z.string(), size: z.number(), mtimeMs: z.number() })),
   tokens: z.array(z.number().int().nonnegative()),
+  /** The state file beside the sidecar: `<base>.<first 16 hex of its sha256>.kv`. */
+  kvFile: z.string().regex(/^[0-9a-f]{64}\.[0-9a-f]{16}\.kv$/),
   kvBytes: z.number().int().positive(),
   kvSha256: z.string().regex(/^[0-9a-f]{64}$/),
   savedAt: z.number(),
@@ -74,11 +76,13 @@ export interface KvStateCandidate {
  * conversation reopened after its sequence was evicted, the model reloaded or the engine
  * restarted (even after kill -9) evaluates only its new tokens.
  *
- * `<sha256(sessionKey, model, set)>.kv` is node-llama-cpp's `saveStateToFile` output; the
- * `.json` sidecar beside it says what it was computed with, its tokens and the state's sha256.
- * The sidecar is written last, by rename: a state without one (a crash while saving) is never
- * used, and a damaged or mismatched one is deleted — llama.cpp trusts a state file blindly
- * (node-llama-cpp: "using this function with another model may crash the process").
+ * `<base>.json` (base = sha256(sessionKey, model, set)) says what the state was computed with,
+ * its tokens, and which `<base>.<sha>.kv` (node-llama-cpp's `saveStateToFile` output) holds it.
+ * A new state is written under its own name first, then the sidecar is replaced by rename, then
+ * the old state file is deleted: once saved, a conversation always has a sidecar describing a
+ * complete file, even at the instant of a kill -9. A state file no sidecar names (a crash while
+ * saving) is deleted; a damaged or mismatched one is too — llama.cpp trusts a state file
+ * blindly (node-llama-cpp: "using this function with another model may crash the process").
  *
  * Not safe for concurrent use: the caller (ModelSession) runs one operation at a time.
  */
@@ -116,6 +120,7 @@ export class KvStateStore {
     if (tokens.length === 0) return false;
     const base = this.baseName(sessionKey, adapterSetKey);
     const kvTemp = join(this.dir, `${base}.kv.tmp`);
+    let kvFile: string | null = null;
     try {
       await this.prepare();
       const adapterFiles = await fileStamps(adapterPaths);
@@ -124,6 +129,9 @@ export class KvStateStore {
         await remove(kvTemp);
         return false;
       }
+      const kvSha256 = await sha256File(kvTemp);
+      kvFile = `${base}.${kvSha256.slice(0, 16)}.kv`;
+      await rename(kvTemp, join(this.dir, kvFile));
       const sidecar: Sidecar = {
         format: KV_STATE_FORMAT,
         sessionKey,
@@ -131,16 +139,15 @@ export class KvStateStore {
         adapterSetKey,
         adapterFiles,
         tokens,
+        kvFile,
         kvBytes: fileSize,
-        kvSha256: await sha256File(kvTemp),
+        kvSha256,
         savedAt: Date.now(),
       };
-      // Old sidecar first, new one last: at every instant a sidecar describes the .kv beside it.
-      await remove(this.sidecarPath(base));
-      await rename(kvTemp, this.kvPath(base));
       const sidecarTemp = `${this.sidecarPath(base)}.tmp`;
       await writeFile(sidecarTemp, JSON.stringify(sidecar));
       await rename(sidecarTemp, this.sidecarPath(base));
+      await this.removeStateFiles(base, kvFile);
       this.stats.saved++;
       await this.prune();
       return true;
@@ -189,7 +196,7 @@ export class KvStateStore {
    */
   async restore(sequence: LlamaContextSequence, candidate: KvStateCandidate): Promise<number> {
     const { sidecar, base } = candidate;
-    const kvPath = this.kvPath(base);
+    const kvPath = join(this.dir, sidecar.kvFile);
     try {
       if (sidecar.tokens.length > sequence.contextSize) throw new Error("state larger than the context");
       const info = await stat(kvPath);
@@ -219,18 +226,29 @@ export class KvStateStore {
 
   private async reject(base: string): Promise<void> {
     this.stats.rejected++;
-    await remove(this.sidecarPath(base));
-    await remove(this.kvPath(base));
+    await removeState(this.dir, base);
   }
 
-  /** Create the folder and delete leftovers of a crash (temp files, states without sidecar). */
+  /** Delete the state files of `base` other than `keep` (the one its sidecar names). */
+  private async removeStateFiles(base: string, keep: string | null): Promise<void> {
+    for (const name of await readdir(this.dir)) {
+      if (name !== keep && name.startsWith(`${base}.`) && name.endsWith(".kv"))
+        await remove(join(this.dir, name));
+    }
+  }
+
+  /** Create the folder and delete leftovers of a crash (temp files, state files no sidecar names). */
   private prepare(): Promise<void> {
     this.prepared ??= (async () => {
       await mkdir(this.dir, { recursive: true });
       const names = await readdir(this.dir);
-      const sidecars = new Set(names.filter((n) => n.endsWith(".json")).map((n) => n.slice(0, -5)));
+      const named = new Set<string>();
+      for (const name of names.filter((n) => n.endsWith(".json"))) {
+        const sidecar = await readSidecar(join(this.dir, name));
+        if (sidecar) named.add(sidecar.kvFile);
+      }
       for (const name of names) {
-        if (name.endsWith(".tmp") || (name.endsWith(".kv") && !sidecars.has(name.slice(0, -3))))
+        if (name.endsWith(".tmp") || (name.endsWith(".kv") && !named.has(name)))
           await remove(join(this.dir, name));
       }
     })();
@@ -244,8 +262,13 @@ export class KvStateStore {
       if (!name.endsWith(".json")) continue;
       const base = name.slice(0, -5);
       try {
-        const [sidecar, kv] = await Promise.all([stat(this.sidecarPath(base)), stat(this.kvPath(base))]);
-        entries.push({ base, used: sidecar.mtimeMs, bytes: kv.size });
+        const sidecar = await readSidecar(this.sidecarPath(base));
+        if (!sidecar) throw new Error("unreadable sidecar");
+        const [info, kv] = await Promise.all([
+          stat(this.sidecarPath(base)),
+          stat(join(this.dir, sidecar.kvFile)),
+        ]);
+        entries.push({ base, used: info.mtimeMs, bytes: kv.size });
       } catch {
         await this.reject(base);
       }
@@ -254,10 +277,8 @@ export class KvStateStore {
     let total = 0;
     for (const [i, entry] of entries.entries()) {
       total += entry.bytes;
-      if (i >= this.limits.maxFiles || total > this.limits.maxTotalBytes) {
-        await remove(this.sidecarPath(entry.base));
-        await remove(this.kvPath(entry.base));
-      }
+      if (i >= this.limits.maxFiles || total > this.limits.maxTotalBytes)
+        await removeState(this.dir, entry.base);
     }
   }
 
@@ -265,10 +286,6 @@ export class KvStateStore {
     return createHash("sha256")
       .update(JSON.stringify([sessionKey, this.identity.modelPath, adapterSetKey]))
       .digest("hex");
-  }
-
-  private kvPath(base: string): string {
-    return join(this.dir, `${base}.kv`);
   }
 
   private sidecarPath(base: string): string {
@@ -312,6 +329,23 @@ async function remove(path: string): Promise<void> {
   await unlink(path).catch(() => undefined);
 }
 
+/** The sidecar at `path`, or null when it is missing or not one of this format. */
+async function readSidecar(path: string): Promise<Sidecar | null> {
+  try {
+    return SidecarSchema.parse(JSON.parse(await readFile(path, "utf8")));
+  } catch {
+    return null;
+  }
+}
+
+/** Delete the sidecar of `base` in `dir`, then every state file of `base`. */
+async function removeState(dir: string, base: string): Promise<void> {
+  await remove(join(dir, `${base}.json`));
+  for (const name of await readdir(dir).catch(() => [] as string[])) {
+    if (name.startsWith(`${base}.`) && name.endsWith(".kv")) await remove(join(dir, name));
+  }
+}
+
 /**
  * Delete every saved state of `sessionKey` in `dir` (e.g. when its conversation is deleted: the
  * files hold its tokens). Works without a loaded model; never throws.
@@ -326,9 +360,7 @@ export async function deleteSavedStates(dir: string, sessionKey: string): Promis
     } catch {
       continue;
     }
-    const base = name.slice(0, -5);
-    await remove(join(dir, name));
-    await remove(join(dir, `${base}.kv`));
+    await removeState(dir, name.slice(0, -5));
     deleted++;
   }
   return deleted;

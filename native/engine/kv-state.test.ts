@@ -342,3 +342,34 @@ describe("forget (a conversation was deleted)", () => {
     expect(kept.length).toBeGreaterThan(0);
   });
 });
+
+describe("KvStateStore replacing a state", () => {
+  it("keeps a complete state described at every step: a kill between the steps loses nothing", async () => {
+    const stateDir = join(dir, "kv-replace");
+    const s = await session(undefined);
+    const history = [system, ask("hello there")];
+    await answer(s, history, "r");
+    const [slot] = s.slots.all;
+    const identity = await KvStateStore.identify(fx.basePath, "test");
+    const store = new KvStateStore(stateDir, identity);
+    expect(await store.save(slot!.sequence, "r", "", [])).toBe(true);
+    const first = await readdir(stateDir);
+    expect(first.filter((n) => n.endsWith(".json"))).toHaveLength(1);
+    // A kill after the next state file was written but before its sidecar replaced the old one:
+    // the new file is an orphan, the old pair is still whole.
+    const [sidecarName] = first.filter((n) => n.endsWith(".json"));
+    const base = sidecarName!.slice(0, -5);
+    await writeFile(join(stateDir, `${base}.0123456789abcdef.kv`), "written, never described");
+    const reopened = new KvStateStore(stateDir, identity);
+    const candidate = await reopened.find("r", "", []);
+    expect(candidate?.tokens).toEqual([...slot!.sequence.contextTokens]);
+    expect((await readdir(stateDir)).sort()).toEqual(first.sort());
+    // Saving again replaces the pair: one sidecar, one state file, the new one.
+    await answer(s, [...history, { role: "assistant", text: "hi" }, ask("more")], "r");
+    expect(await reopened.save(slot!.sequence, "r", "", [])).toBe(true);
+    const after = await readdir(stateDir);
+    expect(after.filter((n) => n.endsWith(".json"))).toEqual([sidecarName]);
+    expect(after.filter((n) => n.endsWith(".kv"))).toHaveLength(1);
+    expect((await reopened.find("r", "", []))?.tokens).toEqual([...slot!.sequence.contextTokens]);
+  });
+});
