@@ -54,6 +54,7 @@ export async function benchAdapters(args: { size: string; runs: number }): Promi
     report(all ? `adapters-${size}` : `adapters-${size}-${parts.join("-")}`, rows, {
       size,
       threads: backend.threads,
+      flashAttention: backend.flashAttention,
       contextSize,
       runs: args.runs,
       totalSeconds: (performance.now() - started) / 1000,
@@ -94,6 +95,7 @@ async function switchCost(
     contextSize: session.context.contextSize,
     sequences: 1,
     threads: backend.threads,
+    flashAttention: backend.flashAttention,
     lora: { adapters: sets[i % 2]!.map((a) => ({ filePath: a.path, scale: a.scale })) },
   });
   log("switch cost");

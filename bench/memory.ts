@@ -170,13 +170,21 @@ async function send(core: Core, conversationId: string, text: string, maxTokens:
   return done;
 }
 
-/** (c): turn 1 vs turn 50 of one conversation through core (prompt building, engine, database). */
-async function benchTurns(model: string, turns: number): Promise<BenchRow[]> {
+/**
+ * (c): turn 1 vs turn 50 of one conversation through core (prompt building, engine, database).
+ * `label` names the engine setting (e.g. flash attention on) the rows were measured under.
+ */
+async function benchTurns(
+  model: string,
+  turns: number,
+  env: NodeJS.ProcessEnv = ENV,
+  label = "",
+): Promise<BenchRow[]> {
   const dataDir = mkdtempSync(join(tmpdir(), "macaron-bench-turns-"));
   try {
     const core = await createCore({
       dataDir,
-      spawnEngine: spawnNodeEngine({ env: ENV }),
+      spawnEngine: spawnNodeEngine({ env }),
       initialModel: model,
     });
     const conv = value<Conversation>(await core.dispatch("conversations.create", {}, ctx));
@@ -202,7 +210,7 @@ async function benchTurns(model: string, turns: number): Promise<BenchRow[]> {
     );
     const transcript = detail.messages.slice(0, -1).map((m): ChatTurn => ({ role: m.role, text: m.content }));
     await core.close();
-    const scratch = new EngineSupervisor(spawnNodeEngine({ env: ENV }));
+    const scratch = new EngineSupervisor(spawnNodeEngine({ env }));
     await scratch.load(model);
     const fromScratch = await scratch.generate(
       [{ role: "system", text: DEFAULT_SYSTEM_PROMPT }, ...transcript],
@@ -211,7 +219,7 @@ async function benchTurns(model: string, turns: number): Promise<BenchRow[]> {
     );
     await scratch.close();
     const row = (name: string, picked: typeof results) => ({
-      name,
+      name: `${name}${label}`,
       ttftMs: median(picked.map((r) => r.ttft)),
       promptTokensEvaluated: median(picked.map((r) => r.evaluated)),
       contextTokens: median(picked.map((r) => r.context)),
@@ -226,9 +234,9 @@ async function benchTurns(model: string, turns: number): Promise<BenchRow[]> {
       last,
       early,
       late,
-      { name: `turn ${turns} / turn 1`, ttftMs: last.ttftMs / first.ttftMs },
+      { name: `turn ${turns} / turn 1${label}`, ttftMs: last.ttftMs / first.ttftMs },
       {
-        name: `turn ${turns} from scratch (no cache)`,
+        name: `turn ${turns} from scratch (no cache)${label}`,
         ttftMs: fromScratch.ttftMs,
         promptTokensEvaluated: fromScratch.promptTokensEvaluated,
         contextTokens: fromScratch.contextTokens,
@@ -306,8 +314,15 @@ export async function benchMemory(options: { runs: number }): Promise<void> {
     const { basePath } = await writeFixtures(fixtures, { size });
     const storage = benchStorage(sizes);
     const turns = await benchTurns(basePath, 50);
+    // The same with llama.cpp's flash attention, which the engine leaves off on CPU.
+    const turnsFlash = await benchTurns(
+      basePath,
+      50,
+      { ...ENV, MACARON_FLASH_ATTENTION: "on" },
+      " [flash attn]",
+    );
     const reopen = await benchReopen(basePath, Math.max(3, options.runs));
-    report("memory", [...storage, ...turns, ...reopen], {
+    report("memory", [...storage, ...turns, ...turnsFlash, ...reopen], {
       model: size,
       sizes,
       goal: "turn 50 TTFT within 1.5x of turn 1",

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { engineThreads } from "./llama-backend";
+import { engineThreads, flashAttentionFor } from "./llama-backend";
 
 describe("engineThreads", () => {
   it("leaves one core to the JS thread", () => {
@@ -12,5 +12,20 @@ describe("engineThreads", () => {
     expect(engineThreads({ MACARON_ENGINE_THREADS: "3" }, 2)).toBe(3);
     expect(engineThreads({ MACARON_ENGINE_THREADS: "0" }, 4)).toBe(3);
     expect(engineThreads({ MACARON_ENGINE_THREADS: "many" }, 4)).toBe(3);
+  });
+});
+
+describe("flashAttentionFor", () => {
+  it("is off on CPU and left to llama.cpp on a GPU", () => {
+    expect(flashAttentionFor(null, {})).toBe(false);
+    expect(flashAttentionFor("cuda", {})).toBe("auto");
+    expect(flashAttentionFor("metal", {})).toBe("auto");
+  });
+
+  it("takes MACARON_FLASH_ATTENTION=on|off|auto, and ignores anything else", () => {
+    expect(flashAttentionFor(null, { MACARON_FLASH_ATTENTION: "on" })).toBe(true);
+    expect(flashAttentionFor("cuda", { MACARON_FLASH_ATTENTION: "off" })).toBe(false);
+    expect(flashAttentionFor(null, { MACARON_FLASH_ATTENTION: "auto" })).toBe("auto");
+    expect(flashAttentionFor(null, { MACARON_FLASH_ATTENTION: "yes" })).toBe(false);
   });
 });

@@ -15,11 +15,37 @@ export function engineThreads(
   return Math.max(1, cores - 1);
 }
 
+/**
+ * Flash attention for the contexts. On CPU it is off: with the KV cache reused, a turn
+ * evaluates a few dozen new tokens against thousands of cached ones, and there llama.cpp's CPU
+ * flash-attention kernel is ~1.8× slower than the plain one (turn 50 of a chat: 441 vs 223 ms
+ * TTFT on the ~99M bench model; `npm run bench -- memory`), while it only wins on long prompts
+ * evaluated from scratch (~1.4×), which the saved states make rare. On a GPU llama.cpp decides.
+ * `MACARON_FLASH_ATTENTION=on|off|auto` overrides it (benchmarks compare both).
+ */
+export function flashAttentionFor(
+  gpu: string | null,
+  env: NodeJS.ProcessEnv = process.env,
+): boolean | "auto" {
+  switch (env.MACARON_FLASH_ATTENTION) {
+    case "on":
+      return true;
+    case "off":
+      return false;
+    case "auto":
+      return "auto";
+    default:
+      return gpu === null ? false : "auto";
+  }
+}
+
 export interface LlamaBackend {
   llama: Llama;
   /** "cuda" | "vulkan" | "metal", or null on CPU. */
   gpu: string | null;
   threads: number;
+  /** For every context this backend creates (see flashAttentionFor). */
+  flashAttention: boolean | "auto";
 }
 
 /**
@@ -34,5 +60,6 @@ export async function loadLlamaBackend(threads: number): Promise<LlamaBackend> {
     process.stderr.write(`[engine] GPU backend failed to load, using CPU: ${String(gpuError)}\n`);
     llama = await getLlama({ gpu: false, maxThreads: threads });
   }
-  return { llama, gpu: llama.gpu === false ? null : llama.gpu, threads };
+  const gpu = llama.gpu === false ? null : llama.gpu;
+  return { llama, gpu, threads, flashAttention: flashAttentionFor(gpu) };
 }

@@ -83,14 +83,15 @@ export class ModelSession {
     try {
       const contextSize = Math.min(model.trainContextSize, options.contextSize ?? DEFAULT_CONTEXT_SIZE);
       const sequences = options.sequences ?? DEFAULT_SEQUENCES;
+      const { threads, flashAttention } = backend;
       let context: LlamaContext;
       try {
-        context = await model.createContext({ contextSize, sequences, threads: backend.threads });
+        context = await model.createContext({ contextSize, sequences, threads, flashAttention });
       } catch (error) {
         // Every sequence holds a full KV cache. Better one cache (sequence-per-set then acts
         // like reevaluate: one set cached at a time, still exact) than no model at all.
         if (!(error instanceof InsufficientMemoryError) || sequences === 1) throw error;
-        context = await model.createContext({ contextSize, sequences: 1, threads: backend.threads });
+        context = await model.createContext({ contextSize, sequences: 1, threads, flashAttention });
       }
       const info: LoadedModel = {
         path,
@@ -241,10 +242,14 @@ export class ModelSession {
   }
 }
 
-/** What must match for a saved state to be loadable: llama.cpp build and backend. */
+/**
+ * What must match for a saved state to be loadable: llama.cpp build, backend, and flash
+ * attention (it changes the V cache layout).
+ */
 function engineIdentity(backend: LlamaBackend): string {
   const { repo, release } = backend.llama.llamaCppRelease;
-  return `${repo}@${release}/${backend.llama.buildType}/${backend.gpu ?? "cpu"}`;
+  const fa = `fa-${String(backend.flashAttention)}`;
+  return `${repo}@${release}/${backend.llama.buildType}/${backend.gpu ?? "cpu"}/${fa}`;
 }
 
 function chooseChatWrapper(model: LlamaModel): ChatWrapper {
