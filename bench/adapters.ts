@@ -31,8 +31,10 @@ export async function benchAdapters(args: { size: string; runs: number }): Promi
     const fx = await writeFixtures(dir, { size });
     const shape = TINY_MODEL_SHAPES[size];
     const dense = [
-      await writeDenseAdapter(join(dir, "dense-1.gguf"), shape, "d1"),
-      await writeDenseAdapter(join(dir, "dense-2.gguf"), shape, "d2"),
+      await writeDenseAdapter(join(dir, "dense-1.gguf"), shape, "d1", "F32"),
+      await writeDenseAdapter(join(dir, "dense-2.gguf"), shape, "d2", "F32"),
+      await writeDenseAdapter(join(dir, "dense-1-f16.gguf"), shape, "d1", "F16"),
+      await writeDenseAdapter(join(dir, "dense-2-f16.gguf"), shape, "d2", "F16"),
     ];
     const backend = await loadLlamaBackend(engineThreads());
     const contextSize = Math.min(shape.contextLength, 10240);
@@ -229,8 +231,16 @@ async function generationSpeed(
     ["0 adapters", []],
     ["1 adapter (demo, output layer)", [adapter(fx, "chat")]],
     ["2 adapters (demo, output layer)", [adapter(fx, "chat", 0.5), adapter(fx, "coding", 0.5)]],
-    ["1 adapter (dense, rank 16, all attention)", [{ path: dense[0]!, scale: 1 }]],
-    ["2 adapters (dense, rank 16, all attention)", dense.map((path) => ({ path, scale: 0.5 }))],
+    ["1 adapter (dense F32, rank 16, all attention)", [{ path: dense[0]!, scale: 1 }]],
+    [
+      "2 adapters (dense F32, rank 16, all attention)",
+      dense.slice(0, 2).map((path) => ({ path, scale: 0.5 })),
+    ],
+    ["1 adapter (dense F16, rank 16, all attention)", [{ path: dense[2]!, scale: 1 }]],
+    [
+      "2 adapters (dense F16, rank 16, all attention)",
+      dense.slice(2, 4).map((path) => ({ path, scale: 0.5 })),
+    ],
   ];
   const tokens = 128;
   const rates = new Map<string, number[]>(sets.map(([label]) => [label, []]));
@@ -256,7 +266,12 @@ async function generationSpeed(
 }
 
 /** A realistic-cost LoRA: rank 16 on q, k, v and o of every layer, small random weights. */
-async function writeDenseAdapter(path: string, shape: TinyModelShape, seed: string): Promise<string> {
+async function writeDenseAdapter(
+  path: string,
+  shape: TinyModelShape,
+  seed: string,
+  type: "F32" | "F16",
+): Promise<string> {
   const E = shape.embedding;
   const kv = (E / shape.heads) * shape.kvHeads;
   const rank = 16;
@@ -273,13 +288,13 @@ async function writeDenseAdapter(path: string, shape: TinyModelShape, seed: stri
         {
           name: `${name}.lora_a`,
           dims: [nIn, rank],
-          type: "F32",
+          type,
           data: randomValues(`${seed}a${name}`, nIn * rank, 0.02),
         },
         {
           name: `${name}.lora_b`,
           dims: [rank, nOut],
-          type: "F32",
+          type,
           data: randomValues(`${seed}b${name}`, nOut * rank, 0.02),
         },
       );
