@@ -2,6 +2,7 @@ import { useEffect, useRef, useState } from "react";
 import type { AdapterInfo } from "../../../electron/api";
 import { useAdapterState, useController, useReleaseState } from "../app/controller-context";
 import { formatBytes, formatScale } from "../state/adapter-logic";
+import { ConfirmButtons } from "./ConfirmButtons";
 
 // A slider sends many changes while dragged: save once it rests.
 const SCALE_SAVE_DELAY_MS = 300;
@@ -102,21 +103,12 @@ export function AdapterRow({ adapter }: { adapter: AdapterInfo }) {
         {confirming ? (
           <span className="adapter-row__confirm" role="group" aria-label={`Remove ${adapter.name}?`}>
             <span>Remove {adapter.name}?</span>
-            <button
-              type="button"
-              className="button button--small button--danger"
-              disabled={busy}
-              onClick={() => void controller.adapters.remove(adapter.id)}
-            >
-              Yes, remove
-            </button>
-            <button
-              type="button"
-              className="button button--small button--ghost"
-              onClick={() => setConfirming(false)}
-            >
-              Cancel
-            </button>
+            <ConfirmButtons
+              confirmLabel="Yes, remove"
+              busy={busy}
+              onConfirm={() => void controller.adapters.remove(adapter.id)}
+              onCancel={() => setConfirming(false)}
+            />
           </span>
         ) : (
           <button

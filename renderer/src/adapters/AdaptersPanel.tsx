@@ -1,5 +1,5 @@
-import { useState } from "react";
 import { useAdapterState, useController, useReleaseState } from "../app/controller-context";
+import { FileChooser } from "../app/FileChooser";
 import { Modal } from "../app/Modal";
 import { AdapterCompare } from "./AdapterCompare";
 import { AdapterRow } from "./AdapterRow";
@@ -89,48 +89,25 @@ function InstallAdapter() {
   const controller = useController();
   const installing = useAdapterState((s) => s.installing);
   const error = useAdapterState((s) => s.installError);
-  const [path, setPath] = useState("");
-  const canPick = !!controller.api.platform.pickModelFile;
 
   return (
     <section className="adapter-install" aria-labelledby="adapter-install-heading">
       <h3 id="adapter-install-heading">Install an adapter</h3>
-      {canPick ? (
-        <button
-          type="button"
-          className="button button--primary"
-          disabled={installing}
-          onClick={() => void controller.adapters.pickAndInstall()}
-        >
-          Install adapter from file…
-        </button>
-      ) : (
-        <form
-          className="adapter-install__form"
-          onSubmit={(e) => {
-            e.preventDefault();
-            void controller.adapters.install(path).then((ok) => ok && setPath(""));
-          }}
-        >
-          <label htmlFor="adapter-path">Adapter file path</label>
-          <div className="adapter-install__row">
-            <input
-              id="adapter-path"
-              className="input"
-              type="text"
-              spellCheck={false}
-              autoComplete="off"
-              placeholder="/home/me/adapters/coding.gguf"
-              value={path}
-              onChange={(e) => setPath(e.target.value)}
-            />
-            <button type="submit" className="button button--primary" disabled={installing}>
-              Install adapter
-            </button>
-          </div>
-          <p className="muted">A path on the machine running the Macaron server.</p>
-        </form>
-      )}
+      <FileChooser
+        canPick={!!controller.api.platform.pickModelFile}
+        onPick={() => void controller.adapters.pickAndInstall()}
+        pickLabel="Install adapter from file…"
+        busy={installing}
+        primary
+        formClassName="adapter-install__form"
+        rowClassName="adapter-install__row"
+        inputId="adapter-path"
+        label="Adapter file path"
+        placeholder="/home/me/adapters/coding.gguf"
+        submitLabel="Install adapter"
+        note="A path on the machine running the Macaron server."
+        onSubmit={(path) => controller.adapters.install(path)}
+      />
       {installing && <p role="status">Checking and installing…</p>}
       {error && (
         <div className="form-error" role="alert">

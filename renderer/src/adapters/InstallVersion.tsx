@@ -1,5 +1,5 @@
-import { useState } from "react";
 import { useController, useReleaseState } from "../app/controller-context";
+import { FileChooser } from "../app/FileChooser";
 
 /**
  * A new version of an installed adapter from a file. Electron: a native file dialog. Browser:
@@ -9,8 +9,6 @@ export function InstallVersion() {
   const controller = useController();
   const installing = useReleaseState((s) => s.installing);
   const error = useReleaseState((s) => s.installError);
-  const [path, setPath] = useState("");
-  const canPick = !!controller.api.platform.pickModelFile;
 
   return (
     <section className="adapter-install" aria-labelledby="version-install-heading">
@@ -19,42 +17,19 @@ export function InstallVersion() {
         The manifest (.json) beside the file says which adapter and version it is. It is checked by the
         evaluation contract before it goes live.
       </p>
-      {canPick ? (
-        <button
-          type="button"
-          className="button"
-          disabled={installing}
-          onClick={() => void controller.releases.pickAndInstallVersion()}
-        >
-          Install new version from file…
-        </button>
-      ) : (
-        <form
-          className="adapter-install__form"
-          onSubmit={(e) => {
-            e.preventDefault();
-            e.stopPropagation();
-            void controller.releases.installVersion(path).then((ok) => ok && setPath(""));
-          }}
-        >
-          <label htmlFor="version-path">Version file path</label>
-          <div className="adapter-install__row">
-            <input
-              id="version-path"
-              className="input"
-              type="text"
-              spellCheck={false}
-              autoComplete="off"
-              placeholder="/home/me/adapters/coding-1.1.0.gguf"
-              value={path}
-              onChange={(e) => setPath(e.target.value)}
-            />
-            <button type="submit" className="button" disabled={installing}>
-              Install version
-            </button>
-          </div>
-        </form>
-      )}
+      <FileChooser
+        canPick={!!controller.api.platform.pickModelFile}
+        onPick={() => void controller.releases.pickAndInstallVersion()}
+        pickLabel="Install new version from file…"
+        busy={installing}
+        formClassName="adapter-install__form"
+        rowClassName="adapter-install__row"
+        inputId="version-path"
+        label="Version file path"
+        placeholder="/home/me/adapters/coding-1.1.0.gguf"
+        submitLabel="Install version"
+        onSubmit={(path) => controller.releases.installVersion(path)}
+      />
       {installing && <p role="status">Checking the new version…</p>}
       {error && (
         <div className="form-error" role="alert">

@@ -3,6 +3,7 @@ import type { AdapterInfo, AdapterVersionInfo } from "../../../electron/api";
 import { useController, useReleaseState } from "../app/controller-context";
 import { formatBytes } from "../state/adapter-logic";
 import { prunable } from "../state/release-logic";
+import { ConfirmButtons } from "./ConfirmButtons";
 import { VersionCard } from "./VersionCard";
 
 const NO_VERSIONS: AdapterVersionInfo[] = [];
@@ -81,21 +82,12 @@ function PruneVersions({ adapter, versions }: { adapter: AdapterInfo; versions: 
             Delete the kept files of {count} old version{count === 1 ? "" : "s"} ({formatBytes(bytes)})? You
             can no longer roll back to them.
           </span>
-          <button
-            type="button"
-            className="button button--small button--danger"
-            disabled={pruning}
-            onClick={() => void controller.releases.prune(adapter.id).then(() => setConfirming(false))}
-          >
-            Yes, delete
-          </button>
-          <button
-            type="button"
-            className="button button--small button--ghost"
-            onClick={() => setConfirming(false)}
-          >
-            Cancel
-          </button>
+          <ConfirmButtons
+            confirmLabel="Yes, delete"
+            busy={pruning}
+            onConfirm={() => void controller.releases.prune(adapter.id).then(() => setConfirming(false))}
+            onCancel={() => setConfirming(false)}
+          />
         </div>
       ) : (
         <button

@@ -74,20 +74,11 @@ export function ModelBar({
           Model
         </button>
       )}
-      <button
-        type="button"
-        className="button"
-        aria-haspopup="dialog"
-        aria-expanded={adaptersOpen}
-        onClick={() => controller.adapters.setPanelOpen(true)}
-      >
+      <DialogButton open={adaptersOpen} onClick={() => controller.adapters.setPanelOpen(true)}>
         Adapters
-      </button>
-      <button
-        type="button"
-        className="button"
-        aria-haspopup="dialog"
-        aria-expanded={memoryOpen}
+      </DialogButton>
+      <DialogButton
+        open={memoryOpen}
         onClick={() => {
           controller.memory.setOpen(true);
           // The panel's "Use memory" switch shows the current setting.
@@ -95,25 +86,22 @@ export function ModelBar({
         }}
       >
         Memory
-      </button>
-      <button
-        type="button"
-        className="button"
-        aria-haspopup="dialog"
-        aria-expanded={privacyOpen}
-        onClick={() => controller.privacy.setOpen(true)}
-      >
+      </DialogButton>
+      <DialogButton open={privacyOpen} onClick={() => controller.privacy.setOpen(true)}>
         Privacy
-      </button>
-      <button
-        type="button"
-        className="button"
-        aria-haspopup="dialog"
-        aria-expanded={settingsOpen}
-        onClick={() => controller.settings.setOpen(true)}
-      >
+      </DialogButton>
+      <DialogButton open={settingsOpen} onClick={() => controller.settings.setOpen(true)}>
         Settings
-      </button>
+      </DialogButton>
     </header>
+  );
+}
+
+/** A header button that opens one of the app's dialogs. */
+function DialogButton({ open, onClick, children }: { open: boolean; onClick: () => void; children: string }) {
+  return (
+    <button type="button" className="button" aria-haspopup="dialog" aria-expanded={open} onClick={onClick}>
+      {children}
+    </button>
   );
 }

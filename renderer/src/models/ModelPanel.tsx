@@ -1,5 +1,5 @@
-import { useState } from "react";
 import { useAppState, useController } from "../app/controller-context";
+import { FileChooser } from "../app/FileChooser";
 import { LoadProgress } from "./LoadProgress";
 
 /**
@@ -13,8 +13,6 @@ export function ModelPanel() {
   const busy = useAppState((s) => s.modelBusy);
   // A failed open, else the engine's own error (e.g. a model that could not be reloaded).
   const error = useAppState((s) => s.modelError ?? (s.engine?.state === "error" ? s.engine.error : null));
-  const electron = controller.api.platform.kind === "electron";
-  const [path, setPath] = useState("");
   const hasModel = !!engine?.model;
   const loading = busy || engine?.state === "loading";
 
@@ -36,42 +34,22 @@ export function ModelPanel() {
       )}
       {loading && <LoadProgress progress={engine?.state === "loading" ? engine.progress : null} />}
       <div className="model-panel__actions">
-        {electron ? (
-          <button
-            type="button"
-            className="button button--primary"
-            disabled={busy}
-            onClick={() => void controller.pickAndOpenModel()}
-          >
-            Open model…
-          </button>
-        ) : (
-          <form
-            className="model-panel__path"
-            onSubmit={(e) => {
-              e.preventDefault();
-              void controller.openModel(path);
-            }}
-          >
-            <label htmlFor="model-path">Model file path</label>
-            <div className="model-panel__path-row">
-              <input
-                id="model-path"
-                className="input"
-                type="text"
-                spellCheck={false}
-                autoComplete="off"
-                placeholder="/home/me/models/model.gguf"
-                value={path}
-                onChange={(e) => setPath(e.target.value)}
-              />
-              <button type="submit" className="button button--primary" disabled={busy}>
-                Open model
-              </button>
-            </div>
-            <p className="muted">A path on the machine running the Macaron server.</p>
-          </form>
-        )}
+        <FileChooser
+          canPick={controller.api.platform.kind === "electron"}
+          onPick={() => void controller.pickAndOpenModel()}
+          pickLabel="Open model…"
+          busy={busy}
+          primary
+          formClassName="model-panel__path"
+          rowClassName="model-panel__path-row"
+          inputId="model-path"
+          label="Model file path"
+          placeholder="/home/me/models/model.gguf"
+          submitLabel="Open model"
+          note="A path on the machine running the Macaron server."
+          onSubmit={(path) => controller.openModel(path)}
+          keepPath
+        />
         <button type="button" className="button" disabled={busy} onClick={() => void controller.openDemo()}>
           Try the demo model
         </button>

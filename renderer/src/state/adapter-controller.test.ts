@@ -1,102 +1,19 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { ApiError } from "../../../electron/api";
-import type {
-  AdapterInfo,
-  Conversation,
-  EngineStatus,
-  EventName,
-  EventPayload,
-  Message,
-  MethodInput,
-  MethodName,
-  MethodOutput,
-} from "../../../electron/api";
-import type { RendererApi } from "../api";
-import { EventFanout } from "../api/event-fanout";
+import type { Conversation } from "../../../electron/api";
 import { AppController } from "./app-controller";
+import { adapterInfo as adapter, message, readyEngine } from "./testing/fixtures";
+import { ScriptedApi } from "./testing/scripted-api";
 
-const engine: EngineStatus = {
-  state: "ready",
-  gpu: null,
-  error: null,
-  progress: null,
-  model: {
-    path: "/m/base.gguf",
-    name: "base",
-    architecture: "llama",
-    sizeBytes: 1,
-    contextLength: 512,
-    embeddingLength: 64,
-    blockCount: 2,
-    isDemo: false,
-  },
-};
+const engine = readyEngine({ path: "/m/base.gguf", name: "base", isDemo: false });
 
-function adapter(id: string, name: string): AdapterInfo {
-  return {
-    id,
-    name,
-    domain: id,
-    version: "1.0.0",
-    description: "",
-    sha256: "0",
-    sizeBytes: 10,
-    enabled: true,
-    scale: 1,
-    defaultScale: 1,
-    base: { architecture: "llama", embeddingLength: 64, baseName: null },
-    fitsLoadedModel: true,
-    incompatibleReason: null,
-    usageCount: 0,
-    installedAt: 0,
-    lineage: { parent: null, trainedFrom: "test" },
-  };
-}
-
-function message(over: Partial<Message> & Pick<Message, "id" | "role">): Message {
-  return {
-    conversationId: "c1",
-    content: "",
-    status: "complete",
-    error: null,
-    createdAt: 1,
-    stats: null,
-    routing: null,
-    rating: null,
-    corrected: false,
-    memoriesUsed: [],
-    context: null,
-    ...over,
-  };
-}
-
-type Handler = (input: never) => unknown;
-
-/** Core as a table of method handlers (each test sets what it needs) plus event emission. */
-class ScriptedApi implements RendererApi {
-  readonly platform = { kind: "browser" as const };
-  readonly fanout = new EventFanout();
-  readonly calls: Array<[MethodName, unknown]> = [];
-  handlers: Partial<Record<MethodName, Handler>> = {
+/** Core with a model loaded, no conversations and two adapters; each test adds what it needs. */
+function scriptedApi(): ScriptedApi {
+  return new ScriptedApi({
     "models.status": () => engine,
     "conversations.list": () => [],
     "adapters.list": () => [adapter("chat", "Chat"), adapter("coding", "Coding")],
-  };
-
-  call<M extends MethodName>(method: M, input: MethodInput<M>): Promise<MethodOutput<M>> {
-    this.calls.push([method, input]);
-    return Promise.resolve().then(() => {
-      const handler = this.handlers[method];
-      if (!handler) throw new ApiError("unknown_method", method);
-      return handler(input as never) as MethodOutput<M>;
-    });
-  }
-
-  on<E extends EventName>(event: E, listener: (payload: EventPayload<E>) => void): () => void {
-    return this.fanout.add(event, listener);
-  }
-
-  dispose(): void {}
+  });
 }
 
 const conversation: Conversation = { id: "c1", title: "t", createdAt: 1, updatedAt: 1, adapters: "auto" };
@@ -120,17 +37,17 @@ async function flushPromises(): Promise<void> {
 
 describe("AdapterController", () => {
   it("lists the adapters after start and again on adapters.changed", async () => {
-    const api = new ScriptedApi();
+    const api = scriptedApi();
     const c = await started(api);
     expect(c.adapters.store.getState().adapters?.map((a) => a.name)).toEqual(["Chat", "Coding"]);
     api.handlers["adapters.list"] = () => [adapter("chat", "Chat")];
-    api.fanout.dispatch("adapters.changed", {});
+    api.emit("adapters.changed", {});
     await flushPromises();
     expect(c.adapters.store.getState().adapters?.map((a) => a.id)).toEqual(["chat"]);
   });
 
   it("shows the server's message for a refused install and keeps the list", async () => {
-    const api = new ScriptedApi();
+    const api = scriptedApi();
     const c = await started(api);
     const before = c.adapters.store.getState().adapters;
     api.handlers["adapters.install"] = () => {
@@ -147,7 +64,7 @@ describe("AdapterController", () => {
   });
 
   it("updates and removes adapters in the list", async () => {
-    const api = new ScriptedApi();
+    const api = scriptedApi();
     const c = await started(api);
     api.handlers["adapters.update"] = (input: { id: string; enabled?: boolean }) => ({
       ...adapter(input.id, "Chat"),
@@ -162,7 +79,7 @@ describe("AdapterController", () => {
   });
 
   it("shows a switch change at once and rolls it back when refused", async () => {
-    const api = new ScriptedApi();
+    const api = scriptedApi();
     const c = await started(api);
     api.handlers["adapters.update"] = () => {
       throw new ApiError("not_found", "No adapter with id chat.");
@@ -175,7 +92,7 @@ describe("AdapterController", () => {
   });
 
   it("compares one adapter with the base model", async () => {
-    const api = new ScriptedApi();
+    const api = scriptedApi();
     const c = await started(api);
     api.handlers["adapters.compare"] = () => ({ base: "xyz", adapter: "{{{{" });
     c.adapters.openCompare("coding");
@@ -191,7 +108,7 @@ describe("AdapterController", () => {
 
 describe("AppController adapters", () => {
   it("applies a new chat's adapter choice when the first send creates it", async () => {
-    const api = new ScriptedApi();
+    const api = scriptedApi();
     api.handlers["conversations.create"] = () => conversation;
     api.handlers["conversations.setAdapters"] = (input: { adapters: Conversation["adapters"] }) => ({
       ...conversation,
@@ -217,7 +134,7 @@ describe("AppController adapters", () => {
   });
 
   it("changes an open conversation's adapters at once and rolls back when refused", async () => {
-    const api = new ScriptedApi();
+    const api = scriptedApi();
     api.handlers["conversations.list"] = () => [conversation];
     api.handlers["conversations.get"] = () => ({ conversation, messages: [] });
     let release: () => void = () => {};
@@ -236,7 +153,7 @@ describe("AppController adapters", () => {
   });
 
   it("answers again with other adapters: the new answer takes the old one's place", async () => {
-    const api = new ScriptedApi();
+    const api = scriptedApi();
     api.handlers["conversations.list"] = () => [conversation];
     api.handlers["conversations.get"] = () => ({
       conversation,

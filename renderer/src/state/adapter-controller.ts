@@ -9,6 +9,7 @@ import type { StoreApi } from "zustand/vanilla";
 import type { AdapterInfo } from "../../../electron/api";
 import { errorMessage } from "../api";
 import type { RendererApi } from "../api";
+import { installFromPath, pickAndInstallWith } from "./install-flow";
 
 export interface CompareState {
   adapterId: string;
@@ -90,37 +91,16 @@ export class AdapterController {
   }
 
   /** Validate and install a LoRA file from a path on the machine running core. */
-  async install(path: string): Promise<boolean> {
-    const trimmed = path.trim();
-    if (!trimmed) {
-      this.set({ installError: "Enter the path of a LoRA adapter file (.gguf)." });
-      return false;
-    }
-    if (this.store.getState().installing) return false;
-    this.set({ installing: true, installError: null });
-    try {
-      const info = await this.api.call("adapters.install", { path: trimmed });
+  install(path: string): Promise<boolean> {
+    return installFromPath(this.store, path, "Enter the path of a LoRA adapter file (.gguf).", async (p) => {
+      const info = await this.api.call("adapters.install", { path: p });
       this.set((s) => ({ adapters: upsert(s.adapters, info) }));
-      return true;
-    } catch (error) {
-      this.set({ installError: errorMessage(error) });
-      return false;
-    } finally {
-      this.set({ installing: false });
-    }
+    });
   }
 
   /** Electron: native file dialog, then install; false when cancelled or refused. */
-  async pickAndInstall(): Promise<boolean> {
-    const pick = this.api.platform.pickModelFile;
-    if (!pick) return false;
-    try {
-      const path = await pick();
-      return path ? await this.install(path) : false;
-    } catch (error) {
-      this.set({ installError: errorMessage(error) });
-      return false;
-    }
+  pickAndInstall(): Promise<boolean> {
+    return pickAndInstallWith(this.api, this.store, (path) => this.install(path));
   }
 
   /** Shown at once (a switch must follow the click); rolled back when core refuses. */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { AdapterInfo, RoutingInfo } from "../../../electron/api";
+import type { RoutingInfo } from "../../../electron/api";
 import {
   adapterNames,
   blendFromScales,
@@ -12,28 +12,7 @@ import {
   selectableAdapters,
   selectionFromPicker,
 } from "./adapter-logic";
-
-function adapter(id: string, name: string, over: Partial<AdapterInfo> = {}): AdapterInfo {
-  return {
-    id,
-    name,
-    domain: id,
-    version: "1.0.0",
-    description: "",
-    sha256: "0",
-    sizeBytes: 1760,
-    enabled: true,
-    scale: 1,
-    defaultScale: 1,
-    base: { architecture: "llama", embeddingLength: 64, baseName: null },
-    fitsLoadedModel: true,
-    incompatibleReason: null,
-    usageCount: 0,
-    installedAt: 0,
-    lineage: { parent: null, trainedFrom: "test" },
-    ...over,
-  };
-}
+import { adapterInfo as adapter } from "./testing/fixtures";
 
 const names = adapterNames([adapter("chat", "Chat"), adapter("coding", "Coding")]);
 

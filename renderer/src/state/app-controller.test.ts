@@ -6,7 +6,6 @@ import type {
   EngineStatus,
   EventName,
   EventPayload,
-  Message,
   MethodInput,
   MethodName,
   MethodOutput,
@@ -14,23 +13,9 @@ import type {
 import type { ConnectionState, RendererApi } from "../api";
 import { EventFanout } from "../api/event-fanout";
 import { AppController, UNDO_DELETE_MS } from "./app-controller";
+import { message, readyEngine } from "./testing/fixtures";
 
-const demo: EngineStatus = {
-  state: "ready",
-  gpu: null,
-  error: null,
-  progress: null,
-  model: {
-    path: "/m/demo.gguf",
-    name: "demo",
-    architecture: "llama",
-    sizeBytes: 1,
-    contextLength: 512,
-    embeddingLength: 64,
-    blockCount: 2,
-    isDemo: true,
-  },
-};
+const demo = readyEngine({ path: "/m/demo.gguf", name: "demo", isDemo: true });
 
 type FakeInput = {
   query?: string;
@@ -108,33 +93,22 @@ class FakeApi implements RendererApi {
         this.conversations = this.conversations.filter((c) => c.id !== input.id);
         return { deleted: true };
       case "chat.send": {
-        const base = {
-          conversationId: input.conversationId!,
-          error: null,
-          createdAt: 10,
-          stats: null,
-          routing: null,
-          rating: null,
-          corrected: false,
-          memoriesUsed: [],
-          context: null,
-        };
+        const conversationId = input.conversationId!;
         return {
-          userMessage: {
-            ...base,
+          userMessage: message({
             id: "u1",
             role: "user",
+            conversationId,
             content: input.text!,
-            status: "complete",
-          } satisfies Message,
-          assistantMessage: {
-            ...base,
+            createdAt: 10,
+          }),
+          assistantMessage: message({
             id: "a1",
             role: "assistant",
-            content: "",
+            conversationId,
             status: "streaming",
             createdAt: 11,
-          } satisfies Message,
+          }),
         };
       }
       case "chat.stop":
@@ -224,21 +198,13 @@ describe("AppController", () => {
     api.emit("chat.delta", { conversationId: id, messageId: "a1", delta: " you" });
     expect(app.store.getState().messages[id]?.map((m) => m.content)).toEqual(["Hello there", "Hi you"]);
 
-    const final: Message = {
+    const final = message({
       id: "a1",
-      conversationId: id,
       role: "assistant",
+      conversationId: id,
       content: "Hi you.",
-      status: "complete",
-      error: null,
       createdAt: 11,
-      stats: null,
-      routing: null,
-      rating: null,
-      corrected: false,
-      memoriesUsed: [],
-      context: null,
-    };
+    });
     api.emit("chat.done", { conversationId: id, message: final });
     expect(app.store.getState().messages[id]?.[1]).toEqual(final);
   });

@@ -11,22 +11,10 @@ import {
   titleFromText,
   upsertConversation,
 } from "./chat-logic";
+import { message } from "./testing/fixtures";
 
 function msg(over: Partial<Message> & Pick<Message, "id" | "conversationId">): Message {
-  const defaults: Omit<Message, "id" | "conversationId"> = {
-    role: "assistant",
-    content: "",
-    status: "streaming",
-    error: null,
-    createdAt: 1000,
-    stats: null,
-    routing: null,
-    rating: null,
-    corrected: false,
-    memoriesUsed: [],
-    context: null,
-  };
-  return Object.assign(defaults, over);
+  return message({ role: "assistant", status: "streaming", createdAt: 1000, ...over });
 }
 
 describe("applyDeltas", () => {

@@ -2,23 +2,10 @@ import { describe, expect, it } from "vitest";
 import { ApiError } from "../../../electron/api";
 import type { Message } from "../../../electron/api";
 import { FeedbackController } from "./feedback-controller";
+import { message } from "./testing/fixtures";
 import { ScriptedApi } from "./testing/scripted-api";
 
-const answer: Message = {
-  id: "a1",
-  conversationId: "c1",
-  role: "assistant",
-  content: "The answer",
-  status: "complete",
-  error: null,
-  createdAt: 1,
-  stats: null,
-  routing: null,
-  rating: null,
-  corrected: false,
-  memoriesUsed: [],
-  context: null,
-};
+const answer = message({ id: "a1", role: "assistant", content: "The answer" });
 
 function setup() {
   const messages = new Map<string, Message>([[answer.id, answer]]);

@@ -1,44 +1,16 @@
 import { describe, expect, it, vi } from "vitest";
 import { ApiError } from "../../../electron/api";
-import type { AdapterVersionInfo, GateProgress, Release, UpdateSettings } from "../../../electron/api";
+import type { GateProgress, Release, UpdateSettings } from "../../../electron/api";
 import { ReleaseController } from "./release-controller";
+import { gateProgress, versionInfo as version } from "./testing/fixtures";
 import { ScriptedApi } from "./testing/scripted-api";
 import { UpdateController } from "./update-controller";
 
 const nameOf = (id: string) => (id === "coding" ? "Coding" : id);
 
-function version(over: Partial<AdapterVersionInfo>): AdapterVersionInfo {
-  return {
-    adapterId: "coding",
-    version: "1.0.0",
-    status: "live",
-    live: true,
-    sha256: "ab".repeat(32),
-    sizeBytes: 100,
-    source: "install",
-    lineage: { parent: null, trainedFrom: "seed" },
-    releaseNotes: "",
-    installedAt: 0,
-    promotedAt: null,
-    fileKept: true,
-    statusReason: null,
-    contract: null,
-    ...over,
-  };
-}
-
+/** The gate on the staged 2.0.0 of the tests' version lists. */
 function gate(over: Partial<GateProgress>): GateProgress {
-  return {
-    adapterId: "coding",
-    version: "2.0.0",
-    state: "running",
-    done: 1,
-    total: 6,
-    caseId: null,
-    failing: [],
-    message: null,
-    ...over,
-  };
+  return gateProgress({ version: "2.0.0", done: 1, ...over });
 }
 
 function release(id: number): Release {

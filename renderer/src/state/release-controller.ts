@@ -10,6 +10,7 @@ import type { StoreApi } from "zustand/vanilla";
 import type { AdapterVersionInfo, GateProgress, Release } from "../../../electron/api";
 import { errorMessage } from "../api";
 import type { RendererApi } from "../api";
+import { installFromPath, pickAndInstallWith } from "./install-flow";
 import { describePrune, gateNotice, prependRelease, versionKey } from "./release-logic";
 import type { NameOf } from "./release-logic";
 
@@ -156,41 +157,25 @@ export class ReleaseController {
    * Stage a new version from a file (its manifest beside it names the adapter); the gate then
    * runs in the background. Opens that adapter's history so its progress shows.
    */
-  async installVersion(path: string): Promise<boolean> {
-    const trimmed = path.trim();
-    if (!trimmed) {
-      this.set({ installError: "Enter the path of the new version's adapter file (.gguf)." });
-      return false;
-    }
-    if (this.store.getState().installing) return false;
-    this.set({ installing: true, installError: null });
-    try {
-      const info = await this.api.call("adapters.installVersion", { path: trimmed });
-      this.set((s) => ({
-        openId: info.adapterId,
-        versions: { ...s.versions, [info.adapterId]: upsertVersion(s.versions[info.adapterId], info) },
-      }));
-      await this.refreshVersions(info.adapterId);
-      return true;
-    } catch (error) {
-      this.set({ installError: errorMessage(error) });
-      return false;
-    } finally {
-      this.set({ installing: false });
-    }
+  installVersion(path: string): Promise<boolean> {
+    return installFromPath(
+      this.store,
+      path,
+      "Enter the path of the new version's adapter file (.gguf).",
+      async (p) => {
+        const info = await this.api.call("adapters.installVersion", { path: p });
+        this.set((s) => ({
+          openId: info.adapterId,
+          versions: { ...s.versions, [info.adapterId]: upsertVersion(s.versions[info.adapterId], info) },
+        }));
+        await this.refreshVersions(info.adapterId);
+      },
+    );
   }
 
   /** Electron: native file dialog, then installVersion; false when cancelled or refused. */
-  async pickAndInstallVersion(): Promise<boolean> {
-    const pick = this.api.platform.pickModelFile;
-    if (!pick) return false;
-    try {
-      const path = await pick();
-      return path ? await this.installVersion(path) : false;
-    } catch (error) {
-      this.set({ installError: errorMessage(error) });
-      return false;
-    }
+  pickAndInstallVersion(): Promise<boolean> {
+    return pickAndInstallWith(this.api, this.store, (path) => this.installVersion(path));
   }
 
   /** Load the release history (newest first). */

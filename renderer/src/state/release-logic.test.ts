@@ -1,11 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type {
-  AdapterVersionInfo,
-  ContractSummary,
-  GateProgress,
-  Release,
-  UpdateProgress,
-} from "../../../electron/api";
+import type { ContractSummary, Release, UpdateProgress } from "../../../electron/api";
 import {
   describeCheck,
   describeContract,
@@ -24,22 +18,9 @@ import {
   versionBadge,
   versionStatusLabel,
 } from "./release-logic";
+import { gateProgress as gate, versionInfo as version } from "./testing/fixtures";
 
 const nameOf = (id: string) => ({ coding: "Coding", chat: "Chat" })[id] ?? id;
-
-function gate(over: Partial<GateProgress>): GateProgress {
-  return {
-    adapterId: "coding",
-    version: "1.1.0",
-    state: "running",
-    done: 0,
-    total: 6,
-    caseId: null,
-    failing: [],
-    message: null,
-    ...over,
-  };
-}
 
 function update(over: Partial<UpdateProgress>): UpdateProgress {
   return {
@@ -49,26 +30,6 @@ function update(over: Partial<UpdateProgress>): UpdateProgress {
     receivedBytes: null,
     totalBytes: null,
     message: null,
-    ...over,
-  };
-}
-
-function version(over: Partial<AdapterVersionInfo>): AdapterVersionInfo {
-  return {
-    adapterId: "coding",
-    version: "1.0.0",
-    status: "live",
-    live: true,
-    sha256: "ab".repeat(32),
-    sizeBytes: 2048,
-    source: "install",
-    lineage: { parent: null, trainedFrom: "seed" },
-    releaseNotes: "",
-    installedAt: 0,
-    promotedAt: null,
-    fileKept: true,
-    statusReason: null,
-    contract: null,
     ...over,
   };
 }
