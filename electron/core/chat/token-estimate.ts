@@ -4,6 +4,8 @@
  * real ratio of the loaded model from what the engine reports (the tiny byte-level demo
  * model has ~1 byte per token: a fixed chars/4 would overflow its context four times over).
  */
+import type { ChatTurn, EngineClient, GenerateResult } from "../engine/types";
+
 export const DEFAULT_BYTES_PER_TOKEN = 3;
 const MIN_BYTES_PER_TOKEN = 1;
 const MAX_BYTES_PER_TOKEN = 6;
@@ -34,5 +36,25 @@ export class TokenEstimator {
   /** The learned bytes per token of a model (tests, diagnostics). */
   ratio(modelKey: string): number {
     return this.ratios.get(modelKey) ?? DEFAULT_BYTES_PER_TOKEN;
+  }
+}
+
+/** Token estimates for the model the engine has loaded now, calibrated on its finished answers. */
+export class LoadedModelTokens {
+  private readonly estimator = new TokenEstimator();
+
+  constructor(private readonly engine: EngineClient) {}
+
+  estimate(text: string): number {
+    return this.estimator.estimate(text, this.engine.loaded?.path ?? null);
+  }
+
+  /** Calibrate on what the prompt and answer of a generation really took in the context. */
+  learn(history: readonly ChatTurn[], result: GenerateResult): void {
+    const path = this.engine.loaded?.path;
+    // A full context may have been shifted by the engine: its count says nothing about the text.
+    if (!path || result.stopReason === "abort" || result.contextTokens >= result.contextSize) return;
+    const bytes = history.reduce((sum, t) => sum + utf8Length(t.text), utf8Length(result.text));
+    this.estimator.observe(path, bytes, result.contextTokens);
   }
 }

@@ -1,0 +1,71 @@
+/**
+ * The per-turn decision, made before anything is written: the sampling (defaults applied),
+ * the adapters (the router's choice, or the base model alone), the memories to recall and
+ * the answer's format (text or GenUI).
+ */
+import type { AdapterSelection, Memory, SamplingSettings } from "../../api";
+import type { ResolvedAdapters } from "../adapters/adapter-routing";
+import type { AnswerFormat } from "../genui/genui-turns";
+import type { LoadedModelTokens } from "./token-estimate";
+import { contextSizeOf, type TurnPipelineDeps } from "./turn-deps";
+
+/** The sampling of one turn, with the defaults filled in. */
+export interface TurnSampling {
+  temperature: number;
+  maxTokens: number;
+}
+
+/** How one turn is answered. */
+export interface TurnPlan {
+  sampling: TurnSampling;
+  resolved: ResolvedAdapters;
+  memories: readonly Memory[];
+  format: AnswerFormat;
+}
+
+export class TurnPlanner {
+  constructor(
+    private readonly deps: TurnPipelineDeps,
+    private readonly tokens: LoadedModelTokens,
+    private readonly log: (message: string, err: unknown) => void,
+  ) {}
+
+  sampling(s: SamplingSettings | undefined): TurnSampling {
+    return {
+      temperature: s?.temperature ?? this.deps.defaultTemperature ?? 0.7,
+      maxTokens: s?.maxTokens ?? this.deps.defaultMaxTokens ?? 1024,
+    };
+  }
+
+  /** The adapters of a turn; throws ApiError invalid_input for a bad choice. */
+  route(selection: AdapterSelection, text: string): Promise<ResolvedAdapters> {
+    const routing = this.deps.routing;
+    if (!routing) {
+      return Promise.resolve({
+        routing: { mode: "base", adapters: [], confidence: 1, reason: "no adapters installed", latencyMs: 0 },
+        adapters: [],
+        scores: {},
+        skipped: [],
+      });
+    }
+    return routing.resolve(selection, text);
+  }
+
+  /** The active memories for a prompt (none without memory, or when it is off). Never throws. */
+  async retrieve(text: string): Promise<Memory[]> {
+    const memory = this.deps.memory;
+    if (!memory) return [];
+    const contextSize = contextSizeOf(this.deps.engine);
+    try {
+      return await memory.retrieve(text, contextSize, (t) => this.tokens.estimate(t));
+    } catch (err) {
+      this.log("memory retrieval failed; answering without memories", err);
+      return [];
+    }
+  }
+
+  /** Text unless GenUI is wired and the turn asks for (or is routed to) UI. */
+  formatFor(requested: AnswerFormat | undefined, resolved: ResolvedAdapters): AnswerFormat {
+    return this.deps.genui?.formatFor(requested, resolved.routing) ?? "text";
+  }
+}
