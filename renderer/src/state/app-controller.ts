@@ -2,38 +2,33 @@
  * The UI's actions: it owns the store, the API client's subscriptions and the timers, and
  * turns user intents and pushed events into store updates. One instance per app; dispose()
  * releases everything (no module-level state).
+ *
+ * Start-up, reconnects and event routing live here; the work is done by the controllers it
+ * owns. Those with their own store (adapters, settings, ...) are public; those sharing the app
+ * store (chat, conversations, deletes, models) are reached through the methods below.
  */
-import type { AdapterSelection, Conversation, EngineStatus, Message } from "../../../electron/api";
+import type { AdapterSelection } from "../../../electron/api";
 import { errorMessage } from "../api";
 import type { RendererApi } from "../api";
 import { AdapterController } from "./adapter-controller";
-import { canChat, createAppStore, currentAdapters } from "./app-store";
+import { createAppStore, currentAdapters } from "./app-store";
+import type { AppState, AppStore } from "./app-store";
+import { ChatController } from "./chat-controller";
+import { sortConversations } from "./chat-logic";
+import { ConversationController } from "./conversation-controller";
 import { DatabaseController, isDatabaseUnavailable } from "./database-controller";
+import { DeleteController } from "./delete-controller";
+import type { Schedule } from "./delta-batcher";
 import { FeedbackController } from "./feedback-controller";
 import { MemoryController } from "./memory-controller";
+import { ModelController } from "./model-controller";
 import { PrivacyController } from "./privacy-controller";
 import { ReleaseController } from "./release-controller";
-import { TransferController } from "./transfer-controller";
-import type { AppState, AppStore } from "./app-store";
-import {
-  applyDeltas,
-  applyDone,
-  isStreaming,
-  mergeFetched,
-  mergeSent,
-  removeConversation,
-  replaceLastAnswer,
-  sortConversations,
-  titleFromText,
-  upsertConversation,
-} from "./chat-logic";
-import { DeltaBatcher } from "./delta-batcher";
-import type { Schedule } from "./delta-batcher";
 import { SettingsController } from "./settings-controller";
+import { TransferController } from "./transfer-controller";
 import { UpdateController } from "./update-controller";
 
-/** How long a deleted conversation can be restored with Undo. */
-export const UNDO_DELETE_MS = 5000;
+export { UNDO_DELETE_MS } from "./delete-controller";
 
 export class AppController {
   readonly store: AppStore;
@@ -51,10 +46,11 @@ export class AppController {
   readonly releases: ReleaseController;
   /** Registry updates of adapters (Settings). */
   readonly updates: UpdateController;
+  private readonly chat: ChatController;
+  private readonly conversations: ConversationController;
+  private readonly deletes: DeleteController;
+  private readonly models: ModelController;
   private readonly disposers: Array<() => void> = [];
-  private readonly deleteTimers = new Map<string, ReturnType<typeof setTimeout>>();
-  private readonly batcher: DeltaBatcher;
-  private searchSeq = 0;
   private started = false;
 
   constructor(
@@ -65,8 +61,8 @@ export class AppController {
     this.adapters = new AdapterController(api);
     this.settings = new SettingsController(api);
     this.feedback = new FeedbackController(api, {
-      get: (id) => this.findMessage(id),
-      put: (message) => this.set((s) => ({ messages: applyDone(s.messages, message) })),
+      get: (id) => this.chat.get(id),
+      put: (message) => this.chat.put(message),
     });
     this.privacy = new PrivacyController(api);
     this.memory = new MemoryController(api);
@@ -77,10 +73,10 @@ export class AppController {
       (id) => this.adapters.store.getState().adapters?.find((a) => a.id === id)?.name ?? id,
     );
     this.updates = new UpdateController(api);
-    this.batcher = new DeltaBatcher(
-      (batch) => this.set((s) => ({ messages: applyDeltas(s.messages, batch) })),
-      schedule,
-    );
+    this.chat = new ChatController(api, this.store, schedule);
+    this.conversations = new ConversationController(api, this.store);
+    this.deletes = new DeleteController(api, this.store, (id) => this.conversations.forget(id));
+    this.models = new ModelController(api, this.store);
   }
 
   /** Subscribe to events, then load the engine status, the conversation list and `initialId`. */
@@ -95,10 +91,7 @@ export class AppController {
       return;
     }
     try {
-      const [engine, conversations] = await Promise.all([
-        this.api.call("models.status", {}),
-        this.api.call("conversations.list", {}),
-      ]);
+      const [engine, conversations] = await this.fetchStatusAndList();
       this.set({ engine, conversations: sortConversations(conversations), phase: "loaded" });
     } catch (error) {
       // The database broke between the check and the list: show its screen, not a dead end.
@@ -108,14 +101,13 @@ export class AppController {
     }
     // Not part of readiness: chat works without adapters (the list shows its own error).
     void this.adapters.refresh();
-    if (initialId) await this.loadDetail(initialId);
+    if (initialId) await this.conversations.loadDetail(initialId);
   }
 
   dispose(): void {
     for (const dispose of this.disposers.splice(0)) dispose();
-    for (const timer of this.deleteTimers.values()) clearTimeout(timer);
-    this.deleteTimers.clear();
-    this.batcher.dispose();
+    this.deletes.dispose();
+    this.chat.dispose();
     this.adapters.dispose();
     this.privacy.dispose();
     this.memory.dispose();
@@ -125,10 +117,7 @@ export class AppController {
 
   /** Open a conversation (null: a new chat that is created on the first send). */
   selectConversation(id: string | null): void {
-    const state = this.store.getState();
-    if (id !== state.currentId) this.set({ currentId: id, composerError: null });
-    // Fetch once; an event-created conversation (another window) has no detail yet.
-    if (id && (state.detail[id] === undefined || state.detail[id] === "error")) void this.loadDetail(id);
+    this.conversations.select(id);
   }
 
   newChat(): void {
@@ -139,93 +128,24 @@ export class AppController {
    * Send `text` in the current conversation, creating it first when it is new.
    * Resolves true when the message was accepted; on failure the error is in `composerError`.
    */
-  async send(text: string): Promise<boolean> {
-    const trimmed = text.trim();
-    const state = this.store.getState();
-    if (!trimmed || state.sending) return false;
-    if (!canChat(state)) {
-      this.set({ composerError: "No model is loaded yet. Open a model or try the demo model first." });
-      return false;
-    }
-    this.set({ sending: true, composerError: null });
-    try {
-      let id = state.currentId;
-      if (!id) {
-        let conversation = await this.api.call("conversations.create", { title: titleFromText(trimmed) });
-        const draft = this.store.getState().draftAdapters;
-        // The choice made before the chat existed becomes the conversation's own.
-        if (draft !== "auto") {
-          conversation = await this.api.call("conversations.setAdapters", {
-            id: conversation.id,
-            adapters: draft,
-          });
-        }
-        id = conversation.id;
-        this.set((s) => ({
-          conversations: upsertConversation(s.conversations, conversation),
-          currentId: s.currentId === null ? conversation.id : s.currentId,
-          draftAdapters: "auto",
-          detail: { ...s.detail, [conversation.id]: "loaded" },
-          messages: { ...s.messages, [conversation.id]: s.messages[conversation.id] ?? [] },
-        }));
-      }
-      const sent = await this.api.call("chat.send", { conversationId: id, text: trimmed });
-      this.set((s) => ({ messages: mergeSent(s.messages, [sent.userMessage, sent.assistantMessage]) }));
-      return true;
-    } catch (error) {
-      this.set({ composerError: errorMessage(error) });
-      return false;
-    } finally {
-      this.set({ sending: false });
-    }
+  send(text: string): Promise<boolean> {
+    return this.chat.send(text);
   }
 
   /**
    * Set the open conversation's adapters (a new chat keeps the choice until its first send).
    * Shown at once; rolled back with a notice when core refuses it.
    */
-  async setAdapters(selection: AdapterSelection): Promise<boolean> {
-    const state = this.store.getState();
-    const id = state.currentId;
-    if (!id) {
-      this.set({ draftAdapters: selection });
-      return true;
-    }
-    const before = state.conversations.find((c) => c.id === id);
-    if (before) this.applyConversation({ ...before, adapters: selection });
-    try {
-      this.applyConversation(await this.api.call("conversations.setAdapters", { id, adapters: selection }));
-      return true;
-    } catch (error) {
-      const now = this.store.getState().conversations.find((c) => c.id === id);
-      if (before && now) this.applyConversation({ ...now, adapters: before.adapters });
-      this.set({ notice: `Could not change the adapters: ${errorMessage(error)}` });
-      return false;
-    }
+  setAdapters(selection: AdapterSelection): Promise<boolean> {
+    return this.conversations.setAdapters(selection);
   }
 
   /**
    * Answer the last question again, with `adapters` or (undefined) the conversation's own
    * choice. The new answer takes the old one's place in the transcript.
    */
-  async regenerate(adapters?: AdapterSelection): Promise<boolean> {
-    const state = this.store.getState();
-    const id = state.currentId;
-    if (!id || state.sending || isStreaming(state.messages[id])) return false;
-    this.set({ sending: true, composerError: null });
-    try {
-      const { assistantMessage } = await this.api.call(
-        "chat.regenerate",
-        adapters === undefined ? { conversationId: id } : { conversationId: id, adapters },
-      );
-      this.set((s) => ({ messages: replaceLastAnswer(s.messages, assistantMessage) }));
-      return true;
-    } catch (error) {
-      this.set({ composerError: errorMessage(error) });
-      return false;
-    } finally {
-      this.set({ sending: false });
-    }
+  regenerate(adapters?: AdapterSelection): Promise<boolean> {
+    return this.chat.regenerate(adapters);
   }
 
   /** The open conversation's adapter choice. */
@@ -234,77 +154,36 @@ export class AppController {
   }
 
   /** Stop the generation in the current conversation; the partial answer stays as "stopped". */
-  async stop(): Promise<void> {
-    const { currentId, messages } = this.store.getState();
-    if (!currentId || !isStreaming(messages[currentId])) return;
-    try {
-      await this.api.call("chat.stop", { conversationId: currentId });
-    } catch (error) {
-      this.set({ composerError: errorMessage(error) });
-    }
+  stop(): Promise<void> {
+    return this.chat.stop();
   }
 
   dismissComposerError(): void {
-    this.set({ composerError: null });
+    this.chat.dismissError();
   }
 
   /** Rename; resolves false (with a notice) when the server refused. */
-  async rename(id: string, title: string): Promise<boolean> {
-    const trimmed = title.trim();
-    if (!trimmed) return false;
-    try {
-      const conversation = await this.api.call("conversations.rename", { id, title: trimmed.slice(0, 200) });
-      this.applyConversation(conversation);
-      return true;
-    } catch (error) {
-      this.set({ notice: `Could not rename: ${errorMessage(error)}` });
-      return false;
-    }
+  rename(id: string, title: string): Promise<boolean> {
+    return this.conversations.rename(id, title);
   }
 
   /** Hide the conversation now and delete it after UNDO_DELETE_MS unless undone. */
   requestDelete(id: string): void {
-    const state = this.store.getState();
-    const conversation = state.conversations.find((c) => c.id === id);
-    if (!conversation || this.deleteTimers.has(id)) return;
-    this.set((s) => ({
-      pendingDeletes: [...s.pendingDeletes, conversation],
-      currentId: s.currentId === id ? null : s.currentId,
-    }));
-    this.armDelete(id);
+    this.deletes.request(id);
   }
 
-  /**
-   * "Also delete memories from this conversation" in the Undo toast. Changing it restarts the
-   * countdown: the user is still deciding.
-   */
+  /** "Also delete memories from this conversation" in the Undo toast (restarts the countdown). */
   setDeleteMemories(id: string, deleteMemories: boolean): void {
-    if (!this.deleteTimers.has(id)) return;
-    this.set((s) => ({
-      deleteMemoryIds: deleteMemories
-        ? [...s.deleteMemoryIds.filter((d) => d !== id), id]
-        : s.deleteMemoryIds.filter((d) => d !== id),
-    }));
-    this.armDelete(id);
+    this.deletes.setDeleteMemories(id, deleteMemories);
   }
 
   undoDelete(id: string): void {
-    const timer = this.deleteTimers.get(id);
-    if (!timer) return;
-    clearTimeout(timer);
-    this.deleteTimers.delete(id);
-    this.set((s) => ({
-      pendingDeletes: s.pendingDeletes.filter((c) => c.id !== id),
-      deleteMemoryIds: s.deleteMemoryIds.filter((d) => d !== id),
-    }));
+    this.deletes.undo(id);
   }
 
   /** Delete everything still waiting for Undo now (the page is closing: the user meant it). */
   flushDeletes(): void {
-    for (const [id, timer] of [...this.deleteTimers]) {
-      clearTimeout(timer);
-      void this.commitDelete(id);
-    }
+    this.deletes.flush();
   }
 
   dismissNotice(): void {
@@ -312,125 +191,30 @@ export class AppController {
   }
 
   /** Full-text search over titles and messages; an empty query shows the plain list again. */
-  async search(query: string): Promise<void> {
-    const seq = ++this.searchSeq;
-    this.set({ searchQuery: query });
-    if (!query.trim()) {
-      this.set({ searchHits: null });
-      return;
-    }
-    try {
-      const hits = await this.api.call("conversations.search", {
-        query: query.trim().slice(0, 500),
-        limit: 50,
-      });
-      // A slower answer to an older query must not overwrite the newer one.
-      if (seq === this.searchSeq) this.set({ searchHits: hits });
-    } catch (error) {
-      if (seq === this.searchSeq) this.set({ notice: `Search failed: ${errorMessage(error)}` });
-    }
+  search(query: string): Promise<void> {
+    return this.conversations.search(query);
   }
 
   setModelPanelOpen(open: boolean): void {
-    this.set({ modelPanelOpen: open, modelError: open ? this.store.getState().modelError : null });
+    this.models.setPanelOpen(open);
   }
 
   /** Load a .gguf file from a path on the machine running core. */
   openModel(path: string): Promise<boolean> {
-    const trimmed = path.trim();
-    if (!trimmed) {
-      this.set({ modelError: "Enter the path of a .gguf model file." });
-      return Promise.resolve(false);
-    }
-    return this.loadModel(() => this.api.call("models.open", { path: trimmed }));
+    return this.models.open(path);
   }
 
   openDemo(): Promise<boolean> {
-    return this.loadModel(() => this.api.call("models.openDemo", {}));
+    return this.models.openDemo();
   }
 
   /** Electron: native file dialog, then load; resolves false when cancelled or failed. */
-  async pickAndOpenModel(): Promise<boolean> {
-    const pick = this.api.platform.pickModelFile;
-    if (!pick) return false;
-    let path: string | null;
-    try {
-      path = await pick();
-    } catch (error) {
-      this.set({ modelError: errorMessage(error) });
-      return false;
-    }
-    return path ? this.openModel(path) : false;
+  pickAndOpenModel(): Promise<boolean> {
+    return this.models.pickAndOpen();
   }
 
-  private async loadModel(load: () => Promise<EngineStatus>): Promise<boolean> {
-    if (this.store.getState().modelBusy) return false;
-    this.set({ modelBusy: true, modelError: null });
-    try {
-      const engine = await load();
-      this.set({ engine, modelPanelOpen: false });
-      return true;
-    } catch (error) {
-      this.set({ modelError: errorMessage(error) });
-      return false;
-    } finally {
-      this.set({ modelBusy: false });
-    }
-  }
-
-  private armDelete(id: string): void {
-    const previous = this.deleteTimers.get(id);
-    if (previous) clearTimeout(previous);
-    this.deleteTimers.set(
-      id,
-      setTimeout(() => void this.commitDelete(id), UNDO_DELETE_MS),
-    );
-  }
-
-  private async commitDelete(id: string): Promise<void> {
-    this.deleteTimers.delete(id);
-    const deleteMemories = this.store.getState().deleteMemoryIds.includes(id);
-    try {
-      await this.api.call("conversations.delete", deleteMemories ? { id, deleteMemories } : { id });
-      this.forgetConversation(id);
-    } catch (error) {
-      this.set({ notice: `Could not delete the conversation: ${errorMessage(error)}` });
-    } finally {
-      this.set((s) => ({
-        pendingDeletes: s.pendingDeletes.filter((c) => c.id !== id),
-        deleteMemoryIds: s.deleteMemoryIds.filter((d) => d !== id),
-      }));
-    }
-  }
-
-  private findMessage(id: string): Message | undefined {
-    for (const list of Object.values(this.store.getState().messages)) {
-      const found = list.find((m) => m.id === id);
-      if (found) return found;
-    }
-    return undefined;
-  }
-
-  private async loadDetail(id: string): Promise<void> {
-    this.set((s) => ({ detail: { ...s.detail, [id]: "loading" } }));
-    try {
-      const detail = await this.api.call("conversations.get", { id });
-      this.applyConversation(detail.conversation);
-      this.set((s) => ({
-        messages: mergeFetched(s.messages, id, detail.messages),
-        detail: { ...s.detail, [id]: "loaded" },
-      }));
-    } catch (error) {
-      const notFound = (error as { code?: string }).code === "not_found";
-      this.set((s) => ({
-        detail: { ...s.detail, [id]: "error" },
-        // A stale link (#/c/<deleted id>) falls back to a new chat instead of an error page.
-        currentId: notFound && s.currentId === id ? null : s.currentId,
-        notice: notFound
-          ? "That conversation no longer exists."
-          : `Could not open the conversation: ${errorMessage(error)}`,
-      }));
-    }
+  private fetchStatusAndList() {
+    return Promise.all([this.api.call("models.status", {}), this.api.call("conversations.list", {})]);
   }
 
   /** After the event channel comes back, fetch what may have been missed while it was down. */
@@ -440,31 +224,25 @@ export class AppController {
       return;
     }
     try {
-      const [engine, conversations] = await Promise.all([
-        this.api.call("models.status", {}),
-        this.api.call("conversations.list", {}),
-      ]);
+      const [engine, conversations] = await this.fetchStatusAndList();
       this.set({ engine, conversations: sortConversations(conversations) });
       void this.adapters.refresh();
     } catch {
       return; // The banner already says the connection is unstable; the next reconnect retries.
     }
     const { currentId } = this.store.getState();
-    if (currentId) await this.loadDetail(currentId);
+    if (currentId) await this.conversations.loadDetail(currentId);
   }
 
   private subscribe(): void {
     const { api } = this;
     this.disposers.push(
-      api.on("chat.delta", (delta) => this.batcher.push(delta)),
-      api.on("chat.done", ({ message }) => {
-        this.batcher.flush();
-        this.set((s) => ({ messages: applyDone(s.messages, message) }));
-      }),
+      api.on("chat.delta", (delta) => this.chat.onDelta(delta)),
+      api.on("chat.done", ({ message }) => this.chat.onDone(message)),
       api.on("engine.status", (engine) => this.set({ engine })),
       api.on("conversations.changed", ({ conversation, deletedId }) => {
-        if (conversation) this.applyConversation(conversation);
-        if (deletedId) this.forgetConversation(deletedId);
+        if (conversation) this.conversations.apply(conversation);
+        if (deletedId) this.conversations.forget(deletedId);
       }),
     );
     const connection = api.connection;
@@ -479,24 +257,7 @@ export class AppController {
     }
   }
 
-  private applyConversation(conversation: Conversation): void {
-    this.set((s) => ({ conversations: upsertConversation(s.conversations, conversation) }));
-  }
-
-  private forgetConversation(id: string): void {
-    this.set((s) => {
-      const messages = { ...s.messages };
-      delete messages[id];
-      return {
-        conversations: removeConversation(s.conversations, id),
-        searchHits: s.searchHits?.filter((h) => h.conversationId !== id) ?? null,
-        messages,
-        currentId: s.currentId === id ? null : s.currentId,
-      };
-    });
-  }
-
-  private set(patch: Partial<AppState> | ((state: AppState) => Partial<AppState>)): void {
+  private set(patch: Partial<AppState>): void {
     this.store.setState(patch);
   }
 }

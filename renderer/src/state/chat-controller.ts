@@ -1,0 +1,145 @@
+/**
+ * Chatting in the open conversation: send (creating the conversation on the first message),
+ * regenerate, stop, and the streamed answer (chat.delta batched per frame, then chat.done).
+ * Shares the app store; AppController routes the chat events here. dispose() drops deltas
+ * still buffered.
+ */
+import type { AdapterSelection, Message } from "../../../electron/api";
+import { errorMessage } from "../api";
+import type { RendererApi } from "../api";
+import { canChat } from "./app-store";
+import type { AppState, AppStore } from "./app-store";
+import {
+  applyDeltas,
+  applyDone,
+  isStreaming,
+  mergeSent,
+  replaceLastAnswer,
+  titleFromText,
+} from "./chat-logic";
+import type { Delta } from "./chat-logic";
+import { findMessage, withCreatedConversation } from "./conversation-logic";
+import { DeltaBatcher } from "./delta-batcher";
+import type { Schedule } from "./delta-batcher";
+
+export class ChatController {
+  private readonly batcher: DeltaBatcher;
+
+  constructor(
+    private readonly api: RendererApi,
+    private readonly store: AppStore,
+    schedule?: Schedule,
+  ) {
+    this.batcher = new DeltaBatcher(
+      (batch) => this.set((s) => ({ messages: applyDeltas(s.messages, batch) })),
+      schedule,
+    );
+  }
+
+  dispose(): void {
+    this.batcher.dispose();
+  }
+
+  /**
+   * Send `text` in the current conversation, creating it first when it is new.
+   * Resolves true when the message was accepted; on failure the error is in `composerError`.
+   */
+  async send(text: string): Promise<boolean> {
+    const trimmed = text.trim();
+    const state = this.store.getState();
+    if (!trimmed || state.sending) return false;
+    if (!canChat(state)) {
+      this.set({ composerError: "No model is loaded yet. Open a model or try the demo model first." });
+      return false;
+    }
+    this.set({ sending: true, composerError: null });
+    try {
+      let id = state.currentId;
+      if (!id) {
+        let conversation = await this.api.call("conversations.create", { title: titleFromText(trimmed) });
+        const draft = this.store.getState().draftAdapters;
+        // The choice made before the chat existed becomes the conversation's own.
+        if (draft !== "auto") {
+          conversation = await this.api.call("conversations.setAdapters", {
+            id: conversation.id,
+            adapters: draft,
+          });
+        }
+        id = conversation.id;
+        this.set((s) => withCreatedConversation(s, conversation));
+      }
+      const sent = await this.api.call("chat.send", { conversationId: id, text: trimmed });
+      this.set((s) => ({ messages: mergeSent(s.messages, [sent.userMessage, sent.assistantMessage]) }));
+      return true;
+    } catch (error) {
+      this.set({ composerError: errorMessage(error) });
+      return false;
+    } finally {
+      this.set({ sending: false });
+    }
+  }
+
+  /**
+   * Answer the last question again, with `adapters` or (undefined) the conversation's own
+   * choice. The new answer takes the old one's place in the transcript.
+   */
+  async regenerate(adapters?: AdapterSelection): Promise<boolean> {
+    const state = this.store.getState();
+    const id = state.currentId;
+    if (!id || state.sending || isStreaming(state.messages[id])) return false;
+    this.set({ sending: true, composerError: null });
+    try {
+      const { assistantMessage } = await this.api.call(
+        "chat.regenerate",
+        adapters === undefined ? { conversationId: id } : { conversationId: id, adapters },
+      );
+      this.set((s) => ({ messages: replaceLastAnswer(s.messages, assistantMessage) }));
+      return true;
+    } catch (error) {
+      this.set({ composerError: errorMessage(error) });
+      return false;
+    } finally {
+      this.set({ sending: false });
+    }
+  }
+
+  /** Stop the generation in the current conversation; the partial answer stays as "stopped". */
+  async stop(): Promise<void> {
+    const { currentId, messages } = this.store.getState();
+    if (!currentId || !isStreaming(messages[currentId])) return;
+    try {
+      await this.api.call("chat.stop", { conversationId: currentId });
+    } catch (error) {
+      this.set({ composerError: errorMessage(error) });
+    }
+  }
+
+  dismissError(): void {
+    this.set({ composerError: null });
+  }
+
+  /** chat.delta: buffered, applied at most once per frame. */
+  onDelta(delta: Delta): void {
+    this.batcher.push(delta);
+  }
+
+  /** chat.done: the buffered deltas first, then the final message replaces the streamed one. */
+  onDone(message: Message): void {
+    this.batcher.flush();
+    this.put(message);
+  }
+
+  /** A message by id, in whichever conversation holds it. */
+  get(messageId: string): Message | undefined {
+    return findMessage(this.store.getState().messages, messageId);
+  }
+
+  /** Replace a message (a new rating, say) in its conversation. */
+  put(message: Message): void {
+    this.set((s) => ({ messages: applyDone(s.messages, message) }));
+  }
+
+  private set(patch: Partial<AppState> | ((state: AppState) => Partial<AppState>)): void {
+    this.store.setState(patch);
+  }
+}
