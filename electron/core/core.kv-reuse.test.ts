@@ -3,17 +3,16 @@
  * conversation id as the engine's session key and `<dataDir>/kv` as its state folder, so after
  * a restart of core (and of the engine process) only the new turn is evaluated.
  */
-import Database from "better-sqlite3";
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { ensureDemoModel } from "../../native/gguf/fixtures";
 import type { Conversation, Message, Result } from "../api";
-import { DATABASE_FILE } from "./db/database";
 import { spawnNodeEngine } from "./engine/spawn-node";
 import { createCore, type Core } from "./index";
 import { EventRecorder } from "./testing/events";
 import { tempDir } from "./testing/temp-dir";
+import { promptTokensEvaluated } from "./testing/turn-timings";
 
 const ctx = { transport: "http" } as const;
 const dir = tempDir("macaron-core-kv-");
@@ -48,18 +47,7 @@ async function send(core: Core, conversationId: string, text: string): Promise<M
   return message;
 }
 
-/** promptTokensEvaluated of an answer, from its turn record. */
-function evaluatedFor(messageId: string): number {
-  const db = new Database(join(dir.path, DATABASE_FILE), { readonly: true });
-  try {
-    const row = db.prepare("SELECT timings_json FROM turns WHERE message_id = ?").get(messageId) as {
-      timings_json: string;
-    };
-    return (JSON.parse(row.timings_json) as { promptTokensEvaluated: number }).promptTokensEvaluated;
-  } finally {
-    db.close();
-  }
-}
+const evaluatedFor = (messageId: string) => promptTokensEvaluated(dir.path, messageId);
 
 describe("core with the real engine: KV cache across restarts", () => {
   it("reopening a long conversation does not re-evaluate its history", async () => {

@@ -9,6 +9,7 @@ import { createCore, type Core } from "./index";
 import { PROPOSED_FACTS_SCHEMA, validProposedFacts } from "./memory/memory-text";
 import { EventRecorder } from "./testing/events";
 import { tempDir } from "./testing/temp-dir";
+import { promptTokensEvaluated } from "./testing/turn-timings";
 
 const ctx = { transport: "http" } as const;
 const dir = tempDir("macaron-memory-int-");
@@ -22,9 +23,9 @@ function value<T>(result: Result<unknown>): T {
 const call = async <T>(method: string, input: unknown): Promise<T> =>
   value<T>(await core.dispatch(method, input, ctx));
 
-async function send(conversationId: string, text: string): Promise<Message> {
+async function send(conversationId: string, text: string, adapters?: "base"): Promise<Message> {
   const done = events.next("chat.done", (d) => d.conversationId === conversationId);
-  await call("chat.send", { conversationId, text, sampling: { temperature: 0, maxTokens: 16 } });
+  await call("chat.send", { conversationId, text, adapters, sampling: { temperature: 0, maxTokens: 16 } });
   return (await done).message;
 }
 
@@ -51,6 +52,36 @@ describe("memory and context with the real engine", () => {
     expect(answer.status).toBe("complete");
     expect(answer.memoriesUsed).toEqual([{ id: tea.id, text: tea.text }]);
     expect(answer.context).toEqual({ strategy: "full", includedMessages: 1, droppedMessages: 0 });
+  });
+
+  it("memories recalled in another order each turn keep the conversation's cached history", async () => {
+    const texts = [
+      "The user has two cats called Tom and Jerry",
+      "The user lives in Oslo near the fjord",
+      "The user runs every Saturday morning",
+    ];
+    for (const text of texts) await call<Memory>("memories.create", { text });
+    const conv = await call<Conversation>("conversations.create", {});
+    // Each message matches another memory best, so retrieval ranks them differently each turn.
+    const questions = [
+      "Tell me about cats please",
+      "What is Oslo like in winter?",
+      "How far should I run on Saturday?",
+      "Do cats like the fjord in Oslo?",
+      "Should I run with my cats?",
+    ];
+    const evaluated: number[] = [];
+    let last: Message | null = null;
+    for (const question of questions) {
+      // The base model every turn: an adapter change is a KV policy matter, tested elsewhere.
+      last = await send(conv.id, question, "base");
+      expect(last.memoriesUsed?.length ?? 0).toBeGreaterThan(1);
+      evaluated.push(promptTokensEvaluated(dir.path, last.id));
+    }
+    // After the first turn only the new exchange is evaluated, not the history with it.
+    const history = last!.stats!.contextTokens ?? 0;
+    expect(Math.max(...evaluated.slice(1))).toBeLessThan(60);
+    expect(history).toBeGreaterThan(2 * Math.max(...evaluated.slice(1)));
   });
 
   it("answers grammar-constrained JSON for fact proposals; validation keeps only clean facts", async () => {

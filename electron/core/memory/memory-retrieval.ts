@@ -113,7 +113,14 @@ export async function retrieveMemories(
   return chosen;
 }
 
-/** The system-prompt block listing the memories. */
+/**
+ * The system-prompt block listing the memories, oldest first whatever their rank: the block
+ * sits at the start of the prompt, so the same memories ranked in another order for the next
+ * message must give the same text, or the conversation's whole cached history is evaluated again.
+ */
 export function memoryBlock(memories: readonly Memory[]): string {
-  return [MEMORY_HEADER, ...memories.map((m) => `- ${m.text}`)].join("\n");
+  const stable = [...memories].sort(
+    (a, b) => a.createdAt - b.createdAt || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0),
+  );
+  return [MEMORY_HEADER, ...stable.map((m) => `- ${m.text}`)].join("\n");
 }

@@ -144,6 +144,25 @@ describe("MemoryService", () => {
     expect(service.block([tea])).toBe(`${MEMORY_HEADER}\n- The user drinks green tea every morning`);
   });
 
+  it("lists recalled memories oldest first in the block, whatever their rank", () => {
+    const at = (id: string, text: string, createdAt: number) => ({
+      id,
+      text,
+      source: "user" as const,
+      status: "active" as const,
+      conversationId: null,
+      messageId: null,
+      createdAt,
+      updatedAt: createdAt,
+    });
+    const cats = at("b", "The user has two cats", 1);
+    const oslo = at("a", "The user lives in Oslo", 2);
+    const runs = at("c", "The user runs on Saturdays", 2);
+    const expected = `${MEMORY_HEADER}\n- The user has two cats\n- The user lives in Oslo\n- The user runs on Saturdays`;
+    expect(service.block([runs, oslo, cats])).toBe(expected);
+    expect(service.block([oslo, cats, runs])).toBe(expected);
+  });
+
   it("proposes validated facts as 'proposed', deduplicated, and not when memory is off", async () => {
     const conversations = new ConversationStore(db);
     const messages = new MessageStore(db);
