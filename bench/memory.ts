@@ -170,16 +170,27 @@ async function send(core: Core, conversationId: string, text: string, maxTokens:
   return done;
 }
 
-/**
- * (c): turn 1 vs turn 50 of one conversation through core (prompt building, engine, database).
- * `label` names the engine setting (e.g. flash attention on) the rows were measured under.
- */
-async function benchTurns(
-  model: string,
-  turns: number,
-  env: NodeJS.ProcessEnv = ENV,
-  label = "",
-): Promise<BenchRow[]> {
+interface TurnsOptions {
+  /** The engine process's environment (e.g. flash attention on). */
+  env?: NodeJS.ProcessEnv;
+  /** Appended to every row name: what these rows were measured under. */
+  label?: string;
+  /** Memories stored before the conversation; each question then names one of their topics. */
+  memories?: readonly { text: string; topic: string }[];
+}
+
+/** Stored memories whose retrieval ranking changes from one question to the next. */
+const BENCH_MEMORIES = [
+  { text: "The user has two cats called Tom and Jerry", topic: "cats" },
+  { text: "The user lives in Oslo near the fjord", topic: "Oslo" },
+  { text: "The user runs every Saturday morning", topic: "running" },
+  { text: "The user is learning to play the cello", topic: "cello" },
+  { text: "The user is allergic to peanuts", topic: "peanuts" },
+];
+
+/** (c): turn 1 vs turn 50 of one conversation through core (prompt building, engine, database). */
+async function benchTurns(model: string, turns: number, options: TurnsOptions = {}): Promise<BenchRow[]> {
+  const { env = ENV, label = "", memories = [] } = options;
   const dataDir = mkdtempSync(join(tmpdir(), "macaron-bench-turns-"));
   try {
     const core = await createCore({
@@ -187,11 +198,13 @@ async function benchTurns(
       spawnEngine: spawnNodeEngine({ env }),
       initialModel: model,
     });
+    for (const memory of memories) value(await core.dispatch("memories.create", { text: memory.text }, ctx));
     const conv = value<Conversation>(await core.dispatch("conversations.create", {}, ctx));
     const results: { ttft: number; evaluated: number; context: number }[] = [];
     const db = openDatabaseReadOnly(dataDir);
     for (let i = 1; i <= turns; i++) {
-      const message = await send(core, conv.id, `Question ${i}?`, 16);
+      const topic = memories.length > 0 ? ` about ${memories[i % memories.length]!.topic}` : "";
+      const message = await send(core, conv.id, `Question ${i}${topic}?`, 16);
       const timings = db.prepare("SELECT timings_json FROM turns WHERE message_id = ?").get(message.id) as {
         timings_json: string;
       };
@@ -315,14 +328,17 @@ export async function benchMemory(options: { runs: number }): Promise<void> {
     const storage = benchStorage(sizes);
     const turns = await benchTurns(basePath, 50);
     // The same with llama.cpp's flash attention, which the engine leaves off on CPU.
-    const turnsFlash = await benchTurns(
-      basePath,
-      50,
-      { ...ENV, MACARON_FLASH_ATTENTION: "on" },
-      " [flash attn]",
-    );
+    const turnsFlash = await benchTurns(basePath, 50, {
+      env: { ...ENV, MACARON_FLASH_ATTENTION: "on" },
+      label: " [flash attn]",
+    });
+    // With memories recalled on every turn (ranked differently for each question).
+    const turnsMemories = await benchTurns(basePath, 50, {
+      memories: BENCH_MEMORIES,
+      label: " [5 memories]",
+    });
     const reopen = await benchReopen(basePath, Math.max(3, options.runs));
-    report("memory", [...storage, ...turns, ...turnsFlash, ...reopen], {
+    report("memory", [...storage, ...turns, ...turnsFlash, ...turnsMemories, ...reopen], {
       model: size,
       sizes,
       goal: "turn 50 TTFT within 1.5x of turn 1",
