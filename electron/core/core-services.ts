@@ -166,7 +166,7 @@ export async function startServices(
     log,
     beforeCommit: parts.releaseBeforeCommit,
   });
-  releases.start();
+  await releases.start();
   const updates = new AdapterUpdates({
     releases,
     store: releaseStore,

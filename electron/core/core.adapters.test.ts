@@ -4,7 +4,7 @@
  * record, regenerate, compare and settings. Real SQLite file and GGUF files, scripted engine.
  */
 import BetterSqlite3 from "better-sqlite3";
-import { rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import type { AdapterInfo, AppSettings, Conversation, ConversationDetail, Message, Result } from "../api";
@@ -188,6 +188,17 @@ describe("core adapters (scripted engine)", () => {
     expect(logged.filter((m) => m.includes("junk.gguf"))).toHaveLength(1);
     expect(await open()).toEqual(["agent", "chat", "coding", "ui"]);
     expect(logged.filter((m) => m.includes("already"))).toEqual([]);
+  });
+
+  it("deletes at start-up the unfinished copy a killed install left in the adapters folder", async () => {
+    const dir = tempDir();
+    cleanups.push(dir.remove);
+    const adapters = join(dir.path, "adapters");
+    mkdirSync(adapters, { recursive: true });
+    writeFileSync(join(adapters, ".copy-0123456789ab.tmp"), "half an adapter");
+    const core = await assembleCore({ dataDir: dir.path, log: () => undefined }, () => new FakeEngine());
+    cleanups.push(() => core.close());
+    expect(readdirSync(adapters)).not.toContain(".copy-0123456789ab.tmp");
   });
 
   it("uses the base alone with reason 'no adapters installed' when there are none", async () => {

@@ -1,6 +1,5 @@
-import { randomBytes } from "node:crypto";
 import { existsSync } from "node:fs";
-import { copyFile, mkdir, rename, rm, stat } from "node:fs/promises";
+import { rm, stat } from "node:fs/promises";
 import { basename, join, resolve } from "node:path";
 import { ApiError, type AdapterInfo } from "../../api";
 import { sha256File } from "../../../native/gguf/fixtures";
@@ -20,6 +19,7 @@ import {
   ADAPTER_ID_PATTERN,
   type StoredManifest,
 } from "./adapter-manifest";
+import { copyIntoFolder } from "./adapter-files";
 import type { AdapterStore, InstalledAdapter } from "./adapter-store";
 
 /** Whether an adapter fits the loaded base model; null fits = no model loaded. */
@@ -237,8 +237,13 @@ export class AdapterRegistry {
       lineage: manifest?.lineage ?? { parent: null, trainedFrom: "unknown" },
     };
 
-    const dest = join(this.dir, `${id}-${sha256.slice(0, 12)}.gguf`);
-    await this.copyAtomically(src, dest, info.size);
+    const dest = await copyIntoFolder(
+      src,
+      this.dir,
+      `${id}-${sha256.slice(0, 12)}.gguf`,
+      info.size,
+      "adapter",
+    );
     const adapter: InstalledAdapter = {
       id,
       name: manifest?.name ?? str(file.metadata["general.name"]) ?? id,
@@ -262,24 +267,6 @@ export class AdapterRegistry {
     }
     this.changed();
     return toInfo(adapter, await this.fitOf(adapter));
-  }
-
-  /** Copy to a temp name in the same folder, then rename: never a half-written adapter. */
-  private async copyAtomically(src: string, dest: string, size: number): Promise<void> {
-    await mkdir(this.dir, { recursive: true });
-    const temp = join(this.dir, `.install-${randomBytes(6).toString("hex")}.tmp`);
-    try {
-      await copyFile(src, temp);
-      const copied = await stat(temp);
-      if (copied.size !== size) throw new Error(`copied ${copied.size} of ${size} bytes`);
-      await rename(temp, dest);
-    } catch (err) {
-      await rm(temp, { force: true });
-      throw new ApiError(
-        "internal",
-        `Could not copy the adapter into ${this.dir}: ${(err as Error).message}`,
-      );
-    }
   }
 
   /** The loaded base model's GGUF header, read once per file (path, size, mtime). */

@@ -2,12 +2,13 @@ import { existsSync } from "node:fs";
 import { rm } from "node:fs/promises";
 import { ApiError, type AdapterVersionInfo, type Release, type ReleaseReason } from "../../api";
 import { readGguf, type GgufFile } from "../../../native/gguf/reader";
+import { copyIntoFolder, removeUnfinishedCopies } from "../adapters/adapter-files";
 import type { ManifestFile } from "../adapters/adapter-manifest";
 import type { ContractReport } from "../contract/contract-runner";
 import type { Log } from "../dispatch";
 import type { EventBus } from "../events/event-bus";
 import type { AdapterVersion, LiveEntry, ReleaseStore } from "./release-store";
-import { checkVersionFile, copyInto, versionManifest } from "./version-file";
+import { checkVersionFile, versionManifest } from "./version-file";
 import { toVersionInfo } from "./version-info";
 
 export interface AdapterReleasesDeps {
@@ -63,8 +64,14 @@ export class AdapterReleases {
     this.now = deps.now ?? Date.now;
   }
 
-  /** Start-up: interrupted evaluations go back to staged; record the release in force. */
-  start(): void {
+  /**
+   * Start-up: interrupted evaluations go back to staged; record the release in force. Copies
+   * a killed process left unfinished in the adapters folder are deleted (before any new copy).
+   */
+  async start(): Promise<void> {
+    const unfinished = await removeUnfinishedCopies(this.deps.adaptersDir);
+    if (unfinished > 0)
+      this.deps.log(`deleted ${unfinished} unfinished adapter copy(ies) left by a crash`, null);
     const reset = this.deps.store.resetEvaluating();
     if (reset > 0)
       this.deps.log(`${reset} adapter version(s) were being evaluated at shutdown; staged again`, null);
@@ -118,11 +125,12 @@ export class AdapterReleases {
     const checked = await checkVersionFile(path, manifest, await this.baseFile());
     const twin = store.bySha256(checked.sha256);
     if (twin) throw invalid(`This file is already version ${twin.version} of "${twin.adapterId}".`);
-    const filePath = await copyInto(
+    const filePath = await copyIntoFolder(
       path,
       this.deps.adaptersDir,
       `${manifest.id}-${checked.sha256.slice(0, 12)}.gguf`,
       checked.sizeBytes,
+      "version",
     );
     const version: AdapterVersion = {
       adapterId: manifest.id,

@@ -1,6 +1,5 @@
-import { randomBytes } from "node:crypto";
-import { copyFile, mkdir, rename, rm, stat } from "node:fs/promises";
-import { basename, join } from "node:path";
+import { stat } from "node:fs/promises";
+import { basename } from "node:path";
 import { ApiError } from "../../api";
 import { sha256File } from "../../../native/gguf/fixtures";
 import {
@@ -81,20 +80,4 @@ export function versionManifest(m: ManifestFile, releaseNotes: string, arch: str
       : { architecture: arch, embeddingLength: 0, baseName: null, baseSha256: null },
     lineage: m.lineage ?? { parent: null, trainedFrom: "unknown" },
   };
-}
-
-/** Copy into `dir` under a temp name, then rename: never a half-written version file. */
-export async function copyInto(src: string, dir: string, name: string, size: number): Promise<string> {
-  await mkdir(dir, { recursive: true });
-  const dest = join(dir, name);
-  const temp = join(dir, `.version-${randomBytes(6).toString("hex")}.tmp`);
-  try {
-    await copyFile(src, temp);
-    if ((await stat(temp)).size !== size) throw new Error("the copy is incomplete");
-    await rename(temp, dest);
-    return dest;
-  } catch (err) {
-    await rm(temp, { force: true });
-    throw new ApiError("internal", `Could not copy the version into ${dir}: ${(err as Error).message}`);
-  }
 }

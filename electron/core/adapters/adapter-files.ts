@@ -1,0 +1,50 @@
+/**
+ * Adapter files in the app's adapters folder: copied in under a temp name and renamed, so the
+ * folder never holds a half-written adapter; a copy cut short by a killed process leaves only
+ * a temp file, which the next start deletes.
+ */
+import { randomBytes } from "node:crypto";
+import { copyFile, mkdir, readdir, rename, rm, stat } from "node:fs/promises";
+import { join } from "node:path";
+import { ApiError } from "../../api";
+
+/** Temp names of copies in progress (`.install-` and `.version-` are the names older builds used). */
+const UNFINISHED_COPY = /^\.(copy|install|version)-[0-9a-f]{12}\.tmp$/;
+
+/**
+ * Copy `src` (`size` bytes) into `dir` as `name`: a temp file in the same folder first, then a
+ * rename. Returns the new path. Throws ApiError("internal") naming `what` when it fails (a full
+ * disk, say); nothing is left behind then.
+ */
+export async function copyIntoFolder(
+  src: string,
+  dir: string,
+  name: string,
+  size: number,
+  what: string,
+): Promise<string> {
+  await mkdir(dir, { recursive: true });
+  const dest = join(dir, name);
+  const temp = join(dir, `.copy-${randomBytes(6).toString("hex")}.tmp`);
+  try {
+    await copyFile(src, temp);
+    const copied = await stat(temp);
+    if (copied.size !== size) throw new Error(`copied ${copied.size} of ${size} bytes`);
+    await rename(temp, dest);
+    return dest;
+  } catch (err) {
+    await rm(temp, { force: true });
+    throw new ApiError("internal", `Could not copy the ${what} into ${dir}: ${(err as Error).message}`);
+  }
+}
+
+/** Delete the temp files of copies a killed process left in `dir`. Returns how many. Never throws. */
+export async function removeUnfinishedCopies(dir: string): Promise<number> {
+  let removed = 0;
+  for (const name of await readdir(dir).catch(() => [] as string[])) {
+    if (!UNFINISHED_COPY.test(name)) continue;
+    await rm(join(dir, name), { force: true }).catch(() => undefined);
+    removed++;
+  }
+  return removed;
+}
