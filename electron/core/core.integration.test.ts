@@ -22,11 +22,11 @@ function value<T>(result: Result<unknown>): T {
   return result.value as T;
 }
 
-async function start(): Promise<Core> {
+async function start(env: NodeJS.ProcessEnv = {}): Promise<Core> {
   // One compute thread: on 2 cores more threads make generation slower (see FACTS.md).
   const core = await createCore({
     dataDir: dir.path,
-    spawnEngine: spawnNodeEngine({ env: { ...process.env, MACARON_ENGINE_THREADS: "1" } }),
+    spawnEngine: spawnNodeEngine({ env: { ...process.env, MACARON_ENGINE_THREADS: "1", ...env } }),
     defaultMaxTokens: 24,
   });
   cores.push(core);
@@ -78,5 +78,29 @@ describe("core with the real engine", () => {
         timeout: 30_000,
       },
     );
+  });
+
+  it("a model too big for the memory it may use is refused with a clear message; nothing is lost", async () => {
+    // The engine may use no RAM at all (MACARON_ENGINE_RAM_RESERVE_MB larger than any machine):
+    // even the tiny demo model's context does not fit, as a too-big model would not.
+    const core = await start({ MACARON_ENGINE_RAM_RESERVE_MB: String(1024 * 1024 * 1024) });
+    const before = value<Conversation[]>(await core.dispatch("conversations.list", {}, ctx));
+    expect(before.length).toBeGreaterThan(0);
+    // The previous test's demo model is reopened in the background at start: wait for that.
+    await vi.waitFor(() => expect(core.engineStatus().state).toBe("error"), { timeout: 30_000 });
+    const opened = await core.dispatch("models.openDemo", {}, ctx);
+    expect(opened.ok).toBe(false);
+    if (opened.ok) return;
+    expect(opened.error.code).toBe("model_load_failed");
+    expect(opened.error.message).toMatch(
+      /Not enough memory to create a context for .*\. Try a smaller model/,
+    );
+    expect(core.engineStatus()).toMatchObject({ state: "error", model: null });
+    // The app keeps running and its data is intact.
+    expect(value<Conversation[]>(await core.dispatch("conversations.list", {}, ctx))).toEqual(before);
+    const conv = value<Conversation>(await core.dispatch("conversations.create", {}, ctx));
+    const sent = await core.dispatch("chat.send", { conversationId: conv.id, text: "anyone there?" }, ctx);
+    expect(sent.ok).toBe(false);
+    if (!sent.ok) expect(sent.error.code).toBe("no_model");
   });
 });

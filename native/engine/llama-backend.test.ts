@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { engineThreads, flashAttentionFor } from "./llama-backend";
+import { engineThreads, flashAttentionFor, ramReserveBytes } from "./llama-backend";
 
 describe("engineThreads", () => {
   it("leaves one core to the JS thread", () => {
@@ -27,5 +27,15 @@ describe("flashAttentionFor", () => {
     expect(flashAttentionFor("cuda", { MACARON_FLASH_ATTENTION: "off" })).toBe(false);
     expect(flashAttentionFor(null, { MACARON_FLASH_ATTENTION: "auto" })).toBe("auto");
     expect(flashAttentionFor(null, { MACARON_FLASH_ATTENTION: "yes" })).toBe(false);
+  });
+});
+
+describe("ramReserveBytes", () => {
+  it("reads MACARON_ENGINE_RAM_RESERVE_MB as MiB, and leaves anything else to node-llama-cpp", () => {
+    expect(ramReserveBytes({ MACARON_ENGINE_RAM_RESERVE_MB: "2048" })).toBe(2 * 1024 ** 3);
+    expect(ramReserveBytes({})).toBeUndefined();
+    expect(ramReserveBytes({ MACARON_ENGINE_RAM_RESERVE_MB: "0" })).toBeUndefined();
+    expect(ramReserveBytes({ MACARON_ENGINE_RAM_RESERVE_MB: "lots" })).toBeUndefined();
+    expect(ramReserveBytes({ MACARON_ENGINE_RAM_RESERVE_MB: "-5" })).toBeUndefined();
   });
 });

@@ -39,6 +39,16 @@ export function flashAttentionFor(
   }
 }
 
+/**
+ * RAM the engine leaves to the rest of the machine, from `MACARON_ENGINE_RAM_RESERVE_MB` (a
+ * positive integer): a model or context that would need it is refused with "Not enough memory"
+ * instead of pushing the machine into swap. Unset: node-llama-cpp's own padding.
+ */
+export function ramReserveBytes(env: NodeJS.ProcessEnv = process.env): number | undefined {
+  const mb = Number(env.MACARON_ENGINE_RAM_RESERVE_MB ?? "");
+  return Number.isSafeInteger(mb) && mb > 0 ? mb * 1024 * 1024 : undefined;
+}
+
 export interface LlamaBackend {
   llama: Llama;
   /** "cuda" | "vulkan" | "metal", or null on CPU. */
@@ -52,13 +62,15 @@ export interface LlamaBackend {
  * Load llama.cpp once per process: GPU auto-detected, and the CPU build when a GPU build is
  * present but fails to load (driver mismatch, missing libraries).
  */
-export async function loadLlamaBackend(threads: number): Promise<LlamaBackend> {
+export async function loadLlamaBackend(threads: number, env = process.env): Promise<LlamaBackend> {
+  const ramPadding = ramReserveBytes(env);
+  const options = { maxThreads: threads, ...(ramPadding === undefined ? {} : { ramPadding }) };
   let llama: Llama;
   try {
-    llama = await getLlama({ gpu: "auto", maxThreads: threads });
+    llama = await getLlama({ gpu: "auto", ...options });
   } catch (gpuError) {
     process.stderr.write(`[engine] GPU backend failed to load, using CPU: ${String(gpuError)}\n`);
-    llama = await getLlama({ gpu: false, maxThreads: threads });
+    llama = await getLlama({ gpu: false, ...options });
   }
   const gpu = llama.gpu === false ? null : llama.gpu;
   return { llama, gpu, threads, flashAttention: flashAttentionFor(gpu) };
