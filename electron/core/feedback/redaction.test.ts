@@ -9,6 +9,15 @@ describe("redact: each kind", () => {
     expect(out("Email john.doe+x@mail.example.co.uk.")).toBe("Email [EMAIL].");
     expect(out("<Jane@Example.ORG>, josé@exämple.de")).toBe("<[EMAIL]>, [EMAIL]");
     expect(redact("a@b.io and c@d.io").findings).toEqual([{ kind: "email", count: 2 }]);
+    expect(out("GET /users?email=jane.doe%40gmail.com&x=1")).toBe("GET /users?email=[EMAIL]&x=1");
+    // File names and the SSH account of code hosts are not addresses.
+    for (const n of [
+      '<img src="icon@2x.png" srcset="icon@3x.webp 3x">',
+      "git@github.com:electron/electron.git",
+      "ssh -T git@gitlab.com",
+      "lodash@4.17.21/fp.js",
+    ])
+      expect(out(n), n).toBe(n);
   });
 
   it("phones: international and national formats, not years, dates or order numbers", () => {
@@ -29,6 +38,8 @@ describe("redact: each kind", () => {
       expect(out(`Number: ${p}.`), p).toBe("Number: [PHONE].");
     }
     expect(out("text me: 5558675309")).toBe("text me: [PHONE]");
+    expect(out("Il mio cellulare è 347 123 4567")).toBe("Il mio cellulare è [PHONE]");
+    expect(out("电话：13812345678")).toBe("电话：[PHONE]");
     for (const n of [
       "in 2024",
       "on 2024-01-15",
@@ -80,6 +91,8 @@ describe("redact: each kind", () => {
       "::1",
       "12:30:45",
       "00:1A:2B:3C:4D:5E",
+      "see section 4.2.1.3",
+      "§ 1.2.3.4",
     ]) {
       expect(out(n), n).toBe(n);
     }
@@ -102,6 +115,26 @@ describe("redact: each kind", () => {
       ["password: hunter2", "password: [SECRET]"],
       ["postgres://admin:s3cr3t@db.example.com:5432/app", "postgres://[SECRET]@db.example.com:5432/app"],
       ["-----BEGIN RSA PRIVATE KEY-----\nMIIEow==\n-----END RSA PRIVATE KEY-----\nnext", "[SECRET]\nnext"],
+      ["redis://:s3cr3t-pw@cache:6379/0", "redis://[SECRET]@cache:6379/0"],
+      [
+        "https://hooks.slack.com/services/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",
+        "https://hooks.slack.com/services/T0AB12CD3/B0EF45GH6/[SECRET]",
+      ],
+      ["sid SK0123456789abcdef0123456789abcdef", "sid [SECRET]"],
+      ["api:key-0123456789abcdef0123456789abcdef", "api:[SECRET]"],
+      ["bot.run('MTk4NjIyNDgzNDcxOTI1MjQ4.Cl2FMQ.ZnCjm1XVW7vRze4b7Cq4se7kKWs')", "bot.run('[SECRET]')"],
+      [
+        "AccountName=x;AccountKey=Zm9vYmFyYmF6cXV4MTIzNDU2Nzg5+/==;Suffix=y",
+        "AccountName=x;AccountKey=[SECRET];Suffix=y",
+      ],
+      ["key: W6cQGS09U0wn7dhTpHVEN1Nk", "key: [SECRET]"],
+      ["SMTP_PASS=yT4!rW9zq@Lm", "SMTP_PASS=[SECRET]"],
+      ["the wifi password is S3cr3t_Pa55, thanks", "the wifi password is [SECRET], thanks"],
+      ["Mein Passwort ist Sonnenblume!77.", "Mein Passwort ist [SECRET]."],
+      ["client secret Zm9vYmFyYmF6cXV4MTIzNDU2", "client secret [SECRET]"],
+      ["mysql -u root -p'Kx9!mQ2#wLz' shop", "mysql -u root -p'[SECRET]' shop"],
+      ["psql --password Tr0ub4dor&3 -h db", "psql --password [SECRET] -h db"],
+      ["curl -u bob:Ab3dEf6hIj9kLm2n https://x.io", "curl -u bob:[SECRET] https://x.io"],
     ];
     for (const [input, expected] of cases) expect(out(input), input).toBe(expected);
     for (const n of [
@@ -112,6 +145,14 @@ describe("redact: each kind", () => {
       "Bearer of bad news",
       "xoxb-not-a-real-token",
       "commit 3f786850e387550fdab836ed7e6dc881de23001b",
+      "the password is incorrect, try again",
+      "pass: 3/5 tests",
+      "mkdir -p src/components/Button2",
+      "docker run -u 1000:1000 -u node:node -p8080:80 img",
+      "docker login --password-stdin",
+      "key: 550e8400-e29b-41d4-a716-446655440000",
+      "<li key={item.id}>",
+      "SKU SK12345678901234567890123456789012",
     ]) {
       expect(out(n), n).toBe(n);
     }
@@ -205,6 +246,15 @@ describe("redact: properties", () => {
       "://a:b",
       "DE89 ",
       "DE89A",
+      "a%40",
+      "password is ",
+      "secret ",
+      " -p'",
+      " -u a:",
+      " --password ",
+      "key: ",
+      "hooks.slack.com/services/a/",
+      "SK0",
     ];
     for (const unit of units) {
       const input = unit.repeat(Math.ceil(1_000_000 / unit.length));

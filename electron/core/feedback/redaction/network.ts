@@ -27,9 +27,10 @@ export function isIPv4(address: string): boolean {
 const IPV6 =
   /(?<![\w:.%])(?:[0-9A-Fa-f]{0,4}:){2,8}(?:[0-9A-Fa-f]{1,4}|\d{1,3}(?:\.\d{1,3}){3})?(?:%[A-Za-z0-9_-]{1,32})?(?![\w:]|\.\d)/g;
 const IPV4 = /(?<![\w.])(?:\d{1,3}\.){3}\d{1,3}(?![\w]|\.\d)/g;
-// "version 1.2.3.4", "build 10.0.1.2": four-part versions are not addresses.
+// "version 1.2.3.4", "build 10.0.1.2": four-part versions are not addresses; nor are
+// "section 4.2.1.3", "§ 1.2.3.4" and other numbered parts of a document.
 const VERSION_CONTEXT =
-  /(?:\bv|\bversion|\bver\.?|\bbuild|\brelease|\bfirmware|\brev\.?|\bOID)\s{0,2}:?\s{0,2}$/i;
+  /(?:\bv|\bversion|\bver\.?|\bbuild|\brelease|\bfirmware|\brev\.?|\bOID|\bsection|\bsect?\.|§|\bclause|\bchapter|\bch\.|\bparagraph|\bpara\.|\bfigure|\bfig\.|\btable|\bappendix|\bstep)\s{0,2}:?\s{0,2}$/i;
 
 function ipv6IsPersonal(candidate: string): boolean {
   const address = candidate.replace(/%.*$/, "");

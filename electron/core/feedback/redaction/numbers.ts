@@ -123,8 +123,10 @@ export const redactCards: Pass = (text, found) =>
 // two ways and backtracking stays bounded.
 const PHONE =
   /(?<![\w+./\\@:-])\+?\(?\d{1,14}(?!\d)\)?(?:[ \u00a0.-]?\(?\d{1,14}(?!\d)\)?){0,7}(?![\w@]|[./-]\d)/g;
+// "call", "phone" and the like in English, German, French, Italian, Spanish, Portuguese, Dutch,
+// Polish; then words that \b cannot bound (accents at the edge, Cyrillic, CJK).
 const PHONE_CONTEXT =
-  /(?:\b(?:tel|phone|telephone|call|mobile|cell|fax|whatsapp|sms|text me|ring|reach me|contact me|handy|téléphone|tél|portable)\b[^\n\d]{0,12}|(?:☎|📞)\s?)$/i;
+  /(?:\b(?:tel|phone|telephone|call|mobile|cell|fax|whatsapp|sms|text me|ring|reach me|contact me|handy|(?:handy|telefon|ruf)nummer|telefon|telefono|telefone|celular|cellulare|movil|mobil|mobiel|portable|tél|komórka)\b[^\n\d]{0,12}|(?:☎|📞|téléphone|teléfono|móvil|número de teléfono|телефон|тел\.|电话|電話|手机|手機|携帯|전화)[^\n\d]{0,12})$/i;
 
 /**
  * A phone number: international (+CC or 00CC, 8–15 digits), national with a trunk "0"

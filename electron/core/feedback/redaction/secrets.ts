@@ -26,32 +26,65 @@ const PREFIXED: [string, boolean][] = [
   [String.raw`ya29\.[A-Za-z0-9_\-]{20,2000}`, false],
   // JWT: header.payload.signature, base64url (the signature is empty for alg "none").
   [String.raw`eyJ[A-Za-z0-9_\-]{8,8000}\.[A-Za-z0-9_\-]{8,16000}\.[A-Za-z0-9_\-]{0,8000}`, false],
+  // Twilio API key SID, Mailgun key, SendGrid key, Discord bot token (id.timestamp.hmac).
+  [String.raw`SK(?=[0-9]{0,31}[a-f])[0-9a-f]{32}(?![A-Za-z0-9])`, false],
+  [String.raw`key-[0-9a-f]{32}(?![A-Za-z0-9])`, false],
+  [String.raw`SG\.[A-Za-z0-9_\-]{22}\.[A-Za-z0-9_\-]{43}`, false],
+  [String.raw`[MNO][A-Za-z0-9_\-]{23,27}\.[A-Za-z0-9_\-]{6}\.[A-Za-z0-9_\-]{27,40}`, true],
 ];
 const PREFIXED_RE = new RegExp(
   `(?<![A-Za-z0-9_\\-])(?:${PREFIXED.map(([p], i) => `(?<p${i}>${p})`).join("|")})`,
   "g",
 );
 
-// Credentials in a URL: scheme://user:password@host.
-const URL_CREDENTIALS = /\b([a-z][a-z0-9+.-]{1,20}:\/\/)[^\s/:@[\]]{1,128}:[^\s/@[\]]{1,256}@/gi;
+// Credentials in a URL: scheme://user:password@host (the user may be empty: redis://:pw@host).
+const URL_CREDENTIALS = /\b([a-z][a-z0-9+.-]{1,20}:\/\/)[^\s/:@[\]]{0,128}:[^\s/@[\]]{1,256}@/gi;
+
+// Webhook URLs whose last path segment is the secret; the rest of the URL stays.
+const WEBHOOK =
+  /\b((?:hooks\.slack\.com\/(?:services|workflows|triggers)\/(?:[A-Za-z0-9_-]{1,40}\/){1,3})|(?:discord(?:app)?\.com\/api\/webhooks\/\d{5,25}\/))([A-Za-z0-9_-]{16,100})/g;
 
 // "Authorization: Bearer …" and friends; the scheme word stays.
 const AUTH_SCHEME = /\b(Bearer|Basic|Token)(\s{1,4})([A-Za-z0-9._~+/-]{8,4096}=*)/gi;
 
-const PASSWORD_WORDS = "password|passwd|passphrase|pwd";
-const KEY_WORDS = [
-  "api[_\\-]?key",
+// English, then German, French, Spanish, Portuguese, Dutch, Polish, Russian, Japanese, Chinese.
+const PASSWORD_LIST = [
+  "password",
+  "passwd",
+  "passphrase",
+  "pwd",
+  "pass",
+  "passwort",
+  "kennwort",
+  "mot de passe",
+  "contraseña",
+  "senha",
+  "wachtwoord",
+  "hasło",
+  "пароль",
+  "パスワード",
+  "密码",
+  "密碼",
+];
+// "api key", "API_KEY", "apiKey", "AccountKey" (the keyword may not start inside a word).
+const KEY_LIST = [
+  "api[_\\- ]?key",
   "apikey",
-  "api[_\\-]?secret",
-  "secret[_\\-]?access[_\\-]?key",
-  "access[_\\-]?key(?:[_\\-]?id)?",
-  "(?:access|refresh|auth|id|session|bearer|csrf)[_\\-]?token",
-  "client[_\\-]?secret",
-  "private[_\\-]?key",
-  "secret[_\\-]?key",
+  "api[_\\- ]?secret",
+  "secret[_\\- ]?access[_\\- ]?key",
+  "access[_\\- ]?key(?:[_\\- ]?id)?",
+  "(?:access|refresh|auth|id|session|bearer|csrf)[_\\- ]?token",
+  "client[_\\- ]?secret",
+  "private[_\\- ]?key",
+  "secret[_\\- ]?key",
+  "(?:account|shared[_\\-]?access|encryption|master|consumer|app|subscription|license)[_\\- ]?key",
+  "(?:signing|webhook|app|consumer|shared)[_\\- ]?secret",
   "secret",
   "token",
-].join("|");
+];
+const PASSWORD_WORDS = PASSWORD_LIST.join("|");
+// A bare "key" counts only in an assignment ("key: Ab3…"), with a long machine-made value.
+const KEY_WORDS = [...KEY_LIST, "key"].join("|");
 // keyword, then `: ` / `=` / `=>` / `:=`, then a quoted value (may hold spaces) or a bare one.
 const ASSIGNMENT = new RegExp(
   `(?<![A-Za-z0-9])(${PASSWORD_WORDS}|${KEY_WORDS})(["'\\]]?\\s{0,3}(?::=|=>|[:=])\\s{0,3})` +
@@ -60,14 +93,48 @@ const ASSIGNMENT = new RegExp(
 );
 const PASSWORD_RE = new RegExp(`^(?:${PASSWORD_WORDS})$`, "i");
 
+// The same words in prose: "the wifi password is S3cr3t_Pa55", "Passwort ist …", "secret Ab3…".
+// Not "pwd" (a shell command), "pass" (a verb) or "key" (a keyboard key, a primary key); only
+// values that look machine-made or mix digits and symbols count (see proseValueIsSecret).
+const PROSE_WORDS = [...PASSWORD_LIST.filter((w) => w !== "pwd" && w !== "pass"), ...KEY_LIST].join("|");
+const PROSE = new RegExp(
+  `(?<![A-Za-z0-9])(${PROSE_WORDS})` +
+    `((?:[ \\t]{1,3}(?:(?:is|was|ist|lautet|war|est|était|es|era|é|è|är|er|jest|это)[ \\t]{1,3})?)|[ \\t]{0,2}[は是为：][ \\t]{0,2})` +
+    `([^\\s"'\`,;<>\\[\\]{}()]{6,256})`,
+  "gi",
+);
+
+// Command-line passwords: mysql -p'…' / -pSECRET, --password SECRET, curl -u user:password.
+const CLI_P = /(?<![^\s])-p(?:'([^'\n]{3,256})'|"([^"\n]{3,256})"|([^\s'"-][^\s'"]{7,255}))/g;
+const CLI_PASSWORD =
+  /(?<![^\s])(--(?:password|passwd|pass))([ \t]{1,3})(?:'([^'\n]{1,256})'|"([^"\n]{1,256})"|([^\s'"-][^\s'"]{0,255}))/g;
+const CLI_USER = /(?<![^\s])(-u|--user)([ \t]{1,3}|=)(['"]?)([^\s:'"]{1,128}):([^\s'"]{1,256})/g;
+
 // Values after "password:" that are code or documentation, not a password.
 const NOT_A_PASSWORD =
   /^(?:string|str|number|int|bool|boolean|null|none|nil|true|false|undefined|required|optional|empty|\*+|x+|\.+|[$%][\w{]\S*|process\.env\S*|os\.environ\S*|env\.\S*|getenv\S*|self\.\S*|this\.\S*|req\.\S*|config\.\S*|settings\.\S*|args\.\S*|options\.\S*|input\S*)$/i;
 
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** Machine-made, or a password-ish mix of digits and symbols ("Sonnenblume!77"). */
+function passwordLike(value: string): boolean {
+  if (value.length < 6 || /^\d+$/.test(value) || NOT_A_PASSWORD.test(value)) return false;
+  return looksRandom(value) || (/\d/.test(value) && /[^\p{L}\p{N}]/u.test(value));
+}
+
 function assignmentValueIsSecret(keyword: string, value: string): boolean {
+  // "pass" is also a test verdict ("pass: 3/5"): only password-like values.
+  if (keyword.toLowerCase() === "pass") return passwordLike(value);
   if (PASSWORD_RE.test(keyword)) return value.length >= 3 && !NOT_A_PASSWORD.test(value);
+  // A bare "key" is also a React key, a map key, a primary key: only long machine-made values.
+  if (keyword.toLowerCase() === "key") return value.length >= 20 && looksRandom(value) && !UUID.test(value);
   if (value.length < 12) return false;
   return looksRandom(value) || /^[0-9a-f]{16,}$/i.test(value);
+}
+
+function proseValueIsSecret(keyword: string, value: string): boolean {
+  if (PASSWORD_RE.test(keyword)) return passwordLike(value);
+  return value.length >= 16 && looksRandom(value) && !UUID.test(value);
 }
 
 /** API keys, tokens, private keys and credentials. */
@@ -81,6 +148,10 @@ export const redactSecrets: Pass = (input, found) => {
     if (PREFIXED[which]?.[1] && !looksRandom(match.replace(/^[a-z]+[-_]/, ""))) return null;
     found("secret");
     return SECRET;
+  });
+  text = replaceCandidates(text, WEBHOOK, (_match, _offset, [prefix]) => {
+    found("secret");
+    return `${prefix}${SECRET}`;
   });
   text = replaceCandidates(text, URL_CREDENTIALS, (_match, _offset, [scheme]) => {
     found("secret");
@@ -97,6 +168,30 @@ export const redactSecrets: Pass = (input, found) => {
     found("secret");
     const quote = dq !== undefined ? '"' : sq !== undefined ? "'" : bq !== undefined ? "`" : "";
     return `${keyword}${sep}${quote}${SECRET}${quote}`;
+  });
+  text = replaceCandidates(text, PROSE, (_match, _offset, [keyword, sep, raw]) => {
+    const value = raw!.replace(/[.,]$/, "");
+    if (!proseValueIsSecret(keyword!, value)) return null;
+    found("secret");
+    return `${keyword}${sep}${SECRET}${raw!.slice(value.length)}`;
+  });
+  text = replaceCandidates(text, CLI_P, (_match, _offset, [sq, dq, bare]) => {
+    if (bare !== undefined ? !looksRandom(bare) : NOT_A_PASSWORD.test((sq ?? dq)!)) return null;
+    found("secret");
+    const quote = sq !== undefined ? "'" : dq !== undefined ? '"' : "";
+    return `-p${quote}${SECRET}${quote}`;
+  });
+  text = replaceCandidates(text, CLI_PASSWORD, (_match, _offset, [flag, space, sq, dq, bare]) => {
+    const value = (sq ?? dq ?? bare)!;
+    if (value.startsWith(SECRET) || value.length < 3 || NOT_A_PASSWORD.test(value)) return null;
+    found("secret");
+    const quote = sq !== undefined ? "'" : dq !== undefined ? '"' : "";
+    return `${flag}${space}${quote}${SECRET}${quote}`;
+  });
+  text = replaceCandidates(text, CLI_USER, (_match, _offset, [flag, sep, quote, user, password]) => {
+    if (password!.startsWith(SECRET) || !passwordLike(password!)) return null;
+    found("secret");
+    return `${flag}${sep}${quote}${user}:${SECRET}`;
   });
   return text;
 };
