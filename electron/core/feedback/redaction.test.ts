@@ -171,6 +171,104 @@ describe("redact: each kind", () => {
   });
 });
 
+describe("redact: random-looking tokens (entropy rule) and password contexts", () => {
+  it("redacts high-entropy tokens with an unknown prefix or none at all", () => {
+    const cases: [string, string][] = [
+      [
+        "doctl auth init -t dop_v1_a4c123b1612dd272d1371c17149d439536b3216fdaeeb975729fae923d5a4fd1",
+        "doctl auth init -t [SECRET]",
+      ],
+      ["Authorization: lin_api_9QeWJKY40uvSwMFLZDe1f8rESQedUStPKR0CsTy4", "Authorization: [SECRET]"],
+      [
+        'new Client({ auth: "secret_Qwb8DwkNhFdnXsiVpzz63FfkCzJr4i0B3JrTAwR4y9o" })',
+        'new Client({ auth: "[SECRET]" })',
+      ],
+      ["I pasted jfljoQoaF1LlqsajAIxNKu8iS2G8NPRVdD53X83R and it failed", "I pasted [SECRET] and it failed"],
+      [
+        "the value was YYZYn9ZhyiA4uoRgnatmUdjAWtGSU8po+799NksnRH9u= (copied)",
+        "the value was [SECRET] (copied)",
+      ],
+      ["X-Custom: Hbn88HxjSI6bWHtP3fS2qHx6kwXoIIXG", "X-Custom: [SECRET]"],
+      // In a URL only the random segment goes.
+      [
+        "GET https://api.telegram.org/bot123456789:AAHbn88HxjSI6bWHtP3fS2qHx6kwXoIIXGk/getMe",
+        "GET https://api.telegram.org/bot123456789:[SECRET]/getMe",
+      ],
+      [
+        "az devops login with PAT vompzom7wbbr6qmw4wxfogo6mvn6a6wfhym6l3vfz5zfkkibj5j6",
+        "az devops login with PAT [SECRET]",
+      ],
+    ];
+    for (const [input, expected] of cases) expect(out(input), input).toBe(expected);
+  });
+
+  it("redacts passwords after sshpass, registry logins, pw:, net use/user, smbclient and login pairs", () => {
+    const cases: [string, string][] = [
+      ["sshpass -p 'N0tMyR3alPw' ssh raspberrypi", "sshpass -p '[SECRET]' ssh raspberrypi"],
+      ["sshpass -p Rb7#kL2q ssh -p 2222 host", "sshpass -p [SECRET] ssh -p 2222 host"],
+      ["docker login -u bob -p Dkr8!passW registry.io", "docker login -u bob -p [SECRET] registry.io"],
+      ["pw: Q7v!x2Lp", "pw: [SECRET]"],
+      ["pwd: Tz8&mw3Qa", "pwd: [SECRET]"],
+      ["PGPASSWORD=Xy7pQ2wZ psql -h db", "PGPASSWORD=[SECRET] psql -h db"],
+      [
+        "net use Z: \\\\srv\\share /user:CORP\\jdoe P4ssw0rd!",
+        "net use Z: \\\\srv\\share /user:CORP\\jdoe [SECRET]",
+      ],
+      ["net user svc_backup N3wP@ss2025 /add", "net user svc_backup [SECRET] /add"],
+      ["smbclient //nas/backup -U jdoe%Summer2024!", "smbclient //nas/backup -U jdoe%[SECRET]"],
+      ["login admin / Adm1n@2024", "login admin / [SECRET]"],
+    ];
+    for (const [input, expected] of cases) expect(out(input), input).toBe(expected);
+  });
+
+  it("keeps hashes, ids, identifiers, versions, integrity strings and public URLs", () => {
+    for (const n of [
+      // git commits (full and short), a sha256 checksum line, a Docker digest, a trace id
+      "commit 9fceb02d0ae598e95dc970b74767f19372d61af8 (a1b2c3d)",
+      "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855  macaron-1.4.2-arm64.dmg",
+      "nginx@sha256:0d17b565c37bcbd895e9d92315a05c1c3c9a29f762b011a10c54a66cd53c9b31",
+      "trace_id=4bf92f3577b34da6a3ce929d0e0e4736 x-request-id: 7b2c5a0f9e3d41c8b6a4f1e2d3c4b5a6",
+      "cache_4bf92f3577b34da6a3ce929d0e0e4736.json and chunk-0123456789abcdef0123456789abcdef.js",
+      // UUIDs, GUIDs, ULIDs
+      "request-id: 3f1c2e4a-9b7d-4c6e-8a2f-1d3b5c7e9f0a {3F2504E0-4F89-11D3-9A0C-0305E82C3301}",
+      "id 01ARZ3NDEKTSV4RRFFQ69G5FAV",
+      // semver, dates, hashed file names, CSS colours, short base64
+      "upgraded to v2.13.0-beta.4+build.20240515 on 2024-05-15T10:22:31Z",
+      "Loading chunk vendors~main.8f3a2b1c9d4e5f6a7b8c.chunk.js, main.a1b2c3d4.js, index-BfK3x9Qa.js",
+      "colours #1a2b3c, #FFAA00 and #0f0",
+      "data:text/plain;base64,SGVsbG8gV29ybGQh and dXNlcm5hbWU6cGFzc3dvcmQ",
+      // npm / SRI integrity strings and CSP hashes are public content hashes
+      '"integrity": "sha512-Stqcbnr3yBdGBLEPH1qhT61qtc4xatws8phP9nhFyJfm5di4PzJ59FHz5r1pY4OjE2jBMptUsGr7CmY+uCu3ZR=="',
+      '"integrity": "sha512-/XKpKDakL//LZ66bq1XsZOswuqeI5MZqPLDu18o3XdkU1fNJ7bdPtzgnc4ZNS+bBGHV0FJG8jjb8SwcC3nNVQQ=="',
+      "script-src 'sha256-B2yPHKaXnvFWtRChIbabYmUBFZdVfKKXHbWtWidDVF8='",
+      // SSH public keys
+      "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5C9okWi0dh2l9GKJl deploy@ci",
+      // public docs
+      "see https://developer.mozilla.org/en-US/docs/Web/API/AbortController/abort_static",
+      "https://github.com/electron/electron/blob/9fceb02d0ae598e95dc970b74767f19372d61af8/shell/app.cc#L14",
+      "chrome-extension://fmkadmapgofadopljbjfkapdkoienihi/popup.html",
+      // long identifiers, even with digits
+      "TypeError in getUserAccountSettingsHandlerForAdminPanel2 at line 88",
+      "useEffectCleanupFunctionV8Isolate64 and HTMLCanvasElementRenderingContext2DWebGLExtension",
+      "const MAX_CONCURRENT_DOWNLOADS_PER_HOST_V2 = 4;",
+      "TheBloke/Mistral-7B-Instruct-v0.2-GGUF/mistral-7b-instruct-v0.2.Q4_K_M.gguf",
+      // ids of LLM and payment APIs (under 30 characters after the prefix)
+      "chatcmpl-B9MBs8CjcvOU2jLn4n570S5qMJKcT msg_01XFDUDYJgAACzvnptvVoYEL pi_3MtwBwLkdIwHu7ix28a3tqPa",
+      // password contexts without a password
+      "sshpass not installed, use ssh -p 2222 deploy@buildhost",
+      "sshpass -f ~/.sshpw ssh deploy@buildhost",
+      "docker login -u bob registry.example.com",
+      "net use Z: \\\\fileserver\\team /persistent:yes",
+      "net use and net user are Windows commands",
+      "login page / 2FA flow, login flow / v2.1.3-beta",
+      "pw: string",
+      "const pw = new PasswordWatcher(opts);",
+      "the PAT field is empty",
+    ])
+      expect(out(n), n).toBe(n);
+  });
+});
+
 describe("redact: properties", () => {
   const piiFragments = fc.constantFrom(
     "alice@example.com",
@@ -255,6 +353,17 @@ describe("redact: properties", () => {
       "key: ",
       "hooks.slack.com/services/a/",
       "SK0",
+      "aB3",
+      "aB3-",
+      "aB3/",
+      "x_",
+      "Ab3dEf6hIj9kLm2nOp5qRs8tUvWx12/",
+      " -p a",
+      "sshpass -p ",
+      "docker login -p ",
+      "net use a ",
+      "login a / ",
+      " -U a%",
     ];
     for (const unit of units) {
       const input = unit.repeat(Math.ceil(1_000_000 / unit.length));

@@ -1,4 +1,5 @@
 import { type Pass, PLACEHOLDER, looksRandom, replaceCandidates } from "./rule";
+import { redactRandomTokens } from "./tokens";
 
 const SECRET = PLACEHOLDER.secret;
 
@@ -52,7 +53,9 @@ const PASSWORD_LIST = [
   "password",
   "passwd",
   "passphrase",
+  "pgpassword",
   "pwd",
+  "pw",
   "pass",
   "passwort",
   "kennwort",
@@ -79,6 +82,9 @@ const KEY_LIST = [
   "secret[_\\- ]?key",
   "(?:account|shared[_\\-]?access|encryption|master|consumer|app|subscription|license)[_\\- ]?key",
   "(?:signing|webhook|app|consumer|shared)[_\\- ]?secret",
+  // Azure DevOps / GitHub "personal access token", "PAT" (only before a machine-made value).
+  "personal[_\\- ]?access[_\\- ]?token",
+  "pat",
   "secret",
   "token",
 ];
@@ -94,9 +100,12 @@ const ASSIGNMENT = new RegExp(
 const PASSWORD_RE = new RegExp(`^(?:${PASSWORD_WORDS})$`, "i");
 
 // The same words in prose: "the wifi password is S3cr3t_Pa55", "Passwort ist …", "secret Ab3…".
-// Not "pwd" (a shell command), "pass" (a verb) or "key" (a keyboard key, a primary key); only
+// Not "pwd" (a shell command), "pw", "pass" (a verb) or "key" (a keyboard key, a primary key); only
 // values that look machine-made or mix digits and symbols count (see proseValueIsSecret).
-const PROSE_WORDS = [...PASSWORD_LIST.filter((w) => w !== "pwd" && w !== "pass"), ...KEY_LIST].join("|");
+const PROSE_WORDS = [
+  ...PASSWORD_LIST.filter((w) => w !== "pwd" && w !== "pw" && w !== "pass"),
+  ...KEY_LIST,
+].join("|");
 const PROSE = new RegExp(
   `(?<![A-Za-z0-9])(${PROSE_WORDS})` +
     `((?:[ \\t]{1,3}(?:(?:is|was|ist|lautet|war|est|était|es|era|é|è|är|er|jest|это)[ \\t]{1,3})?)|[ \\t]{0,2}[は是为：][ \\t]{0,2})` +
@@ -109,6 +118,21 @@ const CLI_P = /(?<![^\s])-p(?:'([^'\n]{3,256})'|"([^"\n]{3,256})"|([^\s'"-][^\s'
 const CLI_PASSWORD =
   /(?<![^\s])(--(?:password|passwd|pass))([ \t]{1,3})(?:'([^'\n]{1,256})'|"([^"\n]{1,256})"|([^\s'"-][^\s'"]{0,255}))/g;
 const CLI_USER = /(?<![^\s])(-u|--user)([ \t]{1,3}|=)(['"]?)([^\s:'"]{1,128}):([^\s'"]{1,256})/g;
+// smbclient / rpcclient: -U user%password.
+const CLI_USER_PERCENT = /(?<![^\s])(-U|--user)([ \t]{1,3}|=)(['"]?)([^\s%'"]{1,128})%([^\s'"]{1,256})/g;
+// "-p PASSWORD" with a space: a password only after sshpass or a registry login (elsewhere -p is
+// a port, a path, a flag of its own: ssh -p 2222, mkdir -p dir, docker run -p 80:80).
+const CLI_P_SPACED =
+  /(?<![^\s])-p([ \t]{1,3})(?:'([^'\n]{1,256})'|"([^"\n]{1,256})"|([^\s'"-][^\s'"]{0,255}))/g;
+// What precedes it: "sshpass" and its flags, or "docker login" and its arguments (same command).
+const P_TAKES_PASSWORD =
+  /(?:^|[\s;&|(])(?:sshpass(?:[ \t]{1,3}-[A-Za-z]{1,3})?|(?:docker|podman|nerdctl|buildah|skopeo|oras|helm[ \t]{1,3}registry)[ \t]{1,3}login(?:[ \t]{1,3}[^\s;&|]{1,200}){0,6})[ \t]{1,3}$/;
+// Windows "net use Z: \\srv\share P4ss /user:dom\me" and "net user NAME P4ss /add": the arguments
+// that are neither a drive, a share, a switch nor "*" are the password (and, for net user, the name).
+const NET_USE = /(?<![A-Za-z0-9])(net[ \t]{1,4}(use|user))((?:[ \t]{1,4}[^\s]{1,260}){1,8})/gi;
+// "login admin / Adm1n@2024", "credentials: root:T0p$ecret", "user/pass bob / S3cr3t!".
+const LOGIN_PAIR =
+  /(?<![A-Za-z0-9])((?:login|log[ \t]in[ \t]with|credentials|creds|user(?:name)?[ \t]?\/[ \t]?pass(?:word)?)[:=]?[ \t]{1,3}[^\s/:@]{1,64}(?:[ \t]{1,2}\/[ \t]{1,2}|:))([^\s]{3,128})/gi;
 
 // Values after "password:" that are code or documentation, not a password.
 const NOT_A_PASSWORD =
@@ -123,8 +147,8 @@ function passwordLike(value: string): boolean {
 }
 
 function assignmentValueIsSecret(keyword: string, value: string): boolean {
-  // "pass" is also a test verdict ("pass: 3/5"): only password-like values.
-  if (keyword.toLowerCase() === "pass") return passwordLike(value);
+  // "pass" is also a test verdict ("pass: 3/5"), "pw" a variable name: only password-like values.
+  if (keyword.toLowerCase() === "pass" || keyword.toLowerCase() === "pw") return passwordLike(value);
   if (PASSWORD_RE.test(keyword)) return value.length >= 3 && !NOT_A_PASSWORD.test(value);
   // A bare "key" is also a React key, a map key, a primary key: only long machine-made values.
   if (keyword.toLowerCase() === "key") return value.length >= 20 && looksRandom(value) && !UUID.test(value);
@@ -193,5 +217,37 @@ export const redactSecrets: Pass = (input, found) => {
     found("secret");
     return `${flag}${sep}${quote}${user}:${SECRET}`;
   });
-  return text;
+  text = replaceCandidates(text, CLI_USER_PERCENT, (_match, _offset, [flag, sep, quote, user, password]) => {
+    if (password!.startsWith(SECRET) || !passwordLike(password!)) return null;
+    found("secret");
+    return `${flag}${sep}${quote}${user}%${SECRET}`;
+  });
+  text = replaceCandidates(text, CLI_P_SPACED, (_match, offset, [space, sq, dq, bare]) => {
+    const value = (sq ?? dq ?? bare)!;
+    if (value.startsWith(SECRET) || NOT_A_PASSWORD.test(value)) return null;
+    if (!P_TAKES_PASSWORD.test(text.slice(Math.max(0, offset - 300), offset))) return null;
+    found("secret");
+    const quote = sq !== undefined ? "'" : dq !== undefined ? '"' : "";
+    return `-p${space}${quote}${SECRET}${quote}`;
+  });
+  text = replaceCandidates(text, NET_USE, (_match, _offset, [command, verb, args]) => {
+    let changed = false;
+    const kept = args!.replace(/[^\s]+/g, (arg) => {
+      const isUser = verb!.toLowerCase() === "user";
+      if (/^(?:[A-Za-z]:|\\\\.*|\/.*|\*|[A-Z]{1,3}\d?:)$/.test(arg) || !passwordLike(arg)) return arg;
+      // "net user NAME PASSWORD": a name is letters, digits, "_", "." and "-" without a symbol.
+      if (isUser && /^[\w.-]+$/.test(arg) && !looksRandom(arg)) return arg;
+      changed = true;
+      found("secret");
+      return SECRET;
+    });
+    return changed ? `${command}${kept}` : null;
+  });
+  text = replaceCandidates(text, LOGIN_PAIR, (_match, _offset, [head, raw]) => {
+    const value = raw!.replace(/[.,;)]$/, "");
+    if (value.startsWith(SECRET) || !passwordLike(value) || /^v?\d+(?:\.\d+)+/.test(value)) return null;
+    found("secret");
+    return `${head}${SECRET}${raw!.slice(value.length)}`;
+  });
+  return redactRandomTokens(text, found);
 };
