@@ -31,6 +31,27 @@ describe("validateDocument", () => {
     expect(StoredDocument.safeParse(r.document).success).toBe(true);
   });
 
+  it("stores -0 as 0, so that the document read back equals the one shown (found by fast-check)", () => {
+    const spec = {
+      version: 1,
+      blocks: [
+        {
+          kind: "ui",
+          root: {
+            type: "Table",
+            id: "t",
+            props: { columns: [{ key: "a", label: "A" }], rows: [[-0], [1]], sortable: false },
+          },
+        },
+      ],
+    };
+    const r = validateDocument(spec);
+    expect(r.ok).toBe(true);
+    if (!r.ok) return;
+    expect(JSON.parse(JSON.stringify(r.document))).toEqual(r.document);
+    expect(JSON.stringify(r.document)).toContain('"rows":[[0],[1]]');
+  });
+
   it("turns a bad node into an inert Invalid node and keeps the rest", () => {
     const doc = everyComponentDocument() as unknown as { blocks: { root?: { children?: unknown[] } }[] };
     doc.blocks[1]!.root!.children![1] = { type: "Text", id: "t", props: { markdown: 5 } };

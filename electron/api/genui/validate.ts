@@ -203,7 +203,7 @@ export function validateDocument(raw: unknown, limits: UiLimits = UI_LIMITS): Va
       walk.issues.push({ id: "blocks", reason: `only the first ${PROP_LIMITS.blocks} blocks are shown` });
     return {
       ok: true,
-      document: { version: CATALOG_VERSION, blocks },
+      document: { version: CATALOG_VERSION, blocks: positiveZeros(blocks) },
       issues: walk.issues,
       nodes: walk.nodes,
     };
@@ -214,6 +214,18 @@ export function validateDocument(raw: unknown, limits: UiLimits = UI_LIMITS): Va
       reason: `The answer's UI could not be checked: ${err instanceof Error ? err.message : String(err)}`,
     };
   }
+}
+
+/**
+ * The same data with every -0 as 0: JSON has no negative zero, so a stored document read back
+ * must equal the one shown. Depth is bounded by the limits checked before.
+ */
+function positiveZeros<T>(value: T): T {
+  if (typeof value === "number") return (Object.is(value, -0) ? 0 : value) as T;
+  if (Array.isArray(value)) return value.map(positiveZeros) as T;
+  if (isPlainObject(value))
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, positiveZeros(v)])) as T;
+  return value;
 }
 
 /** Parse JSON text and validate it; the text is depth-checked before JSON.parse. */
