@@ -147,7 +147,7 @@ export class KvStateStore {
       const sidecarTemp = `${this.sidecarPath(base)}.tmp`;
       await writeFile(sidecarTemp, JSON.stringify(sidecar));
       await rename(sidecarTemp, this.sidecarPath(base));
-      await this.removeStateFiles(base, kvFile);
+      await removeStateFiles(this.dir, base, kvFile);
       this.stats.saved++;
       await this.prune();
       return true;
@@ -229,14 +229,6 @@ export class KvStateStore {
     await removeState(this.dir, base);
   }
 
-  /** Delete the state files of `base` other than `keep` (the one its sidecar names). */
-  private async removeStateFiles(base: string, keep: string | null): Promise<void> {
-    for (const name of await readdir(this.dir)) {
-      if (name !== keep && name.startsWith(`${base}.`) && name.endsWith(".kv"))
-        await remove(join(this.dir, name));
-    }
-  }
-
   /** Create the folder and delete leftovers of a crash (temp files, state files no sidecar names). */
   private prepare(): Promise<void> {
     this.prepared ??= (async () => {
@@ -257,18 +249,18 @@ export class KvStateStore {
 
   /** Keep the folder within maxFiles / maxTotalBytes, deleting the least recently used first. */
   private async prune(): Promise<void> {
+    // File names alone say which state file belongs to which sidecar: no sidecar is parsed
+    // here (they hold every token of their conversation), this runs after each answer.
+    const names = await readdir(this.dir);
     const entries: { base: string; used: number; bytes: number }[] = [];
-    for (const name of await readdir(this.dir)) {
+    for (const name of names) {
       if (!name.endsWith(".json")) continue;
       const base = name.slice(0, -5);
+      const kvFiles = names.filter((n) => n.startsWith(`${base}.`) && n.endsWith(".kv"));
       try {
-        const sidecar = await readSidecar(this.sidecarPath(base));
-        if (!sidecar) throw new Error("unreadable sidecar");
-        const [info, kv] = await Promise.all([
-          stat(this.sidecarPath(base)),
-          stat(join(this.dir, sidecar.kvFile)),
-        ]);
-        entries.push({ base, used: info.mtimeMs, bytes: kv.size });
+        const [info, ...kvs] = await Promise.all([name, ...kvFiles].map((n) => stat(join(this.dir, n))));
+        if (kvs.length === 0) throw new Error("no state file");
+        entries.push({ base, used: info!.mtimeMs, bytes: kvs.reduce((sum, kv) => sum + kv.size, 0) });
       } catch {
         await this.reject(base);
       }
@@ -341,8 +333,13 @@ async function readSidecar(path: string): Promise<Sidecar | null> {
 /** Delete the sidecar of `base` in `dir`, then every state file of `base`. */
 async function removeState(dir: string, base: string): Promise<void> {
   await remove(join(dir, `${base}.json`));
+  await removeStateFiles(dir, base, null);
+}
+
+/** Delete the state files of `base` in `dir` other than `keep` (the one its sidecar names). */
+async function removeStateFiles(dir: string, base: string, keep: string | null): Promise<void> {
   for (const name of await readdir(dir).catch(() => [] as string[])) {
-    if (name.startsWith(`${base}.`) && name.endsWith(".kv")) await remove(join(dir, name));
+    if (name !== keep && name.startsWith(`${base}.`) && name.endsWith(".kv")) await remove(join(dir, name));
   }
 }
 
