@@ -16,7 +16,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { isTinyModelSize } from "../native/gguf/tiny-model";
 import { writeFixtures } from "../native/gguf/fixtures";
-import type { Conversation, Message, Result } from "../electron/api";
+import type { Conversation, Message } from "../electron/api";
 import { ConversationSearch } from "../electron/core/conversations/conversation-search";
 import { ConversationStore } from "../electron/core/conversations/conversation-store";
 import { MessageStore } from "../electron/core/conversations/message-store";
@@ -27,6 +27,7 @@ import type { ChatTurn } from "../electron/core/engine/types";
 import { createCore, type Core } from "../electron/core";
 import { DEFAULT_SYSTEM_PROMPT } from "../electron/core/chat/turn-pipeline";
 import { median, percentile, report, type BenchRow } from "./stats";
+import { value } from "../electron/core/testing/result-value";
 
 const ENV = { ...process.env, MACARON_ENGINE_THREADS: "1" };
 const ctx = { transport: "http" } as const;
@@ -147,11 +148,6 @@ function benchStorage(sizes: number[]): BenchRow[] {
     rmSync(dir, { recursive: true, force: true });
   }
   return rows;
-}
-
-function value<T>(result: Result<unknown>): T {
-  if (!result.ok) throw new Error(`${result.error.code}: ${result.error.message}`);
-  return result.value as T;
 }
 
 async function send(core: Core, conversationId: string, text: string, maxTokens: number): Promise<Message> {

@@ -4,21 +4,18 @@
  * agent "aaaa", ui "uuuu"; see native/gguf/adapters.ts).
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { Conversation, Message, Result } from "../api";
+import type { Conversation, Message } from "../api";
 import { spawnNodeEngine } from "./engine/spawn-node";
 import { createCore, type Core } from "./index";
 import { EventRecorder } from "./testing/events";
 import { tempDir } from "./testing/temp-dir";
+import { value } from "./testing/result-value";
 
 const ctx = { transport: "ipc" } as const;
 const dir = tempDir("macaron-core-lora-");
 let core: Core;
 let events: EventRecorder;
 
-function value<T>(result: Result<unknown>): T {
-  if (!result.ok) throw new Error(`expected ok, got ${result.error.code}: ${result.error.message}`);
-  return result.value as T;
-}
 const call = async <T>(method: string, input: unknown): Promise<T> =>
   value<T>(await core.dispatch(method, input, ctx));
 

@@ -7,23 +7,19 @@ import BetterSqlite3 from "better-sqlite3";
 import { mkdirSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import type { AdapterInfo, AppSettings, Conversation, ConversationDetail, Message, Result } from "../api";
+import type { AdapterInfo, AppSettings, Conversation, ConversationDetail, Message } from "../api";
 import { sha256File, writeFixtures } from "../../native/gguf/fixtures";
 import { assembleCore, type Core } from "./index";
 import { EventRecorder } from "./testing/events";
 import { FakeEngine } from "./testing/fake-engine";
 import { tempDir } from "./testing/temp-dir";
+import { value } from "./testing/result-value";
 
 const ctx = { transport: "ipc" } as const;
 const cleanups: (() => unknown)[] = [];
 afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c();
 });
-
-function value<T>(result: Result<unknown>): T {
-  if (!result.ok) throw new Error(`expected ok, got ${result.error.code}: ${result.error.message}`);
-  return result.value as T;
-}
 
 async function start(options: { demoAdapters?: boolean; adaptersDir?: string } = {}) {
   const dir = tempDir();

@@ -7,7 +7,7 @@ import BetterSqlite3 from "better-sqlite3";
 import { existsSync, readdirSync, readFileSync, statSync, truncateSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import type { Conversation, DatabaseStatus, Result } from "../api";
+import type { Conversation, DatabaseStatus } from "../api";
 import { BackupFolder } from "./db/backups";
 import { openDatabase } from "./db/database";
 import { migrate } from "./db/migrate";
@@ -15,6 +15,7 @@ import { migrations } from "./db/migrations";
 import { assembleCore, type Core } from "./index";
 import { FakeEngine } from "./testing/fake-engine";
 import { tempDir } from "./testing/temp-dir";
+import { value } from "./testing/result-value";
 
 const ctx = { transport: "ipc" } as const;
 const cleanups: (() => unknown)[] = [];
@@ -33,11 +34,6 @@ async function start(dir: string): Promise<{ core: Core; makeEngine: ReturnType<
   const core = await assembleCore({ dataDir: dir, log: () => undefined }, makeEngine);
   cleanups.push(() => core.close());
   return { core, makeEngine };
-}
-
-function value<T>(result: Result<unknown>): T {
-  if (!result.ok) throw new Error(`expected ok, got ${result.error.code}: ${result.error.message}`);
-  return result.value as T;
 }
 
 /** A real database with one conversation, checkpointed into the main file. */

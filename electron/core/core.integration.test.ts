@@ -3,11 +3,12 @@
  * generated demo model, a real SQLite file, restarted on the same data folder.
  */
 import { afterAll, describe, expect, it, vi } from "vitest";
-import type { Conversation, ConversationDetail, EngineStatus, Message, Result } from "../api";
+import type { Conversation, ConversationDetail, EngineStatus, Message } from "../api";
 import { spawnNodeEngine } from "./engine/spawn-node";
 import { createCore, type Core } from "./index";
 import { EventRecorder } from "./testing/events";
 import { tempDir } from "./testing/temp-dir";
+import { value } from "./testing/result-value";
 
 const ctx = { transport: "http" } as const;
 const dir = tempDir("macaron-core-int-");
@@ -16,11 +17,6 @@ afterAll(async () => {
   for (const core of cores) await core.close();
   dir.remove();
 });
-
-function value<T>(result: Result<unknown>): T {
-  if (!result.ok) throw new Error(`expected ok, got ${result.error.code}: ${result.error.message}`);
-  return result.value as T;
-}
 
 async function start(env: NodeJS.ProcessEnv = {}): Promise<Core> {
   // One compute thread: on 2 cores more threads make generation slower (see FACTS.md).

@@ -7,12 +7,13 @@ import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { ensureDemoModel } from "../../native/gguf/fixtures";
-import type { Conversation, Message, Result } from "../api";
+import type { Conversation, Message } from "../api";
 import { spawnNodeEngine } from "./engine/spawn-node";
 import { createCore, type Core } from "./index";
 import { EventRecorder } from "./testing/events";
 import { tempDir } from "./testing/temp-dir";
 import { promptTokensEvaluated } from "./testing/turn-timings";
+import { value } from "./testing/result-value";
 
 const ctx = { transport: "http" } as const;
 const dir = tempDir("macaron-core-kv-");
@@ -21,11 +22,6 @@ afterAll(async () => {
   for (const core of cores) await core.close();
   dir.remove();
 });
-
-function value<T>(result: Result<unknown>): T {
-  if (!result.ok) throw new Error(`expected ok, got ${result.error.code}: ${result.error.message}`);
-  return result.value as T;
-}
 
 async function start(model: string): Promise<Core> {
   const core = await createCore({

@@ -3,23 +3,20 @@
  * whose answers are nonsense: the tests check the mechanics, not the wording).
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { Conversation, Memory, Message, Result } from "../api";
+import type { Conversation, Memory, Message } from "../api";
 import { spawnNodeEngine } from "./engine/spawn-node";
 import { createCore, type Core } from "./index";
 import { PROPOSED_FACTS_SCHEMA, validProposedFacts } from "./memory/memory-text";
 import { EventRecorder } from "./testing/events";
 import { tempDir } from "./testing/temp-dir";
 import { promptTokensEvaluated } from "./testing/turn-timings";
+import { value } from "./testing/result-value";
 
 const ctx = { transport: "http" } as const;
 const dir = tempDir("macaron-memory-int-");
 let core: Core;
 let events: EventRecorder;
 
-function value<T>(result: Result<unknown>): T {
-  if (!result.ok) throw new Error(`expected ok, got ${result.error.code}: ${result.error.message}`);
-  return result.value as T;
-}
 const call = async <T>(method: string, input: unknown): Promise<T> =>
   value<T>(await core.dispatch(method, input, ctx));
 

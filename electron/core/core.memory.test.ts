@@ -5,11 +5,12 @@
 import BetterSqlite3 from "better-sqlite3";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import type { Conversation, ConversationDetail, Memory, Message, Result } from "../api";
+import type { Conversation, ConversationDetail, Memory, Message } from "../api";
 import { assembleCore, type Core } from "./index";
 import { EventRecorder } from "./testing/events";
 import { FakeEngine } from "./testing/fake-engine";
 import { tempDir } from "./testing/temp-dir";
+import { value } from "./testing/result-value";
 
 const ctx = { transport: "ipc" } as const;
 const cleanups: (() => unknown)[] = [];
@@ -57,11 +58,6 @@ async function setup(options: { flushIntervalMs?: number } = {}): Promise<Setup>
       return { sent, done: (await done).message };
     },
   };
-}
-
-function value<T>(result: Result<unknown>): T {
-  if (!result.ok) throw new Error(`expected ok, got ${result.error.code}: ${result.error.message}`);
-  return result.value as T;
 }
 
 const systemOf = (engine: FakeEngine): string => engine.calls.at(-1)!.history[0]!.text;

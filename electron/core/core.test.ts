@@ -5,11 +5,12 @@
 import BetterSqlite3 from "better-sqlite3";
 import { join } from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import type { Conversation, ConversationDetail, EngineStatus, Message, Result } from "../api";
+import type { Conversation, ConversationDetail, EngineStatus, Message } from "../api";
 import { assembleCore, type Core } from "./index";
 import { EventRecorder } from "./testing/events";
 import { FakeEngine } from "./testing/fake-engine";
 import { tempDir } from "./testing/temp-dir";
+import { value } from "./testing/result-value";
 
 const ctx = { transport: "ipc" } as const;
 const cleanups: (() => unknown)[] = [];
@@ -24,11 +25,6 @@ async function start(
   const core = await assembleCore({ dataDir, log: () => undefined }, () => engine);
   cleanups.push(() => core.close());
   return { core, engine, events: new EventRecorder((l) => core.subscribe(l)) };
-}
-
-function value<T>(result: Result<unknown>): T {
-  if (!result.ok) throw new Error(`expected ok, got ${result.error.code}: ${result.error.message}`);
-  return result.value as T;
 }
 
 function newDataDir(): string {

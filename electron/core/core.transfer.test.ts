@@ -1,10 +1,11 @@
 /** Export and import through the API: round trip, and untrusted files refused whole. */
 import { afterEach, describe, expect, it } from "vitest";
-import type { Conversation, ConversationDetail, Memory, Message, Result } from "../api";
+import type { Conversation, ConversationDetail, Memory, Message } from "../api";
 import { assembleCore, type Core } from "./index";
 import { EventRecorder } from "./testing/events";
 import { FakeEngine } from "./testing/fake-engine";
 import { tempDir } from "./testing/temp-dir";
+import { value } from "./testing/result-value";
 
 const ctx = { transport: "http" } as const;
 const cleanups: (() => unknown)[] = [];
@@ -18,11 +19,6 @@ async function start(): Promise<{ core: Core; events: EventRecorder }> {
   const core = await assembleCore({ dataDir: dir.path, log: () => undefined }, () => new FakeEngine());
   cleanups.push(() => core.close());
   return { core, events: new EventRecorder((l) => core.subscribe(l)) };
-}
-
-function value<T>(result: Result<unknown>): T {
-  if (!result.ok) throw new Error(`expected ok, got ${result.error.code}: ${result.error.message}`);
-  return result.value as T;
 }
 
 /** What must survive a round trip: everything but ids. */

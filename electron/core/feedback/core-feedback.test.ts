@@ -8,12 +8,13 @@ import { createServer, type AddressInfo, type Socket } from "node:net";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { createCloudApp } from "../../../cloud/server";
-import type { Conversation, ConversationDetail, Message, PrivacyState, Result, SyncStatus } from "../../api";
+import type { Conversation, ConversationDetail, Message, PrivacyState, SyncStatus } from "../../api";
 import { assembleCore, type Core, type CoreParts } from "../index";
 import { EventRecorder } from "../testing/events";
 import { FakeEngine } from "../testing/fake-engine";
 import { tempDir } from "../testing/temp-dir";
 import { DEFAULT_FEEDBACK_ENDPOINT } from "./feedback-endpoint";
+import { value } from "../testing/result-value";
 
 const ctx = { transport: "ipc" } as const;
 const cleanups: (() => unknown)[] = [];
@@ -114,11 +115,6 @@ async function start(parts: Partial<CoreParts> = {}, dataDir = newDir()) {
   const transcript = async () =>
     (await call<ConversationDetail>("conversations.get", { id: conv.id })).messages;
   return { core, engine, events, call, conv, send, regenerate, transcript, dataDir, logs };
-}
-
-function value<T>(result: Result<unknown>): T {
-  if (!result.ok) throw new Error(`expected ok, got ${result.error.code}: ${result.error.message}`);
-  return result.value as T;
 }
 
 async function failure(core: Core, method: string, input: unknown = {}) {

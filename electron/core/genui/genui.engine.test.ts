@@ -5,12 +5,13 @@
  * the grammar guarantees syntax, not meaning).
  */
 import { afterAll, describe, expect, it } from "vitest";
-import type { Conversation, ConversationDetail, Message, Result } from "../../api";
+import type { Conversation, ConversationDetail, Message } from "../../api";
 import { PartialJson, StoredDocument } from "../../api/genui";
 import { spawnNodeEngine } from "../engine/spawn-node";
 import { createCore, type Core } from "../index";
 import { EventRecorder } from "../testing/events";
 import { tempDir } from "../testing/temp-dir";
+import { value } from "../testing/result-value";
 
 const ctx = { transport: "http" } as const;
 const dir = tempDir("macaron-genui-engine-");
@@ -19,11 +20,6 @@ afterAll(async () => {
   await core?.close();
   dir.remove();
 });
-
-function value<T>(result: Result<unknown>): T {
-  if (!result.ok) throw new Error(`${result.error.code}: ${result.error.message}`);
-  return result.value as T;
-}
 
 describe("GenUI on the real engine", () => {
   it("generates under the catalog grammar and stores a valid (if nonsensical) document", async () => {
