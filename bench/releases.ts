@@ -17,7 +17,7 @@ import { DEFAULT_SYSTEM_PROMPT } from "../electron/core/chat/turn-pipeline";
 import { runContract } from "../electron/core/contract/contract-runner";
 import { defaultContract } from "../electron/core/contract/default-contract";
 import { EngineSupervisor } from "../electron/core/engine/supervisor";
-import { spawnNodeEngine } from "../electron/core/engine/spawn-node";
+import { spawnTestEngine } from "../electron/core/testing/real-engine";
 import { assembleCore } from "../electron/core/index";
 import { median, report } from "./stats";
 
@@ -36,7 +36,7 @@ export async function benchReleases(opts: { runs: number }): Promise<void> {
       updatesInitialDelayMs: 3_600_000,
       log: () => undefined,
     },
-    () => new EngineSupervisor(spawnNodeEngine({ env: { ...process.env, MACARON_ENGINE_THREADS: "1" } })),
+    () => new EngineSupervisor(spawnTestEngine()),
   );
   const call = async (method: string, input: unknown): Promise<unknown> => {
     const r: Result<unknown> = await core.dispatch(method, input, { transport: "ipc" });

@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Conversation, Message } from "../api";
-import { spawnNodeEngine } from "./engine/spawn-node";
+import { spawnTestEngine } from "./testing/real-engine";
 import { createCore, type Core } from "./index";
 import { EventRecorder } from "./testing/events";
 import { tempDir } from "./testing/temp-dir";
@@ -22,8 +22,7 @@ const call = async <T>(method: string, input: unknown): Promise<T> =>
 beforeAll(async () => {
   core = await createCore({
     dataDir: dir.path,
-    // One compute thread: on 2 cores more threads make generation slower (see FACTS.md).
-    spawnEngine: spawnNodeEngine({ env: { ...process.env, MACARON_ENGINE_THREADS: "1" } }),
+    spawnEngine: spawnTestEngine(),
     defaultMaxTokens: 8,
   });
   events = new EventRecorder((l) => core.subscribe(l));

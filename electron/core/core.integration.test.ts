@@ -4,7 +4,7 @@
  */
 import { afterAll, describe, expect, it, vi } from "vitest";
 import type { Conversation, ConversationDetail, EngineStatus, Message } from "../api";
-import { spawnNodeEngine } from "./engine/spawn-node";
+import { spawnTestEngine } from "./testing/real-engine";
 import { createCore, type Core } from "./index";
 import { EventRecorder } from "./testing/events";
 import { tempDir } from "./testing/temp-dir";
@@ -19,10 +19,9 @@ afterAll(async () => {
 });
 
 async function start(env: NodeJS.ProcessEnv = {}): Promise<Core> {
-  // One compute thread: on 2 cores more threads make generation slower (see FACTS.md).
   const core = await createCore({
     dataDir: dir.path,
-    spawnEngine: spawnNodeEngine({ env: { ...process.env, MACARON_ENGINE_THREADS: "1", ...env } }),
+    spawnEngine: spawnTestEngine(env),
     defaultMaxTokens: 24,
   });
   cores.push(core);

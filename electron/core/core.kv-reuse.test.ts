@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { ensureDemoModel } from "../../native/gguf/fixtures";
 import type { Conversation, Message } from "../api";
-import { spawnNodeEngine } from "./engine/spawn-node";
+import { spawnTestEngine } from "./testing/real-engine";
 import { createCore, type Core } from "./index";
 import { EventRecorder } from "./testing/events";
 import { tempDir } from "./testing/temp-dir";
@@ -26,7 +26,7 @@ afterAll(async () => {
 async function start(model: string): Promise<Core> {
   const core = await createCore({
     dataDir: dir.path,
-    spawnEngine: spawnNodeEngine({ env: { ...process.env, MACARON_ENGINE_THREADS: "1" } }),
+    spawnEngine: spawnTestEngine(),
     initialModel: model,
     defaultMaxTokens: 24,
   });

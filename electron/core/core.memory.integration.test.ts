@@ -4,7 +4,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Conversation, Memory, Message } from "../api";
-import { spawnNodeEngine } from "./engine/spawn-node";
+import { spawnTestEngine } from "./testing/real-engine";
 import { createCore, type Core } from "./index";
 import { PROPOSED_FACTS_SCHEMA, validProposedFacts } from "./memory/memory-text";
 import { EventRecorder } from "./testing/events";
@@ -29,8 +29,7 @@ async function send(conversationId: string, text: string, adapters?: "base"): Pr
 beforeAll(async () => {
   core = await createCore({
     dataDir: dir.path,
-    // One compute thread: on 2 cores more threads make generation slower (see FACTS.md).
-    spawnEngine: spawnNodeEngine({ env: { ...process.env, MACARON_ENGINE_THREADS: "1" } }),
+    spawnEngine: spawnTestEngine(),
     defaultMaxTokens: 16,
   });
   events = new EventRecorder((l) => core.subscribe(l));

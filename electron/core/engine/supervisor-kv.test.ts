@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { ensureDemoModel } from "../../../native/gguf/fixtures";
-import { spawnNodeEngine } from "./spawn-node";
+import { spawnTestEngine } from "../testing/real-engine";
 import { EngineSupervisor } from "./supervisor";
 import type { ChatTurn, GenerateResult } from "./types";
 
@@ -26,13 +26,10 @@ afterAll(async () => {
 });
 
 async function start(): Promise<EngineSupervisor> {
-  const engine = new EngineSupervisor(
-    spawnNodeEngine({ env: { ...process.env, MACARON_ENGINE_THREADS: "1" } }),
-    {
-      stateDir,
-      contextSize: 2048,
-    },
-  );
+  const engine = new EngineSupervisor(spawnTestEngine(), {
+    stateDir,
+    contextSize: 2048,
+  });
   engines.push(engine);
   await engine.load(model);
   return engine;

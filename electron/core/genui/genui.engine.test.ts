@@ -7,7 +7,7 @@
 import { afterAll, describe, expect, it } from "vitest";
 import type { Conversation, ConversationDetail, Message } from "../../api";
 import { PartialJson, StoredDocument } from "../../api/genui";
-import { spawnNodeEngine } from "../engine/spawn-node";
+import { spawnTestEngine } from "../testing/real-engine";
 import { createCore, type Core } from "../index";
 import { EventRecorder } from "../testing/events";
 import { tempDir } from "../testing/temp-dir";
@@ -25,7 +25,7 @@ describe("GenUI on the real engine", () => {
   it("generates under the catalog grammar and stores a valid (if nonsensical) document", async () => {
     core = await createCore({
       dataDir: dir.path,
-      spawnEngine: spawnNodeEngine({ env: { ...process.env, MACARON_ENGINE_THREADS: "1" } }),
+      spawnEngine: spawnTestEngine(),
       defaultMaxTokens: 160,
     });
     const events = new EventRecorder((l) => core!.subscribe(l));

@@ -26,7 +26,7 @@ import { demoAdapterSpec, wrongBaseAdapterSpec } from "../../../native/gguf/adap
 import { writeFixtures, type FixturePaths } from "../../../native/gguf/fixtures";
 import { encodeGguf, gv } from "../../../native/gguf/writer";
 import { EngineSupervisor } from "../engine/supervisor";
-import { spawnNodeEngine } from "../engine/spawn-node";
+import { spawnTestEngine } from "../testing/real-engine";
 import { assembleCore, type Core } from "../index";
 import { EventRecorder } from "../testing/events";
 import { tempDir } from "../testing/temp-dir";
@@ -57,7 +57,7 @@ async function startCore(): Promise<void> {
       },
       log: () => undefined,
     },
-    () => new EngineSupervisor(spawnNodeEngine({ env: { ...process.env, MACARON_ENGINE_THREADS: "1" } })),
+    () => new EngineSupervisor(spawnTestEngine()),
   );
   events = new EventRecorder((l) => core.subscribe(l));
 }

@@ -6,7 +6,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { spawnNodeEngine } from "../../core/engine/spawn-node";
+import { spawnTestEngine } from "../../core/testing/real-engine";
 import { startServer, type RunningServer } from "../start";
 import { readJson } from "../test-core";
 
@@ -18,7 +18,7 @@ beforeAll(async () => {
   server = await startServer({
     dataDir: join(dir, "data"),
     rendererDir: join(dir, "no-ui"),
-    spawnEngine: spawnNodeEngine({ env: { ...process.env, MACARON_ENGINE_THREADS: "1" } }),
+    spawnEngine: spawnTestEngine(),
   });
   const opened = await server.core.dispatch("models.openDemo", {}, { transport: "http" });
   if (!opened.ok) throw new Error(opened.error.message);

@@ -13,7 +13,7 @@
  *   DONE <status>         the gate decided (the process then closes core and exits 0)
  */
 import type { AdapterVersionInfo, EventPayload, Result } from "../../../api";
-import { spawnNodeEngine } from "../../engine/spawn-node";
+import { spawnTestEngine } from "../../testing/real-engine";
 import { createCore } from "../../index";
 
 const [dataDir, basePath, adaptersDir, versionFile] = process.argv.slice(2);
@@ -29,7 +29,7 @@ const core = await createCore({
   dataDir,
   initialModel: basePath,
   adaptersDir,
-  spawnEngine: spawnNodeEngine({ env: { ...process.env, MACARON_ENGINE_THREADS: "1" } }),
+  spawnEngine: spawnTestEngine(),
 });
 const decided = new Promise<string>((resolve) => {
   core.subscribe((event, payload) => {
