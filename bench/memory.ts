@@ -10,7 +10,7 @@
  *   MACARON_BENCH_MESSAGES=10000,100000 npm run bench -- memory     (smaller sizes)
  *   MACARON_BENCH_MODEL=bench npm run bench -- memory               (the ~99M model for c, d)
  */
-import BetterSqlite3, { type Database } from "better-sqlite3";
+import type { Database } from "better-sqlite3";
 import { mkdtempSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -28,6 +28,7 @@ import { createCore, type Core } from "../electron/core";
 import { DEFAULT_SYSTEM_PROMPT } from "../electron/core/chat/turn-pipeline";
 import { median, percentile, report, type BenchRow } from "./stats";
 import { value } from "../electron/core/testing/result-value";
+import { promptTokensEvaluated } from "../electron/core/testing/turn-timings";
 
 const ENV = { ...process.env, MACARON_ENGINE_THREADS: "1" };
 const ctx = { transport: "http" } as const;
@@ -197,21 +198,15 @@ async function benchTurns(model: string, turns: number, options: TurnsOptions = 
     for (const memory of memories) value(await core.dispatch("memories.create", { text: memory.text }, ctx));
     const conv = value<Conversation>(await core.dispatch("conversations.create", {}, ctx));
     const results: { ttft: number; evaluated: number; context: number }[] = [];
-    const db = openDatabaseReadOnly(dataDir);
     for (let i = 1; i <= turns; i++) {
       const topic = memories.length > 0 ? ` about ${memories[i % memories.length]!.topic}` : "";
       const message = await send(core, conv.id, `Question ${i}${topic}?`, 16);
-      const timings = db.prepare("SELECT timings_json FROM turns WHERE message_id = ?").get(message.id) as {
-        timings_json: string;
-      };
-      const { promptTokensEvaluated } = JSON.parse(timings.timings_json) as { promptTokensEvaluated: number };
       results.push({
         ttft: message.stats?.ttftMs ?? NaN,
-        evaluated: promptTokensEvaluated,
+        evaluated: promptTokensEvaluated(dataDir, message.id),
         context: message.stats?.contextTokens ?? 0,
       });
     }
-    db.close();
     // The same last turn evaluated from scratch (a new engine, nothing cached): what turn 50
     // would cost if the history were evaluated again.
     const detail = value<{ messages: Message[] }>(
@@ -254,11 +249,6 @@ async function benchTurns(model: string, turns: number, options: TurnsOptions = 
   } finally {
     rmSync(dataDir, { recursive: true, force: true });
   }
-}
-
-function openDatabaseReadOnly(dataDir: string): Database {
-  // A second, read-only connection: core keeps writing through its own.
-  return new BetterSqlite3(join(dataDir, DATABASE_FILE), { readonly: true });
 }
 
 /** (d): a ~contextSize-filling conversation reopened by a new engine process. */
