@@ -251,6 +251,14 @@ export class AdapterUpdates {
     const append = res.status === 206 && have > 0;
     if (!append) have = 0;
     const out = createWriteStream(partial, { flags: append ? "a" : "w" });
+    const downloading = (receivedBytes: number): void =>
+      this.progress({
+        state: "downloading",
+        adapterId: e.id,
+        version: e.version,
+        receivedBytes,
+        totalBytes: e.sizeBytes,
+      });
     let last = 0;
     try {
       for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
@@ -260,13 +268,7 @@ export class AdapterUpdates {
           throw new Error(`the download of ${e.id} ${e.version} is larger than the index says`);
         if (this.now() - last > 200) {
           last = this.now();
-          this.progress({
-            state: "downloading",
-            adapterId: e.id,
-            version: e.version,
-            receivedBytes: have,
-            totalBytes: e.sizeBytes,
-          });
+          downloading(have);
         }
       }
     } finally {
@@ -274,13 +276,7 @@ export class AdapterUpdates {
         out.end((err?: Error | null) => (err ? reject(err) : resolve())),
       );
     }
-    this.progress({
-      state: "downloading",
-      adapterId: e.id,
-      version: e.version,
-      receivedBytes: have,
-      totalBytes: e.sizeBytes,
-    });
+    downloading(have);
     if (have !== e.sizeBytes)
       throw new Error(`the download of ${e.id} ${e.version} ended at ${have} of ${e.sizeBytes} bytes`);
   }
