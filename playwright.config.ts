@@ -1,4 +1,5 @@
 import { defineConfig } from "@playwright/test";
+import { CHROMIUM_LAUNCH } from "./e2e/chromium";
 
 /**
  * Browser e2e against headless mode in Debian's Chromium (Playwright cannot download its own
@@ -19,18 +20,7 @@ export default defineConfig({
   globalSetup: "./e2e/global-setup.ts",
   use: {
     browserName: "chromium",
-    launchOptions: {
-      executablePath: process.env.CHROMIUM_PATH ?? "/usr/bin/chromium",
-      args: [
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-        "--no-first-run",
-        "--disable-quic",
-      ],
-    },
+    launchOptions: CHROMIUM_LAUNCH,
     trace: "retain-on-failure",
   },
 });

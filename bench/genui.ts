@@ -22,6 +22,7 @@ import {
   type UiDocument,
 } from "../electron/api/genui";
 import { sizedDocument } from "../electron/core/genui/testing/samples";
+import { CHROMIUM_LAUNCH } from "../e2e/chromium";
 import { type BenchRow, median, percentile, report } from "./stats";
 
 const SIZES = [10, 100, 1000] as const;
@@ -130,10 +131,7 @@ async function browserRows(runs: number): Promise<BenchRow[]> {
     build: { outDir, emptyOutDir: true },
   });
   const { server, url } = await serve(outDir);
-  const browser = await chromium.launch({
-    executablePath: process.env.CHROMIUM_PATH ?? "/usr/bin/chromium",
-    args: ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--no-first-run"],
-  });
+  const browser = await chromium.launch(CHROMIUM_LAUNCH);
   try {
     const page = await browser.newPage();
     const errors: string[] = [];
