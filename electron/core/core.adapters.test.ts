@@ -6,11 +6,11 @@
 import BetterSqlite3 from "better-sqlite3";
 import { mkdirSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { startFakeCore } from "./testing/fake-core";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import type { AdapterInfo, AppSettings, Conversation, ConversationDetail, Message } from "../api";
 import { sha256File, writeFixtures } from "../../native/gguf/fixtures";
 import { assembleCore, type Core } from "./index";
-import { EventRecorder } from "./testing/events";
 import { FakeEngine } from "./testing/fake-engine";
 import { tempDir } from "./testing/temp-dir";
 import { value } from "./testing/result-value";
@@ -22,15 +22,7 @@ afterEach(async () => {
 });
 
 async function start(options: { demoAdapters?: boolean; adaptersDir?: string } = {}) {
-  const dir = tempDir();
-  cleanups.push(dir.remove);
-  const engine = new FakeEngine();
-  const core = await assembleCore({ dataDir: dir.path, log: () => undefined, ...options }, () => engine);
-  cleanups.push(() => core.close());
-  const events = new EventRecorder((l) => core.subscribe(l));
-  const call = async <T>(method: string, input: unknown): Promise<T> =>
-    value<T>(await core.dispatch(method, input, ctx));
-  await call("models.openDemo", {});
+  const { core, engine, events, dataDir, call } = await startFakeCore(options);
   const conv = await call<Conversation>("conversations.create", {});
   /** chat.send and wait for its chat.done. */
   const send = async (input: Record<string, unknown>, conversationId = conv.id) => {
@@ -42,11 +34,11 @@ async function start(options: { demoAdapters?: boolean; adaptersDir?: string } =
     return { ...sent, done: (await done).message };
   };
   const db = () => {
-    const raw = new BetterSqlite3(join(dir.path, "macaron.db"), { readonly: true });
+    const raw = new BetterSqlite3(join(dataDir, "macaron.db"), { readonly: true });
     cleanups.push(() => raw.close());
     return raw;
   };
-  return { core, engine, events, call, conv, send, db, dataDir: dir.path };
+  return { core, engine, events, call, conv, send, db, dataDir };
 }
 
 async function refused(

@@ -4,10 +4,11 @@
  */
 import BetterSqlite3 from "better-sqlite3";
 import { join } from "node:path";
+import { startFakeCore } from "./testing/fake-core";
 import { afterEach, describe, expect, it } from "vitest";
 import type { Conversation, ConversationDetail, Memory, Message } from "../api";
 import { assembleCore, type Core } from "./index";
-import { EventRecorder } from "./testing/events";
+import { type EventRecorder } from "./testing/events";
 import { FakeEngine } from "./testing/fake-engine";
 import { tempDir } from "./testing/temp-dir";
 import { value } from "./testing/result-value";
@@ -30,21 +31,13 @@ interface Setup {
 }
 
 async function setup(options: { flushIntervalMs?: number } = {}): Promise<Setup> {
-  const dir = tempDir();
-  cleanups.push(dir.remove);
-  const engine = new FakeEngine();
-  const core = await assembleCore({ dataDir: dir.path, log: () => undefined, ...options }, () => engine);
-  cleanups.push(() => core.close());
-  const events = new EventRecorder((l) => core.subscribe(l));
-  const call = async <T>(method: string, input: unknown): Promise<T> =>
-    value<T>(await core.dispatch(method, input, ctx));
-  await call("models.openDemo", {});
+  const { core, engine, events, dataDir, call } = await startFakeCore(options);
   const conv = await call<Conversation>("conversations.create", {});
   return {
     core,
     engine,
     events,
-    dataDir: dir.path,
+    dataDir,
     conv,
     call,
     send: async (text) => {

@@ -5,14 +5,14 @@
  */
 import BetterSqlite3 from "better-sqlite3";
 import { join } from "node:path";
+import { startFakeCore } from "../testing/fake-core";
 import { afterEach, describe, expect, it } from "vitest";
-import type { Conversation, ConversationDetail, Message, Result } from "../../api";
+import type { Conversation, ConversationDetail, Message } from "../../api";
 import { CATALOG_VERSION, type UiDocument } from "../../api/genui";
 import { runLogDocument, everyComponentDocument } from "./testing/samples";
-import { assembleCore, type Core } from "../index";
-import { EventRecorder } from "../testing/events";
-import { FakeEngine } from "../testing/fake-engine";
-import { tempDir } from "../testing/temp-dir";
+import type { Core } from "../index";
+import type { EventRecorder } from "../testing/events";
+import type { FakeEngine } from "../testing/fake-engine";
 import { GENUI_INSTRUCTIONS } from "./genui-prompt";
 
 /** expect.stringContaining, typed (it returns any). */
@@ -34,22 +34,11 @@ interface Setup {
 }
 
 async function setup(): Promise<Setup> {
-  const dir = tempDir();
-  cleanups.push(dir.remove);
-  const engine = new FakeEngine();
-  const core = await assembleCore({ dataDir: dir.path, log: () => undefined }, () => engine);
-  cleanups.push(() => core.close());
-  const events = new EventRecorder((l) => core.subscribe(l));
-  const call = async <T>(method: string, input: unknown): Promise<T> => {
-    const r: Result<unknown> = await core.dispatch(method, input, ctx);
-    if (!r.ok) throw new Error(`${r.error.code}: ${r.error.message}`);
-    return r.value as T;
-  };
-  await call("models.openDemo", {});
+  const { core, engine, events, dataDir, call } = await startFakeCore();
   // Memory proposals are grammar requests too: keep them out of these scripts.
   await call("settings.update", { memoryEnabled: false });
   const conversation = await call<Conversation>("conversations.create", {});
-  return { core, engine, events, dataDir: dir.path, call, conversation };
+  return { core, engine, events, dataDir, call, conversation };
 }
 
 async function uiTurn(
