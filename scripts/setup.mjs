@@ -3,7 +3,7 @@
 // - npm ci with Electron's binary download deferred, then the download tried on its own: where
 //   it cannot be fetched (offline machines, CI here) the install still succeeds and `npm start`
 //   falls back to headless mode instead of the whole install failing.
-// - with --test: Debian's Chromium for the browser tests (Playwright cannot download its own).
+// - with --test: Debian's Chromium for the browser tests and python3-torch for the trainer.
 import { spawnSync } from "node:child_process";
 
 function run(cmd, args, env = {}) {
@@ -33,5 +33,5 @@ if (electron.status === 0) {
 }
 
 if (process.argv.includes("--test") && process.platform === "linux") {
-  if (run("sh", ["scripts/install-chromium.sh"]) !== 0) process.exit(1);
+  if (run("sh", ["scripts/install-test-packages.sh"]) !== 0) process.exit(1);
 }
