@@ -1,15 +1,14 @@
 import { open } from "node:fs/promises";
 import { basename } from "node:path";
 import {
-  ChatMLChatWrapper,
   InsufficientMemoryError,
-  resolveChatWrapper,
   type ChatWrapper,
   type GbnfJsonObjectSchema,
   type LlamaChatResponse,
   type LlamaContext,
   type LlamaModel,
 } from "node-llama-cpp";
+import { chooseChatWrapper } from "./chat-wrapper";
 import { Embedder } from "./embedder";
 import { toChatHistory } from "./history";
 import { KvStateStore, sharedPrefix } from "./kv-state-store";
@@ -250,15 +249,6 @@ function engineIdentity(backend: LlamaBackend): string {
   const { repo, release } = backend.llama.llamaCppRelease;
   const fa = `fa-${String(backend.flashAttention)}`;
   return `${repo}@${release}/${backend.llama.buildType}/${backend.gpu ?? "cpu"}/${fa}`;
-}
-
-function chooseChatWrapper(model: LlamaModel): ChatWrapper {
-  try {
-    return resolveChatWrapper(model);
-  } catch {
-    // A model without a usable template still gets a sensible chat format.
-    return new ChatMLChatWrapper();
-  }
 }
 
 function toStopReason(reason: LlamaChatResponse["metadata"]["stopReason"]): GenerateResult["stopReason"] {
