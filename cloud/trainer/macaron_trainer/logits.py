@@ -1,0 +1,28 @@
+"""`logits`: the raw next-token logits at every position (the parity test against llama.cpp)."""
+
+import torch
+
+from .errors import TrainerError
+from .events import emit
+from .lora import load_adapter
+from .model import load_base
+
+
+def run_logits(args):
+    torch.set_num_threads(args.threads)
+    try:
+        tokens = [int(t) for t in args.tokens.split(",") if t.strip()]
+    except ValueError as err:
+        raise TrainerError("bad_args", f"--tokens must be comma-separated integers: {err}") from err
+    if not tokens:
+        raise TrainerError("bad_args", "--tokens is empty")
+    _, cfg, model = load_base(args.base)
+    bad = [t for t in tokens if t < 0 or t >= cfg.vocab]
+    if bad:
+        raise TrainerError("bad_args", f"token {bad[0]} is outside the vocabulary (size {cfg.vocab})")
+    if args.adapter:
+        load_adapter(model, args.adapter, scale=args.scale, arch=cfg.arch)
+    model.eval()
+    with torch.no_grad():
+        logits = model(torch.tensor([tokens], dtype=torch.long))[0]
+    emit("logits", logits=[[float(x) for x in row] for row in logits.tolist()])
