@@ -7,9 +7,10 @@ import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest }
 import { promisify } from "node:util";
 import { gunzip } from "node:zlib";
 import { bearerToken, hashToken, newToken, sameSecret } from "./auth";
-import { buildExport, type PiiScan } from "./export";
+import { exportDataset, type PiiScan } from "./export";
 import { checkBatch, DEFAULT_DOMAINS } from "./ingest";
 import { redact } from "../electron/core/feedback/redaction";
+import { parseExportQuery, type RawQuery } from "./prepare/query";
 import { LIMITS, PROTOCOL_VERSION, RegisterRequest, type BatchResponse, type FeedbackItem } from "./protocol";
 import { registerRegistry, type RegistryStore } from "./registry";
 import { FeedbackStore } from "./store";
@@ -152,21 +153,28 @@ export function createCloudApp(opts: CloudOptions): CloudApp {
     return reply.send({ installId: tokenInstall, deletedItems: store.deleteInstallItems(tokenInstall) });
   });
 
-  app.get<{ Params: { file: string }; Querystring: { type?: string } }>(
+  // Datasets: /v1/export/<domain>.jsonl (one split's lines) and /v1/export/<domain>.report.json
+  // (every count, both splits). Query: type, split, maxTokens, heldoutShare, bytesPerToken.
+  app.get<{ Params: { file: string }; Querystring: RawQuery }>(
     "/v1/export/:file",
     (req, reply: FastifyReply) => {
       const key = bearerToken(req.headers.authorization);
       if (!key || !sameSecret(key, opts.adminKey)) throw new HttpError(401, "admin key required");
-      const m = /^([a-z0-9_-]{1,64})\.jsonl$/.exec(req.params.file);
-      if (!m) throw new HttpError(404, "export path is /v1/export/<domain>.jsonl");
-      const type = req.query.type ?? "sft";
-      if (type !== "sft" && type !== "preference")
-        throw new HttpError(400, 'type must be "sft" or "preference"');
-      const { lines, stats } = buildExport(store.itemsForDomain(m[1]!), m[1]!, type, scan);
+      const m = /^([a-z0-9_-]{1,64})\.(jsonl|report\.json)$/.exec(req.params.file);
+      if (!m)
+        throw new HttpError(
+          404,
+          "export path is /v1/export/<domain>.jsonl or /v1/export/<domain>.report.json",
+        );
+      const parsed = parseExportQuery(req.query);
+      if (!parsed.ok) throw new HttpError(400, parsed.reason);
+      const { query } = parsed;
+      const { lines, report } = exportDataset(store, m[1]!, { ...query, scan });
+      if (m[2] === "report.json") return reply.send(report);
       return reply
         .header("content-type", "application/jsonl; charset=utf-8")
-        .header("x-export-stats", JSON.stringify(stats))
-        .send(lines.map((l) => l + "\n").join(""));
+        .header("x-export-stats", JSON.stringify(report))
+        .send(lines[query.split].map((l) => l + "\n").join(""));
     },
   );
 

@@ -1,0 +1,56 @@
+/**
+ * The report of one export: every count from items read to lines written per split. The same
+ * object is the body of GET /v1/export/<domain>.report.json and the `x-export-stats` header of
+ * the JSONL download; callers validate it with this schema.
+ */
+import { z } from "zod";
+
+export const DROP_REASONS = [
+  "malformed",
+  "consent",
+  "pii",
+  "thumbsDown",
+  "sameAnswer",
+  "tooLong",
+  "duplicate",
+  "nearDuplicate",
+] as const;
+export type DropReason = (typeof DROP_REASONS)[number];
+
+const Count = z.number().int().nonnegative();
+const DomainCount = z.object({ items: Count, byKind: z.record(z.string(), Count) });
+
+export const ExportReport = z.object({
+  type: z.enum(["sft", "preference"]),
+  domain: z.string(),
+  /** The split `written` counts (the one the JSONL response holds). */
+  split: z.enum(["train", "heldout"]),
+  options: z.object({
+    maxTokens: z.number().int().positive(),
+    heldoutShare: z.number().min(0).max(1),
+    bytesPerToken: z.number().positive(),
+    nearDuplicateThreshold: z.number().min(0).max(1),
+    shingleSize: z.number().int().positive(),
+  }),
+  /** Stored items of the domain that were read. */
+  items: Count,
+  /** Those items by kind (unparseable rows under "unknown"). */
+  byKind: z.record(z.string(), Count),
+  /** Lines built before filtering, plus stored rows that could not be parsed. */
+  candidates: Count,
+  /** Lines of `split` (= splits[split]). */
+  written: Count,
+  /** Lines each split holds after every filter: candidates = sum(dropped) + train + heldout. */
+  splits: z.object({ train: Count, heldout: Count }),
+  dropped: z.object(
+    Object.fromEntries(DROP_REASONS.map((r) => [r, Count])) as Record<DropReason, typeof Count>,
+  ),
+  /** Items stored per domain (all kinds); base-model answers (no adapter) under "base". */
+  domains: z.record(z.string(), DomainCount),
+});
+export type ExportReport = z.infer<typeof ExportReport>;
+
+/** All reasons at zero. */
+export function noDrops(): Record<DropReason, number> {
+  return Object.fromEntries(DROP_REASONS.map((r) => [r, 0])) as Record<DropReason, number>;
+}
