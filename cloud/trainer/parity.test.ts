@@ -7,7 +7,8 @@ import { CONTROL_TOKENS } from "../../native/gguf/byte-vocab";
 import { tinyModelSpec, vocabularySize } from "../../native/gguf/tiny-model";
 import { writeGguf } from "../../native/gguf/writer";
 import { llamaLogProbs, loadTestLlama, logSoftmax, maxAbsDiff } from "./testing/llama-logprobs";
-import { assertTorchAvailable, trainerLogits } from "./testing/trainer-process";
+import { sftLine, writeJsonl } from "./testing/datasets";
+import { assertTorchAvailable, expectDone, runTrainer, trainerLogits } from "./testing/trainer-process";
 
 /**
  * The trainer's forward pass equals llama.cpp's: for the same tokens, the trainer's
@@ -17,7 +18,7 @@ import { assertTorchAvailable, trainerLogits } from "./testing/trainer-process";
  * underflows float32 (log p <= -80) cannot be compared exactly; there both sides must be tiny.
  */
 
-const TOLERANCE = 2e-3;
+const TOLERANCE = 5e-4;
 const V = vocabularySize();
 const IM_START = 256;
 const IM_END = 257;
@@ -37,6 +38,7 @@ function chatTokens(user: string, answer: string): number[] {
 }
 
 const TOKENS = chatTokens("Hi there, what is 2+2?", "It is 4.");
+const PROMPT_LENGTH = chatTokens("Hi there, what is 2+2?", "").length - 1;
 
 let dir: string;
 let llama: Llama;
@@ -77,10 +79,43 @@ async function compare(base: string, adapter?: { filePath: string; scale: number
   }
 }
 
+/**
+ * A LoRA on every target (output included) trained for a few steps at a high learning rate,
+ * so every B is far from zero and the adapter visibly changes the logits.
+ */
+async function trainAdapter(base: string, name: string): Promise<string> {
+  const data = join(dir, `${name}.jsonl`);
+  await writeJsonl(data, [sftLine(TOKENS, PROMPT_LENGTH), sftLine(chatTokens("Hello", "Hi!"), 10)]);
+  const out = join(dir, `${name}.gguf`);
+  const run = await runTrainer([
+    "train",
+    ...["--base", base, "--data", data, "--out", out, "--report", join(dir, `${name}.json`)],
+    ...["--steps", "6", "--lr", "0.02", "--rank", "4", "--alpha", "8"],
+    ...["--targets", "attn_q,attn_k,attn_v,attn_output,ffn_gate,ffn_up,ffn_down,output"],
+  ]);
+  expectDone(run);
+  return out;
+}
+
 describe("logits parity with llama.cpp", () => {
   it.each(["tiny", "small"] as const)("%s base: max |Δ log p| within tolerance", async (size) => {
     const delta = await compare(bases[size]!);
     console.log(`parity ${size} base: max |Δ log p| = ${delta.toExponential(2)} (tolerance ${TOLERANCE})`);
     expect(delta).toBeLessThan(TOLERANCE);
+  });
+
+  it.each(["tiny", "small"] as const)("%s base + trained LoRA (scales 1 and 0.5)", async (size) => {
+    const adapter = await trainAdapter(bases[size]!, `lora-${size}`);
+    const base = logSoftmax(await trainerLogits(bases[size]!, TOKENS));
+    const tuned = logSoftmax(await trainerLogits(bases[size]!, TOKENS, { path: adapter, scale: 1 }));
+    // The adapter matters: otherwise this would only repeat the base comparison.
+    expect(maxAbsDiff(base, tuned)).toBeGreaterThan(0.5);
+    for (const scale of [1, 0.5]) {
+      const delta = await compare(bases[size]!, { filePath: adapter, scale });
+      console.log(
+        `parity ${size} base + LoRA scale ${scale}: max |Δ log p| = ${delta.toExponential(2)} (tolerance ${TOLERANCE})`,
+      );
+      expect(delta).toBeLessThan(TOLERANCE);
+    }
   });
 });

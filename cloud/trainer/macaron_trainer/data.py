@@ -1,0 +1,127 @@
+"""The tokenized JSONL datasets (see README.md): reading, validation, and batching into tensors.
+
+Every line is checked (JSON, kind, integer ids inside the vocabulary, start range, length
+within the context); the first bad line fails the run with bad_data naming the file and line.
+"""
+
+import json
+from dataclasses import dataclass
+
+import torch
+
+from .errors import TrainerError
+from .storage import sha256_file
+
+IGNORE = -100
+
+
+@dataclass
+class SeqExample:
+    """SFT or language-modelling example: the loss covers predicting ids[start:]."""
+
+    ids: list
+    start: int
+
+    @property
+    def loss_tokens(self):
+        return len(self.ids) - self.start
+
+
+@dataclass
+class PairExample:
+    prompt: list
+    chosen: list
+    rejected: list
+
+    @property
+    def loss_tokens(self):
+        return len(self.chosen) + len(self.rejected)
+
+
+@dataclass
+class Dataset:
+    path: str
+    sha256: str
+    examples: list
+
+    @property
+    def tokens(self):
+        """Every token id in the file."""
+        return sum(
+            len(e.ids) if isinstance(e, SeqExample) else len(e.prompt) + len(e.chosen) + len(e.rejected)
+            for e in self.examples
+        )
+
+
+def _ids(obj, key, where, vocab, min_len=1):
+    value = obj.get(key)
+    if not isinstance(value, list) or not all(isinstance(t, int) and not isinstance(t, bool) for t in value):
+        raise TrainerError("bad_data", f"{where}: \"{key}\" must be a list of integers")
+    if len(value) < min_len:
+        raise TrainerError("bad_data", f"{where}: \"{key}\" needs at least {min_len} token(s)")
+    for t in value:
+        if t < 0 or t >= vocab:
+            raise TrainerError("bad_data", f"{where}: token id {t} in \"{key}\" is outside the vocabulary (0..{vocab - 1})")
+    return value
+
+
+def _parse(obj, where, kinds, vocab, context):
+    kind = obj.get("kind") if isinstance(obj, dict) else None
+    if kind not in kinds:
+        raise TrainerError("bad_data", f"{where}: kind {kind!r} is not accepted here (expected {' or '.join(kinds)})")
+    if kind == "dpo":
+        example = PairExample(
+            _ids(obj, "prompt", where, vocab), _ids(obj, "chosen", where, vocab), _ids(obj, "rejected", where, vocab)
+        )
+        longest = len(example.prompt) + max(len(example.chosen), len(example.rejected))
+    else:
+        ids = _ids(obj, "ids", where, vocab, min_len=2)
+        start = obj.get("start", 1) if kind == "lm" else obj.get("start")
+        if not isinstance(start, int) or isinstance(start, bool) or not 1 <= start < len(ids):
+            raise TrainerError("bad_data", f"{where}: \"start\" must be an integer with 1 <= start < {len(ids)}")
+        example, longest = SeqExample(ids, start), len(ids)
+    if longest > context:
+        raise TrainerError("bad_data", f"{where}: {longest} tokens do not fit the context length {context}")
+    return example
+
+
+def load_dataset(path, kinds, vocab, context, what="training data"):
+    """Reads a JSONL dataset accepting the given kinds; raises bad_data / empty_data."""
+    examples = []
+    try:
+        with open(path, "r", encoding="utf-8") as f:
+            for number, line in enumerate(f, start=1):
+                if not line.strip():
+                    continue
+                where = f"{path} line {number}"
+                try:
+                    obj = json.loads(line)
+                except json.JSONDecodeError as err:
+                    raise TrainerError("bad_data", f"{where}: malformed JSON ({err.msg})") from err
+                examples.append(_parse(obj, where, kinds, vocab, context))
+    except FileNotFoundError as err:
+        raise TrainerError("bad_data", f"{what} {path} does not exist") from err
+    except UnicodeDecodeError as err:
+        raise TrainerError("bad_data", f"{path}: not UTF-8 text") from err
+    if not examples:
+        raise TrainerError("empty_data", f"{what} {path} has no examples")
+    return Dataset(path, sha256_file(path), examples)
+
+
+def seq_batch(examples, device):
+    """Right-padded (inputs, targets): targets[b, t] = ids[t+1] where it is a loss token, else IGNORE."""
+    width = max(len(e.ids) for e in examples) - 1
+    inputs = torch.zeros((len(examples), width), dtype=torch.long)
+    targets = torch.full((len(examples), width), IGNORE, dtype=torch.long)
+    for row, e in enumerate(examples):
+        n = len(e.ids) - 1
+        inputs[row, :n] = torch.tensor(e.ids[:-1])
+        targets[row, e.start - 1 : n] = torch.tensor(e.ids[e.start :])
+    return inputs.to(device), targets.to(device)
+
+
+def pair_sequences(examples):
+    """DPO pairs as SFT-style sequences: all chosen completions, then all rejected ones."""
+    chosen = [SeqExample(e.prompt + e.chosen, len(e.prompt)) for e in examples]
+    rejected = [SeqExample(e.prompt + e.rejected, len(e.prompt)) for e in examples]
+    return chosen + rejected

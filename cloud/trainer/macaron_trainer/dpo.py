@@ -1,0 +1,76 @@
+"""Sigmoid DPO: -log sigmoid(beta * ((pi_c - ref_c) - (pi_r - ref_r))), with sequence log-probs
+summed over completion tokens. The reference is the parent adapter (--from) or the base."""
+
+import contextlib
+
+import torch
+import torch.nn.functional as F
+
+from .data import IGNORE, pair_sequences, seq_batch
+
+
+def sequence_logps(module, sequences, device):
+    """Sum of log p(completion token) for each sequence, shape (N,)."""
+    inputs, targets = seq_batch(sequences, device)
+    logits = module(inputs).float()
+    mask = targets != IGNORE
+    picked = torch.gather(F.log_softmax(logits, dim=-1), 2, targets.clamp(min=0).unsqueeze(-1)).squeeze(-1)
+    return (picked * mask).sum(dim=1)
+
+
+class DpoObjective:
+    """Loss = sum of per-pair DPO losses; the loop divides by the global batch's pair count."""
+
+    name = "dpo"
+
+    def __init__(self, device, beta, model, reference_loras):
+        self.device = device
+        self.beta = beta
+        self.model = model  # the raw model (not the DDP wrapper): reference passes need no hooks
+        self.reference_loras = reference_loras  # base weight name -> LoraDelta or None (base)
+
+    @staticmethod
+    def units(examples):
+        return len(examples)
+
+    @staticmethod
+    def tokens(examples):
+        return sum(len(e.prompt) * 2 + len(e.chosen) + len(e.rejected) for e in examples)
+
+    @contextlib.contextmanager
+    def _reference(self):
+        layers = self.model.linear_layers()
+        current = {name: layer.lora for name, layer in layers.items()}
+        try:
+            for name, layer in layers.items():
+                layer.lora = self.reference_loras.get(name)
+            yield
+        finally:
+            for name, layer in layers.items():
+                layer.lora = current[name]
+
+    def reference_logps(self, sequences):
+        was_training = self.model.training
+        self.model.eval()
+        try:
+            with torch.no_grad(), self._reference():
+                return sequence_logps(self.model, sequences, self.device)
+        finally:
+            self.model.train(was_training)
+
+    def margins(self, module, examples):
+        """(policy margin - reference margin) per pair, and the policy margin alone."""
+        n = len(examples)
+        sequences = pair_sequences(examples)
+        ref = self.reference_logps(sequences)
+        pol = sequence_logps(module, sequences, self.device)
+        policy_margin = pol[:n] - pol[n:]
+        return policy_margin - (ref[:n] - ref[n:]), policy_margin
+
+    def loss_sum(self, module, examples):
+        logits, _ = self.margins(module, examples)
+        return -F.logsigmoid(self.beta * logits).sum()
+
+    def eval_loss_sum(self, model, examples):
+        with torch.no_grad():
+            return float(self.loss_sum(model, examples))
