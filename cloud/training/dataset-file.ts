@@ -1,0 +1,142 @@
+/**
+ * Reads a chat dataset as the cloud export writes it (cloud/export.ts), one JSON object a line:
+ * - SFT: `{"messages":[{role, content}, …]}`, the last message the assistant's answer;
+ * - preference: `{"prompt":[…], "chosen":[{role:"assistant",content}], "rejected":[…]}`.
+ * Every line is checked here, before anything is tokenized, and a bad one is reported with its
+ * line number.
+ */
+import { readFile } from "node:fs/promises";
+import { basename } from "node:path";
+import { TrainError } from "./train-error";
+
+export interface ChatMessage {
+  role: "system" | "user" | "assistant";
+  content: string;
+}
+
+/** One usable line: the conversation before the answer, and the answer(s). */
+export type RawExample =
+  | { kind: "sft"; line: number; prompt: ChatMessage[]; answer: string }
+  | { kind: "dpo"; line: number; prompt: ChatMessage[]; chosen: string; rejected: string };
+
+export interface MalformedLine {
+  line: number;
+  reason: string;
+}
+
+export interface DatasetFile {
+  path: string;
+  /** Non-blank lines. */
+  lines: number;
+  examples: RawExample[];
+  /** Lines skipped as malformed (only with `skipMalformed`; otherwise the first one throws). */
+  malformed: MalformedLine[];
+  /** The file's bytes, for its sha256. */
+  bytes: Buffer;
+}
+
+const ROLES = new Set(["system", "user", "assistant"]);
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/** The messages of `value`, or why they are not usable. */
+function messages(value: unknown, field: string): ChatMessage[] | string {
+  if (!Array.isArray(value)) return `"${field}" must be an array of {role, content} messages`;
+  const out: ChatMessage[] = [];
+  for (const [i, m] of value.entries()) {
+    if (!isRecord(m)) return `${field}[${i}] is not an object`;
+    if (typeof m.role !== "string" || !ROLES.has(m.role))
+      return `${field}[${i}].role must be "system", "user" or "assistant"`;
+    if (typeof m.content !== "string") return `${field}[${i}].content must be a string`;
+    out.push({ role: m.role as ChatMessage["role"], content: m.content });
+  }
+  return out;
+}
+
+/** A prompt must hold a non-empty user turn and end with one: that is the turn being answered. */
+function checkPrompt(prompt: ChatMessage[], field: string): string | null {
+  if (!prompt.some((m) => m.role === "user" && m.content.trim())) return `${field} has no user message`;
+  if (prompt.at(-1)?.role !== "user") return `${field} must end with the user message being answered`;
+  return null;
+}
+
+/** The single assistant answer of a preference side. */
+function answerOf(value: unknown, field: string): string | { error: string } {
+  const side = messages(value, field);
+  if (typeof side === "string") return { error: side };
+  if (side.length !== 1 || side[0]!.role !== "assistant")
+    return { error: `"${field}" must hold exactly one assistant message` };
+  if (!side[0]!.content.trim()) return { error: `"${field}" is an empty answer` };
+  return side[0]!.content;
+}
+
+/** One line parsed into an example, or the reason it is malformed. */
+export function parseExampleLine(text: string, line: number): RawExample | string {
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch (err) {
+    return `not valid JSON (${(err as Error).message})`;
+  }
+  if (!isRecord(json)) return "not a JSON object";
+  if ("messages" in json) {
+    const all = messages(json.messages, "messages");
+    if (typeof all === "string") return all;
+    const answer = all.at(-1);
+    if (answer?.role !== "assistant") return "the last message must be the assistant's answer";
+    if (!answer.content.trim()) return "the assistant's answer is empty";
+    const prompt = all.slice(0, -1);
+    const bad = checkPrompt(prompt, "the messages before the answer");
+    return bad ?? { kind: "sft", line, prompt, answer: answer.content };
+  }
+  if ("prompt" in json || "chosen" in json || "rejected" in json) {
+    const prompt = messages(json.prompt, "prompt");
+    if (typeof prompt === "string") return prompt;
+    const bad = checkPrompt(prompt, '"prompt"');
+    if (bad) return bad;
+    const chosen = answerOf(json.chosen, "chosen");
+    if (typeof chosen !== "string") return chosen.error;
+    const rejected = answerOf(json.rejected, "rejected");
+    if (typeof rejected !== "string") return rejected.error;
+    return { kind: "dpo", line, prompt, chosen, rejected };
+  }
+  return 'expected {"messages": [...]} or {"prompt": [...], "chosen": [...], "rejected": [...]}';
+}
+
+/**
+ * Reads and checks `path`. Throws TrainError "bad_data" for a missing/unreadable file or (unless
+ * `skipMalformed`) the first malformed line, "empty_data" when no line holds an example.
+ */
+export async function readDatasetFile(path: string, skipMalformed = false): Promise<DatasetFile> {
+  let bytes: Buffer;
+  try {
+    bytes = await readFile(path);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === "ENOENT") throw new TrainError("bad_data", `Data file not found: ${path}`);
+    if (code === "EISDIR")
+      throw new TrainError("bad_data", `Expected a .jsonl data file but got a folder: ${path}`);
+    throw new TrainError("bad_data", `Cannot read the data file ${path}: ${(err as Error).message}`);
+  }
+  const name = basename(path);
+  const examples: RawExample[] = [];
+  const malformed: MalformedLine[] = [];
+  let lines = 0;
+  for (const [i, text] of bytes.toString("utf8").split("\n").entries()) {
+    if (!text.trim()) continue;
+    lines++;
+    const parsed = parseExampleLine(text, i + 1);
+    if (typeof parsed !== "string") examples.push(parsed);
+    else if (skipMalformed) malformed.push({ line: i + 1, reason: parsed });
+    else throw new TrainError("bad_data", `${name} line ${i + 1}: ${parsed}`);
+  }
+  if (lines === 0) throw new TrainError("empty_data", `The data file ${name} is empty.`);
+  if (examples.length === 0)
+    throw new TrainError(
+      "empty_data",
+      `The data file ${name} holds no usable example (${lines} malformed lines).`,
+    );
+  return { path, lines, examples, malformed, bytes };
+}

@@ -1,0 +1,133 @@
+/**
+ * Lays training examples out in tokens exactly as the app does at inference: the system turn
+ * chosen by the app's buildPrompt (its default system prompt, GenUI's for the UI domain), the
+ * turns converted by the engine's toChatHistory, the chat wrapper picked by the engine's
+ * chooseChatWrapper, and the wrapper's context text tokenized by the base's tokenizer. So the
+ * prompt an adapter is trained on is token for token the prompt it will be asked.
+ */
+import type { ChatWrapper, LlamaModel, Token } from "node-llama-cpp";
+import type { Message } from "../../electron/api";
+import { buildPrompt } from "../../electron/core/chat/prompt";
+import { DEFAULT_SYSTEM_PROMPT } from "../../electron/core/chat/turn-deps";
+import { uiSystemPrompt } from "../../electron/core/genui/genui-prompt";
+import { chooseChatWrapper } from "../../native/engine/chat-wrapper";
+import { toChatHistory } from "../../native/engine/history";
+import type { ChatTurn } from "../../native/engine/protocol";
+import type { ChatMessage } from "./dataset-file";
+
+/** The domain whose turns are answered in UI mode (GenUI's system prompt). */
+export const UI_DOMAIN = "ui";
+
+/** The system prompt the app uses for turns of `domain` (see AnswerPrompts.fit). */
+export function systemPromptFor(domain: string): string {
+  return domain === UI_DOMAIN ? uiSystemPrompt(DEFAULT_SYSTEM_PROMPT) : DEFAULT_SYSTEM_PROMPT;
+}
+
+/** A finished transcript message, the form buildPrompt takes. */
+function asMessage(m: ChatMessage, i: number): Message {
+  return {
+    id: `m${i}`,
+    conversationId: "training",
+    role: m.role,
+    content: m.content,
+    status: "complete",
+    error: null,
+    createdAt: 0,
+    stats: null,
+    routing: null,
+    rating: null,
+    corrected: false,
+    memoriesUsed: [],
+    context: null,
+  };
+}
+
+/**
+ * The turns the engine gets for `prompt` (buildPrompt: a leading system message wins over
+ * `systemPrompt`). The context is unbounded here: too-long examples are dropped or cut by the
+ * caller, and counted, instead of silently losing their oldest messages.
+ */
+export function promptTurns(prompt: readonly ChatMessage[], systemPrompt: string): ChatTurn[] {
+  return buildPrompt({
+    transcript: prompt.map(asMessage),
+    systemPrompt,
+    memoryBlock: null,
+    contextSize: Number.MAX_SAFE_INTEGER,
+    answerTokens: 0,
+    strategy: "sliding-window",
+    estimate: (text) => text.length,
+  }).turns;
+}
+
+export interface FormattedSft {
+  ids: number[];
+  /** Number of prompt tokens: ids[start:] is the answer and the end-of-turn token. */
+  start: number;
+  /** The answer's tokens in context did not follow the prompt's (see ChatFormatter.answer). */
+  retokenized: boolean;
+}
+
+/** Formats conversations for one base model (one wrapper, one tokenizer). */
+export class ChatFormatter {
+  /** The token that closes a model turn (what the model must learn to emit after an answer). */
+  readonly endOfTurn: Token;
+
+  /** `wrapper` defaults to what the engine picks for `model` (costs ~0.5–1 s: once per model). */
+  constructor(
+    private readonly model: LlamaModel,
+    private readonly systemPrompt: string,
+    private readonly wrapper: ChatWrapper = chooseChatWrapper(model),
+  ) {
+    this.endOfTurn = this.findEndOfTurn();
+  }
+
+  /** The tokens of `turns` as LlamaChat evaluates them: history ending in an empty model turn. */
+  tokens(turns: readonly ChatTurn[]): Token[] {
+    const { contextText } = this.wrapper.generateContextState({ chatHistory: toChatHistory(turns) });
+    return contextText.tokenize(this.model.tokenizer);
+  }
+
+  /** The prompt tokens of `prompt` (the app's system turn added as buildPrompt does). */
+  prompt(prompt: readonly ChatMessage[]): { turns: ChatTurn[]; ids: Token[] } {
+    const turns = promptTurns(prompt, this.systemPrompt);
+    return { turns, ids: this.tokens(turns) };
+  }
+
+  /**
+   * The completion of `turns` by `answer`: the answer's tokens then the end-of-turn token. They
+   * are read from the layout of the conversation with the answer in its model turn, after
+   * checking that the prompt's tokens are a prefix of it; a template that lays the answer out
+   * otherwise gets the answer tokenized on its own (`retokenized`), which is what generation
+   * appends to the prompt.
+   */
+  answer(turns: readonly ChatTurn[], promptIds: readonly Token[], answer: string) {
+    const full = this.tokens([...turns, { role: "assistant", text: answer }]);
+    const isPrefix = full.length > promptIds.length && promptIds.every((t, i) => full[i] === t);
+    const tokens = isPrefix ? full.slice(promptIds.length) : this.model.tokenize(answer);
+    return { ids: [...tokens, this.endOfTurn] as number[], retokenized: !isPrefix };
+  }
+
+  /** An SFT example: prompt tokens + answer tokens + end of turn. */
+  sft(prompt: readonly ChatMessage[], answer: string): FormattedSft {
+    const p = this.prompt(prompt);
+    const completion = this.answer(p.turns, p.ids, answer);
+    return { ids: [...p.ids, ...completion.ids], start: p.ids.length, retokenized: completion.retokenized };
+  }
+
+  /**
+   * The token the template closes a finished model turn with (ChatML: `<|im_end|>`), when it
+   * is the model's EOS or EOT token; otherwise the EOS token, which ends generation too.
+   */
+  private findEndOfTurn(): Token {
+    const user: ChatTurn = { role: "user", text: "a" };
+    const open = this.tokens([user, { role: "assistant", text: "b" }]);
+    const closed = this.tokens([user, { role: "assistant", text: "b" }, { role: "user", text: "c" }]);
+    const next = open.every((t, i) => closed[i] === t) ? closed[open.length] : undefined;
+    const { eos, eot } = this.model.tokens;
+    if (next !== undefined && (next === eos || next === eot)) return next;
+    const fallback = eos ?? eot;
+    if (fallback === null)
+      throw new Error("The base model has no end-of-sequence token to end answers with.");
+    return fallback;
+  }
+}

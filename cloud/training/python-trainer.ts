@@ -1,0 +1,195 @@
+/**
+ * Runs the Python LoRA trainer (cloud/trainer/macaron_trainer) and reads its JSON-line events.
+ * The interpreter is `MACARON_PYTHON`, else /usr/bin/python3 when it exists (Debian's
+ * python3-torch lives there), else `python3` on PATH; it must import torch. With more than one
+ * process the trainer runs under torchrun.
+ */
+import { spawn, spawnSync } from "node:child_process";
+import { existsSync } from "node:fs";
+import { delimiter, dirname, join, resolve } from "node:path";
+import { TrainError, type TrainErrorCode } from "./train-error";
+
+/** The folder holding the macaron_trainer package (what PYTHONPATH must include). */
+export const TRAINER_ROOT = resolve(import.meta.dirname, "../trainer");
+const SYSTEM_PYTHON = "/usr/bin/python3";
+const SYSTEM_TORCHRUN = "/usr/bin/torchrun";
+/** Trainer stderr kept for the message when it dies without an error event. */
+const STDERR_TAIL_CHARS = 4000;
+
+/** The trainer's stdout events (the shared trainer CLI interface). */
+export type TrainerEvent =
+  | {
+      event: "start";
+      examples: number;
+      heldoutExamples: number;
+      steps: number;
+      trainableParams: number;
+      device: string;
+      worldSize: number;
+      torch: string;
+      trainer: string;
+    }
+  | {
+      event: "progress";
+      step: number;
+      steps: number;
+      epoch: number;
+      loss: number | null;
+      tokensPerSecond: number;
+      etaSeconds: number;
+    }
+  | { event: "checkpoint"; step: number; path: string }
+  | { event: "heldout"; step: number; loss: number | null }
+  | { event: "done"; adapter: string; report: string }
+  | { event: "error"; code: string; message: string };
+
+/** The interpreter to run the trainer with (see the module comment). */
+export function locatePython(env: NodeJS.ProcessEnv = process.env, exists = existsSync): string {
+  const override = env.MACARON_PYTHON?.trim();
+  if (override) return override;
+  return exists(SYSTEM_PYTHON) ? SYSTEM_PYTHON : "python3";
+}
+
+/**
+ * torch's version as `python` sees it. Throws TrainError "no_python" when the interpreter does
+ * not run, "no_torch" when it has no torch (with how to install it).
+ */
+export function checkTorch(python: string): string {
+  const probe = spawnSync(python, ["-c", "import torch, numpy; print(torch.__version__)"], {
+    encoding: "utf8",
+    env: { ...process.env, PYTHONDONTWRITEBYTECODE: "1" },
+  });
+  if (probe.error) {
+    throw new TrainError(
+      "no_python",
+      `Cannot run Python (${python}): ${probe.error.message}. Install Python 3 with PyTorch ` +
+        "(Debian/Ubuntu: sudo apt-get install python3-torch), or set MACARON_PYTHON to a Python that has it.",
+    );
+  }
+  if (probe.status !== 0) {
+    const why = probe.stderr.trim().split("\n").at(-1) ?? "";
+    throw new TrainError(
+      "no_torch",
+      `PyTorch is not installed for ${python} (${why}). Install it (Debian/Ubuntu: sudo apt-get install ` +
+        "python3-torch), or set MACARON_PYTHON to a Python that has torch and numpy.",
+    );
+  }
+  return probe.stdout.trim();
+}
+
+/**
+ * The command line that runs `macaron_trainer <args>`: `python -m macaron_trainer` for one
+ * process; for `nproc` > 1, torchrun (beside `python`, else /usr/bin/torchrun, else
+ * `python -m torch.distributed.run`) with one process per rank on this machine.
+ */
+export function trainerCommand(
+  python: string,
+  nproc: number,
+  args: readonly string[],
+  exists = existsSync,
+): { command: string; args: string[] } {
+  if (nproc <= 1) return { command: python, args: ["-m", "macaron_trainer", ...args] };
+  // --standalone: a free rendezvous port on localhost, so two runs never collide.
+  const launch = ["--standalone", "--nproc_per_node", String(nproc), "-m", "macaron_trainer", ...args];
+  const beside = python.includes("/") ? join(dirname(python), "torchrun") : null;
+  if (beside && exists(beside)) return { command: beside, args: launch };
+  if (exists(SYSTEM_TORCHRUN)) return { command: SYSTEM_TORCHRUN, args: launch };
+  return { command: python, args: ["-m", "torch.distributed.run", ...launch] };
+}
+
+export interface RunTrainerOptions {
+  python: string;
+  nproc: number;
+  /** The subcommand and its options, e.g. ["train", "--base", …]. */
+  args: string[];
+  onEvent: (event: TrainerEvent) => void;
+  /** Each human-readable stderr line of the trainer. */
+  onLog?: (line: string) => void;
+  env?: NodeJS.ProcessEnv;
+  signal?: AbortSignal;
+}
+
+const TRAINER_CODES = new Set<string>([
+  "bad_base",
+  "bad_data",
+  "empty_data",
+  "bad_parent",
+  "nan_loss",
+  "disk_full",
+  "bad_args",
+  "internal",
+]);
+
+function asCode(code: string): TrainErrorCode {
+  return TRAINER_CODES.has(code) ? (code as TrainErrorCode) : "internal";
+}
+
+/** Calls `onLine` with every complete line of a stream. */
+function lines(stream: NodeJS.ReadableStream, onLine: (line: string) => void): void {
+  let buffer = "";
+  stream.setEncoding("utf8");
+  stream.on("data", (chunk: string) => {
+    buffer += chunk;
+    let nl: number;
+    while ((nl = buffer.indexOf("\n")) >= 0) {
+      onLine(buffer.slice(0, nl));
+      buffer = buffer.slice(nl + 1);
+    }
+  });
+  stream.on("end", () => {
+    if (buffer) onLine(buffer);
+  });
+}
+
+/**
+ * Runs the trainer to its end and returns its "done" event. Its "error" event becomes a
+ * TrainError with the trainer's code and message; dying without one, a "trainer_failed" error
+ * with the end of its stderr; an aborted `signal` kills it ("aborted").
+ */
+export function runTrainer(options: RunTrainerOptions): Promise<Extract<TrainerEvent, { event: "done" }>> {
+  const { command, args } = trainerCommand(options.python, options.nproc, options.args);
+  const env = options.env ?? process.env;
+  const pythonPath = [TRAINER_ROOT, env.PYTHONPATH].filter(Boolean).join(delimiter);
+  const child = spawn(command, args, {
+    env: { ...env, PYTHONPATH: pythonPath, PYTHONDONTWRITEBYTECODE: "1", PYTHONUNBUFFERED: "1" },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let done: Extract<TrainerEvent, { event: "done" }> | null = null;
+  let error: TrainError | null = null;
+  let stderrTail = "";
+  lines(child.stdout, (line) => {
+    let event: TrainerEvent;
+    try {
+      event = JSON.parse(line) as TrainerEvent;
+    } catch {
+      // Not an event (a library printing to stdout): a log line like the stderr ones.
+      options.onLog?.(line);
+      return;
+    }
+    if (event.event === "error") error ??= new TrainError(asCode(event.code), event.message);
+    else if (event.event === "done") done = event;
+    options.onEvent(event);
+  });
+  lines(child.stderr, (line) => {
+    stderrTail = (stderrTail + line + "\n").slice(-STDERR_TAIL_CHARS);
+    options.onLog?.(line);
+  });
+  const abort = () => child.kill("SIGTERM");
+  options.signal?.addEventListener("abort", abort, { once: true });
+  return new Promise((resolvePromise, reject) => {
+    child.on("error", (err) => {
+      reject(new TrainError("no_python", `Cannot start the trainer (${command}): ${err.message}`));
+    });
+    child.on("close", (code, signal) => {
+      options.signal?.removeEventListener("abort", abort);
+      if (options.signal?.aborted) reject(new TrainError("aborted", "Training was cancelled."));
+      else if (error) reject(error);
+      else if (code === 0 && done) resolvePromise(done);
+      else {
+        const how = signal ? `was killed (${signal})` : `exited with code ${String(code)}`;
+        const tail = stderrTail.trim();
+        reject(new TrainError("trainer_failed", `The trainer ${how}${tail ? `:\n${tail}` : "."}`));
+      }
+    });
+  });
+}

@@ -1,0 +1,232 @@
+/**
+ * Turns a chat dataset (JSONL, see dataset-file.ts) into the tokenized dataset the Python
+ * trainer reads: `{"kind":"sft","ids":[…],"start":N}` or `{"kind":"dpo","prompt":[…],
+ * "chosen":[…],"rejected":[…]}` a line, formatted by ChatFormatter with the base's own
+ * tokenizer. Splits off the held-out examples and applies the length policy, counting both.
+ */
+import { createHash } from "node:crypto";
+import { writeFile } from "node:fs/promises";
+import { basename } from "node:path";
+import type { LlamaModel } from "node-llama-cpp";
+import { loadLlamaBackend } from "../../native/engine/llama-backend";
+import { readDatasetFile, type DatasetFile, type MalformedLine, type RawExample } from "./dataset-file";
+import { ChatFormatter, systemPromptFor } from "./format-examples";
+import { TrainError } from "./train-error";
+
+export type TrainMethod = "sft" | "dpo";
+export type MaxLengthPolicy = "drop" | "truncate";
+
+/** Share of the examples held out when no held-out file is given. */
+export const HELDOUT_SHARE = 0.1;
+/** Training prompts copied into the manifest for the router. */
+const ROUTING_EXAMPLES = 6;
+/** The manifest's limit for one routing example (ManifestFile). */
+const ROUTING_EXAMPLE_CHARS = 4000;
+
+export interface TokenizeOptions {
+  dataPath: string;
+  /** Held-out examples from this file; absent: ~HELDOUT_SHARE of the data, split by prompt hash. */
+  heldoutPath?: string;
+  domain: string;
+  method: TrainMethod;
+  /** Longest sequence in tokens (prompt + completion); already capped to the base's context. */
+  maxLength: number;
+  maxLengthPolicy: MaxLengthPolicy;
+  /** Skip (and count) malformed lines instead of failing on the first. */
+  skipMalformed: boolean;
+  /** Where the tokenized training set goes. */
+  trainOut: string;
+  /** Where the tokenized held-out set goes (written only when there are held-out examples). */
+  heldoutOut: string;
+}
+
+export interface DatasetStats {
+  sha256: string;
+  /** Non-blank lines of the data file. */
+  lines: number;
+  /** Examples written to the training set. */
+  examples: number;
+  droppedTooLong: number;
+  truncated: number;
+  malformed: MalformedLine[];
+  /** Completions whose tokens did not extend the prompt's (see ChatFormatter.answer). */
+  retokenized: number;
+}
+
+export interface TokenizedDataset {
+  trainPath: string;
+  /** null when no example is held out. */
+  heldoutPath: string | null;
+  dataset: DatasetStats;
+  heldoutExamples: number;
+  /** A handful of the training prompts (last user message). */
+  routingExamples: string[];
+  /** Tokens in the training set. */
+  tokens: number;
+  endOfTurn: number;
+}
+
+type Line =
+  | { kind: "sft"; ids: number[]; start: number }
+  | { kind: "dpo"; prompt: number[]; chosen: number[]; rejected: number[] };
+
+/** Whether a prompt belongs to the held-out share: a hash of its messages, stable across datasets. */
+export function isHeldOut(prompt: RawExample["prompt"]): boolean {
+  const digest = createHash("sha256").update(JSON.stringify(prompt)).digest();
+  return digest.readUInt32BE(0) / 2 ** 32 < HELDOUT_SHARE;
+}
+
+/** Splits `examples` into training and held-out; at least one of each when there are two. */
+export function splitHeldOut(examples: RawExample[]): { train: RawExample[]; heldout: RawExample[] } {
+  const heldout = examples.filter((e) => isHeldOut(e.prompt));
+  const train = examples.filter((e) => !isHeldOut(e.prompt));
+  if (heldout.length === 0 && train.length >= 2) {
+    // Too few examples for the hash to pick one: hold out the one with the smallest hash.
+    const key = (e: RawExample) => createHash("sha256").update(JSON.stringify(e.prompt)).digest("hex");
+    const first = train.reduce((a, e) => (key(e) < key(a) ? e : a));
+    return { train: train.filter((e) => e !== first), heldout: [first] };
+  }
+  if (train.length === 0) return { train: heldout, heldout: [] };
+  return { train, heldout };
+}
+
+/** Lays examples out and applies the length policy. */
+class LineBuilder {
+  droppedTooLong = 0;
+  truncated = 0;
+  retokenized = 0;
+
+  constructor(
+    private readonly formatter: ChatFormatter,
+    private readonly method: TrainMethod,
+    private readonly maxLength: number,
+    private readonly policy: MaxLengthPolicy,
+  ) {}
+
+  /** The tokenized line of `example`, or null when it is dropped for its length. */
+  build(example: RawExample, file: string): Line | null {
+    const p = this.formatter.prompt(example.prompt);
+    const complete = (answer: string) => {
+      const c = this.formatter.answer(p.turns, p.ids, answer);
+      if (c.retokenized) this.retokenized++;
+      return c.ids;
+    };
+    // The answer of an SFT example; a preference pair trains SFT on its chosen answer.
+    if (this.method === "sft") {
+      const answer = example.kind === "sft" ? example.answer : example.chosen;
+      const completion = this.fit(p.ids.length, [complete(answer)]);
+      return completion && { kind: "sft", ids: [...p.ids, ...completion[0]!], start: p.ids.length };
+    }
+    if (example.kind !== "dpo")
+      throw new TrainError(
+        "bad_data",
+        `${file} line ${example.line}: DPO needs a preference pair ({"prompt", "chosen", "rejected"}).`,
+      );
+    const pair = this.fit(p.ids.length, [complete(example.chosen), complete(example.rejected)]);
+    return pair && { kind: "dpo", prompt: p.ids, chosen: pair[0]!, rejected: pair[1]! };
+  }
+
+  /** The completions cut to fit after `promptLength` tokens, or null (dropped). */
+  private fit(promptLength: number, completions: number[][]): number[][] | null {
+    const room = this.maxLength - promptLength;
+    if (completions.every((c) => c.length <= room)) return completions;
+    if (this.policy === "drop" || room < 1) {
+      this.droppedTooLong++;
+      return null;
+    }
+    // Cut answers lose their end-of-turn token: the model must not learn to stop mid-answer.
+    this.truncated++;
+    return completions.map((c) => c.slice(0, room));
+  }
+}
+
+async function writeLines(path: string, lines: Line[]): Promise<void> {
+  await writeFile(path, lines.map((l) => JSON.stringify(l)).join("\n") + "\n");
+}
+
+function tokenCount(line: Line): number {
+  return line.kind === "sft"
+    ? line.ids.length
+    : line.prompt.length + line.chosen.length + line.rejected.length;
+}
+
+function routingExamples(examples: RawExample[]): string[] {
+  const out = new Set<string>();
+  for (const e of examples) {
+    const text = e.prompt.findLast((m) => m.role === "user")?.content.trim();
+    if (text) out.add(text.slice(0, ROUTING_EXAMPLE_CHARS));
+    if (out.size >= ROUTING_EXAMPLES) break;
+  }
+  return [...out];
+}
+
+/**
+ * Formats the examples of `data` (and of `heldoutFile`, else a held-out share of `data`) with
+ * `model` (a vocabulary-only load is enough) and writes the tokenized sets.
+ */
+export async function formatDataset(
+  model: LlamaModel,
+  data: DatasetFile,
+  heldoutFile: DatasetFile | null,
+  options: TokenizeOptions,
+): Promise<TokenizedDataset> {
+  const { train, heldout } = heldoutFile
+    ? { train: data.examples, heldout: heldoutFile.examples }
+    : splitHeldOut(data.examples);
+  const formatter = new ChatFormatter(model, systemPromptFor(options.domain));
+  const builder = new LineBuilder(formatter, options.method, options.maxLength, options.maxLengthPolicy);
+  const build = (examples: RawExample[], file: DatasetFile) =>
+    examples.map((e) => builder.build(e, basename(file.path))).filter((l): l is Line => l !== null);
+  const trainLines = build(train, data);
+  const heldoutLines = build(heldout, heldoutFile ?? data);
+  if (trainLines.length === 0) {
+    throw new TrainError(
+      "empty_data",
+      `No training example fits in ${options.maxLength} tokens (${builder.droppedTooLong} too long).`,
+    );
+  }
+  await writeLines(options.trainOut, trainLines);
+  if (heldoutLines.length > 0) await writeLines(options.heldoutOut, heldoutLines);
+  return {
+    trainPath: options.trainOut,
+    heldoutPath: heldoutLines.length > 0 ? options.heldoutOut : null,
+    dataset: {
+      sha256: createHash("sha256").update(data.bytes).digest("hex"),
+      lines: data.lines,
+      examples: trainLines.length,
+      droppedTooLong: builder.droppedTooLong,
+      truncated: builder.truncated,
+      malformed: data.malformed,
+      retokenized: builder.retokenized,
+    },
+    heldoutExamples: heldoutLines.length,
+    routingExamples: routingExamples(train),
+    tokens: trainLines.reduce((n, l) => n + tokenCount(l), 0),
+    endOfTurn: formatter.endOfTurn,
+  };
+}
+
+/**
+ * Checks the data files, then loads the base's vocabulary with node-llama-cpp (one thread, no
+ * weights, no context) and tokenizes the dataset. Throws TrainError for a bad data file or a
+ * base it cannot load.
+ */
+export async function tokenizeDataset(basePath: string, options: TokenizeOptions): Promise<TokenizedDataset> {
+  // The data is checked first: a malformed line should not wait for the model to load.
+  const data = await readDatasetFile(options.dataPath, options.skipMalformed);
+  const heldout = options.heldoutPath
+    ? await readDatasetFile(options.heldoutPath, options.skipMalformed)
+    : null;
+  const backend = await loadLlamaBackend(1);
+  let model: LlamaModel;
+  try {
+    model = await backend.llama.loadModel({ modelPath: basePath, vocabOnly: true });
+  } catch (err) {
+    throw new TrainError("bad_base", `Could not load the base model's tokenizer: ${(err as Error).message}`);
+  }
+  try {
+    return await formatDataset(model, data, heldout, options);
+  } finally {
+    await model.dispose();
+  }
+}
