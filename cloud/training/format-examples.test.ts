@@ -182,9 +182,7 @@ describe("the tokenized dataset", () => {
   });
 
   it("holds out ~10% by prompt hash, the same way every time, never also in training", () => {
-    const examples = sftLines(200).map(
-      (l, i) => JSON.parse(l) as { messages: ChatMessage[] } & { i?: number },
-    );
+    const examples = sftLines(200).map((l) => JSON.parse(l) as { messages: ChatMessage[] });
     const raw = examples.map((e, i) => ({
       kind: "sft" as const,
       line: i + 1,
