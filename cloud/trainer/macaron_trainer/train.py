@@ -1,7 +1,6 @@
 """`train`: LoRA training (SFT or DPO) with the base frozen; writes a llama.cpp LoRA GGUF."""
 
 import copy
-import os
 
 from .dpo import DpoObjective
 from .events import log
@@ -73,8 +72,8 @@ class LoraSession(Session):
         return {"parent": parent}
 
     def write_output(self, result):
-        name = os.path.splitext(os.path.basename(self.args.out))[0]
-        write_adapter(self.args.out, self.deltas, self.alpha, self.base_gguf, name=name)
+        # A fixed name (not the output path) keeps the bytes a function of the inputs only.
+        write_adapter(self.args.out, self.deltas, self.alpha, self.base_gguf, name=f"macaron {self.method} LoRA")
 
 
 def run_train(args):
