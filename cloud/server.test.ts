@@ -6,7 +6,8 @@ import { gzipSync } from "node:zlib";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { BatchResponse, DeleteResponse, LIMITS, RegisterResponse, type FeedbackItem } from "./protocol";
 import { startCloud, type RunningCloud } from "./server";
-import { makeItem } from "./testing/items";
+import { fetchExport, fetchExportReport } from "./prepare/client";
+import { makeItem, TEST_VERSIONS } from "./testing/items";
 
 let dir: string;
 let cloud: RunningCloud;
@@ -236,6 +237,10 @@ describe("dataset export", () => {
   it("needs the admin key and a known type", async () => {
     expect((await exportLines("chat", "sft", "wrong-key")).status).toBe(401);
     expect((await exportLines("chat", "dpo")).status).toBe(400);
+    const report = await fetch(`${cloud.url}/v1/export/chat.report.json`, {
+      headers: { authorization: "Bearer wrong-key" },
+    });
+    expect(report.status).toBe(401);
     expect(
       (
         await fetch(`${cloud.url}/v1/export/chat.csv`, {
@@ -355,6 +360,140 @@ describe("dataset export", () => {
       },
     ]);
     expect(stats).toMatchObject({ written: 2, dropped: { malformed: 1, consent: 0, pii: 1, duplicate: 1 } });
+  });
+
+  it("serves the report of every count, both splits, and every domain with base-model answers as base", async () => {
+    const questions = Array.from({ length: 30 }, (_, i) => `Question ${i}?`);
+    await seed([
+      ...questions.map((q, i) =>
+        makeItem(`q-${String(i).padStart(6, "0")}`, { prompt: prompt(q), response: `A${i}` }),
+      ),
+      makeItem("bad-00001", { rating: "bad", prompt: prompt("2+2?"), response: "5" }),
+      makeItem("corr-0001", {
+        kind: "correction",
+        rating: null,
+        prompt: prompt("2+2?"),
+        response: "5",
+        correction: "4",
+      }),
+      makeItem("long-0001", { prompt: prompt("Essay?"), response: "word ".repeat(200) }),
+      // Answered by the base model alone: no adapter, so no domain.
+      makeItem("base-0001", {
+        domain: null,
+        versions: { ...TEST_VERSIONS, adapters: [] },
+        prompt: prompt("Hi"),
+        response: "Hello!",
+      }),
+      makeItem("base-0002", {
+        domain: null,
+        consent: "ratings",
+        rating: "bad",
+        prompt: null,
+        response: null,
+      }),
+      makeItem("code-0001", {
+        domain: "coding",
+        kind: "copy",
+        rating: null,
+        prompt: prompt("sort?"),
+        response: "sorted()",
+      }),
+    ]);
+    const req = { url: cloud.url, adminKey: "admin-key-1234", domain: "chat", maxTokens: 200 };
+    const report = await fetchExportReport(req);
+    expect(report).toMatchObject({
+      type: "sft",
+      domain: "chat",
+      split: "train",
+      options: { maxTokens: 200, heldoutShare: 0.1, bytesPerToken: 3 },
+      items: 33,
+      byKind: { rating: 32, correction: 1 },
+      candidates: 32,
+      dropped: { tooLong: 1, thumbsDown: 0, malformed: 0 },
+      domains: {
+        chat: { items: 33, byKind: { rating: 32, correction: 1 } },
+        coding: { items: 1, byKind: { copy: 1 } },
+        base: { items: 2, byKind: { rating: 2 } },
+      },
+    });
+    expect(report.splits.train + report.splits.heldout).toBe(31);
+    expect(report.splits.heldout).toBeGreaterThan(0);
+
+    // Each split over HTTP: disjoint by prompt, together the whole dataset, the same on a re-export.
+    const train = await fetchExport(req);
+    const heldout = await fetchExport({ ...req, split: "heldout" });
+    expect(train.report).toEqual(report);
+    expect(heldout.report).toEqual({ ...report, split: "heldout", written: report.splits.heldout });
+    const question = (l: unknown) => (l as { messages: { content: string }[] }).messages[1]!.content;
+    const trainQs = train.lines.map(question);
+    const heldoutQs = heldout.lines.map(question);
+    expect(trainQs).toHaveLength(report.splits.train);
+    expect(heldoutQs).toHaveLength(report.splits.heldout);
+    expect(trainQs.filter((q) => heldoutQs.includes(q))).toEqual([]);
+    expect([...trainQs, ...heldoutQs].sort()).toEqual([...questions, "2+2?"].sort());
+    expect((await fetchExport(req)).jsonl).toBe(train.jsonl);
+    // Only the correction of the thumbs-down answer is a target.
+    const all = [...train.lines, ...heldout.lines].map(
+      (l) => (l as { messages: { content: string }[] }).messages[2]!.content,
+    );
+    expect(all).toContain("4");
+    expect(all).not.toContain("5");
+
+    // The base model's answers export as the "base" domain.
+    const base = await fetchExport({ ...req, domain: "base", heldoutShare: 0 });
+    expect(base.lines).toEqual([
+      {
+        messages: [
+          { role: "system", content: "Be brief." },
+          { role: "user", content: "Hi" },
+          { role: "assistant", content: "Hello!" },
+        ],
+      },
+    ]);
+    expect(base.report).toMatchObject({ domain: "base", items: 2, candidates: 1, written: 1 });
+  });
+
+  it("keeps an answer rated bad in any domain out of every dataset", async () => {
+    await seed([
+      makeItem("good-0001", { prompt: prompt("Capital?"), response: "Bonn" }),
+      makeItem("good-0002", { prompt: prompt("Capital?"), response: "Berlin" }),
+      makeItem("bad-00001", {
+        domain: "coding",
+        rating: "bad",
+        prompt: prompt("Capital?"),
+        response: "bonn.",
+      }),
+    ]);
+    const { lines, report } = await fetchExport({
+      url: cloud.url,
+      adminKey: "admin-key-1234",
+      domain: "chat",
+      heldoutShare: 0,
+    });
+    expect(lines.map((l) => (l as { messages: { content: string }[] }).messages[2]!.content)).toEqual([
+      "Berlin",
+    ]);
+    expect(report.dropped.thumbsDown).toBe(1);
+  });
+
+  it("refuses bad export options with 400 and the reason", async () => {
+    const get = async (q: string) => {
+      const res = await fetch(`${cloud.url}/v1/export/chat.report.json?${q}`, {
+        headers: { authorization: "Bearer admin-key-1234" },
+      });
+      return { status: res.status, body: (await res.json()) as { error?: string } };
+    };
+    expect(await get("split=test")).toEqual({
+      status: 400,
+      body: { error: 'split must be "train" or "heldout"' },
+    });
+    expect((await get("maxTokens=abc")).body.error).toMatch(/^maxTokens must be an integer/);
+    expect((await get("maxTokens=0")).status).toBe(400);
+    expect((await get("heldoutShare=1.5")).body.error).toMatch(/^heldoutShare must be/);
+    expect((await get("bytesPerToken=0.5")).body.error).toMatch(/^bytesPerToken must be/);
+    expect(
+      (await get("type=preference&split=heldout&maxTokens=1024&heldoutShare=0.2&bytesPerToken=1")).status,
+    ).toBe(200);
   });
 
   it("exports an empty file for a domain without items", async () => {

@@ -1,9 +1,9 @@
 /**
  * Near-duplicate folding: character shingles of the normalized text, Jaccard similarity, and
  * a greedy pass in input order — an example is folded (dropped, counted) when it is at least
- * `threshold` similar to one already kept. Exact, not sampled: candidate pairs come from
- * prefix filtering (AllPairs, Bayardo et al. 2007), which never misses a pair over the
- * threshold, and every candidate pair is verified with the real Jaccard.
+ * `threshold` similar to one already kept. Exact, not sampled (no MinHash): candidate pairs
+ * come from prefix filtering (AllPairs, Bayardo et al. 2007), which never misses a pair over
+ * the threshold, and every candidate pair is verified by counting its common shingles.
  */
 
 /** Shingle length in characters: long enough that a shared short word is no evidence. */
@@ -13,13 +13,20 @@ export const NEAR_DUPLICATE_THRESHOLD = 0.8;
 
 /** The distinct character shingles of a (normalized) text; a shorter text is its own shingle. */
 export function shingles(text: string, size = SHINGLE_SIZE): Set<string> {
-  const chars = Array.from(text);
+  // Offsets of code points, so a shingle never splits a surrogate pair.
+  const starts: number[] = [];
+  for (let i = 0; i < text.length; i++) {
+    starts.push(i);
+    const c = text.charCodeAt(i);
+    if (c >= 0xd800 && c <= 0xdbff && i + 1 < text.length) i++;
+  }
   const out = new Set<string>();
-  if (chars.length <= size) {
-    if (chars.length > 0) out.add(chars.join(""));
+  if (starts.length <= size) {
+    if (text.length > 0) out.add(text);
     return out;
   }
-  for (let i = 0; i + size <= chars.length; i++) out.add(chars.slice(i, i + size).join(""));
+  starts.push(text.length);
+  for (let i = 0; i + size < starts.length; i++) out.add(text.slice(starts[i], starts[i + size]));
   return out;
 }
 
@@ -41,54 +48,102 @@ export interface FoldResult {
 
 /**
  * Greedy folding of `texts` (already normalized) in order. Same answer as comparing each text
- * with every kept one; prefix filtering only skips pairs that cannot reach the threshold.
+ * with every kept one (the property test checks it); the filters only skip pairs that cannot
+ * reach the threshold:
+ * - prefix: under one global order (rarest shingle first), two sets with Jaccard >= t share a
+ *   shingle among their first |x| - ceil(t·|x|) + 1;
+ * - size: |y| must lie in [t·|x|, |x|/t];
+ * - position (PPJoin, Xiao et al. 2008): the overlap found so far plus what is left after the
+ *   matching positions must still reach the overlap the threshold needs.
  */
 export function foldNearDuplicates(
   texts: readonly string[],
   threshold = NEAR_DUPLICATE_THRESHOLD,
   size = SHINGLE_SIZE,
 ): FoldResult {
-  const sets = texts.map((t) => shingles(t, size));
-  // Rare shingles first: prefixes made of rare shingles share few postings.
-  const frequency = new Map<string, number>();
-  for (const set of sets) for (const s of set) frequency.set(s, (frequency.get(s) ?? 0) + 1);
-  const order = (a: string, b: string) =>
-    frequency.get(a)! - frequency.get(b)! || (a < b ? -1 : a > b ? 1 : 0);
-  // Two sets with Jaccard >= t share at least ceil(t·|x|) shingles, so under one global order
-  // their first |x| - ceil(t·|x|) + 1 shingles must meet.
-  const prefixLength = (n: number) => n - Math.ceil(threshold * n - 1e-9) + 1;
-  const postings = new Map<string, number[]>();
+  const sets = rankedSets(texts, size);
+  // A small tolerance on every bound errs towards verifying a pair, never towards missing one.
+  const eps = 1e-9;
+  const prefixLength = (n: number) => n - Math.ceil(threshold * n - eps) + 1;
+  const needed = (a: number, b: number) => Math.ceil((threshold / (1 + threshold)) * (a + b) - eps);
+  const postings = new Map<number, { doc: number; pos: number }[]>();
   const kept: number[] = [];
   const folded: FoldResult["folded"] = [];
-  for (const [index, set] of sets.entries()) {
-    const sorted = [...set].sort(order);
-    const prefix = sorted.slice(0, prefixLength(sorted.length));
-    const seen = new Set<number>();
+  let firstEmpty: number | undefined;
+  for (const [index, x] of sets.entries()) {
     const into: number[] = [];
-    for (const s of prefix)
-      for (const k of postings.get(s) ?? []) {
-        if (seen.has(k)) continue;
-        seen.add(k);
-        const other = sets[k]!;
-        // Size filter: |y| must lie in [t·|x|, |x|/t] for the Jaccard to reach t.
-        if (other.size < threshold * set.size - 1e-9 || other.size * threshold > set.size + 1e-9) continue;
-        if (jaccard(set, other) >= threshold) into.push(k);
-      }
-    if (sorted.length === 0) {
-      // Empty texts are all the same text: fold every one after the first.
-      const first = kept.find((k) => sets[k]!.size === 0);
-      if (first !== undefined) into.push(first);
+    if (x.length === 0) {
+      // Empty texts are all one text: every one after the first is folded into it.
+      if (firstEmpty === undefined) firstEmpty = index;
+      else into.push(firstEmpty);
     }
+    const prefix = x.length === 0 ? 0 : prefixLength(x.length);
+    const overlap = new Map<number, number>();
+    for (let i = 0; i < prefix; i++)
+      for (const { doc, pos } of postings.get(x[i]!) ?? []) {
+        const y = sets[doc]!;
+        if (y.length < threshold * x.length - eps || y.length * threshold > x.length + eps) continue;
+        const found = overlap.get(doc) ?? 0;
+        if (found < 0) continue;
+        const bound = found + 1 + Math.min(x.length - i - 1, y.length - pos - 1);
+        overlap.set(doc, bound >= needed(x.length, y.length) ? found + 1 : -1);
+      }
+    for (const [doc, found] of overlap)
+      if (found > 0 && overlapAtLeast(x, sets[doc]!, needed(x.length, sets[doc]!.length))) into.push(doc);
     if (into.length > 0) {
       folded.push({ index, into: into.sort((a, b) => a - b) });
       continue;
     }
     kept.push(index);
-    for (const s of prefix) {
-      const list = postings.get(s);
-      if (list) list.push(index);
-      else postings.set(s, [index]);
+    for (let i = 0; i < prefix; i++) {
+      const list = postings.get(x[i]!);
+      if (list) list.push({ doc: index, pos: i });
+      else postings.set(x[i]!, [{ doc: index, pos: i }]);
     }
   }
   return { kept, folded };
+}
+
+/** Each text's shingles as ranks sorted ascending; rank 0 is the rarest shingle of all texts. */
+function rankedSets(texts: readonly string[], size: number): Int32Array[] {
+  const ids = new Map<string, number>();
+  const frequency: number[] = [];
+  const sets = texts.map((t) => {
+    const set = shingles(t, size);
+    const out = new Int32Array(set.size);
+    let k = 0;
+    for (const s of set) {
+      let id = ids.get(s);
+      if (id === undefined) {
+        id = frequency.length;
+        ids.set(s, id);
+        frequency.push(0);
+      }
+      frequency[id]!++;
+      out[k++] = id;
+    }
+    return out;
+  });
+  // Stable sort: equally frequent shingles keep first-seen order, so the ranks are deterministic.
+  const byRarity = frequency.map((_, id) => id).sort((a, b) => frequency[a]! - frequency[b]!);
+  const rank = new Int32Array(frequency.length);
+  byRarity.forEach((id, r) => (rank[id] = r));
+  return sets.map((set) => set.map((id) => rank[id]!).sort());
+}
+
+/** Whether two sorted rank lists share at least `needed` elements (merge, stops early). */
+function overlapAtLeast(x: Int32Array, y: Int32Array, needed: number): boolean {
+  let i = 0;
+  let j = 0;
+  let common = 0;
+  while (i < x.length && j < y.length) {
+    if (common + Math.min(x.length - i, y.length - j) < needed) return false;
+    if (x[i] === y[j]) {
+      common++;
+      i++;
+      j++;
+    } else if (x[i]! < y[j]!) i++;
+    else j++;
+  }
+  return common >= needed;
 }
