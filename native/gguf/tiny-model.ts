@@ -92,14 +92,22 @@ export function vocabularySize(): number {
   return BYTE_TOKEN_COUNT + CONTROL_TOKENS.length;
 }
 
-function metadata(size: TinyModelSize, shape: TinyModelShape): Record<string, GgufWriteValue> {
+/**
+ * The metadata of a llama-architecture model of `shape` with the byte vocabulary and the ChatML
+ * template: the generated fixtures and the trained demo base (demo-base.ts) share it.
+ */
+export function byteModelMetadata(
+  sizeLabel: string,
+  shape: TinyModelShape,
+  name: string = TINY_MODEL_NAME,
+): Record<string, GgufWriteValue> {
   const vocab = byteVocabulary();
   const headDim = shape.embedding / shape.heads;
   return {
     "general.architecture": gv.str(TINY_MODEL_ARCHITECTURE),
     "general.type": gv.str("model"),
-    "general.name": gv.str(TINY_MODEL_NAME),
-    "general.size_label": gv.str(size),
+    "general.name": gv.str(name),
+    "general.size_label": gv.str(sizeLabel),
     "macaron.demo": gv.bool(true),
     "llama.context_length": gv.u32(shape.contextLength),
     "llama.embedding_length": gv.u32(shape.embedding),
@@ -247,7 +255,7 @@ function tensors(shape: TinyModelShape, seed: string): GgufWriteTensor[] {
 /** The GGUF spec (metadata + lazily generated tensors) of the demo base model of `size`. */
 export function tinyModelSpec(size: TinyModelSize = "tiny"): GgufWriteSpec {
   const shape = TINY_MODEL_SHAPES[size];
-  return { metadata: metadata(size, shape), tensors: tensors(shape, `${TINY_MODEL_SEED}:${size}`) };
+  return { metadata: byteModelMetadata(size, shape), tensors: tensors(shape, `${TINY_MODEL_SEED}:${size}`) };
 }
 
 export function isTinyModelSize(value: string): value is TinyModelSize {

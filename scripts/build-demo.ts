@@ -1,0 +1,160 @@
+/**
+ * `npm run build-demo [-- --out resources/demo] [--pretrain-epochs N] [--adapter-epochs N]`:
+ * makes what the app ships as its demo, with the project's own trainer (PyTorch; the app never
+ * needs Python):
+ *   1. the untrained demo base (native/gguf/demo-base.ts) is pretrained, all weights, on the
+ *      general corpus resources/training/pretrain.jsonl: prose answers, plus answers in each
+ *      specialist's format when the user asks for it explicitly;
+ *   2. the four specialists (chat, coding, agent, ui) are trained as LoRA adapters on that base
+ *      from resources/training/<domain>.train.jsonl, held-out loss on <domain>.heldout.jsonl.
+ * Writes <out>/base.gguf and <out>/adapters/<domain>.{gguf,json}. Deterministic for a machine
+ * and thread count (seeded); resources/demo/README.md records the command and the numbers.
+ */
+import { copyFile, mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { parseArgs } from "node:util";
+import { demoBaseInitSpec } from "../native/gguf/demo-base";
+import { writeGguf } from "../native/gguf/writer";
+import { readDatasetFile } from "../cloud/training/dataset-file";
+import { checkTorch, locatePython, runTrainer } from "../cloud/training/python-trainer";
+import { tokenizeDataset } from "../cloud/training/tokenize-dataset";
+import { trainAdapter, type TrainResult } from "../cloud/training/train";
+
+export const DEMO_DOMAINS = ["chat", "coding", "agent", "ui"] as const;
+
+const TRAINING = resolve(import.meta.dirname, "../resources/training");
+
+export interface BuildDemoOptions {
+  out: string;
+  pretrainEpochs: number;
+  adapterEpochs: number;
+  /** Only these specialists (default all four); the base is reused when it exists and `skipBase`. */
+  domains?: readonly string[];
+  skipBase?: boolean;
+  log?: (line: string) => void;
+}
+
+interface PretrainReport {
+  seconds: number;
+  tokensPerSecond: number;
+  lossCurve: [number, number][];
+  heldout?: { lossBefore: number; lossAfter: number } | null;
+}
+
+/** Step 1: pretrain the demo base; returns the trainer's report. */
+async function pretrainBase(base: string, work: string, epochs: number, log: (l: string) => void) {
+  const init = join(work, "init.gguf");
+  await writeGguf(init, demoBaseInitSpec());
+  const corpus = await readDatasetFile(join(TRAINING, "pretrain.jsonl"));
+  const tokenized = await tokenizeDataset(init, corpus, null, {
+    domain: "chat",
+    method: "sft",
+    maxLength: 2048,
+    maxLengthPolicy: "drop",
+    trainOut: join(work, "pretrain.tok.jsonl"),
+    heldoutOut: join(work, "pretrain.heldout.tok.jsonl"),
+  });
+  log(`pretrain corpus: ${tokenized.dataset.examples} examples, ${tokenized.tokens} tokens`);
+  const python = locatePython();
+  checkTorch(python);
+  const report = join(work, "pretrain.report.json");
+  const args = ["pretrain", "--base", init, "--data", tokenized.trainPath, "--out", base];
+  args.push("--report", report, "--epochs", String(epochs), "--seed", "0", "--batch-size", "16");
+  if (tokenized.heldoutPath) args.push("--heldout", tokenized.heldoutPath);
+  let last = 0;
+  await runTrainer({
+    python,
+    nproc: 1,
+    args,
+    onEvent: (e) => {
+      if (e.event !== "progress" || Date.now() - last < 10_000) return;
+      last = Date.now();
+      log(
+        `pretrain step ${e.step}/${e.steps} loss ${e.loss.toFixed(3)} ${Math.round(e.tokensPerSecond)} tok/s`,
+      );
+    },
+    onLog: (line) => log(`  ${line}`),
+  });
+  const { readFile } = await import("node:fs/promises");
+  return JSON.parse(await readFile(report, "utf8")) as PretrainReport;
+}
+
+/** Builds the demo; returns the reports (the JSON that resources/demo/build.json keeps). */
+export async function buildDemo(options: BuildDemoOptions) {
+  const log = options.log ?? ((l: string) => console.log(l));
+  const out = resolve(options.out);
+  const adaptersOut = join(out, "adapters");
+  await mkdir(adaptersOut, { recursive: true });
+  const work = await mkdtemp(join(tmpdir(), "macaron-demo-build-"));
+  const base = join(out, "base.gguf");
+  try {
+    const started = performance.now();
+    const pretrain = options.skipBase
+      ? null
+      : await pretrainBase(join(work, "base.gguf"), work, options.pretrainEpochs, log);
+    if (pretrain) await copyFile(join(work, "base.gguf"), base);
+    const adapters: Record<string, TrainResult["report"]> = {};
+    for (const domain of options.domains ?? DEMO_DOMAINS) {
+      log(`training the ${domain} specialist`);
+      const result = await trainAdapter(
+        {
+          base,
+          data: join(TRAINING, `${domain}.train.jsonl`),
+          heldout: join(TRAINING, `${domain}.heldout.jsonl`),
+          out: adaptersOut,
+          id: domain,
+          domain,
+          epochs: options.adapterEpochs,
+          seed: 0,
+          version: "1.0.0",
+        },
+        (p) => {
+          if (p.type === "trainer" && p.event.event === "heldout")
+            log(`  held-out loss ${p.event.loss.toFixed(3)}`);
+        },
+      );
+      adapters[domain] = result.report;
+      log(`  ${domain}: ${result.adapterPath} (${result.seconds.train.toFixed(0)} s)`);
+    }
+    const summary = {
+      seconds: (performance.now() - started) / 1000,
+      pretrain: pretrain && {
+        seconds: pretrain.seconds,
+        tokensPerSecond: pretrain.tokensPerSecond,
+        firstLoss: pretrain.lossCurve[0]?.[1],
+        lastLoss: pretrain.lossCurve.at(-1)?.[1],
+        heldout: pretrain.heldout ?? null,
+      },
+      adapters: Object.fromEntries(
+        Object.entries(adapters).map(([d, r]) => [
+          d,
+          { seconds: r.seconds, tokensPerSecond: r.tokensPerSecond, heldout: r.heldout },
+        ]),
+      ),
+    };
+    await writeFile(join(out, "build.json"), `${JSON.stringify(summary, null, 2)}\n`);
+    return summary;
+  } finally {
+    await rm(work, { recursive: true, force: true });
+  }
+}
+
+if (process.argv[1]?.endsWith("build-demo.ts")) {
+  const { values } = parseArgs({
+    options: {
+      out: { type: "string", default: "resources/demo" },
+      "pretrain-epochs": { type: "string", default: "3" },
+      "adapter-epochs": { type: "string", default: "4" },
+      domains: { type: "string" },
+      "skip-base": { type: "boolean", default: false },
+    },
+  });
+  await buildDemo({
+    out: values.out,
+    pretrainEpochs: Number(values["pretrain-epochs"]),
+    adapterEpochs: Number(values["adapter-epochs"]),
+    domains: values.domains?.split(","),
+    skipBase: values["skip-base"],
+  });
+}
