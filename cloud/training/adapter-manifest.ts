@@ -124,9 +124,17 @@ export function buildManifest(input: ManifestInput): TrainedAdapterManifest {
   };
 }
 
+/** Indented JSON with each [step, loss] pair on one line (a long run has thousands). */
+export function manifestJson(manifest: TrainedAdapterManifest): string {
+  const pretty = JSON.stringify(manifest, null, 2);
+  const number = String.raw`-?\d+(?:\.\d+)?(?:e[+-]?\d+)?|null`;
+  const pair = new RegExp(String.raw`\[\s+(${number}),\s+(${number})\s+\]`, "g");
+  return `${pretty.replace(pair, "[$1, $2]")}\n`;
+}
+
 /** Writes `manifest` to `path` atomically (a reader never sees half a file). */
 export async function writeManifest(path: string, manifest: TrainedAdapterManifest): Promise<void> {
   const tmp = `${path}.${process.pid}.tmp`;
-  await writeFile(tmp, `${JSON.stringify(manifest, null, 2)}\n`);
+  await writeFile(tmp, manifestJson(manifest));
   await rename(tmp, path);
 }

@@ -4,7 +4,7 @@
  */
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
-import type { LlamaModel } from "node-llama-cpp";
+import type { LlamaModel, Token } from "node-llama-cpp";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DEFAULT_SYSTEM_PROMPT } from "../../electron/core/chat/turn-deps";
 import { GENUI_INSTRUCTIONS, uiSystemPrompt } from "../../electron/core/genui/genui-prompt";
@@ -15,7 +15,7 @@ import type { ChatTurn } from "../../native/engine/protocol";
 import { EOS_ID } from "../../native/gguf/byte-vocab";
 import { readDatasetFile, type ChatMessage } from "./dataset-file";
 import { ChatFormatter, systemPromptFor } from "./format-examples";
-import { preferenceLine, sftLine, sftLines, writeJsonl, writeTinyBase } from "./test-data";
+import { preferenceLine, sftLine, sftLines, writeJsonl, writeTinyBase } from "./testing/test-data";
 import { formatDataset, splitHeldOut, type TokenizeOptions } from "./tokenize-dataset";
 
 let dir: ReturnType<typeof tempDir>;
@@ -43,6 +43,10 @@ async function engineTokens(history: ChatTurn[]): Promise<number[]> {
   return [...session.slots.all[0]!.sequence.contextTokens];
 }
 
+function text(ids: readonly number[], specialTokens = false): string {
+  return model.detokenize(ids as Token[], specialTokens);
+}
+
 function expectPrefixOf(prefix: readonly number[], tokens: readonly number[]): void {
   expect(tokens.slice(0, prefix.length)).toEqual(prefix);
 }
@@ -60,7 +64,7 @@ describe("SFT examples", () => {
     ]);
     expectPrefixOf(ids.slice(0, start), engine);
     expect(engine.length - start).toBeLessThanOrEqual(1); // the one generated token
-    expect(model.detokenize(ids.slice(start, -1))).toBe("It is 4.");
+    expect(text(ids.slice(start, -1))).toBe("It is 4.");
     expect(ids.at(-1)).toBe(model.tokens.eos);
     expect(ids.at(-1)).toBe(EOS_ID); // ChatML's <|im_end|> in the demo vocabulary
   });
@@ -97,7 +101,7 @@ describe("SFT examples", () => {
       { role: "user", text: question.content },
     ]);
     expectPrefixOf(ids.slice(0, start), engine);
-    expect(model.detokenize(ids.slice(0, start))).not.toContain(DEFAULT_SYSTEM_PROMPT);
+    expect(text(ids.slice(0, start))).not.toContain(DEFAULT_SYSTEM_PROMPT);
   });
 
   it("get the UI-mode system prompt in the UI domain", async () => {
@@ -108,18 +112,16 @@ describe("SFT examples", () => {
       { role: "user", text: question.content },
     ]);
     expectPrefixOf(ids.slice(0, start), engine);
-    expect(model.detokenize(ids.slice(0, start), true)).toContain(GENUI_INSTRUCTIONS);
+    expect(text(ids.slice(0, start), true)).toContain(GENUI_INSTRUCTIONS);
   });
 });
 
 function options(over: Partial<TokenizeOptions> = {}): TokenizeOptions {
   return {
-    dataPath: join(dir.path, "data.jsonl"),
     domain: "chat",
     method: "sft",
     maxLength: 4096,
     maxLengthPolicy: "drop",
-    skipMalformed: false,
     trainOut: join(dir.path, "train.jsonl"),
     heldoutOut: join(dir.path, "heldout.jsonl"),
     ...over,
@@ -169,7 +171,7 @@ describe("the tokenized dataset", () => {
     expect(line!.kind).toBe("dpo");
     expect(line!.prompt).toEqual(sft.ids.slice(0, sft.start));
     expect(line!.chosen).toEqual(sft.ids.slice(sft.start));
-    expect(model.detokenize(line!.rejected as number[], true)).toBe("It is 7.<|im_end|>");
+    expect(text(line!.rejected as number[], true)).toBe("It is 7.<|im_end|>");
   });
 
   it("refuses DPO on a line without a preference pair, naming it", async () => {

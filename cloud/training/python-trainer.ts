@@ -1,18 +1,17 @@
 /**
  * Runs the Python LoRA trainer (cloud/trainer/macaron_trainer) and reads its JSON-line events.
  * The interpreter is `MACARON_PYTHON`, else /usr/bin/python3 when it exists (Debian's
- * python3-torch lives there), else `python3` on PATH; it must import torch. With more than one
- * process the trainer runs under torchrun.
+ * python3-torch lives there), else `python3` on PATH; it must import torch and numpy. With more
+ * than one process the trainer runs under torchrun.
  */
 import { spawn, spawnSync } from "node:child_process";
 import { existsSync } from "node:fs";
-import { delimiter, dirname, join, resolve } from "node:path";
+import { delimiter, resolve } from "node:path";
 import { TrainError, type TrainErrorCode } from "./train-error";
 
 /** The folder holding the macaron_trainer package (what PYTHONPATH must include). */
 export const TRAINER_ROOT = resolve(import.meta.dirname, "../trainer");
 const SYSTEM_PYTHON = "/usr/bin/python3";
-const SYSTEM_TORCHRUN = "/usr/bin/torchrun";
 /** Trainer stderr kept for the message when it dies without an error event. */
 const STDERR_TAIL_CHARS = 4000;
 
@@ -42,6 +41,11 @@ export type TrainerEvent =
   | { event: "heldout"; step: number; loss: number | null }
   | { event: "done"; adapter: string; report: string }
   | { event: "error"; code: string; message: string };
+
+export interface TrainerCommand {
+  command: string;
+  args: string[];
+}
 
 /** The interpreter to run the trainer with (see the module comment). */
 export function locatePython(env: NodeJS.ProcessEnv = process.env, exists = existsSync): string {
@@ -79,22 +83,16 @@ export function checkTorch(python: string): string {
 
 /**
  * The command line that runs `macaron_trainer <args>`: `python -m macaron_trainer` for one
- * process; for `nproc` > 1, torchrun (beside `python`, else /usr/bin/torchrun, else
- * `python -m torch.distributed.run`) with one process per rank on this machine.
+ * process; for `nproc` > 1 torchrun, one process per rank on this machine. torchrun is started
+ * as `python -m macaron_trainer.torchrun`: the chosen interpreter's own torch.distributed.run,
+ * with the fix torch 1.13 needs on Python 3.11 (there /usr/bin/torchrun and
+ * `python -m torch.distributed.run` fail before starting a worker; see that module).
  */
-export function trainerCommand(
-  python: string,
-  nproc: number,
-  args: readonly string[],
-  exists = existsSync,
-): { command: string; args: string[] } {
+export function trainerCommand(python: string, nproc: number, args: readonly string[]): TrainerCommand {
   if (nproc <= 1) return { command: python, args: ["-m", "macaron_trainer", ...args] };
   // --standalone: a free rendezvous port on localhost, so two runs never collide.
   const launch = ["--standalone", "--nproc_per_node", String(nproc), "-m", "macaron_trainer", ...args];
-  const beside = python.includes("/") ? join(dirname(python), "torchrun") : null;
-  if (beside && exists(beside)) return { command: beside, args: launch };
-  if (exists(SYSTEM_TORCHRUN)) return { command: SYSTEM_TORCHRUN, args: launch };
-  return { command: python, args: ["-m", "torch.distributed.run", ...launch] };
+  return { command: python, args: ["-m", "macaron_trainer.torchrun", ...launch] };
 }
 
 export interface RunTrainerOptions {

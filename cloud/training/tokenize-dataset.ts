@@ -9,7 +9,7 @@ import { writeFile } from "node:fs/promises";
 import { basename } from "node:path";
 import type { LlamaModel } from "node-llama-cpp";
 import { loadLlamaBackend } from "../../native/engine/llama-backend";
-import { readDatasetFile, type DatasetFile, type MalformedLine, type RawExample } from "./dataset-file";
+import { type DatasetFile, type MalformedLine, type RawExample } from "./dataset-file";
 import { ChatFormatter, systemPromptFor } from "./format-examples";
 import { TrainError } from "./train-error";
 
@@ -24,16 +24,11 @@ const ROUTING_EXAMPLES = 6;
 const ROUTING_EXAMPLE_CHARS = 4000;
 
 export interface TokenizeOptions {
-  dataPath: string;
-  /** Held-out examples from this file; absent: ~HELDOUT_SHARE of the data, split by prompt hash. */
-  heldoutPath?: string;
   domain: string;
   method: TrainMethod;
   /** Longest sequence in tokens (prompt + completion); already capped to the base's context. */
   maxLength: number;
   maxLengthPolicy: MaxLengthPolicy;
-  /** Skip (and count) malformed lines instead of failing on the first. */
-  skipMalformed: boolean;
   /** Where the tokenized training set goes. */
   trainOut: string;
   /** Where the tokenized held-out set goes (written only when there are held-out examples). */
@@ -161,7 +156,8 @@ function routingExamples(examples: RawExample[]): string[] {
 }
 
 /**
- * Formats the examples of `data` (and of `heldoutFile`, else a held-out share of `data`) with
+ * Formats the examples of `data` and of `heldoutFile` (absent: ~HELDOUT_SHARE of `data`, split
+ * by prompt hash) with
  * `model` (a vocabulary-only load is enough) and writes the tokenized sets.
  */
 export async function formatDataset(
@@ -207,16 +203,16 @@ export async function formatDataset(
 }
 
 /**
- * Checks the data files, then loads the base's vocabulary with node-llama-cpp (one thread, no
- * weights, no context) and tokenizes the dataset. Throws TrainError for a bad data file or a
- * base it cannot load.
+ * Loads the base's vocabulary with node-llama-cpp (one thread, no weights, no context) and
+ * tokenizes the dataset read by readDatasetFile. Throws TrainError "bad_base" for a base whose
+ * tokenizer does not load.
  */
-export async function tokenizeDataset(basePath: string, options: TokenizeOptions): Promise<TokenizedDataset> {
-  // The data is checked first: a malformed line should not wait for the model to load.
-  const data = await readDatasetFile(options.dataPath, options.skipMalformed);
-  const heldout = options.heldoutPath
-    ? await readDatasetFile(options.heldoutPath, options.skipMalformed)
-    : null;
+export async function tokenizeDataset(
+  basePath: string,
+  data: DatasetFile,
+  heldout: DatasetFile | null,
+  options: TokenizeOptions,
+): Promise<TokenizedDataset> {
   const backend = await loadLlamaBackend(1);
   let model: LlamaModel;
   try {

@@ -5,6 +5,7 @@
  * (and `npm run serve -- --adapters OUT`) installs as adapter ID. `npm run train` is a thin CLI
  * over trainAdapter; the improvement cycle calls it directly.
  */
+import { existsSync } from "node:fs";
 import { mkdir, readFile, rename, rm, stat } from "node:fs/promises";
 import { basename, join, resolve } from "node:path";
 import packageJson from "../../package.json";
@@ -27,6 +28,7 @@ import {
   type TrainedAdapterManifest,
   type TrainerReport,
 } from "./adapter-manifest";
+import { readDatasetFile } from "./dataset-file";
 import { checkTorch, locatePython, runTrainer, type TrainerEvent } from "./python-trainer";
 import {
   tokenizeDataset,
@@ -172,6 +174,9 @@ export async function trainAdapter(
   const domain = options.domain ?? "chat";
   onProgress({ type: "stage", stage: "checking", message: "checking the base, the data and Python" });
   const base = await checkBase(options.base);
+  const skip = options.skipMalformed ?? false;
+  const data = await readDatasetFile(options.data, skip);
+  const heldout = options.heldout ? await readDatasetFile(options.heldout, skip) : null;
   const parent = options.from ? await checkParent(options.from, base.file) : null;
   const python = options.python ?? locatePython(options.env);
   checkTorch(python);
@@ -182,14 +187,11 @@ export async function trainAdapter(
   await mkdir(work, { recursive: true });
   const context = base.summary.contextLength || FALLBACK_CONTEXT;
   onProgress({ type: "stage", stage: "tokenizing", message: `tokenizing ${basename(options.data)}` });
-  const tokenized = await tokenizeDataset(options.base, {
-    dataPath: options.data,
-    heldoutPath: options.heldout,
+  const tokenized = await tokenizeDataset(options.base, data, heldout, {
     domain,
     method,
     maxLength: Math.min(options.maxLength ?? context, context),
     maxLengthPolicy: options.maxLengthPolicy ?? "drop",
-    skipMalformed: options.skipMalformed ?? false,
     trainOut: join(work, "train.jsonl"),
     heldoutOut: join(work, "heldout.jsonl"),
   }).catch(async (err: unknown) => {
@@ -211,6 +213,16 @@ export async function trainAdapter(
     signal: options.signal,
     onEvent: (event) => onProgress({ type: "trainer", event }),
     onLog: (line) => onProgress({ type: "log", line }),
+  }).catch(async (err: unknown) => {
+    // The trainer's default checkpoint folder: kept, the same command resumes from it.
+    if (err instanceof TrainError && existsSync(`${adapterTmp}.ckpt`)) {
+      throw new TrainError(
+        err.code,
+        `${err.message}\n(Checkpoint kept: run the same command again to resume.)`,
+      );
+    }
+    await rm(work, { recursive: true, force: true });
+    throw err;
   });
   const trainSeconds = (performance.now() - started) / 1000 - tokenizeSeconds;
 

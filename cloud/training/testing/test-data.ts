@@ -4,9 +4,9 @@
  */
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { tinyModelSpec } from "../../native/gguf/tiny-model";
-import { writeGguf } from "../../native/gguf/writer";
-import type { ChatMessage } from "./dataset-file";
+import { tinyModelSpec } from "../../../native/gguf/tiny-model";
+import { writeGguf } from "../../../native/gguf/writer";
+import type { ChatMessage } from "../dataset-file";
 
 /** Writes the tiny base as `dir/base.gguf` and returns its path. */
 export async function writeTinyBase(dir: string): Promise<string> {
