@@ -145,6 +145,8 @@ describe("the tokenized dataset", () => {
     const heldout = await readDatasetFile(await writeJsonl(dir.path, "h.jsonl", [sftLine(2)]));
     const dropped = await formatDataset(model, data, heldout, options({ maxLength: 200 }));
     expect(dropped.dataset).toMatchObject({ lines: 2, examples: 1, droppedTooLong: 1, truncated: 0 });
+    // ChatML: every answer's tokens in context extend the prompt's (no fallback needed).
+    expect(dropped.dataset.retokenized).toBe(0);
 
     const cut = await formatDataset(
       model,

@@ -1,0 +1,10 @@
+/**
+ * Training LoRA adapters for the app (`npm run train`, the improvement cycle): trainAdapter and
+ * what it takes, reports and throws.
+ */
+export { trainAdapter, nextVersion, type TrainOptions, type TrainProgress, type TrainResult } from "./train";
+export { TrainError, type TrainErrorCode } from "./train-error";
+export type { TrainedAdapterManifest, TrainerReport, TrainingLineage } from "./adapter-manifest";
+export type { DatasetStats, MaxLengthPolicy, TrainMethod } from "./tokenize-dataset";
+export type { TrainerEvent } from "./python-trainer";
+export { progressPrinter } from "./progress-printer";
