@@ -6,7 +6,7 @@ import { chmod, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { tempDir } from "../../electron/core/testing/temp-dir";
-import { locatePython, runTrainer, trainerCommand, type TrainerEvent } from "./python-trainer";
+import { checkTorch, locatePython, runTrainer, trainerCommand, type TrainerEvent } from "./python-trainer";
 import { TrainError } from "./train-error";
 
 let dir: ReturnType<typeof tempDir>;
@@ -28,6 +28,25 @@ describe("locatePython", () => {
     expect(locatePython({ MACARON_PYTHON: "/opt/py/bin/python" }, () => true)).toBe("/opt/py/bin/python");
     expect(locatePython({}, (p) => p === "/usr/bin/python3")).toBe("/usr/bin/python3");
     expect(locatePython({}, () => false)).toBe("python3");
+  });
+});
+
+describe("checkTorch", () => {
+  it("tells a Python that does not run from one without torch", async () => {
+    await expect(checkTorch(join(dir.path, "no-such-python"))).rejects.toMatchObject({
+      code: "no_python",
+      message: expect.stringContaining("apt-get install python3-torch") as string,
+    });
+    const python = await fakePython(
+      "torchless",
+      `echo "ModuleNotFoundError: No module named 'torch'" >&2\nexit 1`,
+    );
+    await expect(checkTorch(python)).rejects.toMatchObject({
+      code: "no_torch",
+      message: expect.stringMatching(
+        /^PyTorch is not installed for .*\(ModuleNotFoundError: No module named 'torch'\)/,
+      ) as string,
+    });
   });
 });
 

@@ -4,7 +4,7 @@
  * python3-torch lives there), else `python3` on PATH; it must import torch and numpy. With more
  * than one process the trainer runs under torchrun.
  */
-import { spawn, spawnSync } from "node:child_process";
+import { execFile, spawn } from "node:child_process";
 import { existsSync } from "node:fs";
 import { delimiter, resolve } from "node:path";
 import { TrainError, type TrainErrorCode } from "./train-error";
@@ -55,30 +55,36 @@ export function locatePython(env: NodeJS.ProcessEnv = process.env, exists = exis
 }
 
 /**
- * torch's version as `python` sees it. Throws TrainError "no_python" when the interpreter does
- * not run, "no_torch" when it has no torch (with how to install it).
+ * torch's version as `python` sees it. Rejects with TrainError "no_python" when the interpreter
+ * does not run, "no_torch" when it has no torch (with how to install it). Takes a second
+ * (importing torch): callers run it alongside other work.
  */
-export function checkTorch(python: string): string {
-  const probe = spawnSync(python, ["-c", "import torch, numpy; print(torch.__version__)"], {
-    encoding: "utf8",
-    env: { ...process.env, PYTHONDONTWRITEBYTECODE: "1" },
+export function checkTorch(python: string): Promise<string> {
+  const probe = "import torch, numpy; print(torch.__version__)";
+  const env = { ...process.env, PYTHONDONTWRITEBYTECODE: "1" };
+  return new Promise((resolvePromise, reject) => {
+    execFile(python, ["-c", probe], { env, encoding: "utf8" }, (error, stdout, stderr) => {
+      if (!error) return resolvePromise(stdout.trim());
+      // A numeric code: Python ran and failed; otherwise it did not start (ENOENT, EACCES).
+      if (typeof error.code !== "number") {
+        return reject(
+          new TrainError(
+            "no_python",
+            `Cannot run Python (${python}): ${error.message}. Install Python 3 with PyTorch ` +
+              "(Debian/Ubuntu: sudo apt-get install python3-torch), or set MACARON_PYTHON to a Python that has it.",
+          ),
+        );
+      }
+      const why = stderr.trim().split("\n").at(-1) ?? "";
+      reject(
+        new TrainError(
+          "no_torch",
+          `PyTorch is not installed for ${python} (${why}). Install it (Debian/Ubuntu: sudo apt-get install ` +
+            "python3-torch), or set MACARON_PYTHON to a Python that has torch and numpy.",
+        ),
+      );
+    });
   });
-  if (probe.error) {
-    throw new TrainError(
-      "no_python",
-      `Cannot run Python (${python}): ${probe.error.message}. Install Python 3 with PyTorch ` +
-        "(Debian/Ubuntu: sudo apt-get install python3-torch), or set MACARON_PYTHON to a Python that has it.",
-    );
-  }
-  if (probe.status !== 0) {
-    const why = probe.stderr.trim().split("\n").at(-1) ?? "";
-    throw new TrainError(
-      "no_torch",
-      `PyTorch is not installed for ${python} (${why}). Install it (Debian/Ubuntu: sudo apt-get install ` +
-        "python3-torch), or set MACARON_PYTHON to a Python that has torch and numpy.",
-    );
-  }
-  return probe.stdout.trim();
 }
 
 /**

@@ -179,7 +179,9 @@ export async function trainAdapter(
   const heldout = options.heldout ? await readDatasetFile(options.heldout, skip) : null;
   const parent = options.from ? await checkParent(options.from, base.file) : null;
   const python = options.python ?? locatePython(options.env);
-  checkTorch(python);
+  // Importing torch takes a second: checked while the examples are tokenized.
+  const torch = checkTorch(python);
+  torch.catch(() => {}); // awaited below; not an unhandled rejection meanwhile
 
   const out = resolve(options.out);
   // Inputs and checkpoints of the run; a rerun after a crash finds its checkpoint here.
@@ -195,6 +197,10 @@ export async function trainAdapter(
     trainOut: join(work, "train.jsonl"),
     heldoutOut: join(work, "heldout.jsonl"),
   }).catch(async (err: unknown) => {
+    await rm(work, { recursive: true, force: true });
+    throw err;
+  });
+  await torch.catch(async (err: unknown) => {
     await rm(work, { recursive: true, force: true });
     throw err;
   });
