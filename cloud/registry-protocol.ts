@@ -28,7 +28,16 @@ export const RegistryEntry = z.object({
   }),
   defaultScale: z.number().min(0).max(2).default(1),
   routingExamples: z.array(z.string().max(4000)).max(1000).default([]),
-  lineage: z.object({ parent: z.string().max(64).nullable(), trainedFrom: z.string().max(500) }),
+  lineage: z.object({
+    parent: z.string().max(64).nullable(),
+    trainedFrom: z.string().max(500),
+    /**
+     * How the version was made, for people and audits: the trainer's lineage (dataset sha256 and
+     * counts, hyperparameters, seed, loss curve, held-out loss, trainer and torch versions,
+     * harness version) and the cloud-side contract verdict. Optional: hand-made versions have none.
+     */
+    details: z.record(z.string(), z.unknown()).optional(),
+  }),
   releaseNotes: z.string().max(10_000).default(""),
   publishedAt: z.number().int(),
 });

@@ -71,7 +71,7 @@ async function pretrainBase(base: string, work: string, epochs: number, log: (l:
       if (e.event !== "progress" || Date.now() - last < 10_000) return;
       last = Date.now();
       log(
-        `pretrain step ${e.step}/${e.steps} loss ${e.loss.toFixed(3)} ${Math.round(e.tokensPerSecond)} tok/s`,
+        `pretrain step ${e.step}/${e.steps} loss ${(e.loss ?? NaN).toFixed(3)} ${Math.round(e.tokensPerSecond)} tok/s`,
       );
     },
     onLog: (line) => log(`  ${line}`),
@@ -111,7 +111,7 @@ export async function buildDemo(options: BuildDemoOptions) {
         },
         (p) => {
           if (p.type === "trainer" && p.event.event === "heldout")
-            log(`  held-out loss ${p.event.loss.toFixed(3)}`);
+            log(`  held-out loss ${(p.event.loss ?? NaN).toFixed(3)}`);
         },
       );
       adapters[domain] = result.report;

@@ -12,7 +12,10 @@ import { parseArgs } from "node:util";
 import { demoAdapter, demoAdapterSpec } from "../../native/gguf/adapters";
 import { TINY_MODEL_ARCHITECTURE, TINY_MODEL_NAME, TINY_MODEL_SHAPES } from "../../native/gguf/tiny-model";
 import { encodeGguf, gv, type GgufWriteSpec } from "../../native/gguf/writer";
-import { MANIFEST_HEADER, type PublishManifest, type RegistryEntry } from "../registry-protocol";
+import { publishAdapter } from "../registry-client";
+import type { PublishManifest, RegistryEntry } from "../registry-protocol";
+
+export { publishAdapter };
 
 export interface TrainerOptions {
   url: string;
@@ -38,26 +41,6 @@ function variant(spec: GgufWriteSpec, name: string, factor: number): GgufWriteSp
       return { ...t, data: data.map((x) => x * factor) };
     }),
   };
-}
-
-/** POST one version to the registry; returns its index entry. */
-export async function publishAdapter(
-  opts: Pick<TrainerOptions, "url" | "adminKey">,
-  manifest: PublishManifest,
-  file: Uint8Array,
-): Promise<RegistryEntry> {
-  const res = await fetch(`${opts.url}/v1/registry/publish`, {
-    method: "POST",
-    headers: {
-      authorization: `Bearer ${opts.adminKey}`,
-      "content-type": "application/octet-stream",
-      [MANIFEST_HEADER]: Buffer.from(JSON.stringify(manifest)).toString("base64url"),
-    },
-    body: file,
-  });
-  if (!res.ok)
-    throw new Error(`publish ${manifest.id} ${manifest.version}: HTTP ${res.status} ${await res.text()}`);
-  return (await res.json()) as RegistryEntry;
 }
 
 /** The manifest of a coding version trained from `exportSha256`. */

@@ -1,0 +1,93 @@
+/**
+ * The contract on the cloud side of the cycle: the candidate against the live version, run by
+ * the app's own core and contract runner on a real engine, before anything is published.
+ * One core holds the base and the live adapters; the candidate target is the live one with the
+ * domain's adapter file swapped for the candidate's, so both answer with the same router,
+ * prompts and engine and differ only in that file (what the app's gate compares too).
+ */
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { AdapterSelection } from "../../electron/api";
+import { DEFAULT_SYSTEM_PROMPT } from "../../electron/core/chat/turn-deps";
+import {
+  type ContractReport,
+  type ContractTarget,
+  runContract,
+} from "../../electron/core/contract/contract-runner";
+import type { Contract } from "../../electron/core/contract/contract-schema";
+import type { EngineClient } from "../../electron/core/engine/types";
+import { assembleCore } from "../../electron/core/index";
+
+export interface CloudGateOptions {
+  base: string;
+  /** Folder with the live adapters (*.gguf + manifests); may be empty on a first cycle. */
+  liveDir: string;
+  /** The live file of the candidate's adapter (in liveDir), or null when nothing of it is live yet. */
+  livePath: string | null;
+  candidatePath: string;
+  candidate: { adapterId: string; version: string };
+  contract: Contract;
+  makeEngine: () => EngineClient;
+  onProgress?: (done: number, total: number, caseId: string) => void;
+  signal?: AbortSignal;
+}
+
+/** Runs the contract; resolves with its report (passed or not). Throws when the base does not load. */
+export async function runCloudGate(o: CloudGateOptions): Promise<ContractReport> {
+  const dataDir = await mkdtemp(join(tmpdir(), "macaron-cycle-gate-"));
+  const core = await assembleCore(
+    { dataDir, initialModel: o.base, adaptersDir: o.liveDir, demoAdapters: false, log: () => undefined },
+    o.makeEngine,
+  );
+  try {
+    const status = core.engineStatus();
+    if (status.state !== "ready") throw new Error(`Cannot load ${o.base}: ${status.error ?? status.state}`);
+    const live: ContractTarget = {
+      resolve: (selection, text) => core.adapters.resolve(selection, text),
+      generate: (history, options, signal) => core.engine.generate(history, options, () => undefined, signal),
+    };
+    // Installing copied the live file into the core's folder: find it by the adapter's id.
+    const livePath = o.livePath
+      ? ((await live.resolve({ pinned: o.candidate.adapterId }, "")).adapters[0]?.path ?? null)
+      : null;
+    const candidate: ContractTarget = {
+      resolve: async (selection: AdapterSelection, text: string) => {
+        // Nothing live yet: the pinned domain answers with the candidate alone.
+        if (livePath === null && typeof selection === "object" && "pinned" in selection) {
+          const routing = await live.resolve("base", text);
+          return {
+            routing: { ...routing.routing, mode: "pinned" as const },
+            adapters: [{ path: o.candidatePath, scale: 1 }],
+          };
+        }
+        const r = await live.resolve(selection, text);
+        return {
+          routing: r.routing,
+          adapters: r.adapters.map((a) => (a.path === livePath ? { ...a, path: o.candidatePath } : a)),
+        };
+      },
+      generate: (history, options, signal) => live.generate(history, options, signal),
+    };
+    return await runContract(o.contract, {
+      target: candidate,
+      baseline: livePath ? live : undefined,
+      candidate: o.candidate,
+      shareAnswers: true,
+      systemPrompt: DEFAULT_SYSTEM_PROMPT,
+      onProgress: o.onProgress,
+      signal: o.signal,
+    });
+  } finally {
+    await core.close();
+    await rm(dataDir, { recursive: true, force: true });
+  }
+}
+
+/** The contract's cases of one domain (tag), with the thresholds that apply to them. */
+export function domainSuite(contract: Contract, domain: string): Contract {
+  const cases = contract.cases.filter((c) => c.tags.includes(domain));
+  if (cases.length === 0)
+    throw new Error(`The contract ${contract.contract} has no case tagged "${domain}".`);
+  return { ...contract, cases };
+}

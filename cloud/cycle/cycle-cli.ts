@@ -1,0 +1,131 @@
+/**
+ * `npm run cycle -- --cloud URL --admin-key K --domain D --base FILE.gguf [options]`: one
+ * improvement cycle (see cycle.ts). Exit 0 = the candidate passed and was published, 1 = the
+ * contract rejected it (nothing published; the failing cases are printed), 2 = it could not run.
+ */
+import { mkdtemp, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { parseArgs } from "node:util";
+import { loadContract } from "../../electron/core/contract/contract-schema";
+import { defaultContract } from "../../electron/core/contract/default-contract";
+import { formatReport } from "../../electron/core/contract/report-table";
+import { EngineSupervisor } from "../../electron/core/engine/supervisor";
+import { spawnNodeEngine } from "../../electron/core/engine/spawn-node";
+import { progressPrinter } from "../training/progress-printer";
+import { runCycle } from "./cycle";
+
+const USAGE = `Usage: npm run cycle -- --cloud URL --admin-key KEY --domain D --base FILE.gguf [options]
+
+  --cloud            the cloud service (its export, registry and publish endpoints)
+  --admin-key        the service's admin key
+  --domain           adapter id / domain to improve: chat, coding, agent, ui…
+  --base             the base model (GGUF) the adapters are trained for
+  --work DIR         working folder (exports, parent, candidate, contract.json)   default: a temp folder
+  --contract FILE    contract whose cases tagged D judge the candidate            default: the app's default contract
+  --steps N | --epochs N, --lr X, --rank R, --seed S, --batch-size B, --nproc N  trainer options
+  --bytes-per-token N  the base tokenizer's bytes per token, for the export's length limit (default 3)
+  --json FILE        write the cycle's result here`;
+
+function parse(argv: string[]) {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      cloud: { type: "string" },
+      "admin-key": { type: "string" },
+      domain: { type: "string" },
+      base: { type: "string" },
+      work: { type: "string" },
+      contract: { type: "string" },
+      steps: { type: "string" },
+      epochs: { type: "string" },
+      lr: { type: "string" },
+      rank: { type: "string" },
+      seed: { type: "string" },
+      "batch-size": { type: "string" },
+      nproc: { type: "string" },
+      "bytes-per-token": { type: "string" },
+      json: { type: "string" },
+      help: { type: "boolean", short: "h", default: false },
+    },
+    strict: true,
+  });
+  if (values.help) return null;
+  for (const name of ["cloud", "admin-key", "domain", "base"] as const)
+    if (!values[name]) throw new Error(`--${name} is required`);
+  const num = (v: string | undefined, name: string): number | undefined => {
+    if (v === undefined) return undefined;
+    const n = Number(v);
+    if (!Number.isFinite(n) || n <= 0) throw new Error(`--${name} must be a positive number`);
+    return n;
+  };
+  return {
+    cloud: values.cloud!,
+    adminKey: values["admin-key"]!,
+    domain: values.domain!,
+    base: resolve(values.base!),
+    work: values.work ? resolve(values.work) : undefined,
+    contract: values.contract ? resolve(values.contract) : undefined,
+    json: values.json ? resolve(values.json) : undefined,
+    bytesPerToken: num(values["bytes-per-token"], "bytes-per-token"),
+    training: {
+      steps: num(values.steps, "steps"),
+      epochs: num(values.epochs, "epochs"),
+      lr: num(values.lr, "lr"),
+      rank: num(values.rank, "rank"),
+      seed: values.seed === undefined ? undefined : Number(values.seed),
+      batchSize: num(values["batch-size"], "batch-size"),
+      nproc: num(values.nproc, "nproc"),
+    },
+  };
+}
+
+async function main(): Promise<number> {
+  let args;
+  try {
+    args = parse(process.argv.slice(2));
+  } catch (err) {
+    console.error(`${(err as Error).message}\n\n${USAGE}`);
+    return 2;
+  }
+  if (!args) {
+    console.log(USAGE);
+    return 0;
+  }
+  try {
+    const contract = args.contract ? await loadContract(args.contract) : defaultContract();
+    const training = Object.fromEntries(Object.entries(args.training).filter(([, v]) => v !== undefined));
+    const printer = progressPrinter({
+      write: (text) => process.stdout.write(text),
+      tty: Boolean(process.stdout.isTTY),
+    });
+    const result = await runCycle({
+      cloud: args.cloud,
+      adminKey: args.adminKey,
+      domain: args.domain,
+      base: args.base,
+      work: args.work ?? (await mkdtemp(join(tmpdir(), "macaron-cycle-"))),
+      contract,
+      training,
+      export: args.bytesPerToken ? { bytesPerToken: args.bytesPerToken } : undefined,
+      makeEngine: () => new EngineSupervisor(spawnNodeEngine(), { readyTimeoutMs: 60_000 }),
+      log: (l) => console.log(l),
+      onTrainProgress: printer.onProgress,
+    });
+    console.log(formatReport(result.contract));
+    if (args.json) await writeFile(args.json, `${JSON.stringify(result, null, 2)}\n`);
+    if (result.published) {
+      console.log(
+        `published ${result.published.id} ${result.published.version} (${result.seconds.total.toFixed(0)} s)`,
+      );
+      return 0;
+    }
+    console.log(`rejected: ${result.contract.failing.join(", ")}`);
+    return 1;
+  } catch (err) {
+    console.error((err as Error).message);
+    return 2;
+  }
+}
+
+process.exitCode = await main();

@@ -1,0 +1,61 @@
+/**
+ * The adapter registry from the publisher's side (the improvement cycle): read the index, pick
+ * a domain's live version, download a file with its sha256 checked, publish a new version.
+ */
+import { createHash } from "node:crypto";
+import { writeFile } from "node:fs/promises";
+import { MANIFEST_HEADER, RegistryEntry, RegistryIndex, type PublishManifest } from "./registry-protocol";
+
+export interface RegistryAccess {
+  /** Base URL of the service, e.g. http://127.0.0.1:8787. */
+  url: string;
+  adminKey: string;
+}
+
+/** GET /v1/registry/index.json, validated. */
+export async function fetchRegistryIndex(url: string, signal?: AbortSignal): Promise<RegistryIndex> {
+  const res = await fetch(new URL("/v1/registry/index.json", url), { signal });
+  if (!res.ok) throw new Error(`registry index: HTTP ${res.status}`);
+  return RegistryIndex.parse(await res.json());
+}
+
+/**
+ * The version of adapter `id` that is live on the registry side: the one published last. Null
+ * when the adapter was never published.
+ */
+export function liveEntry(index: RegistryIndex, id: string): RegistryEntry | null {
+  let live: RegistryEntry | null = null;
+  for (const e of index.adapters) if (e.id === id && (!live || e.publishedAt >= live.publishedAt)) live = e;
+  return live;
+}
+
+/** Downloads `entry`'s file to `dest`; throws when its sha256 is not the indexed one. */
+export async function downloadEntry(url: string, entry: RegistryEntry, dest: string): Promise<void> {
+  const res = await fetch(new URL(entry.url, url));
+  if (!res.ok) throw new Error(`download ${entry.id} ${entry.version}: HTTP ${res.status}`);
+  const bytes = Buffer.from(await res.arrayBuffer());
+  const sha = createHash("sha256").update(bytes).digest("hex");
+  if (sha !== entry.sha256)
+    throw new Error(`download ${entry.id} ${entry.version}: sha256 mismatch (${sha} ≠ ${entry.sha256})`);
+  await writeFile(dest, bytes);
+}
+
+/** POST one version to the registry; returns its index entry. */
+export async function publishAdapter(
+  access: RegistryAccess,
+  manifest: PublishManifest,
+  file: Uint8Array,
+): Promise<RegistryEntry> {
+  const res = await fetch(new URL("/v1/registry/publish", access.url), {
+    method: "POST",
+    headers: {
+      authorization: `Bearer ${access.adminKey}`,
+      "content-type": "application/octet-stream",
+      [MANIFEST_HEADER]: Buffer.from(JSON.stringify(manifest)).toString("base64url"),
+    },
+    body: file,
+  });
+  if (!res.ok)
+    throw new Error(`publish ${manifest.id} ${manifest.version}: HTTP ${res.status} ${await res.text()}`);
+  return RegistryEntry.parse(await res.json());
+}
