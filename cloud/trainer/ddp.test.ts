@@ -51,7 +51,16 @@ describe("torchrun --nproc_per_node 2", () => {
   it("gives the 1-process loss curve and adapter within tolerance, with events from rank 0 only", async () => {
     const one = await startTrainer(trainArgs("one"));
     const two = await startTrainer(trainArgs("two"), {
-      command: [PYTHON, "-m", "macaron_trainer.torchrun", "--standalone", "--nproc_per_node", "2", "-m", "macaron_trainer"],
+      command: [
+        PYTHON,
+        "-m",
+        "macaron_trainer.torchrun",
+        "--standalone",
+        "--nproc_per_node",
+        "2",
+        "-m",
+        "macaron_trainer",
+      ],
     });
     expectDone(one);
     expectDone(two);

@@ -46,15 +46,26 @@ describe("bad data", () => {
   });
 
   it("a malformed line is bad_data naming the line", async () => {
-    const data = await dataFile(tmp.path, "malformed", [...countingExamples(2), '{"kind":"sft","ids":[1,2'] as const);
-    await expectError(train(tmp.path, "x", { base, data }), "bad_data", /malformed\.jsonl line 3: malformed JSON/);
+    const data = await dataFile(tmp.path, "malformed", [
+      ...countingExamples(2),
+      '{"kind":"sft","ids":[1,2',
+    ] as const);
+    await expectError(
+      train(tmp.path, "x", { base, data }),
+      "bad_data",
+      /malformed\.jsonl line 3: malformed JSON/,
+    );
   });
 
   it("ids outside the vocabulary, a bad start or the wrong kind are bad_data", async () => {
     const cases: [string, object, RegExp][] = [
       ["vocab", sftLine([1, 2, 300], 1), /line 2: token id 300 .* outside the vocabulary \(0\.\.258\)/],
       ["start", sftLine([1, 2, 3], 3), /line 2: "start" must be an integer with 1 <= start < 3/],
-      ["kind", { kind: "dpo", prompt: [1], chosen: [2], rejected: [3] }, /line 2: kind 'dpo' is not accepted/],
+      [
+        "kind",
+        { kind: "dpo", prompt: [1], chosen: [2], rejected: [3] },
+        /line 2: kind 'dpo' is not accepted/,
+      ],
     ];
     for (const [name, line, message] of cases) {
       const data = await dataFile(tmp.path, name, [countingExamples(1)[0]!, line]);
@@ -63,7 +74,11 @@ describe("bad data", () => {
   });
 
   it("a missing data file is bad_data", async () => {
-    await expectError(train(tmp.path, "x", { base, data: join(tmp.path, "nope.jsonl") }), "bad_data", /does not exist/);
+    await expectError(
+      train(tmp.path, "x", { base, data: join(tmp.path, "nope.jsonl") }),
+      "bad_data",
+      /does not exist/,
+    );
   });
 });
 
@@ -74,14 +89,29 @@ describe("bad base and parent", () => {
     const { ["llama.block_count"]: _dropped, ...metadata } = spec.metadata;
     void _dropped;
     await writeGguf(noLayers, { ...spec, metadata });
-    await expectError(train(tmp.path, "x", { base: noLayers, data: good }), "bad_base", /llama\.block_count is missing/);
+    await expectError(
+      train(tmp.path, "x", { base: noLayers, data: good }),
+      "bad_base",
+      /llama\.block_count is missing/,
+    );
 
     const gpt2 = join(tmp.path, "gpt2.gguf");
-    await writeGguf(gpt2, { ...spec, metadata: { ...spec.metadata, "general.architecture": gv.str("gpt2") } });
-    await expectError(train(tmp.path, "x", { base: gpt2, data: good }), "bad_base", /general\.architecture is 'gpt2'/);
+    await writeGguf(gpt2, {
+      ...spec,
+      metadata: { ...spec.metadata, "general.architecture": gv.str("gpt2") },
+    });
+    await expectError(
+      train(tmp.path, "x", { base: gpt2, data: good }),
+      "bad_base",
+      /general\.architecture is 'gpt2'/,
+    );
 
     const adapter = await writeWrongBaseAdapter(join(tmp.path, "adapter-as-base.gguf"));
-    await expectError(train(tmp.path, "x", { base: adapter, data: good }), "bad_base", /adapter|general\.type/);
+    await expectError(
+      train(tmp.path, "x", { base: adapter, data: good }),
+      "bad_base",
+      /adapter|general\.type/,
+    );
   });
 
   it("refuses a parent adapter made for another base (bad_parent)", async () => {
@@ -118,9 +148,19 @@ describe("failures during training", () => {
   });
 
   it("bad arguments exit 2 with bad_args", async () => {
-    await expectError(runTrainer(["train", "--base", base]), "bad_args", /required: --data, --out, --report/, 2);
     await expectError(
-      runTrainer(["train", ...["--base", base, "--data", good, "--out", "o", "--report", "r"], "--targets", "attn_x"]),
+      runTrainer(["train", "--base", base]),
+      "bad_args",
+      /required: --data, --out, --report/,
+      2,
+    );
+    await expectError(
+      runTrainer([
+        "train",
+        ...["--base", base, "--data", good, "--out", "o", "--report", "r"],
+        "--targets",
+        "attn_x",
+      ]),
       "bad_args",
       /unknown target\(s\) attn_x/,
       2,

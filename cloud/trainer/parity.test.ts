@@ -110,7 +110,9 @@ describe("logits parity with llama.cpp", () => {
   it("small F16 base: within F16_TOLERANCE", async () => {
     // llama.cpp's CPU F16 matmul rounds the activations to F16 too; the trainer computes in F32.
     const delta = await compare(bases.f16!);
-    console.log(`parity small F16 base: max |Δ log p| = ${delta.toExponential(2)} (tolerance ${F16_TOLERANCE})`);
+    console.log(
+      `parity small F16 base: max |Δ log p| = ${delta.toExponential(2)} (tolerance ${F16_TOLERANCE})`,
+    );
     expect(delta).toBeLessThan(F16_TOLERANCE);
   });
 

@@ -1,4 +1,3 @@
-import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { tempDir } from "../../electron/core/testing/temp-dir";
@@ -6,9 +5,15 @@ import { readGguf } from "../../native/gguf/reader";
 import { tinyModelSpec } from "../../native/gguf/tiny-model";
 import { writeGguf } from "../../native/gguf/writer";
 import { bytes } from "./testing/datasets";
-import { dataFile, losses, mean } from "./testing/fixtures";
+import { dataFile, losses, mean, readReport } from "./testing/fixtures";
 import { llamaLogProbs, loadTestLlama, logSoftmax, maxAbsDiff } from "./testing/llama-logprobs";
-import { assertTorchAvailable, eventsNamed, expectDone, runTrainer, trainerLogits } from "./testing/trainer-process";
+import {
+  assertTorchAvailable,
+  eventsNamed,
+  expectDone,
+  runTrainer,
+  trainerLogits,
+} from "./testing/trainer-process";
 
 /** Full-parameter pretraining writes a base model llama.cpp runs, with the input's layout. */
 
@@ -24,7 +29,10 @@ beforeAll(async () => {
   corpus = await dataFile(
     tmp.path,
     "corpus",
-    Array.from({ length: 32 }, (_, i) => ({ kind: "lm", ids: bytes(TEXT.slice((i * 7) % 60, ((i * 7) % 60) + 48)) })),
+    Array.from({ length: 32 }, (_, i) => ({
+      kind: "lm",
+      ids: bytes(TEXT.slice((i * 7) % 60, ((i * 7) % 60) + 48)),
+    })),
   );
 });
 
@@ -57,7 +65,7 @@ describe("pretrain", () => {
       expect(curve).toHaveLength(16);
       expect(mean(curve.slice(-3))).toBeLessThan(0.5 * mean(curve.slice(0, 3)));
       expect(eventsNamed(run, "start")[0]!.trainableParams).toBeGreaterThan(100_000);
-      expect(JSON.parse(readFileSync(report, "utf8"))).toMatchObject({ method: "pretrain", stepsDone: 16 });
+      expect(readReport(report)).toMatchObject({ method: "pretrain", stepsDone: 16 });
 
       const [before, after] = await Promise.all([readGguf(base), readGguf(out)]);
       expect(after.metadata["general.name"]).toBe("Pretrained tiny");
@@ -76,7 +84,9 @@ describe("pretrain", () => {
       const theirs = await llamaLogProbs(model, 259, tokens);
       await model.dispose();
       const delta = maxAbsDiff(theirs, logSoftmax(await trainerLogits(out, tokens)));
-      console.log(`parity pretrained tiny base: max |Δ log p| = ${delta.toExponential(2)} (tolerance ${TOLERANCE})`);
+      console.log(
+        `parity pretrained tiny base: max |Δ log p| = ${delta.toExponential(2)} (tolerance ${TOLERANCE})`,
+      );
       expect(delta).toBeLessThan(TOLERANCE);
       // It learnt the corpus: after "the cat sat on the", " " is likely and then "mat".
       expect(Math.exp(theirs.at(-1)![" ".charCodeAt(0)]!)).toBeGreaterThan(0.5);

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { tempDir } from "../../electron/core/testing/temp-dir";
 import { assertAdapterFits, readGguf } from "../../native/gguf/reader";
 import { chatPrompt, countingExamples, preferencePairs } from "./testing/datasets";
-import { completionLogProb, dataFile, losses, mean, train, writeBase } from "./testing/fixtures";
+import { dataFile, losses, mean, preferenceMargin, readReport, train, writeBase } from "./testing/fixtures";
 import { llamaLogProbs, loadTestLlama } from "./testing/llama-logprobs";
 import { assertTorchAvailable, eventsNamed, expectDone, startTrainer } from "./testing/trainer-process";
 
@@ -32,17 +32,23 @@ describe("train --method sft", () => {
     const done = expectDone(run);
     expect(done).toMatchObject({ adapter: run.out, report: run.report });
     const start = eventsNamed(run, "start")[0]!;
-    expect(start).toMatchObject({ examples: 64, heldoutExamples: 16, steps: 24, device: "cpu", worldSize: 1 });
+    expect(start).toMatchObject({
+      examples: 64,
+      heldoutExamples: 16,
+      steps: 24,
+      device: "cpu",
+      worldSize: 1,
+    });
     const curve = losses(run);
     expect(curve).toHaveLength(24);
     expect(mean(curve.slice(-4))).toBeLessThan(0.6 * mean(curve.slice(0, 4)));
 
-    const report = JSON.parse(readFileSync(run.report, "utf8")) as Record<string, any>;
+    const report = readReport(run.report);
     expect(report.method).toBe("sft");
     expect(report.hyperparameters).toMatchObject({ rank: 8, alpha: 16, steps: 24, batchSize: 8 });
     expect(report.data).toMatchObject({ examples: 64 });
     expect(report.lossCurve).toHaveLength(24);
-    expect(report.heldout.lossAfter).toBeLessThan(report.heldout.lossBefore);
+    expect(report.heldout!.lossAfter).toBeLessThan(report.heldout!.lossBefore);
     expect(report.parent).toBeNull();
     expect(existsSync(`${run.out}.ckpt`)).toBe(false);
 
@@ -83,7 +89,17 @@ describe("train --method sft", () => {
     expect(eventsNamed(whole, "checkpoint")).toHaveLength(14);
 
     const out = join(tmp.path, "killed.gguf");
-    const args = ["train", "--base", base, "--data", sft, "--out", out, "--report", join(tmp.path, "killed.json")];
+    const args = [
+      "train",
+      "--base",
+      base,
+      "--data",
+      sft,
+      "--out",
+      out,
+      "--report",
+      join(tmp.path, "killed.json"),
+    ];
     const killed = await startTrainer([...args, ...flags], {
       onEvent: (event, child) => {
         if (event.event === "checkpoint") child.kill("SIGKILL");
@@ -100,8 +116,7 @@ describe("train --method sft", () => {
     expect(resumed.stderr).toMatch(/resumed from checkpoint at step 10/);
     expect(eventsNamed(resumed, "progress")[0]!.step).toBe(11);
     expect(readFileSync(out).equals(readFileSync(whole.out))).toBe(true);
-    const report = JSON.parse(readFileSync(join(tmp.path, "killed.json"), "utf8")) as { lossCurve: unknown[] };
-    expect(report.lossCurve).toHaveLength(150);
+    expect(readReport(join(tmp.path, "killed.json")).lossCurve).toHaveLength(150);
   });
 
   it("ignores a checkpoint of another configuration and says so", async () => {
@@ -109,7 +124,18 @@ describe("train --method sft", () => {
     const flags = ["--steps", "60", "--checkpoint-every", "5", "--checkpoint-dir", dir];
     const out = join(tmp.path, "cfg-a.gguf");
     const a = await startTrainer(
-      ["train", "--base", base, "--data", sft, "--out", out, "--report", join(tmp.path, "cfg-a.json"), ...flags],
+      [
+        "train",
+        "--base",
+        base,
+        "--data",
+        sft,
+        "--out",
+        out,
+        "--report",
+        join(tmp.path, "cfg-a.json"),
+        ...flags,
+      ],
       { onEvent: (e, child) => void (e.event === "checkpoint" && child.kill("SIGKILL")) },
     );
     expect(a.signal).toBe("SIGKILL");
@@ -127,13 +153,17 @@ describe("train --method sft", () => {
     });
     expectDone(parent);
     const fresh = losses(parent)[0]!;
-    const child = await train(tmp.path, "child", { base, data: sft, flags: [...SHORT, "--from", parent.out] });
+    const child = await train(tmp.path, "child", {
+      base,
+      data: sft,
+      flags: [...SHORT, "--from", parent.out],
+    });
     expectDone(child);
     expect(losses(child)[0]!).toBeLessThan(fresh * 0.8);
-    const report = JSON.parse(readFileSync(child.report, "utf8")) as Record<string, any>;
+    const report = readReport(child.report);
     expect(report.hyperparameters).toMatchObject({ rank: 4, alpha: 4, targets: ["attn_q", "attn_v"] });
     expect(report.parent).toMatchObject({ path: parent.out });
-    expect(report.parent.sha256).toMatch(/^[0-9a-f]{64}$/);
+    expect(report.parent!.sha256).toMatch(/^[0-9a-f]{64}$/);
     const tensors = (await readGguf(child.out)).tensors.map((t) => t.name);
     expect(tensors.every((n) => /attn_[qv]\.weight\.lora_[ab]$/.test(n))).toBe(true);
   });
@@ -154,11 +184,8 @@ describe("train --method dpo", () => {
     expect(curve[0]!).toBeCloseTo(Math.log(2), 4);
     expect(curve.at(-1)!).toBeLessThan(curve[0]!);
     const pair = pairs[0] as { prompt: number[]; chosen: number[]; rejected: number[] };
-    const margin = async (adapter?: string) =>
-      (await completionLogProb(base, pair.prompt, pair.chosen, adapter)) -
-      (await completionLogProb(base, pair.prompt, pair.rejected, adapter));
-    const before = await margin();
-    const after = await margin(run.out);
+    const before = await preferenceMargin(base, pair);
+    const after = await preferenceMargin(base, pair, run.out);
     console.log(`DPO margin on pair 0: ${before.toFixed(3)} -> ${after.toFixed(3)}`);
     expect(after).toBeGreaterThan(before + 1);
   });

@@ -14,6 +14,8 @@ from .events import log
 from .storage import atomic_write
 
 _NAME = re.compile(r"^step-(\d{8})\.pt$")
+# What a write killed half-way leaves (storage.atomic_write's temp file).
+_TEMP = re.compile(r"^\.step-\d{8}\.pt\.\d+\.tmp$")
 
 
 def config_hash(config):
@@ -61,6 +63,12 @@ class Checkpoints:
     def remove_all(self):
         for path in self._files():
             os.remove(path)
+        try:
+            temps = [n for n in os.listdir(self.directory) if _TEMP.match(n)]
+        except FileNotFoundError:
+            temps = []
+        for name in temps:
+            os.remove(os.path.join(self.directory, name))
         try:
             os.rmdir(self.directory)
         except OSError:

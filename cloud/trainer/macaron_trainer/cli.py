@@ -54,7 +54,9 @@ def _common(p, lr, batch_size):
     p.add_argument("--threads", type=_positive_int, default=1)
     p.add_argument("--device", choices=("cpu", "cuda", "mps", "auto"), default="cpu")
     p.add_argument("--max-seconds", type=float, default=None)
-    p.add_argument("--warmup", type=int, default=None, help="warmup steps (default: 5%% of the steps, at most 20)")
+    p.add_argument(
+        "--warmup", type=int, default=None, help="warmup steps (default: 5%% of the steps, at most 20)"
+    )
     p.add_argument("--heldout")
 
 
@@ -80,7 +82,8 @@ def build_parser():
     logits.add_argument("--base", required=True)
     logits.add_argument("--adapter")
     logits.add_argument("--scale", type=float, default=1.0)
-    logits.add_argument("--tokens", required=True)
+    # Repeatable: one logits event per --tokens, in order (one process for several sequences).
+    logits.add_argument("--tokens", required=True, action="append")
     logits.add_argument("--threads", type=_positive_int, default=1)
     return parser
 

@@ -61,24 +61,26 @@ def _ids(obj, key, where, vocab, min_len=1):
         raise TrainerError("bad_data", f"{where}: \"{key}\" needs at least {min_len} token(s)")
     for t in value:
         if t < 0 or t >= vocab:
-            raise TrainerError("bad_data", f"{where}: token id {t} in \"{key}\" is outside the vocabulary (0..{vocab - 1})")
+            raise TrainerError(
+                "bad_data", f"{where}: token id {t} in \"{key}\" is outside the vocabulary (0..{vocab - 1})"
+            )
     return value
 
 
 def _parse(obj, where, kinds, vocab, context):
     kind = obj.get("kind") if isinstance(obj, dict) else None
     if kind not in kinds:
-        raise TrainerError("bad_data", f"{where}: kind {kind!r} is not accepted here (expected {' or '.join(kinds)})")
+        expected = " or ".join(kinds)
+        raise TrainerError("bad_data", f"{where}: kind {kind!r} is not accepted here (expected {expected})")
     if kind == "dpo":
-        example = PairExample(
-            _ids(obj, "prompt", where, vocab), _ids(obj, "chosen", where, vocab), _ids(obj, "rejected", where, vocab)
-        )
+        example = PairExample(*(_ids(obj, key, where, vocab) for key in ("prompt", "chosen", "rejected")))
         longest = len(example.prompt) + max(len(example.chosen), len(example.rejected))
     else:
         ids = _ids(obj, "ids", where, vocab, min_len=2)
         start = obj.get("start", 1) if kind == "lm" else obj.get("start")
         if not isinstance(start, int) or isinstance(start, bool) or not 1 <= start < len(ids):
-            raise TrainerError("bad_data", f"{where}: \"start\" must be an integer with 1 <= start < {len(ids)}")
+            message = f"{where}: \"start\" must be an integer with 1 <= start < {len(ids)}"
+            raise TrainerError("bad_data", message)
         example, longest = SeqExample(ids, start), len(ids)
     if longest > context:
         raise TrainerError("bad_data", f"{where}: {longest} tokens do not fit the context length {context}")

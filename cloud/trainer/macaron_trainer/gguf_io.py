@@ -241,12 +241,3 @@ def write_gguf(path, metadata, tensors):
 
 def str_value(s):
     return MetaValue(T_STR, s)
-
-
-def f32_value(x):
-    return MetaValue(T_F32, float(x))
-
-
-def u32_value(x):
-    return MetaValue(T_U32, int(x))
-

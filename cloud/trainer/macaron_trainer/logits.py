@@ -10,19 +10,26 @@ from .model import load_base
 
 def run_logits(args):
     torch.set_num_threads(args.threads)
+    sequences = [_parse_tokens(text) for text in args.tokens]
+    _, cfg, model = load_base(args.base)
+    for tokens in sequences:
+        bad = [t for t in tokens if t < 0 or t >= cfg.vocab]
+        if bad:
+            raise TrainerError("bad_args", f"token {bad[0]} is outside the vocabulary (size {cfg.vocab})")
+    if args.adapter:
+        load_adapter(model, args.adapter, scale=args.scale, arch=cfg.arch)
+    model.eval()
+    for tokens in sequences:
+        with torch.no_grad():
+            logits = model(torch.tensor([tokens], dtype=torch.long))[0]
+        emit("logits", logits=logits.tolist())
+
+
+def _parse_tokens(text):
     try:
-        tokens = [int(t) for t in args.tokens.split(",") if t.strip()]
+        tokens = [int(t) for t in text.split(",") if t.strip()]
     except ValueError as err:
         raise TrainerError("bad_args", f"--tokens must be comma-separated integers: {err}") from err
     if not tokens:
         raise TrainerError("bad_args", "--tokens is empty")
-    _, cfg, model = load_base(args.base)
-    bad = [t for t in tokens if t < 0 or t >= cfg.vocab]
-    if bad:
-        raise TrainerError("bad_args", f"token {bad[0]} is outside the vocabulary (size {cfg.vocab})")
-    if args.adapter:
-        load_adapter(model, args.adapter, scale=args.scale, arch=cfg.arch)
-    model.eval()
-    with torch.no_grad():
-        logits = model(torch.tensor([tokens], dtype=torch.long))[0]
-    emit("logits", logits=[[float(x) for x in row] for row in logits.tolist()])
+    return tokens

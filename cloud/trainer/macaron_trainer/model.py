@@ -56,10 +56,11 @@ def config_from_gguf(gguf):
             + ", ".join(SUPPORTED_ARCHITECTURES),
         )
     if gguf.get("general.type", "model") != "model":
-        raise TrainerError("bad_base", f"{gguf.path}: general.type is {gguf.get('general.type')!r}, not a base model")
+        kind = gguf.get("general.type")
+        raise TrainerError("bad_base", f"{gguf.path}: general.type is {kind!r}, not a base model")
     p = arch + "."
     if gguf.get(p + "expert_count", 0):
-        raise TrainerError("bad_base", f"{gguf.path}: {p}expert_count > 0 (mixture of experts) is not supported")
+        raise TrainerError("bad_base", f"{gguf.path}: {p}expert_count > 0 (mixture of experts): unsupported")
     embedding = int(_required(gguf, p + "embedding_length"))
     heads = int(_required(gguf, p + "attention.head_count"))
     head_dim = int(gguf.get(p + "attention.key_length", embedding // heads))
@@ -73,7 +74,7 @@ def config_from_gguf(gguf):
     elif scaling not in ("none", None):
         raise TrainerError("bad_base", f"{gguf.path}: {p}rope.scaling.type {scaling!r} is not supported")
     if "rope_freqs.weight" in gguf.tensors:
-        raise TrainerError("bad_base", f"{gguf.path}: tensor rope_freqs.weight (llama3 rope scaling) is not supported")
+        raise TrainerError("bad_base", f"{gguf.path}: rope_freqs.weight (llama3 rope scaling) is unsupported")
     cfg = LlamaConfig(
         arch=arch,
         embedding=embedding,

@@ -48,7 +48,7 @@ class PretrainSession(Session):
         metadata = dict(base.metadata)  # same keys, types and order
         if self.args.name:
             metadata["general.name"] = str_value(self.args.name)
-        trained = {name: p.detach().cpu().float().numpy() for name, p in self.model.named_gguf_tensors().items()}
+        trained = {n: p.detach().cpu().float().numpy() for n, p in self.model.named_gguf_tensors().items()}
         tensors = []
         for name, info in base.tensors.items():
             array = trained[name] if name in trained else base.tensor(name)

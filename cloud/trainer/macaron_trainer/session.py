@@ -11,7 +11,6 @@ from . import __version__
 from .checkpoint import Checkpoints, config_hash
 from .data import load_dataset
 from .distributed import init_distributed
-from .errors import TrainerError
 from .events import emit, log
 from .loop import LoopOptions, LoopResult, Trainer
 from .storage import atomic_write, sha256_file
@@ -62,7 +61,9 @@ class Session:
     def _load_data(self, vocab, context):
         args = self.args
         self.data = load_dataset(args.data, self.kinds, vocab, context)
-        self.heldout = load_dataset(args.heldout, self.kinds, vocab, context, "held-out data") if args.heldout else None
+        self.heldout = None
+        if args.heldout:
+            self.heldout = load_dataset(args.heldout, self.kinds, vocab, context, "held-out data")
 
     def _options(self):
         args = self.args
@@ -155,7 +156,12 @@ class Session:
             "seed": args.seed,
             **self.report_extra(),
             "base": {"path": args.base, "sha256": self.base_sha},
-            "data": {"path": args.data, "sha256": self.data.sha256, "examples": len(self.data.examples), "tokens": self.data.tokens},
+            "data": {
+                "path": args.data,
+                "sha256": self.data.sha256,
+                "examples": len(self.data.examples),
+                "tokens": self.data.tokens,
+            },
             "heldout": None
             if self.heldout is None
             else {

@@ -25,9 +25,8 @@ class SequenceObjective:
     def loss_sum(self, module, examples):
         inputs, targets = seq_batch(examples, self.device)
         logits = module(inputs)
-        return F.cross_entropy(
-            logits.reshape(-1, logits.shape[-1]).float(), targets.reshape(-1), ignore_index=IGNORE, reduction="sum"
-        )
+        flat = logits.reshape(-1, logits.shape[-1]).float()
+        return F.cross_entropy(flat, targets.reshape(-1), ignore_index=IGNORE, reduction="sum")
 
     def eval_loss_sum(self, model, examples):
         with torch.no_grad():

@@ -27,7 +27,8 @@ class LoraSession(Session):
                 model, args.parent, dropout=args.dropout, arch=cfg.arch
             )
             self.parent_sha = sha256_file(args.parent)
-            log(f"continuing from {args.parent}: rank {self.rank}, alpha {self.alpha}, targets {','.join(self.targets)}")
+            targets = ",".join(self.targets)
+            log(f"continuing from {args.parent}: rank {self.rank}, alpha {self.alpha}, targets {targets}")
         else:
             targets = list(args.targets)
             if "output" in targets and model.tied:
@@ -73,7 +74,8 @@ class LoraSession(Session):
 
     def write_output(self, result):
         # A fixed name (not the output path) keeps the bytes a function of the inputs only.
-        write_adapter(self.args.out, self.deltas, self.alpha, self.base_gguf, name=f"macaron {self.method} LoRA")
+        name = f"macaron {self.method} LoRA"
+        write_adapter(self.args.out, self.deltas, self.alpha, self.base_gguf, name=name)
 
 
 def run_train(args):

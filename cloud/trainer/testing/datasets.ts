@@ -35,7 +35,7 @@ const ANIMALS = ["cat", "dog", "fish", "bird", "frog", "lion", "bear", "wolf", "
 export function countingExamples(n: number): object[] {
   return Array.from({ length: n }, (_, i) => {
     const animal = ANIMALS[i % ANIMALS.length]!;
-    const count = (i * 7) % 9 + 1;
+    const count = ((i * 7) % 9) + 1;
     return chatExample(`How many ${animal}s? ${count}`, `There are ${count} ${animal}s.`);
   });
 }

@@ -1,8 +1,15 @@
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { tinyModelSpec, type TinyModelSize } from "../../../native/gguf/tiny-model";
 import { writeGguf } from "../../../native/gguf/writer";
 import { writeJsonl } from "./datasets";
-import { eventsNamed, runTrainer, trainerLogits, type TrainerEvent, type TrainerRun } from "./trainer-process";
+import {
+  eventsNamed,
+  runTrainer,
+  trainerLogitsMany,
+  type TrainerEvent,
+  type TrainerRun,
+} from "./trainer-process";
 
 /** Writes the generated demo base of `size` into `dir`; returns its path. */
 export async function writeBase(dir: string, size: TinyModelSize = "tiny"): Promise<string> {
@@ -20,7 +27,18 @@ export async function train(
   const out = join(dir, `${name}.gguf`);
   const report = join(dir, `${name}.json`);
   const run = await runTrainer(
-    ["train", "--base", opts.base, "--data", opts.data, "--out", out, "--report", report, ...(opts.flags ?? [])],
+    [
+      "train",
+      "--base",
+      opts.base,
+      "--data",
+      opts.data,
+      "--out",
+      out,
+      "--report",
+      report,
+      ...(opts.flags ?? []),
+    ],
     opts.env,
   );
   return { ...run, out, report };
@@ -47,23 +65,46 @@ export function dataFile(dir: string, name: string, lines: readonly (object | st
 }
 
 /**
- * Sum of log p(completion | prompt) under the trainer's forward pass (base, or base + adapter):
- * the quantity DPO moves.
+ * log p(chosen | prompt) - log p(rejected | prompt) under the trainer's forward pass (base, or
+ * base + adapter), each the sum over the completion tokens: the margin DPO widens.
  */
-export async function completionLogProb(
+export async function preferenceMargin(
   base: string,
-  prompt: readonly number[],
-  completion: readonly number[],
+  pair: { prompt: readonly number[]; chosen: readonly number[]; rejected: readonly number[] },
   adapter?: string,
 ): Promise<number> {
-  const tokens = [...prompt, ...completion];
-  const logits = await trainerLogits(base, tokens, adapter ? { path: adapter, scale: 1 } : undefined);
-  let total = 0;
-  for (let i = prompt.length; i < tokens.length; i++) {
-    const row = logits[i - 1]!;
-    const max = Math.max(...row);
-    const logSum = max + Math.log(row.reduce((acc, x) => acc + Math.exp(x - max), 0));
-    total += row[tokens[i]!]! - logSum;
-  }
-  return total;
+  const sequences = [pair.chosen, pair.rejected].map((c) => [...pair.prompt, ...c]);
+  const logits = await trainerLogitsMany(base, sequences, adapter ? { path: adapter, scale: 1 } : undefined);
+  const [chosen, rejected] = sequences.map((tokens, s) => {
+    let total = 0;
+    for (let i = pair.prompt.length; i < tokens.length; i++) {
+      const row = logits[s]![i - 1]!;
+      const max = Math.max(...row);
+      const logSum = max + Math.log(row.reduce((acc, x) => acc + Math.exp(x - max), 0));
+      total += row[tokens[i]!]! - logSum;
+    }
+    return total;
+  });
+  return chosen! - rejected!;
+}
+
+/** The parts of REPORT.json the tests read. */
+export interface TrainReport {
+  readonly method: string;
+  readonly hyperparameters: Readonly<Record<string, unknown>>;
+  readonly data: { readonly examples: number; readonly tokens: number; readonly sha256: string };
+  readonly heldout: {
+    readonly examples: number;
+    readonly lossBefore: number;
+    readonly lossAfter: number;
+  } | null;
+  readonly parent: { readonly path: string; readonly sha256: string } | null;
+  readonly lossCurve: readonly (readonly [number, number])[];
+  readonly stepsDone: number;
+  readonly tokensPerSecond: number;
+}
+
+/** Reads a trainer REPORT.json. */
+export function readReport(path: string): TrainReport {
+  return JSON.parse(readFileSync(path, "utf8")) as TrainReport;
 }

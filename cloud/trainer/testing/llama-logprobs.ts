@@ -62,7 +62,10 @@ export function logSoftmax(rows: readonly (readonly number[])[]): number[][] {
  * Largest |a - b| over entries where llama.cpp's probability is a normal float32 (log p > -80):
  * below that, float32 probabilities lose precision and the log says nothing about the logits.
  */
-export function maxAbsDiff(llama: readonly (readonly number[])[], ours: readonly (readonly number[])[]): number {
+export function maxAbsDiff(
+  llama: readonly (readonly number[])[],
+  ours: readonly (readonly number[])[],
+): number {
   let max = 0;
   let compared = 0;
   llama.forEach((row, i) =>

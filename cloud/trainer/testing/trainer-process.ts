@@ -120,16 +120,27 @@ export function expectDone(run: TrainerRun): TrainerEvent {
   return done;
 }
 
+/** Raw next-token logits at every position of each sequence, from one `macaron_trainer logits`. */
+export async function trainerLogitsMany(
+  base: string,
+  sequences: readonly (readonly number[])[],
+  adapter?: { path: string; scale: number },
+): Promise<number[][][]> {
+  const args = ["logits", "--base", base, ...sequences.flatMap((tokens) => ["--tokens", tokens.join(",")])];
+  if (adapter) args.push("--adapter", adapter.path, "--scale", String(adapter.scale));
+  const run = await runTrainer(args);
+  const events = eventsNamed(run, "logits");
+  if (run.code !== 0 || events.length !== sequences.length) {
+    throw new Error(`logits failed (${run.code}): ${run.stderr}`);
+  }
+  return events.map((e) => e.logits as number[][]);
+}
+
 /** Raw next-token logits at every position from `macaron_trainer logits`. */
 export async function trainerLogits(
   base: string,
   tokens: readonly number[],
   adapter?: { path: string; scale: number },
 ): Promise<number[][]> {
-  const args = ["logits", "--base", base, "--tokens", tokens.join(",")];
-  if (adapter) args.push("--adapter", adapter.path, "--scale", String(adapter.scale));
-  const run = await runTrainer(args);
-  const event = eventsNamed(run, "logits")[0];
-  if (run.code !== 0 || !event) throw new Error(`logits failed (${run.code}): ${run.stderr}`);
-  return event.logits as number[][];
+  return (await trainerLogitsMany(base, [tokens], adapter))[0]!;
 }
