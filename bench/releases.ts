@@ -1,6 +1,6 @@
 /**
  * `npm run bench -- releases [--runs N]`: the release loop on the tiny demo model with the real
- * engine and the local cloud service: the default contract's run time (live set, CLI path),
+ * engine and the local cloud service: the smoke contract's run time (live set, CLI path),
  * the time from "update available" (a new coding version in the registry index) to live
  * (check + download + sha256 + validation + gate + promotion), and a rollback.
  */
@@ -15,7 +15,7 @@ import { encodeGguf, gv } from "../native/gguf/writer";
 import type { Result } from "../electron/api";
 import { DEFAULT_SYSTEM_PROMPT } from "../electron/core/chat/turn-pipeline";
 import { runContract } from "../electron/core/contract/contract-runner";
-import { defaultContract } from "../electron/core/contract/default-contract";
+import { smokeContract } from "../electron/core/contract/default-contract";
 import { EngineSupervisor } from "../electron/core/engine/supervisor";
 import { spawnTestEngine } from "../electron/core/testing/real-engine";
 import { assembleCore } from "../electron/core/index";
@@ -32,6 +32,8 @@ export async function benchReleases(opts: { runs: number }): Promise<void> {
       initialModel: fixtures.basePath,
       adaptersDir: fixtures.adaptersDir,
       demoAdapters: false,
+      // The fixture adapters answer with markers: the smoke contract is their gate.
+      contract: smokeContract(),
       registryUrl: cloud.url,
       updatesInitialDelayMs: 3_600_000,
       log: () => undefined,
@@ -43,7 +45,7 @@ export async function benchReleases(opts: { runs: number }): Promise<void> {
     if (!r.ok) throw new Error(`${method}: ${r.error.message}`);
     return r.value;
   };
-  const contract = defaultContract();
+  const contract = smokeContract();
   const contractMs: number[] = [];
   const updateMs: number[] = [];
   const rollbackMs: number[] = [];
@@ -63,7 +65,7 @@ export async function benchReleases(opts: { runs: number }): Promise<void> {
       const t0 = performance.now();
       const r = await runContract(contract, { target, systemPrompt: DEFAULT_SYSTEM_PROMPT });
       contractMs.push(performance.now() - t0);
-      if (!r.passed) throw new Error(`the default contract failed: ${r.failing.join(", ")}`);
+      if (!r.passed) throw new Error(`the smoke contract failed: ${r.failing.join(", ")}`);
 
       const version = `2.0.${i}`;
       const spec = demoAdapterSpec("coding");
@@ -97,7 +99,7 @@ export async function benchReleases(opts: { runs: number }): Promise<void> {
     "releases",
     [
       {
-        name: `default contract (${contract.cases.length} cases, tiny model)`,
+        name: `smoke contract (${contract.cases.length} cases, tiny model)`,
         medianMs: median(contractMs),
         maxMs: Math.max(...contractMs),
       },

@@ -51,7 +51,8 @@ async function start(page: Page) {
   server = await ServerProcess.start({
     model: join(fixturesDir(), "base.gguf"),
     extraArgs: ["--max-tokens", "12"],
-    env: { MACARON_REGISTRY_URL: cloud.url },
+    // The fixture adapters answer with markers: the smoke contract is their gate.
+    env: { MACARON_REGISTRY_URL: cloud.url, MACARON_CONTRACT: "smoke" },
   });
   for (const id of ADAPTERS) await server.call("adapters.install", { path: adapterFile(id) });
   const versions = await server.call<VersionRow[]>("adapters.versions", { id: "coding" });
@@ -97,7 +98,7 @@ test("registry updates: the passing version goes live, the regressing one is rej
   await expect(newest).toContainText("Promoted");
   await expect(newest).toContainText("coding 1.0.0 → 2.0.0");
   await expect(newest).toContainText("Coding 2.0.0");
-  await expect(newest).toContainText("macaron-default@1.0.0");
+  await expect(newest).toContainText("macaron-smoke@1.0.0");
   await expect(newest).toContainText(baseSha256().slice(0, 12));
   await ui.closeSettings();
 
@@ -114,7 +115,7 @@ test("registry updates: the passing version goes live, the regressing one is rej
   await expect(ui.status(v2, "Live")).toBeVisible();
   await expect(v2).toContainText("From the update server");
   await expect(v2).toContainText(`export:coding.jsonl@sha256:${trained.exportSha256}`);
-  await expect(v2).toContainText(/Passed macaron-default 1\.0\.0/);
+  await expect(v2).toContainText(/Passed macaron-smoke 1\.0\.0/);
   await expect(ui.status(v1, "Retired")).toBeVisible();
   await expect(ui.status(v3, "Rejected")).toBeVisible();
   const failing = v3.getByRole("list", { name: "Failing cases" });
@@ -187,7 +188,7 @@ test("a new version installed from a file is staged, passes the contract and goe
   const card = ui.version(history, "1.1.0");
   await expect(card).toContainText("Installed from a file");
   await expect(ui.status(card, "Live")).toBeVisible();
-  await expect(card).toContainText(/Passed macaron-default 1\.0\.0/);
+  await expect(card).toContainText(/Passed macaron-smoke 1\.0\.0/);
   await expect(ui.status(ui.version(history, "1.0.0"), "Retired")).toBeVisible();
   expect(
     (await server.call<VersionRow[]>("adapters.versions", { id: "coding" })).find((v) => v.live)?.version,

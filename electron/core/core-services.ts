@@ -43,7 +43,8 @@ import { modelHandlers } from "./models/model-handlers";
 import { ModelFingerprint } from "./models/model-fingerprint";
 import { type ModelInspector, ModelService } from "./models/model-service";
 import { AdapterRouter } from "./router";
-import { defaultContract, DEFAULT_CONTRACT_LABEL } from "./contract/default-contract";
+import { type Contract, contractLabel } from "./contract/contract-schema";
+import { gateContract } from "./contract/default-contract";
 import { AdapterReleases } from "./releases/adapter-releases";
 import { AdapterUpdates } from "./releases/adapter-updates";
 import { gateEvaluator } from "./releases/gate-target";
@@ -76,6 +77,11 @@ export interface ServiceParts {
   updatesInitialDelayMs?: number;
   /** Test seam: runs inside the promotion/rollback transaction before it commits (fault injection). */
   releaseBeforeCommit?: (step: "promote" | "rollback") => void;
+  /**
+   * The contract the evaluation gate runs (tests on the marker-answering fixture adapters pass
+   * the smoke contract); default: the one MACARON_CONTRACT names, else the task contract.
+   */
+  contract?: Contract;
 }
 
 /** Handlers of every method except database.* (index.ts answers those, whatever the state). */
@@ -151,6 +157,7 @@ export async function startServices(
   const routing = new AdapterRouting({ registry, router, log });
   // Versions, the evaluation gate and releases; the gate generates at background priority.
   const releaseStore = new ReleaseStore(db);
+  const contract = parts.contract ?? gateContract();
   const releases = new AdapterReleases({
     store: releaseStore,
     adaptersDir: registry.dir,
@@ -161,8 +168,8 @@ export async function startServices(
       return path ? fingerprint.knownSha256(path) : null;
     },
     harnessVersion: harnessVersion(parts.appVersion ?? packageJson.version, harnessParts(systemPrompt)),
-    contractVersion: DEFAULT_CONTRACT_LABEL,
-    evaluate: gateEvaluator({ registry, router, engine, contract: defaultContract(), systemPrompt, log }),
+    contractVersion: contractLabel(contract),
+    evaluate: gateEvaluator({ registry, router, engine, contract, systemPrompt, log }),
     log,
     beforeCommit: parts.releaseBeforeCommit,
   });

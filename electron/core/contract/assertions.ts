@@ -1,6 +1,18 @@
+import type { GenerateResult } from "../engine/types";
 import { containsPii } from "../feedback/redaction";
 import type { Assertion, AssertionType } from "./contract-schema";
 import { validateJsonSchema } from "./json-schema";
+import {
+  checkCodeBlock,
+  checkGenuiDocument,
+  checkMaxChars,
+  checkNumberedPlan,
+  checkPlainText,
+  checkStopsOnItsOwn,
+  checkToolCall,
+  shown,
+  type TaskCheck,
+} from "./task-assertions";
 
 /** What one case produced: the material every assertion is checked against. */
 export interface CaseOutcome {
@@ -9,6 +21,8 @@ export interface CaseOutcome {
   adapters: string[];
   /** Routing + generation, ms. */
   latencyMs: number;
+  /** How the generation ended (null when unknown). */
+  stopReason: GenerateResult["stopReason"] | null;
 }
 
 export interface AssertionResult {
@@ -16,13 +30,6 @@ export interface AssertionResult {
   passed: boolean;
   /** A sentence a person can act on: what was expected, what came out. */
   detail: string;
-}
-
-const MAX_SHOWN = 80;
-
-function shown(text: string): string {
-  const t = text.length > MAX_SHOWN ? `${text.slice(0, MAX_SHOWN)}…` : text;
-  return JSON.stringify(t);
 }
 
 /**
@@ -33,7 +40,22 @@ export function checkAssertion(
   a: Exclude<Assertion, { type: "regression" }>,
   o: CaseOutcome,
 ): AssertionResult {
+  const task = (r: TaskCheck): AssertionResult => ({ type: a.type, ...r });
   switch (a.type) {
+    case "maxChars":
+      return task(checkMaxChars(o.output, a.max));
+    case "stopsOnItsOwn":
+      return task(checkStopsOnItsOwn(o.stopReason));
+    case "plainText":
+      return task(checkPlainText(o.output, a.singleLine ?? false));
+    case "codeBlock":
+      return task(checkCodeBlock(o.output, a.language));
+    case "genuiDocument":
+      return task(checkGenuiDocument(o.output, a.components));
+    case "numberedPlan":
+      return task(checkNumberedPlan(o.output, a.minSteps, a.maxSteps));
+    case "toolCall":
+      return task(checkToolCall(o.output, a.tool, a.arguments));
     case "contains": {
       const passed = o.output.includes(a.value);
       return {

@@ -1,7 +1,8 @@
 /**
- * `npm run contract` on the demo fixtures with the real engine: the fixture adapters pass the
- * default contract; a "coding" adapter built from the UI spec (answers "uuuu") fails it, and
- * the failing cases are named. One run goes through the real CLI process for the exit code.
+ * `npm run contract` on the demo fixtures with the real engine: the fixture adapters (which
+ * answer with markers, not tasks) pass the smoke contract; a "coding" adapter built from the UI
+ * spec (answers "uuuu") fails it, and the failing cases are named. One run goes through the
+ * real CLI process for the exit code.
  */
 import { execFile } from "node:child_process";
 import { cpSync, readFileSync, writeFileSync } from "node:fs";
@@ -19,6 +20,7 @@ const dir = tempDir("macaron-contract-cli-");
 let fixtures: FixturePaths;
 let brokenDir: string;
 const env = { ...process.env, MACARON_ENGINE_THREADS: "1" };
+const SMOKE = join(import.meta.dirname, "../../../resources/contracts/smoke.json");
 
 beforeAll(async () => {
   process.env.MACARON_ENGINE_THREADS = "1";
@@ -53,11 +55,11 @@ function io() {
 }
 
 describe("npm run contract", () => {
-  it("passes the default contract with the fixture adapters and writes the JSON report", async () => {
+  it("passes the smoke contract with the fixture adapters and writes the JSON report", async () => {
     const json = join(dir.path, "report.json");
     const t = io();
     const { code } = await runContractCommand(
-      ["--model", fixtures.basePath, "--adapters", fixtures.adaptersDir, "--json", json],
+      ["--model", fixtures.basePath, "--adapters", fixtures.adaptersDir, "--contract", SMOKE, "--json", json],
       t.io,
     );
     expect(t.err).toEqual([]);
@@ -65,7 +67,7 @@ describe("npm run contract", () => {
     expect(t.out.join("\n")).toMatch(/PASSED/);
     const report = JSON.parse(readFileSync(json, "utf8")) as ContractReport;
     expect(report).toMatchObject({
-      contract: "macaron-default",
+      contract: "macaron-smoke",
       version: "1.0.0",
       passed: true,
       failing: [],
@@ -86,6 +88,8 @@ describe("npm run contract", () => {
         fixtures.basePath,
         "--adapters",
         brokenDir,
+        "--contract",
+        SMOKE,
         "--json",
         json,
       ],
@@ -100,6 +104,41 @@ describe("npm run contract", () => {
     const report = JSON.parse(readFileSync(json, "utf8")) as ContractReport;
     expect(report.failing).toEqual(["coding-pinned", "coding-auto"]);
     expect(report.byTag.coding).toMatchObject({ passed: 0, total: 2, ok: false });
+  });
+
+  it("answers UI-mode cases under the catalog grammar and reports how each generation ended", async () => {
+    // The fixture UI adapter alone would print "uuuu": the grammar makes it write a document.
+    const file = join(dir.path, "ui-mode.json");
+    writeFileSync(
+      file,
+      JSON.stringify({
+        contract: "ui-mode",
+        version: "1.0.0",
+        cases: [
+          {
+            id: "ui-form",
+            conversation: [{ role: "user", content: "Show me a sign-up form." }],
+            mode: "ui",
+            format: "ui",
+            maxTokens: 48,
+            assertions: [{ type: "genuiDocument" }, { type: "stopsOnItsOwn" }],
+          },
+        ],
+      }),
+    );
+    const t = io();
+    const { code, report } = await runContractCommand(
+      ["--model", fixtures.basePath, "--adapters", fixtures.adaptersDir, "--contract", file],
+      t.io,
+    );
+    expect(code).toBe(1);
+    const c = report!.cases[0]!;
+    expect(c.output).toMatch(/^\{\s*"version":\s*1,\s*"blocks":/);
+    expect(c.stopReason).toBe("maxTokens");
+    expect(c.assertions.map((a) => [a.type, a.passed])).toEqual([
+      ["genuiDocument", false],
+      ["stopsOnItsOwn", false],
+    ]);
   });
 
   it("refuses bad arguments and an invalid contract with exit code 2", async () => {

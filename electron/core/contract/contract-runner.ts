@@ -1,7 +1,20 @@
 import type { AdapterSelection, RoutingInfo } from "../../api";
+import { grammarJsonSchema } from "../../api/genui";
 import type { AdapterUse, ChatTurn, GenerateOptions, GenerateResult } from "../engine/types";
+import { uiSystemPrompt } from "../genui/genui-prompt";
 import { type AssertionResult, caseScore, checkAssertion } from "./assertions";
 import type { Contract, ContractCase } from "./contract-schema";
+import { type CaseReport, type ContractReport, type LiveCase, summarize } from "./contract-verdict";
+
+export type {
+  CaseChange,
+  CaseReport,
+  ComparisonReport,
+  ContractReport,
+  LiveCase,
+  PairedRate,
+  TagReport,
+} from "./contract-verdict";
 
 /** The adapters and engine a contract runs against (the live set, or one with a candidate in it). */
 export interface ContractTarget {
@@ -13,55 +26,23 @@ export interface ContractTarget {
   generate(history: ChatTurn[], options: GenerateOptions, signal?: AbortSignal): Promise<GenerateResult>;
 }
 
-export interface CaseReport {
-  id: string;
-  description: string;
-  tags: string[];
-  mode: string;
-  passed: boolean;
-  /** Share of the case's assertions that passed (regression excluded). */
-  score: number;
-  assertions: AssertionResult[];
-  output: string;
-  /** Adapters that answered ("id@version"), first = first choice. */
-  adapters: string[];
-  latencyMs: number;
-  /** Set when the case could not run at all (e.g. the pinned adapter is not installed). */
-  error: string | null;
-}
-
-export interface TagReport {
-  passed: number;
-  total: number;
-  passRate: number;
-  threshold: number;
-  ok: boolean;
-}
-
-export interface ContractReport {
-  contract: string;
-  version: string;
-  startedAt: number;
-  durationMs: number;
-  passed: boolean;
-  passRate: number;
-  threshold: number;
-  /** Ids of the cases that failed, in contract order. */
-  failing: string[];
-  byTag: Record<string, TagReport>;
-  cases: CaseReport[];
-  /** The version under evaluation, when a candidate replaced a live adapter. */
-  candidate: { adapterId: string; version: string } | null;
-}
-
 export interface RunContractOptions {
+  /** What is evaluated: the candidate set (or the live set when nothing is compared). */
   target: ContractTarget;
   /**
-   * The live set, for `regression` assertions: each such case also runs against it, and the
-   * target's score must not fall below. Without it regression assertions pass ("nothing live").
+   * The live set. Cases with a `regression` assertion also run on it; with
+   * `thresholds.maxRegression` in the contract every case does, and the report compares the
+   * pass rates per tag and overall. Without it nothing is compared ("nothing live").
    */
   baseline?: ContractTarget;
   candidate?: { adapterId: string; version: string };
+  /**
+   * The target and the baseline run on the same engine and base model, and differ only in
+   * adapter files: a case they resolve to the same adapters (same files, same scales) gets the
+   * same greedy answer on both, so the live run reuses the candidate's answer instead of
+   * generating it again. The gate sets it; leave it off for targets that differ otherwise.
+   */
+  shareAnswers?: boolean;
   systemPrompt?: string;
   onProgress?: (done: number, total: number, caseId: string) => void;
   signal?: AbortSignal;
@@ -72,10 +53,23 @@ function selectionOf(mode: string): AdapterSelection {
   return mode === "auto" || mode === "base" ? mode : { pinned: mode };
 }
 
+/** The case's turns with the system prompt; UI cases get the UI instructions like the app's turns. */
 function historyOf(c: ContractCase, systemPrompt: string | undefined): ChatTurn[] {
   const turns: ChatTurn[] = c.conversation.map((m) => ({ role: m.role, text: m.content }));
-  if (systemPrompt && turns[0]?.role !== "system") turns.unshift({ role: "system", text: systemPrompt });
+  const ui = c.format === "ui";
+  const first = turns[0];
+  if (first?.role === "system") {
+    if (ui) turns[0] = { role: "system", text: uiSystemPrompt(first.text) };
+  } else if (ui) turns.unshift({ role: "system", text: uiSystemPrompt(systemPrompt ?? "") });
+  else if (systemPrompt) turns.unshift({ role: "system", text: systemPrompt });
   return turns;
+}
+
+let grammar: Record<string, unknown> | null = null;
+/** The catalog grammar of UI mode (the same one the chat pipeline uses), built once. */
+function uiGrammar(): Record<string, unknown> {
+  grammar ??= grammarJsonSchema();
+  return grammar;
 }
 
 interface Answer {
@@ -83,37 +77,52 @@ interface Answer {
   adapters: string[];
   adapterIds: string[];
   latencyMs: number;
+  stopReason: GenerateResult["stopReason"] | null;
   error: string | null;
+  /** What the engine was asked to apply, and what it answered: for sharing with the live run. */
+  uses: AdapterUse[] | null;
+  result: GenerateResult | null;
+  shared: boolean;
 }
 
-/** Answer one case greedily; a failure to resolve or generate becomes the case's error. */
+const sameUses = (a: AdapterUse[], b: AdapterUse[]): boolean => JSON.stringify(a) === JSON.stringify(b);
+
+/**
+ * Answer one case greedily; a failure to resolve or generate becomes the case's error. With
+ * `reuse`, a case resolved to the same adapters takes that answer instead of generating.
+ */
 async function answer(
   target: ContractTarget,
   c: ContractCase,
   contract: Contract,
   opts: RunContractOptions,
+  reuse: Answer | null,
 ): Promise<Answer> {
   const text = c.conversation[c.conversation.length - 1]!.content;
   try {
     const resolved = await target.resolve(selectionOf(c.mode), text);
-    const result = await target.generate(
-      historyOf(c, opts.systemPrompt),
-      {
-        temperature: 0,
-        maxTokens: c.maxTokens ?? contract.maxTokens,
-        adapters: resolved.adapters,
-        // Evaluation must be exact whatever the user's KV setting: nothing cached is reused stale.
-        kvPolicy: "reevaluate",
-      },
-      opts.signal,
-    );
+    const shared =
+      reuse?.uses && reuse.result && sameUses(reuse.uses, resolved.adapters) ? reuse.result : null;
+    const options: GenerateOptions = {
+      temperature: 0,
+      maxTokens: c.maxTokens ?? contract.maxTokens,
+      adapters: resolved.adapters,
+      // Evaluation must be exact whatever the user's KV setting: nothing cached is reused stale.
+      kvPolicy: "reevaluate",
+    };
+    if (c.format === "ui") options.jsonSchema = uiGrammar();
+    const result = shared ?? (await target.generate(historyOf(c, opts.systemPrompt), options, opts.signal));
     if (result.stopReason === "abort") throw new Error("the evaluation was cancelled");
     return {
       output: result.text,
       adapters: resolved.routing.adapters.map((a) => `${a.id}@${a.version}`),
       adapterIds: resolved.routing.adapters.map((a) => a.id),
       latencyMs: resolved.routing.latencyMs + result.durationMs,
+      stopReason: result.stopReason,
       error: null,
+      uses: resolved.adapters,
+      result,
+      shared: shared !== null,
     };
   } catch (err) {
     if (opts.signal?.aborted) throw err;
@@ -122,11 +131,16 @@ async function answer(
       adapters: [],
       adapterIds: [],
       latencyMs: 0,
+      stopReason: null,
       error: err instanceof Error ? err.message : String(err),
+      uses: null,
+      result: null,
+      shared: false,
     };
   }
 }
 
+/** Every assertion but `regression` (which needs the live version) on an answer. */
 function judge(c: ContractCase, a: Answer): AssertionResult[] {
   return c.assertions
     .filter((x) => x.type !== "regression")
@@ -137,27 +151,56 @@ function judge(c: ContractCase, a: Answer): AssertionResult[] {
             output: a.output,
             adapters: a.adapterIds,
             latencyMs: a.latencyMs,
+            stopReason: a.stopReason,
           }),
     );
 }
 
+const pct = (x: number): string => `${Math.round(x * 100)}%`;
+
+/** The smoke contract's per-case rule: the candidate's score is not below the live version's. */
+function regression(score: number, live: LiveCase | null): AssertionResult {
+  if (!live) return { type: "regression", passed: true, detail: "no live version to compare with" };
+  const passed = score >= live.score;
+  return {
+    type: "regression",
+    passed,
+    detail: `${pct(score)} of assertions pass, live version ${pct(live.score)}${passed ? "" : " (regressed)"}`,
+  };
+}
+
 /**
- * Run every case of `contract` against `opts.target` (greedy, bounded answers, one at a time)
- * and judge the thresholds. Never throws for a failing case (it is reported); throws only when
- * `opts.signal` aborts.
+ * Run every case of `contract` against `opts.target` (greedy, bounded answers, one at a time),
+ * and against `opts.baseline` where the contract compares with the live version, then judge
+ * the thresholds and the paired comparison. Never throws for a failing case (it is reported);
+ * throws only when `opts.signal` aborts.
  */
 export async function runContract(contract: Contract, opts: RunContractOptions): Promise<ContractReport> {
   const now = opts.now ?? Date.now;
   const startedAt = now();
   const t0 = performance.now();
+  const paired = opts.baseline !== undefined && contract.thresholds.maxRegression !== undefined;
   const cases: CaseReport[] = [];
   for (const [i, c] of contract.cases.entries()) {
-    const a = await answer(opts.target, c, contract, opts);
+    const a = await answer(opts.target, c, contract, opts, null);
     const results = judge(c, a);
     const score = caseScore(results);
-    if (c.assertions.some((x) => x.type === "regression")) {
-      results.push(await regression(c, score, contract, opts));
+    const hasRegression = c.assertions.some((x) => x.type === "regression");
+    let live: LiveCase | null = null;
+    if (opts.baseline && (paired || hasRegression)) {
+      const l = await answer(opts.baseline, c, contract, opts, opts.shareAnswers ? a : null);
+      const liveResults = judge(c, l);
+      live = {
+        passed: l.error === null && liveResults.every((r) => r.passed),
+        score: l.error ? 0 : caseScore(liveResults),
+        output: l.output,
+        adapters: l.adapters,
+        error: l.error,
+        shared: l.shared,
+      };
     }
+    const taskPassed = a.error === null && results.every((r) => r.passed);
+    if (hasRegression) results.push(regression(score, live));
     cases.push({
       id: c.id,
       description: c.description,
@@ -169,66 +212,17 @@ export async function runContract(contract: Contract, opts: RunContractOptions):
       output: a.output,
       adapters: a.adapters,
       latencyMs: Math.round(a.latencyMs * 10) / 10,
+      stopReason: a.stopReason,
       error: a.error,
+      live,
+      change: live === null ? null : live.passed === taskPassed ? "same" : taskPassed ? "fixed" : "broken",
     });
     opts.onProgress?.(i + 1, contract.cases.length, c.id);
   }
-  return summarize(contract, cases, startedAt, performance.now() - t0, opts.candidate ?? null);
-}
-
-async function regression(
-  c: ContractCase,
-  score: number,
-  contract: Contract,
-  opts: RunContractOptions,
-): Promise<AssertionResult> {
-  if (!opts.baseline) return { type: "regression", passed: true, detail: "no live version to compare with" };
-  const live = await answer(opts.baseline, c, contract, opts);
-  const liveScore = live.error ? 0 : caseScore(judge(c, live));
-  const passed = score >= liveScore;
-  const pct = (x: number): string => `${Math.round(x * 100)}%`;
-  return {
-    type: "regression",
-    passed,
-    detail: `${pct(score)} of assertions pass, live version ${pct(liveScore)}${passed ? "" : " (regressed)"}`,
-  };
-}
-
-function summarize(
-  contract: Contract,
-  cases: CaseReport[],
-  startedAt: number,
-  durationMs: number,
-  candidate: ContractReport["candidate"],
-): ContractReport {
-  const rate = (list: CaseReport[]): number =>
-    list.length === 0 ? 1 : list.filter((c) => c.passed).length / list.length;
-  const byTag: Record<string, TagReport> = {};
-  for (const tag of [...new Set(cases.flatMap((c) => c.tags))].sort()) {
-    const tagged = cases.filter((c) => c.tags.includes(tag));
-    const threshold = contract.thresholds.byTag[tag] ?? contract.thresholds.minPassRate;
-    const passRate = rate(tagged);
-    byTag[tag] = {
-      passed: tagged.filter((c) => c.passed).length,
-      total: tagged.length,
-      passRate,
-      threshold,
-      ok: passRate >= threshold,
-    };
-  }
-  const passRate = rate(cases);
-  const threshold = contract.thresholds.minPassRate;
-  return {
-    contract: contract.contract,
-    version: contract.version,
+  return summarize(contract, cases, {
     startedAt,
-    durationMs: Math.round(durationMs),
-    passed: passRate >= threshold && Object.values(byTag).every((t) => t.ok),
-    passRate,
-    threshold,
-    failing: cases.filter((c) => !c.passed).map((c) => c.id),
-    byTag,
-    cases,
-    candidate,
-  };
+    durationMs: performance.now() - t0,
+    candidate: opts.candidate ?? null,
+    paired,
+  });
 }

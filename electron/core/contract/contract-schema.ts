@@ -10,7 +10,11 @@ import { describeIssues } from "../dispatch";
 
 const Text = z.string().max(100_000);
 
-/** One check on a case's answer. `regression` compares with the live version on the same case. */
+/**
+ * One check on a case's answer. The task checks (codeBlock ... stopsOnItsOwn) measure whether a
+ * specialist did its job in its format; `regression` compares with the live version on the same
+ * case (the smoke contract's per-case rule; task contracts use thresholds.maxRegression).
+ */
 export const Assertion = z.discriminatedUnion("type", [
   z.object({ type: z.literal("contains"), value: z.string().min(1).max(10_000) }).strict(),
   z.object({ type: z.literal("notContains"), value: z.string().min(1).max(10_000) }).strict(),
@@ -31,6 +35,46 @@ export const Assertion = z.discriminatedUnion("type", [
   z.object({ type: z.literal("jsonSchemaValid"), schema: z.record(z.string(), z.unknown()) }).strict(),
   /** The candidate's score on this case must not fall below the live version's. */
   z.object({ type: z.literal("regression") }).strict(),
+  /** At most `max` characters (code points) in the answer. */
+  z.object({ type: z.literal("maxChars"), max: z.number().int().min(1).max(1_000_000) }).strict(),
+  /** The generation ended on its own (end of turn), not at maxTokens. */
+  z.object({ type: z.literal("stopsOnItsOwn") }).strict(),
+  /** Prose: no code fence, not a JSON object or array; with singleLine, one line. */
+  z.object({ type: z.literal("plainText"), singleLine: z.boolean().optional() }).strict(),
+  /**
+   * A fenced code block (```lang … ```) with a language tag; with `language`, that one
+   * (js/javascript, ts/typescript, py/python count as the same).
+   */
+  z.object({ type: z.literal("codeBlock"), language: z.string().min(1).max(32).optional() }).strict(),
+  /**
+   * The answer is a GenUI document the app renders: it parses, is valid for the component
+   * catalog with no invalid node, and has a component; with `components`, one of those types.
+   */
+  z
+    .object({
+      type: z.literal("genuiDocument"),
+      components: z.array(z.string().min(1).max(64)).min(1).max(50).optional(),
+    })
+    .strict(),
+  /** Only numbered lines "1. …", "2. …" (consecutive from 1), between minSteps and maxSteps of them. */
+  z
+    .object({
+      type: z.literal("numberedPlan"),
+      minSteps: z.number().int().min(1).max(100).default(3),
+      maxSteps: z.number().int().min(1).max(100).optional(),
+    })
+    .strict(),
+  /**
+   * The answer is one tool call, exactly `{"tool":"<name>","arguments":{…}}` (see
+   * resources/training/README.md); with `tool`, that tool; with `arguments`, at least those.
+   */
+  z
+    .object({
+      type: z.literal("toolCall"),
+      tool: z.string().min(1).max(64).optional(),
+      arguments: z.array(z.string().min(1).max(64)).max(50).optional(),
+    })
+    .strict(),
 ]);
 export type Assertion = z.infer<typeof Assertion>;
 export type AssertionType = Assertion["type"];
@@ -50,6 +94,11 @@ export const ContractCase = z
     /** "auto" (the router decides), "base" (no adapter), or the id of the adapter to pin. */
     mode: z.string().min(1).max(64),
     maxTokens: z.number().int().min(1).max(4096).optional(),
+    /**
+     * "ui": answer in UI mode as the app does for the UI specialist (the UI system prompt and
+     * the catalog grammar); "text" (default): a plain answer.
+     */
+    format: z.enum(["text", "ui"]).optional(),
     assertions: z.array(Assertion).min(1).max(50),
   })
   .strict()
@@ -65,6 +114,13 @@ export const Thresholds = z
     minPassRate: z.number().min(0).max(1).default(1),
     /** Per tag: share of that tag's cases that must pass; tags not listed use minPassRate. */
     byTag: z.record(z.string(), z.number().min(0).max(1)).default({}),
+    /**
+     * Paired comparison with the live version: when set and a live set is given, every case
+     * runs on both, and per tag and overall the candidate's pass rate may fall at most this
+     * much (0..1) below the live version's over the same cases. Absent: no comparison (only
+     * per-case `regression` assertions compare).
+     */
+    maxRegression: z.number().min(0).max(1).optional(),
   })
   .strict();
 export type Thresholds = z.infer<typeof Thresholds>;
@@ -86,6 +142,14 @@ export const ContractFile = z
       if (seen.has(k.id))
         ctx.addIssue({ code: "custom", message: `duplicate case id "${k.id}"`, path: ["cases", i, "id"] });
       seen.add(k.id);
+      k.assertions.forEach((a, j) => {
+        if (a.type === "numberedPlan" && a.maxSteps !== undefined && a.maxSteps < a.minSteps)
+          ctx.addIssue({
+            code: "custom",
+            message: "maxSteps is below minSteps",
+            path: ["cases", i, "assertions", j],
+          });
+      });
     });
   });
 export type Contract = z.output<typeof ContractFile>;
@@ -126,7 +190,7 @@ export async function loadContract(path: string): Promise<Contract> {
   return parseContract(json, basename(path));
 }
 
-/** `macaron-default@1.0.0`: what the harness version and the releases record. */
+/** `macaron-default@2.0.0`: what the harness version and the releases record. */
 export function contractLabel(c: Pick<Contract, "contract" | "version">): string {
   return `${c.contract}@${c.version}`;
 }

@@ -2,18 +2,23 @@ import { describe, expect, it } from "vitest";
 import { checkAssertion } from "./assertions";
 import { parseContract } from "./contract-schema";
 import { runContract, type ContractTarget } from "./contract-runner";
-import { defaultContract } from "./default-contract";
+import { defaultContract, gateContract, smokeContract } from "./default-contract";
 import { validateJsonSchema } from "./json-schema";
 
 const outcome = (output: string, adapters: string[] = ["coding"], latencyMs = 5) => ({
   output,
   adapters,
   latencyMs,
+  stopReason: "eos" as const,
 });
 
 describe("contract files", () => {
-  it("loads the default contract, and refuses malformed ones with a reason", () => {
-    expect(defaultContract()).toMatchObject({ contract: "macaron-default", version: "1.0.0" });
+  it("loads the bundled contracts, and refuses malformed ones with a reason", () => {
+    expect(defaultContract()).toMatchObject({ contract: "macaron-default", version: "2.0.0" });
+    expect(defaultContract().thresholds).toMatchObject({ minPassRate: 0.6, maxRegression: 0.05 });
+    expect(smokeContract()).toMatchObject({ contract: "macaron-smoke", version: "1.0.0" });
+    // The smoke contract keeps the 1.x format: per-case regression, no paired comparison.
+    expect(smokeContract().thresholds.maxRegression).toBeUndefined();
     const base = {
       contract: "team",
       version: "1.0.0",
@@ -45,6 +50,24 @@ describe("contract files", () => {
         cases: [{ ...base.cases[0], conversation: [{ role: "assistant", content: "x" }] }],
       }),
     ).toThrow(/end with a user message/);
+    expect(() =>
+      parseContract({
+        ...base,
+        cases: [{ ...base.cases[0], assertions: [{ type: "numberedPlan", minSteps: 4, maxSteps: 3 }] }],
+      }),
+    ).toThrow(/maxSteps is below minSteps/);
+    expect(() => parseContract({ ...base, thresholds: { maxRegression: 2 } })).toThrow(/maxRegression/);
+  });
+
+  it("lets MACARON_CONTRACT pick the gate's contract: a bundled name or a file", () => {
+    expect(gateContract({}).contract).toBe("macaron-default");
+    expect(gateContract({ MACARON_CONTRACT: "smoke" }).contract).toBe("macaron-smoke");
+    expect(gateContract({ MACARON_CONTRACT: "resources/contracts/smoke.json" }).contract).toBe(
+      "macaron-smoke",
+    );
+    expect(() => gateContract({ MACARON_CONTRACT: "/nowhere/contract.json" })).toThrow(
+      /MACARON_CONTRACT: cannot read the contract/,
+    );
   });
 });
 
@@ -162,5 +185,12 @@ describe("runContract", () => {
       passed: false,
       detail: "0% of assertions pass, live version 100% (regressed)",
     });
+    // No maxRegression: only the per-case rule compares, no paired comparison.
+    expect(regressed.comparison).toBeNull();
+    expect(regressed.reasons).toEqual([
+      "overall: 0% of 2 cases pass, needs 50%",
+      "tag coding: 0% of 1 cases pass, needs 100%",
+      "scores below the live version on case(s) c1",
+    ]);
   });
 });

@@ -63,7 +63,8 @@ function view(
 
 /**
  * The gate's evaluation: the contract against the live base and harness with the candidate in
- * place of its live version, and against the live set as the baseline of `regression`.
+ * place of its live version, and against the live set as the baseline of the paired
+ * comparison (and of the smoke contract's `regression` cases).
  */
 export function gateEvaluator(deps: GateEvaluatorDeps): AdapterReleasesDeps["evaluate"] {
   return async (candidate, onProgress, outer) => {
@@ -89,6 +90,9 @@ export function gateEvaluator(deps: GateEvaluatorDeps): AdapterReleasesDeps["eva
       return await runContract(deps.contract, {
         target: target(candidate),
         baseline: target(null),
+        // Both sides run on this engine and base: a case that resolves to the same adapter
+        // files on both (another domain's pin) is answered once.
+        shareAnswers: true,
         candidate: { adapterId: candidate.adapterId, version: candidate.version },
         systemPrompt: deps.systemPrompt,
         onProgress,

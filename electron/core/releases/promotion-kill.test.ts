@@ -26,7 +26,8 @@ import { tempDir } from "../testing/temp-dir";
 
 const CHILD = fileURLToPath(new URL("./testing/promote-child.ts", import.meta.url));
 const TSX = pathToFileURL(createRequire(import.meta.url).resolve("tsx")).href;
-const ENV = { ...process.env, MACARON_ENGINE_THREADS: "1" };
+// The fixture adapters answer with markers: the smoke contract is their gate.
+const ENV = { ...process.env, MACARON_ENGINE_THREADS: "1", MACARON_CONTRACT: "smoke" };
 const ctx = { transport: "ipc" } as const;
 const dir = tempDir("macaron-promotion-kill-");
 let fixtures: FixturePaths;
@@ -220,7 +221,10 @@ async function crashOnce(at: KillAt): Promise<{ run: ChildRun; live: string }> {
   return { run, live };
 }
 
+const contractBefore = process.env.MACARON_CONTRACT;
 beforeAll(async () => {
+  // The in-process cores (restartAndCheck) gate with the smoke contract too.
+  process.env.MACARON_CONTRACT = "smoke";
   fixtures = await writeFixtures(join(dir.path, "fixtures"));
   // A passing coding 2.0.0: the v1 weights under another name (so another sha256).
   const spec = demoAdapterSpec("coding");
@@ -234,7 +238,11 @@ beforeAll(async () => {
     JSON.stringify(codingManifest("2.0.0", "0".repeat(64), fixtures.baseSha256, "crash test")),
   );
 });
-afterAll(() => dir.remove());
+afterAll(() => {
+  if (contractBefore === undefined) delete process.env.MACARON_CONTRACT;
+  else process.env.MACARON_CONTRACT = contractBefore;
+  dir.remove();
+});
 
 describe("killing the app during a promotion", () => {
   it("promotes when nobody kills it", async () => {

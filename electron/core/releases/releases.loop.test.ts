@@ -27,6 +27,7 @@ import { writeFixtures, type FixturePaths } from "../../../native/gguf/fixtures"
 import { encodeGguf, gv } from "../../../native/gguf/writer";
 import { EngineSupervisor } from "../engine/supervisor";
 import { spawnTestEngine } from "../testing/real-engine";
+import { smokeContract } from "../contract/default-contract";
 import { assembleCore, type Core } from "../index";
 import { EventRecorder } from "../testing/events";
 import { tempDir } from "../testing/temp-dir";
@@ -48,6 +49,8 @@ async function startCore(): Promise<void> {
       initialModel: fixtures.basePath,
       adaptersDir: fixtures.adaptersDir,
       demoAdapters: false,
+      // The fixture adapters answer with markers: the smoke contract is their gate.
+      contract: smokeContract(),
       registryUrl: cloud.url,
       updatesInitialDelayMs: 3_600_000,
       releaseBeforeCommit: () => {
@@ -174,7 +177,7 @@ describe("the improvement loop", () => {
     // Exactly one new release (the promotion); the rejection changed nothing live.
     const releases = await call<Release[]>("releases.list", {});
     expect(releases.length).toBe(releasesBefore.length + 1);
-    expect(releases[0]).toMatchObject({ reason: "promote", contractVersion: "macaron-default@1.0.0" });
+    expect(releases[0]).toMatchObject({ reason: "promote", contractVersion: "macaron-smoke@1.0.0" });
     expect(releases[0]!.adapters.find((a) => a.id === "coding")?.version).toBe("2.0.0");
     const adapters = await call<AdapterInfo[]>("adapters.list", {});
     expect(adapters.find((a) => a.id === "coding")?.version).toBe("2.0.0");

@@ -1,0 +1,193 @@
+/**
+ * The default contract (`macaron-default`) as a function of the held-out seed datasets
+ * (resources/training/D.heldout.jsonl): one case per held-out example, pinned to its domain's
+ * adapter, whose checks come from the reference answer's format (the code block's language,
+ * the plan or the tool call, the UI component), plus router cases. scripts/training/seed-data.ts
+ * writes the result to resources/contracts/default.json; a test keeps the two in sync.
+ */
+import type { z } from "zod";
+import type { Assertion, ContractFile } from "./contract-schema";
+
+type ContractJson = z.input<typeof ContractFile>;
+type CaseJson = ContractJson["cases"][number];
+
+export const TASK_DOMAINS = ["chat", "coding", "agent", "ui"] as const;
+export type TaskDomain = (typeof TASK_DOMAINS)[number];
+
+/** A held-out line: the user turn and the reference answer. */
+export interface HeldoutExample {
+  messages: ReadonlyArray<{ role: string; content: string }>;
+}
+
+export const TASK_CONTRACT_NAME = "macaron-default";
+export const TASK_CONTRACT_VERSION = "2.0.0";
+
+/**
+ * Minimum pass rates per tag, and how far below the live version a candidate may fall (per
+ * tag and overall, over the same cases) before it is rejected.
+ */
+export const TASK_THRESHOLDS = {
+  minPassRate: 0.6,
+  byTag: { chat: 0.6, coding: 0.6, agent: 0.6, ui: 0.6, router: 0.5 },
+  maxRegression: 0.05,
+} as const;
+
+/** Answer budgets (tokens; the demo base has one token per byte) and length limits (characters). */
+const LIMITS = {
+  chat: { maxTokens: 160, maxChars: 100 },
+  coding: { maxTokens: 320, maxChars: 260 },
+  plan: { maxTokens: 320, maxChars: 240 },
+  tool: { maxTokens: 320, maxChars: 200 },
+  ui: { maxTokens: 448, maxChars: 420 },
+} as const;
+const ROUTER_CASES_PER_DOMAIN = 4;
+const ROUTER_MAX_TOKENS = 24;
+
+const FUNCTION_DEFINITION: Readonly<Record<string, string>> = {
+  js: "function [A-Za-z_$][\\w$]*\\s*\\(",
+  python: "def [A-Za-z_]\\w*\\s*\\(",
+};
+
+function parts(e: HeldoutExample, where: string): { user: string; reference: string } {
+  const user = e.messages.find((m) => m.role === "user")?.content;
+  const reference = e.messages.find((m) => m.role === "assistant")?.content;
+  if (!user || !reference) throw new Error(`${where}: a held-out example needs a user and an assistant turn`);
+  return { user, reference };
+}
+
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
+/** The checks of one held-out example, from its domain and its reference answer's format. */
+function checksFor(
+  domain: TaskDomain,
+  reference: string,
+  where: string,
+): Pick<CaseJson, "assertions" | "maxTokens" | "format"> {
+  const common: Assertion[] = [{ type: "stopsOnItsOwn" }, { type: "noPii" }];
+  switch (domain) {
+    case "chat":
+      return {
+        maxTokens: LIMITS.chat.maxTokens,
+        assertions: [
+          { type: "plainText", singleLine: true },
+          { type: "maxChars", max: LIMITS.chat.maxChars },
+          ...common,
+        ],
+      };
+    case "coding": {
+      const language = /```([^\s`]+)/.exec(reference)?.[1];
+      const definition = language ? FUNCTION_DEFINITION[language] : undefined;
+      if (!language || !definition) throw new Error(`${where}: the reference has no js or python code block`);
+      return {
+        maxTokens: LIMITS.coding.maxTokens,
+        assertions: [
+          { type: "codeBlock", language },
+          { type: "regex", pattern: definition },
+          { type: "maxChars", max: LIMITS.coding.maxChars },
+          ...common,
+        ],
+      };
+    }
+    case "agent": {
+      const call = parseJson(reference) as { tool?: unknown; arguments?: unknown } | undefined;
+      if (call && typeof call.tool === "string" && typeof call.arguments === "object" && call.arguments) {
+        return {
+          maxTokens: LIMITS.tool.maxTokens,
+          assertions: [
+            { type: "toolCall", tool: call.tool, arguments: Object.keys(call.arguments) },
+            { type: "maxChars", max: LIMITS.tool.maxChars },
+            ...common,
+          ],
+        };
+      }
+      return {
+        maxTokens: LIMITS.plan.maxTokens,
+        assertions: [
+          { type: "numberedPlan", minSteps: 3, maxSteps: 5 },
+          { type: "maxChars", max: LIMITS.plan.maxChars },
+          ...common,
+        ],
+      };
+    }
+    case "ui": {
+      const doc = parseJson(reference) as { blocks?: Array<{ root?: { type?: unknown } }> } | undefined;
+      const component = doc?.blocks?.[0]?.root?.type;
+      if (typeof component !== "string") throw new Error(`${where}: the reference is not a UI document`);
+      return {
+        maxTokens: LIMITS.ui.maxTokens,
+        format: "ui",
+        assertions: [
+          { type: "genuiDocument", components: [component] },
+          { type: "maxChars", max: LIMITS.ui.maxChars },
+          ...common,
+        ],
+      };
+    }
+  }
+}
+
+const shortened = (text: string, max = 160): string =>
+  text.length > max ? `${text.slice(0, max - 1)}…` : text;
+const two = (n: number): string => String(n).padStart(2, "0");
+
+/** The default contract document for these held-out sets (plain JSON, validated by the caller). */
+export function buildTaskContract(
+  heldout: Readonly<Record<TaskDomain, readonly HeldoutExample[]>>,
+): ContractJson {
+  const cases: CaseJson[] = [];
+  for (const domain of TASK_DOMAINS) {
+    heldout[domain].forEach((e, i) => {
+      const id = `${domain}-${two(i + 1)}`;
+      const { user } = parts(e, `${domain}.heldout.jsonl line ${i + 1}`);
+      const { reference } = parts(e, id);
+      cases.push({
+        id,
+        description: `Held-out ${domain} task: ${shortened(user)}`,
+        tags: [domain],
+        conversation: [{ role: "user", content: user }],
+        mode: domain,
+        ...checksFor(domain, reference, `${domain}.heldout.jsonl line ${i + 1}`),
+      });
+    });
+  }
+  for (const domain of TASK_DOMAINS) {
+    heldout[domain].slice(0, ROUTER_CASES_PER_DOMAIN).forEach((e, i) => {
+      const { user } = parts(e, `${domain}.heldout.jsonl line ${i + 1}`);
+      cases.push({
+        id: `router-${domain}-${i + 1}`,
+        description: `In auto mode the router sends a held-out ${domain} request to ${domain}: ${shortened(user)}`,
+        tags: ["router"],
+        conversation: [{ role: "user", content: user }],
+        mode: "auto",
+        maxTokens: ROUTER_MAX_TOKENS,
+        assertions: [{ type: "routesTo", adapter: domain }, { type: "noPii" }],
+      });
+    });
+  }
+  return {
+    contract: TASK_CONTRACT_NAME,
+    version: TASK_CONTRACT_VERSION,
+    description:
+      "The gate every adapter version passes before it goes live: held-out tasks per specialist " +
+      "(subjects and wordings never seen in training, resources/training/*.heldout.jsonl), each pinned to " +
+      "its domain's adapter and checked for its format (chat: one short line of prose; coding: a code block " +
+      "in the language asked for, with a function; agent: a numbered plan or one JSON tool call; ui: a GenUI " +
+      "document valid for the catalog, answered in UI mode), that it ends on its own and leaks no personal " +
+      "data; plus router cases. Each tag needs its minimum pass rate, and a candidate may not fall more than " +
+      "maxRegression below the live version's pass rate, per tag and overall, over the same cases. " +
+      "Generated by npm run seed-data.",
+    maxTokens: LIMITS.coding.maxTokens,
+    thresholds: {
+      minPassRate: TASK_THRESHOLDS.minPassRate,
+      byTag: { ...TASK_THRESHOLDS.byTag },
+      maxRegression: TASK_THRESHOLDS.maxRegression,
+    },
+    cases,
+  };
+}
