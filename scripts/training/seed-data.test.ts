@@ -106,15 +106,13 @@ describe("seed datasets", () => {
     const trainPrompts = new Set(SEED_DOMAINS.flatMap((d) => data[d].train.map(user)));
     for (const domain of SEED_DOMAINS) {
       for (const family of SEED_FAMILIES[domain]) {
-        const trainKeys = new Set(family.train.subjects.flatMap((s) => family.train.keys(s)));
-        for (const s of family.heldout.subjects) {
-          for (const key of family.heldout.keys(s)) {
-            expect(trainKeys.has(key), key).toBe(false);
-            expect(seen.includes(key.toLowerCase()), `held-out "${key}" occurs in training text`).toBe(false);
-          }
+        const trainKeys = new Set(family.keys("train"));
+        for (const key of family.keys("heldout")) {
+          expect(trainKeys.has(key), key).toBe(false);
+          expect(seen.includes(key.toLowerCase()), `held-out "${key}" occurs in training text`).toBe(false);
         }
-        for (const w of family.heldout.wordings) {
-          expect(family.train.wordings).not.toContain(w);
+        for (const w of family.wordings("heldout")) {
+          expect(family.wordings("train")).not.toContain(w);
           // The wording's longest literal part must be distinctive and never seen in training.
           const literal = w.split(/\{\w+\}/).sort((a, b) => b.length - a.length)[0]!;
           expect(literal.length, w).toBeGreaterThanOrEqual(10);

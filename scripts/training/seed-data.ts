@@ -23,13 +23,13 @@ import { CHAT_FEELINGS, CHAT_TOPICS } from "./seed/chat";
 import { CODING } from "./seed/coding";
 import { pretrainCorpus } from "./seed/pretrain";
 import {
-  examplesOf,
   rng,
   SEED_DOMAINS,
   type SeedDomain,
   type SeedExample,
+  type SeedFamily,
+  seedFamily,
   shuffled,
-  type SplitFamily,
 } from "./seed/types";
 import { UI } from "./seed/ui";
 
@@ -51,11 +51,11 @@ export const SEED_FORMATS: Readonly<Record<SeedDomain, "text" | "ui">> = {
 };
 
 /** Each domain's families of examples (subjects × wordings). */
-export const SEED_FAMILIES: Readonly<Record<SeedDomain, ReadonlyArray<SplitFamily<never>>>> = {
-  chat: [CHAT_TOPICS, CHAT_FEELINGS] as unknown as SplitFamily<never>[],
-  coding: [CODING] as unknown as SplitFamily<never>[],
-  agent: [AGENT_PLANS, AGENT_TOOL_CALLS] as unknown as SplitFamily<never>[],
-  ui: [UI] as unknown as SplitFamily<never>[],
+export const SEED_FAMILIES: Readonly<Record<SeedDomain, readonly SeedFamily[]>> = {
+  chat: [seedFamily(CHAT_TOPICS), seedFamily(CHAT_FEELINGS)],
+  coding: [seedFamily(CODING)],
+  agent: [seedFamily(AGENT_PLANS), seedFamily(AGENT_TOOL_CALLS)],
+  ui: [seedFamily(UI)],
 };
 
 /** Limits every answer keeps (characters); the contract checks the same formats. */
@@ -94,7 +94,7 @@ export function seedDatasets(): Record<SeedDomain, DomainData> {
   for (const domain of SEED_DOMAINS) {
     const half = (which: "train" | "heldout"): SeedExample[] => {
       const seed = `${SEED_DATA_VERSION}/${domain}/${which}`;
-      const all = SEED_FAMILIES[domain].flatMap((f) => examplesOf(f[which], f.counts[which], seed));
+      const all = SEED_FAMILIES[domain].flatMap((f) => f.examples(which, seed));
       for (const e of all) checkAnswer(domain, e.messages[1]!.content);
       return shuffled(all, rng(seed));
     };

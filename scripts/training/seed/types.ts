@@ -103,3 +103,22 @@ export const fill = (wording: Wording, slots: Record<string, string>): string =>
     if (v === undefined) throw new Error(`wording "${wording}" has no value for {${k}}`);
     return v;
   });
+
+/** A split family with its subject type hidden: what the generator and its checks use. */
+export interface SeedFamily {
+  counts: { train: number; heldout: number };
+  /** The examples of one half (its count of them, in a seeded order). */
+  examples: (half: "train" | "heldout", seed: string) => SeedExample[];
+  /** Every subject phrase of one half (see Family.keys). */
+  keys: (half: "train" | "heldout") => string[];
+  wordings: (half: "train" | "heldout") => readonly Wording[];
+}
+
+export function seedFamily<S>(f: SplitFamily<S>): SeedFamily {
+  return {
+    counts: f.counts,
+    examples: (half, seed) => examplesOf(f[half], f.counts[half], seed),
+    keys: (half) => f[half].subjects.flatMap((s) => f[half].keys(s)),
+    wordings: (half) => f[half].wordings,
+  };
+}
