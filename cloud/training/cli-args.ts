@@ -9,7 +9,8 @@ export const USAGE = `Usage: npm run train -- --base FILE.gguf --data FILE.jsonl
   --data FILE.jsonl       chat dataset: {"messages":[…]} or {"prompt","chosen","rejected"} lines
   --out DIR               where ID.gguf and ID.json are written
   --id ID                 adapter id (the model name on /v1)
-  --domain D              chat | coding | agent | ui | …; "ui" uses the UI-mode prompt  default chat
+  --domain D              chat | coding | agent | ui | …; "ui" uses the UI-mode prompt
+                          default: the parent's domain, else chat
   --method sft|dpo                                                              default sft
   --from ADAPTER.gguf     continue training this adapter (its rank, alpha and targets)
   --parent-version V      the parent's version (default: from its manifest)

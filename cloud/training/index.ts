@@ -2,7 +2,8 @@
  * Training LoRA adapters for the app (`npm run train`, the improvement cycle): trainAdapter and
  * what it takes, reports and throws.
  */
-export { trainAdapter, nextVersion, type TrainOptions, type TrainProgress, type TrainResult } from "./train";
+export { trainAdapter, type TrainOptions, type TrainProgress, type TrainResult } from "./train";
+export { nextVersion } from "./train-checks";
 export { TrainError, type TrainErrorCode } from "./train-error";
 export type { TrainedAdapterManifest, TrainerReport, TrainingLineage } from "./adapter-manifest";
 export type { DatasetStats, MaxLengthPolicy, TrainMethod } from "./tokenize-dataset";

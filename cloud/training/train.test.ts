@@ -126,7 +126,8 @@ describe("npm run train", () => {
     );
     expect(events).toEqual(expect.arrayContaining(["stage", "tokenized", "start", "progress", "done"]));
     expect(result.adapterPath).toBe(join(out, "sums-v2.gguf"));
-    expect(result.manifest).toMatchObject({ version: "1.1.0", domain: "chat" });
+    // Version and domain follow the parent's manifest.
+    expect(result.manifest).toMatchObject({ version: "1.1.0", domain: "coding" });
     expect(result.manifest.lineage.parent).toBe("1.0.0");
     expect(result.manifest.lineage.parentSha256).toBe(await sha256File(join(out, "sums.gguf")));
     expect(await readManifest(result.manifestPath)).toEqual(result.manifest);

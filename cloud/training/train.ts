@@ -9,19 +9,8 @@ import { existsSync } from "node:fs";
 import { mkdir, readFile, rename, rm, stat } from "node:fs/promises";
 import { basename, join, resolve } from "node:path";
 import packageJson from "../../package.json";
-import {
-  ADAPTER_ID_PATTERN,
-  readManifestBeside,
-  RESERVED_ADAPTER_IDS,
-} from "../../electron/core/adapters/adapter-manifest";
 import { harnessVersion } from "../../electron/core/harness";
 import { sha256File } from "../../native/gguf/fixtures";
-import {
-  assertAdapterFits,
-  assertLoadableModel,
-  isGgufError,
-  summarizeModel,
-} from "../../native/gguf/reader";
 import {
   buildManifest,
   writeManifest,
@@ -33,9 +22,11 @@ import { checkTorch, locatePython, runTrainer, type TrainerEvent } from "./pytho
 import {
   tokenizeDataset,
   type DatasetStats,
+  type TokenizedDataset,
   type MaxLengthPolicy,
   type TrainMethod,
 } from "./tokenize-dataset";
+import { checkBase, checkOptions, checkParent, nextVersion } from "./train-checks";
 import { TrainError } from "./train-error";
 import { trainerArgs } from "./trainer-args";
 
@@ -50,7 +41,7 @@ export interface TrainOptions {
   /** Folder that receives ID.gguf and ID.json (created if needed). */
   out: string;
   id: string;
-  /** Default "chat"; "ui" formats prompts with the UI-mode system prompt. */
+  /** Default: the parent's domain, else "chat". "ui" formats prompts with the UI-mode system prompt. */
   domain?: string;
   /** Default "sft". */
   method?: TrainMethod;
@@ -109,54 +100,53 @@ export interface TrainResult {
   seconds: { tokenize: number; train: number; total: number };
 }
 
-function fail(code: "bad_args", message: string): never {
-  throw new TrainError(code, message);
+interface RunContext {
+  options: TrainOptions;
+  method: TrainMethod;
+  domain: string;
+  version: string;
+  parentVersion: string | null;
+  base: Awaited<ReturnType<typeof checkBase>>;
+  parent: Awaited<ReturnType<typeof checkParent>> | null;
 }
 
-function checkOptions(o: TrainOptions): void {
-  if (!ADAPTER_ID_PATTERN.test(o.id) || RESERVED_ADAPTER_IDS.includes(o.id))
-    fail(
-      "bad_args",
-      `--id "${o.id}" must be a plain name (letters, digits, '.', '_' or '-') and not auto/base.`,
-    );
-  if (o.epochs !== undefined && o.steps !== undefined)
-    fail("bad_args", "Give --epochs or --steps, not both.");
-  const positive = { rank: o.rank, epochs: o.epochs, steps: o.steps, batchSize: o.batchSize, nproc: o.nproc };
-  for (const [name, v] of Object.entries({ ...positive, threads: o.threads, maxLength: o.maxLength })) {
-    if (v !== undefined && (!Number.isSafeInteger(v) || v < 1))
-      fail("bad_args", `${name} must be a positive integer, not ${v}.`);
-  }
-  for (const [name, v] of Object.entries({ lr: o.lr, alpha: o.alpha, maxSeconds: o.maxSeconds })) {
-    if (v !== undefined && !(Number.isFinite(v) && v > 0))
-      fail("bad_args", `${name} must be a positive number.`);
-  }
-}
-
-/** `1.2.3` → `1.3.0`: a retrained adapter is a new minor version of its parent. */
-export function nextVersion(parent: string): string {
-  const m = /^(\d+)\.(\d+)\.\d+/.exec(parent);
-  if (!m) fail("bad_args", `Cannot derive a version from the parent's "${parent}": give --version.`);
-  return `${m[1]}.${Number(m[2]) + 1}.0`;
-}
-
-async function checkBase(path: string) {
-  try {
-    const file = await assertLoadableModel(path);
-    return { file, summary: summarizeModel(file, path) };
-  } catch (err) {
-    if (isGgufError(err)) throw new TrainError("bad_base", `Base model: ${err.message}`);
-    throw err;
-  }
-}
-
-async function checkParent(path: string, base: Awaited<ReturnType<typeof checkBase>>["file"]) {
-  try {
-    await assertAdapterFits(path, base);
-    return { sha256: await sha256File(path), manifest: await readManifestBeside(path).catch(() => null) };
-  } catch (err) {
-    if (isGgufError(err)) throw new TrainError("bad_parent", `Parent adapter: ${err.message}`);
-    throw err;
-  }
+/** The manifest of the adapter the trainer wrote to `adapterPath`. */
+async function manifestFor(
+  run: RunContext,
+  adapterPath: string,
+  tokenized: TokenizedDataset,
+  report: TrainerReport,
+): Promise<TrainedAdapterManifest> {
+  const { options, base, parent, domain } = run;
+  const { dataset } = tokenized;
+  return buildManifest({
+    id: options.id,
+    name: options.name ?? parent?.manifest?.name ?? options.id,
+    domain,
+    version: run.version,
+    description:
+      options.description ??
+      `${domain} adapter trained on ${basename(options.data)} (${dataset.examples} examples, ${run.method}).`,
+    sha256: await sha256File(adapterPath),
+    sizeBytes: (await stat(adapterPath)).size,
+    base: {
+      architecture: base.summary.architecture,
+      embeddingLength: base.summary.embeddingLength,
+      baseName: base.summary.name,
+      // The trainer hashed the base already; hashing a multi-GB file twice costs seconds.
+      baseSha256: report.base?.sha256 ?? (await sha256File(options.base)),
+    },
+    defaultScale: parent?.manifest?.defaultScale ?? 1,
+    routingExamples: tokenized.routingExamples,
+    parentVersion: run.parentVersion,
+    parentSha256: parent?.sha256 ?? null,
+    datasetFileName: basename(options.data),
+    dataset,
+    malformed: dataset.malformed.length,
+    heldoutExamples: tokenized.heldoutExamples,
+    report,
+    harnessVersion: harnessVersion(packageJson.version),
+  });
 }
 
 /**
@@ -169,15 +159,25 @@ export async function trainAdapter(
   onProgress: (progress: TrainProgress) => void = () => {},
 ): Promise<TrainResult> {
   const started = performance.now();
+  const elapsed = () => (performance.now() - started) / 1000;
   checkOptions(options);
   const method = options.method ?? "sft";
-  const domain = options.domain ?? "chat";
   onProgress({ type: "stage", stage: "checking", message: "checking the base, the data and Python" });
   const base = await checkBase(options.base);
   const skip = options.skipMalformed ?? false;
   const data = await readDatasetFile(options.data, skip);
   const heldout = options.heldout ? await readDatasetFile(options.heldout, skip) : null;
   const parent = options.from ? await checkParent(options.from, base.file) : null;
+  const parentVersion = options.parentVersion ?? parent?.manifest?.version ?? null;
+  const run: RunContext = {
+    options,
+    method,
+    domain: options.domain ?? parent?.manifest?.domain ?? "chat",
+    version: options.version ?? (parentVersion ? nextVersion(parentVersion) : "1.0.0"),
+    parentVersion,
+    base,
+    parent,
+  };
   const python = options.python ?? locatePython(options.env);
   // Importing torch takes a second: checked while the examples are tokenized.
   const torch = checkTorch(python);
@@ -186,27 +186,25 @@ export async function trainAdapter(
   const out = resolve(options.out);
   // Inputs and checkpoints of the run; a rerun after a crash finds its checkpoint here.
   const work = join(out, `.${options.id}.training`);
+  const discardWork = async (err: unknown): Promise<never> => {
+    await rm(work, { recursive: true, force: true });
+    throw err;
+  };
   await mkdir(work, { recursive: true });
   const context = base.summary.contextLength || FALLBACK_CONTEXT;
   onProgress({ type: "stage", stage: "tokenizing", message: `tokenizing ${basename(options.data)}` });
   const tokenized = await tokenizeDataset(options.base, data, heldout, {
-    domain,
+    domain: run.domain,
     method,
     maxLength: Math.min(options.maxLength ?? context, context),
     maxLengthPolicy: options.maxLengthPolicy ?? "drop",
     trainOut: join(work, "train.jsonl"),
     heldoutOut: join(work, "heldout.jsonl"),
-  }).catch(async (err: unknown) => {
-    await rm(work, { recursive: true, force: true });
-    throw err;
-  });
-  await torch.catch(async (err: unknown) => {
-    await rm(work, { recursive: true, force: true });
-    throw err;
-  });
+  }).catch(discardWork);
+  await torch.catch(discardWork);
   const { dataset, heldoutExamples, tokens } = tokenized;
   onProgress({ type: "tokenized", dataset, heldoutExamples, tokens });
-  const tokenizeSeconds = (performance.now() - started) / 1000;
+  const tokenizeSeconds = elapsed();
 
   onProgress({ type: "stage", stage: "training", message: "training" });
   const adapterTmp = join(work, "adapter.gguf");
@@ -227,54 +225,25 @@ export async function trainAdapter(
         `${err.message}\n(Checkpoint kept: run the same command again to resume.)`,
       );
     }
-    await rm(work, { recursive: true, force: true });
-    throw err;
+    return discardWork(err);
   });
-  const trainSeconds = (performance.now() - started) / 1000 - tokenizeSeconds;
+  const trainSeconds = elapsed() - tokenizeSeconds;
 
   onProgress({ type: "stage", stage: "writing", message: "writing the adapter and its manifest" });
   const report = JSON.parse(await readFile(reportPath, "utf8")) as TrainerReport;
+  const manifest = await manifestFor(run, adapterTmp, tokenized, report);
   const adapterPath = join(out, `${options.id}.gguf`);
   const manifestPath = join(out, `${options.id}.json`);
-  const parentVersion = options.parentVersion ?? parent?.manifest?.version ?? null;
-  const manifest = buildManifest({
-    id: options.id,
-    name: options.name ?? parent?.manifest?.name ?? options.id,
-    domain,
-    version: options.version ?? (parentVersion ? nextVersion(parentVersion) : "1.0.0"),
-    description:
-      options.description ??
-      `${domain} adapter trained on ${basename(options.data)} (${dataset.examples} examples, ${method}).`,
-    sha256: await sha256File(adapterTmp),
-    sizeBytes: (await stat(adapterTmp)).size,
-    base: {
-      architecture: base.summary.architecture,
-      embeddingLength: base.summary.embeddingLength,
-      baseName: base.summary.name,
-      baseSha256: report.base?.sha256 ?? (await sha256File(options.base)),
-    },
-    defaultScale: parent?.manifest?.defaultScale ?? 1,
-    routingExamples: tokenized.routingExamples,
-    parentVersion,
-    parentSha256: parent?.sha256 ?? null,
-    datasetFileName: basename(options.data),
-    dataset,
-    malformed: dataset.malformed.length,
-    heldoutExamples,
-    report,
-    harnessVersion: harnessVersion(packageJson.version),
-  });
   // The adapter first: a manifest never describes a file that is not there.
   await rename(adapterTmp, adapterPath);
   await writeManifest(manifestPath, manifest);
   await rm(work, { recursive: true, force: true });
-  const total = (performance.now() - started) / 1000;
   return {
     adapterPath,
     manifestPath,
     manifest,
     report,
     dataset,
-    seconds: { tokenize: tokenizeSeconds, train: trainSeconds, total },
+    seconds: { tokenize: tokenizeSeconds, train: trainSeconds, total: elapsed() },
   };
 }
