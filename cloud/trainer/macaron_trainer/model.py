@@ -18,6 +18,7 @@ from torch import nn
 from .errors import TrainerError
 
 SUPPORTED_ARCHITECTURES = ("llama", "qwen2")
+_SDPA = getattr(F, "scaled_dot_product_attention", None)
 PROJECTIONS = ("attn_q", "attn_k", "attn_v", "attn_output", "ffn_gate", "ffn_up", "ffn_down")
 
 
@@ -194,8 +195,12 @@ class Block(nn.Module):
         if c.kv_heads != c.heads:
             k = k.repeat_interleave(c.heads // c.kv_heads, dim=1)
             v = v.repeat_interleave(c.heads // c.kv_heads, dim=1)
-        scores = torch.matmul(q, k.transpose(-1, -2)) * (1.0 / math.sqrt(c.head_dim)) + mask
-        attn = torch.matmul(torch.softmax(scores, dim=-1), v)
+        if _SDPA is not None:
+            # torch >= 2: fused kernel, same math (default scale 1/sqrt(head_dim)), far less memory.
+            attn = _SDPA(q, k, v, is_causal=True)
+        else:
+            scores = torch.matmul(q, k.transpose(-1, -2)) * (1.0 / math.sqrt(c.head_dim)) + mask
+            attn = torch.matmul(torch.softmax(scores, dim=-1), v)
         x = x + self.attn_output(attn.transpose(1, 2).reshape(B, T, c.heads * c.head_dim))
         h = rms_norm(x, self.ffn_norm, c.rms_eps)
         return x + self.ffn_down(F.silu(self.ffn_gate(h)) * self.ffn_up(h))

@@ -3,6 +3,7 @@ resume, the loop, the report and the final events."""
 
 import json
 import math
+import os
 import time
 
 import torch
@@ -137,7 +138,12 @@ class Session:
         trainer.run(self.data.examples, self.heldout.examples if self.heldout else None, result, start_step)
         if dist.is_main:
             self.write_output(result)
-            self._write_report(result)
+            try:
+                self._write_report(result)
+            except BaseException:
+                # No report, no output: a failed run never leaves a file that looks finished.
+                os.remove(args.out)
+                raise
             checkpoints.remove_all()
             emit("done", **self.done_fields())
 
