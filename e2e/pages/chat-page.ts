@@ -49,6 +49,6 @@ export class ChatPage {
   async useDemoModel(): Promise<void> {
     await this.page.getByRole("button", { name: "Try the demo model" }).click();
     await expect(this.message).toBeEnabled();
-    await expect(this.page.getByText(/nonsense/i).first()).toBeVisible();
+    await expect(this.page.getByText(/Demo — a tiny trained model/).first()).toBeVisible();
   }
 }

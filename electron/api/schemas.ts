@@ -17,7 +17,7 @@ export const ModelInfo = z.object({
   contextLength: z.number().int().nonnegative(),
   embeddingLength: z.number().int().nonnegative(),
   blockCount: z.number().int().nonnegative(),
-  /** True for the generated tiny demo model: it produces nonsense text. */
+  /** True for the demo model (the tiny trained one, or the untrained test fixture). */
   isDemo: z.boolean(),
 });
 export type ModelInfo = z.infer<typeof ModelInfo>;

@@ -6,14 +6,14 @@
 import { join } from "node:path";
 import { deleteSavedStates } from "../../native/engine/kv-state-store";
 import type { Database } from "better-sqlite3";
-import { ensureDemoModel } from "../../native/gguf/fixtures";
+import { demoAdapterFiles, ensureDemoModel } from "../../native/gguf/demo-files";
 import packageJson from "../../package.json";
 import type { EventPayload } from "../api";
 import { adapterHandlers } from "./adapters/adapter-handlers";
 import { AdapterRegistry } from "./adapters/adapter-registry";
 import { AdapterRouting } from "./adapters/adapter-routing";
 import { AdapterStore } from "./adapters/adapter-store";
-import { installAdaptersFrom, installDemoAdapters } from "./adapters/bundled-adapters";
+import { type DemoAdapterFiles, installAdaptersFrom, installDemoAdapters } from "./adapters/bundled-adapters";
 import { SqliteRouterStore } from "./adapters/sqlite-router-store";
 import { chatHandlers } from "./chat/chat-handlers";
 import { DEFAULT_SYSTEM_PROMPT, TurnPipeline } from "./chat/turn-pipeline";
@@ -61,8 +61,13 @@ export interface ServiceParts {
   defaultMaxTokens?: number;
   systemPrompt?: string;
   inspector?: ModelInspector;
+  /** The demo model "Try the demo model" opens (default: the trained demo that ships with the app). */
   ensureDemoModel?: (dir: string) => Promise<string>;
   demoAdapters?: boolean;
+  /** The demo's adapter files (default: the trained specialists that ship with the app). */
+  demoAdapterFiles?: DemoAdapterFiles;
+  /** The demo folder (base.gguf + adapters/) behind both defaults; see native/gguf/demo-files.ts. */
+  demoDir?: string;
   appVersion?: string;
   adaptersDir?: string;
   /** How often a streaming answer's partial text is saved (ms; tests shorten it). */
@@ -129,7 +134,7 @@ export async function startServices(
     events,
     settings,
     inspector: parts.inspector ?? ggufInspector,
-    ensureDemoModel: parts.ensureDemoModel ?? ensureDemoModel,
+    ensureDemoModel: parts.ensureDemoModel ?? ((dir) => ensureDemoModel(dir, parts.demoDir)),
     dataDir: parts.dataDir,
     log,
   });
@@ -282,9 +287,11 @@ export async function startServices(
     "models.openDemo": async (input, ctx) => {
       const status = await models_["models.openDemo"](input, ctx);
       if (parts.demoAdapters !== false) {
-        await installDemoAdapters(registry, parts.dataDir).catch((err: unknown) =>
-          log("could not install the demo adapters", err),
-        );
+        await installDemoAdapters(
+          registry,
+          parts.dataDir,
+          parts.demoAdapterFiles ?? (() => demoAdapterFiles(parts.demoDir)),
+        ).catch((err: unknown) => log("could not install the demo adapters", err));
       }
       return status;
     },

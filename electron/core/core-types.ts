@@ -78,4 +78,9 @@ export interface CoreOptions {
    * user's update setting. Without any, no update is ever looked for.
    */
   registryUrl?: string;
+  /**
+   * The demo "Try the demo model" opens: a folder with base.gguf and adapters/ (default: the
+   * trained demo that ships with the app, or $MACARON_DEMO_DIR).
+   */
+  demoDir?: string;
 }

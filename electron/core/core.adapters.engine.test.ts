@@ -10,6 +10,7 @@ import { createCore, type Core } from "./index";
 import { EventRecorder } from "./testing/events";
 import { tempDir } from "./testing/temp-dir";
 import { value } from "./testing/result-value";
+import { fixtureDemoDir } from "./testing/fixture-demo";
 
 const ctx = { transport: "ipc" } as const;
 const dir = tempDir("macaron-core-lora-");
@@ -22,6 +23,7 @@ const call = async <T>(method: string, input: unknown): Promise<T> =>
 beforeAll(async () => {
   core = await createCore({
     dataDir: dir.path,
+    demoDir: await fixtureDemoDir(),
     spawnEngine: spawnTestEngine(),
     defaultMaxTokens: 8,
   });

@@ -9,6 +9,7 @@ import { createCore, type Core } from "./index";
 import { EventRecorder } from "./testing/events";
 import { tempDir } from "./testing/temp-dir";
 import { value } from "./testing/result-value";
+import { fixtureDemoDir } from "./testing/fixture-demo";
 
 const ctx = { transport: "http" } as const;
 const dir = tempDir("macaron-core-int-");
@@ -21,6 +22,7 @@ afterAll(async () => {
 async function start(env: NodeJS.ProcessEnv = {}): Promise<Core> {
   const core = await createCore({
     dataDir: dir.path,
+    demoDir: await fixtureDemoDir(),
     spawnEngine: spawnTestEngine(env),
     defaultMaxTokens: 24,
   });

@@ -6,7 +6,7 @@
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { ensureDemoModel } from "../../native/gguf/fixtures";
+import { ensureFixtureModel } from "../../native/gguf/fixtures";
 import type { Conversation, Message } from "../api";
 import { spawnTestEngine } from "./testing/real-engine";
 import { createCore, type Core } from "./index";
@@ -47,7 +47,7 @@ const evaluatedFor = (messageId: string) => promptTokensEvaluated(dir.path, mess
 
 describe("core with the real engine: KV cache across restarts", () => {
   it("reopening a long conversation does not re-evaluate its history", async () => {
-    const model = await ensureDemoModel(join(dir.path, "models"));
+    const model = await ensureFixtureModel(join(dir.path, "models"));
     const core = await start(model);
     const conv = value<Conversation>(await core.dispatch("conversations.create", {}, ctx));
     let last: Message | null = null;

@@ -11,6 +11,7 @@ import { EventRecorder } from "./testing/events";
 import { tempDir } from "./testing/temp-dir";
 import { promptTokensEvaluated } from "./testing/turn-timings";
 import { value } from "./testing/result-value";
+import { fixtureDemoDir } from "./testing/fixture-demo";
 
 const ctx = { transport: "http" } as const;
 const dir = tempDir("macaron-memory-int-");
@@ -29,6 +30,7 @@ async function send(conversationId: string, text: string, adapters?: "base"): Pr
 beforeAll(async () => {
   core = await createCore({
     dataDir: dir.path,
+    demoDir: await fixtureDemoDir(),
     spawnEngine: spawnTestEngine(),
     defaultMaxTokens: 16,
   });

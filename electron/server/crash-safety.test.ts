@@ -20,7 +20,7 @@ import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type * as Esbuild from "esbuild";
 import WebSocket from "ws";
-import { ensureDemoModel } from "../../native/gguf/fixtures";
+import { ensureFixtureModel } from "../../native/gguf/fixtures";
 import { DATABASE_FILE } from "../core/db/database";
 
 const ITERATIONS = Number(process.env.MACARON_CRASH_ITERATIONS ?? 100);
@@ -175,7 +175,7 @@ const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
 beforeAll(async () => {
   work = await mkdtemp(join(tmpdir(), "macaron-crash-"));
   dataDir = join(work, "data");
-  model = await ensureDemoModel(join(work, "models"));
+  model = await ensureFixtureModel(join(work, "models"));
   bundleDir = await bundle();
 }, 60_000);
 

@@ -7,7 +7,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ensureDemoModel } from "../../native/gguf/fixtures";
+import { ensureFixtureModel } from "../../native/gguf/fixtures";
 import { startServer, type RunningServer } from "./start";
 import { readJson } from "./test-core";
 
@@ -17,7 +17,7 @@ let client: OpenAI;
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), "macaron-headless-"));
-  const model = await ensureDemoModel(join(dir, "models"));
+  const model = await ensureFixtureModel(join(dir, "models"));
   server = await startServer({
     host: "127.0.0.1",
     port: 0,

@@ -30,6 +30,8 @@ export interface StartServerOptions {
   defaultMaxTokens?: number;
   /** Install every adapter found in this folder at start-up (already installed ones are kept). */
   adaptersDir?: string;
+  /** The demo folder (base.gguf + adapters/); default: the trained demo that ships with the app. */
+  demoDir?: string;
 }
 
 export interface RunningServer {
@@ -79,6 +81,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     initialModel: options.model,
     defaultMaxTokens: options.defaultMaxTokens,
     adaptersDir: options.adaptersDir,
+    demoDir: options.demoDir,
   });
   let app: FastifyInstance;
   try {

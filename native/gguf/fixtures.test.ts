@@ -3,7 +3,7 @@ import { mkdtemp, readdir, readFile, rm, stat, writeFile } from "node:fs/promise
 import { tmpdir } from "node:os";
 import { join, relative } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ensureDemoModel, writeFixtures, type AdapterManifest } from "./fixtures";
+import { ensureFixtureModel, writeFixtures, type AdapterManifest } from "./fixtures";
 import { assertAdapterFits, readGguf, summarizeModel } from "./reader";
 import { TINY_MODEL_NAME } from "./tiny-model";
 
@@ -92,20 +92,20 @@ describe("writeFixtures", () => {
   });
 });
 
-describe("ensureDemoModel", () => {
+describe("ensureFixtureModel", () => {
   it("writes demo.gguf once, keeps it, and replaces a damaged one", async () => {
     const demoDir = join(dir, "demo", "nested");
-    const path = await ensureDemoModel(demoDir);
+    const path = await ensureFixtureModel(demoDir);
     expect(path).toBe(join(demoDir, "demo.gguf"));
     const info = summarizeModel(await readGguf(path), path);
     expect(info.isDemo).toBe(true);
     const first = await stat(path);
 
-    expect(await ensureDemoModel(demoDir)).toBe(path);
+    expect(await ensureFixtureModel(demoDir)).toBe(path);
     expect((await stat(path)).mtimeMs).toBe(first.mtimeMs);
 
     await writeFile(path, "half a model");
-    await ensureDemoModel(demoDir);
+    await ensureFixtureModel(demoDir);
     expect((await readGguf(path)).fileSize).toBe(first.size);
     expect(await readdir(demoDir)).toEqual(["demo.gguf"]);
   });
@@ -113,9 +113,9 @@ describe("ensureDemoModel", () => {
   it("survives concurrent callers", async () => {
     const demoDir = join(dir, "race");
     const paths = await Promise.all([
-      ensureDemoModel(demoDir),
-      ensureDemoModel(demoDir),
-      ensureDemoModel(demoDir),
+      ensureFixtureModel(demoDir),
+      ensureFixtureModel(demoDir),
+      ensureFixtureModel(demoDir),
     ]);
     expect(new Set(paths).size).toBe(1);
     await readGguf(paths[0]);

@@ -115,7 +115,7 @@ export async function writeFixtures(outDir: string, options: FixtureOptions = {}
  * the same bytes); a damaged one is replaced. Written atomically, so concurrent callers and a
  * crash halfway never leave a partial model behind.
  */
-export async function ensureDemoModel(dir: string): Promise<string> {
+export async function ensureFixtureModel(dir: string): Promise<string> {
   const path = join(dir, "demo.gguf");
   try {
     await readGguf(path);

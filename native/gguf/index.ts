@@ -18,7 +18,7 @@ export {
   type DemoAdapterId,
 } from "./adapters";
 export {
-  ensureDemoModel,
+  ensureFixtureModel,
   sha256File,
   writeFixtures,
   type AdapterManifest,

@@ -1,27 +1,36 @@
 import { mkdtemp, readdir, rm } from "node:fs/promises";
 import { join } from "node:path";
-import { writeFixtures } from "../../../native/gguf/fixtures";
 import type { AdapterRegistry } from "./adapter-registry";
 
 /**
+ * Where the demo's adapter files come from: the trained specialists that ship with the app
+ * (native/gguf/demo-files.ts) or, in tests, the deterministic fixtures. Files may be written
+ * into `scratch` (a temporary folder beside the database, removed afterwards).
+ */
+export type DemoAdapterFiles = (scratch: string) => Promise<string[]>;
+
+/**
  * The demo's Mixture-of-LoRA out of the box: when the demo model is opened and no adapter was
- * ever installed (no rows, nothing in <dataDir>/adapters), install the four generated demo
- * adapters (chat, coding, agent, ui) through the normal validated install path.
+ * ever installed (no rows, nothing in <dataDir>/adapters), install the four demo specialists
+ * (chat, coding, agent, ui) through the normal validated install path.
  * Returns the ids installed ([] when there was something already).
  */
-export async function installDemoAdapters(registry: AdapterRegistry, dataDir: string): Promise<string[]> {
+export async function installDemoAdapters(
+  registry: AdapterRegistry,
+  dataDir: string,
+  files: DemoAdapterFiles,
+): Promise<string[]> {
   if (registry.count > 0) return [];
   const present = await readdir(registry.dir).catch(() => [] as string[]);
   if (present.some((name) => name.endsWith(".gguf"))) return [];
-  // Generated beside the database (same filesystem), then copied in by install().
-  const temp = await mkdtemp(join(dataDir, ".demo-adapters-"));
+  // Beside the database (same filesystem): install() copies from there.
+  const scratch = await mkdtemp(join(dataDir, ".demo-adapters-"));
   try {
-    const fixtures = await writeFixtures(temp);
     const ids: string[] = [];
-    for (const adapter of fixtures.adapters) ids.push((await registry.install(adapter.path)).id);
+    for (const path of await files(scratch)) ids.push((await registry.install(path)).id);
     return ids;
   } finally {
-    await rm(temp, { recursive: true, force: true });
+    await rm(scratch, { recursive: true, force: true });
   }
 }
 

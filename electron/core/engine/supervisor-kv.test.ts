@@ -2,7 +2,7 @@ import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { ensureDemoModel } from "../../../native/gguf/fixtures";
+import { ensureFixtureModel } from "../../../native/gguf/fixtures";
 import { spawnTestEngine } from "../testing/real-engine";
 import { EngineSupervisor } from "./supervisor";
 import type { ChatTurn, GenerateResult } from "./types";
@@ -16,7 +16,7 @@ const engines: EngineSupervisor[] = [];
 
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), "macaron-engine-kv-"));
-  model = await ensureDemoModel(dir);
+  model = await ensureFixtureModel(dir);
   stateDir = join(dir, "kv");
 });
 

@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ApiError } from "../../api/errors";
-import { ensureDemoModel } from "../../../native/gguf/fixtures";
+import { ensureFixtureModel } from "../../../native/gguf/fixtures";
 import { spawnNodeEngine } from "./spawn-node";
 import { EngineSupervisor } from "./supervisor";
 import type { ChatTurn, EngineLifecycleEvent, GenerateOptions } from "./types";
@@ -18,7 +18,7 @@ let engine: EngineSupervisor;
 
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), "macaron-engine-"));
-  model = await ensureDemoModel(dir);
+  model = await ensureFixtureModel(dir);
   engine = new EngineSupervisor(spawnNodeEngine());
 });
 

@@ -12,6 +12,7 @@ import { createCore, type Core } from "../index";
 import { EventRecorder } from "../testing/events";
 import { tempDir } from "../testing/temp-dir";
 import { value } from "../testing/result-value";
+import { fixtureDemoDir } from "../testing/fixture-demo";
 
 const ctx = { transport: "http" } as const;
 const dir = tempDir("macaron-genui-engine-");
@@ -25,6 +26,7 @@ describe("GenUI on the real engine", () => {
   it("generates under the catalog grammar and stores a valid (if nonsensical) document", async () => {
     core = await createCore({
       dataDir: dir.path,
+      demoDir: await fixtureDemoDir(),
       spawnEngine: spawnTestEngine(),
       defaultMaxTokens: 160,
     });

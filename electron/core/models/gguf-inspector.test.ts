@@ -2,14 +2,14 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ApiError } from "../../api";
-import { ensureDemoModel } from "../../../native/gguf/fixtures";
+import { ensureFixtureModel } from "../../../native/gguf/fixtures";
 import { tempDir } from "../testing/temp-dir";
 import { ggufInspector } from "./gguf-inspector";
 
 const dir = tempDir();
 let demoPath = "";
 beforeAll(async () => {
-  demoPath = await ensureDemoModel(join(dir.path, "models"));
+  demoPath = await ensureFixtureModel(join(dir.path, "models"));
 });
 afterAll(() => dir.remove());
 

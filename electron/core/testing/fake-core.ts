@@ -4,6 +4,7 @@ import { EventRecorder } from "./events";
 import { FakeEngine } from "./fake-engine";
 import { value } from "./result-value";
 import { tempDir } from "./temp-dir";
+import { FIXTURE_DEMO } from "./fixture-demo";
 
 const ctx = { transport: "ipc" } as const;
 
@@ -23,7 +24,10 @@ export interface FakeCore {
 export async function startFakeCore(parts: Partial<Omit<CoreParts, "dataDir">> = {}): Promise<FakeCore> {
   const dir = tempDir();
   const engine = new FakeEngine();
-  const core = await assembleCore({ dataDir: dir.path, log: () => undefined, ...parts }, () => engine);
+  const core = await assembleCore(
+    { dataDir: dir.path, log: () => undefined, ...FIXTURE_DEMO, ...parts },
+    () => engine,
+  );
   onTestFinished(async () => {
     await core.close();
     dir.remove();

@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { spawnTestEngine } from "../../core/testing/real-engine";
 import { startServer, type RunningServer } from "../start";
 import { readJson } from "../test-core";
+import { fixtureDemoDir } from "../../core/testing/fixture-demo";
 
 let dir: string;
 let server: RunningServer;
@@ -17,6 +18,7 @@ beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), "macaron-v1-lora-"));
   server = await startServer({
     dataDir: join(dir, "data"),
+    demoDir: await fixtureDemoDir(),
     rendererDir: join(dir, "no-ui"),
     spawnEngine: spawnTestEngine(),
   });

@@ -47,7 +47,7 @@ export function ModelBar({
             <span className="model-bar__name" title={model.path}>
               {model.name}
             </span>
-            {model.isDemo && <span className="badge badge--warn">Demo — produces nonsense text</span>}
+            {model.isDemo && <span className="badge badge--warn">Demo — a tiny trained model</span>}
             <span className="badge" title={engine?.gpu ? `GPU backend: ${engine.gpu}` : "Running on the CPU"}>
               {engine?.gpu ? `GPU (${engine.gpu})` : "CPU"}
             </span>

@@ -24,7 +24,8 @@ export function ModelPanel() {
       {!hasModel && (
         <p>
           Macaron runs a language model on this computer. Open a <code>.gguf</code> model file, or try the
-          tiny demo model to see how the app works (its answers are nonsense).
+          tiny demo model to see how the app works (a 0.7M-parameter model trained for this app: short, simple
+          answers).
         </p>
       )}
       {hasModel && engine?.model && (
