@@ -1,5 +1,5 @@
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { tempDir } from "../../electron/core/testing/temp-dir";
 import { countingExamples } from "./testing/datasets";
 import { dataFile, losses, writeBase } from "./testing/fixtures";
@@ -30,7 +30,6 @@ let base: string;
 let data: string;
 
 beforeAll(async () => {
-  assertTorchAvailable();
   tmp = tempDir("macaron-ddp-");
   base = await writeBase(tmp.path);
   // 9 examples in batches of 4: the third batch has one example, so rank 1 has none there.
@@ -38,6 +37,8 @@ beforeAll(async () => {
 });
 
 afterAll(() => tmp?.remove());
+
+beforeEach(() => void assertTorchAvailable());
 
 function trainArgs(name: string): string[] {
   return [

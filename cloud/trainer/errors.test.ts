@@ -1,6 +1,6 @@
 import { existsSync, readdirSync } from "node:fs";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { tempDir } from "../../electron/core/testing/temp-dir";
 import { writeWrongBaseAdapter } from "../../native/gguf/adapters";
 import { tinyModelSpec } from "../../native/gguf/tiny-model";
@@ -16,13 +16,14 @@ let base: string;
 let good: string;
 
 beforeAll(async () => {
-  assertTorchAvailable();
   tmp = tempDir("macaron-trainer-errors-");
   base = await writeBase(tmp.path);
   good = await dataFile(tmp.path, "good", countingExamples(8));
 });
 
 afterAll(() => tmp?.remove());
+
+beforeEach(() => void assertTorchAvailable());
 
 async function expectError(
   run: Promise<{ code: number | null; events: { event: string }[]; out?: string }>,

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Llama } from "node-llama-cpp";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { CONTROL_TOKENS } from "../../native/gguf/byte-vocab";
 import { tinyModelSpec, vocabularySize } from "../../native/gguf/tiny-model";
 import { writeGguf } from "../../native/gguf/writer";
@@ -47,7 +47,6 @@ let llama: Llama;
 const bases: Record<string, string> = {};
 
 beforeAll(async () => {
-  assertTorchAvailable();
   expect(CONTROL_TOKENS.length).toBe(V - 256);
   dir = mkdtempSync(join(tmpdir(), "trainer-parity-"));
   for (const size of ["tiny", "small"] as const) {
@@ -68,6 +67,8 @@ afterAll(async () => {
   await llama?.dispose();
   if (dir) rmSync(dir, { recursive: true, force: true });
 });
+
+beforeEach(() => void assertTorchAvailable());
 
 async function compare(base: string, adapter?: { filePath: string; scale: number }) {
   const model = await llama.loadModel({ modelPath: base });

@@ -1,5 +1,5 @@
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { tempDir } from "../../electron/core/testing/temp-dir";
 import { readGguf } from "../../native/gguf/reader";
 import { tinyModelSpec } from "../../native/gguf/tiny-model";
@@ -24,7 +24,6 @@ let tmp: ReturnType<typeof tempDir>;
 let corpus: string;
 
 beforeAll(async () => {
-  assertTorchAvailable();
   tmp = tempDir("macaron-pretrain-");
   corpus = await dataFile(
     tmp.path,
@@ -37,6 +36,8 @@ beforeAll(async () => {
 });
 
 afterAll(() => tmp?.remove());
+
+beforeEach(() => void assertTorchAvailable());
 
 async function pretrain(type: "F32" | "F16") {
   const spec = tinyModelSpec("tiny");

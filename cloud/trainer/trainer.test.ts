@@ -1,6 +1,6 @@
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { tempDir } from "../../electron/core/testing/temp-dir";
 import { assertAdapterFits, readGguf } from "../../native/gguf/reader";
 import { chatPrompt, countingExamples, preferencePairs } from "./testing/datasets";
@@ -15,13 +15,14 @@ let base: string;
 let sft: string;
 
 beforeAll(async () => {
-  assertTorchAvailable();
   tmp = tempDir("macaron-trainer-");
   base = await writeBase(tmp.path);
   sft = await dataFile(tmp.path, "sft", countingExamples(64));
 });
 
 afterAll(() => tmp?.remove());
+
+beforeEach(() => void assertTorchAvailable());
 
 const SHORT = ["--steps", "24", "--batch-size", "8"];
 

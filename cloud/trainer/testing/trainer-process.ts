@@ -36,22 +36,31 @@ export function trainerEnv(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
   };
 }
 
+let torchProbe: { version?: string; error?: string } | undefined;
+
 /**
  * Throws a clear error when the interpreter has no torch: CI installs python3-torch, so a
- * missing torch is a broken setup the tests must report, not skip.
+ * missing torch is a broken setup the tests must report as failures, not skip. Call it in
+ * beforeEach (probed once per file), so every test fails rather than being reported skipped.
  */
 export function assertTorchAvailable(): string {
-  const probe = spawnSync(PYTHON, ["-c", "import torch, numpy; print(torch.__version__)"], {
-    encoding: "utf8",
-    env: trainerEnv(),
-  });
-  if (probe.status !== 0) {
+  if (!torchProbe) {
+    const probe = spawnSync(PYTHON, ["-c", "import torch, numpy; print(torch.__version__)"], {
+      encoding: "utf8",
+      env: trainerEnv(),
+    });
+    torchProbe =
+      probe.status === 0
+        ? { version: probe.stdout.trim() }
+        : { error: probe.error?.message ?? probe.stderr.trim().split("\n").at(-1) };
+  }
+  if (torchProbe.error !== undefined) {
     throw new Error(
       `PyTorch is not importable by ${PYTHON} (install Debian's python3-torch, or set MACARON_PYTHON ` +
-        `to a Python with torch and numpy): ${probe.error?.message ?? probe.stderr.trim()}`,
+        `to a Python with torch and numpy): ${torchProbe.error}`,
     );
   }
-  return probe.stdout.trim();
+  return torchProbe.version!;
 }
 
 function parseEvents(stdout: string): TrainerEvent[] {
