@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startCloud } from "../cloud/server";
-import { codingManifest, publishAdapter } from "../cloud/testing/test-trainer";
+import { codingManifest, publishAdapter } from "../cloud/testing/hand-built-versions";
 import { demoAdapterSpec } from "../native/gguf/adapters";
 import { writeFixtures } from "../native/gguf/fixtures";
 import { encodeGguf, gv } from "../native/gguf/writer";

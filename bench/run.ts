@@ -4,6 +4,7 @@
  */
 import { parseArgs } from "node:util";
 import { benchAdapters } from "./adapters";
+import { benchDemo } from "./demo";
 import { benchGenui } from "./genui";
 import { benchMemory } from "./memory";
 import { benchRedaction } from "./redaction";
@@ -33,6 +34,7 @@ const benches: Record<string, () => Promise<void>> = {
   genui: () => benchGenui({ runs: Number(values.runs) }),
   releases: () => benchReleases({ runs: Number(values.runs) }),
   memory: () => benchMemory({ runs: Number(values.runs) }),
+  demo: () => benchDemo(),
 };
 
 const names = positionals.length > 0 ? positionals : Object.keys(benches);

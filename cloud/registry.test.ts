@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { RegistryIndex } from "./registry-protocol";
 import { startCloud, type RunningCloud } from "./server";
-import { codingManifest, publishAdapter } from "./testing/test-trainer";
+import { codingManifest, publishAdapter } from "./testing/hand-built-versions";
 
 let dir: string;
 let cloud: RunningCloud;

@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { expect, test, type Page } from "@playwright/test";
 import { startCloud, type RunningCloud } from "../cloud/server";
-import { codingManifest, trainAndPublish } from "../cloud/testing/test-trainer";
+import { codingManifest, publishHandBuiltVersions } from "../cloud/testing/hand-built-versions";
 import { demoAdapterSpec } from "../native/gguf/adapters";
 import { encodeGguf, gv } from "../native/gguf/writer";
 import { AdaptersPage } from "./pages/adapters-page";
@@ -68,7 +68,7 @@ test("registry updates: the passing version goes live, the regressing one is rej
   page,
 }) => {
   const { chat, adapters, ui, server, cloud } = await start(page);
-  const trained = await trainAndPublish({
+  const trained = await publishHandBuiltVersions({
     url: cloud.url,
     adminKey: cloud.adminKey,
     baseSha256: baseSha256(),

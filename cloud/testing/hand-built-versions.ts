@@ -1,14 +1,11 @@
 /**
- * A stand-in for the training pipeline, for the end-to-end loop test and the bench: reads the
- * exported coding dataset from the cloud service, "trains" by writing adapter files with
- * native/gguf, and publishes them to the registry.
- * - v2 (passes the contract): the coding adapter with its LoRA B scaled (a different but still
- *   decisive logit boost), lineage parent 1.0.0, trainedFrom the export's sha256.
- * - v3 (built to regress): named coding, but built from the UI adapter: it answers "uuuu".
- * Run: tsx cloud/testing/test-trainer.ts --url URL --admin-key KEY --base-sha BASE_SHA256
+ * Hand-built coding versions for the tests of release mechanics (downloads, the gate's verdicts,
+ * promotion, rollback, the Releases UI): made from the deterministic marker fixtures, NOT
+ * trained. v2 is the coding fixture with its LoRA B scaled (passes the smoke contract), v3 is
+ * the UI fixture named coding (answers "uuuu": rejected). The learning loop itself, with the
+ * PyTorch trainer, is cloud/cycle/cycle.loop.test.ts.
  */
 import { createHash } from "node:crypto";
-import { parseArgs } from "node:util";
 import { demoAdapter, demoAdapterSpec } from "../../native/gguf/adapters";
 import { TINY_MODEL_ARCHITECTURE, TINY_MODEL_NAME, TINY_MODEL_SHAPES } from "../../native/gguf/tiny-model";
 import { encodeGguf, gv, type GgufWriteSpec } from "../../native/gguf/writer";
@@ -17,14 +14,14 @@ import type { PublishManifest, RegistryEntry } from "../registry-protocol";
 
 export { publishAdapter };
 
-export interface TrainerOptions {
+export interface HandBuiltOptions {
   url: string;
   adminKey: string;
   /** sha256 of the base model the versions are trained for. */
   baseSha256?: string;
 }
 
-export interface TrainedVersions {
+export interface HandBuiltVersions {
   exportSha256: string;
   exportLines: number;
   published: RegistryEntry[];
@@ -70,8 +67,8 @@ export function codingManifest(
   };
 }
 
-/** Export the coding dataset, "train" v2 and v3, publish both. */
-export async function trainAndPublish(opts: TrainerOptions): Promise<TrainedVersions> {
+/** Export the coding dataset (for its sha256 in the lineage), build v2 and v3 by hand, publish both. */
+export async function publishHandBuiltVersions(opts: HandBuiltOptions): Promise<HandBuiltVersions> {
   const res = await fetch(`${opts.url}/v1/export/coding.jsonl?type=sft`, {
     headers: { authorization: `Bearer ${opts.adminKey}` },
   });
@@ -80,9 +77,9 @@ export async function trainAndPublish(opts: TrainerOptions): Promise<TrainedVers
   const exportSha256 = createHash("sha256").update(dataset).digest("hex");
   const exportLines = dataset.split("\n").filter((l) => l.trim()).length;
 
-  const v2 = encodeGguf(variant(demoAdapterSpec("coding"), "Macaron Coding adapter v2 (test trainer)", 0.8));
+  const v2 = encodeGguf(variant(demoAdapterSpec("coding"), "Macaron Coding adapter v2 (hand-built)", 0.8));
   const v3 = encodeGguf(
-    variant(demoAdapterSpec("ui"), "Macaron Coding adapter v3 (test trainer, regressed)", 1),
+    variant(demoAdapterSpec("ui"), "Macaron Coding adapter v3 (hand-built, regressed)", 1),
   );
   const published = [
     await publishAdapter(
@@ -97,20 +94,4 @@ export async function trainAndPublish(opts: TrainerOptions): Promise<TrainedVers
     ),
   ];
   return { exportSha256, exportLines, published };
-}
-
-if (process.argv[1]?.endsWith("test-trainer.ts")) {
-  const { values } = parseArgs({
-    options: { url: { type: "string" }, "admin-key": { type: "string" }, "base-sha": { type: "string" } },
-  });
-  if (!values.url || !values["admin-key"]) {
-    console.error("Usage: tsx cloud/testing/test-trainer.ts --url URL --admin-key KEY [--base-sha SHA256]");
-    process.exit(2);
-  }
-  const out = await trainAndPublish({
-    url: values.url,
-    adminKey: values["admin-key"],
-    baseSha256: values["base-sha"],
-  });
-  for (const e of out.published) console.log(`published ${e.id} ${e.version} ${e.sha256}`);
 }

@@ -15,7 +15,7 @@ import { createInterface } from "node:readline";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { AdapterVersionInfo, Conversation, Message, Release, Result } from "../../api";
-import { codingManifest } from "../../../cloud/testing/test-trainer";
+import { codingManifest } from "../../../cloud/testing/hand-built-versions";
 import { demoAdapterSpec } from "../../../native/gguf/adapters";
 import { writeFixtures, type FixturePaths } from "../../../native/gguf/fixtures";
 import { encodeGguf, gv } from "../../../native/gguf/writer";

@@ -1,8 +1,10 @@
 /**
- * The improvement loop end to end on loopback, with the real cloud service, the real engine
- * (node-llama-cpp on the tiny demo model) and the demo adapters: feedback uploaded → dataset
- * exported → test trainer publishes coding v2 (passes) and v3 (regresses) → the app checks for
- * updates, promotes v2, rejects v3 naming the failing cases → rollback to v1. Then the refusals
+ * Release mechanics end to end on loopback, with the real cloud service, the real engine
+ * (node-llama-cpp on the tiny fixture model) and the marker fixture adapters: feedback uploaded
+ * → dataset exported → hand-built coding v2 (passes the smoke contract) and v3 (regresses) are
+ * published → the app resumes a partial download, promotes v2, rejects v3 naming the failing
+ * cases → rollback to v1. (The learning loop with real training is cloud/cycle/cycle.loop.test.ts.)
+ * Then the refusals
  * (damaged download, wrong sha256 in the index, another base) and a crash mid-promotion.
  */
 import BetterSqlite3 from "better-sqlite3";
@@ -21,7 +23,11 @@ import type {
 } from "../../api";
 import { startCloud, type RunningCloud } from "../../../cloud/server";
 import { makeItem } from "../../../cloud/testing/items";
-import { codingManifest, publishAdapter, trainAndPublish } from "../../../cloud/testing/test-trainer";
+import {
+  codingManifest,
+  publishAdapter,
+  publishHandBuiltVersions,
+} from "../../../cloud/testing/hand-built-versions";
 import { demoAdapterSpec, wrongBaseAdapterSpec } from "../../../native/gguf/adapters";
 import { writeFixtures, type FixturePaths } from "../../../native/gguf/fixtures";
 import { encodeGguf, gv } from "../../../native/gguf/writer";
@@ -100,7 +106,7 @@ afterAll(async () => {
   dir.remove();
 });
 
-describe("the improvement loop", () => {
+describe("release mechanics", () => {
   it("promotes a passing version, rejects a regressing one with the failing cases, rolls back", async () => {
     // Feedback about coding answers reaches the cloud; the trainer exports and publishes.
     const installId = randomUUID();
@@ -124,7 +130,7 @@ describe("the improvement loop", () => {
       body: JSON.stringify({ protocol: 1, installId, batchId: "batch-loop-1", items }),
     });
     expect(batch.status).toBe(200);
-    const trained = await trainAndPublish({
+    const trained = await publishHandBuiltVersions({
       url: cloud.url,
       adminKey: ADMIN,
       baseSha256: fixtures.baseSha256,
