@@ -6,7 +6,14 @@ import { chmod, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { tempDir } from "../../electron/core/testing/temp-dir";
-import { checkTorch, locatePython, runTrainer, trainerCommand, type TrainerEvent } from "./python-trainer";
+import {
+  checkTorch,
+  locatePython,
+  probeTorch,
+  runTrainer,
+  trainerCommand,
+  type TrainerEvent,
+} from "./python-trainer";
 import { TrainError } from "./train-error";
 
 let dir: ReturnType<typeof tempDir>;
@@ -31,9 +38,10 @@ describe("locatePython", () => {
   });
 });
 
-describe("checkTorch", () => {
-  it("tells a Python that does not run from one without torch", async () => {
-    await expect(checkTorch(join(dir.path, "no-such-python"))).rejects.toMatchObject({
+describe("checkTorch / probeTorch", () => {
+  it("tell a Python that does not run from one without torch", async () => {
+    expect(() => checkTorch(join(dir.path, "no-such-python"))).toThrow(/^Cannot run Python/);
+    await expect(probeTorch(join(dir.path, "no-such-python"))).rejects.toMatchObject({
       code: "no_python",
       message: expect.stringContaining("apt-get install python3-torch") as string,
     });
@@ -41,7 +49,8 @@ describe("checkTorch", () => {
       "torchless",
       `echo "ModuleNotFoundError: No module named 'torch'" >&2\nexit 1`,
     );
-    await expect(checkTorch(python)).rejects.toMatchObject({
+    expect(() => checkTorch(python)).toThrow(/^PyTorch is not installed/);
+    await expect(probeTorch(python)).rejects.toMatchObject({
       code: "no_torch",
       message: expect.stringMatching(
         /^PyTorch is not installed for .*\(ModuleNotFoundError: No module named 'torch'\)/,

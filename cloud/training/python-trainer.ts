@@ -4,7 +4,7 @@
  * python3-torch lives there), else `python3` on PATH; it must import torch and numpy. With more
  * than one process the trainer runs under torchrun.
  */
-import { execFile, spawn } from "node:child_process";
+import { execFile, spawn, spawnSync } from "node:child_process";
 import { existsSync } from "node:fs";
 import { delimiter, resolve } from "node:path";
 import { TrainError, type TrainErrorCode } from "./train-error";
@@ -54,37 +54,56 @@ export function locatePython(env: NodeJS.ProcessEnv = process.env, exists = exis
   return exists(SYSTEM_PYTHON) ? SYSTEM_PYTHON : "python3";
 }
 
+const TORCH_PROBE = "import torch, numpy; print(torch.__version__)";
+
+function noPython(python: string, why: string): TrainError {
+  return new TrainError(
+    "no_python",
+    `Cannot run Python (${python}): ${why}. Install Python 3 with PyTorch (Debian/Ubuntu: ` +
+      "sudo apt-get install python3-torch), or set MACARON_PYTHON to a Python that has it.",
+  );
+}
+
+function noTorch(python: string, stderr: string): TrainError {
+  const why = stderr.trim().split("\n").at(-1) ?? "";
+  return new TrainError(
+    "no_torch",
+    `PyTorch is not installed for ${python} (${why}). Install it (Debian/Ubuntu: sudo apt-get install ` +
+      "python3-torch), or set MACARON_PYTHON to a Python that has torch and numpy.",
+  );
+}
+
 /**
- * torch's version as `python` sees it. Rejects with TrainError "no_python" when the interpreter
- * does not run, "no_torch" when it has no torch (with how to install it). Takes a second
- * (importing torch): callers run it alongside other work.
+ * torch's version as `python` sees it. Throws TrainError "no_python" when the interpreter does
+ * not run, "no_torch" when it has no torch (with how to install it). Blocks for the second
+ * importing torch takes: see probeTorch to do other work meanwhile.
  */
-export function checkTorch(python: string): Promise<string> {
-  const probe = "import torch, numpy; print(torch.__version__)";
-  const env = { ...process.env, PYTHONDONTWRITEBYTECODE: "1" };
+export function checkTorch(python: string): string {
+  const probe = spawnSync(python, ["-c", TORCH_PROBE], { encoding: "utf8", env: torchProbeEnv() });
+  if (probe.error) throw noPython(python, probe.error.message);
+  if (probe.status !== 0) throw noTorch(python, probe.stderr);
+  return probe.stdout.trim();
+}
+
+/** checkTorch without blocking: resolves with torch's version, rejects with the same errors. */
+export function probeTorch(python: string): Promise<string> {
   return new Promise((resolvePromise, reject) => {
-    execFile(python, ["-c", probe], { env, encoding: "utf8" }, (error, stdout, stderr) => {
-      if (!error) return resolvePromise(stdout.trim());
-      // A numeric code: Python ran and failed; otherwise it did not start (ENOENT, EACCES).
-      if (typeof error.code !== "number") {
-        return reject(
-          new TrainError(
-            "no_python",
-            `Cannot run Python (${python}): ${error.message}. Install Python 3 with PyTorch ` +
-              "(Debian/Ubuntu: sudo apt-get install python3-torch), or set MACARON_PYTHON to a Python that has it.",
-          ),
-        );
-      }
-      const why = stderr.trim().split("\n").at(-1) ?? "";
-      reject(
-        new TrainError(
-          "no_torch",
-          `PyTorch is not installed for ${python} (${why}). Install it (Debian/Ubuntu: sudo apt-get install ` +
-            "python3-torch), or set MACARON_PYTHON to a Python that has torch and numpy.",
-        ),
-      );
-    });
+    execFile(
+      python,
+      ["-c", TORCH_PROBE],
+      { env: torchProbeEnv(), encoding: "utf8" },
+      (error, stdout, stderr) => {
+        if (!error) resolvePromise(stdout.trim());
+        // A numeric code: Python ran and failed; otherwise it did not start (ENOENT, EACCES).
+        else
+          reject(typeof error.code === "number" ? noTorch(python, stderr) : noPython(python, error.message));
+      },
+    );
   });
+}
+
+function torchProbeEnv(): NodeJS.ProcessEnv {
+  return { ...process.env, PYTHONDONTWRITEBYTECODE: "1" };
 }
 
 /**

@@ -18,7 +18,7 @@ import {
   type TrainerReport,
 } from "./adapter-manifest";
 import { readDatasetFile } from "./dataset-file";
-import { checkTorch, locatePython, runTrainer, type TrainerEvent } from "./python-trainer";
+import { locatePython, probeTorch, runTrainer, type TrainerEvent } from "./python-trainer";
 import {
   tokenizeDataset,
   type DatasetStats,
@@ -180,7 +180,7 @@ export async function trainAdapter(
   };
   const python = options.python ?? locatePython(options.env);
   // Importing torch takes a second: checked while the examples are tokenized.
-  const torch = checkTorch(python);
+  const torch = probeTorch(python);
   torch.catch(() => {}); // awaited below; not an unhandled rejection meanwhile
 
   const out = resolve(options.out);
