@@ -1,0 +1,47 @@
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { basename, join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { demoAdapterFiles, demoDir, ensureDemoModel } from "./demo-files";
+import { writeFixtures } from "./fixtures";
+
+let root: string;
+let demo: string;
+beforeAll(async () => {
+  root = mkdtempSync(join(tmpdir(), "macaron-demo-files-"));
+  demo = join(root, "demo");
+  // The fixtures have the layout of resources/demo: base.gguf and adapters/.
+  await writeFixtures(demo);
+});
+afterAll(() => rmSync(root, { recursive: true, force: true }));
+
+describe("the demo files", () => {
+  it("copies the demo base into the data folder, keeps an identical copy and replaces a damaged one", async () => {
+    const models = join(root, "models");
+    const path = await ensureDemoModel(models, demo);
+    expect(readFileSync(path).equals(readFileSync(join(demo, "base.gguf")))).toBe(true);
+    expect(await ensureDemoModel(models, demo)).toBe(path);
+    const damaged = readFileSync(path);
+    damaged[damaged.length - 1] = (damaged[damaged.length - 1] ?? 0) ^ 0xff;
+    writeFileSync(path, damaged);
+    await ensureDemoModel(models, demo);
+    expect(readFileSync(path).equals(readFileSync(join(demo, "base.gguf")))).toBe(true);
+  });
+
+  it("says clearly when the installation lacks its demo model", async () => {
+    await expect(ensureDemoModel(join(root, "m2"), join(root, "nowhere"))).rejects.toThrow(
+      /demo model is missing from this installation/,
+    );
+  });
+
+  it("lists the specialists' adapter files, and finds the shipped demo by default or $MACARON_DEMO_DIR", async () => {
+    expect((await demoAdapterFiles(demo)).map((p) => basename(p))).toEqual([
+      "agent.gguf",
+      "chat.gguf",
+      "coding.gguf",
+      "ui.gguf",
+    ]);
+    expect(demoDir({})).toMatch(/resources[/\\]demo$/);
+    expect(demoDir({ MACARON_DEMO_DIR: demo })).toBe(demo);
+  });
+});
