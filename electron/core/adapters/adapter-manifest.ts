@@ -36,7 +36,11 @@ export const ManifestFile = z.object({
     .optional(),
   defaultScale: z.number().min(0).max(2).default(1),
   routingExamples: z.array(z.string().max(4000)).max(1000).default([]),
-  lineage: z.object({ parent: z.string().nullable(), trainedFrom: z.string() }).optional(),
+  /**
+   * Where the version came from. The trainer adds how it was made (dataset sha256 and counts,
+   * hyperparameters, seed, loss curve, held-out loss, trainer/torch/harness versions): kept as is.
+   */
+  lineage: z.object({ parent: z.string().nullable(), trainedFrom: z.string() }).loose().optional(),
 });
 export type ManifestFile = z.output<typeof ManifestFile>;
 
@@ -45,7 +49,7 @@ export interface StoredManifest {
   defaultScale: number;
   routingExamples: string[];
   base: { architecture: string; embeddingLength: number; baseName: string | null; baseSha256: string | null };
-  lineage: { parent: string | null; trainedFrom: string };
+  lineage: { parent: string | null; trainedFrom: string; [detail: string]: unknown };
 }
 
 /** `/x/coding.gguf` → `/x/coding.json`. */
