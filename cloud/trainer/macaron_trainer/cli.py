@@ -22,6 +22,13 @@ def _positive_int(text):
     return value
 
 
+def _seed(text):
+    value = int(text)
+    if not 0 <= value < 2**32:
+        raise argparse.ArgumentTypeError(f"{text} is not in 0..2^32-1")
+    return value
+
+
 def _targets(text):
     names = [t.strip() for t in text.split(",") if t.strip()]
     unknown = [t for t in names if t not in ALL_TARGETS]
@@ -48,7 +55,7 @@ def _common(p, lr, batch_size):
         default=None,
         help="examples per forward pass on each process (gradient accumulation); default: all of them",
     )
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=_seed, default=0)
     p.add_argument("--checkpoint-dir")
     p.add_argument("--checkpoint-every", type=_positive_int, default=None)
     p.add_argument("--threads", type=_positive_int, default=1)
