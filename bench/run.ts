@@ -4,6 +4,7 @@
  */
 import { parseArgs } from "node:util";
 import { benchAdapters } from "./adapters";
+import { benchCycle } from "./cycle";
 import { benchDemo } from "./demo";
 import { benchGenui } from "./genui";
 import { benchMemory } from "./memory";
@@ -18,6 +19,7 @@ const { positionals, values } = parseArgs({
     size: { type: "string", default: "tiny" },
     runs: { type: "string", default: "3" },
     tokens: { type: "string", default: "256" },
+    examples: { type: "string", default: "1000" },
   },
 });
 
@@ -35,6 +37,7 @@ const benches: Record<string, () => Promise<void>> = {
   releases: () => benchReleases({ runs: Number(values.runs) }),
   memory: () => benchMemory({ runs: Number(values.runs) }),
   demo: () => benchDemo(),
+  cycle: () => benchCycle({ examples: Number(values.examples) }),
 };
 
 const names = positionals.length > 0 ? positionals : Object.keys(benches);
