@@ -149,7 +149,7 @@ export class KvSlots {
 
   private createSlot(sessionKey: string = ANONYMOUS): KvSlot {
     const sequence = this.context.getSequence();
-    // chatWrapper given: resolving it costs 0.5–1 s of CPU (FACTS.md), done once per model.
+    // chatWrapper given: resolving it costs 0.5–1 s of CPU (ARCHITECTURE.md), done once per model.
     const chat = new LlamaChat({ contextSequence: sequence, chatWrapper: this.chatWrapper });
     return { sequence, chat, sessionKey, evaluatedUnder: "", lastUsed: 0, dirty: false };
   }

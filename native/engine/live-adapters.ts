@@ -67,8 +67,7 @@ export class LiveAdapters {
     if (key === this.currentKey) return;
     for (const adapter of normalized) await this.validate(adapter.path);
     // Changing the set while a batch decodes on llama.cpp's worker thread crashes the process
-    // (SIGSEGV/SIGBUS; /work/shared/FACTS.md "node-llama-cpp 3.21.1 with tiny generated
-    // models"). node-llama-cpp decodes under the [context, "context"] lock of lifecycle-utils
+    // (SIGSEGV/SIGBUS; ARCHITECTURE.md "Live adapter switches"). node-llama-cpp decodes under the [context, "context"] lock of lifecycle-utils
     // (LlamaContext.dispatchPendingBatch), so taking that lock — from the same lifecycle-utils
     // copy, see live-adapters.test.ts — orders the switch between batches. _setLoras is the
     // internal used for `createContext({lora})`; upstream has no public live switch

@@ -3,7 +3,7 @@ import { getLlama, type Llama } from "node-llama-cpp";
 
 /**
  * Compute threads for llama.cpp. One core is left to the JS thread: on 2 cores, 1 compute
- * thread generates faster than 2 (FACTS.md: 74 vs 49 tok/s) because they compete.
+ * thread generates faster than 2 (ARCHITECTURE.md: 74 vs 49 tok/s) because they compete.
  * `MACARON_ENGINE_THREADS` overrides it (a user setting passed down by core).
  */
 export function engineThreads(

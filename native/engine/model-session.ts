@@ -102,7 +102,7 @@ export class ModelSession {
       const states = options.stateDir
         ? new KvStateStore(options.stateDir, await KvStateStore.identify(path, engineIdentity(backend)))
         : null;
-      // Resolving the wrapper costs 0.5–1 s of CPU (FACTS.md): do it once per model, not per turn.
+      // Resolving the wrapper costs 0.5–1 s of CPU (ARCHITECTURE.md): do it once per model, not per turn.
       return new ModelSession(info, model, context, chooseChatWrapper(model), states);
     } catch (error) {
       await model.dispose();
