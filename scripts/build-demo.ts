@@ -14,6 +14,8 @@ import { copyFile, mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
+import { writeManifest } from "../cloud/training/adapter-manifest";
+import { demoAdapter } from "../native/gguf/adapters";
 import { demoBaseInitSpec } from "../native/gguf/demo-base";
 import { writeGguf } from "../native/gguf/writer";
 import { readDatasetFile } from "../cloud/training/dataset-file";
@@ -22,6 +24,14 @@ import { tokenizeDataset } from "../cloud/training/tokenize-dataset";
 import { trainAdapter, type TrainResult } from "../cloud/training/train";
 
 export const DEMO_DOMAINS = ["chat", "coding", "agent", "ui"] as const;
+type DemoDomain = (typeof DEMO_DOMAINS)[number];
+
+const DESCRIPTIONS: Record<DemoDomain, string> = {
+  chat: "Everyday conversation: short, friendly one-line replies (demo specialist, trained).",
+  coding: "Programming requests: answers with a small function in a code block (demo specialist, trained).",
+  agent: "Tasks: a numbered three-step plan, or a tool call as JSON (demo specialist, trained).",
+  ui: "Answers as interactive components: forms, tables, choices, progress (demo specialist, trained).",
+};
 
 const TRAINING = resolve(import.meta.dirname, "../resources/training");
 
@@ -30,8 +40,10 @@ export interface BuildDemoOptions {
   pretrainEpochs: number;
   adapterEpochs: number;
   /** Only these specialists (default all four); the base is reused when it exists and `skipBase`. */
-  domains?: readonly string[];
+  domains?: readonly DemoDomain[];
   skipBase?: boolean;
+  /** Torch threads per training run (1 on a loaded machine; 2 when it is free). */
+  threads?: number;
   log?: (line: string) => void;
 }
 
@@ -43,7 +55,13 @@ interface PretrainReport {
 }
 
 /** Step 1: pretrain the demo base; returns the trainer's report. */
-async function pretrainBase(base: string, work: string, epochs: number, log: (l: string) => void) {
+async function pretrainBase(
+  base: string,
+  work: string,
+  epochs: number,
+  threads: number,
+  log: (l: string) => void,
+) {
   const init = join(work, "init.gguf");
   await writeGguf(init, demoBaseInitSpec());
   const corpus = await readDatasetFile(join(TRAINING, "pretrain.jsonl"));
@@ -61,6 +79,7 @@ async function pretrainBase(base: string, work: string, epochs: number, log: (l:
   const report = join(work, "pretrain.report.json");
   const args = ["pretrain", "--base", init, "--data", tokenized.trainPath, "--out", base];
   args.push("--report", report, "--epochs", String(epochs), "--seed", "0", "--batch-size", "16");
+  args.push("--threads", String(threads));
   if (tokenized.heldoutPath) args.push("--heldout", tokenized.heldoutPath);
   let last = 0;
   await runTrainer({
@@ -92,7 +111,7 @@ export async function buildDemo(options: BuildDemoOptions) {
     const started = performance.now();
     const pretrain = options.skipBase
       ? null
-      : await pretrainBase(join(work, "base.gguf"), work, options.pretrainEpochs, log);
+      : await pretrainBase(join(work, "base.gguf"), work, options.pretrainEpochs, options.threads ?? 1, log);
     if (pretrain) await copyFile(join(work, "base.gguf"), base);
     const adapters: Record<string, TrainResult["report"]> = {};
     for (const domain of options.domains ?? DEMO_DOMAINS) {
@@ -108,6 +127,9 @@ export async function buildDemo(options: BuildDemoOptions) {
           epochs: options.adapterEpochs,
           seed: 0,
           version: "1.0.0",
+          threads: options.threads,
+          name: demoAdapter(domain).name,
+          description: DESCRIPTIONS[domain],
         },
         (p) => {
           if (p.type === "trainer" && p.event.event === "heldout")
@@ -115,6 +137,11 @@ export async function buildDemo(options: BuildDemoOptions) {
         },
       );
       adapters[domain] = result.report;
+      // The router is seeded from these: the hand-written examples of each domain first.
+      const routing = [
+        ...new Set([...demoAdapter(domain).routingExamples, ...result.manifest.routingExamples]),
+      ];
+      await writeManifest(result.manifestPath, { ...result.manifest, routingExamples: routing });
       log(`  ${domain}: ${result.adapterPath} (${result.seconds.train.toFixed(0)} s)`);
     }
     const summary = {
@@ -148,13 +175,15 @@ if (process.argv[1]?.endsWith("build-demo.ts")) {
       "adapter-epochs": { type: "string", default: "4" },
       domains: { type: "string" },
       "skip-base": { type: "boolean", default: false },
+      threads: { type: "string", default: "1" },
     },
   });
   await buildDemo({
     out: values.out,
     pretrainEpochs: Number(values["pretrain-epochs"]),
     adapterEpochs: Number(values["adapter-epochs"]),
-    domains: values.domains?.split(","),
+    domains: values.domains?.split(",") as DemoDomain[] | undefined,
     skipBase: values["skip-base"],
+    threads: Number(values.threads),
   });
 }

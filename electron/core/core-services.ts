@@ -163,6 +163,11 @@ export async function startServices(
   // Versions, the evaluation gate and releases; the gate generates at background priority.
   const releaseStore = new ReleaseStore(db);
   const contract = parts.contract ?? gateContract();
+  // Prompts, router, catalog and the contract in force: one version for turns and releases.
+  const harness = harnessVersion(
+    parts.appVersion ?? packageJson.version,
+    harnessParts(systemPrompt, contractLabel(contract)),
+  );
   const releases = new AdapterReleases({
     store: releaseStore,
     adaptersDir: registry.dir,
@@ -172,7 +177,7 @@ export async function startServices(
       const path = engine.loaded?.path;
       return path ? fingerprint.knownSha256(path) : null;
     },
-    harnessVersion: harnessVersion(parts.appVersion ?? packageJson.version, harnessParts(systemPrompt)),
+    harnessVersion: harness,
     contractVersion: contractLabel(contract),
     evaluate: gateEvaluator({ registry, router, engine, contract, systemPrompt, log }),
     log,
@@ -227,7 +232,7 @@ export async function startServices(
     defaultMaxTokens: parts.defaultMaxTokens,
     flushIntervalMs: parts.flushIntervalMs,
     routing,
-    harnessVersion: harnessVersion(parts.appVersion ?? packageJson.version, harnessParts(systemPrompt)),
+    harnessVersion: harness,
     kvPolicy,
     modelHashes: fingerprint,
     memory,

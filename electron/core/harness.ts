@@ -18,11 +18,14 @@ import {
  * Model and harness evolve as one unit, so a stored turn says exactly what produced it.
  */
 
-/** The evaluation contract in force (resources/contracts/default.json), by name@version. */
+/** The default evaluation contract (resources/contracts/default.json), by name@version. */
 export const CONTRACT_PLACEHOLDER = DEFAULT_CONTRACT_LABEL;
 
 /** Everything the hash covers, by name. Computed once at start-up. */
-export function harnessParts(systemPrompt: string = DEFAULT_SYSTEM_PROMPT): Record<string, string> {
+export function harnessParts(
+  systemPrompt: string = DEFAULT_SYSTEM_PROMPT,
+  contract: string = CONTRACT_PLACEHOLDER,
+): Record<string, string> {
   return {
     systemPrompt,
     router: JSON.stringify({
@@ -33,7 +36,7 @@ export function harnessParts(systemPrompt: string = DEFAULT_SYSTEM_PROMPT): Reco
       KERNEL_TEMPERATURE,
       MAX_BLEND_SCALE,
     }),
-    contract: CONTRACT_PLACEHOLDER,
+    contract,
     // The component catalog (version, full schema) and the UI-mode instructions.
     genui: JSON.stringify({
       version: CATALOG_VERSION,
