@@ -14,13 +14,7 @@
 import { copyFileSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type {
-  AdapterVersionInfo,
-  Conversation,
-  PrivacyState,
-  Result,
-  UpdateCheck,
-} from "../../electron/api";
+import type { AdapterVersionInfo, Conversation, PrivacyState, Result, UpdateCheck } from "../../electron/api";
 import { defaultContract } from "../../electron/core/contract/default-contract";
 import { EngineSupervisor } from "../../electron/core/engine/supervisor";
 import { assembleCore, type Core } from "../../electron/core/index";
@@ -39,12 +33,12 @@ const ctx = { transport: "ipc" } as const;
 const dir = tempDir("macaron-cycle-loop-");
 const ADMIN = "admin-key-cycle-loop-1234";
 /** Corrections the user makes per round: enough to learn from, small enough for CI. */
-const CORRECTIONS = 40;
+const CORRECTIONS = 80;
 /** The candidate's coding pass rate must rise by at least this much over the weak v1. */
 const MIN_RISE = 0.25;
 /** The demo base: one token per byte, so the export's length limit counts bytes. */
 const BYTES_PER_TOKEN = 1;
-const TRAINING = { epochs: 6, seed: 0 } as const;
+const TRAINING = { epochs: 8, lr: 5e-3, seed: 0 } as const;
 
 let cloud: RunningCloud;
 let core: Core;
@@ -165,7 +159,9 @@ describe("the learning loop", () => {
     numbers.trainSeconds = good.seconds.train;
     numbers.contractSeconds = good.seconds.contract;
     expect(good.parent?.version).toBe("1.0.0");
-    expect(good.exported.train + good.exported.heldout).toBe(CORRECTIONS);
+    // Every correction reached the export; near-duplicate ones were folded, ~10% held out.
+    expect(good.exported.report.items).toBe(CORRECTIONS);
+    expect(good.exported.train).toBeGreaterThan(CORRECTIONS / 2);
     expect(good.trained.manifest.lineage).toMatchObject({ parent: "1.0.0", method: "sft" });
     const rates = good.contract.comparison!.byTag.coding!;
     numbers.livePassRate = rates.liveRate;

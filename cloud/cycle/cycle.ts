@@ -70,7 +70,12 @@ async function fetchParent(o: CycleOptions, entry: RegistryEntry, dir: string): 
 }
 
 /** What the registry keeps of a trained version: the entry fields and the full training lineage. */
-function publishManifest(trained: TrainResult, contract: ContractReport, exportSha: string): PublishManifest {
+function publishManifest(
+  trained: TrainResult,
+  parentEntry: RegistryEntry | null,
+  contract: ContractReport,
+  exportSha: string,
+): PublishManifest {
   const m = trained.manifest;
   const { parent, trainedFrom: _t, ...training } = m.lineage;
   return {
@@ -82,7 +87,9 @@ function publishManifest(trained: TrainResult, contract: ContractReport, exportS
     sha256: m.sha256,
     base: m.base,
     defaultScale: m.defaultScale,
-    routingExamples: m.routingExamples,
+    // A retrained version keeps what the router knows of the adapter: the router cases then
+    // judge the same routing on both sides, and the router learns on its own from the user.
+    routingExamples: parentEntry ? parentEntry.routingExamples : m.routingExamples,
     lineage: {
       parent,
       trainedFrom: `export:${m.domain}.jsonl@sha256:${exportSha}`,
@@ -170,7 +177,7 @@ export async function runCycle(o: CycleOptions): Promise<CycleResult> {
     const file = await readFile(trained.adapterPath);
     published = await publishAdapter(
       { url: o.cloud, adminKey: o.adminKey },
-      publishManifest(trained, contract, createSha(train.jsonl)),
+      publishManifest(trained, parent, contract, createSha(train.jsonl)),
       file,
     );
     log(`published ${published.id} ${published.version}`);

@@ -21,6 +21,8 @@ export const ContractSummary = z.object({
   passRate: z.number().min(0).max(1),
   /** Ids of the failing cases. */
   failing: z.array(z.string()),
+  /** Why it failed, readable: a tag below its minimum, a tag regressed against the live version… */
+  reasons: z.array(z.string()).default([]),
   durationMs: z.number().nonnegative(),
   startedAt: z.number(),
   cases: z.array(

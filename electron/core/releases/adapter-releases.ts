@@ -306,7 +306,8 @@ export class AdapterReleases {
         message: null,
       });
     } else {
-      const reason = `${report.failing.length} failing case(s): ${report.failing.join(", ")}`;
+      const cases = `${report.failing.length} failing case(s): ${report.failing.join(", ")}`;
+      const reason = report.reasons.length > 0 ? `${report.reasons.join("; ")}. ${cases}` : cases;
       store.setStatus(adapterId, version, "rejected", { reason, report });
       this.deps.events.emit("adapters.changed", {});
       this.progress(adapterId, version, "failed", {

@@ -11,6 +11,7 @@ export function summarizeReport(r: ContractReport): ContractSummary {
     passed: r.passed,
     passRate: r.passRate,
     failing: r.failing,
+    reasons: r.reasons,
     durationMs: r.durationMs,
     startedAt: r.startedAt,
     cases: r.cases.map((c) => ({

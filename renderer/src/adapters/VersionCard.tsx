@@ -147,6 +147,13 @@ function ContractResult({ contract }: { contract: ContractSummary }) {
   return (
     <div className={`version__contract version__contract--${contract.passed ? "passed" : "failed"}`}>
       <p>{describeContract(contract)}</p>
+      {!contract.passed && contract.reasons.length > 0 && (
+        <ul className="version__reasons" aria-label="Why it failed">
+          {contract.reasons.map((r) => (
+            <li key={r}>{r}</li>
+          ))}
+        </ul>
+      )}
       {failing.length > 0 && (
         <ul className="version__failing" aria-label="Failing cases">
           {failing.map((c) => (

@@ -38,6 +38,7 @@ const contract: ContractSummary = {
   contract: "macaron-default",
   version: "1.0.0",
   passed: false,
+  reasons: ["tag coding: 50% of 2 cases pass, needs 60%"],
   passRate: 0.5,
   failing: ["coding-pinned", "coding-auto"],
   durationMs: 1234,
