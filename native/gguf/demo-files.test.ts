@@ -36,9 +36,9 @@ describe("the demo files", () => {
 
   it("lists the specialists' adapter files, and finds the shipped demo by default or $MACARON_DEMO_DIR", async () => {
     expect((await demoAdapterFiles(demo)).map((p) => basename(p))).toEqual([
-      "agent.gguf",
       "chat.gguf",
       "coding.gguf",
+      "agent.gguf",
       "ui.gguf",
     ]);
     expect(demoDir({})).toMatch(/resources[/\\]demo$/);

@@ -50,12 +50,19 @@ async function sameBytes(a: string, b: string): Promise<boolean> {
   return x.equals(y);
 }
 
-/** The trained demo specialists' adapter files (their manifests lie beside them). */
+/** The specialists in the order the app lists them (then any others by name). */
+const ORDER = ["chat", "coding", "agent", "ui"];
+
+/** The demo specialists' adapter files (their manifests lie beside them), in ORDER. */
 export async function demoAdapterFiles(demo: string = demoDir()): Promise<string[]> {
   const dir = demoAdaptersDir(demo);
   const names = await readdir(dir).catch(() => [] as string[]);
+  const rank = (n: string): number => {
+    const i = ORDER.indexOf(n.replace(/\.gguf$/, ""));
+    return i < 0 ? ORDER.length : i;
+  };
   return names
     .filter((n) => n.endsWith(".gguf"))
-    .sort()
+    .sort((a, b) => rank(a) - rank(b) || a.localeCompare(b))
     .map((n) => join(dir, n));
 }
