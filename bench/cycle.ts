@@ -68,7 +68,7 @@ export async function benchCycle(opts: { examples: number }): Promise<void> {
     const data = await examples(opts.examples);
     for (let i = 0; i < data.length; i += 100) {
       const items = data.slice(i, i + 100).map((e, j) =>
-        makeItem(`bench-${i + j}`, {
+        makeItem(`bench-item-${i + j}`, {
           domain: "coding",
           prompt: [{ role: "user", text: e.messages[0]!.content }],
           response: e.messages[1]!.content,
@@ -77,7 +77,7 @@ export async function benchCycle(opts: { examples: number }): Promise<void> {
       const res = await fetch(`${cloud.url}/v1/feedback/batches`, {
         method: "POST",
         headers: { "content-type": "application/json", authorization: `Bearer ${reg.token}` },
-        body: JSON.stringify({ protocol: 1, installId, batchId: `bench-${i}`, items }),
+        body: JSON.stringify({ protocol: 1, installId, batchId: `bench-batch-${i}`, items }),
       });
       if (!res.ok) throw new Error(`upload: HTTP ${res.status} ${await res.text()}`);
     }
