@@ -7,15 +7,13 @@
  * for timing: the pass rates it reports are not a quality claim (the loop test and
  * `bench -- demo` are). Writes bench/results/cycle.json.
  */
-import { randomUUID } from "node:crypto";
 import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { runCycle } from "../cloud/cycle/cycle";
-import { publishAdapter } from "../cloud/registry-client";
-import type { PublishManifest } from "../cloud/registry-protocol";
+import { type ManifestOnDisk, publishAdapter, publishManifestOf } from "../cloud/registry-client";
 import { startCloud } from "../cloud/server";
-import { makeItem } from "../cloud/testing/items";
+import { makeItem, registerInstall, uploadBatch } from "../cloud/testing/items";
 import { defaultContract } from "../electron/core/contract/default-contract";
 import { EngineSupervisor } from "../electron/core/engine/supervisor";
 import { spawnTestEngine } from "../electron/core/testing/real-engine";
@@ -48,23 +46,13 @@ export async function benchCycle(opts: { examples: number }): Promise<void> {
     // The shipped specialist is the live parent.
     const manifest = JSON.parse(
       await readFile(join(demoAdaptersDir(), "coding.json"), "utf8"),
-    ) as PublishManifest & {
-      sizeBytes?: number;
-    };
-    const { sizeBytes: _s, ...entry } = manifest;
+    ) as ManifestOnDisk;
     await publishAdapter(
       { url: cloud.url, adminKey: ADMIN },
-      { ...entry, lineage: { parent: null, trainedFrom: entry.lineage.trainedFrom } },
+      publishManifestOf(manifest),
       await readFile(join(demoAdaptersDir(), "coding.gguf")),
     );
-    const installId = randomUUID();
-    const reg = (await (
-      await fetch(`${cloud.url}/v1/installs`, {
-        method: "POST",
-        headers: { "content-type": "application/json" },
-        body: JSON.stringify({ installId }),
-      })
-    ).json()) as { token: string };
+    const install = await registerInstall(cloud.url);
     const data = await examples(opts.examples);
     for (let i = 0; i < data.length; i += 100) {
       const items = data.slice(i, i + 100).map((e, j) =>
@@ -74,11 +62,7 @@ export async function benchCycle(opts: { examples: number }): Promise<void> {
           response: e.messages[1]!.content,
         }),
       );
-      const res = await fetch(`${cloud.url}/v1/feedback/batches`, {
-        method: "POST",
-        headers: { "content-type": "application/json", authorization: `Bearer ${reg.token}` },
-        body: JSON.stringify({ protocol: 1, installId, batchId: `bench-batch-${i}`, items }),
-      });
+      const res = await uploadBatch(cloud.url, install, `bench-batch-${i}`, items);
       if (!res.ok) throw new Error(`upload: HTTP ${res.status} ${await res.text()}`);
     }
     const result = await runCycle({

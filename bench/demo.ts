@@ -8,7 +8,8 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { DEFAULT_SYSTEM_PROMPT } from "../electron/core/chat/turn-deps";
-import { type ContractTarget, runContract } from "../electron/core/contract/contract-runner";
+import { runContract } from "../electron/core/contract/contract-runner";
+import { coreTarget } from "../electron/core/contract/core-target";
 import type { Contract } from "../electron/core/contract/contract-schema";
 import { defaultContract } from "../electron/core/contract/default-contract";
 import { EngineSupervisor } from "../electron/core/engine/supervisor";
@@ -41,10 +42,7 @@ export async function benchDemo(): Promise<void> {
     () => new EngineSupervisor(spawnTestEngine()),
   );
   try {
-    const target: ContractTarget = {
-      resolve: (selection, text) => core.adapters.resolve(selection, text),
-      generate: (history, options, signal) => core.engine.generate(history, options, () => undefined, signal),
-    };
+    const target = coreTarget(core);
     const run = (c: Contract) => runContract(c, { target, systemPrompt: DEFAULT_SYSTEM_PROMPT });
     const specialists = await run(contract);
     const base = await run(baseOnly(contract));

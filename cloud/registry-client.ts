@@ -59,3 +59,22 @@ export async function publishAdapter(
     throw new Error(`publish ${manifest.id} ${manifest.version}: HTTP ${res.status} ${await res.text()}`);
   return RegistryEntry.parse(await res.json());
 }
+
+/** An adapter manifest as `npm run train` (or the fixtures) write it beside the GGUF. */
+export type ManifestOnDisk<L extends Lineage = Lineage> = Omit<PublishManifest, "lineage"> & {
+  sizeBytes?: number;
+  lineage: L;
+};
+type Lineage = { parent: string | null; trainedFrom: string };
+
+/**
+ * What the registry is sent for a manifest: its entry fields, with every lineage field beyond
+ * parent and trainedFrom (the trainer's record) under lineage.details.
+ */
+export function publishManifestOf<L extends Lineage>(
+  m: ManifestOnDisk<L>,
+): PublishManifest & { lineage: { details: Record<string, unknown> } } {
+  const { sizeBytes: _size, lineage, ...entry } = m;
+  const { parent, trainedFrom, ...details } = lineage;
+  return { ...entry, lineage: { parent, trainedFrom, details } };
+}

@@ -15,6 +15,7 @@ import {
   type ContractTarget,
   runContract,
 } from "../../electron/core/contract/contract-runner";
+import { coreTarget } from "../../electron/core/contract/core-target";
 import type { Contract } from "../../electron/core/contract/contract-schema";
 import type { EngineClient } from "../../electron/core/engine/types";
 import { assembleCore } from "../../electron/core/index";
@@ -43,10 +44,7 @@ export async function runCloudGate(o: CloudGateOptions): Promise<ContractReport>
   try {
     const status = core.engineStatus();
     if (status.state !== "ready") throw new Error(`Cannot load ${o.base}: ${status.error ?? status.state}`);
-    const live: ContractTarget = {
-      resolve: (selection, text) => core.adapters.resolve(selection, text),
-      generate: (history, options, signal) => core.engine.generate(history, options, () => undefined, signal),
-    };
+    const live = coreTarget(core);
     // Installing copied the live file into the core's folder: find it by the adapter's id.
     const livePath = o.livePath
       ? ((await live.resolve({ pinned: o.candidate.adapterId }, "")).adapters[0]?.path ?? null)

@@ -23,8 +23,7 @@ import { spawnTestEngine } from "../../electron/core/testing/real-engine";
 import { tempDir } from "../../electron/core/testing/temp-dir";
 import { sha256File } from "../../native/gguf/fixtures";
 import { demoAdaptersDir, demoBasePath } from "../../native/gguf/demo-files";
-import { publishAdapter } from "../registry-client";
-import type { PublishManifest } from "../registry-protocol";
+import { publishAdapter, publishManifestOf } from "../registry-client";
 import { startCloud, type RunningCloud } from "../server";
 import { trainAdapter } from "../training/train";
 import { runCycle, type CycleResult } from "./cycle";
@@ -119,9 +118,11 @@ beforeAll(async () => {
     { base: demoBasePath(), data: few, out: adapters, id: "coding", domain: "coding", steps: 2, seed: 0 },
     () => undefined,
   );
-  const { lineage, sizeBytes: _s, ...m } = v1.manifest;
-  const manifest: PublishManifest = { ...m, lineage: { parent: null, trainedFrom: lineage.trainedFrom } };
-  await publishAdapter({ url: cloud.url, adminKey: ADMIN }, manifest, readFileSync(v1.adapterPath));
+  await publishAdapter(
+    { url: cloud.url, adminKey: ADMIN },
+    publishManifestOf(v1.manifest),
+    readFileSync(v1.adapterPath),
+  );
 
   core = await assembleCore(
     {

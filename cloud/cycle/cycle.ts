@@ -15,7 +15,13 @@ import type { Contract } from "../../electron/core/contract/contract-schema";
 import type { EngineClient } from "../../electron/core/engine/types";
 import { fetchExport } from "../prepare/client";
 import type { ExportReport } from "../prepare/report";
-import { downloadEntry, fetchRegistryIndex, liveEntry, publishAdapter } from "../registry-client";
+import {
+  downloadEntry,
+  fetchRegistryIndex,
+  liveEntry,
+  publishAdapter,
+  publishManifestOf,
+} from "../registry-client";
 import type { PublishManifest, RegistryEntry } from "../registry-protocol";
 import { trainAdapter, type TrainOptions, type TrainProgress, type TrainResult } from "../training/train";
 import { domainSuite, runCloudGate } from "./cloud-gate";
@@ -77,24 +83,17 @@ function publishManifest(
   exportSha: string,
 ): PublishManifest {
   const m = trained.manifest;
-  const { parent, trainedFrom: _t, ...training } = m.lineage;
+  const entry = publishManifestOf(m);
   return {
-    id: m.id,
-    version: m.version,
-    name: m.name,
-    domain: m.domain,
-    description: m.description,
-    sha256: m.sha256,
-    base: m.base,
-    defaultScale: m.defaultScale,
+    ...entry,
     // A retrained version keeps what the router knows of the adapter: the router cases then
     // judge the same routing on both sides, and the router learns on its own from the user.
     routingExamples: parentEntry ? parentEntry.routingExamples : m.routingExamples,
     lineage: {
-      parent,
+      parent: entry.lineage.parent,
       trainedFrom: `export:${m.domain}.jsonl@sha256:${exportSha}`,
       details: {
-        ...training,
+        ...entry.lineage.details,
         contract: {
           label: `${contract.contract}@${contract.version}`,
           passed: contract.passed,

@@ -1,4 +1,5 @@
 /** Feedback items for tests and benchmarks: valid by default, any field overridable. */
+import { randomUUID } from "node:crypto";
 import type { FeedbackItem } from "../protocol";
 
 export const TEST_VERSIONS: FeedbackItem["versions"] = {
@@ -23,4 +24,30 @@ export function makeItem(key: string, over: Partial<FeedbackItem> = {}): Feedbac
     response: `answer ${key}`,
     ...over,
   };
+}
+
+/** A registered install of the service at `url` (POST /v1/installs), as the app registers one. */
+export async function registerInstall(url: string): Promise<{ installId: string; token: string }> {
+  const installId = randomUUID();
+  const res = await fetch(`${url}/v1/installs`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ installId }),
+  });
+  if (!res.ok) throw new Error(`register: HTTP ${res.status} ${await res.text()}`);
+  return { installId, token: ((await res.json()) as { token: string }).token };
+}
+
+/** Uploads one batch of `items` for `install` (uncompressed JSON); the caller checks the status. */
+export function uploadBatch(
+  url: string,
+  install: { installId: string; token: string },
+  batchId: string,
+  items: FeedbackItem[],
+): Promise<Response> {
+  return fetch(`${url}/v1/feedback/batches`, {
+    method: "POST",
+    headers: { "content-type": "application/json", authorization: `Bearer ${install.token}` },
+    body: JSON.stringify({ protocol: 1, installId: install.installId, batchId, items }),
+  });
 }

@@ -15,6 +15,7 @@ import { spawnNodeEngine } from "../engine/spawn-node";
 import { assembleCore } from "../index";
 import { loadContract } from "./contract-schema";
 import { type ContractReport, runContract } from "./contract-runner";
+import { coreTarget } from "./core-target";
 import { defaultContract } from "./default-contract";
 import { formatReport } from "./report-table";
 
@@ -95,11 +96,7 @@ export async function runContractCommand(
     }
     for (const line of refused) io.err(`refused: ${line}`);
     const report = await runContract(contract, {
-      target: {
-        resolve: (selection, text) => core.adapters.resolve(selection, text),
-        generate: (history, options, signal) =>
-          core.engine.generate(history, options, () => undefined, signal),
-      },
+      target: coreTarget(core),
       systemPrompt: DEFAULT_SYSTEM_PROMPT,
     });
     io.out(formatReport(report));

@@ -8,7 +8,6 @@
  * (damaged download, wrong sha256 in the index, another base) and a crash mid-promotion.
  */
 import BetterSqlite3 from "better-sqlite3";
-import { randomUUID } from "node:crypto";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -22,7 +21,7 @@ import type {
   UpdateCheck,
 } from "../../api";
 import { startCloud, type RunningCloud } from "../../../cloud/server";
-import { makeItem } from "../../../cloud/testing/items";
+import { makeItem, registerInstall, uploadBatch } from "../../../cloud/testing/items";
 import {
   codingManifest,
   publishAdapter,
@@ -109,14 +108,7 @@ afterAll(async () => {
 describe("release mechanics", () => {
   it("promotes a passing version, rejects a regressing one with the failing cases, rolls back", async () => {
     // Feedback about coding answers reaches the cloud; the trainer exports and publishes.
-    const installId = randomUUID();
-    const reg = (await (
-      await fetch(`${cloud.url}/v1/installs`, {
-        method: "POST",
-        headers: { "content-type": "application/json" },
-        body: JSON.stringify({ installId }),
-      })
-    ).json()) as { token: string };
+    const install = await registerInstall(cloud.url);
     const items = [1, 2, 3].map((i) =>
       makeItem(`coding-key-${i}`, {
         domain: "coding",
@@ -124,11 +116,7 @@ describe("release mechanics", () => {
         response: `{ sort() }`,
       }),
     );
-    const batch = await fetch(`${cloud.url}/v1/feedback/batches`, {
-      method: "POST",
-      headers: { "content-type": "application/json", authorization: `Bearer ${reg.token}` },
-      body: JSON.stringify({ protocol: 1, installId, batchId: "batch-loop-1", items }),
-    });
+    const batch = await uploadBatch(cloud.url, install, "batch-loop-1", items);
     expect(batch.status).toBe(200);
     const trained = await publishHandBuiltVersions({
       url: cloud.url,
