@@ -2,6 +2,7 @@
 import { z } from "zod";
 import { Conversation, EngineStatus, Id, Message, SyncStatus } from "./schemas";
 import { GateProgress, Release, UpdateProgress } from "./releases";
+import { Download, EngineBuild } from "./hub";
 
 export const events = {
   /** A piece of an assistant message as it streams. */
@@ -23,6 +24,10 @@ export const events = {
   "releases.changed": z.object({ release: Release }),
   /** Feedback sync progress: queued count, state, refusals. */
   "privacy.sync": SyncStatus,
+  /** A hub download's progress or state changed (throttled to a few per second). */
+  "hub.download": Download,
+  /** The llama.cpp build for this machine: progress, result, fallback. */
+  "engine.build": EngineBuild,
 } as const;
 
 export type Events = typeof events;

@@ -1,5 +1,6 @@
 export * from "./schemas";
 export * from "./releases";
+export * from "./hub";
 export * from "./errors";
 export * from "./methods";
 export * from "./events";

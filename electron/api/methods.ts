@@ -23,6 +23,20 @@ import {
 } from "./schemas";
 import { AdapterVersionInfo, Release, UpdateCheck, UpdateSettings } from "./releases";
 import { InteractionOutcome, InteractionValues } from "./genui/interaction";
+import {
+  Download,
+  EngineBuild,
+  FitEstimate,
+  HubFile,
+  HubModel,
+  HubRepo,
+  LoadSettings,
+  LocalModel,
+  ModelProfile,
+  RecommendedModel,
+  RepoId,
+  RepoPath,
+} from "./hub";
 
 const Empty = z.object({}).strict();
 
@@ -31,7 +45,98 @@ export const methods = {
   /** Read a GGUF file's metadata without loading it; refuses non-models with a clear error. */
   "models.inspect": { input: z.object({ path: z.string().min(1).max(4096) }).strict(), output: ModelInfo },
   /** Load a model from a path on the machine that runs core. Resolves when loaded. */
-  "models.open": { input: z.object({ path: z.string().min(1).max(4096) }).strict(), output: EngineStatus },
+  "models.open": {
+    input: z
+      .object({
+        path: z.string().min(1).max(4096),
+        /** Load with these settings (and remember them for this model); absent: the remembered or default ones. */
+        settings: LoadSettings.optional(),
+      })
+      .strict(),
+    output: EngineStatus,
+  },
+  /** Models in the data folder's models/ (downloaded in-app or put there), newest first. */
+  "models.local": { input: Empty, output: z.array(LocalModel) },
+  /** Delete a model file (every part of a split GGUF) from the data folder's models/; refuses the loaded one. */
+  "models.delete": {
+    input: z.object({ path: z.string().min(1).max(4096) }).strict(),
+    output: z.object({ deleted: z.boolean() }),
+  },
+  /** Memory estimate for a model file on this machine (node-llama-cpp's GgufInsights). */
+  "models.fit": {
+    input: z
+      .object({
+        path: z.string().min(1).max(4096),
+        contextSize: z.number().int().min(256).max(1_048_576).optional(),
+        gpuLayers: LoadSettings.shape.gpuLayers.optional(),
+      })
+      .strict(),
+    output: FitEstimate,
+  },
+  /** The settings a model loads with: remembered ones, else its profile's or the fit estimate's defaults. */
+  "models.loadSettings": {
+    input: z.object({ path: z.string().min(1).max(4096) }).strict(),
+    output: z.object({ settings: LoadSettings, remembered: z.boolean(), profile: ModelProfile.nullable() }),
+  },
+  "models.setLoadSettings": {
+    input: z.object({ path: z.string().min(1).max(4096), settings: LoadSettings }).strict(),
+    output: LoadSettings,
+  },
+
+  /** Search the model hub (Hugging Face or HF_ENDPOINT) for GGUF repos. */
+  "hub.search": {
+    input: z
+      .object({ query: z.string().max(200), limit: z.number().int().min(1).max(100).optional() })
+      .strict(),
+    output: z.array(HubModel),
+  },
+  /** The curated first-run list: small, medium, large and the Tall base's family. */
+  "hub.recommended": { input: Empty, output: z.array(RecommendedModel) },
+  /** A repo's GGUF files with quantization, size, parts and LFS sha256. */
+  "hub.repo": { input: z.object({ repo: RepoId }).strict(), output: HubRepo },
+  /** Fit estimate for a hub file before downloading it (reads only the file's GGUF header). */
+  "hub.fit": {
+    input: z
+      .object({
+        repo: RepoId,
+        file: RepoPath,
+        contextSize: z.number().int().min(256).max(1_048_576).optional(),
+        gpuLayers: LoadSettings.shape.gpuLayers.optional(),
+      })
+      .strict(),
+    output: FitEstimate,
+  },
+  /** Start downloading a model (all parts) into the data folder's models/; progress arrives as `hub.download` events. */
+  "hub.download": { input: z.object({ repo: RepoId, file: RepoPath }).strict(), output: Download },
+  "hub.downloads": { input: Empty, output: z.array(Download) },
+  "hub.pause": { input: z.object({ id: z.string().min(1).max(200) }).strict(), output: Download },
+  "hub.resume": { input: z.object({ id: z.string().min(1).max(200) }).strict(), output: Download },
+  /** Cancel a download and delete its partial file. */
+  "hub.cancel": { input: z.object({ id: z.string().min(1).max(200) }).strict(), output: Download },
+  /** Whether a hub access token is stored (never the token itself). */
+  "hub.tokenStatus": {
+    input: Empty,
+    output: z.object({ set: z.boolean(), storage: z.enum(["safeStorage", "file"]) }),
+  },
+  /** Store (or with null, delete) the access token for gated repos; kept only on this machine. */
+  "hub.setToken": {
+    input: z.object({ token: z.string().min(1).max(500).nullable() }).strict(),
+    output: z.object({ set: z.boolean(), storage: z.enum(["safeStorage", "file"]) }),
+  },
+  /** LoRA adapter GGUFs on the hub made for the loaded base (hub metadata, then the file's own architecture). */
+  "hub.adaptersForBase": {
+    input: z.object({ query: z.string().max(200).optional() }).strict(),
+    output: z.array(z.object({ repo: RepoId, files: z.array(HubFile), reason: z.string() })),
+  },
+  /** Download an adapter GGUF and install it with the same validation as adapters.install. */
+  "hub.installAdapter": { input: z.object({ repo: RepoId, file: RepoPath }).strict(), output: AdapterInfo },
+
+  /** Which llama.cpp binaries the engine runs, and the build for this machine's state. */
+  "engine.buildStatus": { input: Empty, output: EngineBuild },
+  /** Build llama.cpp from node-llama-cpp's bundled source for this CPU (and GPU toolkit); progress as `engine.build` events. */
+  "engine.build": { input: Empty, output: EngineBuild },
+  /** Go back to the prebuilt binaries (deletes the local build). */
+  "engine.usePrebuilt": { input: Empty, output: EngineBuild },
   /** Generate (if needed) and load the tiny built-in demo model. */
   "models.openDemo": { input: Empty, output: EngineStatus },
 

@@ -33,6 +33,8 @@ import { genuiHandlers } from "./genui/genui-handlers";
 import { GenuiService } from "./genui/genui-service";
 import { GenuiStore } from "./genui/genui-store";
 import { GenuiTurns } from "./genui/genui-turns";
+import { hubHandlers } from "./hub/hub-handlers";
+import { engineBuildHandlers } from "./engine/build-handlers";
 import { harnessParts, harnessVersion } from "./harness";
 import { memoryHandlers } from "./memory/memory-handlers";
 import { MemoryService } from "./memory/memory-service";
@@ -289,6 +291,8 @@ export async function startServices(
     }),
     ...chatHandlers(pipeline),
     ...models_,
+    ...hubHandlers(),
+    ...engineBuildHandlers(),
     "models.openDemo": async (input, ctx) => {
       const status = await models_["models.openDemo"](input, ctx);
       if (parts.demoAdapters !== false) {
