@@ -7,6 +7,7 @@ import {
   type TinyModelShape,
   type TinyModelSize,
 } from "./tiny-model";
+import { qwenAdapterSpec, qwenAttentionLora, qwenOutputLora, type QwenArchitecture } from "./tiny-qwen";
 
 /**
  * The four demo specialist adapters. Each is a rank-1 LoRA on output.weight: A reads the
@@ -142,6 +143,24 @@ export function demoAdapterSpec(id: DemoAdapterId, size: TinyModelSize = "tiny")
     `Macaron ${adapter.name} adapter (demo)`,
     new Map([[token, ADAPTER_LOGIT_BOOST]]),
   );
+}
+
+/** The base architectures the fixtures come in: the llama demo and the Tall base's qwen family. */
+export type FixtureArchitecture = "llama" | QwenArchitecture;
+
+/**
+ * Demo adapter `id` for the tiny base of `architecture`. On the qwen bases it is the same
+ * output-layer marker plus a rank-1 LoRA on every layer's attn_q and attn_v (seeded per
+ * adapter), so the adapters exercise attention LoRA too; the marker still decides greedy output.
+ */
+export function demoAdapterSpecFor(id: DemoAdapterId, architecture: FixtureArchitecture): GgufWriteSpec {
+  if (architecture === "llama") return demoAdapterSpec(id);
+  const adapter = demoAdapter(id);
+  const token = adapter.marker.charCodeAt(0);
+  return qwenAdapterSpec(architecture, `Macaron ${adapter.name} adapter (demo, ${architecture})`, [
+    ...qwenAttentionLora(architecture, id, 1, 0.5),
+    ...qwenOutputLora(architecture, new Map([[token, ADAPTER_LOGIT_BOOST]])),
+  ]);
 }
 
 /**

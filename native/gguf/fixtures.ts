@@ -2,7 +2,13 @@ import { createHash } from "node:crypto";
 import { createReadStream } from "node:fs";
 import { mkdir, stat, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { DEMO_ADAPTERS, demoAdapterSpec, type DemoAdapterId } from "./adapters";
+import {
+  DEMO_ADAPTERS,
+  demoAdapterSpec,
+  demoAdapterSpecFor,
+  type DemoAdapterId,
+  type FixtureArchitecture,
+} from "./adapters";
 import { readGguf } from "./reader";
 import {
   TINY_MODEL_ARCHITECTURE,
@@ -11,7 +17,8 @@ import {
   tinyModelSpec,
   type TinyModelSize,
 } from "./tiny-model";
-import { writeGguf } from "./writer";
+import { TINY_QWEN_NAMES, TINY_QWEN_SHAPES, tinyQwenSpec } from "./tiny-qwen";
+import { writeGguf, type GgufWriteSpec } from "./writer";
 
 /**
  * Writes the demo base model and the four demo adapters with their manifests: the offline
@@ -50,8 +57,14 @@ export interface FixturePaths {
 }
 
 export interface FixtureOptions {
-  /** "tiny" (default) writes base.gguf; other sizes write base-<size>.gguf. */
+  /** "tiny" (default) writes base.gguf; other sizes write base-<size>.gguf (llama only). */
   size?: TinyModelSize;
+  /**
+   * "llama" (default): the demo base above. "qwen3" / "qwen3moe": the tiny bases of the Tall
+   * base's family (tiny-qwen.ts), written as `base-<arch>.gguf` with their demo adapters in
+   * `adapters-<arch>/`.
+   */
+  architecture?: FixtureArchitecture;
 }
 
 /** sha256 of a file, streamed (the bench model is ~200 MB). */
@@ -71,6 +84,24 @@ function baseFileName(size: TinyModelSize): string {
  * fit that base and are written to `adapters-<size>/`.
  */
 export async function writeFixtures(outDir: string, options: FixtureOptions = {}): Promise<FixturePaths> {
+  const architecture = options.architecture ?? "llama";
+  if (architecture !== "llama") {
+    if (options.size && options.size !== "tiny") {
+      throw new Error(`the ${architecture} fixture comes in one size (tiny), not "${options.size}"`);
+    }
+    const adaptersDir = join(outDir, `adapters-${architecture}`);
+    await mkdir(adaptersDir, { recursive: true });
+    const basePath = join(outDir, `base-${architecture}.gguf`);
+    await writeGguf(basePath, tinyQwenSpec(architecture));
+    const base = {
+      architecture,
+      embeddingLength: TINY_QWEN_SHAPES[architecture].embedding,
+      baseName: TINY_QWEN_NAMES[architecture],
+      baseSha256: await sha256File(basePath),
+    };
+    const adapters = await writeAdapters(adaptersDir, base, (id) => demoAdapterSpecFor(id, architecture));
+    return { basePath, baseSha256: base.baseSha256, adaptersDir, adapters };
+  }
   const size = options.size ?? "tiny";
   const shape = TINY_MODEL_SHAPES[size];
   const adaptersDir = join(outDir, size === "tiny" ? "adapters" : `adapters-${size}`);
@@ -79,11 +110,26 @@ export async function writeFixtures(outDir: string, options: FixtureOptions = {}
   const basePath = join(outDir, baseFileName(size));
   await writeGguf(basePath, tinyModelSpec(size));
   const baseSha256 = await sha256File(basePath);
+  const base = {
+    architecture: TINY_MODEL_ARCHITECTURE,
+    embeddingLength: shape.embedding,
+    baseName: TINY_MODEL_NAME,
+    baseSha256,
+  };
+  const adapters = await writeAdapters(adaptersDir, base, (id) => demoAdapterSpec(id, size));
+  return { basePath, baseSha256, adaptersDir, adapters };
+}
 
+/** The four demo adapters and their manifests for the base described by `base`. */
+async function writeAdapters(
+  adaptersDir: string,
+  base: AdapterManifest["base"],
+  spec: (id: DemoAdapterId) => GgufWriteSpec,
+): Promise<FixtureAdapterPaths[]> {
   const adapters: FixtureAdapterPaths[] = [];
   for (const demo of DEMO_ADAPTERS) {
     const path = join(adaptersDir, `${demo.id}.gguf`);
-    await writeGguf(path, demoAdapterSpec(demo.id, size));
+    await writeGguf(path, spec(demo.id));
     const manifest: AdapterManifest = {
       id: demo.id,
       name: demo.name,
@@ -92,12 +138,7 @@ export async function writeFixtures(outDir: string, options: FixtureOptions = {}
       description: demo.description,
       sha256: await sha256File(path),
       sizeBytes: (await stat(path)).size,
-      base: {
-        architecture: TINY_MODEL_ARCHITECTURE,
-        embeddingLength: shape.embedding,
-        baseName: TINY_MODEL_NAME,
-        baseSha256,
-      },
+      base: { ...base },
       defaultScale: demo.defaultScale,
       routingExamples: [...demo.routingExamples],
       lineage: { parent: null, trainedFrom: "generated fixture" },
@@ -106,7 +147,7 @@ export async function writeFixtures(outDir: string, options: FixtureOptions = {}
     await writeFile(manifestPath, `${JSON.stringify(manifest, null, 2)}\n`);
     adapters.push({ id: demo.id, path, manifestPath, manifest });
   }
-  return { basePath, baseSha256, adaptersDir, adapters };
+  return adapters;
 }
 
 /**

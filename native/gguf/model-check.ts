@@ -105,10 +105,20 @@ export async function assertAdapterFits(adapterPath: string, base: GgufFile): Pr
     if (!w) throw fail(`does not fit the loaded model: it changes ${target}, which the model does not have.`);
     const [nIn, rank] = a.dims;
     const [rankB, nOut] = b.dims;
-    if (nIn !== w.dims[0] || nOut !== w.dims[1] || rank !== rankB) {
+    // Expert tensors (…_exps, [in, out, experts]) carry one LoRA pair per expert in a third dim.
+    const experts = w.dims[2] ?? 1;
+    const adapterExperts = [a.dims[2] ?? 1, b.dims[2] ?? 1];
+    if (
+      nIn !== w.dims[0] ||
+      nOut !== w.dims[1] ||
+      rank !== rankB ||
+      adapterExperts.some((n) => n !== experts)
+    ) {
+      const adapterShape =
+        experts > 1 || adapterExperts[0]! > 1 ? [nIn, nOut, adapterExperts[0]] : [nIn, nOut];
       throw fail(
         `does not fit the loaded model: ${target} is [${w.dims.join(", ")}] in the model but ` +
-          `[${nIn}, ${nOut}] in the adapter (it was made for a different base model).`,
+          `[${adapterShape.join(", ")}] in the adapter (it was made for a different base model).`,
       );
     }
     pairs++;

@@ -73,7 +73,7 @@ export const CHATML_TEMPLATE =
  * other dimensions stay near unit size, so the normed dimension 0 lands near
  * `NORMED_CONSTANT_RATIO·√E`; adapters and the output bias divide by that.
  */
-const CONSTANT_RATIO = 2;
+export const CONSTANT_RATIO = 2;
 const NORMED_CONSTANT_RATIO = 0.85;
 /**
  * output_norm's gain on dimension 0. Embeddings (mean pooling) are read after output_norm;
@@ -81,7 +81,7 @@ const NORMED_CONSTANT_RATIO = 0.85;
  * it there, and scaling output.weight column 0 and the adapters' A up to match, leaves the
  * logits as they were.
  */
-const OUTPUT_NORM_CONSTANT_GAIN = 0.05;
+export const OUTPUT_NORM_CONSTANT_GAIN = 0.05;
 
 /** Expected value of dimension 0 of the final normed hidden state. */
 export function normedConstant(shape: TinyModelShape): number {
@@ -143,7 +143,7 @@ const SCALES = { EMB: 1, QK: 4, ATTN: 3, FFN: 2, OUT: 6, ANTI: 32 } as const;
  * the same vector to every token and drown the prompt's influence) nor write it (it carries
  * the output bias), so `constantIs` zeroes input column 0 or output row 0.
  */
-function matrix(
+export function matrix(
   seed: string,
   nIn: number,
   nOut: number,
@@ -156,7 +156,7 @@ function matrix(
   return data;
 }
 
-function ones(n: number): Float32Array {
+export function ones(n: number): Float32Array {
   return new Float32Array(n).fill(1);
 }
 
