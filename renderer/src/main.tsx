@@ -14,6 +14,7 @@ import "./styles/chat.css";
 import "./styles/adapters.css";
 import "./styles/memory.css";
 import "./styles/releases.css";
+import "./styles/models.css";
 
 const root = document.getElementById("root");
 if (!root) throw new Error("index.html has no #root element");

@@ -3,6 +3,7 @@ import { FileChooser } from "../app/FileChooser";
 import { Modal } from "../app/Modal";
 import { AdapterCompare } from "./AdapterCompare";
 import { AdapterRow } from "./AdapterRow";
+import { FindAdapters } from "./FindAdapters";
 import { InstallVersion } from "./InstallVersion";
 import { VersionHistory } from "./VersionHistory";
 
@@ -79,6 +80,7 @@ export function AdaptersPanel() {
       {compare && compared && <AdapterCompare key={compared.id} adapter={compared} compare={compare} />}
       {versioned && <VersionHistory key={versioned.id} adapter={versioned} />}
       <InstallAdapter />
+      <FindAdapters />
       {adapters && adapters.length > 0 && <InstallVersion />}
     </Modal>
   );

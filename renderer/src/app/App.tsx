@@ -7,12 +7,16 @@ import { MemoryPanel } from "../memory/MemoryPanel";
 import { PrivacyDialog } from "../privacy/PrivacyDialog";
 import { Toasts } from "../conversations/Toasts";
 import { ModelBar } from "../models/ModelBar";
+import { LoadSettingsDialog } from "../models/LoadSettingsDialog";
 import { ModelPanel } from "../models/ModelPanel";
+import { ModelsDialog } from "../models/ModelsDialog";
 import { SettingsDialog } from "../settings/SettingsDialog";
 import {
   useAdapterState,
   useAppState,
   useController,
+  useHubState,
+  useLocalModelsState,
   useMemoryState,
   usePrivacyState,
   useSettingsState,
@@ -32,6 +36,8 @@ export function App() {
   const settingsOpen = useSettingsState((s) => s.open);
   const memoryOpen = useMemoryState((s) => s.open);
   const privacyOpen = usePrivacyState((s) => s.open);
+  const modelsOpen = useHubState((s) => s.open);
+  const loadOpen = useLocalModelsState((s) => s.load !== null);
   const [navOpen, setNavOpen] = useState(false);
   const panelVisible = phase === "loaded" && (!hasModel || panelOpen);
   const browser = controller.api.platform.kind === "browser";
@@ -97,6 +103,9 @@ export function App() {
       {settingsOpen && <SettingsDialog />}
       {memoryOpen && <MemoryPanel />}
       {privacyOpen && <PrivacyDialog />}
+      {modelsOpen && <ModelsDialog />}
+      {/* After the Models dialog: it opens from there and stacks above it. */}
+      {loadOpen && <LoadSettingsDialog onLoaded={() => controller.hub.setOpen(false)} />}
     </div>
   );
 }

@@ -7,6 +7,8 @@ import { createPortal } from "react-dom";
  * inert and closes it on Escape. Mounted = open; `onClose` asks the owner to unmount it.
  * Portalled to <body> so that an owner inside a form (the composer) does not nest forms;
  * React events still bubble to the owner, so a dialog's own form must stop its submit.
+ * Closing returns focus to what had it when the dialog opened (the opener), when that is still
+ * on the page.
  */
 export function Modal({
   title,
@@ -29,6 +31,7 @@ export function Modal({
   useEffect(() => {
     const dialog = ref.current;
     if (!dialog) return;
+    const opener = document.activeElement instanceof HTMLElement ? document.activeElement : null;
     if (!dialog.open) dialog.showModal();
     // Escape closes the native dialog by itself; tell the owner so its state follows.
     const onCancel = (e: Event) => {
@@ -39,6 +42,8 @@ export function Modal({
     return () => {
       dialog.removeEventListener("cancel", onCancel);
       if (dialog.open) dialog.close();
+      // Unmounting removes the dialog before the browser would restore focus itself.
+      if (opener?.isConnected && !opener.closest("dialog:not([open])")) opener.focus();
     };
   }, []);
 

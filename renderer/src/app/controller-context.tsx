@@ -5,6 +5,9 @@ import type { AppController } from "../state/app-controller";
 import type { AdapterState } from "../state/adapter-controller";
 import type { AppState } from "../state/app-store";
 import type { DatabaseViewState } from "../state/database-controller";
+import type { EngineBuildState } from "../state/engine-build-controller";
+import type { HubState } from "../state/hub-controller";
+import type { LocalModelsState } from "../state/local-models-controller";
 import type { FeedbackState } from "../state/feedback-controller";
 import type { MemoryState } from "../state/memory-controller";
 import type { PrivacyViewState } from "../state/privacy-controller";
@@ -68,4 +71,18 @@ export function useReleaseState<T>(selector: (state: ReleaseState) => T): T {
 /** Select from the registry updates store (Settings, "Adapter updates"). */
 export function useUpdateState<T>(selector: (state: UpdateState) => T): T {
   return useStore(useController().updates.store, selector);
+}
+
+/** Select from the model hub store (the Models dialog, search, repo files, downloads, token). */
+export function useHubState<T>(selector: (state: HubState) => T): T {
+  return useStore(useController().hub.store, selector);
+}
+
+/** Select from the local models store (My models, the load settings dialog). */
+export function useLocalModelsState<T>(selector: (state: LocalModelsState) => T): T {
+  return useStore(useController().localModels.store, selector);
+}
+
+export function useEngineBuildState<T>(selector: (state: EngineBuildState) => T): T {
+  return useStore(useController().engineBuild.store, selector);
 }

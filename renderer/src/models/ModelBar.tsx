@@ -2,11 +2,13 @@ import {
   useAdapterState,
   useAppState,
   useController,
+  useHubState,
   useMemoryState,
   usePrivacyState,
   useSettingsState,
 } from "../app/controller-context";
 import { MenuIcon } from "../app/icons";
+import { downloadsSummary } from "../state/hub-logic";
 import { LoadProgress } from "./LoadProgress";
 
 /** Header: the loaded model, GPU or CPU, load progress and engine errors, and the Model button. */
@@ -28,6 +30,9 @@ export function ModelBar({
   const settingsOpen = useSettingsState((s) => s.open);
   const memoryOpen = useMemoryState((s) => s.open);
   const privacyOpen = usePrivacyState((s) => s.open);
+  const downloads = useHubState((s) => s.downloads);
+  const hubOpen = useHubState((s) => s.open);
+  const running = downloadsSummary(downloads);
 
   return (
     <header className="model-bar">
@@ -62,6 +67,18 @@ export function ModelBar({
         <div className="model-bar__error" role="alert">
           {engine.error}
         </div>
+      )}
+      {running && (
+        <button
+          type="button"
+          className="button button--small model-bar__downloads"
+          aria-haspopup="dialog"
+          aria-expanded={hubOpen}
+          onClick={() => controller.openModels("find")}
+        >
+          {running.count === 1 ? "Downloading" : `${running.count} downloads`}
+          {running.percent !== null ? ` ${running.percent}%` : "…"}
+        </button>
       )}
       {model && (
         <button

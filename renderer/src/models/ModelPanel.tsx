@@ -1,16 +1,18 @@
-import { useAppState, useController } from "../app/controller-context";
+import { useAppState, useController, useLocalModelsState } from "../app/controller-context";
 import { FileChooser } from "../app/FileChooser";
 import { LoadProgress } from "./LoadProgress";
 
 /**
  * Choosing a model: the empty state when none is loaded, and the panel behind the header's
- * Model button. Electron opens a native file dialog; the browser asks for a path on the
- * machine that runs the server (the browser cannot hand over a local file's path).
+ * Model button. The way in is the model hub (Find a model); the demo is one click away, and a
+ * .gguf file already on the machine opens too: Electron with a native file dialog, the browser
+ * with a path on the machine that runs the server (a browser cannot hand over a file's path).
  */
 export function ModelPanel() {
   const controller = useController();
   const engine = useAppState((s) => s.engine);
   const busy = useAppState((s) => s.modelBusy);
+  const localCount = useLocalModelsState((s) => s.models?.length ?? 0);
   // A failed open, else the engine's own error (e.g. a model that could not be reloaded).
   const error = useAppState((s) => s.modelError ?? (s.engine?.state === "error" ? s.engine.error : null));
   const hasModel = !!engine?.model;
@@ -23,9 +25,9 @@ export function ModelPanel() {
       <h2 id="model-panel-heading">{heading}</h2>
       {!hasModel && (
         <p>
-          Macaron runs a language model on this computer. Open a <code>.gguf</code> model file, or try the
-          tiny demo model to see how the app works (a 0.7M-parameter model trained for this app: short, simple
-          answers).
+          Macaron runs a language model on this computer. Find one on Hugging Face and download it here (the
+          recommended list suits most computers, and each model says whether it fits this one), or try the
+          tiny demo model first to see how the app works (short, simple answers).
         </p>
       )}
       {hasModel && engine?.model && (
@@ -35,22 +37,26 @@ export function ModelPanel() {
       )}
       {loading && <LoadProgress progress={engine?.state === "loading" ? engine.progress : null} />}
       <div className="model-panel__actions">
-        <FileChooser
-          canPick={controller.api.platform.kind === "electron"}
-          onPick={() => void controller.pickAndOpenModel()}
-          pickLabel="Open model…"
-          busy={busy}
-          primary
-          formClassName="model-panel__path"
-          rowClassName="model-panel__path-row"
-          inputId="model-path"
-          label="Model file path"
-          placeholder="/home/me/models/model.gguf"
-          submitLabel="Open model"
-          note="A path on the machine running the Macaron server."
-          onSubmit={(path) => controller.openModel(path)}
-          keepPath
-        />
+        <button
+          type="button"
+          className="button button--primary"
+          aria-haspopup="dialog"
+          disabled={busy}
+          onClick={() => controller.openModels("find")}
+        >
+          Find a model
+        </button>
+        {localCount > 0 && (
+          <button
+            type="button"
+            className="button"
+            aria-haspopup="dialog"
+            disabled={busy}
+            onClick={() => controller.openModels("local")}
+          >
+            My models ({localCount})
+          </button>
+        )}
         <button type="button" className="button" disabled={busy} onClick={() => void controller.openDemo()}>
           Try the demo model
         </button>
@@ -63,6 +69,24 @@ export function ModelPanel() {
             Close
           </button>
         )}
+      </div>
+      <div className="model-panel__file">
+        <h3 className="model-panel__subheading">Or open a .gguf file you already have</h3>
+        <FileChooser
+          canPick={controller.api.platform.kind === "electron"}
+          onPick={() => void controller.pickAndOpenModel()}
+          pickLabel="Open model…"
+          busy={busy}
+          formClassName="model-panel__path"
+          rowClassName="model-panel__path-row"
+          inputId="model-path"
+          label="Model file path"
+          placeholder="/home/me/models/model.gguf"
+          submitLabel="Open model"
+          note="A path on the machine running the Macaron server."
+          onSubmit={(path) => controller.openModel(path)}
+          keepPath
+        />
       </div>
       {error && (
         <div className="model-panel__error" role="alert">

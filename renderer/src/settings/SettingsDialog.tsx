@@ -3,6 +3,8 @@ import type { AppSettings, KvPolicySetting } from "../../../electron/api";
 import { useController, useSettingsState } from "../app/controller-context";
 import { Modal } from "../app/Modal";
 import { AdapterUpdates } from "./AdapterUpdates";
+import { EngineBuildSettings } from "./EngineBuildSettings";
+import { HubTokenSettings } from "./HubTokenSettings";
 import { ReleaseHistory } from "./ReleaseHistory";
 
 const KV_POLICY_LABELS: Record<KvPolicySetting, string> = {
@@ -25,8 +27,9 @@ const CONTEXT_LABELS: Record<AppSettings["contextStrategy"], string> = {
 };
 
 /**
- * App settings: how the model's cache follows adapter switches, what long chats do, adapter
- * updates from the update server, and the release history.
+ * App settings: how the model's cache follows adapter switches, what long chats do, the
+ * Hugging Face token, the llama.cpp build for this machine, adapter updates from the update
+ * server, and the release history.
  */
 export function SettingsDialog() {
   const controller = useController();
@@ -95,6 +98,8 @@ export function SettingsDialog() {
           {error}
         </div>
       )}
+      <HubTokenSettings />
+      <EngineBuildSettings />
       <AdapterUpdates />
       <ReleaseHistory />
     </Modal>

@@ -6,7 +6,7 @@
  */
 import { createStore } from "zustand/vanilla";
 import type { StoreApi } from "zustand/vanilla";
-import type { AdapterInfo } from "../../../electron/api";
+import type { AdapterInfo, HubFile } from "../../../electron/api";
 import { errorMessage } from "../api";
 import type { RendererApi } from "../api";
 import { installFromPath, pickAndInstallWith } from "./install-flow";
@@ -33,6 +33,30 @@ export interface AdapterState {
   /** Adapter ids with an update or remove in flight. */
   busyIds: readonly string[];
   compare: CompareState | null;
+  /** "Find adapters for this model": hub adapters for the loaded base (null before a search). */
+  hub: HubAdapterSearch;
+}
+
+export interface HubAdapterMatch {
+  repo: string;
+  files: HubFile[];
+  /** Why it matches the loaded base (hub metadata, the file's architecture and shapes). */
+  reason: string;
+}
+
+export interface HubAdapterSearch {
+  results: HubAdapterMatch[] | null;
+  searching: boolean;
+  error: string | null;
+  /** `repo/file` keys being installed, and the validation's message per key. */
+  installing: readonly string[];
+  installErrors: Readonly<Record<string, string>>;
+  installed: readonly string[];
+}
+
+/** The key of one hub adapter file in HubAdapterSearch. */
+export function hubFileKey(repo: string, file: string): string {
+  return `${repo}/${file}`;
 }
 
 export type AdapterStore = StoreApi<AdapterState>;
@@ -47,6 +71,7 @@ function initialState(): AdapterState {
     actionError: null,
     busyIds: [],
     compare: null,
+    hub: { results: null, searching: false, error: null, installing: [], installErrors: {}, installed: [] },
   };
 }
 
@@ -54,6 +79,7 @@ export class AdapterController {
   readonly store: AdapterStore = createStore<AdapterState>()(initialState);
   private readonly disposers: Array<() => void> = [];
   private listSeq = 0;
+  private hubSeq = 0;
   private modelPath: string | null | undefined;
 
   constructor(private readonly api: RendererApi) {
@@ -160,6 +186,50 @@ export class AdapterController {
     } catch (error) {
       this.setCompare(adapterId, { status: "error", error: errorMessage(error) });
     }
+  }
+
+  /** Search the hub for LoRA adapters made for the loaded base. */
+  async findForBase(query: string): Promise<void> {
+    const q = query.trim().slice(0, 200);
+    const seq = ++this.hubSeq;
+    this.setHub({ searching: true, error: null });
+    try {
+      const results = await this.api.call("hub.adaptersForBase", q ? { query: q } : {});
+      if (seq === this.hubSeq) this.setHub({ results, searching: false });
+    } catch (error) {
+      if (seq === this.hubSeq) this.setHub({ error: errorMessage(error), searching: false });
+    }
+  }
+
+  /** Download a hub adapter and install it with the same validation as a file. */
+  async installFromHub(repo: string, file: string): Promise<boolean> {
+    const key = hubFileKey(repo, file);
+    this.set((s) => ({
+      hub: {
+        ...s.hub,
+        installing: [...s.hub.installing, key],
+        installErrors: Object.fromEntries(Object.entries(s.hub.installErrors).filter(([k]) => k !== key)),
+      },
+    }));
+    try {
+      const info = await this.api.call("hub.installAdapter", { repo, file });
+      this.set((s) => ({
+        adapters: upsert(s.adapters, info),
+        hub: { ...s.hub, installed: [...s.hub.installed, key] },
+      }));
+      return true;
+    } catch (error) {
+      this.set((s) => ({
+        hub: { ...s.hub, installErrors: { ...s.hub.installErrors, [key]: errorMessage(error) } },
+      }));
+      return false;
+    } finally {
+      this.set((s) => ({ hub: { ...s.hub, installing: s.hub.installing.filter((k) => k !== key) } }));
+    }
+  }
+
+  private setHub(patch: Partial<HubAdapterSearch>): void {
+    this.set((s) => ({ hub: { ...s.hub, ...patch } }));
   }
 
   dismissErrors(): void {

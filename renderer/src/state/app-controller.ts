@@ -18,6 +18,9 @@ import { sortConversations } from "./chat-logic";
 import { ConversationController } from "./conversation-controller";
 import { DatabaseController, isDatabaseUnavailable } from "./database-controller";
 import { DeleteController } from "./delete-controller";
+import { EngineBuildController } from "./engine-build-controller";
+import { HubController } from "./hub-controller";
+import { LocalModelsController } from "./local-models-controller";
 import type { Schedule } from "./delta-batcher";
 import { FeedbackController } from "./feedback-controller";
 import { MemoryController } from "./memory-controller";
@@ -46,6 +49,12 @@ export class AppController {
   readonly releases: ReleaseController;
   /** Registry updates of adapters (Settings). */
   readonly updates: UpdateController;
+  /** The model hub: search, repo files, fit estimates, downloads, the access token. */
+  readonly hub: HubController;
+  /** The models on this machine and the load settings dialog. */
+  readonly localModels: LocalModelsController;
+  /** Building llama.cpp for this machine (Settings). */
+  readonly engineBuild: EngineBuildController;
   private readonly chat: ChatController;
   private readonly conversations: ConversationController;
   private readonly deletes: DeleteController;
@@ -77,6 +86,12 @@ export class AppController {
     this.conversations = new ConversationController(api, this.store);
     this.deletes = new DeleteController(api, this.store, (id) => this.conversations.forget(id));
     this.models = new ModelController(api, this.store);
+    this.localModels = new LocalModelsController(api, async (path, settings) => {
+      const ok = await this.models.open(path, settings);
+      return { ok, error: ok ? null : this.store.getState().modelError };
+    });
+    this.hub = new HubController(api, () => void this.localModels.refresh());
+    this.engineBuild = new EngineBuildController(api);
   }
 
   /** Subscribe to events, then load the engine status, the conversation list and `initialId`. */
@@ -99,8 +114,11 @@ export class AppController {
       else this.set({ phase: "error", loadError: errorMessage(error) });
       return;
     }
-    // Not part of readiness: chat works without adapters (the list shows its own error).
+    // Not part of readiness: chat works without adapters (the list shows its own error), and
+    // the first screen offers downloaded models and running downloads once they are listed.
     void this.adapters.refresh();
+    void this.localModels.refresh();
+    void this.hub.refreshDownloads();
     if (initialId) await this.conversations.loadDetail(initialId);
   }
 
@@ -113,6 +131,9 @@ export class AppController {
     this.memory.dispose();
     this.releases.dispose();
     this.updates.dispose();
+    this.hub.dispose();
+    this.localModels.dispose();
+    this.engineBuild.dispose();
   }
 
   /** Open a conversation (null: a new chat that is created on the first send). */
@@ -202,6 +223,12 @@ export class AppController {
   /** Load a .gguf file from a path on the machine running core. */
   openModel(path: string): Promise<boolean> {
     return this.models.open(path);
+  }
+
+  /** Open the Models dialog (hub search or the models on this machine). */
+  openModels(tab: "find" | "local" = "find"): void {
+    this.hub.setOpen(true, tab);
+    void this.localModels.refresh();
   }
 
   openDemo(): Promise<boolean> {

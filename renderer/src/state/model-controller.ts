@@ -2,7 +2,7 @@
  * Loading a model: the model panel, a .gguf path on the machine running core, the native file
  * picker (Electron) or the demo model. The engine status core answers goes into the app store.
  */
-import type { EngineStatus } from "../../../electron/api";
+import type { EngineStatus, LoadSettings } from "../../../electron/api";
 import { errorMessage } from "../api";
 import type { RendererApi } from "../api";
 import type { AppState, AppStore } from "./app-store";
@@ -18,14 +18,19 @@ export class ModelController {
     this.set({ modelPanelOpen: open, modelError: open ? this.store.getState().modelError : null });
   }
 
-  /** Load a .gguf file from a path on the machine running core. */
-  open(path: string): Promise<boolean> {
+  /**
+   * Load a .gguf file from a path on the machine running core, with `settings` (core remembers
+   * them for the model) or, without, the remembered or default ones.
+   */
+  open(path: string, settings?: LoadSettings): Promise<boolean> {
     const trimmed = path.trim();
     if (!trimmed) {
       this.set({ modelError: "Enter the path of a .gguf model file." });
       return Promise.resolve(false);
     }
-    return this.load(() => this.api.call("models.open", { path: trimmed }));
+    return this.load(() =>
+      this.api.call("models.open", settings ? { path: trimmed, settings } : { path: trimmed }),
+    );
   }
 
   openDemo(): Promise<boolean> {

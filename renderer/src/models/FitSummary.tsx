@@ -1,0 +1,44 @@
+import type { FitEstimate } from "../../../electron/api";
+import { describeFit } from "../state/hub-logic";
+
+/**
+ * The fit estimate in plain words: fits or not, RAM and VRAM against this machine, the context
+ * that fits. A polite live region: it updates as the user changes context or GPU layers.
+ */
+export function FitSummary({
+  fit,
+  status,
+  error,
+}: {
+  fit: FitEstimate | null;
+  status: "idle" | "loading" | "done" | "error";
+  error: string | null;
+}) {
+  const words = fit ? describeFit(fit) : null;
+  return (
+    <div
+      className={`fit-summary${words ? (fit?.fits ? " fit-summary--fits" : " fit-summary--no-fit") : ""}`}
+      role="status"
+      aria-live="polite"
+      aria-busy={status === "loading"}
+      aria-label="Fit estimate"
+    >
+      {status === "error" && <p className="fit-summary__error">Could not estimate the fit: {error}</p>}
+      {status !== "error" && !words && <p className="muted">Estimating whether it fits this machine…</p>}
+      {status !== "error" && words && fit && (
+        <>
+          <p className="fit-summary__verdict">
+            <strong>{words.verdict}</strong>
+            {status === "loading" && <span className="muted"> (updating…)</span>}
+          </p>
+          <ul className="fit-summary__lines">
+            <li>{words.ram}</li>
+            <li>{words.gpu}</li>
+            <li>{words.context}</li>
+          </ul>
+          {fit.summary && <p className="muted fit-summary__note">{fit.summary}</p>}
+        </>
+      )}
+    </div>
+  );
+}
