@@ -5,6 +5,12 @@ import type { Llama } from "node-llama-cpp";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { CONTROL_TOKENS } from "../../native/gguf/byte-vocab";
 import { tinyModelSpec, vocabularySize } from "../../native/gguf/tiny-model";
+import {
+  QWEN_ARCHITECTURES,
+  qwenVocabularySize,
+  tinyQwenSpec,
+  type QwenArchitecture,
+} from "../../native/gguf/tiny-qwen";
 import { writeGguf } from "../../native/gguf/writer";
 import { llamaLogProbs, loadTestLlama, logSoftmax, maxAbsDiff } from "./testing/llama-logprobs";
 import { sftLine, writeJsonl } from "./testing/datasets";
@@ -60,6 +66,11 @@ beforeAll(async () => {
     ...spec,
     tensors: spec.tensors.map((t) => ({ ...t, type: t.dims.length === 1 ? "F32" : "F16" })),
   });
+  // The Tall base's family in miniature (q/k norms; a top-2-of-4 expert mixture).
+  for (const arch of QWEN_ARCHITECTURES) {
+    bases[arch] = join(dir, `${arch}.gguf`);
+    await writeGguf(bases[arch], tinyQwenSpec(arch));
+  }
   llama = await loadTestLlama();
 });
 
@@ -70,16 +81,16 @@ afterAll(async () => {
 
 beforeEach(() => void assertTorchAvailable());
 
-async function compare(base: string, adapter?: { filePath: string; scale: number }) {
+async function compare(base: string, adapter?: { filePath: string; scale: number }, vocab = V) {
   const model = await llama.loadModel({ modelPath: base });
   try {
-    const theirs = await llamaLogProbs(model, V, TOKENS, adapter);
+    const theirs = await llamaLogProbs(model, vocab, TOKENS, adapter);
     const ours = logSoftmax(
       await trainerLogits(base, TOKENS, adapter && { path: adapter.filePath, scale: adapter.scale }),
     );
     expect(ours).toHaveLength(TOKENS.length);
     for (let i = 0; i < theirs.length; i++) {
-      for (let j = 0; j < V; j++) {
+      for (let j = 0; j < vocab; j++) {
         if (!(theirs[i]![j]! > -80)) expect(ours[i]![j]!).toBeLessThan(-70);
       }
     }
@@ -93,7 +104,9 @@ async function compare(base: string, adapter?: { filePath: string; scale: number
  * A LoRA on every target (output included) trained for a few steps at a high learning rate,
  * so every B is far from zero and the adapter visibly changes the logits.
  */
-async function trainAdapter(base: string, name: string): Promise<string> {
+const ALL_TARGETS = "attn_q,attn_k,attn_v,attn_output,ffn_gate,ffn_up,ffn_down,output";
+
+async function trainAdapter(base: string, name: string, targets = ALL_TARGETS): Promise<string> {
   const data = join(dir, `${name}.jsonl`);
   await writeJsonl(data, [sftLine(TOKENS, PROMPT_LENGTH), sftLine(chatTokens("Hello", "Hi!"), 10)]);
   const out = join(dir, `${name}.gguf`);
@@ -101,7 +114,7 @@ async function trainAdapter(base: string, name: string): Promise<string> {
     "train",
     ...["--base", base, "--data", data, "--out", out, "--report", join(dir, `${name}.json`)],
     ...["--steps", "6", "--lr", "0.02", "--rank", "4", "--alpha", "8"],
-    ...["--targets", "attn_q,attn_k,attn_v,attn_output,ffn_gate,ffn_up,ffn_down,output"],
+    ...["--targets", targets],
   ]);
   expectDone(run);
   return out;
@@ -133,6 +146,36 @@ describe("logits parity with llama.cpp", () => {
       const delta = await compare(bases[size]!, { filePath: adapter, scale });
       console.log(
         `parity ${size} base + LoRA scale ${scale}: max |Δ log p| = ${delta.toExponential(2)} (tolerance ${TOLERANCE})`,
+      );
+      expect(delta).toBeLessThan(TOLERANCE);
+    }
+  });
+});
+
+/** LoRA targets per architecture: qwen3moe's experts take none, its router does. */
+const QWEN_TARGETS: Record<QwenArchitecture, string> = {
+  qwen3: ALL_TARGETS,
+  qwen3moe: "attn_q,attn_k,attn_v,attn_output,ffn_gate_inp,output",
+};
+
+describe.each(QWEN_ARCHITECTURES)("logits parity with llama.cpp: %s", (arch) => {
+  const vocab = qwenVocabularySize();
+
+  it("base: max |Δ log p| within tolerance", async () => {
+    const delta = await compare(bases[arch]!, undefined, vocab);
+    console.log(`parity ${arch} base: max |Δ log p| = ${delta.toExponential(2)} (tolerance ${TOLERANCE})`);
+    expect(delta).toBeLessThan(TOLERANCE);
+  });
+
+  it("base + trained LoRA (scales 1 and 0.5)", async () => {
+    const adapter = await trainAdapter(bases[arch]!, `lora-${arch}`, QWEN_TARGETS[arch]);
+    const base = logSoftmax(await trainerLogits(bases[arch]!, TOKENS));
+    const tuned = logSoftmax(await trainerLogits(bases[arch]!, TOKENS, { path: adapter, scale: 1 }));
+    expect(maxAbsDiff(base, tuned)).toBeGreaterThan(0.5);
+    for (const scale of [1, 0.5]) {
+      const delta = await compare(bases[arch]!, { filePath: adapter, scale }, vocab);
+      console.log(
+        `parity ${arch} base + LoRA scale ${scale}: max |Δ log p| = ${delta.toExponential(2)} (tolerance ${TOLERANCE})`,
       );
       expect(delta).toBeLessThan(TOLERANCE);
     }

@@ -13,7 +13,8 @@ from .errors import TrainerError
 from .gguf_io import GGML_F32, GgufFile, MetaValue, T_F32, T_STR, write_gguf
 
 DEFAULT_TARGETS = ("attn_q", "attn_k", "attn_v", "attn_output", "ffn_gate", "ffn_up", "ffn_down")
-ALL_TARGETS = DEFAULT_TARGETS + ("output",)
+# ffn_gate_inp: a mixture-of-experts router (qwen3moe), whose experts get no LoRA here.
+ALL_TARGETS = DEFAULT_TARGETS + ("output", "ffn_gate_inp")
 
 
 class LoraDelta(nn.Module):
@@ -37,13 +38,23 @@ def short_name(gguf_name):
 
 
 def attach(model, targets, rank, alpha, dropout=0.0):
-    """Adds fresh LoRA deltas to every Linear whose short name is in `targets`; returns them by name."""
+    """Adds fresh LoRA deltas to every Linear whose short name is in `targets`; returns them by name.
+
+    Targets the base does not have (a MoE model has no ffn_gate/ffn_up/ffn_down) are skipped;
+    none matching at all is an error.
+    """
     deltas = {}
-    for name, linear in model.linear_layers().items():
+    layers = model.linear_layers()
+    for name, linear in layers.items():
         if short_name(name) in targets:
             n_out, n_in = linear.weight.shape
             linear.lora = LoraDelta(n_in, n_out, rank, alpha, dropout)
             deltas[name] = linear.lora
+    if not deltas:
+        available = ",".join(sorted({short_name(n) for n in layers}))
+        raise TrainerError(
+            "bad_args", f"none of the targets {','.join(targets)} is in this base model; it has {available}"
+        )
     return deltas
 
 

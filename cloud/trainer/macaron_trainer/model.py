@@ -1,10 +1,19 @@
-"""The llama (and qwen2) forward pass in torch, matching llama.cpp's graph.
+"""The llama (and qwen2, qwen3, qwen3moe) forward pass in torch, matching llama.cpp's graph.
 
 llama.cpp LLM_ARCH_LLAMA: RMSNorm x/sqrt(mean(x^2)+eps)*w, Q/K/V projections, RoPE (NORM mode:
 adjacent pairs (x[2i], x[2i+1]) rotated by pos*freq_base^(-2i/n_rot); qwen2 uses NEOX mode:
 pairs (x[i], x[i+n_rot/2])), causal softmax attention scaled 1/sqrt(head_dim) with GQA (query
 head h reads KV head h // (heads/kv_heads)), output projection, residual, RMSNorm, SwiGLU
 down(silu(gate x) * up x), residual; final norm and the output matrix (token_embd when absent).
+
+qwen3 (src/models/qwen3.cpp) is qwen2 without the QKV biases plus an RMSNorm over each head of
+Q and K (blk.N.attn_q_norm / attn_k_norm, [head_dim]) before RoPE; its head_dim is
+attention.key_length, so heads * head_dim may differ from the embedding width. qwen3moe
+(qwen3moe.cpp) replaces the MLP by a mixture of experts (llama.cpp build_moe_ffn with
+SOFTMAX gating and norm_w = true): p = softmax(ffn_gate_inp h) over all experts, the
+expert_used_count largest are kept, their weights renormalised to sum 1 (the sum clamped below
+at 6.1e-5), optionally scaled by expert_weights_scale, and the output is
+sum_k w_k * down_k(silu(gate_k h) * up_k h).
 """
 
 import math
@@ -17,9 +26,17 @@ from torch import nn
 
 from .errors import TrainerError
 
-SUPPORTED_ARCHITECTURES = ("llama", "qwen2")
+SUPPORTED_ARCHITECTURES = ("llama", "qwen2", "qwen3", "qwen3moe")
+NEOX_ARCHITECTURES = ("qwen2", "qwen3", "qwen3moe")
+QK_NORM_ARCHITECTURES = ("qwen3", "qwen3moe")
+MOE_ARCHITECTURES = ("qwen3moe",)
 _SDPA = getattr(F, "scaled_dot_product_attention", None)
-PROJECTIONS = ("attn_q", "attn_k", "attn_v", "attn_output", "ffn_gate", "ffn_up", "ffn_down")
+ATTENTION = ("attn_q", "attn_k", "attn_v", "attn_output")
+PROJECTIONS = ATTENTION + ("ffn_gate", "ffn_up", "ffn_down")
+# The MoE block's LoRA-able linear: the router (llama.cpp applies LoRA to ffn_gate_inp too).
+MOE_PROJECTIONS = ATTENTION + ("ffn_gate_inp",)
+# ggml's clamp of the top-k weights' sum (the smallest F16 normal).
+MOE_WEIGHT_SUM_MIN = 6.103515625e-5
 
 
 @dataclass
@@ -38,6 +55,15 @@ class LlamaConfig:
     context_length: int
     vocab: int
     neox: bool
+    qk_norm: bool = False
+    experts: int = 0
+    experts_used: int = 0
+    expert_feed_forward: int = 0
+    expert_weights_scale: float = 0.0  # 0: none (llama.cpp's default)
+
+    @property
+    def projections(self):
+        return MOE_PROJECTIONS if self.experts else PROJECTIONS
 
 
 def _required(gguf, key):
@@ -60,8 +86,16 @@ def config_from_gguf(gguf):
         kind = gguf.get("general.type")
         raise TrainerError("bad_base", f"{gguf.path}: general.type is {kind!r}, not a base model")
     p = arch + "."
-    if gguf.get(p + "expert_count", 0):
-        raise TrainerError("bad_base", f"{gguf.path}: {p}expert_count > 0 (mixture of experts): unsupported")
+    experts = int(gguf.get(p + "expert_count", 0) or 0)
+    if experts and arch not in MOE_ARCHITECTURES:
+        raise TrainerError(
+            "bad_base",
+            f"{gguf.path}: {p}expert_count > 0 (mixture of experts) is supported for "
+            + ", ".join(MOE_ARCHITECTURES)
+            + " only",
+        )
+    if arch in MOE_ARCHITECTURES and not experts:
+        raise TrainerError("bad_base", f"{gguf.path}: {p}expert_count is missing ({arch} is a MoE model)")
     embedding = int(_required(gguf, p + "embedding_length"))
     heads = int(_required(gguf, p + "attention.head_count"))
     head_dim = int(gguf.get(p + "attention.key_length", embedding // heads))
@@ -90,8 +124,23 @@ def config_from_gguf(gguf):
         rms_eps=float(_required(gguf, p + "attention.layer_norm_rms_epsilon")),
         context_length=int(gguf.get(p + "context_length", 2048)),
         vocab=vocab,
-        neox=arch == "qwen2",
+        neox=arch in NEOX_ARCHITECTURES,
+        qk_norm=arch in QK_NORM_ARCHITECTURES,
     )
+    if experts:
+        used = int(_required(gguf, p + "expert_used_count"))
+        if not 0 < used <= experts:
+            raise TrainerError("bad_base", f"{gguf.path}: {p}expert_used_count {used} is not in 1..{experts}")
+        if gguf.get(p + "expert_shared_count", 0) or gguf.get(p + "expert_group_count", 0):
+            raise TrainerError("bad_base", f"{gguf.path}: shared experts or expert groups are unsupported")
+        cfg.experts = experts
+        cfg.experts_used = used
+        # llama.cpp: expert_feed_forward_length, else feed_forward_length / expert_used_count.
+        expert_ff = gguf.get(p + "expert_feed_forward_length", 0)
+        cfg.expert_feed_forward = int(expert_ff or cfg.feed_forward // used)
+        cfg.expert_weights_scale = float(gguf.get(p + "expert_weights_scale", 0.0) or 0.0)
+    if cfg.qk_norm and cfg.rope_dims != cfg.head_dim:
+        raise TrainerError("bad_base", f"{gguf.path}: {arch} needs rope.dimension_count == head_dim")
     if cfg.heads % cfg.kv_heads:
         raise TrainerError("bad_base", f"{gguf.path}: head_count {heads} is not a multiple of head_count_kv")
     return cfg
@@ -100,6 +149,7 @@ def config_from_gguf(gguf):
 def expected_shapes(cfg):
     """Numpy shapes (out, in) of every tensor the forward pass reads, by GGUF name."""
     E, FF, q, kv = cfg.embedding, cfg.feed_forward, cfg.heads * cfg.head_dim, cfg.kv_heads * cfg.head_dim
+    X, XF = cfg.experts, cfg.expert_feed_forward
     shapes = {"token_embd.weight": (cfg.vocab, E), "output_norm.weight": (E,)}
     for layer in range(cfg.layers):
         b = f"blk.{layer}."
@@ -111,11 +161,28 @@ def expected_shapes(cfg):
                 b + "attn_v.weight": (kv, E),
                 b + "attn_output.weight": (E, q),
                 b + "ffn_norm.weight": (E,),
-                b + "ffn_gate.weight": (FF, E),
-                b + "ffn_up.weight": (FF, E),
-                b + "ffn_down.weight": (E, FF),
             }
         )
+        if cfg.qk_norm:
+            shapes[b + "attn_q_norm.weight"] = (cfg.head_dim,)
+            shapes[b + "attn_k_norm.weight"] = (cfg.head_dim,)
+        if X:
+            shapes.update(
+                {
+                    b + "ffn_gate_inp.weight": (X, E),
+                    b + "ffn_gate_exps.weight": (X, XF, E),
+                    b + "ffn_up_exps.weight": (X, XF, E),
+                    b + "ffn_down_exps.weight": (X, E, XF),
+                }
+            )
+        else:
+            shapes.update(
+                {
+                    b + "ffn_gate.weight": (FF, E),
+                    b + "ffn_up.weight": (FF, E),
+                    b + "ffn_down.weight": (E, FF),
+                }
+            )
     return shapes
 
 
@@ -174,6 +241,37 @@ class Rope:
         return torch.cat((out, rest), dim=-1) if rest.shape[-1] else out
 
 
+class Experts(nn.Module):
+    """qwen3moe's expert MLPs, computed per expert for the tokens routed to it."""
+
+    def __init__(self, cfg, get, prefix, trainable):
+        super().__init__()
+        self.cfg = cfg
+        # numpy shapes (experts, out, in): expert e's matrices are [e].
+        self.gate = nn.Parameter(get(prefix + "ffn_gate_exps.weight"), requires_grad=trainable)
+        self.up = nn.Parameter(get(prefix + "ffn_up_exps.weight"), requires_grad=trainable)
+        self.down = nn.Parameter(get(prefix + "ffn_down_exps.weight"), requires_grad=trainable)
+
+    def forward(self, h, router_logits):
+        c = self.cfg
+        shape = h.shape
+        h = h.reshape(-1, shape[-1])
+        probs = torch.softmax(router_logits.reshape(-1, c.experts), dim=-1)
+        weights, chosen = torch.topk(probs, c.experts_used, dim=-1)
+        weights = weights / weights.sum(-1, keepdim=True).clamp(min=MOE_WEIGHT_SUM_MIN)
+        if c.expert_weights_scale not in (0.0, 1.0):
+            weights = weights * c.expert_weights_scale
+        out = torch.zeros_like(h)
+        for e in range(c.experts):
+            rows, slot = torch.nonzero(chosen == e, as_tuple=True)
+            if rows.numel() == 0:
+                continue
+            x = h[rows]
+            y = F.linear(F.silu(F.linear(x, self.gate[e])) * F.linear(x, self.up[e]), self.down[e])
+            out = out.index_add(0, rows, y * weights[rows, slot].unsqueeze(-1))
+        return out.reshape(shape)
+
+
 class Block(nn.Module):
     def __init__(self, cfg, get, layer, trainable):
         super().__init__()
@@ -182,15 +280,25 @@ class Block(nn.Module):
         self.attn_norm = nn.Parameter(get(b + "attn_norm.weight"), requires_grad=trainable)
         self.ffn_norm = nn.Parameter(get(b + "ffn_norm.weight"), requires_grad=trainable)
         bias = (lambda n: get(b + n + ".bias", optional=True)) if cfg.arch == "qwen2" else (lambda n: None)
-        for name in PROJECTIONS:
+        for name in cfg.projections:
             setattr(self, name, Linear(get(b + name + ".weight"), bias(name), trainable))
+        self.attn_q_norm = self.attn_k_norm = None
+        if cfg.qk_norm:
+            self.attn_q_norm = nn.Parameter(get(b + "attn_q_norm.weight"), requires_grad=trainable)
+            self.attn_k_norm = nn.Parameter(get(b + "attn_k_norm.weight"), requires_grad=trainable)
+        self.experts = Experts(cfg, get, b, trainable) if cfg.experts else None
 
     def forward(self, x, rope, mask):
         c = self.cfg
         B, T, _ = x.shape
         h = rms_norm(x, self.attn_norm, c.rms_eps)
-        q = rope.apply(self.attn_q(h).view(B, T, c.heads, c.head_dim)).transpose(1, 2)
-        k = rope.apply(self.attn_k(h).view(B, T, c.kv_heads, c.head_dim)).transpose(1, 2)
+        q = self.attn_q(h).view(B, T, c.heads, c.head_dim)
+        k = self.attn_k(h).view(B, T, c.kv_heads, c.head_dim)
+        if c.qk_norm:
+            q = rms_norm(q, self.attn_q_norm, c.rms_eps)
+            k = rms_norm(k, self.attn_k_norm, c.rms_eps)
+        q = rope.apply(q).transpose(1, 2)
+        k = rope.apply(k).transpose(1, 2)
         v = self.attn_v(h).view(B, T, c.kv_heads, c.head_dim).transpose(1, 2)
         if c.kv_heads != c.heads:
             k = k.repeat_interleave(c.heads // c.kv_heads, dim=1)
@@ -203,6 +311,8 @@ class Block(nn.Module):
             attn = torch.matmul(torch.softmax(scores, dim=-1), v)
         x = x + self.attn_output(attn.transpose(1, 2).reshape(B, T, c.heads * c.head_dim))
         h = rms_norm(x, self.ffn_norm, c.rms_eps)
+        if self.experts is not None:
+            return x + self.experts(h, self.ffn_gate_inp(h))
         return x + self.ffn_down(F.silu(self.ffn_gate(h)) * self.ffn_up(h))
 
 
@@ -243,7 +353,7 @@ class LlamaModel(nn.Module):
         """GGUF weight name -> Linear module, for attaching LoRA."""
         layers = {}
         for i, block in enumerate(self.blocks):
-            for name in PROJECTIONS:
+            for name in self.cfg.projections:
                 layers[f"blk.{i}.{name}.weight"] = getattr(block, name)
         if self.output is not None:
             layers["output.weight"] = self.output
@@ -255,6 +365,13 @@ class LlamaModel(nn.Module):
         for i, block in enumerate(self.blocks):
             out[f"blk.{i}.attn_norm.weight"] = block.attn_norm
             out[f"blk.{i}.ffn_norm.weight"] = block.ffn_norm
+            if block.attn_q_norm is not None:
+                out[f"blk.{i}.attn_q_norm.weight"] = block.attn_q_norm
+                out[f"blk.{i}.attn_k_norm.weight"] = block.attn_k_norm
+            if block.experts is not None:
+                out[f"blk.{i}.ffn_gate_exps.weight"] = block.experts.gate
+                out[f"blk.{i}.ffn_up_exps.weight"] = block.experts.up
+                out[f"blk.{i}.ffn_down_exps.weight"] = block.experts.down
         for name, linear in self.linear_layers().items():
             out[name] = linear.weight
             if linear.bias is not None:

@@ -4,7 +4,7 @@ import copy
 
 from .dpo import DpoObjective
 from .events import log
-from .lora import attach, load_adapter, write_adapter
+from .lora import attach, load_adapter, short_name, write_adapter
 from .model import load_base
 from .session import Session
 from .sft import SequenceObjective
@@ -35,6 +35,11 @@ class LoraSession(Session):
                 log("this base ties output to token_embd: no LoRA on output")
                 targets.remove("output")
             self.deltas = attach(model, targets, args.rank, args.alpha, args.dropout)
+            attached = {short_name(n) for n in self.deltas}
+            skipped = [t for t in targets if t not in attached]
+            if skipped:
+                log(f"this base has no {','.join(skipped)} layers: no LoRA there")
+            targets = [t for t in targets if t in attached]
             self.rank, self.alpha, self.targets = args.rank, args.alpha, targets
         reference = {}
         if args.method == "dpo" and args.parent:
