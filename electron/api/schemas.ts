@@ -5,6 +5,7 @@
 import { z } from "zod";
 import { StoredDocument } from "./genui/catalog";
 import { MessageInteraction } from "./genui/interaction";
+import { KvCacheType } from "./hub";
 
 export const Id = z.string().min(1).max(64);
 
@@ -34,6 +35,26 @@ export const EngineStatus = z.object({
   gpu: z.string().nullable(),
   /** Model load progress 0..1 while loading. */
   progress: z.number().min(0).max(1).nullable(),
+  /** What the loaded model runs with, every "auto" resolved (absent/null without a model). */
+  settings: z
+    .object({
+      contextSize: z.number().int().nonnegative(),
+      /** KV caches of contextSize tokens each (adapter sets' caches, see the KV policy). */
+      sequences: z.number().int().nonnegative(),
+      gpuLayers: z.number().int().nonnegative(),
+      totalLayers: z.number().int().nonnegative(),
+      flashAttention: z.enum(["auto", "on", "off"]),
+      kvCacheType: KvCacheType,
+      batchSize: z.number().int().nonnegative(),
+      threads: z.number().int().nonnegative(),
+    })
+    .nullable()
+    .optional(),
+  /** The context in use: tokens per sequence and the model's training context. */
+  context: z
+    .object({ size: z.number().int().nonnegative(), trainSize: z.number().int().nonnegative() })
+    .nullable()
+    .optional(),
 });
 export type EngineStatus = z.infer<typeof EngineStatus>;
 

@@ -1,5 +1,6 @@
 import os from "node:os";
 import { getLlama, type Llama } from "node-llama-cpp";
+import type { KvCacheType, LoadOptions, MachineMemory } from "./protocol";
 
 /**
  * Compute threads for llama.cpp. One core is left to the JS thread: on 2 cores, 1 compute
@@ -37,6 +38,56 @@ export function flashAttentionFor(
     default:
       return gpu === null ? false : "auto";
   }
+}
+
+/**
+ * Flash attention for one load: "on"/"off" as asked; "auto" (or nothing) is the engine's
+ * default above (off on CPU). A quantized V cache needs flash attention in llama.cpp, so with
+ * "auto" and a q8_0/q4_0 KV cache it is on (see kvCacheTypes for an explicit "off").
+ */
+export function resolveFlashAttention(
+  setting: LoadOptions["flashAttention"],
+  kvCacheType: KvCacheType,
+  gpu: string | null,
+  env: NodeJS.ProcessEnv = process.env,
+): boolean | "auto" {
+  if (setting === "on") return true;
+  if (setting === "off") return false;
+  const engineDefault = flashAttentionFor(gpu, env);
+  return kvCacheType !== "f16" && engineDefault === false ? true : engineDefault;
+}
+
+type GgmlTypeName = "F16" | "Q8_0" | "Q4_0";
+const GGML_TYPE: Record<KvCacheType, GgmlTypeName> = { f16: "F16", q8_0: "Q8_0", q4_0: "Q4_0" };
+
+/**
+ * node-llama-cpp's key/value cache types for a KV cache setting. Without flash attention
+ * llama.cpp refuses a quantized V cache, so then only the keys are quantized.
+ */
+export function kvCacheTypes(
+  kvCacheType: KvCacheType,
+  flashAttention: boolean | "auto",
+): { key: GgmlTypeName; value: GgmlTypeName } {
+  const key = GGML_TYPE[kvCacheType];
+  return { key, value: flashAttention === false ? "F16" : key };
+}
+
+/** RAM and VRAM on this machine as node-llama-cpp sees them (VRAM 0 without a GPU). */
+export async function machineMemory(llama: Llama, gpu: string | null): Promise<MachineMemory> {
+  const vram = gpu === null ? { total: 0, free: 0 } : await llama.getVramState();
+  let gpuName: string | null = null;
+  if (gpu !== null) {
+    const names = await llama.getGpuDeviceNames().catch(() => [] as string[]);
+    gpuName = names.length > 0 ? `${gpu}: ${names.join(", ")}` : gpu;
+  }
+  return {
+    ramTotalBytes: os.totalmem(),
+    ramFreeBytes: os.freemem(),
+    vramTotalBytes: vram.total,
+    vramFreeBytes: vram.free,
+    gpu: gpuName,
+    cpuCores: os.availableParallelism(),
+  };
 }
 
 /**

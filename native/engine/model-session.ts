@@ -14,21 +14,40 @@ import { toChatHistory } from "./history";
 import { KvStateStore, sharedPrefix } from "./kv-state-store";
 import { ANONYMOUS, DEFAULT_KV_POLICY, KvSlots, MIXED, type KvSlot } from "./kv-slots";
 import { adapterSetKey, LiveAdapters, normalizeAdapters } from "./live-adapters";
-import type { LlamaBackend } from "./llama-backend";
-import type { ChatTurn, GenerateOptions, GenerateResult, LoadedModel } from "./protocol";
+import { defaultContextSize, MIN_DEFAULT_CONTEXT } from "./fit-estimate";
+import { kvCacheTypes, resolveFlashAttention, type LlamaBackend } from "./llama-backend";
+import type {
+  ChatTurn,
+  GenerateOptions,
+  GenerateResult,
+  KvCacheType,
+  LoadedModel,
+  LoadedSettings,
+  LoadOptions,
+} from "./protocol";
 
-const DEFAULT_CONTEXT_SIZE = 4096;
 /** Sequences per context: room for "sequence-per-set" to keep a few adapter sets' caches. */
 export const DEFAULT_SEQUENCES = 4;
 
-export interface ContextOptions {
-  /** Tokens per sequence, capped by the model's training context. Default 4096. */
+export interface ContextOptions extends LoadOptions {
+  /**
+   * Tokens per sequence, capped by the model's training context. Default: the training
+   * context up to DEFAULT_CONTEXT_CAP (8k), less when the free memory holds less.
+   */
   contextSize?: number;
   /** Default DEFAULT_SEQUENCES. */
   sequences?: number;
   /** Where conversations' KV states are saved and restored (see KvStateStore); none: not saved. */
   stateDir?: string;
 }
+
+/**
+ * How the load's progress is split: the weights until MODEL_SHARE, then the context (its KV
+ * cache and compute buffers are allocated in one call without progress: CONTEXT_DONE when it
+ * returns), 1 only when the session is ready to answer.
+ */
+const MODEL_SHARE = 0.85;
+const CONTEXT_DONE = 0.97;
 
 /** A load failure whose message is meant for the user as is. */
 export class ModelLoadError extends Error {
@@ -73,39 +92,90 @@ export class ModelSession {
   ): Promise<ModelSession> {
     await assertGgufFile(path);
     const name = basename(path);
+    const sequences = options.sequences ?? DEFAULT_SEQUENCES;
+    const kvCacheType: KvCacheType = options.kvCacheType ?? "f16";
+    const flashAttention = resolveFlashAttention(options.flashAttention, kvCacheType, backend.gpu);
+    const kv = kvCacheTypes(kvCacheType, flashAttention);
+    const threads = options.threads ?? backend.threads;
+    // The Llama instance caps every context's threads at maxThreads (set from the machine).
+    if (backend.llama.maxThreads !== 0 && threads > backend.llama.maxThreads)
+      backend.llama.maxThreads = threads;
     let model: LlamaModel;
+    let reported = 0;
+    const report = (progress: number): void => {
+      // Never backwards, and 1 only once the session is ready (see MODEL_SHARE).
+      if (progress <= reported) return;
+      reported = progress;
+      onProgress(progress);
+    };
     try {
-      model = await backend.llama.loadModel({ modelPath: path, onLoadProgress: onProgress });
+      model = await backend.llama.loadModel({
+        modelPath: path,
+        gpuLayers: modelGpuLayers(options, sequences),
+        defaultContextFlashAttention: flashAttention,
+        onLoadProgress: (p) => report(Math.min(MODEL_SHARE, p * MODEL_SHARE)),
+      });
     } catch (error) {
       throw new ModelLoadError(describeLoadFailure(name, "load the model", error));
     }
     try {
-      const contextSize = Math.min(model.trainContextSize, options.contextSize ?? DEFAULT_CONTEXT_SIZE);
-      const sequences = options.sequences ?? DEFAULT_SEQUENCES;
-      const { threads, flashAttention } = backend;
+      assertKvCacheFits(model, kvCacheType);
+      const train = model.trainContextSize;
+      const base = {
+        threads,
+        flashAttention,
+        experimentalKvCacheKeyType: kv.key,
+        experimentalKvCacheValueType: kv.value,
+        ...(options.batchSize === undefined ? {} : { batchSize: options.batchSize }),
+      };
+      // An asked-for size is taken as is (capped at the training context: node-llama-cpp refuses
+      // what does not fit); the default is the largest that fits, down to MIN_DEFAULT_CONTEXT.
+      const contextSize =
+        options.contextSize !== undefined
+          ? Math.min(train, options.contextSize)
+          : { min: Math.min(train, MIN_DEFAULT_CONTEXT), max: defaultContextSize(train) };
       let context: LlamaContext;
       try {
-        context = await model.createContext({ contextSize, sequences, threads, flashAttention });
+        context = await model.createContext({ ...base, contextSize, sequences });
       } catch (error) {
         // Every sequence holds a full KV cache. Better one cache (sequence-per-set then acts
         // like reevaluate: one set cached at a time, still exact) than no model at all.
         if (!(error instanceof InsufficientMemoryError) || sequences === 1) throw error;
-        context = await model.createContext({ contextSize, sequences: 1, threads, flashAttention });
+        const single = typeof contextSize === "number" ? contextSize : { ...contextSize, min: 256 };
+        context = await model.createContext({ ...base, contextSize: single, sequences: 1 });
       }
+      report(CONTEXT_DONE);
+      const settings: LoadedSettings = {
+        contextSize: context.contextSize,
+        sequences: context.totalSequences,
+        gpuLayers: model.gpuLayers,
+        totalLayers: model.fileInsights.totalLayers,
+        flashAttention: flashAttentionName(context.flashAttention),
+        kvCacheType,
+        batchSize: context.batchSize,
+        threads: context.idealThreads,
+      };
       const info: LoadedModel = {
         path,
         contextSize: context.contextSize,
         gpu: backend.gpu,
-        threads: backend.threads,
-        trainContextSize: model.trainContextSize,
+        threads: settings.threads,
+        trainContextSize: train,
+        settings,
       };
       const states = options.stateDir
-        ? new KvStateStore(options.stateDir, await KvStateStore.identify(path, engineIdentity(backend)))
+        ? new KvStateStore(
+            options.stateDir,
+            await KvStateStore.identify(path, engineIdentity(backend, context.flashAttention, kv)),
+          )
         : null;
       // Resolving the wrapper costs 0.5–1 s of CPU (ARCHITECTURE.md): do it once per model, not per turn.
-      return new ModelSession(info, model, context, chooseChatWrapper(model), states);
+      const session = new ModelSession(info, model, context, chooseChatWrapper(model), states);
+      report(1);
+      return session;
     } catch (error) {
       await model.dispose();
+      if (error instanceof ModelLoadError) throw error;
       throw new ModelLoadError(describeLoadFailure(name, "create a context for the model", error));
     }
   }
@@ -242,13 +312,55 @@ export class ModelSession {
 }
 
 /**
- * What must match for a saved state to be loadable: llama.cpp build, backend, and flash
- * attention (it changes the V cache layout).
+ * What must match for a saved state to be loadable: llama.cpp build, backend, flash attention
+ * (it changes the V cache layout) and the KV cache types.
  */
-function engineIdentity(backend: LlamaBackend): string {
+function engineIdentity(
+  backend: LlamaBackend,
+  flashAttention: boolean | "auto",
+  kv: { key: string; value: string },
+): string {
   const { repo, release } = backend.llama.llamaCppRelease;
-  const fa = `fa-${String(backend.flashAttention)}`;
-  return `${repo}@${release}/${backend.llama.buildType}/${backend.gpu ?? "cpu"}/${fa}`;
+  const fa = `fa-${String(flashAttention)}`;
+  // F16 caches keep the identity they had before the KV type was a setting.
+  const kvTypes = kv.key === "F16" && kv.value === "F16" ? "" : `/kv-${kv.key}-${kv.value}`;
+  return `${repo}@${release}/${backend.llama.buildType}/${backend.gpu ?? "cpu"}/${fa}${kvTypes}`;
+}
+
+/** Block size of the q8_0/q4_0 formats: a quantized K cache needs head sizes divisible by it. */
+const QUANT_BLOCK = 32;
+
+/** llama.cpp refuses a quantized KV cache with only "Failed to create context": say why. */
+function assertKvCacheFits(model: LlamaModel, kvCacheType: KvCacheType): void {
+  if (kvCacheType === "f16") return;
+  const metadata = model.fileInfo.metadata as unknown as Record<string, Record<string, unknown> | undefined>;
+  const arch = metadata[String(model.fileInfo.metadata.general.architecture)];
+  const attention = arch?.attention as Record<string, unknown> | undefined;
+  const embedding = Number(arch?.embedding_length ?? 0);
+  const heads = Number(attention?.head_count ?? 0);
+  const keyLength = Number(attention?.key_length ?? (heads > 0 ? embedding / heads : 0));
+  if (keyLength > 0 && keyLength % QUANT_BLOCK !== 0) {
+    throw new ModelLoadError(
+      `A ${kvCacheType} KV cache needs attention heads whose size is a multiple of ${QUANT_BLOCK}; ` +
+        `this model's are ${keyLength}. Use the f16 KV cache.`,
+    );
+  }
+}
+
+/** The model's GPU layers option: "auto" leaves room for the context that will be created. */
+function modelGpuLayers(
+  options: ContextOptions,
+  sequences: number,
+): "max" | number | { fitContext: { contextSize: number } } | "auto" {
+  const setting = options.gpuLayers ?? "auto";
+  if (setting !== "auto") return setting;
+  if (options.contextSize === undefined) return "auto";
+  return { fitContext: { contextSize: options.contextSize * sequences } };
+}
+
+function flashAttentionName(value: boolean | "auto"): LoadedSettings["flashAttention"] {
+  if (value === "auto") return "auto";
+  return value ? "on" : "off";
 }
 
 function toStopReason(reason: LlamaChatResponse["metadata"]["stopReason"]): GenerateResult["stopReason"] {

@@ -52,12 +52,78 @@ export interface GenerateOptions {
   sessionKey?: string;
 }
 
+/** KV cache element type (node-llama-cpp's `experimentalKvCacheKeyType/ValueType`). */
+export type KvCacheType = "f16" | "q8_0" | "q4_0";
+
+/** "auto": as many layers as fit the GPU (0 without one); "max": all; N: that many. */
+export type GpuLayersSetting = "auto" | "max" | number;
+
+/**
+ * How a model is loaded. Every field is optional: absent = decided at load time (context from
+ * the memory that is free, capped at the training context; flash attention by
+ * `flashAttentionFor`; threads from the machine; batch by node-llama-cpp).
+ */
+export interface LoadOptions {
+  /** Tokens per sequence, at most the model's training context. */
+  contextSize?: number;
+  gpuLayers?: GpuLayersSetting;
+  flashAttention?: "auto" | "on" | "off";
+  kvCacheType?: KvCacheType;
+  batchSize?: number;
+  threads?: number;
+}
+
+/** A GGUF to estimate: a local file, or a remote one (only its header is read). */
+export type FitSource = { path: string } | { url: string; headers?: Record<string, string> };
+
+/** Memory on this machine, as the engine sees it (electron/api/hub.ts MachineMemory). */
+export interface MachineMemory {
+  ramTotalBytes: number;
+  ramFreeBytes: number;
+  vramTotalBytes: number;
+  vramFreeBytes: number;
+  gpu: string | null;
+  cpuCores: number;
+}
+
+/** node-llama-cpp's estimate for one configuration (electron/api/hub.ts FitEstimate). */
+export interface FitResult {
+  contextSize: number;
+  gpuLayers: number;
+  totalLayers: number;
+  ramBytes: number;
+  vramBytes: number;
+  maxContextSize: number;
+  trainContextSize: number;
+  machine: MachineMemory;
+  fits: boolean;
+  summary: string;
+  /** What the profiles match on (general.architecture, expert counts, size). */
+  model: FitModelFacts;
+}
+
+export interface FitModelFacts {
+  architecture: string;
+  name: string | null;
+  parameters: number;
+  fileBytes: number;
+  /** `<arch>.expert_count` / `<arch>.expert_used_count`; null for dense models. */
+  expertCount: number | null;
+  expertUsedCount: number | null;
+}
+
+/** Which llama.cpp binaries the engine process runs. */
+export interface EngineInfo {
+  buildType: "localBuild" | "prebuilt";
+  gpu: string | null;
+  llamaCpp: string;
+}
+
 export type EngineRequest =
-  | {
+  | ({
       id: number;
       type: "load";
       path: string;
-      contextSize?: number;
       /**
        * Context sequences (KV caches) to allocate, each of `contextSize` tokens; the
        * "sequence-per-set" policy keeps one per adapter set. Default 4; 1 saves memory and makes
@@ -70,7 +136,7 @@ export type EngineRequest =
        * engine restarted). Absent: nothing is saved. Core passes `<dataDir>/kv`.
        */
       stateDir?: string;
-    }
+    } & LoadOptions)
   | { id: number; type: "unload" }
   | {
       id: number;
@@ -88,14 +154,46 @@ export type EngineRequest =
    * Drop a conversation's cached KV (live sequences and saved state files in `stateDir`): its
    * conversation was deleted, and the cache holds its tokens.
    */
-  | { id: number; type: "forget"; sessionKey: string; stateDir?: string };
+  | { id: number; type: "forget"; sessionKey: string; stateDir?: string }
+  /**
+   * Memory estimate of a GGUF for a context size and GPU layers on this machine, from its
+   * header (GgufInsights); nothing is loaded. `sequences`: as a load would allocate (default 4).
+   */
+  | {
+      id: number;
+      type: "fit";
+      source: FitSource;
+      contextSize?: number;
+      gpuLayers?: GpuLayersSetting;
+      sequences?: number;
+      flashAttention?: "auto" | "on" | "off";
+      kvCacheType?: KvCacheType;
+    }
+  /** Which binaries llama.cpp runs from (prebuilt or built for this machine). */
+  | { id: number; type: "info" };
 
 export interface LoadedModel {
   path: string;
+  /** Tokens per sequence, as created. */
   contextSize: number;
   gpu: string | null;
   threads: number;
   trainContextSize: number;
+  /** What the model was actually loaded with (absent from fakes and older engines). */
+  settings?: LoadedSettings;
+}
+
+/** The settings in use after a load: every "decide at load time" resolved. */
+export interface LoadedSettings {
+  contextSize: number;
+  sequences: number;
+  gpuLayers: number;
+  totalLayers: number;
+  /** "auto" only on a GPU, where llama.cpp decides per model. */
+  flashAttention: "auto" | "on" | "off";
+  kvCacheType: KvCacheType;
+  batchSize: number;
+  threads: number;
 }
 
 export interface GenerateResult {

@@ -27,6 +27,23 @@ const GenerateOptionsSchema = z.object({
 
 const id = z.number().int();
 
+const GpuLayersSchema = z.union([z.literal("auto"), z.literal("max"), z.number().int().min(0).max(1000)]);
+const FlashAttentionSchema = z.enum(["auto", "on", "off"]);
+const KvCacheTypeSchema = z.enum(["f16", "q8_0", "q4_0"]);
+
+const FitSourceSchema = z.union([
+  z.object({ path: z.string().min(1).max(4096) }).strict(),
+  z
+    .object({
+      url: z
+        .string()
+        .max(8192)
+        .refine((u) => /^https?:\/\//.test(u), "must be an http(s) URL"),
+      headers: z.record(z.string(), z.string()).optional(),
+    })
+    .strict(),
+]);
+
 /** The engine validates what it receives: a bad request gets an error reply, never a crash. */
 export const EngineRequestSchema = z.discriminatedUnion("type", [
   z.object({
@@ -36,6 +53,11 @@ export const EngineRequestSchema = z.discriminatedUnion("type", [
     contextSize: z.number().int().positive().optional(),
     sequences: z.number().int().min(1).max(16).optional(),
     stateDir: z.string().refine(isAbsolute, "must be an absolute folder path").optional(),
+    gpuLayers: GpuLayersSchema.optional(),
+    flashAttention: FlashAttentionSchema.optional(),
+    kvCacheType: KvCacheTypeSchema.optional(),
+    batchSize: z.number().int().min(1).max(65_536).optional(),
+    threads: z.number().int().min(1).max(512).optional(),
   }),
   z.object({ id, type: z.literal("unload") }),
   z.object({
@@ -53,6 +75,17 @@ export const EngineRequestSchema = z.discriminatedUnion("type", [
     sessionKey: z.string().min(1).max(200),
     stateDir: z.string().min(1).max(4096).optional(),
   }),
+  z.object({
+    id,
+    type: z.literal("fit"),
+    source: FitSourceSchema,
+    contextSize: z.number().int().positive().max(1_048_576).optional(),
+    gpuLayers: GpuLayersSchema.optional(),
+    sequences: z.number().int().min(1).max(16).optional(),
+    flashAttention: FlashAttentionSchema.optional(),
+    kvCacheType: KvCacheTypeSchema.optional(),
+  }),
+  z.object({ id, type: z.literal("info") }),
 ]);
 
 export type ParsedRequest = { ok: true; request: EngineRequest } | { ok: false; id: number; message: string };

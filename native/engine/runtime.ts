@@ -1,9 +1,10 @@
 import { deleteSavedStates } from "./kv-state-store";
 import { withLock } from "lifecycle-utils";
+import { estimateFit } from "./fit-estimate";
 import { AdapterError } from "./live-adapters";
 import type { LlamaBackend } from "./llama-backend";
 import { ModelLoadError, ModelSession } from "./model-session";
-import type { EngineErrorCode, EngineMessage, EngineRequest } from "./protocol";
+import type { EngineErrorCode, EngineInfo, EngineMessage, EngineRequest, FitResult } from "./protocol";
 import { parseEngineRequest } from "./request-schema";
 
 type Request<T extends EngineRequest["type"]> = Extract<EngineRequest, { type: T }>;
@@ -84,6 +85,10 @@ export class EngineRuntime {
         return this.embed(request);
       case "forget":
         return this.forget(request);
+      case "fit":
+        return this.fit(request);
+      case "info":
+        return this.info();
     }
   }
 
@@ -115,11 +120,10 @@ export class EngineRuntime {
         );
       }
       try {
-        this.session = await ModelSession.open(
-          backend,
-          request.path,
-          { contextSize: request.contextSize, sequences: request.sequences, stateDir: request.stateDir },
-          (progress) => this.send({ type: "progress", id: request.id, progress }),
+        const { id, type, path, ...options } = request;
+        void type;
+        this.session = await ModelSession.open(backend, path, options, (progress) =>
+          this.send({ type: "progress", id, progress }),
         );
       } catch (error) {
         if (error instanceof ModelLoadError) throw new EngineFailure("model_load_failed", error.message);
@@ -127,6 +131,42 @@ export class EngineRuntime {
       }
       return this.session.info;
     });
+  }
+
+  /**
+   * A memory estimate (see estimateFit). Outside the model lock: it reads a GGUF header and
+   * simulates allocations, so it can answer while a model loads or a generation runs.
+   */
+  private async fit(request: Request<"fit">): Promise<FitResult> {
+    if (this.disposed) throw new EngineFailure("internal", "The engine is shutting down.");
+    const backend = await this.backendOrFail();
+    const { id, type, ...fit } = request;
+    void id;
+    void type;
+    try {
+      return await estimateFit(backend.llama, backend.gpu, fit);
+    } catch (error) {
+      const where = "path" in fit.source ? fit.source.path : fit.source.url;
+      throw new EngineFailure(
+        "invalid_request",
+        `Could not read the model file ${where}: ${(error as Error).message}`,
+      );
+    }
+  }
+
+  /** Which binaries llama.cpp was loaded from (node-llama-cpp's buildType). */
+  private async info(): Promise<EngineInfo> {
+    const backend = await this.backendOrFail();
+    const { repo, release } = backend.llama.llamaCppRelease;
+    return { buildType: backend.llama.buildType, gpu: backend.gpu, llamaCpp: `${repo}@${release}` };
+  }
+
+  private async backendOrFail(): Promise<LlamaBackend> {
+    try {
+      return await this.getBackend();
+    } catch (error) {
+      throw new EngineFailure("internal", `Could not start llama.cpp: ${(error as Error).message}`);
+    }
   }
 
   /** Under the model lock, so no generation re-saves the session while it is being dropped. */

@@ -4,16 +4,24 @@ import { RestartPolicy, type RestartPolicyOptions } from "./restart-policy";
 import type {
   ChatTurn,
   EngineClient,
+  EngineInfo,
   EngineLifecycleEvent,
   EngineProcess,
+  FitOptions,
+  FitResult,
+  FitSource,
   GenerateOptions,
   GenerateResult,
   LoadedModel,
+  LoadOptions,
   SpawnEngine,
 } from "./types";
 
 export interface EngineSupervisorOptions extends RestartPolicyOptions {
-  /** Context size asked for on every load (capped by the model's training context). */
+  /**
+   * Context size asked for on every load that does not name one (capped by the model's
+   * training context). Default: the engine's (the training context up to 8k, as memory allows).
+   */
   contextSize?: number;
   /**
    * KV-cache sequences per context (each `contextSize` tokens): the "sequence-per-set" policy
@@ -75,7 +83,7 @@ export class EngineSupervisor implements EngineClient {
   private _state: SupervisorState = "starting";
   private failure: string | null = null;
   private nextId = 1;
-  private lastLoad: string | null = null;
+  private lastLoad: { path: string; options: LoadOptions } | null = null;
   private _loaded: LoadedModel | null = null;
   private restartTimer: NodeJS.Timeout | null = null;
   /** Callers waiting for the engine to be available: close() then does not linger to save. */
@@ -112,16 +120,23 @@ export class EngineSupervisor implements EngineClient {
     return this.child.proc.pid;
   }
 
-  /** Load a model, replacing the current one. Rejects with ApiError("model_load_failed"). */
-  async load(path: string, onProgress?: (p: number) => void): Promise<LoadedModel> {
+  /**
+   * Load a model, replacing the current one, with `options` (reused when the engine restarts).
+   * Rejects with ApiError("model_load_failed").
+   */
+  async load(
+    path: string,
+    onProgress?: (p: number) => void,
+    options: LoadOptions = {},
+  ): Promise<LoadedModel> {
     if (this._state === "failed") this.restartAfterFailure();
     await this.whenAvailable();
     try {
-      const model = (await this.request(this.loadRequest(path), {
+      const model = (await this.request(this.loadRequest(path, options), {
         action: "loading the model",
         onProgress,
       })) as LoadedModel;
-      this.lastLoad = path;
+      this.lastLoad = { path, options };
       this._loaded = model;
       return model;
     } catch (error) {
@@ -132,6 +147,51 @@ export class EngineSupervisor implements EngineClient {
       }
       throw error;
     }
+  }
+
+  /** Memory estimate of a GGUF on this machine (the engine reads its header; nothing is loaded). */
+  async fit(source: FitSource, options: FitOptions = {}): Promise<FitResult> {
+    await this.whenAvailable();
+    return (await this.request(
+      { type: "fit", source, ...options },
+      { action: "estimating memory" },
+    )) as FitResult;
+  }
+
+  /** Which llama.cpp binaries the engine process runs. */
+  async info(): Promise<EngineInfo> {
+    await this.whenAvailable();
+    return (await this.request({ type: "info" }, { action: "reporting its build" })) as EngineInfo;
+  }
+
+  /**
+   * Replace the engine process with a fresh one (it loads llama.cpp again: a build for this
+   * machine made since is picked up) and reload the model with the same options. The old
+   * process first unloads (saving the conversations' caches), within `closeGraceMs`.
+   */
+  async relaunch(): Promise<void> {
+    if (this._state === "failed") this.restartAfterFailure();
+    await this.whenAvailable();
+    const old = this.child;
+    if (this.lastLoad && !old.exited && old.pending.size === 0) {
+      await this.withGrace(this.request({ type: "unload" }, { action: "saving caches" }));
+    }
+    this.setState("restarting");
+    this.child = this.startChild();
+    this.rejectAll(old, new ApiError("engine_crashed", "The engine was restarted. Try again."));
+    if (!old.exited) {
+      old.proc.kill();
+      await old.exit;
+    }
+    const child = this.child;
+    this.available = child.ready.then(async () => {
+      this.emit({ type: "restarted" });
+      const outcome = await this.reload();
+      this.setState("ready");
+      if (outcome) this.emit(outcome);
+    });
+    this.available.catch(() => {});
+    await this.whenAvailable();
   }
 
   /** Free the loaded model. */
@@ -197,14 +257,7 @@ export class EngineSupervisor implements EngineClient {
     const unloaded = idle ? this.request({ type: "unload" }, { action: "saving caches" }) : null;
     this.setState("closed");
     if (this.restartTimer) clearTimeout(this.restartTimer);
-    if (unloaded) {
-      let timer: NodeJS.Timeout | undefined;
-      const grace = new Promise<void>(
-        (resolve) => (timer = setTimeout(resolve, this.options.closeGraceMs ?? 5000)),
-      );
-      await Promise.race([unloaded.catch(() => undefined), grace]);
-      clearTimeout(timer);
-    }
+    if (unloaded) await this.withGrace(unloaded);
     this.rejectAll(child, new ApiError("internal", "The engine was shut down before it answered."));
     child.failReady(new ApiError("internal", "The engine was shut down."));
     if (!child.exited) {
@@ -213,9 +266,19 @@ export class EngineSupervisor implements EngineClient {
     }
   }
 
-  private loadRequest(path: string): RequestBody {
+  private loadRequest(path: string, options: LoadOptions): RequestBody {
     const { contextSize, sequences, stateDir } = this.options;
-    return { type: "load", path, contextSize, sequences, stateDir };
+    return { type: "load", path, contextSize, sequences, stateDir, ...definedFields(options) };
+  }
+
+  /** Wait for `work` at most `closeGraceMs`; never throws. */
+  private async withGrace(work: Promise<unknown>): Promise<void> {
+    let timer: NodeJS.Timeout | undefined;
+    const grace = new Promise<void>(
+      (resolve) => (timer = setTimeout(resolve, this.options.closeGraceMs ?? 5000)),
+    );
+    await Promise.race([work.catch(() => undefined), grace]);
+    clearTimeout(timer);
   }
 
   private startChild(): Child {
@@ -324,7 +387,8 @@ export class EngineSupervisor implements EngineClient {
   private async reload(): Promise<EngineLifecycleEvent | null> {
     if (!this.lastLoad) return null;
     try {
-      const model = (await this.request(this.loadRequest(this.lastLoad), {
+      const { path, options } = this.lastLoad;
+      const model = (await this.request(this.loadRequest(path, options), {
         action: "reloading the model",
       })) as LoadedModel;
       this._loaded = model;
@@ -423,4 +487,9 @@ export class EngineSupervisor implements EngineClient {
       }
     }
   }
+}
+
+/** `options` without its undefined fields (they would override the supervisor's defaults). */
+function definedFields<T extends object>(options: T): Partial<T> {
+  return Object.fromEntries(Object.entries(options).filter(([, v]) => v !== undefined)) as Partial<T>;
 }

@@ -1,21 +1,63 @@
 import type {
   AdapterUse,
   ChatTurn,
+  EngineInfo,
+  FitResult,
+  FitSource,
   GenerateOptions,
   GenerateResult,
+  GpuLayersSetting,
   KvPolicy,
   LoadedModel,
+  LoadedSettings,
+  LoadOptions,
 } from "../../../native/engine/protocol";
 
-export type { AdapterUse, ChatTurn, GenerateOptions, GenerateResult, KvPolicy, LoadedModel };
+export type {
+  AdapterUse,
+  ChatTurn,
+  EngineInfo,
+  FitResult,
+  FitSource,
+  GenerateOptions,
+  GenerateResult,
+  GpuLayersSetting,
+  KvPolicy,
+  LoadedModel,
+  LoadedSettings,
+  LoadOptions,
+};
+
+/** What a fit estimate is asked for (besides the file): see native/engine/fit-estimate.ts. */
+export interface FitOptions {
+  contextSize?: number;
+  gpuLayers?: GpuLayersSetting;
+  flashAttention?: LoadOptions["flashAttention"];
+  kvCacheType?: LoadOptions["kvCacheType"];
+}
 
 /**
  * How core talks to the engine, whatever process it runs in. Implemented by
  * EngineSupervisor (a supervised child process) and usable with any fake in unit tests.
  */
 export interface EngineClient {
-  /** Load a model (replacing the current one). Rejects with ApiError("model_load_failed"). */
-  load(path: string, onProgress?: (p: number) => void): Promise<LoadedModel>;
+  /**
+   * Load a model (replacing the current one) with `options` (absent fields: decided at load
+   * time). Rejects with ApiError("model_load_failed").
+   */
+  load(path: string, onProgress?: (p: number) => void, options?: LoadOptions): Promise<LoadedModel>;
+  /**
+   * Memory estimate of a GGUF (local or remote header) on this machine; loads nothing
+   * (optional: fakes need not implement it).
+   */
+  fit?(source: FitSource, options?: FitOptions): Promise<FitResult>;
+  /** Which llama.cpp binaries the engine runs (optional, like fit). */
+  info?(): Promise<EngineInfo>;
+  /**
+   * Start a fresh engine process (e.g. to pick up llama.cpp built for this machine) and reload
+   * the model with the same options (optional, like fit).
+   */
+  relaunch?(): Promise<void>;
   /**
    * Generate an answer. `onToken` gets each text piece. Aborting `signal` ends the generation
    * early and resolves with stopReason "abort". Rejects with ApiError("engine_crashed") if

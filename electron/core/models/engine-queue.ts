@@ -1,10 +1,16 @@
+import { ApiError } from "../../api/errors";
 import type {
   ChatTurn,
   EngineClient,
+  EngineInfo,
   EngineLifecycleEvent,
+  FitOptions,
+  FitResult,
+  FitSource,
   GenerateOptions,
   GenerateResult,
   LoadedModel,
+  LoadOptions,
 } from "../engine/types";
 
 /** A background generation waiting for, or holding, the engine. */
@@ -42,8 +48,32 @@ export class EngineQueue implements EngineClient {
   }
 
   /** Load a model once the work queued before it has finished. */
-  load(path: string, onProgress?: (p: number) => void): Promise<LoadedModel> {
-    return this.enqueue(() => this.inner.load(path, onProgress));
+  load(path: string, onProgress?: (p: number) => void, options?: LoadOptions): Promise<LoadedModel> {
+    return this.enqueue(() => this.inner.load(path, onProgress, options));
+  }
+
+  /**
+   * A memory estimate, out of line: it loads nothing and the engine answers it while it
+   * generates. Rejects with ApiError("internal") when the engine cannot estimate.
+   */
+  fit(source: FitSource, options?: FitOptions): Promise<FitResult> {
+    const inner = this.inner;
+    if (!inner.fit) return Promise.reject(new ApiError("internal", "This engine cannot estimate memory."));
+    return inner.fit(source, options);
+  }
+
+  info(): Promise<EngineInfo> {
+    const inner = this.inner;
+    if (!inner.info)
+      return Promise.reject(new ApiError("internal", "This engine does not report its build."));
+    return inner.info();
+  }
+
+  /** In line: a running answer finishes before the process is replaced. */
+  async relaunch(): Promise<void> {
+    const inner = this.inner;
+    if (!inner.relaunch) throw new ApiError("internal", "This engine cannot be restarted.");
+    await this.enqueue(() => inner.relaunch!());
   }
 
   /** Generate once the work queued before it has finished; see EngineClient.generate. */

@@ -1,0 +1,186 @@
+import { stat } from "node:fs/promises";
+import {
+  GgmlType,
+  GgufInsights,
+  InsufficientMemoryError,
+  readGgufFileInfo,
+  type GgufFileInfo,
+  type Llama,
+} from "node-llama-cpp";
+import { kvCacheTypes, machineMemory, resolveFlashAttention } from "./llama-backend";
+import type {
+  FitModelFacts,
+  FitResult,
+  FitSource,
+  GpuLayersSetting,
+  KvCacheType,
+  LoadOptions,
+} from "./protocol";
+
+/**
+ * The context a load gets when none is asked for: the training context, at most this many
+ * tokens per sequence, less when the memory that is free holds less. 8k is enough for long
+ * chats without tying up gigabytes of KV cache per sequence on a big model; larger contexts are
+ * a setting (up to the training context).
+ */
+export const DEFAULT_CONTEXT_CAP = 8192;
+/** Below this many tokens a default context is not worth having: a load falls back to 1 sequence. */
+export const MIN_DEFAULT_CONTEXT = 2048;
+/** Sequences per context when a request does not say (the engine's DEFAULT_SEQUENCES). */
+const DEFAULT_FIT_SEQUENCES = 4;
+
+/** The default context of a model with this training context (before memory is considered). */
+export function defaultContextSize(trainContextSize: number): number {
+  return Math.min(trainContextSize, DEFAULT_CONTEXT_CAP);
+}
+
+export interface FitRequest {
+  source: FitSource;
+  contextSize?: number;
+  gpuLayers?: GpuLayersSetting;
+  sequences?: number;
+  flashAttention?: LoadOptions["flashAttention"];
+  kvCacheType?: KvCacheType;
+}
+
+/** Read a GGUF's header (a local file, or the first bytes of a remote one). */
+export async function readFileInfo(source: FitSource, signal?: AbortSignal): Promise<GgufFileInfo> {
+  if ("path" in source) {
+    return readGgufFileInfo(source.path, { sourceType: "filesystem", logWarnings: false, signal });
+  }
+  return readGgufFileInfo(source.url, {
+    sourceType: "network",
+    fetchHeaders: source.headers,
+    logWarnings: false,
+    fetchRetryOptions: { retries: 2 },
+    signal,
+  });
+}
+
+/**
+ * node-llama-cpp's memory estimate (GgufInsights; with a llama.cpp backend it simulates the
+ * allocations without making them) for one configuration on this machine: the model's weights
+ * on CPU and GPU, plus `sequences` KV caches of `contextSize` tokens and the compute buffers.
+ */
+export async function estimateFit(llama: Llama, gpu: string | null, request: FitRequest): Promise<FitResult> {
+  const info = await readFileInfo(request.source);
+  const insights = await GgufInsights.from(info, llama);
+  const totalLayers = insights.totalLayers;
+  const trainContextSize = insights.trainContextSize ?? 4096;
+  const sequences = request.sequences ?? DEFAULT_FIT_SEQUENCES;
+  const kvCacheType = request.kvCacheType ?? "f16";
+  const flashAttention = resolveFlashAttention(request.flashAttention, kvCacheType, gpu);
+  const kv = kvCacheTypes(kvCacheType, flashAttention);
+  const kvCacheKeyType = GgmlType[kv.key];
+  const kvCacheValueType = GgmlType[kv.value];
+  const wanted = request.contextSize ?? defaultContextSize(trainContextSize);
+  const gpuLayers = await resolveGpuLayers(insights, request.gpuLayers ?? "auto", gpu, wanted * sequences);
+  const contextOptions = {
+    modelGpuLayers: gpuLayers,
+    modelTrainContextSize: trainContextSize,
+    flashAttention,
+    kvCacheKeyType,
+    kvCacheValueType,
+    sequences,
+  };
+  const resolver = insights.configurationResolver;
+  const largestFitting = async (max: number): Promise<number> => {
+    try {
+      return await resolver.resolveContextContextSize({ max, min: 256 }, contextOptions);
+    } catch (error) {
+      if (error instanceof InsufficientMemoryError) return 0;
+      throw error;
+    }
+  };
+  const maxContextSize = await largestFitting(trainContextSize);
+  // Without a context asked for, the one a load would pick: the default, less if memory is short.
+  const contextSize =
+    request.contextSize ??
+    (maxContextSize >= Math.min(wanted, MIN_DEFAULT_CONTEXT) ? Math.min(wanted, maxContextSize) : wanted);
+  const model = await insights.estimateModelResourceRequirementsV2({ gpuLayers });
+  const context = await insights.estimateContextResourceRequirementsV2({
+    contextSize,
+    modelGpuLayers: gpuLayers,
+    sequences,
+    flashAttention,
+    kvCacheKeyType,
+    kvCacheValueType,
+  });
+  const machine = await machineMemory(llama, gpu);
+  const ramBytes = model.cpuRam + context.cpuRam;
+  const vramBytes = model.gpuVram + context.gpuVram;
+  const fits = ramBytes <= machine.ramFreeBytes && (vramBytes === 0 || vramBytes <= machine.vramFreeBytes);
+  return {
+    contextSize,
+    gpuLayers,
+    totalLayers,
+    ramBytes,
+    vramBytes,
+    maxContextSize,
+    trainContextSize,
+    machine,
+    fits,
+    summary: fitSummary({ fits, ramBytes, vramBytes, machine }),
+    model: await modelFacts(info, insights, request.source),
+  };
+}
+
+async function resolveGpuLayers(
+  insights: GgufInsights,
+  setting: GpuLayersSetting,
+  gpu: string | null,
+  fitTokens: number,
+): Promise<number> {
+  if (gpu === null) return 0;
+  if (setting === "max") return insights.totalLayers;
+  if (typeof setting === "number") return Math.min(setting, insights.totalLayers);
+  const resolved = await insights.configurationResolver.resolveModelGpuLayersV2({
+    fitContext: { contextSize: fitTokens },
+  });
+  return resolved.gpuLayers;
+}
+
+async function modelFacts(
+  info: GgufFileInfo,
+  insights: GgufInsights,
+  source: FitSource,
+): Promise<FitModelFacts> {
+  const architecture = String(info.metadata.general?.architecture ?? "unknown");
+  const archMetadata = (info.metadata as Record<string, unknown>)[architecture] as
+    Record<string, unknown> | undefined;
+  const count = (key: string): number | null => {
+    const value = archMetadata?.[key];
+    return typeof value === "number" && value > 0 ? value : null;
+  };
+  let fileBytes = insights.modelSize;
+  if ("path" in source) fileBytes = (await stat(source.path).catch(() => null))?.size ?? fileBytes;
+  return {
+    architecture,
+    name: typeof info.metadata.general?.name === "string" ? info.metadata.general.name : null,
+    parameters: insights.totalParameters,
+    fileBytes,
+    expertCount: count("expert_count"),
+    expertUsedCount: count("expert_used_count"),
+  };
+}
+
+const GB = 1e9;
+const gb = (bytes: number): string => `${(bytes / GB).toFixed(bytes < 10 * GB ? 1 : 0)} GB`;
+
+/** One line for the user: "Fits: 3.1 GB of 15.6 GB free RAM" / "Needs 41 GB RAM, 16 GB is free". */
+export function fitSummary(fit: {
+  fits: boolean;
+  ramBytes: number;
+  vramBytes: number;
+  machine: { ramFreeBytes: number; vramFreeBytes: number };
+}): string {
+  const { machine } = fit;
+  const vram = fit.vramBytes > 0 ? `, ${gb(fit.vramBytes)} of ${gb(machine.vramFreeBytes)} free VRAM` : "";
+  if (fit.fits) return `Fits: ${gb(fit.ramBytes)} of ${gb(machine.ramFreeBytes)} free RAM${vram}`;
+  const short: string[] = [];
+  if (fit.ramBytes > machine.ramFreeBytes)
+    short.push(`${gb(fit.ramBytes)} RAM, this machine has ${gb(machine.ramFreeBytes)} free`);
+  if (fit.vramBytes > machine.vramFreeBytes)
+    short.push(`${gb(fit.vramBytes)} VRAM, the GPU has ${gb(machine.vramFreeBytes)} free`);
+  return `Needs ${short.join("; ")}`;
+}

@@ -1,0 +1,179 @@
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { writeFixtures, type FixturePaths } from "../gguf/fixtures";
+import { loadLlamaBackend, type LlamaBackend } from "./llama-backend";
+import type { EngineInfo, EngineMessage, FitResult, LoadedModel } from "./protocol";
+import { EngineRuntime } from "./runtime";
+
+// Load settings and the fit estimate on the real engine (in process), on the tiny fixture.
+let dir: string;
+let fx: FixturePaths;
+/** The small fixture: its 64-wide attention heads take a q8_0 KV cache (the tiny one's 16 do not). */
+let small: FixturePaths;
+let backend: Promise<LlamaBackend>;
+let runtime: EngineRuntime;
+let sent: EngineMessage[] = [];
+let nextId = 1;
+
+async function call<T>(
+  request: Record<string, unknown>,
+): Promise<{ value?: T; error?: string; progress: number[] }> {
+  const id = nextId++;
+  sent = [];
+  await runtime.handle({ id, ...request });
+  const progress = sent.flatMap((m) => (m.type === "progress" && m.id === id ? [m.progress] : []));
+  const last = sent.find((m) => "id" in m && m.id === id && (m.type === "result" || m.type === "error"));
+  if (last?.type === "result") return { value: last.value as T, progress };
+  return { error: last?.type === "error" ? last.message : "no reply", progress };
+}
+
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), "macaron-load-settings-"));
+  fx = await writeFixtures(dir);
+  small = await writeFixtures(dir, { size: "small" });
+  backend = loadLlamaBackend(1);
+  runtime = new EngineRuntime(
+    (m) => sent.push(m),
+    () => backend,
+  );
+});
+
+afterAll(async () => {
+  await runtime.dispose();
+  await rm(dir, { recursive: true, force: true });
+});
+
+describe("load settings (real engine)", () => {
+  it("loads with the engine's defaults: the training context (4k here), 4 sequences, flash attention off on CPU", async () => {
+    const { value, progress } = await call<LoadedModel>({ type: "load", path: fx.basePath });
+    expect(value?.settings).toEqual({
+      contextSize: 4096,
+      sequences: 4,
+      gpuLayers: 0,
+      totalLayers: 3,
+      flashAttention: "off",
+      kvCacheType: "f16",
+      batchSize: expect.any(Number) as number,
+      threads: 1,
+    });
+    expect(value?.contextSize).toBe(4096);
+    expect(value?.trainContextSize).toBe(4096);
+    // Progress never goes back, covers the context creation, and reads 1 only at the end.
+    expect(progress.length).toBeGreaterThan(1);
+    expect(progress).toEqual([...progress].sort((a, b) => a - b));
+    expect(progress.at(-1)).toBe(1);
+    expect(progress.filter((p) => p === 1)).toHaveLength(1);
+    expect(progress.at(-2)).toBeGreaterThan(0.85);
+  });
+
+  it("takes context size, KV cache type, flash attention, batch size and threads, and reports what it used", async () => {
+    const { value } = await call<LoadedModel>({
+      type: "load",
+      path: small.basePath,
+      contextSize: 1024,
+      kvCacheType: "q8_0",
+      batchSize: 128,
+      threads: 2,
+    });
+    expect(value?.settings).toMatchObject({
+      contextSize: 1024,
+      kvCacheType: "q8_0",
+      // A quantized V cache needs flash attention: "auto" turns it on for q8_0.
+      flashAttention: "on",
+      batchSize: 128,
+      threads: 2,
+    });
+    const answer = await call<{ contextSize: number; contextTokens: number; text: string }>({
+      type: "generate",
+      history: [{ role: "user", text: "hello" }],
+      options: { temperature: 0, maxTokens: 4 },
+    });
+    expect(answer.value?.contextSize).toBe(1024);
+    expect(answer.value?.contextTokens).toBeGreaterThan(0);
+  });
+
+  it("says why a quantized KV cache does not fit a model", async () => {
+    const { error } = await call({ type: "load", path: fx.basePath, kvCacheType: "q8_0" });
+    expect(error).toMatch(/multiple of 32; this model's are 16\. Use the f16 KV cache/);
+  });
+
+  it("caps the context at the training context", async () => {
+    const { value } = await call<LoadedModel>({
+      type: "load",
+      path: fx.basePath,
+      contextSize: 100_000,
+      sequences: 1,
+    });
+    expect(value?.contextSize).toBe(4096);
+    expect(value?.settings?.sequences).toBe(1);
+  });
+
+  it("refuses settings out of range before loading anything", async () => {
+    const { error } = await call({ type: "load", path: fx.basePath, kvCacheType: "q2_k" });
+    expect(error).toMatch(/kvCacheType/);
+    const bad = await call({ type: "load", path: fx.basePath, gpuLayers: -1 });
+    expect(bad.error).toMatch(/gpuLayers/);
+  });
+});
+
+describe("fit estimate (real engine)", () => {
+  it("estimates a local model for a context on this machine", async () => {
+    const { value } = await call<FitResult>({
+      type: "fit",
+      source: { path: fx.basePath },
+      contextSize: 2048,
+    });
+    expect(value).toMatchObject({
+      contextSize: 2048,
+      gpuLayers: 0,
+      totalLayers: 3,
+      trainContextSize: 4096,
+      maxContextSize: 4096,
+      vramBytes: 0,
+      fits: true,
+      model: { architecture: "llama", expertCount: null, expertUsedCount: null },
+    });
+    expect(value!.ramBytes).toBeGreaterThan(0);
+    expect(value!.machine.ramTotalBytes).toBeGreaterThan(value!.machine.ramFreeBytes);
+    expect(value!.machine.cpuCores).toBeGreaterThan(0);
+    expect(value!.summary).toMatch(/^Fits: /);
+    // A larger context needs more memory; without one, the default a load would pick.
+    const larger = await call<FitResult>({ type: "fit", source: { path: fx.basePath }, contextSize: 4096 });
+    expect(larger.value!.ramBytes).toBeGreaterThan(value!.ramBytes);
+    const byDefault = await call<FitResult>({ type: "fit", source: { path: fx.basePath } });
+    expect(byDefault.value!.contextSize).toBe(4096);
+    const f16 = await call<FitResult>({ type: "fit", source: { path: small.basePath }, contextSize: 4096 });
+    const q8 = await call<FitResult>({
+      type: "fit",
+      source: { path: small.basePath },
+      contextSize: 4096,
+      kvCacheType: "q8_0",
+      flashAttention: "on",
+    });
+    const f16fa = await call<FitResult>({
+      type: "fit",
+      source: { path: small.basePath },
+      contextSize: 4096,
+      flashAttention: "on",
+    });
+    expect(q8.value!.ramBytes).toBeLessThan(f16fa.value!.ramBytes);
+    expect(f16fa.value!.ramBytes).toBeLessThan(f16.value!.ramBytes);
+  });
+
+  it("answers a clear error for a file that is not a model, and keeps working", async () => {
+    const notModel = join(dir, "notes.gguf");
+    await writeFile(notModel, "not a model at all");
+    const { error } = await call({ type: "fit", source: { path: notModel } });
+    expect(error).toMatch(/Could not read the model file .*notes\.gguf/);
+    const again = await call<FitResult>({ type: "fit", source: { path: fx.basePath } });
+    expect(again.value?.fits).toBe(true);
+  });
+
+  it("says which llama.cpp binaries it runs", async () => {
+    const { value } = await call<EngineInfo>({ type: "info" });
+    expect(["prebuilt", "localBuild"]).toContain(value?.buildType);
+    expect(value?.llamaCpp).toMatch(/@/);
+  });
+});
