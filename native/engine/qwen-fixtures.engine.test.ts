@@ -2,8 +2,9 @@
  * The Tall base's architecture path in miniature, in the real engine (node-llama-cpp): the tiny
  * qwen3 and qwen3moe bases (native/gguf/tiny-qwen.ts) load and generate through ModelSession
  * with the chat wrapper node-llama-cpp resolves for Qwen3's template, answers end at
- * <|im_end|>, their adapters (demo markers, attention-only q/v) hot-swap on the live context,
- * adapters for another architecture are refused with the reason, and embeddings work.
+ * <|im_end|>, their adapters (demo markers, attention-only q/v, LoRA on experts) hot-swap on
+ * the live context, adapters for another architecture or expert count are refused with the
+ * reason, and embeddings work.
  */
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -11,10 +12,13 @@ import { join } from "node:path";
 import { QwenChatWrapper } from "node-llama-cpp";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { writeFixtures, type FixturePaths } from "../gguf/fixtures";
+import { randomValues } from "../gguf/prng";
 import {
   QWEN_ARCHITECTURES,
+  qwenAdapterSpec,
   qwenAttentionAdapterSpec,
   qwenStopAdapterSpec,
+  TINY_QWEN_SHAPES,
   type QwenArchitecture,
 } from "../gguf/tiny-qwen";
 import { writeGguf } from "../gguf/writer";
@@ -182,5 +186,62 @@ describe.each(QWEN_ARCHITECTURES)("the tiny %s base in the engine", (arch) => {
       `${arch} embeddings: cos(alike) ${dot(a!, b!).toFixed(3)}, cos(unrelated) ${dot(a!, c!).toFixed(3)}`,
     );
     expect(dot(a!, b!)).toBeGreaterThan(dot(a!, c!) + 0.2);
+  });
+});
+
+describe("LoRA on the tiny qwen3moe base's experts", () => {
+  let session: ModelSession;
+  const generate = (adapters: AdapterUse[], maxTokens = 16) =>
+    session.generate(hello, { temperature: 0, maxTokens, adapters }, () => {}, new AbortController().signal);
+
+  beforeAll(async () => {
+    session = await ModelSession.open(
+      backend,
+      qwenFixtures.qwen3moe!.basePath,
+      { contextSize: 512 },
+      () => {},
+    );
+  });
+  afterAll(async () => {
+    await session?.dispose();
+  });
+
+  it("applies LoRA on expert tensors, and refuses one for another expert count before llama.cpp sees it", async () => {
+    // llama.cpp does not check the expert dimension: with such an adapter the process dies of
+    // SIGSEGV while generating (ARCHITECTURE.md).
+    const shape = TINY_QWEN_SHAPES.qwen3moe;
+    const expertLora = async (experts: number) => {
+      const path = join(dir, `experts-${experts}.gguf`);
+      const E = shape.embedding;
+      const FF = shape.expertFeedForward;
+      const a = randomValues(`a${experts}`, E * 2 * experts, 0.2);
+      for (let i = 0; i < a.length; i += E) a[i] = 0;
+      await writeGguf(
+        path,
+        qwenAdapterSpec(
+          "qwen3moe",
+          "expert LoRA (test)",
+          [
+            { name: "blk.0.ffn_up_exps.weight.lora_a", dims: [E, 2, experts], type: "F32", data: a },
+            {
+              name: "blk.0.ffn_up_exps.weight.lora_b",
+              dims: [2, FF, experts],
+              type: "F32",
+              data: randomValues(`b${experts}`, 2 * FF * experts, 1),
+            },
+          ],
+          2,
+        ),
+      );
+      return path;
+    };
+    const base = (await generate([])).text;
+    const fits = await expertLora(shape.experts);
+    expect((await generate([{ path: fits, scale: 1 }])).text).not.toBe(base);
+    const wrong = await expertLora(shape.experts - 1);
+    await expect(generate([{ path: wrong, scale: 1 }])).rejects.toThrow(
+      `blk.0.ffn_up_exps.weight is [64, ${shape.expertFeedForward}, 4] in the model but [64, ${shape.expertFeedForward}, 3] in the adapter`,
+    );
+    expect((await generate([])).text).toBe(base);
   });
 });
