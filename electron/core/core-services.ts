@@ -138,6 +138,8 @@ export async function startServices(
     inspector: parts.inspector ?? ggufInspector,
     ensureDemoModel: parts.ensureDemoModel ?? ((dir) => ensureDemoModel(dir, parts.demoDir)),
     dataDir: parts.dataDir,
+    // Load settings are remembered by the model's sha256 when it is known.
+    sha256Of: (path) => fingerprint.cachedSha256(path),
     log,
   });
   const systemPrompt = parts.systemPrompt ?? DEFAULT_SYSTEM_PROMPT;

@@ -1,3 +1,4 @@
+import { statSync } from "node:fs";
 import { stat } from "node:fs/promises";
 import { sha256File } from "../../../native/gguf/fixtures";
 import type { SettingsStore } from "../settings/settings-store";
@@ -30,6 +31,23 @@ export class ModelFingerprint {
   /** The sha256 of `path` if already computed in this session, else null. */
   knownSha256(path: string): string | null {
     return this.known.get(path) ?? null;
+  }
+
+  /**
+   * The sha256 of `path` without hashing: computed in this session, or remembered from an
+   * earlier one for the file as it is now (same size and mtime); else null.
+   */
+  cachedSha256(path: string): string | null {
+    const known = this.known.get(path);
+    if (known) return known;
+    const hit = this.cache()[path];
+    if (!hit) return null;
+    try {
+      const info = statSync(path);
+      return info.size === hit.size && info.mtimeMs === hit.mtimeMs ? hit.sha256 : null;
+    } catch {
+      return null;
+    }
   }
 
   /** The sha256 of `path`: from the cache when the file is unchanged, else hashed (once). */

@@ -10,13 +10,13 @@ export function modelHandlers(models: ModelService): DomainHandlers<"models"> {
   return {
     "models.status": () => models.status(),
     "models.inspect": ({ path }) => models.inspect(path),
-    "models.open": ({ path }) => models.open(path),
+    "models.open": ({ path, settings }) => models.open(path, settings),
     "models.openDemo": () => models.openDemo(),
     // PLACEHOLDERS while issue 11 is being built.
     "models.local": todo,
     "models.delete": todo,
-    "models.fit": todo,
-    "models.loadSettings": todo,
-    "models.setLoadSettings": todo,
+    "models.fit": ({ path, contextSize, gpuLayers }) => models.fit({ path }, { contextSize, gpuLayers }),
+    "models.loadSettings": ({ path }) => models.settingsFor(path),
+    "models.setLoadSettings": ({ path, settings }) => models.setSettingsFor(path, settings),
   };
 }

@@ -1,9 +1,19 @@
 import { existsSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { ApiError, type EngineStatus, type ModelInfo } from "../../api";
-import type { EngineClient, EngineLifecycleEvent } from "../engine/types";
+import { ApiError, FitEstimate, type EngineStatus, type LoadSettings, type ModelInfo } from "../../api";
+import type { EngineClient, EngineLifecycleEvent, FitOptions, FitSource, LoadedModel } from "../engine/types";
 import type { EventBus } from "../events/event-bus";
 import type { SettingsStore } from "../settings/settings-store";
+import { ModelLoadSettings, toLoadOptions, type ResolvedLoadSettings } from "./load-settings";
+
+/**
+ * A fit estimate of a local or remote GGUF on this machine (only its header is read). The hub
+ * calls it for a file before downloading it: ModelService.fit.
+ */
+export type FitFunction = (
+  source: FitSource,
+  options: Pick<FitOptions, "contextSize" | "gpuLayers">,
+) => Promise<FitEstimate>;
 
 /** Reads and validates a GGUF file without loading it; throws ApiError("model_invalid") for bad files. */
 export interface ModelInspector {
@@ -18,6 +28,8 @@ export interface ModelServiceDeps {
   /** Writes the demo model into the given folder if needed and returns its path. */
   ensureDemoModel: (dir: string) => Promise<string>;
   dataDir: string;
+  /** The model file's sha256 when known (ModelFingerprint): load settings are remembered by it. */
+  sha256Of?: (path: string) => string | null;
   log?: (message: string, err: unknown) => void;
 }
 
@@ -35,10 +47,19 @@ export class ModelService {
   private queue: Promise<unknown> = Promise.resolve();
   private readonly unsubscribe: () => void;
   private readonly log: (message: string, err: unknown) => void;
+  /** Each model's remembered load settings and its profile's defaults. */
+  readonly loadSettings: ModelLoadSettings;
 
   constructor(private readonly deps: ModelServiceDeps) {
     this.log = deps.log ?? console.error;
     this.unsubscribe = deps.engine.onLifecycle((event) => this.onLifecycle(event));
+    const engine = deps.engine;
+    this.loadSettings = new ModelLoadSettings({
+      settings: deps.settings,
+      sha256Of: deps.sha256Of ?? (() => null),
+      fit: engine.fit ? (path, options) => engine.fit!({ path }, options) : null,
+      log: this.log,
+    });
   }
 
   /** The current engine status. */
@@ -53,10 +74,43 @@ export class ModelService {
 
   /**
    * Validate and load a model, replacing the current one; resolves with the "ready" status.
+   * With `settings` it loads with them and remembers them for this model once loaded; without,
+   * with the remembered ones or the defaults (see ModelLoadSettings).
    * Throws ApiError model_invalid (file rejected, engine untouched) or model_load_failed.
    */
-  open(path: string): Promise<EngineStatus> {
-    return this.enqueue(() => this.load(resolve(path), false));
+  open(path: string, settings?: LoadSettings): Promise<EngineStatus> {
+    return this.enqueue(() => this.load(resolve(path), false, settings));
+  }
+
+  /**
+   * Memory estimate of a model file (a local path, or a URL whose header is fetched) for a
+   * context size and GPU layers on this machine. Throws ApiError model_invalid for a local
+   * file that is not a model, invalid_input when the engine cannot read it.
+   */
+  fit: FitFunction = async (source, options) => {
+    const engine = this.deps.engine;
+    if (!engine.fit) throw new ApiError("internal", "This engine cannot estimate memory.");
+    let target = source;
+    if ("path" in source) {
+      const path = resolve(source.path);
+      await this.deps.inspector.inspect(path);
+      target = { path };
+    }
+    return FitEstimate.parse(await engine.fit(target, options));
+  };
+
+  /** The settings a model loads with, whether they are remembered, and its profile. */
+  async settingsFor(path: string): Promise<ResolvedLoadSettings> {
+    const file = resolve(path);
+    await this.deps.inspector.inspect(file);
+    return this.loadSettings.resolve(file);
+  }
+
+  /** Remember the settings a model loads with next time (the loaded model is not reloaded). */
+  async setSettingsFor(path: string, settings: LoadSettings): Promise<LoadSettings> {
+    const file = resolve(path);
+    await this.deps.inspector.inspect(file);
+    return this.loadSettings.remember(file, settings);
   }
 
   /** Generate the tiny demo model in the data folder if needed, then load it. */
@@ -90,22 +144,27 @@ export class ModelService {
     return run;
   }
 
-  private async load(path: string, isDemo: boolean): Promise<EngineStatus> {
+  private async load(path: string, isDemo: boolean, explicit?: LoadSettings): Promise<EngineStatus> {
     // Validate first: a bad file must not disturb the loaded model.
     const info = await this.deps.inspector.inspect(path);
     const model: ModelInfo = isDemo ? { ...info, isDemo: true } : info;
+    const settings = explicit ?? (await this.loadSettings.resolve(path, false)).settings;
     const previous = this.current;
     this.set({ state: "loading", model, error: null, gpu: null, progress: 0 });
     let lastProgress = 0;
     try {
-      const loaded = await this.deps.engine.load(path, (p) => {
-        const progress = Math.min(1, Math.max(0, p));
-        // Progress events are for a progress bar: percent steps are enough.
-        if (progress - lastProgress < 0.01 && progress < 1) return;
-        lastProgress = progress;
-        if (this.current.state === "loading") this.set({ ...this.current, progress });
-      });
-      this.set({ state: "ready", model, error: null, gpu: loaded.gpu, progress: null });
+      const loaded = await this.deps.engine.load(
+        path,
+        (p) => {
+          const progress = Math.min(1, Math.max(0, p));
+          // Progress events are for a progress bar: percent steps are enough.
+          if (progress - lastProgress < 0.01 && progress < 1) return;
+          lastProgress = progress;
+          if (this.current.state === "loading") this.set({ ...this.current, progress });
+        },
+        toLoadOptions(settings),
+      );
+      this.set(readyStatus(model, loaded));
     } catch (err) {
       const message = `Could not load ${model.name}: ${err instanceof Error ? err.message : String(err)}`;
       if (!(err instanceof ApiError)) this.log("model load failed", err);
@@ -122,8 +181,9 @@ export class ModelService {
     }
     try {
       this.deps.settings.set(LAST_MODEL_KEY, path);
+      if (explicit) this.loadSettings.remember(path, explicit);
     } catch (err) {
-      this.log("could not remember the last model", err);
+      this.log("could not remember the last model or its settings", err);
     }
     return this.current;
   }
@@ -145,7 +205,7 @@ export class ModelService {
         if (!this.deps.engine.loaded) this.set(IDLE);
         break;
       case "model-reloaded":
-        if (model) this.set({ state: "ready", model, error: null, gpu: event.model.gpu, progress: null });
+        if (model) this.set(readyStatus(model, event.model));
         break;
       case "reload-failed":
         this.set({
@@ -167,4 +227,14 @@ export class ModelService {
     this.current = status;
     this.deps.events.emit("engine.status", status);
   }
+}
+
+/** The "ready" status; with the settings and context in use when the engine reports them. */
+function readyStatus(model: ModelInfo, loaded: LoadedModel): EngineStatus {
+  const status: EngineStatus = { state: "ready", model, error: null, gpu: loaded.gpu, progress: null };
+  if (loaded.settings) {
+    status.settings = loaded.settings;
+    status.context = { size: loaded.contextSize, trainSize: loaded.trainContextSize };
+  }
+  return status;
 }
