@@ -95,7 +95,7 @@ describe.each(QWEN_ARCHITECTURES)("the tiny %s base in the engine", (arch) => {
         "<|im_start|>assistant\nhello<|im_end|>\n<|im_start|>user\nhow are you?<|im_end|>\n" +
         "<|im_start|>assistant\n",
     );
-    expect(session.info.trainContextSize).toBe(4096);
+    expect(session.info.trainContextSize).toBe(TINY_QWEN_SHAPES[arch].contextLength);
   });
 
   it("generates printable text, each demo adapter's marker with it, and the base again without", async () => {

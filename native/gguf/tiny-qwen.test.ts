@@ -83,7 +83,7 @@ describe.each(QWEN_ARCHITECTURES)("tiny %s base", (arch) => {
       name: TINY_QWEN_NAMES[arch],
       embeddingLength: 64,
       blockCount: 2,
-      contextLength: 4096,
+      contextLength: shape.contextLength,
       isDemo: true,
     });
   });
@@ -149,7 +149,7 @@ describe("qwen3 vs qwen3moe adapters", () => {
     const relabelled = join(dir, "qwen3-shapes-as-moe.gguf");
     await writeGguf(relabelled, qwenAdapterSpec("qwen3moe", "relabelled", qwenAttentionLora("qwen3", "x")));
     await expect(assertAdapterFits(relabelled, bases.qwen3moe!)).rejects.toThrow(
-      "does not fit the loaded model: blk.0.attn_v.weight is [64, 32] in the model but [64, 64] in the adapter",
+      "does not fit the loaded model: blk.0.attn_q.weight is [64, 256] in the model but [64, 128] in the adapter",
     );
   });
 

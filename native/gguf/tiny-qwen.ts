@@ -57,14 +57,17 @@ export const TINY_QWEN_SHAPES: Readonly<Record<QwenArchitecture, TinyQwenShape>>
     expertsUsed: 0,
     expertFeedForward: 0,
   },
+  // Head size 32 (real Qwen3 models: 128): a q8_0 KV cache, which the Tall base profile picks
+  // when memory is short, needs head sizes divisible by 32. The real model's 32k context, so
+  // the profile's context choice runs as it would for the Tall base.
   qwen3moe: {
     embedding: 64,
     layers: 2,
     heads: 8,
-    kvHeads: 2,
-    headDim: 16,
+    kvHeads: 4,
+    headDim: 32,
     feedForward: 128,
-    contextLength: 4096,
+    contextLength: 32768,
     experts: 4,
     expertsUsed: 2,
     expertFeedForward: 48,
