@@ -10,8 +10,17 @@ export {
 } from "./writer";
 export { tinyModelSpec, TINY_MODEL_NAME, TINY_MODEL_SHAPES, type TinyModelSize } from "./tiny-model";
 export {
+  QWEN_ARCHITECTURES,
+  TINY_QWEN_NAMES,
+  TINY_QWEN_SHAPES,
+  tinyQwenSpec,
+  type QwenArchitecture,
+} from "./tiny-qwen";
+export {
   DEMO_ADAPTERS,
   demoAdapterSpec,
+  demoAdapterSpecFor,
+  type FixtureArchitecture,
   wrongBaseAdapterSpec,
   writeWrongBaseAdapter,
   type DemoAdapter,
