@@ -35,6 +35,7 @@ import { GenuiStore } from "./genui/genui-store";
 import { GenuiTurns } from "./genui/genui-turns";
 import { hubHandlers } from "./hub/hub-handlers";
 import { engineBuildHandlers } from "./engine/build-handlers";
+import { NativeBuild } from "./engine/native-build";
 import { harnessParts, harnessVersion } from "./harness";
 import { memoryHandlers } from "./memory/memory-handlers";
 import { MemoryService } from "./memory/memory-service";
@@ -269,6 +270,13 @@ export async function startServices(
       })
       .catch((err: unknown) => log("could not hash the model or prepare the router", err));
   });
+  // llama.cpp built for this machine: the engine restarts on the new binaries once built.
+  const nativeBuild = new NativeBuild({
+    engineInfo: () => engine.info(),
+    relaunch: () => engine.relaunch(),
+    emit: (build) => events.emit("engine.build", build),
+    log,
+  });
   const models_ = modelHandlers(models);
   const handlers: ServiceHandlers = {
     ...conversationHandlers({
@@ -294,7 +302,7 @@ export async function startServices(
     ...chatHandlers(pipeline),
     ...models_,
     ...hubHandlers(),
-    ...engineBuildHandlers(),
+    ...engineBuildHandlers(nativeBuild),
     "models.openDemo": async (input, ctx) => {
       const status = await models_["models.openDemo"](input, ctx);
       if (parts.demoAdapters !== false) {
@@ -365,6 +373,7 @@ export async function startServices(
         unsubscribeLoads();
         router.dispose();
         await startup.catch(() => undefined);
+        await nativeBuild.close();
         await models.close();
         await engine.close().catch((err: unknown) => log("closing the engine failed", err));
         db.close();

@@ -1,11 +1,11 @@
-import { ApiError } from "../../api";
 import type { DomainHandlers } from "../handlers";
+import type { NativeBuild } from "./native-build";
 
-// PLACEHOLDER while the build for this machine is being built (issue 11).
-const todo = (): never => {
-  throw new ApiError("internal", "Building llama.cpp for this machine is not built yet.");
-};
-
-export function engineBuildHandlers(): DomainHandlers<"engine"> {
-  return { "engine.buildStatus": todo, "engine.build": todo, "engine.usePrebuilt": todo };
+/** engine.*: llama.cpp built for this machine (see NativeBuild). */
+export function engineBuildHandlers(build: NativeBuild): DomainHandlers<"engine"> {
+  return {
+    "engine.buildStatus": () => build.status(),
+    "engine.build": () => build.build(),
+    "engine.usePrebuilt": () => build.usePrebuilt(),
+  };
 }

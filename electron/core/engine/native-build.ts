@@ -1,0 +1,336 @@
+/**
+ * Build llama.cpp for this machine from the source node-llama-cpp ships (its git bundle: no
+ * network needed), for this CPU and, when the machine has a usable GPU, its toolkit:
+ * `node-llama-cpp source download --gpu false|auto`, the same as `npx --no node-llama-cpp
+ * source download`. The build lands in node-llama-cpp's llama/localBuilds, where getLlama()
+ * prefers it over the prebuilt binaries, so a fresh engine process uses it. Measured on 2
+ * cores: ~5.5 min; the prebuilt CPU library processes prompts at ~0.44× of it (ARCHITECTURE.md).
+ *
+ * A failed build (no cmake or compiler, a compile error, a build llama.cpp then cannot load)
+ * removes whatever it left, so the engine keeps running the prebuilt binaries, and says why.
+ */
+import { spawn } from "node:child_process";
+import { existsSync, readdirSync } from "node:fs";
+import { rm } from "node:fs/promises";
+import { createRequire } from "node:module";
+import { dirname, join } from "node:path";
+import type { EngineBuild } from "../../api";
+import { ApiError } from "../../api/errors";
+import type { EngineInfo } from "./types";
+
+/** One command to run, its output reported line by line (stdout and stderr together). */
+export interface BuildCommand {
+  cmd: string;
+  args: string[];
+  env: NodeJS.ProcessEnv;
+  cwd?: string;
+}
+
+export type BuildRunner = (
+  command: BuildCommand,
+  onLine: (line: string) => void,
+  signal: AbortSignal,
+) => Promise<{ code: number | null; signal: string | null }>;
+
+export interface NativeBuildDeps {
+  /** node-llama-cpp's package folder (default: the one this app resolves). */
+  packageDir?: string;
+  /** Runs the build (default: a child process); tests inject failures. */
+  runner?: BuildRunner;
+  /** Environment of the build (default: this process's; PATH decides which cmake and compilers). */
+  env?: NodeJS.ProcessEnv;
+  /** "auto" builds with the GPU toolkit when the machine has a usable GPU (default: node-llama-cpp detects). */
+  gpu?: () => Promise<"auto" | false>;
+  /** Which binaries the engine runs (EngineClient.info); null: the engine cannot say. */
+  engineInfo: (() => Promise<EngineInfo>) | null;
+  /** A fresh engine process (EngineClient.relaunch), so that it loads the binaries there are now. */
+  relaunch: (() => Promise<void>) | null;
+  emit: (build: EngineBuild) => void;
+  log?: (message: string, err: unknown) => void;
+}
+
+/** Lines of build output kept for the status (the failure's reason is in the last ones). */
+const LOG_LINES = 40;
+
+/** node-llama-cpp's package folder, from this module's resolution of it. */
+export function nodeLlamaCppDir(): string {
+  // The package's main is dist/index.js.
+  return dirname(dirname(createRequire(import.meta.url).resolve("node-llama-cpp")));
+}
+
+/** The local build folder and its last-build record, inside node-llama-cpp's package. */
+export function localBuildPaths(packageDir: string): { builds: string; lastBuild: string } {
+  return {
+    builds: join(packageDir, "llama", "localBuilds"),
+    lastBuild: join(packageDir, "llama", "lastBuild.json"),
+  };
+}
+
+/** Whether a local build is there (a folder in llama/localBuilds that is not a lock or temp file). */
+export function hasLocalBuild(packageDir: string): boolean {
+  const { builds } = localBuildPaths(packageDir);
+  if (!existsSync(builds)) return false;
+  return readdirSync(builds, { withFileTypes: true }).some((e) => e.isDirectory() && !e.name.startsWith("."));
+}
+
+/** Delete every local build (getLlama() then uses the prebuilt binaries again). */
+export async function removeLocalBuilds(packageDir: string): Promise<void> {
+  const { builds, lastBuild } = localBuildPaths(packageDir);
+  await rm(builds, { recursive: true, force: true });
+  await rm(lastBuild, { force: true });
+}
+
+/**
+ * Progress 0..1 from a build output line: Ninja's `[12/150] …` and Make's `[ 45%] …` step
+ * counters. Null for any other line.
+ */
+export function parseBuildProgress(line: string): number | null {
+  const ninja = /^\s*\[(\d+)\/(\d+)\]/.exec(line);
+  if (ninja) {
+    const total = Number(ninja[2]);
+    return total > 0 ? Math.min(1, Number(ninja[1]) / total) : null;
+  }
+  const make = /^\s*\[\s*(\d{1,3})%\]/.exec(line);
+  if (make) return Math.min(1, Number(make[1]) / 100);
+  return null;
+}
+
+// eslint-disable-next-line no-control-regex
+const ANSI = /\u001b\[[0-9;?]*[A-Za-z]/g;
+
+/** Output line without colour codes and carriage-return redraws. */
+export function cleanLine(line: string): string {
+  const last =
+    line
+      .split("\r")
+      .filter((part) => part.trim() !== "")
+      .at(-1) ?? "";
+  return last.replace(ANSI, "").trimEnd();
+}
+
+/** The default runner: a child process, its stdout and stderr split into lines. */
+export const spawnRunner: BuildRunner = (command, onLine, signal) =>
+  new Promise((resolve, reject) => {
+    const child = spawn(command.cmd, command.args, {
+      env: command.env,
+      cwd: command.cwd,
+      stdio: ["ignore", "pipe", "pipe"],
+      signal,
+    });
+    for (const stream of [child.stdout, child.stderr]) {
+      let rest = "";
+      stream.setEncoding("utf8");
+      stream.on("data", (chunk: string) => {
+        const lines = (rest + chunk).split("\n");
+        rest = lines.pop() ?? "";
+        for (const line of lines) onLine(line);
+      });
+      stream.on("end", () => {
+        if (rest) onLine(rest);
+      });
+    }
+    child.on("error", (error) => {
+      if ((error as NodeJS.ErrnoException).code === "ABORT_ERR") resolve({ code: null, signal: "SIGTERM" });
+      else reject(error);
+    });
+    child.on("close", (code, sig) => resolve({ code, signal: sig }));
+  });
+
+/** GPU toolkits worth building for: only those node-llama-cpp finds usable on this machine. */
+async function detectGpu(): Promise<"auto" | false> {
+  const { getLlamaGpuTypes } = await import("node-llama-cpp");
+  const supported = await getLlamaGpuTypes("supported");
+  return supported.some((gpu) => gpu !== false) ? "auto" : false;
+}
+
+/**
+ * The build for this machine: state, progress, log and which binaries the engine runs;
+ * `engine.build` events on every change.
+ */
+export class NativeBuild {
+  private state: EngineBuild["state"];
+  private progress: number | null = null;
+  private log: string[] = [];
+  private error: string | null = null;
+  private running: { promise: Promise<void>; controller: AbortController } | null = null;
+  private readonly packageDir: string;
+  private readonly logError: (message: string, err: unknown) => void;
+  private lastEmit = 0;
+  /** Which binaries the engine ran when last asked (reported while a build runs). */
+  private usingNow: EngineBuild["using"] = "prebuilt";
+
+  constructor(private readonly deps: NativeBuildDeps) {
+    this.packageDir = deps.packageDir ?? nodeLlamaCppDir();
+    this.logError = deps.log ?? console.error;
+    this.state = hasLocalBuild(this.packageDir) ? "built" : "prebuilt";
+  }
+
+  /** Settles when the build in progress (if any) has finished, whatever its outcome. */
+  get done(): Promise<void> {
+    return this.running?.promise ?? Promise.resolve();
+  }
+
+  /** The state, with the binaries the engine runs as the engine reports them. */
+  async status(): Promise<EngineBuild> {
+    return this.snapshot(await this.using());
+  }
+
+  /**
+   * Start the build (progress as `engine.build` events) and answer at once with state
+   * "building"; a build already running is not started twice.
+   */
+  async build(): Promise<EngineBuild> {
+    if (this.running) return this.snapshot(this.usingNow);
+    await this.using();
+    const controller = new AbortController();
+    this.state = "building";
+    this.progress = 0;
+    this.log = [];
+    this.error = null;
+    const promise = this.run(controller.signal)
+      .catch((err: unknown) => this.fail(`The build could not run: ${(err as Error).message}`))
+      .finally(() => {
+        this.running = null;
+      });
+    this.running = { promise, controller };
+    const started = this.snapshot(this.usingNow);
+    this.deps.emit(started);
+    return started;
+  }
+
+  /** Delete the local build and restart the engine on the prebuilt binaries. */
+  async usePrebuilt(): Promise<EngineBuild> {
+    if (this.running) throw new ApiError("busy", "A build is running; wait for it to finish first.");
+    const wasLocal = (await this.using()) === "local";
+    await removeLocalBuilds(this.packageDir);
+    if (wasLocal) await this.deps.relaunch?.();
+    this.state = "prebuilt";
+    this.progress = null;
+    this.error = null;
+    return this.changed();
+  }
+
+  /** Stop a build in progress (the app is closing); what it left is removed. */
+  async close(): Promise<void> {
+    const running = this.running;
+    if (!running) return;
+    running.controller.abort();
+    await running.promise;
+  }
+
+  private async run(signal: AbortSignal): Promise<void> {
+    const gpu = await (this.deps.gpu ?? detectGpu)();
+    const cli = join(this.packageDir, "dist", "cli", "cli.js");
+    const command: BuildCommand = {
+      cmd: process.execPath,
+      args: [cli, "source", "download", "--gpu", String(gpu), "--noUsageExample"],
+      // In Electron, process.execPath is the app: run it as plain Node for the CLI.
+      env: { ...(this.deps.env ?? process.env), ELECTRON_RUN_AS_NODE: "1" },
+      cwd: this.packageDir,
+    };
+    this.addLine(`$ node-llama-cpp source download --gpu ${String(gpu)}`);
+    const result = await (this.deps.runner ?? spawnRunner)(command, (line) => this.addLine(line), signal);
+    if (signal.aborted) {
+      // Closing: the next start runs the prebuilt binaries.
+      await removeLocalBuilds(this.packageDir);
+      this.state = "prebuilt";
+      this.progress = null;
+      this.error = "The build was stopped.";
+      this.changed(this.usingNow);
+      return;
+    }
+    if (result.code !== 0 || !hasLocalBuild(this.packageDir)) {
+      const how =
+        result.code === 0
+          ? "finished without a build"
+          : `failed (${result.signal ?? `exit code ${result.code}`})`;
+      await this.fail(`The build ${how}: ${this.reason()}`);
+      return;
+    }
+    // A fresh engine process loads the binaries there are now: the local build, if it works.
+    try {
+      await this.deps.relaunch?.();
+      const info = this.deps.engineInfo ? await this.deps.engineInfo() : null;
+      if (info && info.buildType !== "localBuild") {
+        await this.fail("The build finished, but llama.cpp did not load it");
+        return;
+      }
+    } catch (err) {
+      await this.fail(
+        `The build finished, but the engine could not start with it: ${(err as Error).message}`,
+      );
+      return;
+    }
+    this.state = "built";
+    this.progress = 1;
+    this.changed("local");
+  }
+
+  /** Back to the prebuilt binaries: remove what the build left, restart the engine if it used it. */
+  private async fail(message: string): Promise<void> {
+    try {
+      await removeLocalBuilds(this.packageDir);
+      const info = this.deps.engineInfo ? await this.deps.engineInfo().catch(() => null) : null;
+      if (info?.buildType === "localBuild" || info === null) await this.deps.relaunch?.();
+    } catch (err) {
+      this.logError("could not go back to the prebuilt llama.cpp binaries", err);
+    }
+    this.state = "failed";
+    this.progress = null;
+    this.error = `${message}. The engine keeps the prebuilt binaries.`;
+    this.changed("prebuilt");
+  }
+
+  /** The last lines that look like an error, else the last line. */
+  private reason(): string {
+    const lines = this.log.slice(1);
+    const errors = lines.filter((l) => /error|not found|failed|cannot|could not/i.test(l));
+    return (errors.at(-1) ?? lines.at(-1) ?? "no output").trim();
+  }
+
+  private addLine(raw: string): void {
+    const line = cleanLine(raw);
+    if (!line) return;
+    this.log.push(line);
+    if (this.log.length > LOG_LINES) this.log.splice(0, this.log.length - LOG_LINES);
+    const step = parseBuildProgress(line);
+    // The clone and configure steps come first: compile steps fill 5%..99%.
+    const progress = step === null ? null : 0.05 + 0.94 * step;
+    let moved = false;
+    if (progress !== null && this.progress !== null && progress > this.progress) {
+      moved = progress - this.progress >= 0.01;
+      this.progress = progress;
+    }
+    const now = Date.now();
+    // Each percent of progress, else a few events per second at most: the log moves faster than a UI needs.
+    if (moved || now - this.lastEmit >= 250) {
+      this.lastEmit = now;
+      this.deps.emit(this.snapshot(this.usingNow));
+    }
+  }
+
+  private async using(): Promise<EngineBuild["using"]> {
+    if (this.running) return this.usingNow;
+    let using: EngineBuild["using"] = hasLocalBuild(this.packageDir) ? "local" : "prebuilt";
+    if (this.deps.engineInfo) {
+      try {
+        using = (await this.deps.engineInfo()).buildType === "localBuild" ? "local" : "prebuilt";
+      } catch {
+        // No engine to ask: the files decide.
+      }
+    }
+    this.usingNow = using;
+    return using;
+  }
+
+  private changed(using: EngineBuild["using"] = "prebuilt"): EngineBuild {
+    this.usingNow = using;
+    const build = this.snapshot(using);
+    this.deps.emit(build);
+    return build;
+  }
+
+  private snapshot(using: EngineBuild["using"]): EngineBuild {
+    return { state: this.state, using, progress: this.progress, log: [...this.log], error: this.error };
+  }
+}
