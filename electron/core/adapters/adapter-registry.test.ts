@@ -242,3 +242,50 @@ describe("AdapterRegistry switches", () => {
     });
   });
 });
+
+describe("AdapterRegistry across architectures (the Tall base's qwen family)", () => {
+  let qwen3: FixturePaths;
+  let qwen3moe: FixturePaths;
+  beforeAll(async () => {
+    qwen3 = await writeFixtures(join(root.path, "fx"), { architecture: "qwen3" });
+    qwen3moe = await writeFixtures(join(root.path, "fx"), { architecture: "qwen3moe" });
+  });
+
+  it("installs qwen3 adapters on the qwen3 base and refuses llama and qwen3moe ones, naming the architectures", async () => {
+    const s = setup(qwen3.basePath);
+    const info = await s.registry.install(qwen3.adapters[0]!.path);
+    expect(info).toMatchObject({ id: "chat", fitsLoadedModel: true, base: { architecture: "qwen3" } });
+    const llama = await refusal(s.registry.install(adapter("coding").path));
+    expect(llama.message).toBe(
+      `"coding.gguf" was made for the llama architecture, but the loaded model is qwen3. ` +
+        `The loaded model is "Macaron tiny Qwen3 (nonsense output)" (base-qwen3.gguf).`,
+    );
+    const moe = await refusal(s.registry.install(qwen3moe.adapters[1]!.path));
+    expect(moe.message).toMatch(
+      /^"coding\.gguf" was made for the qwen3moe architecture, but the loaded model is qwen3\./,
+    );
+    expect(s.files()).toHaveLength(1);
+  });
+
+  it("refuses an adapter whose manifest names another architecture than the file", async () => {
+    const s = setup(null);
+    const dir = scratch({ "chat.gguf": qwen3.adapters[0]!.path, "chat.json": adapter("chat").manifestPath });
+    const err = await refusal(s.registry.install(join(dir, "chat.gguf")));
+    expect(err.message).toBe(
+      `"chat.gguf" does not match its manifest: the file is a qwen3 adapter, the manifest says it is for a ` +
+        "llama base. The manifest may belong to another adapter.",
+    );
+  });
+
+  it("judges installed llama adapters unfit for a qwen base, with the reason", async () => {
+    const s = setup(fx.basePath);
+    await s.registry.install(adapter("ui").path);
+    s.setBase(qwen3moe.basePath);
+    expect((await s.registry.list())[0]).toMatchObject({
+      fitsLoadedModel: false,
+      incompatibleReason: expect.stringMatching(
+        /^"ui-[0-9a-f]{12}\.gguf" was made for the llama architecture, but the loaded model is qwen3moe\.$/,
+      ) as unknown,
+    });
+  });
+});

@@ -184,6 +184,14 @@ export class AdapterRegistry {
       throw invalid(`${quoted(src)} is a ${kind ?? "unknown"} adapter; only LoRA adapters are supported.`);
 
     const manifest = await readManifestBeside(src);
+    const fileArch = str(file.metadata["general.architecture"]);
+    if (manifest?.base && fileArch && manifest.base.architecture !== fileArch) {
+      // The manifest's base is what the Adapters panel shows: it must not say another family.
+      throw invalid(
+        `${quoted(src)} does not match its manifest: the file is a ${fileArch} adapter, the manifest says ` +
+          `it is for a ${manifest.base.architecture} base. The manifest may belong to another adapter.`,
+      );
+    }
     const base = await this.loadedBase();
     if (base) {
       try {
