@@ -178,4 +178,43 @@ describe("EngineSupervisor restarts", () => {
     expect(engine.pid).toBe(spawned[1]!.pid);
     await engine.close();
   });
+
+  it("relaunch: unloads (saving caches), starts a fresh process and reloads with the same settings", async () => {
+    const { spawn, spawned } = fakeSpawner();
+    const engine = new EngineSupervisor(spawn, { backoffMs: () => 0, stateDir: "/data/kv" });
+    const events: EngineLifecycleEvent["type"][] = [];
+    engine.onLifecycle((e) => events.push(e.type));
+    spawned[0]!.onRequest = (request, self) => {
+      if (request.type === "load") self.reply({ type: "result", id: request.id, value: info });
+      if (request.type === "unload") self.reply({ type: "result", id: request.id, value: null });
+    };
+    await engine.load("/m.gguf", undefined, { contextSize: 2048, kvCacheType: "q8_0" });
+    await engine.relaunch();
+    expect(spawned[0]!.received.map((r) => r.type)).toEqual(["load", "unload"]);
+    expect(spawned[0]!.killed).toBe(true);
+    expect(engine.pid).toBe(spawned[1]!.pid);
+    expect(spawned[1]!.received[0]).toMatchObject({
+      type: "load",
+      path: "/m.gguf",
+      contextSize: 2048,
+      kvCacheType: "q8_0",
+      stateDir: "/data/kv",
+    });
+    expect(events).toEqual(["restarted", "model-reloaded"]);
+    expect(engine.state).toBe("ready");
+    expect(engine.loaded).toEqual(info);
+    await engine.close();
+  });
+
+  it("forwards fit and info requests", async () => {
+    const { spawn, spawned } = fakeSpawner();
+    const engine = new EngineSupervisor(spawn);
+    spawned[0]!.onRequest = (request, self) =>
+      self.reply({ type: "result", id: request.id, value: { echo: request } });
+    await expect(engine.fit({ url: "https://h/x.gguf" }, { contextSize: 4096 })).resolves.toMatchObject({
+      echo: { type: "fit", source: { url: "https://h/x.gguf" }, contextSize: 4096 },
+    });
+    await expect(engine.info()).resolves.toMatchObject({ echo: { type: "info" } });
+    await engine.close();
+  });
 });
