@@ -4,6 +4,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { tempDir } from "../../electron/core/testing/temp-dir";
 import { writeWrongBaseAdapter } from "../../native/gguf/adapters";
 import { tinyModelSpec } from "../../native/gguf/tiny-model";
+import { tinyQwenSpec } from "../../native/gguf/tiny-qwen";
 import { gv, writeGguf } from "../../native/gguf/writer";
 import { countingExamples, sftLine } from "./testing/datasets";
 import { dataFile, errorEvent, train, writeBase } from "./testing/fixtures";
@@ -112,6 +113,49 @@ describe("bad base and parent", () => {
       train(tmp.path, "x", { base: adapter, data: good }),
       "bad_base",
       /adapter|general\.type/,
+    );
+  });
+
+  it("refuses experts outside qwen3moe, a qwen3moe without experts, and a qwen3 parent on qwen3moe", async () => {
+    const spec = tinyModelSpec("tiny");
+    const llamaMoe = join(tmp.path, "llama-moe.gguf");
+    await writeGguf(llamaMoe, { ...spec, metadata: { ...spec.metadata, "llama.expert_count": gv.u32(4) } });
+    await expectError(
+      train(tmp.path, "x", { base: llamaMoe, data: good }),
+      "bad_base",
+      /llama\.expert_count > 0 \(mixture of experts\) is supported for qwen3moe only/,
+    );
+    const moe = tinyQwenSpec("qwen3moe");
+    const noExperts = join(tmp.path, "moe-no-experts.gguf");
+    const { ["qwen3moe.expert_count"]: _experts, ...withoutExperts } = moe.metadata;
+    void _experts;
+    await writeGguf(noExperts, { ...moe, metadata: withoutExperts });
+    await expectError(
+      train(tmp.path, "x", { base: noExperts, data: good }),
+      "bad_base",
+      /qwen3moe\.expert_count is missing \(qwen3moe is a MoE model\)/,
+    );
+    const moeBase = join(tmp.path, "qwen3moe.gguf");
+    await writeGguf(moeBase, moe);
+    const qwen3Base = join(tmp.path, "qwen3.gguf");
+    await writeGguf(qwen3Base, tinyQwenSpec("qwen3"));
+    const made = await train(tmp.path, "qwen3-parent", {
+      base: qwen3Base,
+      data: good,
+      flags: ["--steps", "1"],
+    });
+    expect(made.code).toBe(0);
+    await expectError(
+      train(tmp.path, "x", { base: moeBase, data: good, flags: ["--from", made.out] }),
+      "bad_parent",
+      /adapter architecture 'qwen3' != base 'qwen3moe'/,
+    );
+    // Only the experts' MLP as targets: a MoE base has none of those layers.
+    await expectError(
+      train(tmp.path, "x", { base: moeBase, data: good, flags: ["--targets", "ffn_gate,ffn_up"] }),
+      "bad_args",
+      /none of the targets ffn_gate,ffn_up is in this base model; it has attn_k,attn_output,attn_q,attn_v,ffn_gate_inp,output/,
+      2,
     );
   });
 
