@@ -6,6 +6,7 @@ import { parseArgs } from "node:util";
 import { benchAdapters } from "./adapters";
 import { benchCycle } from "./cycle";
 import { benchDemo } from "./demo";
+import { benchFit } from "./fit";
 import { benchGenui } from "./genui";
 import { benchMemory } from "./memory";
 import { benchRedaction } from "./redaction";
@@ -38,6 +39,7 @@ const benches: Record<string, () => Promise<void>> = {
   memory: () => benchMemory({ runs: Number(values.runs) }),
   demo: () => benchDemo(),
   cycle: () => benchCycle({ examples: Number(values.examples) }),
+  fit: () => benchFit(),
 };
 
 const names = positionals.length > 0 ? positionals : Object.keys(benches);

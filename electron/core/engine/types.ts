@@ -34,6 +34,8 @@ export interface FitOptions {
   gpuLayers?: GpuLayersSetting;
   flashAttention?: LoadOptions["flashAttention"];
   kvCacheType?: LoadOptions["kvCacheType"];
+  /** KV caches the load would allocate (default: the engine's 4). */
+  sequences?: number;
 }
 
 /**
