@@ -1,0 +1,299 @@
+/**
+ * DownloadManager against the loopback hub: a download with its sha256 and sidecar, pause /
+ * resume / cancel mid-transfer (the hub throttles and stalls, the tests wait on bytes served),
+ * a restart that lists the download as paused and resumes it with Range requests, a corrupted
+ * byte (refused, deleted), 404/429/5xx, a dropped connection, a gated repo without and with a
+ * token, a full disk (free-space check and ENOSPC while writing), split GGUFs.
+ */
+import { createHash } from "node:crypto";
+import { readFileSync } from "node:fs";
+import { cp, readFile, stat } from "node:fs/promises";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from "vitest";
+import type { Download } from "../../api";
+import { tempDir } from "../testing/temp-dir";
+import {
+  DEMO_REPO,
+  GATED_REPO,
+  NO_GGUF_REPO,
+  SMALL_REPO,
+  SPLIT_REPO,
+  startHubServer,
+  type HubServer,
+} from "../testing/hf-hub-server";
+import {
+  DownloadManager,
+  nodeLlamaDownloader,
+  readSidecar,
+  resumableBytes,
+  type CreateDownloader,
+  type DownloadManagerDeps,
+} from "./downloads";
+import { HubClient } from "./hf-client";
+
+let hub: HubServer;
+let repos: { path: string; remove: () => void };
+
+const SMALL = "small-chat-F32.gguf";
+const SMALL_KEY = `${SMALL_REPO}/${SMALL}`;
+const CHUNK = 5 * 1024 * 1024; // ipull's chunk size
+
+beforeAll(async () => {
+  repos = tempDir("macaron-hub-repos-");
+  hub = await startHubServer({ dir: repos.path });
+});
+
+afterAll(async () => {
+  await hub?.close();
+  repos?.remove();
+});
+
+function sourceOf(repo: string, file: string): string {
+  return hub.repos.find((r) => r.id === repo)!.files.find((f) => f.path === file)!.source;
+}
+
+function sha256(path: string): string {
+  return createHash("sha256").update(readFileSync(path)).digest("hex");
+}
+
+function manager(extra: Partial<DownloadManagerDeps> & { token?: string | null; dataDir?: string } = {}) {
+  const dataDir = extra.dataDir ?? tempDir("macaron-dl-").path;
+  const events: Download[] = [];
+  const token = extra.token ?? null;
+  const m = new DownloadManager({
+    dataDir,
+    client: new HubClient({ endpoint: hub.url, token: () => Promise.resolve(token) }),
+    emit: (d) => events.push(d),
+    progressIntervalMs: 50,
+    ...extra,
+  });
+  onTestFinished(() => m.close());
+  return { m, dataDir, events };
+}
+
+/** Requests for a repo file since index `from`. */
+function fileRequests(key: string, from = 0) {
+  const path = `/${key.split("/").slice(0, 2).join("/")}/resolve/main/${key.split("/").slice(2).join("/")}`;
+  return hub.requests.slice(from).filter((r) => r.path === path);
+}
+
+describe("DownloadManager", () => {
+  it("downloads a model into models/<owner>/<name>/, checks its sha256 and writes the sidecar", async () => {
+    const { m, dataDir, events } = manager();
+    const started = await m.start(DEMO_REPO, "demo-chat-Q8_0.gguf");
+    expect(started.path).toBe(
+      join(dataDir, "models", "macaron-test", "demo-chat-GGUF", "demo-chat-Q8_0.gguf"),
+    );
+    const done = await m.wait(started.id);
+    expect(done).toMatchObject({ state: "done", error: null, downloadedBytes: done.totalBytes });
+    expect(sha256(done.path)).toBe(sha256(sourceOf(DEMO_REPO, "demo-chat-Q8_0.gguf")));
+    expect(await readSidecar(done.path)).toMatchObject({
+      repo: DEMO_REPO,
+      file: "demo-chat-Q8_0.gguf",
+      kind: "model",
+    });
+    expect(events.map((e) => e.state)).toEqual(
+      expect.arrayContaining(["queued", "downloading", "verifying", "done"]),
+    );
+    // The list survives a new manager (a restart) and says done.
+    const again = new DownloadManager({ dataDir, client: new HubClient({ endpoint: hub.url }) });
+    expect((await again.list()).find((d) => d.id === started.id)?.state).toBe("done");
+  });
+
+  it("pauses (partial kept), resumes from the partial file with Range requests, and cancels (partial deleted)", async () => {
+    hub.setFault(SMALL_KEY, { kind: "stall", offset: 2 * CHUNK });
+    onTestFinished(() => hub.setFault(SMALL_KEY, null));
+    const { m, events } = manager();
+    const base = hub.bytesServed(SMALL_KEY);
+    const started = await m.start(SMALL_REPO, SMALL);
+    // Two whole chunks served (and stalled at the third): wait until ipull recorded them.
+    await hub.waitForBytes(SMALL_KEY, base + 2 * CHUNK);
+    await until(async () => (await resumableBytes(started.path, started.totalBytes)) >= 2 * CHUNK);
+    const paused = await m.pause(started.id);
+    expect(paused.state).toBe("paused");
+    expect(paused.downloadedBytes).toBe(2 * CHUNK);
+    expect((await stat(`${started.path}.ipull`)).size).toBeGreaterThan(0);
+
+    hub.setFault(SMALL_KEY, null);
+    const from = hub.requests.length;
+    await m.resume(started.id);
+    const done = await m.wait(started.id);
+    expect(done.state).toBe("done");
+    expect(sha256(done.path)).toBe(sha256(sourceOf(SMALL_REPO, SMALL)));
+    const ranged = fileRequests(SMALL_KEY, from).filter((r) => r.range);
+    expect(ranged.length).toBeGreaterThan(0);
+    for (const r of ranged)
+      expect(Number(/bytes=(\d+)-/.exec(r.range!)![1])).toBeGreaterThanOrEqual(2 * CHUNK);
+    expect(
+      events.some((e) => e.state === "downloading" && e.downloadedBytes > 0 && e.bytesPerSecond >= 0),
+    ).toBe(true);
+
+    // Cancel mid-download deletes the partial file.
+    const { m: m2 } = manager();
+    hub.setFault(SMALL_KEY, { kind: "stall", offset: CHUNK });
+    const second = await m2.start(SMALL_REPO, SMALL);
+    await until(async () => (await stat(`${second.path}.ipull`).catch(() => null)) !== null);
+    const cancelled = await m2.cancel(second.id);
+    expect(cancelled.state).toBe("cancelled");
+    await expect(stat(`${second.path}.ipull`)).rejects.toThrow();
+    await expect(stat(second.path)).rejects.toThrow();
+  });
+
+  it("lists an interrupted download as paused after a restart and resumes it from its partial bytes", async () => {
+    hub.setFault(SMALL_KEY, { kind: "stall", offset: 2 * CHUNK });
+    onTestFinished(() => hub.setFault(SMALL_KEY, null));
+    const { m, dataDir } = manager();
+    const started = await m.start(SMALL_REPO, SMALL);
+    await until(async () => (await resumableBytes(started.path, started.totalBytes)) >= 2 * CHUNK);
+    // What a crash leaves on disk: a copy of the data folder now (the state file says "downloading").
+    const crashed = tempDir("macaron-dl-crashed-").path;
+    await cp(dataDir, crashed, { recursive: true });
+    await m.close();
+    const saved = JSON.parse(
+      await readFile(join(crashed, "models", ".downloads.json"), "utf8"),
+    ) as Download[];
+    expect(saved[0]?.state).toBe("downloading");
+    hub.setFault(SMALL_KEY, null);
+
+    const from = hub.requests.length;
+    const { m: restarted } = manager({ dataDir: crashed });
+    const listed = (await restarted.list())[0]!;
+    expect(listed).toMatchObject({ id: started.id, state: "paused", downloadedBytes: 2 * CHUNK });
+    await restarted.resume(listed.id);
+    expect((await restarted.wait(listed.id)).state).toBe("done");
+    const ranged = fileRequests(SMALL_KEY, from).filter((r) => r.range);
+    expect(ranged.length).toBeGreaterThan(0);
+    for (const r of ranged)
+      expect(Number(/bytes=(\d+)-/.exec(r.range!)![1])).toBeGreaterThanOrEqual(2 * CHUNK);
+  });
+
+  it("refuses a file whose sha256 does not match the hub's LFS hash and deletes it", async () => {
+    const key = `${DEMO_REPO}/demo-chat-F32.gguf`;
+    hub.setFault(key, { kind: "corrupt", offset: 1000 });
+    onTestFinished(() => hub.setFault(key, null));
+    const { m } = manager();
+    const started = await m.start(DEMO_REPO, "demo-chat-F32.gguf");
+    const done = await m.wait(started.id);
+    expect(done.state).toBe("error");
+    expect(done.error).toMatch(/demo-chat-F32\.gguf is damaged: its sha256 is .*the hub says .*deleted/);
+    await expect(stat(done.path)).rejects.toThrow();
+    await expect(stat(`${done.path}.ipull`)).rejects.toThrow();
+  });
+
+  it("survives a dropped connection (ipull retries the chunk) and still verifies", async () => {
+    const key = `${DEMO_REPO}/demo-chat-Q8_0.gguf`;
+    hub.setFault(key, { kind: "drop", afterBytes: 100_000, times: 2 });
+    onTestFinished(() => hub.setFault(key, null));
+    const { m } = manager();
+    const done = await m.wait((await m.start(DEMO_REPO, "demo-chat-Q8_0.gguf")).id);
+    expect(done.state).toBe("done");
+  });
+
+  it("says what went wrong for 404, 429 (with the wait), 5xx and a repo without GGUF files", async () => {
+    const { m } = manager();
+    await expect(m.start(DEMO_REPO, "missing-Q4_K_M.gguf")).rejects.toThrow(
+      /has no GGUF file missing-Q4_K_M\.gguf/,
+    );
+    await expect(m.start("macaron-test/does-not-exist", "x.gguf")).rejects.toMatchObject({
+      code: "not_found",
+    });
+    await expect(m.start(NO_GGUF_REPO, "model.safetensors")).rejects.toThrow(/only \.gguf models/);
+
+    const key = `${DEMO_REPO}/demo-chat-Q8_0.gguf`;
+    hub.setFault(key, { kind: "status", status: 429, retryAfterSeconds: 30 });
+    await expect(m.start(DEMO_REPO, "demo-chat-Q8_0.gguf")).rejects.toMatchObject({
+      code: "busy",
+      message: expect.stringMatching(/rate-limiting.*in 30 s/) as unknown,
+    });
+    hub.setFault(key, { kind: "status", status: 503 });
+    await expect(m.start(DEMO_REPO, "demo-chat-Q8_0.gguf")).rejects.toThrow(
+      /failed \(HTTP 503\).*try again later/,
+    );
+    hub.setFault(key, null);
+    expect(await m.list()).toEqual([]);
+  });
+
+  it("needs a token for a gated repo and downloads with it (Authorization header)", async () => {
+    const { m } = manager();
+    await expect(m.start(GATED_REPO, "gated-demo-Q8_0.gguf")).rejects.toMatchObject({
+      code: "forbidden",
+      message: expect.stringMatching(/gated: it needs a Hugging Face access token/) as unknown,
+    });
+    const { m: wrong } = manager({ token: "hf_wrong" });
+    await expect(wrong.start(GATED_REPO, "gated-demo-Q8_0.gguf")).rejects.toThrow(/token has no access/);
+    const from = hub.requests.length;
+    const { m: good } = manager({ token: hub.token });
+    const done = await good.wait((await good.start(GATED_REPO, "gated-demo-Q8_0.gguf")).id);
+    expect(done.state).toBe("done");
+    const gets = fileRequests(`${GATED_REPO}/gated-demo-Q8_0.gguf`, from).filter((r) => r.method === "GET");
+    expect(gets.length).toBeGreaterThan(0);
+    for (const r of gets) expect(r.authorization).toBe(`Bearer ${hub.token}`);
+  });
+
+  it("checks free space first and reports a full disk while writing, keeping the partial file", async () => {
+    const { m } = manager({ statfs: () => Promise.resolve({ bavail: 100, bsize: 4096 }) });
+    await expect(m.start(SMALL_REPO, SMALL)).rejects.toThrow(
+      /Not enough disk space: the download needs 11\.0 MB but only 410 kB is free/,
+    );
+    expect(await m.list()).toEqual([]);
+
+    // A disk that fills up after the first chunk: the real downloader, then ENOSPC.
+    const filling: CreateDownloader = async (options) => {
+      let failNow: (err: Error) => void = () => undefined;
+      const failed = new Promise<never>((_, reject) => (failNow = reject));
+      const real = await nodeLlamaDownloader({
+        ...options,
+        onProgress: (p) => {
+          options.onProgress(p);
+          if (p.downloadedSize >= CHUNK)
+            failNow(Object.assign(new Error("ENOSPC: no space left on device, write"), { code: "ENOSPC" }));
+        },
+      });
+      return {
+        download: () =>
+          Promise.race([
+            real.download(),
+            failed.catch(async (err) => {
+              await real.cancel({ deleteTempFile: false });
+              throw err;
+            }),
+          ]),
+        cancel: (o) => real.cancel(o),
+      };
+    };
+    const { m: full, dataDir } = manager({ createDownloader: filling });
+    const done = await full.wait((await full.start(SMALL_REPO, SMALL)).id);
+    expect(done.state).toBe("error");
+    expect(done.error).toMatch(/The disk is full .*partial download is kept: free some space, then resume/);
+    await full.close();
+    // Nothing is lost: the download is still listed, and resuming on a working disk finishes it.
+    const { m: fixed } = manager({ dataDir });
+    const listed = (await fixed.list())[0]!;
+    expect(listed).toMatchObject({ id: done.id, state: "error" });
+    await fixed.resume(listed.id);
+    expect((await fixed.wait(listed.id)).state).toBe("done");
+  });
+
+  it("downloads every part of a split GGUF and verifies each", async () => {
+    const { m } = manager();
+    const first = "split-tiny-Q8_0-00001-of-00002.gguf";
+    const done = await m.wait((await m.start(SPLIT_REPO, first)).id);
+    expect(done.state).toBe("done");
+    for (const part of [first, "split-tiny-Q8_0-00002-of-00002.gguf"]) {
+      expect(sha256(join(done.path, "..", part))).toBe(sha256(sourceOf(SPLIT_REPO, part)));
+    }
+    expect(done.totalBytes).toBe(
+      (await stat(sourceOf(SPLIT_REPO, first))).size +
+        (await stat(sourceOf(SPLIT_REPO, "split-tiny-Q8_0-00002-of-00002.gguf"))).size,
+    );
+  });
+});
+
+/** Waits (polling the disk) for a condition a test cannot be told about otherwise. */
+async function until(check: () => Promise<boolean>, timeoutMs = 20_000): Promise<void> {
+  const end = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > end) throw new Error("timed out");
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}

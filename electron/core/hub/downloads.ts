@@ -1,0 +1,620 @@
+/**
+ * Model downloads into `<dataDir>/models/<owner>/<name>/`, on node-llama-cpp's
+ * `createModelDownloader` (ipull underneath).
+ *
+ * How resuming works (read from ipull 3.9's source): the download is written to `FILE.ipull`,
+ * and after every completed 5 MiB chunk ipull appends its progress (which chunks are complete)
+ * as JSON after the file's last byte. A new downloader for the same file reads that trailer and
+ * fetches only the missing chunks with HTTP Range requests; the finished file is truncated to
+ * its size and renamed. So a partial download survives a pause, a crash or `kill -9` and
+ * resumes from its completed chunks (what was in flight — under 5 MiB per stream — is
+ * fetched again), not from zero.
+ *
+ * Around it: a free-space check first (`statfs`, injectable), progress/speed/ETA as throttled
+ * `hub.download` events, pause (stop, keep the partial file), resume, cancel (delete it), the
+ * state persisted in `models/.downloads.json` (after a kill, unfinished downloads list as
+ * paused), every part's sha256 checked against the hub's LFS hash (a mismatch deletes the
+ * file), and a sidecar `<first part>.hub.json` recording where the model came from.
+ */
+import { createHash, randomUUID } from "node:crypto";
+import { createReadStream } from "node:fs";
+import { mkdir, open, readFile, rename, rm, stat, statfs, writeFile } from "node:fs/promises";
+import { basename, dirname, join, relative, resolve, sep } from "node:path";
+import { createModelDownloader } from "node-llama-cpp";
+import { ApiError, type Download, type HubFile } from "../../api";
+import { hubStatusError, networkError, type HubClient } from "./hf-client";
+
+export type DownloadKind = Download["kind"];
+
+/** What a downloader must do: node-llama-cpp's ModelDownloader satisfies it. */
+export interface Downloader {
+  download(): Promise<string>;
+  cancel(options?: { deleteTempFile?: boolean }): Promise<void>;
+}
+
+export interface DownloaderOptions {
+  modelUri: string;
+  dirPath: string;
+  fileName: string;
+  headers: Record<string, string>;
+  onProgress: (status: { totalSize: number; downloadedSize: number }) => void;
+}
+
+export type CreateDownloader = (options: DownloaderOptions) => Promise<Downloader>;
+
+/** node-llama-cpp's downloader: keeps partial files on cancel (pause), skips complete ones. */
+export const nodeLlamaDownloader: CreateDownloader = (o) =>
+  createModelDownloader({
+    modelUri: o.modelUri,
+    dirPath: o.dirPath,
+    fileName: o.fileName,
+    headers: o.headers,
+    onProgress: o.onProgress,
+    skipExisting: true,
+    deleteTempFileOnCancel: false,
+    showCliProgress: false,
+  });
+
+export interface FreeSpace {
+  bavail: number | bigint;
+  bsize: number | bigint;
+}
+
+export interface DownloadManagerDeps {
+  dataDir: string;
+  client: HubClient;
+  /** `hub.download` events. */
+  emit?: (download: Download) => void;
+  /** Free space of the models folder (tests inject a full disk). */
+  statfs?: (path: string) => Promise<FreeSpace>;
+  /** The downloader (tests inject a failing disk). */
+  createDownloader?: CreateDownloader;
+  /** Least time between two progress events of one download (default 250 ms). */
+  progressIntervalMs?: number;
+  /** Downloads running at once; more wait as "queued" (default 2). */
+  concurrency?: number;
+  log?: (message: string, err: unknown) => void;
+}
+
+/** A download's persisted record. */
+interface DownloadRecord extends Download {
+  parts: HubFile["parts"];
+  /** Folder of the model's files, absolute. */
+  dir: string;
+  /** The resolve URL of the first part (its directory is the repo's). */
+  url: string;
+}
+
+/** The sidecar beside a downloaded model's first part. */
+export interface HubSidecar {
+  repo: string;
+  file: string;
+  kind: DownloadKind;
+  parts: { path: string; sizeBytes: number; sha256: string | null }[];
+  endpoint: string;
+  downloadedAt: number;
+}
+
+export const SIDECAR_SUFFIX = ".hub.json";
+export const PARTIAL_SUFFIX = ".ipull";
+
+export function sidecarPath(modelPath: string): string {
+  return `${modelPath}${SIDECAR_SUFFIX}`;
+}
+
+/** Reads the sidecar of a model file, or null. */
+export async function readSidecar(modelPath: string): Promise<HubSidecar | null> {
+  try {
+    return JSON.parse(await readFile(sidecarPath(modelPath), "utf8")) as HubSidecar;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Bytes of `finalPath` that a resume keeps: the whole file when complete, else the completed
+ * chunks ipull recorded in the `.ipull` file's trailer.
+ */
+export async function resumableBytes(finalPath: string, size: number): Promise<number> {
+  const done = await stat(finalPath).catch(() => null);
+  if (done?.isFile() && done.size === size) return size;
+  const partial = `${finalPath}${PARTIAL_SUFFIX}`;
+  const info = await stat(partial).catch(() => null);
+  if (!info || info.size <= size) return 0;
+  const handle = await open(partial, "r");
+  try {
+    const trailer = Buffer.alloc(Math.min(info.size - size, 4 << 20));
+    await handle.read(trailer, 0, trailer.length, size);
+    const progress = JSON.parse(trailer.toString("utf8")) as { chunks?: number[]; chunkSize?: number };
+    const complete = (progress.chunks ?? []).filter((c) => c === 2).length;
+    return Math.min(size, complete * (progress.chunkSize ?? 0));
+  } catch {
+    return 0;
+  } finally {
+    await handle.close();
+  }
+}
+
+async function sha256Of(path: string): Promise<string> {
+  const hash = createHash("sha256");
+  for await (const chunk of createReadStream(path)) hash.update(chunk as Buffer);
+  return hash.digest("hex");
+}
+
+function formatBytes(n: number): string {
+  if (n >= 1e9) return `${(n / 1e9).toFixed(1)} GB`;
+  if (n >= 1e6) return `${(n / 1e6).toFixed(1)} MB`;
+  if (n >= 1e3) return `${(n / 1e3).toFixed(0)} kB`;
+  return `${n} B`;
+}
+
+/** Refuses when `needBytes` do not fit on the disk of `dir` (with a 1% / 16 MiB margin). */
+export async function checkFreeSpace(
+  dir: string,
+  needBytes: number,
+  fs: (path: string) => Promise<FreeSpace> = (p) => statfs(p),
+): Promise<void> {
+  if (needBytes <= 0) return;
+  const s = await fs(dir);
+  const free = Number(s.bavail) * Number(s.bsize);
+  const margin = Math.min(16 * 1024 * 1024, Math.ceil(needBytes * 0.01));
+  if (free < needBytes + margin) {
+    throw new ApiError(
+      "invalid_input",
+      `Not enough disk space: the download needs ${formatBytes(needBytes)} but only ${formatBytes(free)} is free in ${dir}.`,
+    );
+  }
+}
+
+function isEnospc(err: unknown): boolean {
+  return (
+    (err as NodeJS.ErrnoException)?.code === "ENOSPC" || /ENOSPC/.test(String((err as Error)?.message ?? err))
+  );
+}
+
+/** The user's sentence for a failed transfer. */
+function downloadFailure(err: unknown, record: DownloadRecord, endpoint: string, hasToken: boolean): string {
+  if (err instanceof ApiError) return err.message;
+  if (isEnospc(err)) {
+    return `The disk is full (no space left while writing ${basename(record.path)}). The partial download is kept: free some space, then resume.`;
+  }
+  const status = (err as { statusCode?: unknown })?.statusCode;
+  if (typeof status === "number") {
+    const headers = (err as { responseHeaders?: Record<string, string> }).responseHeaders;
+    return hubStatusError(
+      status,
+      { repo: record.repo, file: record.file },
+      { hasToken, retryAfter: headers?.["retry-after"], errorCode: headers?.["x-error-code"], endpoint },
+    ).message;
+  }
+  if (err instanceof TypeError || (err as { cause?: unknown })?.cause) {
+    return networkError(endpoint, err, { repo: record.repo, file: record.file }).message;
+  }
+  return `The download of ${record.file} failed: ${(err as Error)?.message ?? String(err)}`;
+}
+
+const PUBLIC_KEYS = [
+  "id",
+  "repo",
+  "file",
+  "kind",
+  "state",
+  "totalBytes",
+  "downloadedBytes",
+  "bytesPerSecond",
+  "etaSeconds",
+  "path",
+  "error",
+  "startedAt",
+] as const;
+
+function toPublic(r: DownloadRecord): Download {
+  return Object.fromEntries(PUBLIC_KEYS.map((k) => [k, r[k]])) as Download;
+}
+
+interface Active {
+  downloader: Downloader | null;
+  stop: "pause" | "cancel" | null;
+  done: Promise<void>;
+}
+
+export class DownloadManager {
+  readonly modelsDir: string;
+  private readonly stateFile: string;
+  private readonly records = new Map<string, DownloadRecord>();
+  private readonly active = new Map<string, Active>();
+  private readonly waiters = new Map<string, ((d: Download) => void)[]>();
+  private readonly lastEmit = new Map<string, number>();
+  private readonly queue: string[] = [];
+  private loaded: Promise<void>;
+  private persisting: Promise<void> = Promise.resolve();
+  private closed = false;
+
+  constructor(private readonly deps: DownloadManagerDeps) {
+    this.modelsDir = resolve(deps.dataDir, "models");
+    this.stateFile = join(this.modelsDir, ".downloads.json");
+    this.loaded = this.load();
+  }
+
+  /** Where `repo`'s `file` lands: models/<owner>/<name>/<file>. */
+  destination(repo: string, file: string): string {
+    const path = resolve(this.modelsDir, ...repo.split("/"), ...file.split("/"));
+    const rel = relative(this.modelsDir, path);
+    if (rel.startsWith("..") || rel.split(sep).includes(".."))
+      throw new ApiError("invalid_input", "Bad file path.");
+    return path;
+  }
+
+  async list(): Promise<Download[]> {
+    await this.loaded;
+    return [...this.records.values()].sort((a, b) => b.startedAt - a.startedAt).map(toPublic);
+  }
+
+  async get(id: string): Promise<Download> {
+    await this.loaded;
+    return toPublic(this.record(id));
+  }
+
+  /**
+   * Start downloading `file` of `repo` (all parts of a split GGUF). Throws (nothing started)
+   * when the repo or file does not exist, is gated without access, or the disk is too full.
+   * An unfinished download of the same file is resumed; a finished one is returned as is.
+   */
+  async start(repo: string, file: string, kind: DownloadKind = "model"): Promise<Download> {
+    await this.loaded;
+    const id = downloadId(repo, file);
+    const existing = this.records.get(id);
+    if (
+      existing &&
+      (existing.state === "downloading" || existing.state === "queued" || existing.state === "verifying")
+    )
+      return toPublic(existing);
+    if (existing?.state === "done" && (await stat(existing.path).catch(() => null)))
+      return toPublic(existing);
+
+    const info = await this.deps.client.repo(repo);
+    const hubFile = info.files.find((f) => f.path === file || f.parts.some((p) => p.path === file));
+    if (!hubFile) {
+      const what = file.endsWith(".gguf") ? "GGUF file" : "file (only .gguf models can be downloaded)";
+      throw new ApiError("not_found", `${repo} has no ${what} ${file}.`);
+    }
+    // Preflight: the hub's own answer for every part (gated, missing, rate limit) before writing anything.
+    for (const part of hubFile.parts) await this.deps.client.head(repo, part.path);
+    const path = this.destination(repo, hubFile.path);
+    const record: DownloadRecord = {
+      id,
+      repo,
+      file: hubFile.path,
+      kind,
+      state: "queued",
+      totalBytes: hubFile.sizeBytes,
+      downloadedBytes: 0,
+      bytesPerSecond: 0,
+      etaSeconds: null,
+      path,
+      error: null,
+      startedAt: existing?.startedAt ?? Date.now(),
+      parts: hubFile.parts,
+      dir: dirname(path),
+      url: this.deps.client.fileUrl(repo, hubFile.path),
+    };
+    record.downloadedBytes = await this.presentBytes(record);
+    await mkdir(record.dir, { recursive: true });
+    await checkFreeSpace(record.dir, record.totalBytes - record.downloadedBytes, this.deps.statfs);
+    this.records.set(id, record);
+    this.enqueue(record);
+    return toPublic(record);
+  }
+
+  /** Stop a download, keeping its partial file. */
+  async pause(id: string): Promise<Download> {
+    await this.loaded;
+    const record = this.record(id);
+    const queued = this.queue.indexOf(id);
+    if (queued >= 0) {
+      this.queue.splice(queued, 1);
+      this.setState(record, "paused");
+      return toPublic(record);
+    }
+    const active = this.active.get(id);
+    if (active) {
+      active.stop = "pause";
+      await settle(
+        (async () => {
+          await active.downloader?.cancel({ deleteTempFile: false }).catch(() => undefined);
+          await active.done;
+        })(),
+      );
+      // A transfer stuck before its response never hears the abort: it is paused all the same.
+      if (record.state !== "paused") await this.stopped(record, active);
+    }
+    return toPublic(record);
+  }
+
+  /** Continue a paused (or failed) download from its partial file. */
+  async resume(id: string): Promise<Download> {
+    await this.loaded;
+    const record = this.record(id);
+    if (record.state === "downloading" || record.state === "queued" || record.state === "verifying")
+      return toPublic(record);
+    if (record.state === "done") return toPublic(record);
+    if (record.state === "cancelled") return this.start(record.repo, record.file, record.kind);
+    record.downloadedBytes = await this.presentBytes(record);
+    await checkFreeSpace(record.dir, record.totalBytes - record.downloadedBytes, this.deps.statfs);
+    record.error = null;
+    this.enqueue(record);
+    return toPublic(record);
+  }
+
+  /** Stop a download and delete its partial files (complete models are deleted with models.delete). */
+  async cancel(id: string): Promise<Download> {
+    await this.loaded;
+    const record = this.record(id);
+    if (record.state === "done")
+      throw new ApiError("invalid_input", "This download is finished; delete the model instead.");
+    const queued = this.queue.indexOf(id);
+    if (queued >= 0) this.queue.splice(queued, 1);
+    const active = this.active.get(id);
+    if (active) {
+      active.stop = "cancel";
+      await settle(
+        (async () => {
+          await active.downloader?.cancel({ deleteTempFile: true }).catch(() => undefined);
+          await active.done;
+        })(),
+      );
+    }
+    await this.deleteFiles(record);
+    record.downloadedBytes = 0;
+    record.bytesPerSecond = 0;
+    record.etaSeconds = null;
+    this.setState(record, "cancelled");
+    return toPublic(record);
+  }
+
+  /** Resolves when download `id` is no longer running (done, error, paused or cancelled). */
+  async wait(id: string): Promise<Download> {
+    await this.loaded;
+    const record = this.record(id);
+    if (!["queued", "downloading", "verifying"].includes(record.state)) return toPublic(record);
+    return new Promise((resolveWait) => {
+      const list = this.waiters.get(id) ?? [];
+      list.push(resolveWait);
+      this.waiters.set(id, list);
+    });
+  }
+
+  /** Forget a finished record (the model itself stays). */
+  async forgetPath(path: string): Promise<void> {
+    await this.loaded;
+    for (const r of this.records.values()) {
+      if (resolve(r.path) === resolve(path) && !this.active.has(r.id)) this.records.delete(r.id);
+    }
+    await this.persist();
+  }
+
+  /** Pause every running download (partial files kept) and save the state. */
+  async close(): Promise<void> {
+    await this.loaded;
+    this.closed = true;
+    this.queue.length = 0;
+    await Promise.all([...this.active.keys()].map((id) => this.pause(id)));
+    await this.persisting;
+  }
+
+  // -------------------------------------------------------------------------------------------
+
+  private record(id: string): DownloadRecord {
+    const r = this.records.get(id);
+    if (!r) throw new ApiError("not_found", `No download ${id}.`);
+    return r;
+  }
+
+  private partPaths(record: DownloadRecord): string[] {
+    return record.parts.map((p) => join(record.dir, basename(p.path)));
+  }
+
+  /** Bytes already on disk that a resume keeps. */
+  private async presentBytes(record: DownloadRecord): Promise<number> {
+    const paths = this.partPaths(record);
+    let total = 0;
+    for (let i = 0; i < paths.length; i++)
+      total += await resumableBytes(paths[i]!, record.parts[i]!.sizeBytes);
+    return total;
+  }
+
+  private async deleteFiles(record: DownloadRecord): Promise<void> {
+    for (const p of this.partPaths(record)) {
+      await rm(`${p}${PARTIAL_SUFFIX}`, { force: true });
+      await rm(p, { force: true });
+    }
+    await rm(sidecarPath(record.path), { force: true });
+  }
+
+  private enqueue(record: DownloadRecord): void {
+    if (this.closed) return;
+    if (!this.queue.includes(record.id)) this.queue.push(record.id);
+    this.setState(record, "queued");
+    this.pump();
+  }
+
+  private pump(): void {
+    const limit = this.deps.concurrency ?? 2;
+    while (this.active.size < limit && this.queue.length > 0) {
+      const id = this.queue.shift()!;
+      const record = this.records.get(id);
+      if (!record) continue;
+      const slot: Active = { downloader: null, stop: null, done: Promise.resolve() };
+      this.active.set(id, slot);
+      slot.done = this.run(record, slot).finally(() => {
+        this.active.delete(id);
+        this.pump();
+      });
+    }
+  }
+
+  private async run(record: DownloadRecord, slot: Active): Promise<void> {
+    const auth = await this.deps.client.authHeaders();
+    let last = { t: Date.now(), bytes: record.downloadedBytes };
+    this.setState(record, "downloading");
+    try {
+      const downloader = await (this.deps.createDownloader ?? nodeLlamaDownloader)({
+        modelUri: record.url,
+        dirPath: record.dir,
+        fileName: basename(record.path),
+        headers: auth,
+        onProgress: ({ totalSize, downloadedSize }) => {
+          if (slot.stop) return;
+          const now = Date.now();
+          if (totalSize > 0) record.totalBytes = totalSize;
+          record.downloadedBytes = Math.min(downloadedSize, record.totalBytes);
+          const dt = (now - last.t) / 1000;
+          if (dt >= 0.2) {
+            const speed = Math.max(0, (record.downloadedBytes - last.bytes) / dt);
+            record.bytesPerSecond =
+              record.bytesPerSecond > 0 ? record.bytesPerSecond * 0.6 + speed * 0.4 : speed;
+            last = { t: now, bytes: record.downloadedBytes };
+          }
+          record.etaSeconds =
+            record.bytesPerSecond > 0
+              ? (record.totalBytes - record.downloadedBytes) / record.bytesPerSecond
+              : null;
+          this.progress(record);
+        },
+      });
+      slot.downloader = downloader;
+      if (slot.stop) await downloader.cancel({ deleteTempFile: slot.stop === "cancel" });
+      else await downloader.download();
+    } catch (err) {
+      if (slot.stop) return this.stopped(record, slot);
+      record.bytesPerSecond = 0;
+      record.etaSeconds = null;
+      record.downloadedBytes = await this.presentBytes(record);
+      record.error = downloadFailure(err, record, this.deps.client.endpoint, "Authorization" in auth);
+      this.deps.log?.(`download of ${record.repo}/${record.file} failed`, err);
+      this.setState(record, "error");
+      return;
+    }
+    if (slot.stop) return this.stopped(record, slot);
+    await this.verify(record);
+  }
+
+  private async stopped(record: DownloadRecord, slot: Active): Promise<void> {
+    record.bytesPerSecond = 0;
+    record.etaSeconds = null;
+    if (slot.stop === "cancel") return; // cancel() deletes and sets the state
+    record.downloadedBytes = await this.presentBytes(record);
+    this.setState(record, "paused");
+  }
+
+  /** sha256 of every part against the hub's LFS hash; a mismatch deletes the files. */
+  private async verify(record: DownloadRecord): Promise<void> {
+    record.bytesPerSecond = 0;
+    record.etaSeconds = null;
+    record.downloadedBytes = record.totalBytes;
+    this.setState(record, "verifying");
+    const paths = this.partPaths(record);
+    for (let i = 0; i < paths.length; i++) {
+      const part = record.parts[i]!;
+      const path = paths[i]!;
+      const size = (await stat(path).catch(() => null))?.size;
+      if (size !== part.sizeBytes) {
+        await this.deleteFiles(record);
+        record.downloadedBytes = 0;
+        record.error = `${basename(path)} arrived incomplete (${size ?? 0} of ${part.sizeBytes} bytes); it was deleted. Download it again.`;
+        return this.setState(record, "error");
+      }
+      if (!part.sha256) continue;
+      const actual = await sha256Of(path);
+      if (actual !== part.sha256.toLowerCase()) {
+        await this.deleteFiles(record);
+        record.downloadedBytes = 0;
+        record.error =
+          `${basename(path)} is damaged: its sha256 is ${actual.slice(0, 12)}…, the hub says ${part.sha256.slice(0, 12)}…. ` +
+          "The file was deleted; download it again.";
+        return this.setState(record, "error");
+      }
+    }
+    const sidecar: HubSidecar = {
+      repo: record.repo,
+      file: record.file,
+      kind: record.kind,
+      parts: record.parts,
+      endpoint: this.deps.client.endpoint,
+      downloadedAt: Date.now(),
+    };
+    const tmp = `${sidecarPath(record.path)}.${randomUUID()}.tmp`;
+    await writeFile(tmp, `${JSON.stringify(sidecar, null, 2)}\n`);
+    await rename(tmp, sidecarPath(record.path));
+    this.setState(record, "done");
+  }
+
+  private progress(record: DownloadRecord): void {
+    const now = Date.now();
+    if (now - (this.lastEmit.get(record.id) ?? 0) < (this.deps.progressIntervalMs ?? 250)) return;
+    this.lastEmit.set(record.id, now);
+    this.deps.emit?.(toPublic(record));
+  }
+
+  private setState(record: DownloadRecord, state: Download["state"]): void {
+    record.state = state;
+    this.lastEmit.set(record.id, Date.now());
+    this.deps.emit?.(toPublic(record));
+    const saved = this.persist();
+    if (!["queued", "downloading", "verifying"].includes(state)) {
+      // Waiters hear of the end once it is saved (a restart right after sees it).
+      const list = this.waiters.get(record.id) ?? [];
+      this.waiters.delete(record.id);
+      const snapshot = toPublic(record);
+      void saved.then(() => {
+        for (const w of list) w(snapshot);
+      });
+    }
+  }
+
+  private persist(): Promise<void> {
+    const snapshot = JSON.stringify([...this.records.values()], null, 1);
+    this.persisting = this.persisting
+      .then(async () => {
+        await mkdir(this.modelsDir, { recursive: true });
+        const tmp = `${this.stateFile}.${process.pid}.tmp`;
+        await writeFile(tmp, snapshot);
+        await rename(tmp, this.stateFile);
+      })
+      .catch((err: unknown) => this.deps.log?.("could not save the download list", err));
+    return this.persisting;
+  }
+
+  /** Reads the saved list; downloads that were running when the app stopped become paused. */
+  private async load(): Promise<void> {
+    let saved: DownloadRecord[] = [];
+    try {
+      saved = JSON.parse(await readFile(this.stateFile, "utf8")) as DownloadRecord[];
+    } catch {
+      return;
+    }
+    for (const r of Array.isArray(saved) ? saved : []) {
+      if (!r || typeof r.id !== "string" || !Array.isArray(r.parts)) continue;
+      if (r.state === "downloading" || r.state === "queued" || r.state === "verifying") {
+        r.state = "paused";
+        r.bytesPerSecond = 0;
+        r.etaSeconds = null;
+        r.downloadedBytes = await this.presentBytes(r);
+      }
+      this.records.set(r.id, r);
+    }
+  }
+}
+
+/** Waits for `work`, at most `ms` (a stop must not hang on a stuck transfer). */
+function settle(work: Promise<unknown>, ms = 5000): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  return Promise.race([
+    work.then(() => undefined),
+    new Promise<void>((r) => (timer = setTimeout(r, ms))),
+  ]).finally(() => clearTimeout(timer));
+}
+
+export function downloadId(repo: string, file: string): string {
+  return createHash("sha1").update(`${repo}\u0000${file}`).digest("hex").slice(0, 16);
+}
