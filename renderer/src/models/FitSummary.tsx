@@ -36,7 +36,6 @@ export function FitSummary({
             <li>{words.gpu}</li>
             <li>{words.context}</li>
           </ul>
-          {fit.summary && <p className="muted fit-summary__note">{fit.summary}</p>}
         </>
       )}
     </div>

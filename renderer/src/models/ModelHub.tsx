@@ -41,8 +41,13 @@ export function ModelHub({ onLoad }: { onLoad: (path: string) => void }) {
     lastRepo.current = id;
     void controller.hub.openRepo(id, quant);
   };
+  const selected = useHubState((s) => s.selectedFile);
+  // The open repo's chosen file shows its download itself, not twice.
   const shown = downloads.filter(
-    (d) => d.kind === "model" && (isActiveDownload(d) || d.state === "error" || d.state === "done"),
+    (d) =>
+      d.kind === "model" &&
+      (isActiveDownload(d) || d.state === "error" || d.state === "done") &&
+      !(repo && d.repo === repo.repo && d.file === selected),
   );
 
   return (
@@ -97,6 +102,11 @@ export function ModelHub({ onLoad }: { onLoad: (path: string) => void }) {
   );
 }
 
+/** `owner/name`: the user typed a repo id. */
+function looksLikeRepo(query: string): boolean {
+  return /^[A-Za-z0-9][\w.-]*\/[\w.-]+$/.test(query);
+}
+
 function SearchResults({ onOpen }: { onOpen: (repo: string, quant: string | null) => void }) {
   const controller = useController();
   const results = useHubState((s) => s.results);
@@ -136,6 +146,19 @@ function SearchResults({ onOpen }: { onOpen: (repo: string, quant: string | null
       <p className="visually-hidden" role="status">
         {searching ? "Searching…" : `${results.length} model repo${results.length === 1 ? "" : "s"} found`}
       </p>
+      {looksLikeRepo(searchedQuery) && !results.some((m) => m.repo === searchedQuery) && (
+        <p>
+          <button
+            type="button"
+            className="button"
+            data-repo={searchedQuery}
+            onClick={() => onOpen(searchedQuery, null)}
+          >
+            Open {searchedQuery}
+          </button>{" "}
+          <span className="muted">(the repo by its name, even if the search does not list it)</span>
+        </p>
+      )}
       {results.length === 0 ? (
         <div className="empty-state">
           <p>

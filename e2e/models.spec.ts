@@ -1,0 +1,173 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { expect, test } from "@playwright/test";
+import {
+  DEMO_REPO,
+  GATED_REPO,
+  HUB_TEST_TOKEN,
+  NO_GGUF_REPO,
+  startHubServer,
+  type HubServer,
+} from "../electron/core/testing/hf-hub-server";
+import { ChatPage } from "./pages/chat-page";
+import { ModelsPage } from "./pages/models-page";
+import { ServerProcess } from "./server";
+
+/** The demo base the test hub serves (trained for the app: short readable answers). */
+const DEMO_FILE = "demo-chat-Q8_0.gguf";
+
+let hub: HubServer | undefined;
+let hubDir: string | undefined;
+let server: ServerProcess | undefined;
+
+test.beforeEach(async () => {
+  hubDir = mkdtempSync(join(tmpdir(), "macaron-hub-"));
+  hub = await startHubServer({ dir: hubDir });
+  server = await ServerProcess.start({ env: { HF_ENDPOINT: hub.url } });
+});
+
+test.afterEach(async () => {
+  await server?.stop();
+  await hub?.close();
+  if (hubDir) rmSync(hubDir, { recursive: true, force: true });
+  server = hub = hubDir = undefined;
+});
+
+test("find a model, see its fit, download it, load it with a chosen context, chat", async ({ page }) => {
+  test.setTimeout(120_000);
+  const chat = new ChatPage(page);
+  const models = new ModelsPage(page);
+  await chat.open(server!.url);
+
+  // The first screen leads to a model; the demo is still one click away.
+  await expect(page.getByRole("heading", { name: "No model loaded" })).toBeVisible();
+  await expect(page.getByRole("button", { name: "Try the demo model" })).toBeVisible();
+  await models.open();
+  await expect(models.dialog.getByRole("heading", { name: "Recommended models" })).toBeVisible();
+
+  await models.searchFor("demo-chat");
+  await models.openRepo(DEMO_REPO);
+  await expect(models.fileChoice("Q8_0")).toBeVisible();
+  await models.fileChoice("Q8_0").check();
+  // The fit estimate comes before any download, in plain words.
+  await expect(models.fit).toContainText("Fits this machine");
+  await expect(models.fit).toContainText(/of RAM/);
+
+  await models.downloadButton().click();
+  await expect(models.dialog.getByText(`${DEMO_FILE} is on this computer.`)).toBeVisible({ timeout: 60_000 });
+  await models.button("Load…").click();
+  await expect(models.loadDialog).toBeVisible();
+  await models.loadWithContext(2048);
+
+  await expect(models.dialog).toBeHidden();
+  await expect(chat.message).toBeEnabled();
+  await expect(page.locator(".model-bar__name")).not.toHaveText("No model");
+  const local =
+    await server!.call<Array<{ path: string; fileName: string; repo: string | null }>>("models.local");
+  const downloaded = local.find((m) => m.fileName === DEMO_FILE);
+  expect(downloaded?.repo).toBe(DEMO_REPO);
+  const remembered = await server!.call<{ settings: { contextSize: number | null }; remembered: boolean }>(
+    "models.loadSettings",
+    { path: downloaded!.path },
+  );
+  expect(remembered).toMatchObject({ remembered: true, settings: { contextSize: 2048 } });
+
+  await chat.sendMessage("Hello there");
+  await expect(chat.assistantMessages()).toHaveCount(1);
+  // Text streams in (a paragraph, or a code block when the model writes one) and the answer ends.
+  await expect(chat.assistantMessages().first().locator("p, pre").first()).toHaveText(/\S{2,}/, {
+    timeout: 30_000,
+  });
+  await expect(chat.send).toBeVisible({ timeout: 30_000 });
+  const [conversation] = await server!.call<Array<{ id: string }>>("conversations.list");
+  const detail = await server!.call<{ messages: Array<{ role: string; status: string; content: string }> }>(
+    "conversations.get",
+    { id: conversation!.id },
+  );
+  expect(detail.messages.find((m) => m.role === "assistant")).toMatchObject({ status: "complete" });
+
+  // My models lists it; deleting the loaded model is refused with the server's reason.
+  await page.getByRole("button", { name: "Model", exact: true }).click();
+  await page.getByRole("button", { name: /^My models/ }).click();
+  await expect(models.dialog.getByRole("table", { name: "Models on this computer" })).toContainText(
+    DEMO_FILE,
+  );
+  await models.dialog
+    .getByRole("button", { name: /^Delete / })
+    .first()
+    .click();
+  await models.dialog.getByRole("button", { name: "Yes, delete" }).click();
+  await expect(models.dialog.getByRole("alert")).toBeVisible();
+  await expect(models.dialog.getByRole("table", { name: "Models on this computer" })).toContainText(
+    DEMO_FILE,
+  );
+});
+
+test("a download pauses, resumes and cancels; a repo without GGUF says so", async ({ page }) => {
+  const chat = new ChatPage(page);
+  const models = new ModelsPage(page);
+  // Slow enough that the buttons act while it runs (the file is ~3.5 MB).
+  hub!.setFault(`${DEMO_REPO}/${DEMO_FILE}`, { kind: "throttle", bytesPerSecond: 200_000 });
+  await chat.open(server!.url);
+  await models.open();
+
+  // The search lists GGUF repos only; a repo typed by its name opens anyway.
+  await models.searchFor(NO_GGUF_REPO);
+  await models.button(`Open ${NO_GGUF_REPO}`).click();
+  await expect(models.dialog.getByText("No GGUF model in this repo")).toBeVisible();
+  await models.button("← Back to the list").click();
+  // Back returns focus to where the user came from.
+  await expect(models.button(`Open ${NO_GGUF_REPO}`)).toBeFocused();
+
+  await models.searchFor("demo-chat");
+  await models.openRepo(DEMO_REPO);
+  await models.fileChoice("Q8_0").check();
+  await models.downloadButton().click();
+  await expect(models.progress()).toBeVisible();
+  await expect(models.dialog.getByText(/ of .* · /).first()).toBeVisible();
+
+  await models.button("Pause").first().click();
+  await expect(models.dialog.getByText(/^Paused at /).first()).toBeVisible();
+  await models.button("Resume").first().click();
+  await expect(models.button("Pause").first()).toBeVisible();
+
+  await models.button("Cancel").first().click();
+  await models.button("Yes, cancel").click();
+  await expect(models.downloadButton()).toBeVisible();
+  const downloads = await server!.call<Array<{ state: string }>>("hub.downloads");
+  expect(downloads.map((d) => d.state)).toContain("cancelled");
+
+  // Closing the dialog puts focus back on the button that opened it.
+  await page.keyboard.press("Escape");
+  await expect(models.dialog).toBeHidden();
+  await expect(models.findModel).toBeFocused();
+});
+
+test("a gated repo asks for an access token, which is kept and never shown", async ({ page }) => {
+  const chat = new ChatPage(page);
+  const models = new ModelsPage(page);
+  await chat.open(server!.url);
+  await models.open();
+  await models.searchFor("gated");
+  await models.openRepo(GATED_REPO);
+
+  const tokenField = models.dialog.getByLabel("Hugging Face access token");
+  await expect(tokenField).toBeVisible();
+  await tokenField.fill(HUB_TEST_TOKEN);
+  await tokenField.press("Enter");
+  await expect(tokenField).toBeHidden();
+  await models.downloadButton().click();
+  await expect(models.dialog.getByText("gated-demo-Q8_0.gguf is on this computer.")).toBeVisible({
+    timeout: 60_000,
+  });
+
+  await page.keyboard.press("Escape");
+  await page.getByRole("button", { name: "Settings" }).click();
+  const settings = page.getByRole("dialog", { name: "Settings" });
+  await expect(settings.getByText("A token is stored.")).toBeVisible();
+  await expect(settings).not.toContainText(HUB_TEST_TOKEN);
+  await settings.getByRole("button", { name: "Remove token" }).click();
+  await settings.getByRole("button", { name: "Yes, remove" }).click();
+  await expect(settings.getByText("No token is stored.")).toBeVisible();
+});
