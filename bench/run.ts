@@ -9,6 +9,7 @@ import { benchDemo } from "./demo";
 import { benchFit } from "./fit";
 import { benchGenui } from "./genui";
 import { benchMemory } from "./memory";
+import { benchNativeBuild } from "./native-build";
 import { benchRedaction } from "./redaction";
 import { benchReleases } from "./releases";
 import { benchServe } from "./serve";
@@ -21,6 +22,8 @@ const { positionals, values } = parseArgs({
     runs: { type: "string", default: "3" },
     tokens: { type: "string", default: "256" },
     examples: { type: "string", default: "1000" },
+    threads: { type: "string", default: "1" },
+    keep: { type: "boolean", default: false },
   },
 });
 
@@ -40,9 +43,12 @@ const benches: Record<string, () => Promise<void>> = {
   demo: () => benchDemo(),
   cycle: () => benchCycle({ examples: Number(values.examples) }),
   fit: () => benchFit(),
+  // Builds llama.cpp (~5.5 min on 2 cores) in a copy of node-llama-cpp: run it on purpose only.
+  "native-build": () =>
+    benchNativeBuild({ runs: Number(values.runs), threads: Number(values.threads), keep: values.keep }),
 };
 
-const names = positionals.length > 0 ? positionals : Object.keys(benches);
+const names = positionals.length > 0 ? positionals : Object.keys(benches).filter((n) => n !== "native-build");
 for (const name of names) {
   const bench = benches[name];
   if (!bench) {

@@ -1,0 +1,138 @@
+/**
+ * Prebuilt vs built for this machine: builds llama.cpp with the app's own build code
+ * (electron/core/engine/native-build.ts) into a COPY of node-llama-cpp under
+ * node_modules/.macaron-native-build, so the app's node-llama-cpp (and every other test and
+ * process on the machine) keeps its prebuilt binaries; then measures prompt and generation
+ * tok/s on the ~99M bench model, prebuilt and local build interleaved (A/B, B/A, …), same
+ * prompt, warm; then deletes the copy (`--keep` leaves it for another run).
+ *
+ *   npm run bench -- native-build [--runs 5] [--threads 1]
+ */
+import { cpSync, existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import { createRequire } from "node:module";
+import { tmpdir } from "node:os";
+import { dirname, join, resolve } from "node:path";
+import { writeFixtures } from "../native/gguf/fixtures";
+import { hasLocalBuild, NativeBuild, nodeLlamaCppDir } from "../electron/core/engine/native-build";
+import { median, report, type BenchRow } from "./stats";
+
+const COPY_ROOT = resolve(import.meta.dirname, "..", "node_modules", ".macaron-native-build");
+const COPY = join(COPY_ROOT, "node_modules", "node-llama-cpp");
+
+interface Speed {
+  buildType: string;
+  promptTokPerS: number;
+  genTokPerS: number;
+}
+
+function speed(packageDir: string, model: string, threads: number): Speed {
+  const tsx = createRequire(import.meta.url).resolve("tsx");
+  const out = execFileSync(
+    process.execPath,
+    [
+      "--import",
+      tsx,
+      join(import.meta.dirname, "llama-speed.ts"),
+      packageDir,
+      model,
+      String(threads),
+      "512",
+      "128",
+      "3",
+    ],
+    { encoding: "utf8", stdio: ["ignore", "pipe", "inherit"] },
+  );
+  return JSON.parse(out.trim().split("\n").at(-1)!) as Speed;
+}
+
+/** Copy node-llama-cpp without any build or source of its own (its dependencies resolve from the app's node_modules). */
+function copyPackage(): void {
+  rmSync(COPY_ROOT, { recursive: true, force: true });
+  mkdirSync(dirname(COPY), { recursive: true });
+  const source = nodeLlamaCppDir();
+  const skip = ["llama/localBuilds", "llama/llama.cpp", "llama/lastBuild.json", ".temp"].map((p) =>
+    join(source, p),
+  );
+  cpSync(source, COPY, {
+    recursive: true,
+    filter: (path) => !skip.some((s) => path === s || path.startsWith(`${s}/`)),
+  });
+}
+
+export async function benchNativeBuild(options: {
+  runs: number;
+  threads: number;
+  keep: boolean;
+}): Promise<void> {
+  if (hasLocalBuild(nodeLlamaCppDir())) {
+    throw new Error(
+      "The app's node-llama-cpp already has a local build: the prebuilt side would not be prebuilt.",
+    );
+  }
+  const dir = mkdtempSync(join(tmpdir(), "macaron-bench-native-"));
+  let buildSeconds = NaN;
+  try {
+    const model = (await writeFixtures(dir, { size: "bench" })).basePath;
+    if (!(existsSync(COPY) && hasLocalBuild(COPY))) {
+      copyPackage();
+      let shown = -1;
+      const build = new NativeBuild({
+        packageDir: COPY,
+        engineInfo: null,
+        relaunch: null,
+        emit: (b) => {
+          const pct = Math.floor((b.progress ?? 0) * 10);
+          if (pct !== shown) {
+            shown = pct;
+            console.log(`build ${b.state} ${Math.round((b.progress ?? 0) * 100)}%  ${b.log.at(-1) ?? ""}`);
+          }
+        },
+      });
+      const started = performance.now();
+      await build.build();
+      await build.done;
+      buildSeconds = (performance.now() - started) / 1000;
+      const status = await build.status();
+      if (status.state !== "built")
+        throw new Error(`the build failed: ${status.error}\n${status.log.join("\n")}`);
+      console.log(`built in ${buildSeconds.toFixed(0)} s`);
+    }
+    const prebuilt: Speed[] = [];
+    const local: Speed[] = [];
+    for (let run = 0; run < options.runs; run++) {
+      // Interleaved, alternating which goes first: the shared machine's load drifts.
+      const order = run % 2 === 0 ? (["prebuilt", "local"] as const) : (["local", "prebuilt"] as const);
+      for (const which of order) {
+        const result = speed(which === "prebuilt" ? nodeLlamaCppDir() : COPY, model, options.threads);
+        if (result.buildType !== (which === "prebuilt" ? "prebuilt" : "localBuild"))
+          throw new Error(`${which} ran ${result.buildType}`);
+        (which === "prebuilt" ? prebuilt : local).push(result);
+        console.log(which, result);
+      }
+    }
+    const row = (name: string, rows: Speed[]): BenchRow => ({
+      name,
+      promptTokPerS: median(rows.map((r) => r.promptTokPerS)),
+      genTokPerS: median(rows.map((r) => r.genTokPerS)),
+    });
+    const a = row("prebuilt", prebuilt);
+    const b = row("built for this machine", local);
+    report(
+      "native-build",
+      [
+        a,
+        b,
+        {
+          name: "prebuilt / built",
+          promptTokPerS: (a.promptTokPerS as number) / (b.promptTokPerS as number),
+          genTokPerS: (a.genTokPerS as number) / (b.genTokPerS as number),
+        },
+      ],
+      { buildSeconds, runs: options.runs, threads: options.threads, promptTokens: 512, genTokens: 128 },
+    );
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+    if (!options.keep) rmSync(COPY_ROOT, { recursive: true, force: true });
+  }
+}
