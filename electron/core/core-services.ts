@@ -34,6 +34,10 @@ import { GenuiService } from "./genui/genui-service";
 import { GenuiStore } from "./genui/genui-store";
 import { GenuiTurns } from "./genui/genui-turns";
 import { hubHandlers } from "./hub/hub-handlers";
+import { HubService } from "./hub/hub-service";
+import { ModelLibrary } from "./hub/model-library";
+import { FileTokenStore, type TokenStore } from "./hub/token-store";
+import type { CreateDownloader, FreeSpace } from "./hub/downloads";
 import { engineBuildHandlers } from "./engine/build-handlers";
 import { NativeBuild } from "./engine/native-build";
 import { harnessParts, harnessVersion } from "./harness";
@@ -90,6 +94,14 @@ export interface ServiceParts {
    * the smoke contract); default: the one MACARON_CONTRACT names, else the task contract.
    */
   contract?: Contract;
+  /** Where the hub access token is kept (Electron: safeStorage); default: a 0600 file in dataDir. */
+  tokenStore?: TokenStore;
+  /** Model hub test seams: free space of the models folder, the downloader, progress event spacing. */
+  hubStatfs?: (path: string) => Promise<FreeSpace>;
+  hubDownloader?: CreateDownloader;
+  hubProgressIntervalMs?: number;
+  /** The hub to use (default: HF_ENDPOINT, else huggingface.co). */
+  hubEndpoint?: string;
 }
 
 /** Handlers of every method except database.* (index.ts answers those, whatever the state). */
@@ -270,6 +282,26 @@ export async function startServices(
       })
       .catch((err: unknown) => log("could not hash the model or prepare the router", err));
   });
+  // The model hub: search, downloads into <dataDir>/models, token, adapters for the loaded base.
+  const hub = new HubService({
+    dataDir: parts.dataDir,
+    tokenStore: parts.tokenStore ?? new FileTokenStore(parts.dataDir),
+    emit: (download) => events.emit("hub.download", download),
+    loadedModelPath: () => engine.loaded?.path ?? null,
+    installAdapter: (path) => registry.install(path),
+    fit: (source, options) => models.fit(source, options),
+    statfs: parts.hubStatfs,
+    createDownloader: parts.hubDownloader,
+    progressIntervalMs: parts.hubProgressIntervalMs,
+    endpoint: parts.hubEndpoint,
+    log,
+  });
+  const library = new ModelLibrary({
+    dataDir: parts.dataDir,
+    loadedPath: () => engine.loaded?.path ?? null,
+    onDeleted: (path) => hub.downloads.forgetPath(path),
+    log,
+  });
   // llama.cpp built for this machine: the engine restarts on the new binaries once built.
   const nativeBuild = new NativeBuild({
     engineInfo: () => engine.info(),
@@ -277,7 +309,7 @@ export async function startServices(
     emit: (build) => events.emit("engine.build", build),
     log,
   });
-  const models_ = modelHandlers(models);
+  const models_ = modelHandlers(models, library);
   const handlers: ServiceHandlers = {
     ...conversationHandlers({
       conversations,
@@ -301,7 +333,7 @@ export async function startServices(
     }),
     ...chatHandlers(pipeline),
     ...models_,
-    ...hubHandlers(),
+    ...hubHandlers(hub),
     ...engineBuildHandlers(nativeBuild),
     "models.openDemo": async (input, ctx) => {
       const status = await models_["models.openDemo"](input, ctx);
@@ -364,6 +396,7 @@ export async function startServices(
     close: () => {
       closing ??= (async () => {
         await pipeline.close();
+        await hub.close().catch((err: unknown) => log("could not pause the model downloads", err));
         unsubscribeReleases();
         await updates.close();
         await releases.close();

@@ -8,6 +8,7 @@ import type {
   RoutingInfo,
 } from "../api";
 import type { AdapterUse, EngineClient, KvPolicy, SpawnEngine } from "./engine/types";
+import type { TokenStore } from "./hub/token-store";
 
 export type EventListener = <E extends EventName>(event: E, payload: EventPayload<E>) => void;
 
@@ -83,4 +84,9 @@ export interface CoreOptions {
    * trained demo that ships with the app, or $MACARON_DEMO_DIR).
    */
   demoDir?: string;
+  /**
+   * Where the model hub's access token is kept: Electron passes a safeStorage-backed store;
+   * default: a 0600 file in dataDir (headless).
+   */
+  tokenStore?: TokenStore;
 }

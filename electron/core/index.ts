@@ -43,6 +43,7 @@ export async function createCore(options: CoreOptions): Promise<Core> {
       feedbackEndpoint: options.feedbackEndpoint ?? process.env[FEEDBACK_ENDPOINT_ENV],
       registryUrl: options.registryUrl ?? process.env[REGISTRY_URL_ENV],
       demoDir: options.demoDir,
+      tokenStore: options.tokenStore,
     },
     // Conversations' KV caches survive restarts in <dataDir>/kv (see native/engine/kv-state-store.ts).
     () => new EngineSupervisor(options.spawnEngine, { stateDir: resolve(options.dataDir, "kv") }),

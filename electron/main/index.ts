@@ -5,9 +5,18 @@
  */
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { app, dialog, ipcMain, session, type BrowserWindow, type OpenDialogOptions } from "electron";
+import {
+  app,
+  dialog,
+  ipcMain,
+  safeStorage,
+  session,
+  type BrowserWindow,
+  type OpenDialogOptions,
+} from "electron";
 import { createCore } from "../core";
 import type { Core } from "../core/core-types";
+import { SafeStorageTokenStore } from "../core/hub/token-store";
 import { createAppOrigin } from "./app-origin";
 import { createUtilityEngineSpawner } from "./engine-process";
 import { registerIpcTransport } from "./ipc";
@@ -103,6 +112,8 @@ function start(): void {
     const started = await createCore({
       dataDir: app.getPath("userData"),
       spawnEngine: createUtilityEngineSpawner(join(here, "engine.js")),
+      // The hub access token, encrypted with the OS keychain's key.
+      tokenStore: new SafeStorageTokenStore(safeStorage, app.getPath("userData")),
     });
     core = started;
     disposeIpc = registerIpcTransport({

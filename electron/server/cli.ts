@@ -1,5 +1,5 @@
 /**
- * `npm run serve -- --host 127.0.0.1 --port P --data-dir D [--model FILE.gguf] [--api-key K]`
+ * `npm run serve -- --host 127.0.0.1 --port P --data-dir D [--model FILE.gguf|hf:USER/REPO[:QUANT]|URL] [--api-key K]`
  * Headless mode: prints `listening on URL` once connections are accepted.
  */
 import { homedir } from "node:os";
@@ -8,12 +8,14 @@ import { parseArgs } from "node:util";
 import { parsePort, runServiceCli } from "./service-cli";
 import { startServer } from "./start";
 
-const USAGE = `Usage: npm run serve -- [--host 127.0.0.1] [--port 0] [--data-dir ~/.macaron] [--model FILE.gguf] [--api-key KEY]
+const USAGE = `Usage: npm run serve -- [--host 127.0.0.1] [--port 0] [--data-dir ~/.macaron] [--model MODEL] [--api-key KEY]
 
   --host      address to bind (only this one is served)       default 127.0.0.1
   --port      TCP port; 0 picks a free one                     default 0
   --data-dir  database, demo model and adapters                default $MACARON_DATA_DIR or ~/.macaron
-  --model     GGUF model to load at start
+  --model     model to load at start: a GGUF file, hf:USER/REPO[:QUANT], hf:USER/REPO/FILE.gguf
+              or an https URL; hub models are downloaded into DATA-DIR/models first (progress on
+              stderr, an interrupted download resumes; HF_ENDPOINT picks the hub, HF_TOKEN the token)
   --api-key   key every API call must present                  default: a random key, printed
   --adapters  folder of LoRA adapters (+ manifests) to install at start
   --max-tokens  answer length limit when a message sets none   default 1024`;
@@ -64,6 +66,7 @@ runServiceCli({
       apiKey: args.apiKey,
       defaultMaxTokens: args.maxTokens,
       adaptersDir: args.adapters,
+      onDownloadLine: (line) => console.error(line),
     });
     if (server.modelError)
       console.error(`error: could not load ${args.model}: ${server.modelError} (serving without a model)`);

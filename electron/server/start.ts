@@ -10,6 +10,8 @@ import { createCore } from "../core";
 import type { Core } from "../core/core-types";
 import { spawnNodeEngine } from "../core/engine/spawn-node";
 import type { SpawnEngine } from "../core/engine/types";
+import { isModelUri, resolveModelArg } from "../core/hub/model-uri";
+import { FileTokenStore } from "../core/hub/token-store";
 import { buildServer } from "./app";
 
 export interface StartServerOptions {
@@ -18,8 +20,14 @@ export interface StartServerOptions {
   /** 0 picks a free port. Default 0. */
   port?: number;
   dataDir: string;
-  /** GGUF to load before serving; a bad file is reported in `modelError`, not thrown. */
+  /**
+   * GGUF to load before serving: a path, or `hf:OWNER/REPO[:QUANT]` / an https URL, downloaded
+   * into `<dataDir>/models` first (resumed when interrupted). A bad file or failed download is
+   * reported in `modelError`, not thrown.
+   */
   model?: string;
+  /** Download progress lines for a `model` URI (the CLI prints them on stderr). */
+  onDownloadLine?: (line: string) => void;
   /** Default: a random 32-byte hex key (see `generatedKey`). */
   apiKey?: string;
   /** Default: out/renderer of this checkout (or of the app bundle). */
@@ -75,10 +83,24 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
   const host = options.host ?? "127.0.0.1";
   const generatedKey = options.apiKey === undefined;
   const apiKey = options.apiKey ?? randomBytes(32).toString("hex");
+  let model = options.model;
+  let downloadError: string | null = null;
+  if (model && isModelUri(model)) {
+    try {
+      model = await resolveModelArg(model, {
+        dataDir: options.dataDir,
+        tokenStore: new FileTokenStore(options.dataDir),
+        onLine: options.onDownloadLine,
+      });
+    } catch (err) {
+      downloadError = `the download failed: ${(err as Error).message}`;
+      model = undefined;
+    }
+  }
   const core = await createCore({
     dataDir: options.dataDir,
     spawnEngine: options.spawnEngine ?? spawnNodeEngine(),
-    initialModel: options.model,
+    initialModel: model,
     defaultMaxTokens: options.defaultMaxTokens,
     adaptersDir: options.adaptersDir,
     demoDir: options.demoDir,
@@ -93,7 +115,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
   }
   const address = app.server.address();
   const port = typeof address === "object" && address !== null ? address.port : options.port;
-  const modelError = options.model ? await explainModelFailure(core, options.model) : null;
+  const modelError = downloadError ?? (model ? await explainModelFailure(core, model) : null);
   const url = `http://${urlHost(host)}:${port}`;
 
   let closing: Promise<void> | null = null;

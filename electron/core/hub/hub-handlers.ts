@@ -1,25 +1,21 @@
-import { ApiError } from "../../api";
 import type { DomainHandlers } from "../handlers";
+import type { HubService } from "./hub-service";
 
-// PLACEHOLDER while the hub is being built (issue 11): replaced by the real handlers.
-const todo = (): never => {
-  throw new ApiError("internal", "The model hub is not built yet.");
-};
-
-export function hubHandlers(): DomainHandlers<"hub"> {
+/** The hub.* methods (electron/api/methods.ts) on the hub service. */
+export function hubHandlers(hub: HubService): DomainHandlers<"hub"> {
   return {
-    "hub.search": todo,
-    "hub.recommended": todo,
-    "hub.repo": todo,
-    "hub.fit": todo,
-    "hub.download": todo,
-    "hub.downloads": todo,
-    "hub.pause": todo,
-    "hub.resume": todo,
-    "hub.cancel": todo,
-    "hub.tokenStatus": todo,
-    "hub.setToken": todo,
-    "hub.adaptersForBase": todo,
-    "hub.installAdapter": todo,
+    "hub.search": ({ query, limit }) => hub.search(query, limit),
+    "hub.recommended": () => hub.recommended(),
+    "hub.repo": ({ repo }) => hub.repo(repo),
+    "hub.fit": (input) => hub.fit(input),
+    "hub.download": ({ repo, file }) => hub.download(repo, file),
+    "hub.downloads": () => hub.downloads.list(),
+    "hub.pause": ({ id }) => hub.downloads.pause(id),
+    "hub.resume": ({ id }) => hub.downloads.resume(id),
+    "hub.cancel": ({ id }) => hub.downloads.cancel(id),
+    "hub.tokenStatus": () => hub.tokenStatus(),
+    "hub.setToken": ({ token }) => hub.setToken(token),
+    "hub.adaptersForBase": ({ query }) => hub.adaptersForBase(query),
+    "hub.installAdapter": ({ repo, file }) => hub.installAdapter(repo, file),
   };
 }

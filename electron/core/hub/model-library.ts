@@ -12,6 +12,9 @@ import { classifyGguf, readGguf, type GgufFile } from "../../../native/gguf/read
 import { PARTIAL_SUFFIX, readSidecar, sidecarPath } from "./downloads";
 import { parseQuant, splitPart, splitPartPaths } from "./hf-client";
 
+/** The demo model's copy in models/ (ModelService.openDemo). */
+const DEMO_COPY = "demo.gguf";
+
 export interface ModelLibraryDeps {
   dataDir: string;
   /** The loaded model's path (null: none): it cannot be deleted. */
@@ -119,7 +122,8 @@ export class ModelLibrary {
     const entries = await readdir(dir, { withFileTypes: true }).catch(() => []);
     const out: string[] = [];
     for (const e of entries) {
-      if (e.name.startsWith(".")) continue;
+      // Hidden folders (staging) and the app's own copy of the demo ("Try the demo model" opens it).
+      if (e.name.startsWith(".") || (depth === 0 && e.name === DEMO_COPY)) continue;
       const path = join(dir, e.name);
       if (e.isDirectory()) out.push(...(await this.scan(path, depth + 1)));
       else if (e.isFile() && e.name.toLowerCase().endsWith(".gguf")) {
