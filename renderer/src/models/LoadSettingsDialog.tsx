@@ -247,7 +247,7 @@ function LoadForm({
             type="number"
             inputMode="numeric"
             min={1}
-            placeholder={cores ? `Automatic (this computer has ${cores} cores)` : "Automatic"}
+            placeholder={cores ? `Automatic (${cores} cores here)` : "Automatic"}
             value={draft.threads}
             aria-invalid={fieldError?.field === "threads"}
             aria-describedby={describedBy("threads")}

@@ -113,11 +113,11 @@ function LocalModelRow({
           </span>
         )}
       </th>
-      <td>{model.architecture}</td>
-      <td>{model.parameters > 0 ? formatParameters(model.parameters) : "—"}</td>
-      <td>{model.quant ?? "—"}</td>
-      <td>{formatBytes(model.sizeBytes)}</td>
-      <td>{model.contextLength > 0 ? formatTokens(model.contextLength) : "—"}</td>
+      <td data-label="Architecture">{model.architecture}</td>
+      <td data-label="Parameters">{model.parameters > 0 ? formatParameters(model.parameters) : "—"}</td>
+      <td data-label="Quantization">{model.quant ?? "—"}</td>
+      <td data-label="Size">{formatBytes(model.sizeBytes)}</td>
+      <td data-label="Context">{model.contextLength > 0 ? formatTokens(model.contextLength) : "—"}</td>
       <td className="local-models__actions">
         <button
           type="button"

@@ -2,7 +2,7 @@ import { useEffect, useId, useState } from "react";
 import { useController, useEngineBuildState } from "../app/controller-context";
 
 const STATE_TEXT = {
-  prebuilt: "Not built: the engine runs the prebuilt llama.cpp binaries.",
+  prebuilt: "Not built for this computer yet.",
   building: "Building llama.cpp for this computer…",
   built: "Built for this computer.",
   failed: "The last build failed.",
