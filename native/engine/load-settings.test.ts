@@ -1,4 +1,6 @@
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { createServer, type IncomingHttpHeaders } from "node:http";
+import type { AddressInfo } from "node:net";
+import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -169,6 +171,55 @@ describe("fit estimate (real engine)", () => {
     expect(error).toMatch(/Could not read the model file .*notes\.gguf/);
     const again = await call<FitResult>({ type: "fit", source: { path: fx.basePath } });
     expect(again.value?.fits).toBe(true);
+  });
+
+  it("estimates a remote model from its header only, with the fetch headers given (the hub's fit)", async () => {
+    const bytes = await readFile(small.basePath);
+    const seen: IncomingHttpHeaders[] = [];
+    let served = 0;
+    const server = createServer((req, res) => {
+      seen.push(req.headers);
+      const range = /bytes=(\d+)-(\d*)/.exec(req.headers.range ?? "");
+      const start = range ? Number(range[1]) : 0;
+      const end = range && range[2] ? Math.min(Number(range[2]), bytes.length - 1) : bytes.length - 1;
+      served += end - start + 1;
+      res.writeHead(range ? 206 : 200, {
+        "content-length": end - start + 1,
+        "accept-ranges": "bytes",
+        ...(range ? { "content-range": `bytes ${start}-${end}/${bytes.length}` } : {}),
+      });
+      res.end(bytes.subarray(start, end + 1));
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    try {
+      const { port } = server.address() as AddressInfo;
+      const url = `http://127.0.0.1:${port}/owner/repo/resolve/main/base-small.gguf`;
+      const remote = await call<FitResult>({
+        type: "fit",
+        source: { url, headers: { authorization: "Bearer hf_test" } },
+        contextSize: 2048,
+      });
+      const local = await call<FitResult>({
+        type: "fit",
+        source: { path: small.basePath },
+        contextSize: 2048,
+      });
+      expect(remote.error).toBeUndefined();
+      expect(remote.value).toMatchObject({
+        contextSize: 2048,
+        totalLayers: local.value!.totalLayers,
+        trainContextSize: 4096,
+        model: { architecture: "llama", parameters: local.value!.model.parameters },
+      });
+      // Same weights and KV estimate as from the file on disk (within the simulator's rounding).
+      expect(Math.abs(remote.value!.ramBytes - local.value!.ramBytes) / local.value!.ramBytes).toBeLessThan(
+        0.05,
+      );
+      expect(seen.every((h) => h.authorization === "Bearer hf_test")).toBe(true);
+      expect(served).toBeLessThan(bytes.length);
+    } finally {
+      server.close();
+    }
   });
 
   it("says which llama.cpp binaries it runs", async () => {

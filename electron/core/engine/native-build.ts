@@ -54,8 +54,10 @@ const LOG_LINES = 40;
 
 /** node-llama-cpp's package folder, from this module's resolution of it. */
 export function nodeLlamaCppDir(): string {
-  // The package's main is dist/index.js.
-  return dirname(dirname(createRequire(import.meta.url).resolve("node-llama-cpp")));
+  // The package's main is dist/index.js. In the packaged app the package is unpacked next to
+  // the asar archive (electron-builder.yml asarUnpack): the build writes there.
+  const main = createRequire(import.meta.url).resolve("node-llama-cpp");
+  return dirname(dirname(main)).replace(/app\.asar(?=[\\/])/, "app.asar.unpacked");
 }
 
 /** The local build folder and its last-build record, inside node-llama-cpp's package. */
