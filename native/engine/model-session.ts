@@ -2,6 +2,7 @@ import { open } from "node:fs/promises";
 import { basename } from "node:path";
 import {
   InsufficientMemoryError,
+  readGgufFileInfo,
   type ChatWrapper,
   type GbnfJsonObjectSchema,
   type LlamaChatResponse,
@@ -111,7 +112,7 @@ export class ModelSession {
     try {
       model = await backend.llama.loadModel({
         modelPath: path,
-        gpuLayers: modelGpuLayers(options, sequences),
+        gpuLayers: await modelGpuLayers(path, options, sequences, backend.gpu),
         defaultContextFlashAttention: flashAttention,
         onLoadProgress: (p) => report(Math.min(MODEL_SHARE, p * MODEL_SHARE)),
       });
@@ -347,15 +348,31 @@ function assertKvCacheFits(model: LlamaModel, kvCacheType: KvCacheType): void {
   }
 }
 
-/** The model's GPU layers option: "auto" leaves room for the context that will be created. */
-function modelGpuLayers(
+/**
+ * The model's GPU layers option: "auto" leaves room for the context that will be created (its
+ * default size read from the GGUF header when none is asked for). On CPU llama.cpp takes 0.
+ */
+async function modelGpuLayers(
+  path: string,
   options: ContextOptions,
   sequences: number,
-): "max" | number | { fitContext: { contextSize: number } } | "auto" {
+  gpu: string | null,
+): Promise<"max" | number | { fitContext: { contextSize: number } } | "auto"> {
   const setting = options.gpuLayers ?? "auto";
-  if (setting !== "auto") return setting;
-  if (options.contextSize === undefined) return "auto";
-  return { fitContext: { contextSize: options.contextSize * sequences } };
+  if (setting !== "auto" || gpu === null) return setting;
+  let contextSize = options.contextSize;
+  if (contextSize === undefined) {
+    const info = await readGgufFileInfo(path, { readTensorInfo: false, logWarnings: false }).catch(
+      () => null,
+    );
+    const arch = info ? String(info.metadata.general.architecture) : "";
+    const train = Number(
+      (info?.metadata as Record<string, { context_length?: unknown }> | undefined)?.[arch]?.context_length,
+    );
+    if (!Number.isFinite(train) || train <= 0) return "auto";
+    contextSize = defaultContextSize(train);
+  }
+  return { fitContext: { contextSize: contextSize * sequences } };
 }
 
 function flashAttentionName(value: boolean | "auto"): LoadedSettings["flashAttention"] {
