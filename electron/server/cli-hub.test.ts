@@ -1,0 +1,145 @@
+/**
+ * Headless `--model hf:…` as a real process against the loopback hub (HF_ENDPOINT): the model
+ * is downloaded into DATA-DIR/models with progress lines on stderr, then loaded by the real
+ * engine; a download killed with SIGKILL resumes on the next start from its partial bytes
+ * (the hub's Range log shows no completed chunk fetched again).
+ */
+import { spawn, type ChildProcess } from "node:child_process";
+import { createHash } from "node:crypto";
+import { readFileSync } from "node:fs";
+import { readFile } from "node:fs/promises";
+import { createRequire } from "node:module";
+import { join } from "node:path";
+import { pathToFileURL } from "node:url";
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from "vitest";
+import { resumableBytes } from "../core/hub/downloads";
+import { DEMO_REPO, SMALL_REPO, startHubServer, type HubServer } from "../core/testing/hf-hub-server";
+import { tempDir } from "../core/testing/temp-dir";
+import { readJson } from "./test-core";
+
+const tsxLoader = pathToFileURL(createRequire(import.meta.url).resolve("tsx")).href;
+const cli = join(import.meta.dirname, "cli.ts");
+const CHUNK = 5 * 1024 * 1024;
+
+let hub: HubServer;
+let repos: { path: string; remove: () => void };
+
+beforeAll(async () => {
+  repos = tempDir("macaron-hub-repos-");
+  hub = await startHubServer({ dir: repos.path });
+});
+
+afterAll(async () => {
+  await hub?.close();
+  repos?.remove();
+});
+
+interface Serve {
+  child: ChildProcess;
+  stderr: () => string;
+  /** Resolves with the base URL at the `listening on` line. */
+  listening: Promise<string>;
+}
+
+function serve(dataDir: string, model: string): Serve {
+  const child = spawn(
+    process.execPath,
+    ["--import", tsxLoader, cli, "--port", "0", "--data-dir", dataDir, "--model", model, "--api-key", "k"],
+    {
+      stdio: ["ignore", "pipe", "pipe"],
+      env: { ...process.env, HF_ENDPOINT: hub.url, MACARON_ENGINE_THREADS: "1" },
+    },
+  );
+  onTestFinished(() => {
+    if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
+  });
+  let out = "";
+  let err = "";
+  child.stderr?.on("data", (d: Buffer) => (err += d.toString()));
+  const listening = new Promise<string>((resolve, reject) => {
+    child.stdout?.on("data", (d: Buffer) => {
+      out += d.toString();
+      const m = /^listening on (\S+)\/\?token=/m.exec(out);
+      if (m?.[1]) resolve(m[1]);
+    });
+    child.once("exit", (code, signal) => reject(new Error(`exited ${code ?? signal}: ${err}`)));
+  });
+  listening.catch(() => undefined);
+  return { child, stderr: () => err, listening };
+}
+
+async function status(base: string) {
+  const res = await fetch(`${base}/api/call/models.status`, {
+    method: "POST",
+    headers: { authorization: "Bearer k", "content-type": "application/json" },
+    body: "{}",
+  });
+  return (await readJson(res)).value as { state: string; model: { path: string } | null };
+}
+
+function sha256(path: string): string {
+  return createHash("sha256").update(readFileSync(path)).digest("hex");
+}
+
+describe("serve --model hf:…", () => {
+  it("downloads the model from HF_ENDPOINT with progress lines, then serves it loaded", async () => {
+    const dataDir = tempDir("macaron-cli-hub-").path;
+    const run = serve(dataDir, `hf:${DEMO_REPO}:Q8_0`);
+    const base = await run.listening;
+    const path = join(dataDir, "models", "macaron-test", "demo-chat-GGUF", "demo-chat-Q8_0.gguf");
+    expect(run.stderr()).toContain(`download hf:${DEMO_REPO}/demo-chat-Q8_0.gguf: done (${path})`);
+    expect(run.stderr()).toMatch(/download hf:.*: (queued|downloading) \d+%/);
+    expect(run.stderr()).not.toContain("could not load");
+    const s = await status(base);
+    expect(s.state).toBe("ready");
+    expect(s.model?.path).toBe(path);
+  });
+
+  it("resumes a download killed with SIGKILL from its partial bytes, not from zero", async () => {
+    const dataDir = tempDir("macaron-cli-hub-").path;
+    const key = `${SMALL_REPO}/small-chat-F32.gguf`;
+    const path = join(dataDir, "models", "macaron-test", "small-chat-GGUF", "small-chat-F32.gguf");
+    const size = readFileSync(hub.repos.find((r) => r.id === SMALL_REPO)!.files[0]!.source).length;
+    // The hub serves two of ipull's chunks, then holds the connection: the process is mid-download.
+    hub.setFault(key, { kind: "stall", offset: 2 * CHUNK });
+    onTestFinished(() => hub.setFault(key, null));
+    const first = serve(dataDir, `hf:${SMALL_REPO}:F32`);
+    const deadline = Date.now() + 30_000;
+    while ((await resumableBytes(path, size)) < 2 * CHUNK) {
+      if (Date.now() > deadline) throw new Error(`no partial download: ${first.stderr()}`);
+      await new Promise((r) => setTimeout(r, 25));
+    }
+    const exited = new Promise((r) => first.child.once("exit", r));
+    first.child.kill("SIGKILL");
+    await exited;
+    const saved = JSON.parse(await readFile(join(dataDir, "models", ".downloads.json"), "utf8")) as {
+      state: string;
+    }[];
+    expect(saved[0]?.state).toBe("downloading"); // what the killed process left
+
+    hub.setFault(key, null);
+    const from = hub.requests.length;
+    const second = serve(dataDir, `hf:${SMALL_REPO}:F32`);
+    const base = await second.listening;
+    expect(second.stderr()).toContain(`download hf:${SMALL_REPO}/small-chat-F32.gguf: resuming from 10.5 MB`);
+    const ranged = hub.requests
+      .slice(from)
+      .filter((r) => r.path === `/${SMALL_REPO}/resolve/main/small-chat-F32.gguf` && r.range);
+    expect(ranged.length).toBeGreaterThan(0);
+    for (const r of ranged)
+      expect(Number(/bytes=(\d+)-/.exec(r.range!)![1])).toBeGreaterThanOrEqual(2 * CHUNK);
+    expect(ranged.reduce((s, r) => s + r.bytes, 0)).toBeLessThanOrEqual(size - 2 * CHUNK);
+    expect(sha256(path)).toBe(sha256(hub.repos.find((r) => r.id === SMALL_REPO)!.files[0]!.source));
+    expect((await status(base)).model?.path).toBe(path);
+  });
+
+  it("serves without a model and says why when the download fails (gated, no token)", async () => {
+    const dataDir = tempDir("macaron-cli-hub-").path;
+    const run = serve(dataDir, "hf:macaron-test/gated-demo-GGUF:Q8_0");
+    const base = await run.listening;
+    expect(run.stderr()).toMatch(
+      /could not load hf:macaron-test\/gated-demo-GGUF:Q8_0: the download failed: .*gated/,
+    );
+    expect((await status(base)).model).toBeNull();
+  });
+});
