@@ -62,11 +62,8 @@ export function DownloadRow({ download, onLoad }: { download: Download; onLoad?:
           <button
             type="button"
             className="button button--small"
-            onClick={() =>
-              void (download.state === "paused"
-                ? controller.hub.resume(download.id)
-                : controller.hub.download(download.repo, download.file))
-            }
+            // A failed download continues from its partial file too.
+            onClick={() => void controller.hub.resume(download.id)}
           >
             {download.state === "paused" ? "Resume" : "Try again"}
           </button>

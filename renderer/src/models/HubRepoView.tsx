@@ -1,4 +1,4 @@
-import { useId } from "react";
+import { useEffect, useId, useRef } from "react";
 import type { HubFile } from "../../../electron/api";
 import { useController, useHubState, useLocalModelsState } from "../app/controller-context";
 import {
@@ -30,6 +30,12 @@ export function HubRepoView({ onBack, onLoad }: { onBack: () => void; onLoad: (p
   const downloads = useHubState((s) => s.downloads);
   const locals = useLocalModelsState((s) => s.models);
   const headingId = useId();
+  const heading = useRef<HTMLHeadingElement>(null);
+  const repoId = view?.repo;
+  // The button that opened the repo is gone: focus goes to what replaced it.
+  useEffect(() => {
+    heading.current?.focus();
+  }, [repoId]);
   if (!view) return null;
 
   const files = view.data ? modelFiles(view.data) : [];
@@ -44,7 +50,7 @@ export function HubRepoView({ onBack, onLoad }: { onBack: () => void; onLoad: (p
       <button type="button" className="button button--ghost button--small hub-repo__back" onClick={onBack}>
         ← Back to the list
       </button>
-      <h3 id={headingId} className="hub-repo__title">
+      <h3 id={headingId} ref={heading} tabIndex={-1} className="hub-repo__title">
         {view.repo}
         {view.data?.gated && <span className="badge badge--warn">Gated</span>}
       </h3>

@@ -76,8 +76,7 @@ export function ModelBar({
           aria-expanded={hubOpen}
           onClick={() => controller.openModels("find")}
         >
-          {running.count === 1 ? "Downloading" : `${running.count} downloads`}
-          {running.percent !== null ? ` ${running.percent}%` : "…"}
+          {running.label}
         </button>
       )}
       {model && (

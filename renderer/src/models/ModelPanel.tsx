@@ -1,4 +1,5 @@
-import { useAppState, useController, useLocalModelsState } from "../app/controller-context";
+import { useAppState, useController, useHubState, useLocalModelsState } from "../app/controller-context";
+import { formatBytes } from "../state/hub-logic";
 import { FileChooser } from "../app/FileChooser";
 import { LoadProgress } from "./LoadProgress";
 
@@ -13,11 +14,15 @@ export function ModelPanel() {
   const engine = useAppState((s) => s.engine);
   const busy = useAppState((s) => s.modelBusy);
   const localCount = useLocalModelsState((s) => s.models?.length ?? 0);
+  const recommended = useHubState((s) => s.recommended);
   // A failed open, else the engine's own error (e.g. a model that could not be reloaded).
   const error = useAppState((s) => s.modelError ?? (s.engine?.state === "error" ? s.engine.error : null));
   const hasModel = !!engine?.model;
   const loading = busy || engine?.state === "loading";
 
+  // First run: a few small models, one click from their files and fit estimate.
+  const picks =
+    hasModel || localCount > 0 ? [] : (recommended ?? []).filter((m) => m.tier === "small").slice(0, 3);
   const heading = hasModel ? "Switch model" : loading ? "Loading model…" : "No model loaded";
 
   return (
@@ -70,6 +75,32 @@ export function ModelPanel() {
           </button>
         )}
       </div>
+      {picks.length > 0 && (
+        <div className="model-panel__picks">
+          <h3 className="model-panel__subheading">Good first models</h3>
+          <ul className="model-panel__pick-list">
+            {picks.map((m) => (
+              <li key={`${m.repo}:${m.quant}`}>
+                <button
+                  type="button"
+                  className="button"
+                  aria-haspopup="dialog"
+                  disabled={busy}
+                  onClick={() => {
+                    controller.openModels("find");
+                    void controller.hub.openRepo(m.repo, m.quant);
+                  }}
+                >
+                  {m.label}{" "}
+                  <span className="muted">
+                    · {m.quant} · about {formatBytes(m.approxSizeBytes)}
+                  </span>
+                </button>
+              </li>
+            ))}
+          </ul>
+        </div>
+      )}
       <div className="model-panel__file">
         <h3 className="model-panel__subheading">Or open a .gguf file you already have</h3>
         <FileChooser

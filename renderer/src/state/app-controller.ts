@@ -119,6 +119,7 @@ export class AppController {
     void this.adapters.refresh();
     void this.localModels.refresh();
     void this.hub.refreshDownloads();
+    void this.hub.loadRecommended();
     if (initialId) await this.conversations.loadDetail(initialId);
   }
 

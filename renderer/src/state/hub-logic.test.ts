@@ -90,7 +90,10 @@ describe("downloads", () => {
         download({ id: "a", state: "downloading", downloadedBytes: 10, totalBytes: 100 }),
         download({ id: "b", state: "paused", downloadedBytes: 40, totalBytes: 100 }),
       ]),
-    ).toEqual({ count: 2, percent: 25 });
+    ).toEqual({ count: 2, percent: 25, label: "2 downloads 25%" });
+    expect(downloadsSummary([download({ state: "paused", downloadedBytes: 50 })])?.label).toBe(
+      "Download paused 50%",
+    );
   });
 });
 

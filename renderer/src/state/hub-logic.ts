@@ -131,12 +131,16 @@ export function downloadFor(list: readonly Download[], repo: string, file: strin
 /** Overall progress of the running downloads for the header: null when none runs. */
 export function downloadsSummary(
   list: readonly Download[],
-): { count: number; percent: number | null } | null {
+): { count: number; percent: number | null; label: string } | null {
   const active = list.filter(isActiveDownload);
   if (active.length === 0) return null;
   const total = active.reduce((sum, d) => sum + d.totalBytes, 0);
   const done = active.reduce((sum, d) => sum + d.downloadedBytes, 0);
-  return { count: active.length, percent: total > 0 ? Math.floor((done / total) * 100) : null };
+  const percent = total > 0 ? Math.floor((done / total) * 100) : null;
+  const paused = active.every((d) => d.state === "paused");
+  const what =
+    active.length === 1 ? (paused ? "Download paused" : "Downloading") : `${active.length} downloads`;
+  return { count: active.length, percent, label: percent === null ? `${what}…` : `${what} ${percent}%` };
 }
 
 // ---------------------------------------------------------------------------------------------
