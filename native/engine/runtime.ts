@@ -120,9 +120,8 @@ export class EngineRuntime {
         );
       }
       try {
-        const { id, type, path, ...options } = request;
-        void type;
-        this.session = await ModelSession.open(backend, path, options, (progress) =>
+        const { id, path, ...rest } = request;
+        this.session = await ModelSession.open(backend, path, withoutType(rest), (progress) =>
           this.send({ type: "progress", id, progress }),
         );
       } catch (error) {
@@ -140,9 +139,7 @@ export class EngineRuntime {
   private async fit(request: Request<"fit">): Promise<FitResult> {
     if (this.disposed) throw new EngineFailure("internal", "The engine is shutting down.");
     const backend = await this.backendOrFail();
-    const { id, type, ...fit } = request;
-    void id;
-    void type;
+    const fit = withoutType(request);
     try {
       return await estimateFit(backend.llama, backend.gpu, fit);
     } catch (error) {
@@ -233,4 +230,12 @@ export class EngineRuntime {
     this.generation.controller.abort();
     return { aborted: true };
   }
+}
+
+/** A request's own fields, without its envelope (`type`; `id` too when present). */
+function withoutType<T extends { type: string; id?: number }>(request: T): Omit<T, "type" | "id"> {
+  const copy: Partial<T> = { ...request };
+  delete copy.type;
+  delete copy.id;
+  return copy as Omit<T, "type" | "id">;
 }
