@@ -3,13 +3,16 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { expect, test } from "@playwright/test";
 import {
+  ADAPTER_REPO,
   DEMO_REPO,
   GATED_REPO,
   HUB_TEST_TOKEN,
   NO_GGUF_REPO,
+  WRONG_ADAPTER_REPO,
   startHubServer,
   type HubServer,
 } from "../electron/core/testing/hf-hub-server";
+import { AdaptersPage } from "./pages/adapters-page";
 import { ChatPage } from "./pages/chat-page";
 import { ModelsPage } from "./pages/models-page";
 import { ServerProcess } from "./server";
@@ -170,4 +173,27 @@ test("a gated repo asks for an access token, which is kept and never shown", asy
   await settings.getByRole("button", { name: "Remove token" }).click();
   await settings.getByRole("button", { name: "Yes, remove" }).click();
   await expect(settings.getByText("No token is stored.")).toBeVisible();
+});
+
+test("adapters for the loaded base: the hub's matches with their reason, installed with the usual checks", async ({
+  page,
+}) => {
+  test.setTimeout(120_000);
+  const chat = new ChatPage(page);
+  const models = new ModelsPage(page);
+  const adapters = new AdaptersPage(page);
+  await chat.open(server!.url);
+  await models.downloadAndLoad("demo-chat", DEMO_REPO, "Q8_0", DEMO_FILE);
+
+  await adapters.openPanel();
+  const find = adapters.panel.getByRole("region", { name: "Find adapters for this model" });
+  await find.getByRole("button", { name: "Find adapters" }).click();
+  const results = find.getByRole("list", { name: "Adapters on the hub" });
+  await expect(results).toContainText(ADAPTER_REPO, { timeout: 30_000 });
+  await expect(results).toContainText(/Matches: .*adapter of/);
+  // Hub metadata alone is not enough: the file whose shapes do not fit is not offered.
+  await expect(results).not.toContainText(WRONG_ADAPTER_REPO);
+  await find.getByRole("button", { name: `Install chat-lora.gguf from ${ADAPTER_REPO}` }).click();
+  await expect(find.getByText("Installed")).toBeVisible({ timeout: 30_000 });
+  await expect(adapters.panel.getByRole("table")).toContainText("chat");
 });

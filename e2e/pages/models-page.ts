@@ -73,4 +73,19 @@ export class ModelsPage {
     await this.loadDialog.getByRole("button", { name: "Load model" }).click();
     await expect(this.loadDialog).toBeHidden({ timeout: 60_000 });
   }
+
+  /** Search, open the repo, download the file with this quantization and load it with its defaults. */
+  async downloadAndLoad(query: string, repo: string, quant: string, file: string): Promise<void> {
+    await this.open();
+    await this.searchFor(query);
+    await this.openRepo(repo);
+    await this.fileChoice(quant).check();
+    await this.downloadButton().click();
+    await expect(this.dialog.getByText(`${file} is on this computer.`)).toBeVisible({ timeout: 60_000 });
+    await this.button("Load…").click();
+    await expect(this.contextField()).toBeVisible();
+    await this.loadDialog.getByRole("button", { name: "Load model" }).click();
+    await expect(this.loadDialog).toBeHidden({ timeout: 60_000 });
+    await expect(this.dialog).toBeHidden();
+  }
 }
