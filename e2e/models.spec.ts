@@ -197,3 +197,20 @@ test("adapters for the loaded base: the hub's matches with their reason, install
   await expect(find.getByText("Installed")).toBeVisible({ timeout: 30_000 });
   await expect(adapters.panel.getByRole("table")).toContainText("chat");
 });
+
+test("hub failures say what to do next: a rate limit, then a retry that works", async ({ page }) => {
+  const chat = new ChatPage(page);
+  const models = new ModelsPage(page);
+  await chat.open(server!.url);
+  await models.open();
+  hub!.setFault("/api/models", { kind: "status", status: 429, retryAfterSeconds: 1 });
+  await models.search.fill("demo-chat");
+  const alert = models.dialog.getByRole("alert");
+  await expect(alert).toContainText(/limiting requests/);
+  hub!.setFault("/api/models", null);
+  await models.button("Try again").click();
+  await expect(models.repoButton(DEMO_REPO)).toBeVisible();
+  // Clearing the search goes back to the recommended list.
+  await models.search.fill("");
+  await expect(models.dialog.getByRole("heading", { name: "Recommended models" })).toBeVisible();
+});

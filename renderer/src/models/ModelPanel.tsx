@@ -46,7 +46,6 @@ export function ModelPanel() {
           type="button"
           className="button button--primary"
           aria-haspopup="dialog"
-          disabled={busy}
           onClick={() => controller.openModels("find")}
         >
           Find a model
@@ -56,7 +55,6 @@ export function ModelPanel() {
             type="button"
             className="button"
             aria-haspopup="dialog"
-            disabled={busy}
             onClick={() => controller.openModels("local")}
           >
             My models ({localCount})
