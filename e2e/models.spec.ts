@@ -49,10 +49,17 @@ test("find a model, see its fit, download it, load it with a chosen context, cha
   await models.open();
   await expect(models.dialog.getByRole("heading", { name: "Recommended models" })).toBeVisible();
 
-  await models.searchFor("demo-chat");
+  // Keyboard: the search box has focus, Enter searches, the files are a radio group.
+  await expect(models.search).toBeFocused();
+  await page.keyboard.type("demo-chat");
+  await page.keyboard.press("Enter");
+  await expect(models.dialog.getByRole("heading", { name: "Results for “demo-chat”" })).toBeVisible();
   await models.openRepo(DEMO_REPO);
-  await expect(models.fileChoice("Q8_0")).toBeVisible();
-  await models.fileChoice("Q8_0").check();
+  await expect(models.fileChoice("Q8_0")).toBeChecked();
+  await models.fileChoice("Q8_0").press("ArrowUp");
+  await expect(models.fileChoice("F32")).toBeChecked();
+  await models.fileChoice("F32").press("ArrowDown");
+  await expect(models.fileChoice("Q8_0")).toBeChecked();
   // The fit estimate comes before any download, in plain words.
   await expect(models.fit).toContainText("Fits this machine");
   await expect(models.fit).toContainText(/of RAM/);

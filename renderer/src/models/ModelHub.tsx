@@ -28,6 +28,18 @@ export function ModelHub({ onLoad }: { onLoad: (path: string) => void }) {
   const lastRepo = useRef<string | null>(null);
   const listRef = useRef<HTMLDivElement>(null);
 
+  // Opening the dialog on the list puts the cursor in the search box (after the dialog's own
+  // focusing, which picks its first button).
+  useEffect(() => {
+    if (controller.hub.store.getState().repo) return;
+    const frame = requestAnimationFrame(() => {
+      // Not when the user is moving between the tabs with the keyboard.
+      if (document.activeElement?.closest('[role="tablist"]')) return;
+      searchRef.current?.focus();
+    });
+    return () => cancelAnimationFrame(frame);
+  }, [controller]);
+
   useEffect(() => {
     if (repo !== null || !lastRepo.current) return;
     const target = listRef.current?.querySelector<HTMLButtonElement>(
