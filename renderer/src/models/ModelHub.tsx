@@ -114,6 +114,11 @@ export function ModelHub({ onLoad }: { onLoad: (path: string) => void }) {
   );
 }
 
+/** The hub tags a repo of LoRA adapters so (they install from the Adapters panel). */
+function isAdapterRepo(tags: readonly string[]): boolean {
+  return tags.some((t) => t === "lora" || t.startsWith("base_model:adapter:"));
+}
+
 /** `owner/name`: the user typed a repo id. */
 function looksLikeRepo(query: string): boolean {
   return /^[A-Za-z0-9][\w.-]*\/[\w.-]+$/.test(query);
@@ -195,6 +200,7 @@ function SearchResults({ onOpen }: { onOpen: (repo: string, quant: string | null
                   {m.baseModel ? ` · based on ${m.baseModel}` : ""}
                 </span>
                 {m.gated && <span className="badge badge--warn">Gated</span>}
+                {isAdapterRepo(m.tags) && <span className="badge">LoRA adapters</span>}
               </button>
             </li>
           ))}
