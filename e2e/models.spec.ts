@@ -8,6 +8,7 @@ import {
   GATED_REPO,
   HUB_TEST_TOKEN,
   NO_GGUF_REPO,
+  SPLIT_REPO,
   WRONG_ADAPTER_REPO,
   startHubServer,
   type HubServer,
@@ -205,7 +206,9 @@ test("adapters for the loaded base: the hub's matches with their reason, install
   await expect(adapters.panel.getByRole("table")).toContainText("chat");
 });
 
-test("hub failures say what to do next: a rate limit, then a retry that works", async ({ page }) => {
+test("hub failures say what to do next: a rate limit, then a retry that works; split files", async ({
+  page,
+}) => {
   const chat = new ChatPage(page);
   const models = new ModelsPage(page);
   await chat.open(server!.url);
@@ -217,6 +220,14 @@ test("hub failures say what to do next: a rate limit, then a retry that works", 
   hub!.setFault("/api/models", null);
   await models.button("Try again").click();
   await expect(models.repoButton(DEMO_REPO)).toBeVisible();
+  // A split GGUF is one choice, its size the sum of its parts.
+  await models.searchFor("split");
+  await models.openRepo(SPLIT_REPO);
+  await expect(models.fileChoice("Q8_0")).toHaveAccessibleName(
+    /split-tiny-Q8_0-00001-of-00002\.gguf .* 2 parts/,
+  );
+  await expect(models.dialog.getByRole("radio")).toHaveCount(1);
+  await models.button("← Back to the list").click();
   // Clearing the search goes back to the recommended list.
   await models.search.fill("");
   await expect(models.dialog.getByRole("heading", { name: "Recommended models" })).toBeVisible();
