@@ -8,6 +8,7 @@ import {
   GATED_REPO,
   HUB_TEST_TOKEN,
   NO_GGUF_REPO,
+  SMALL_REPO,
   SPLIT_REPO,
   WRONG_ADAPTER_REPO,
   startHubServer,
@@ -231,4 +232,40 @@ test("hub failures say what to do next: a rate limit, then a retry that works; s
   // Clearing the search goes back to the recommended list.
   await models.search.fill("");
   await expect(models.dialog.getByRole("heading", { name: "Recommended models" })).toBeVisible();
+});
+
+test("a download interrupted by killing the app is offered to resume, and resumes", async ({ page }) => {
+  test.setTimeout(120_000);
+  const file = "small-chat-F32.gguf";
+  const chat = new ChatPage(page);
+  const models = new ModelsPage(page);
+  // ~10.5 MiB at 2 MB/s: killed after more than one of the downloader's 5 MiB chunks.
+  hub!.setFault(`${SMALL_REPO}/${file}`, { kind: "throttle", bytesPerSecond: 2_000_000 });
+  await chat.open(server!.url);
+  await models.open();
+  await models.searchFor("small-chat");
+  await models.openRepo(SMALL_REPO);
+  await models.downloadButton().click();
+  await expect(models.progress()).toBeVisible();
+  await hub!.waitForBytes(`${SMALL_REPO}/${file}`, 6 * 1024 * 1024);
+
+  const first = server!;
+  first.proc.kill("SIGKILL");
+  await new Promise((resolve) => first.proc.once("exit", resolve));
+  hub!.setFault(`${SMALL_REPO}/${file}`, null);
+  server = await ServerProcess.start({ dataDir: first.dataDir, env: { HF_ENDPOINT: hub!.url } });
+  try {
+    await chat.open(server.url);
+    // The header says a download waits; the Models dialog offers to resume it.
+    await page.getByRole("button", { name: /^Download paused/ }).click();
+    const row = models.dialog.getByRole("listitem", { name: `Download of ${file}` });
+    await expect(row).toContainText(/Paused at [1-9]/);
+    await row.getByRole("button", { name: "Resume" }).click();
+    await expect(row).toContainText("Downloaded (", { timeout: 60_000 });
+    const ranges = hub!.requests.filter((r) => r.path.endsWith(file) && r.range);
+    expect(ranges.some((r) => !/^bytes=0-/.test(r.range!))).toBe(true);
+  } finally {
+    await server.stop();
+    server = first;
+  }
 });
