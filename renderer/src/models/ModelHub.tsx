@@ -54,10 +54,12 @@ export function ModelHub({ onLoad }: { onLoad: (path: string) => void }) {
     void controller.hub.openRepo(id, quant);
   };
   const selected = useHubState((s) => s.selectedFile);
+  const hidden = useHubState((s) => s.hiddenDownloads);
   // The open repo's chosen file shows its download itself, not twice.
   const shown = downloads.filter(
     (d) =>
       d.kind === "model" &&
+      !hidden.includes(d.id) &&
       (isActiveDownload(d) || d.state === "error" || d.state === "done") &&
       !(repo && d.repo === repo.repo && d.file === selected),
   );

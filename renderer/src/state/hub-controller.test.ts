@@ -171,6 +171,21 @@ describe("HubController", () => {
     expect(api.calls.filter(([m]) => m === "models.local")).toHaveLength(lists);
   });
 
+  it("lists this session's downloads; ones finished before are left to My models", async () => {
+    const api = scriptedApi();
+    api.handlers["hub.downloads"] = () => [
+      download({ id: "old", state: "done", downloadedBytes: 100, startedAt: 1 }),
+      download({ id: "paused", state: "paused", downloadedBytes: 40, startedAt: 2 }),
+    ];
+    const c = await started(api);
+    expect(c.hub.store.getState()).toMatchObject({ hiddenDownloads: ["old"] });
+    api.emit("hub.download", download({ id: "paused", state: "done", downloadedBytes: 100, startedAt: 2 }));
+    await c.hub.refreshDownloads();
+    expect(c.hub.store.getState().hiddenDownloads).toEqual(["old"]);
+    c.hub.dismiss("paused");
+    expect(c.hub.store.getState().hiddenDownloads).toEqual(["old", "paused"]);
+  });
+
   it("a download that cannot start says why, with the kind of failure", async () => {
     const api = scriptedApi();
     api.handlers["hub.download"] = () => {

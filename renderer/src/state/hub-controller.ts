@@ -58,6 +58,8 @@ export interface HubState {
   gpuLayers: GpuLayers;
   fit: FitView;
   downloads: Download[];
+  /** Ids the Downloads list leaves out: dismissed, or finished before this session. */
+  hiddenDownloads: readonly string[];
   /** A download that could not start (or a pause/resume/cancel that failed). */
   downloadError: HubFailure | null;
   token: TokenStatus | null;
@@ -84,6 +86,7 @@ function initialState(): HubState {
     gpuLayers: "auto",
     fit: { status: "idle", estimate: null, error: null },
     downloads: [],
+    hiddenDownloads: [],
     downloadError: null,
     token: null,
     tokenSaving: false,
@@ -156,9 +159,13 @@ export class HubController {
         let downloads = [...list].sort((a, b) => b.startedAt - a.startedAt);
         for (const d of s.downloads) {
           const listed = downloads.find((x) => x.id === d.id);
-          if (!listed || d.downloadedBytes > listed.downloadedBytes) downloads = upsertDownload(downloads, d);
+          if (!listed || (listed.state === d.state && d.downloadedBytes > listed.downloadedBytes))
+            downloads = upsertDownload(downloads, d);
         }
-        return { downloads };
+        // Finished before this session (or before the list was first read): My models has them.
+        const known = new Set(s.downloads.map((d) => d.id));
+        const old = list.filter((d) => !known.has(d.id) && (d.state === "done" || d.state === "cancelled"));
+        return { downloads, hiddenDownloads: [...new Set([...s.hiddenDownloads, ...old.map((d) => d.id)])] };
       });
     } catch {
       // Shown per download when an action fails; the list itself is not essential.
@@ -295,7 +302,7 @@ export class HubController {
 
   /** Forget a finished, failed or cancelled download in the list (the server keeps its own). */
   dismiss(id: string): void {
-    this.set((s) => ({ downloads: s.downloads.filter((d) => d.id !== id) }));
+    this.set((s) => ({ hiddenDownloads: [...s.hiddenDownloads, id] }));
   }
 
   async loadToken(): Promise<void> {
