@@ -36,6 +36,12 @@ export function FitSummary({
             <li>{words.gpu}</li>
             <li>{words.context}</li>
           </ul>
+          {!fit.fits && (
+            <p className="fit-summary__advice">
+              Try a smaller context, fewer GPU layers or a smaller quantization (Q4); loading as it is may
+              fail or be very slow.
+            </p>
+          )}
         </>
       )}
     </div>
