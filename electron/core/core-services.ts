@@ -271,6 +271,7 @@ export async function startServices(
   const unsubscribeLoads = events.subscribe((event, payload) => {
     if (event !== "engine.status") return;
     const status = payload as EventPayload<"engine.status">;
+    if (status.state === "loading") memory.abortProposals();
     if (status.state !== "ready" || !status.model) return;
     // Whether each adapter fits depends on the base: the Adapters panel must refresh.
     if (registry.count > 0) events.emit("adapters.changed", {});

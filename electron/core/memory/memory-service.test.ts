@@ -207,6 +207,28 @@ describe("MemoryService", () => {
     expect(service.rememberFromMessage("remember that I ski", c.id, user.id)).toBeNull();
   });
 
+  it("drops proposals asked for before another model loads", async () => {
+    const c = new ConversationStore(db).create("T");
+    const user = new MessageStore(db).append({
+      conversationId: c.id,
+      role: "user",
+      content: "I live in Oslo",
+      status: "complete",
+    });
+    answers.push('{"facts":["The user lives in Oslo"]}');
+    service.proposeAfterAnswer({
+      conversationId: c.id,
+      userMessageId: user.id,
+      userText: "I live in Oslo",
+      prompt: [{ role: "user", text: "I live in Oslo" }],
+      answer: "Nice!",
+      adapters: [{ path: "/adapters/agent.gguf", scale: 1 }],
+    });
+    service.abortProposals();
+    await service.settled();
+    expect(service.list().filter((m) => m.status === "proposed")).toEqual([]);
+  });
+
   it("remembers explicit requests once, and deletes a conversation's memories on request", () => {
     const conversations = new ConversationStore(db);
     const messages = new MessageStore(db);

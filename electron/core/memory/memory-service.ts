@@ -172,6 +172,14 @@ export class MemoryService {
     this.changed();
   }
 
+  /**
+   * Drop the proposals waiting or running now: another model is loading, and they were asked
+   * for with the previous model's adapters (which may not fit the new base).
+   */
+  abortProposals(): void {
+    for (const b of this.background) b.controller.abort();
+  }
+
   /** Abort proposals in flight and wait for them. */
   async close(): Promise<void> {
     this.closed = true;
