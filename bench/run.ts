@@ -6,6 +6,7 @@ import { parseArgs } from "node:util";
 import { benchAdapters } from "./adapters";
 import { benchCycle } from "./cycle";
 import { benchDemo } from "./demo";
+import { benchDownload } from "./download";
 import { benchFit } from "./fit";
 import { benchGenui } from "./genui";
 import { benchMemory } from "./memory";
@@ -43,6 +44,7 @@ const benches: Record<string, () => Promise<void>> = {
   demo: () => benchDemo(),
   cycle: () => benchCycle({ examples: Number(values.examples) }),
   fit: () => benchFit(),
+  download: () => benchDownload({ runs: Number(values.runs) }),
   // Builds llama.cpp (~5.5 min on 2 cores) in a copy of node-llama-cpp: run it on purpose only.
   "native-build": () =>
     benchNativeBuild({ runs: Number(values.runs), threads: Number(values.threads), keep: values.keep }),

@@ -160,7 +160,7 @@ function json(
 
 /** Start the server; without `repos`, `defaultHubRepos(dir)` (dir: a fresh temp folder). */
 export async function startHubServer(
-  options: { repos?: HubRepoSpec[]; dir?: string; token?: string } = {},
+  options: { repos?: HubRepoSpec[]; dir?: string; token?: string; port?: number } = {},
 ): Promise<HubServer> {
   let repos = options.repos;
   if (!repos) {
@@ -525,7 +525,7 @@ export async function startHubServer(
     sockets.add(s);
     s.on("close", () => sockets.delete(s));
   });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  await new Promise<void>((resolve) => server.listen(options.port ?? 0, "127.0.0.1", resolve));
   const { port } = server.address() as AddressInfo;
   const url = `http://127.0.0.1:${port}`;
 
