@@ -80,7 +80,12 @@ function fileRequests(key: string, from = 0) {
 describe("DownloadManager", () => {
   it("downloads a model into models/<owner>/<name>/, checks its sha256 and writes the sidecar", async () => {
     const { m, dataDir, events } = manager();
-    const started = await m.start(DEMO_REPO, "demo-chat-Q8_0.gguf");
+    // Two starts of the same file at once are one download.
+    const [started, twin] = await Promise.all([
+      m.start(DEMO_REPO, "demo-chat-Q8_0.gguf"),
+      m.start(DEMO_REPO, "demo-chat-Q8_0.gguf"),
+    ]);
+    expect(twin.id).toBe(started.id);
     expect(started.path).toBe(
       join(dataDir, "models", "macaron-test", "demo-chat-GGUF", "demo-chat-Q8_0.gguf"),
     );

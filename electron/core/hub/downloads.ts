@@ -226,6 +226,7 @@ export class DownloadManager {
   private readonly waiters = new Map<string, ((d: Download) => void)[]>();
   private readonly lastEmit = new Map<string, number>();
   private readonly queue: string[] = [];
+  private readonly starting = new Map<string, Promise<Download>>();
   private loaded: Promise<void>;
   private persisting: Promise<void> = Promise.resolve();
   private closed = false;
@@ -260,7 +261,17 @@ export class DownloadManager {
    * when the repo or file does not exist, is gated without access, or the disk is too full.
    * An unfinished download of the same file is resumed; a finished one is returned as is.
    */
-  async start(repo: string, file: string, kind: DownloadKind = "model"): Promise<Download> {
+  start(repo: string, file: string, kind: DownloadKind = "model"): Promise<Download> {
+    // Two calls for the same file at once share one start (one transfer per file).
+    const key = downloadId(repo, file);
+    const pending = this.starting.get(key);
+    if (pending) return pending;
+    const started = this.startNow(repo, file, kind).finally(() => this.starting.delete(key));
+    this.starting.set(key, started);
+    return started;
+  }
+
+  private async startNow(repo: string, file: string, kind: DownloadKind): Promise<Download> {
     await this.loaded;
     const id = downloadId(repo, file);
     const existing = this.records.get(id);
