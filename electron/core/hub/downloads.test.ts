@@ -194,6 +194,19 @@ describe("DownloadManager", () => {
     expect(done.state).toBe("done");
   });
 
+  it("ends a transfer that stops receiving data (the server fails mid-download) as an error, partial kept", async () => {
+    hub.setFault(SMALL_KEY, { kind: "stall", offset: CHUNK + 4096 });
+    onTestFinished(() => hub.setFault(SMALL_KEY, null));
+    const { m } = manager({ stallTimeoutMs: 300 });
+    const started = await m.start(SMALL_REPO, SMALL);
+    const done = await m.wait(started.id);
+    expect(done.state).toBe("error");
+    expect(done.error).toMatch(/sent no data for 1 s .*partial download is kept: resume/);
+    hub.setFault(SMALL_KEY, null);
+    await m.resume(started.id);
+    expect((await m.wait(started.id)).state).toBe("done");
+  });
+
   it("says what went wrong for 404, 429 (with the wait), 5xx and a repo without GGUF files", async () => {
     const { m } = manager();
     await expect(m.start(DEMO_REPO, "missing-Q4_K_M.gguf")).rejects.toThrow(

@@ -71,6 +71,11 @@ export interface DownloadManagerDeps {
   createDownloader?: CreateDownloader;
   /** Least time between two progress events of one download (default 250 ms). */
   progressIntervalMs?: number;
+  /**
+   * No data for this long ends a transfer as an error with its partial file kept (default 60 s):
+   * ipull itself retries a failing server for many minutes.
+   */
+  stallTimeoutMs?: number;
   /** Downloads running at once; more wait as "queued" (default 2). */
   concurrency?: number;
   log?: (message: string, err: unknown) => void;
@@ -214,7 +219,8 @@ function toPublic(r: DownloadRecord): Download {
 
 interface Active {
   downloader: Downloader | null;
-  stop: "pause" | "cancel" | null;
+  /** Why the transfer is being stopped ("stall": no data for stallTimeoutMs). */
+  stop: "pause" | "cancel" | "stall" | null;
   done: Promise<void>;
 }
 
@@ -468,6 +474,20 @@ export class DownloadManager {
     const auth = await this.deps.client.authHeaders();
     let last = { t: Date.now(), bytes: record.downloadedBytes };
     this.setState(record, "downloading");
+    const stallMs = this.deps.stallTimeoutMs ?? 60_000;
+    let progressAt = Date.now();
+    let progressBytes = -1;
+    let onStall: () => void = () => undefined;
+    const stalled = new Promise<void>((r) => (onStall = r));
+    const watchdog = setInterval(
+      () => {
+        if (slot.stop || Date.now() - progressAt < stallMs) return;
+        slot.stop = "stall";
+        void slot.downloader?.cancel({ deleteTempFile: false }).catch(() => undefined);
+        onStall();
+      },
+      Math.max(20, Math.min(1000, stallMs / 4)),
+    );
     try {
       const downloader = await (this.deps.createDownloader ?? nodeLlamaDownloader)({
         modelUri: record.url,
@@ -477,6 +497,10 @@ export class DownloadManager {
         onProgress: ({ totalSize, downloadedSize }) => {
           if (slot.stop) return;
           const now = Date.now();
+          if (downloadedSize !== progressBytes) {
+            progressBytes = downloadedSize;
+            progressAt = now;
+          }
           if (totalSize > 0) record.totalBytes = totalSize;
           record.downloadedBytes = Math.min(downloadedSize, record.totalBytes);
           const dt = (now - last.t) / 1000;
@@ -495,7 +519,7 @@ export class DownloadManager {
       });
       slot.downloader = downloader;
       if (slot.stop) await downloader.cancel({ deleteTempFile: slot.stop === "cancel" });
-      else await downloader.download();
+      else await Promise.race([downloader.download(), stalled]);
     } catch (err) {
       if (slot.stop) return this.stopped(record, slot);
       record.bytesPerSecond = 0;
@@ -505,6 +529,8 @@ export class DownloadManager {
       this.deps.log?.(`download of ${record.repo}/${record.file} failed`, err);
       this.setState(record, "error");
       return;
+    } finally {
+      clearInterval(watchdog);
     }
     if (slot.stop) return this.stopped(record, slot);
     await this.verify(record);
@@ -515,6 +541,11 @@ export class DownloadManager {
     record.etaSeconds = null;
     if (slot.stop === "cancel") return; // cancel() deletes and sets the state
     record.downloadedBytes = await this.presentBytes(record);
+    if (slot.stop === "stall") {
+      const seconds = Math.max(1, Math.round((this.deps.stallTimeoutMs ?? 60_000) / 1000));
+      record.error = `The hub sent no data for ${seconds} s (it may be failing or the connection dropped). The partial download is kept: resume to try again.`;
+      return this.setState(record, "error");
+    }
     this.setState(record, "paused");
   }
 
