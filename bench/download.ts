@@ -4,6 +4,10 @@
  * check against the hub's LFS hash) against `curl` of the same file, interleaved A/B runs,
  * medians and the ratio. The file is filler bytes named .gguf (the transfer does not parse it).
  *
+ * Then the time to a first token for a downloaded model: the trained demo base downloaded from
+ * the hub's `macaron-test/demo-chat-GGUF` (sha256 checked), loaded by a fresh engine process,
+ * one greedy answer; download, load and first token timed separately.
+ *
  *   npm run bench -- download [--runs 5]      (MACARON_BENCH_DOWNLOAD_MB, default 256)
  */
 import { spawn } from "node:child_process";
@@ -12,6 +16,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { DownloadManager } from "../electron/core/hub/downloads";
 import { HubClient } from "../electron/core/hub/hf-client";
+import { spawnNodeEngine } from "../electron/core/engine/spawn-node";
+import { EngineSupervisor } from "../electron/core/engine/supervisor";
+import { DEMO_REPO, startHubServer } from "../electron/core/testing/hf-hub-server";
 import { createRequire } from "node:module";
 import { pathToFileURL } from "node:url";
 import { median, report, type BenchRow } from "./stats";
@@ -95,10 +102,66 @@ export async function benchDownload(options: { runs: number }): Promise<void> {
     },
     { name: "curl -o", medianSeconds: median(curl), MBps: mbps(median(curl)), vsCurl: 1 },
   ];
+  rows.push(...(await firstToken(options.runs)));
   report("download", rows, {
     fileBytes: size,
     runs: options.runs,
     seconds: { app, curl },
     note: "loopback hub in its own process (node:http, no throttle); vsCurl = curl time / app time (1 = as fast as curl)",
   });
+}
+
+/** Download the demo base from the hub, load it in a fresh engine, time the first token. */
+async function firstToken(runs: number): Promise<BenchRow[]> {
+  const dir = mkdtempSync(join(tmpdir(), "macaron-bench-ttft-"));
+  const hub = await startHubServer({ dir: join(dir, "repos") });
+  const download: number[] = [];
+  const load: number[] = [];
+  const ttft: number[] = [];
+  try {
+    for (let run = 0; run < runs; run++) {
+      const dataDir = join(dir, `data-${run}`);
+      const manager = new DownloadManager({ dataDir, client: new HubClient({ endpoint: hub.url }) });
+      const t0 = performance.now();
+      const done = await manager.wait((await manager.start(DEMO_REPO, "demo-chat-Q8_0.gguf")).id);
+      const t1 = performance.now();
+      await manager.close();
+      if (done.state !== "done") throw new Error(`download failed: ${done.error}`);
+      const engine = new EngineSupervisor(
+        spawnNodeEngine({ env: { ...process.env, MACARON_ENGINE_THREADS: "1" } }),
+      );
+      try {
+        await engine.load(done.path);
+        const t2 = performance.now();
+        let first = 0;
+        await engine.generate(
+          [{ role: "user", text: "Hello! How are you?" }],
+          { temperature: 0, maxTokens: 8 },
+          () => {
+            first ||= performance.now();
+          },
+        );
+        download.push((t1 - t0) / 1000);
+        load.push((t2 - t1) / 1000);
+        ttft.push((first - t2) / 1000);
+      } finally {
+        await engine.close();
+      }
+    }
+  } finally {
+    await hub.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+  const total = download.map((d, i) => d + load[i]! + ttft[i]!);
+  return [
+    {
+      name: "demo base (3.7 MB): download + sha256",
+      medianSeconds: median(download),
+      MBps: null,
+      vsCurl: null,
+    },
+    { name: "demo base: engine start + load", medianSeconds: median(load), MBps: null, vsCurl: null },
+    { name: "demo base: first token after load", medianSeconds: median(ttft), MBps: null, vsCurl: null },
+    { name: "demo base: download to first token", medianSeconds: median(total), MBps: null, vsCurl: null },
+  ];
 }
