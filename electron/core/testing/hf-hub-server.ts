@@ -81,7 +81,12 @@ export interface HubServer {
   setFault(path: string, fault: Fault | Fault[] | null): void;
   /** Body bytes of `owner/name/file` served so far (all responses). */
   bytesServed(path: string): number;
-  /** Resolves once `bytes` body bytes of `owner/name/file` were served in all. */
+  /**
+   * Resolves once `bytes` body bytes of `owner/name/file` were served in all responses. Served is
+   * not saved: ipull's first plain GET (never read, ~4 MB buffered) counts too, and a chunk is
+   * resumable only once complete; to wait for resumable bytes, stall the file at an offset
+   * and watch `resumableBytes()` (core/hub/downloads.ts) of the partial file.
+   */
   waitForBytes(path: string, bytes: number): Promise<void>;
   /** The resolve URL of a repo file. */
   fileUrl(repo: string, file: string): string;
