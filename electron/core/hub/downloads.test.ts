@@ -7,7 +7,7 @@
  */
 import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
-import { cp, readFile, stat } from "node:fs/promises";
+import { cp, readFile, stat, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from "vitest";
 import type { Download } from "../../api";
@@ -103,6 +103,18 @@ describe("DownloadManager", () => {
     // The list survives a new manager (a restart) and says done.
     const again = new DownloadManager({ dataDir, client: new HubClient({ endpoint: hub.url }) });
     expect((await again.list()).find((d) => d.id === started.id)?.state).toBe("done");
+  });
+
+  it("counts a partial file's complete chunks, the last one shorter", async () => {
+    const dir = tempDir("macaron-ipull-").path;
+    const path = join(dir, "m.gguf");
+    const size = 2 * CHUNK + 100;
+    // ipull's layout: the file's bytes, then its progress as JSON.
+    const trailer = JSON.stringify({ part: 0, chunks: [2, 0, 2], chunkSize: CHUNK, parallelStreams: 3 });
+    await writeFile(`${path}.ipull`, Buffer.concat([Buffer.alloc(size), Buffer.from(trailer)]));
+    expect(await resumableBytes(path, size)).toBe(CHUNK + 100);
+    await writeFile(path, Buffer.alloc(size));
+    expect(await resumableBytes(path, size)).toBe(size);
   });
 
   it("pauses (partial kept), resumes from the partial file with Range requests, and cancels (partial deleted)", async () => {

@@ -131,8 +131,12 @@ export async function resumableBytes(finalPath: string, size: number): Promise<n
     const trailer = Buffer.alloc(Math.min(info.size - size, 4 << 20));
     await handle.read(trailer, 0, trailer.length, size);
     const progress = JSON.parse(trailer.toString("utf8")) as { chunks?: number[]; chunkSize?: number };
-    const complete = (progress.chunks ?? []).filter((c) => c === 2).length;
-    return Math.min(size, complete * (progress.chunkSize ?? 0));
+    const chunkSize = progress.chunkSize ?? 0;
+    // Complete chunks (status 2), the last one shorter than the others.
+    return (progress.chunks ?? []).reduce(
+      (sum, c, i) => (c === 2 ? sum + Math.max(0, Math.min(chunkSize, size - i * chunkSize)) : sum),
+      0,
+    );
   } catch {
     return 0;
   } finally {
