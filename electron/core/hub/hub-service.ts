@@ -17,7 +17,7 @@ import {
 } from "../../api";
 import { readGguf, type GgufFile } from "../../../native/gguf/reader";
 import { DownloadManager, readSidecar, type CreateDownloader, type FreeSpace } from "./downloads";
-import { HubClient, hubEndpoint } from "./hf-client";
+import { HubClient, hubEndpoint, splitPartPaths } from "./hf-client";
 import { RECOMMENDED_MODELS } from "./recommended";
 import type { TokenStore } from "./token-store";
 
@@ -142,7 +142,14 @@ export class HubService {
     const loaded = this.deps.loadedModelPath();
     if (!loaded)
       throw new ApiError("no_model", "Load a model first: adapters are looked up for the loaded base.");
-    const base = await readGguf(loaded);
+    const first = await readGguf(loaded);
+    // A split model's tensors are spread over its parts: the shape checks need them all.
+    const rest = await Promise.all(
+      splitPartPaths(loaded)
+        .slice(1)
+        .map((p) => readGguf(p)),
+    );
+    const base = { ...first, tensors: [first, ...rest].flatMap((f) => f.tensors) };
     const m = base.metadata;
     const arch = str(m["general.architecture"]) ?? "unknown";
     const bases = new Set<string>();
