@@ -47,6 +47,9 @@ export interface HubServiceDeps {
   log?: (message: string, err: unknown) => void;
 }
 
+const MAX_ADAPTER_REPOS = 12;
+const MAX_ADAPTER_FILES = 8;
+
 export interface AdapterMatch {
   repo: string;
   files: HubFile[];
@@ -179,7 +182,8 @@ export class HubService {
     }
     const auth = await this.client.authHeaders();
     const out: AdapterMatch[] = [];
-    for (const [repo, why] of candidates) {
+    // Each candidate costs a repo listing and a header read per file: the first few only.
+    for (const [repo, why] of [...candidates].slice(0, MAX_ADAPTER_REPOS)) {
       let files: HubFile[];
       try {
         files = (await this.client.repo(repo)).files;
@@ -187,8 +191,10 @@ export class HubService {
         this.deps.log?.(`skipping adapter repo ${repo}`, err);
         continue;
       }
+      // A text search also finds model repos: there, only files named as adapters are read.
+      const fromMetadata = !why.startsWith("found by searching");
       const fitting: HubFile[] = [];
-      for (const f of files) {
+      for (const f of files.filter((x) => fromMetadata || x.isAdapter).slice(0, MAX_ADAPTER_FILES)) {
         const verdict = await this.checkRemoteAdapter(this.client.fileUrl(repo, f.path), auth, base, arch);
         if (verdict === null) fitting.push({ ...f, isAdapter: true });
         else this.deps.log?.(`${repo}/${f.path} does not fit the loaded model: ${verdict}`, null);
