@@ -14,7 +14,7 @@ import {
   startHubServer,
   type HubServer,
 } from "../electron/core/testing/hf-hub-server";
-import { resumableBytes } from "../electron/core/hub/downloads";
+import { DOWNLOAD_CHUNK_BYTES, resumableBytes } from "../electron/core/hub/downloads";
 import { AdaptersPage } from "./pages/adapters-page";
 import { ChatPage } from "./pages/chat-page";
 import { ModelsPage } from "./pages/models-page";
@@ -22,8 +22,6 @@ import { ServerProcess } from "./server";
 
 /** The demo base the test hub serves (trained for the app: short readable answers). */
 const DEMO_FILE = "demo-chat-Q8_0.gguf";
-/** The downloader's (ipull's) chunk: the unit a partial file can resume from. */
-const CHUNK = 5 * 1024 * 1024;
 
 let hub: HubServer | undefined;
 let hubDir: string | undefined;
@@ -245,7 +243,7 @@ test("a download interrupted by killing the app is offered to resume, and resume
   // The hub serves two of the downloader's 5 MiB chunks, then holds the connection: the app is
   // mid-download when it is killed, with exactly those chunks saved in the partial file.
   const key = `${SMALL_REPO}/${file}`;
-  hub!.setFault(key, { kind: "stall", offset: 2 * CHUNK });
+  hub!.setFault(key, { kind: "stall", offset: 2 * DOWNLOAD_CHUNK_BYTES });
   await chat.open(server!.url);
   await models.open();
   await models.searchFor("small-chat");
@@ -256,7 +254,7 @@ test("a download interrupted by killing the app is offered to resume, and resume
   const size = statSync(hub!.repos.find((r) => r.id === SMALL_REPO)!.files[0]!.source).size;
   await expect
     .poll(() => resumableBytes(partial, size), { timeout: 30_000 })
-    .toBeGreaterThanOrEqual(2 * CHUNK);
+    .toBeGreaterThanOrEqual(2 * DOWNLOAD_CHUNK_BYTES);
 
   const first = server!;
   first.proc.kill("SIGKILL");
@@ -276,7 +274,7 @@ test("a download interrupted by killing the app is offered to resume, and resume
     const ranges = hub!.requests.slice(from).filter((r) => r.path.endsWith(`/${file}`) && r.range);
     expect(ranges.length).toBeGreaterThan(0);
     for (const r of ranges)
-      expect(Number(/bytes=(\d+)-/.exec(r.range!)![1])).toBeGreaterThanOrEqual(2 * CHUNK);
+      expect(Number(/bytes=(\d+)-/.exec(r.range!)![1])).toBeGreaterThanOrEqual(2 * DOWNLOAD_CHUNK_BYTES);
   } finally {
     await server.stop();
     server = first;

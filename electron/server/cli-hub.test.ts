@@ -11,28 +11,19 @@ import { readFile } from "node:fs/promises";
 import { createRequire } from "node:module";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
-import { afterAll, beforeAll, describe, expect, it, onTestFinished } from "vitest";
-import { resumableBytes } from "../core/hub/downloads";
-import { DEMO_REPO, SMALL_REPO, startHubServer, type HubServer } from "../core/testing/hf-hub-server";
+import { describe, expect, it, onTestFinished } from "vitest";
+import { DOWNLOAD_CHUNK_BYTES, resumableBytes } from "../core/hub/downloads";
+import { DEMO_REPO, SMALL_REPO, type HubServer } from "../core/testing/hf-hub-server";
+import { useTestHub } from "../core/testing/test-hub";
 import { tempDir } from "../core/testing/temp-dir";
 import { readJson } from "./test-core";
 
 const tsxLoader = pathToFileURL(createRequire(import.meta.url).resolve("tsx")).href;
 const cli = join(import.meta.dirname, "cli.ts");
-const CHUNK = 5 * 1024 * 1024;
 
 let hub: HubServer;
-let repos: { path: string; remove: () => void };
 
-beforeAll(async () => {
-  repos = tempDir("macaron-hub-repos-");
-  hub = await startHubServer({ dir: repos.path });
-});
-
-afterAll(async () => {
-  await hub?.close();
-  repos?.remove();
-});
+useTestHub((h) => (hub = h));
 
 interface Serve {
   child: ChildProcess;
@@ -101,11 +92,11 @@ describe("serve --model hf:…", () => {
     const path = join(dataDir, "models", "macaron-test", "small-chat-GGUF", "small-chat-F32.gguf");
     const size = readFileSync(hub.repos.find((r) => r.id === SMALL_REPO)!.files[0]!.source).length;
     // The hub serves two of ipull's chunks, then holds the connection: the process is mid-download.
-    hub.setFault(key, { kind: "stall", offset: 2 * CHUNK });
+    hub.setFault(key, { kind: "stall", offset: 2 * DOWNLOAD_CHUNK_BYTES });
     onTestFinished(() => hub.setFault(key, null));
     const first = serve(dataDir, `hf:${SMALL_REPO}:F32`);
     const deadline = Date.now() + 30_000;
-    while ((await resumableBytes(path, size)) < 2 * CHUNK) {
+    while ((await resumableBytes(path, size)) < 2 * DOWNLOAD_CHUNK_BYTES) {
       if (Date.now() > deadline) throw new Error(`no partial download: ${first.stderr()}`);
       await new Promise((r) => setTimeout(r, 25));
     }
@@ -127,8 +118,8 @@ describe("serve --model hf:…", () => {
       .filter((r) => r.path === `/${SMALL_REPO}/resolve/main/small-chat-F32.gguf` && r.range);
     expect(ranged.length).toBeGreaterThan(0);
     for (const r of ranged)
-      expect(Number(/bytes=(\d+)-/.exec(r.range!)![1])).toBeGreaterThanOrEqual(2 * CHUNK);
-    expect(ranged.reduce((s, r) => s + r.bytes, 0)).toBeLessThanOrEqual(size - 2 * CHUNK);
+      expect(Number(/bytes=(\d+)-/.exec(r.range!)![1])).toBeGreaterThanOrEqual(2 * DOWNLOAD_CHUNK_BYTES);
+    expect(ranged.reduce((s, r) => s + r.bytes, 0)).toBeLessThanOrEqual(size - 2 * DOWNLOAD_CHUNK_BYTES);
     expect(sha256(path)).toBe(sha256(hub.repos.find((r) => r.id === SMALL_REPO)!.files[0]!.source));
     expect((await status(base)).model?.path).toBe(path);
   });

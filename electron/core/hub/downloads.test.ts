@@ -9,7 +9,7 @@ import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { cp, readFile, stat, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it, onTestFinished } from "vitest";
+import { describe, expect, it, onTestFinished } from "vitest";
 import type { Download } from "../../api";
 import { tempDir } from "../testing/temp-dir";
 import {
@@ -18,10 +18,11 @@ import {
   NO_GGUF_REPO,
   SMALL_REPO,
   SPLIT_REPO,
-  startHubServer,
   type HubServer,
 } from "../testing/hf-hub-server";
+import { useTestHub } from "../testing/test-hub";
 import {
+  DOWNLOAD_CHUNK_BYTES,
   DownloadManager,
   nodeLlamaDownloader,
   readSidecar,
@@ -32,21 +33,11 @@ import {
 import { HubClient } from "./hf-client";
 
 let hub: HubServer;
-let repos: { path: string; remove: () => void };
 
 const SMALL = "small-chat-F32.gguf";
 const SMALL_KEY = `${SMALL_REPO}/${SMALL}`;
-const CHUNK = 5 * 1024 * 1024; // ipull's chunk size
 
-beforeAll(async () => {
-  repos = tempDir("macaron-hub-repos-");
-  hub = await startHubServer({ dir: repos.path });
-});
-
-afterAll(async () => {
-  await hub?.close();
-  repos?.remove();
-});
+useTestHub((h) => (hub = h));
 
 function sourceOf(repo: string, file: string): string {
   return hub.repos.find((r) => r.id === repo)!.files.find((f) => f.path === file)!.source;
@@ -108,27 +99,34 @@ describe("DownloadManager", () => {
   it("counts a partial file's complete chunks, the last one shorter", async () => {
     const dir = tempDir("macaron-ipull-").path;
     const path = join(dir, "m.gguf");
-    const size = 2 * CHUNK + 100;
+    const size = 2 * DOWNLOAD_CHUNK_BYTES + 100;
     // ipull's layout: the file's bytes, then its progress as JSON.
-    const trailer = JSON.stringify({ part: 0, chunks: [2, 0, 2], chunkSize: CHUNK, parallelStreams: 3 });
+    const trailer = JSON.stringify({
+      part: 0,
+      chunks: [2, 0, 2],
+      chunkSize: DOWNLOAD_CHUNK_BYTES,
+      parallelStreams: 3,
+    });
     await writeFile(`${path}.ipull`, Buffer.concat([Buffer.alloc(size), Buffer.from(trailer)]));
-    expect(await resumableBytes(path, size)).toBe(CHUNK + 100);
+    expect(await resumableBytes(path, size)).toBe(DOWNLOAD_CHUNK_BYTES + 100);
     await writeFile(path, Buffer.alloc(size));
     expect(await resumableBytes(path, size)).toBe(size);
   });
 
   it("pauses (partial kept), resumes from the partial file with Range requests, and cancels (partial deleted)", async () => {
-    hub.setFault(SMALL_KEY, { kind: "stall", offset: 2 * CHUNK });
+    hub.setFault(SMALL_KEY, { kind: "stall", offset: 2 * DOWNLOAD_CHUNK_BYTES });
     onTestFinished(() => hub.setFault(SMALL_KEY, null));
     const { m, events } = manager();
     const base = hub.bytesServed(SMALL_KEY);
     const started = await m.start(SMALL_REPO, SMALL);
     // Two whole chunks served (and stalled at the third): wait until ipull recorded them.
-    await hub.waitForBytes(SMALL_KEY, base + 2 * CHUNK);
-    await until(async () => (await resumableBytes(started.path, started.totalBytes)) >= 2 * CHUNK);
+    await hub.waitForBytes(SMALL_KEY, base + 2 * DOWNLOAD_CHUNK_BYTES);
+    await until(
+      async () => (await resumableBytes(started.path, started.totalBytes)) >= 2 * DOWNLOAD_CHUNK_BYTES,
+    );
     const paused = await m.pause(started.id);
     expect(paused.state).toBe("paused");
-    expect(paused.downloadedBytes).toBe(2 * CHUNK);
+    expect(paused.downloadedBytes).toBe(2 * DOWNLOAD_CHUNK_BYTES);
     expect((await stat(`${started.path}.ipull`)).size).toBeGreaterThan(0);
 
     hub.setFault(SMALL_KEY, null);
@@ -140,14 +138,14 @@ describe("DownloadManager", () => {
     const ranged = fileRequests(SMALL_KEY, from).filter((r) => r.range);
     expect(ranged.length).toBeGreaterThan(0);
     for (const r of ranged)
-      expect(Number(/bytes=(\d+)-/.exec(r.range!)![1])).toBeGreaterThanOrEqual(2 * CHUNK);
+      expect(Number(/bytes=(\d+)-/.exec(r.range!)![1])).toBeGreaterThanOrEqual(2 * DOWNLOAD_CHUNK_BYTES);
     expect(
       events.some((e) => e.state === "downloading" && e.downloadedBytes > 0 && e.bytesPerSecond >= 0),
     ).toBe(true);
 
     // Cancel mid-download deletes the partial file.
     const { m: m2 } = manager();
-    hub.setFault(SMALL_KEY, { kind: "stall", offset: CHUNK });
+    hub.setFault(SMALL_KEY, { kind: "stall", offset: DOWNLOAD_CHUNK_BYTES });
     const second = await m2.start(SMALL_REPO, SMALL);
     await until(async () => (await stat(`${second.path}.ipull`).catch(() => null)) !== null);
     const cancelled = await m2.cancel(second.id);
@@ -157,11 +155,13 @@ describe("DownloadManager", () => {
   });
 
   it("lists an interrupted download as paused after a restart and resumes it from its partial bytes", async () => {
-    hub.setFault(SMALL_KEY, { kind: "stall", offset: 2 * CHUNK });
+    hub.setFault(SMALL_KEY, { kind: "stall", offset: 2 * DOWNLOAD_CHUNK_BYTES });
     onTestFinished(() => hub.setFault(SMALL_KEY, null));
     const { m, dataDir } = manager();
     const started = await m.start(SMALL_REPO, SMALL);
-    await until(async () => (await resumableBytes(started.path, started.totalBytes)) >= 2 * CHUNK);
+    await until(
+      async () => (await resumableBytes(started.path, started.totalBytes)) >= 2 * DOWNLOAD_CHUNK_BYTES,
+    );
     // What a crash leaves on disk: a copy of the data folder now (the state file says "downloading").
     const crashed = tempDir("macaron-dl-crashed-").path;
     await cp(dataDir, crashed, { recursive: true });
@@ -175,13 +175,17 @@ describe("DownloadManager", () => {
     const from = hub.requests.length;
     const { m: restarted } = manager({ dataDir: crashed });
     const listed = (await restarted.list())[0]!;
-    expect(listed).toMatchObject({ id: started.id, state: "paused", downloadedBytes: 2 * CHUNK });
+    expect(listed).toMatchObject({
+      id: started.id,
+      state: "paused",
+      downloadedBytes: 2 * DOWNLOAD_CHUNK_BYTES,
+    });
     await restarted.resume(listed.id);
     expect((await restarted.wait(listed.id)).state).toBe("done");
     const ranged = fileRequests(SMALL_KEY, from).filter((r) => r.range);
     expect(ranged.length).toBeGreaterThan(0);
     for (const r of ranged)
-      expect(Number(/bytes=(\d+)-/.exec(r.range!)![1])).toBeGreaterThanOrEqual(2 * CHUNK);
+      expect(Number(/bytes=(\d+)-/.exec(r.range!)![1])).toBeGreaterThanOrEqual(2 * DOWNLOAD_CHUNK_BYTES);
   });
 
   it("refuses a file whose sha256 does not match the hub's LFS hash and deletes it", async () => {
@@ -207,7 +211,7 @@ describe("DownloadManager", () => {
   });
 
   it("ends a transfer that stops receiving data (the server fails mid-download) as an error, partial kept", async () => {
-    hub.setFault(SMALL_KEY, { kind: "stall", offset: CHUNK + 4096 });
+    hub.setFault(SMALL_KEY, { kind: "stall", offset: DOWNLOAD_CHUNK_BYTES + 4096 });
     onTestFinished(() => hub.setFault(SMALL_KEY, null));
     const { m } = manager({ stallTimeoutMs: 300 });
     const started = await m.start(SMALL_REPO, SMALL);
@@ -275,7 +279,7 @@ describe("DownloadManager", () => {
         ...options,
         onProgress: (p) => {
           options.onProgress(p);
-          if (p.downloadedSize >= CHUNK)
+          if (p.downloadedSize >= DOWNLOAD_CHUNK_BYTES)
             failNow(Object.assign(new Error("ENOSPC: no space left on device, write"), { code: "ENOSPC" }));
         },
       });

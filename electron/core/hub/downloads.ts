@@ -116,6 +116,9 @@ export async function readSidecar(modelPath: string): Promise<HubSidecar | null>
   }
 }
 
+/** ipull's chunk: a partial file resumes from its completed chunks of this size. */
+export const DOWNLOAD_CHUNK_BYTES = 5 * 1024 * 1024;
+
 /**
  * Bytes of `finalPath` that a resume keeps: the whole file when complete, else the completed
  * chunks ipull recorded in the `.ipull` file's trailer.

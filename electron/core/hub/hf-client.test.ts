@@ -1,30 +1,20 @@
 /** HubClient against the loopback hub, and its parsing of real hub names and answers. */
 import { createServer, type AddressInfo } from "node:net";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import {
   ADAPTER_REPO,
   DEMO_REPO,
   GATED_REPO,
   NO_GGUF_REPO,
   SPLIT_REPO,
-  startHubServer,
   type HubServer,
 } from "../testing/hf-hub-server";
-import { tempDir } from "../testing/temp-dir";
+import { useTestHub } from "../testing/test-hub";
 import { baseModelOf, groupGgufFiles, HubClient, hubEndpoint, parseQuant, splitPartPaths } from "./hf-client";
 
 let hub: HubServer;
-let repos: { path: string; remove: () => void };
 
-beforeAll(async () => {
-  repos = tempDir("macaron-hub-repos-");
-  hub = await startHubServer({ dir: repos.path });
-});
-
-afterAll(async () => {
-  await hub?.close();
-  repos?.remove();
-});
+useTestHub((h) => (hub = h));
 
 const client = (token: string | null = null) =>
   new HubClient({ endpoint: hub.url, token: () => Promise.resolve(token) });

@@ -7,7 +7,7 @@
  */
 import { stat, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { AdapterInfo, Download, HubModel, HubRepo, LocalModel, RecommendedModel } from "../../api";
 import { startFakeCore } from "../testing/fake-core";
 import {
@@ -16,23 +16,13 @@ import {
   NO_GGUF_REPO,
   SPLIT_REPO,
   WRONG_ADAPTER_REPO,
-  startHubServer,
   type HubServer,
 } from "../testing/hf-hub-server";
-import { tempDir } from "../testing/temp-dir";
+import { useTestHub } from "../testing/test-hub";
 
 let hub: HubServer;
-let repos: { path: string; remove: () => void };
 
-beforeAll(async () => {
-  repos = tempDir("macaron-hub-repos-");
-  hub = await startHubServer({ dir: repos.path });
-});
-
-afterAll(async () => {
-  await hub?.close();
-  repos?.remove();
-});
+useTestHub((h) => (hub = h));
 
 const core = () => startFakeCore({ hubEndpoint: hub.url, demoAdapters: false, hubProgressIntervalMs: 20 });
 

@@ -6,19 +6,19 @@
 import { getLlama, LlamaLogLevel, type Llama } from "node-llama-cpp";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { estimateFit } from "../../../native/engine/fit-estimate";
-import { GATED_REPO, SPLIT_REPO, startHubServer, type HubServer } from "../testing/hf-hub-server";
+import { GATED_REPO, SPLIT_REPO, type HubServer } from "../testing/hf-hub-server";
+import { useTestHub } from "../testing/test-hub";
 import { tempDir } from "../testing/temp-dir";
 import { HubService } from "./hub-service";
 import { ModelLibrary } from "./model-library";
 import { FileTokenStore } from "./token-store";
 
 let hub: HubServer;
-let repos: { path: string; remove: () => void };
 let llama: Llama;
 
+useTestHub((h) => (hub = h));
+
 beforeAll(async () => {
-  repos = tempDir("macaron-hub-repos-");
-  hub = await startHubServer({ dir: repos.path });
   llama = await getLlama({
     gpu: false,
     maxThreads: 1,
@@ -29,8 +29,6 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await llama?.dispose();
-  await hub?.close();
-  repos?.remove();
 });
 
 function service(dataDir: string) {

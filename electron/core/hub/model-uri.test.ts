@@ -2,23 +2,15 @@
 import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { DEMO_REPO, SPLIT_REPO, startHubServer, type HubServer } from "../testing/hf-hub-server";
+import { describe, expect, it } from "vitest";
+import { DEMO_REPO, SPLIT_REPO, type HubServer } from "../testing/hf-hub-server";
+import { useTestHub } from "../testing/test-hub";
 import { tempDir } from "../testing/temp-dir";
 import { isModelUri, parseHubUri, resolveModelArg } from "./model-uri";
 
 let hub: HubServer;
-let repos: { path: string; remove: () => void };
 
-beforeAll(async () => {
-  repos = tempDir("macaron-hub-repos-");
-  hub = await startHubServer({ dir: repos.path });
-});
-
-afterAll(async () => {
-  await hub?.close();
-  repos?.remove();
-});
+useTestHub((h) => (hub = h));
 
 const sha = (path: string) => createHash("sha256").update(readFileSync(path)).digest("hex");
 

@@ -78,7 +78,7 @@ export const RECOMMENDED_MODELS: readonly RecommendedModel[] = [
     label: "Qwen3 30B-A3B (MoE)",
     tier: "tall",
     approxSizeBytes: Math.round(18.6 * GB),
-    note: "The Tall base's family: 30B mixture-of-experts, 3B active per token, so it runs at small-model speed; 32 GB RAM, experts can stay on the CPU when VRAM is short.",
+    note: "The Tall base's family: 30B mixture-of-experts, 3B active per token, so it runs at small-model speed; 32 GB RAM; with a GPU, as many layers as fit its VRAM run there and the rest on the CPU.",
   },
   {
     repo: "unsloth/Qwen3-30B-A3B-Instruct-2507-GGUF",
