@@ -3,8 +3,9 @@
  * network needed), for this CPU and, when the machine has a usable GPU, its toolkit:
  * `node-llama-cpp source download --gpu false|auto`, the same as `npx --no node-llama-cpp
  * source download`. The build lands in node-llama-cpp's llama/localBuilds, where getLlama()
- * prefers it over the prebuilt binaries, so a fresh engine process uses it. Measured on 2
- * cores: ~5.5 min; the prebuilt CPU library processes prompts at ~0.44× of it (ARCHITECTURE.md).
+ * prefers it over the prebuilt binaries, so a fresh engine process uses it. On the 2-core
+ * development machines it builds in 3.5–4 min and runs at the prebuilt binaries' speed
+ * (bench/README.md, "Built for this machine"); it matters where no prebuilt backend fits.
  *
  * A failed build (no cmake or compiler, a compile error, a build llama.cpp then cannot load)
  * removes whatever it left, so the engine keeps running the prebuilt binaries, and says why.
