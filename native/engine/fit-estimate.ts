@@ -161,7 +161,19 @@ async function modelFacts(
     fileBytes,
     expertCount: count("expert_count"),
     expertUsedCount: count("expert_used_count"),
+    headSize: headSizeOf(archMetadata),
   };
+}
+
+/** `attention.key_length`, else embedding_length / attention.head_count; null when the header says neither. */
+function headSizeOf(arch: Record<string, unknown> | undefined): number | null {
+  const attention = (arch?.attention ?? {}) as Record<string, unknown>;
+  const positive = (value: unknown): number | null => (typeof value === "number" && value > 0 ? value : null);
+  const keyLength = positive(attention.key_length);
+  if (keyLength !== null) return keyLength;
+  const embedding = positive(arch?.embedding_length);
+  const heads = positive(attention.head_count);
+  return embedding !== null && heads !== null ? embedding / heads : null;
 }
 
 const GB = 1e9;

@@ -110,6 +110,8 @@ export interface FitModelFacts {
   /** `<arch>.expert_count` / `<arch>.expert_used_count`; null for dense models. */
   expertCount: number | null;
   expertUsedCount: number | null;
+  /** Size of one attention key head (`attention.key_length`, else embedding / heads); a quantized KV cache needs a multiple of 32. */
+  headSize?: number | null;
 }
 
 /** Which llama.cpp binaries the engine process runs. */

@@ -142,6 +142,22 @@ describe("the Tall base profile: defaults for this machine", () => {
     expect(defaults.gpuLayers).toBe("max");
   });
 
+  it("trained on less than 8k: its training context, f16, no claim that memory is short", async () => {
+    const short = { ...fit(4096), trainContextSize: 4096 };
+    const { defaults, profile } = await TALL_BASE_PROFILE.resolve(short, fits({}));
+    expect(defaults).toMatchObject({ contextSize: 4096, kvCacheType: "f16" });
+    expect(profile.notes.join(" ")).toMatch(/trained on 4096 tokens/);
+    expect(profile.notes.join(" ")).not.toMatch(/do not fit|Memory is short/);
+  });
+
+  it("head sizes a quantized KV cache cannot take stay f16, also when memory is short", async () => {
+    const odd = { ...fit(0), model: { ...qwenMoe, headSize: 16 } };
+    const asked: unknown[] = [];
+    const { defaults } = await TALL_BASE_PROFILE.resolve(odd, fits({}, asked));
+    expect(defaults.kvCacheType).toBe("f16");
+    expect(asked).toEqual([]);
+  });
+
   it("never more context than the model was trained on", () => {
     expect(pickContext(100_000, 16_384)).toBe(16_384);
     expect(pickContext(100_000, 4_096)).toBeNull();

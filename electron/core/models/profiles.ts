@@ -76,11 +76,26 @@ export const TALL_BASE_PROFILE: ProfileDefinition = {
     // going under 16k tokens. Flash attention on: it shrinks the compute buffers on long
     // contexts, and llama.cpp needs it for a quantized V cache.
     let kvCacheType: LoadSettings["kvCacheType"] = "f16";
+    // llama.cpp quantizes the KV cache in blocks of 32: other head sizes must stay f16.
+    const quantKv = model.headSize === undefined || model.headSize === null || model.headSize % 32 === 0;
     let contextSize =
       fit.maxContextSize >= TALL_MIN_F16_CONTEXT
         ? pickContext(fit.maxContextSize, fit.trainContextSize)
         : null;
-    if (contextSize === null) {
+    if (contextSize === null && fit.trainContextSize < TALL_MIN_CONTEXT) {
+      // Trained on less than the profile's contexts: its own context is the one to use.
+      const train = fit.trainContextSize;
+      if (fit.maxContextSize >= train) {
+        contextSize = train;
+        notes.push(`It was trained on ${train} tokens of context: that is its context.`);
+      } else {
+        contextSize = Math.max(256, fit.maxContextSize);
+        notes.push(
+          `Its ${train}-token training context does not fit the free memory (${fit.summary}); ${contextSize} tokens do.`,
+        );
+      }
+    }
+    if (contextSize === null && quantKv) {
       const q8 = await fitWith({ kvCacheType: "q8_0" });
       const q8Context = pickContext(q8.maxContextSize, q8.trainContextSize);
       const f16Context = pickContext(fit.maxContextSize, fit.trainContextSize);
@@ -94,9 +109,10 @@ export const TALL_BASE_PROFILE: ProfileDefinition = {
         contextSize = f16Context;
       }
     }
+    if (contextSize === null && !quantKv) contextSize = pickContext(fit.maxContextSize, fit.trainContextSize);
     if (contextSize === null) {
       contextSize = Math.min(TALL_MIN_CONTEXT, fit.trainContextSize);
-      kvCacheType = "q8_0";
+      if (quantKv) kvCacheType = "q8_0";
       notes.push(
         `Even ${contextSize} tokens do not fit the free memory (${fit.summary}); close other programs first.`,
       );
