@@ -8,16 +8,18 @@
  *
  *   npm run bench -- native-build [--runs 5] [--threads 1]
  */
-import { cpSync, existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { execFileSync } from "node:child_process";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
-import { dirname, join, resolve } from "node:path";
+import { join, resolve } from "node:path";
 import { writeFixtures } from "../native/gguf/fixtures";
 import { hasLocalBuild, NativeBuild, nodeLlamaCppDir } from "../electron/core/engine/native-build";
+import { copyNodeLlamaCpp } from "../electron/core/testing/node-llama-cpp-copy";
 import { median, report, type BenchRow } from "./stats";
 
-const COPY_ROOT = resolve(import.meta.dirname, "..", "node_modules", ".macaron-native-build");
+const COPY_FOLDER = ".macaron-native-build";
+const COPY_ROOT = resolve(import.meta.dirname, "..", "node_modules", COPY_FOLDER);
 const COPY = join(COPY_ROOT, "node_modules", "node-llama-cpp");
 
 interface Speed {
@@ -46,20 +48,6 @@ function speed(packageDir: string, model: string, threads: number): Speed {
   return JSON.parse(out.trim().split("\n").at(-1)!) as Speed;
 }
 
-/** Copy node-llama-cpp without any build or source of its own (its dependencies resolve from the app's node_modules). */
-function copyPackage(): void {
-  rmSync(COPY_ROOT, { recursive: true, force: true });
-  mkdirSync(dirname(COPY), { recursive: true });
-  const source = nodeLlamaCppDir();
-  const skip = ["llama/localBuilds", "llama/llama.cpp", "llama/lastBuild.json", ".temp"].map((p) =>
-    join(source, p),
-  );
-  cpSync(source, COPY, {
-    recursive: true,
-    filter: (path) => !skip.some((s) => path === s || path.startsWith(`${s}/`)),
-  });
-}
-
 export async function benchNativeBuild(options: {
   runs: number;
   threads: number;
@@ -75,7 +63,7 @@ export async function benchNativeBuild(options: {
   try {
     const model = (await writeFixtures(dir, { size: "bench" })).basePath;
     if (!(existsSync(COPY) && hasLocalBuild(COPY))) {
-      copyPackage();
+      copyNodeLlamaCpp(COPY_FOLDER);
       let shown = -1;
       const build = new NativeBuild({
         packageDir: COPY,

@@ -4,13 +4,18 @@
 # - PyTorch for the LoRA trainer (cloud/trainer), the one Python part: the app itself never
 #   needs it, so `npm run setup` for users does not install it. Debian's torch calls whatever
 #   libblas.so.3 is installed; the reference BLAS it pulls in made a 0.7M-parameter training
-#   step 13x slower than OpenBLAS (821 vs 10.6k tokens/s, one thread), hence libopenblas0.
+#   step 13x slower than OpenBLAS (821 vs 10.6k tokens/s, one thread), hence libopenblas0;
+# - cmake, a C++ compiler and Ninja for the real "build llama.cpp for this machine" test
+#   (node-llama-cpp compiles its bundled source with them).
 set -e
 need=""
 [ -x /usr/bin/chromium ] || need="$need chromium"
 /usr/bin/python3 -c "import torch" 2>/dev/null || need="$need python3-torch"
 [ -e /usr/lib/x86_64-linux-gnu/openblas-pthread/libblas.so.3 ] || [ "$(uname -m)" != x86_64 ] ||
   need="$need libopenblas0-pthread"
+command -v cmake >/dev/null 2>&1 || need="$need cmake"
+command -v g++ >/dev/null 2>&1 || need="$need g++"
+command -v ninja >/dev/null 2>&1 || need="$need ninja-build"
 [ -n "$need" ] || exit 0
 SUDO=""
 [ "$(id -u)" = "0" ] || SUDO="sudo"

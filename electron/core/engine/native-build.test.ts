@@ -15,9 +15,9 @@ import {
 } from "./native-build";
 import type { EngineInfo } from "./types";
 
-// The real build (~5.5 min on 2 cores, and every later test would run on it) is not run here:
-// these tests use a stand-in package folder and runner. bench/native-build.ts runs the real
-// one in a copy of node-llama-cpp (bench/README.md, "Built for this machine").
+// These tests use a stand-in package folder and runner for the failure paths; the real build
+// (3.5–5 min of both cores) runs in native-build.real.test.ts, into a copy of node-llama-cpp so
+// that no other test runs on it.
 const dirs: string[] = [];
 afterEach(async () => {
   for (const dir of dirs.splice(0)) await rm(dir, { recursive: true, force: true });

@@ -1,0 +1,72 @@
+/**
+ * The real build for this machine: the app's NativeBuild compiles node-llama-cpp's bundled
+ * llama.cpp source (offline, 4–6 minutes of both cores here) into a copy of node-llama-cpp —
+ * the app's own package keeps its prebuilt binaries for every other test — and llama.cpp then
+ * loads that build and generates. Speed of the result: bench/native-build.ts.
+ */
+import { execFileSync } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { pathToFileURL } from "node:url";
+import { afterAll, expect, it } from "vitest";
+import type { EngineBuild } from "../../api";
+import { writeFixtures } from "../../../native/gguf/fixtures";
+import { copyNodeLlamaCpp } from "../testing/node-llama-cpp-copy";
+import { hasLocalBuild, NativeBuild } from "./native-build";
+
+const cleanup: string[] = [];
+afterAll(() => {
+  for (const dir of cleanup) rmSync(dir, { recursive: true, force: true });
+});
+
+/** Load `model` with the node-llama-cpp at `packageDir` in a fresh process; greedy 8 tokens. */
+function generateWith(packageDir: string, model: string): { buildType: string; text: string } {
+  const script = `
+    const nlc = await import(${JSON.stringify(pathToFileURL(join(packageDir, "dist", "index.js")).href)});
+    const llama = await nlc.getLlama({ gpu: false, maxThreads: 1, build: "never", progressLogs: false });
+    const model = await llama.loadModel({ modelPath: ${JSON.stringify(model)} });
+    const context = await model.createContext({ contextSize: 256, sequences: 1, threads: 1 });
+    const session = new nlc.LlamaCompletion({ contextSequence: context.getSequence() });
+    const text = await session.generateCompletion("hello", { maxTokens: 8, temperature: 0 });
+    console.log(JSON.stringify({ buildType: llama.buildType, text }));
+    await llama.dispose();`;
+  const out = execFileSync(process.execPath, ["--input-type=module", "-e", script], { encoding: "utf8" });
+  return JSON.parse(out.trim().split("\n").at(-1)!) as { buildType: string; text: string };
+}
+
+it(
+  "builds llama.cpp from the bundled source; the local build loads and generates",
+  async () => {
+    const { root, packageDir } = copyNodeLlamaCpp(".macaron-native-build-test");
+    cleanup.push(root);
+    const dir = mkdtempSync(join(tmpdir(), "macaron-native-build-real-"));
+    cleanup.push(dir);
+    const model = (await writeFixtures(dir)).basePath;
+    expect(hasLocalBuild(packageDir)).toBe(false);
+
+    const events: EngineBuild[] = [];
+    const build = new NativeBuild({
+      packageDir,
+      engineInfo: null,
+      relaunch: null,
+      emit: (b) => events.push(b),
+    });
+    await build.build();
+    await build.done;
+    const status = await build.status();
+    expect(status.error).toBeNull();
+    expect(status.state).toBe("built");
+    expect(hasLocalBuild(packageDir)).toBe(true);
+    // Progress came from the build's own step counter: it rose, and never went back.
+    const progress = events.filter((e) => e.state === "building").map((e) => e.progress ?? 0);
+    expect(progress.length).toBeGreaterThan(5);
+    expect(progress.every((p, i) => i === 0 || p >= progress[i - 1]!)).toBe(true);
+    expect(Math.max(...progress)).toBeGreaterThan(0.9);
+
+    const local = generateWith(packageDir, model);
+    expect(local.buildType).toBe("localBuild");
+    expect(local.text.length).toBeGreaterThan(0);
+  },
+  20 * 60_000,
+);
