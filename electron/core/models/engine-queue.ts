@@ -41,7 +41,12 @@ export class EngineQueue implements EngineClient {
   private busy = false;
   private runningBackground: BackgroundTask | null = null;
 
-  constructor(private readonly inner: EngineClient) {}
+  constructor(private readonly inner: EngineClient) {
+    const fit = inner.fit?.bind(inner);
+    this.fit = fit
+      ? (source: FitSource, options?: FitOptions): Promise<FitResult> => fit(source, options)
+      : undefined;
+  }
 
   get loaded(): LoadedModel | null {
     return this.inner.loaded;
@@ -54,13 +59,9 @@ export class EngineQueue implements EngineClient {
 
   /**
    * A memory estimate, out of line: it loads nothing and the engine answers it while it
-   * generates. Rejects with ApiError("internal") when the engine cannot estimate.
+   * generates. Absent when the engine cannot estimate (as on EngineClient).
    */
-  fit(source: FitSource, options?: FitOptions): Promise<FitResult> {
-    const inner = this.inner;
-    if (!inner.fit) return Promise.reject(new ApiError("internal", "This engine cannot estimate memory."));
-    return inner.fit(source, options);
-  }
+  readonly fit: EngineClient["fit"];
 
   info(): Promise<EngineInfo> {
     const inner = this.inner;
