@@ -38,6 +38,12 @@ import {
   RepoPath,
 } from "./hub";
 
+/**
+ * The longest file conversations.import takes, in characters (UTF-16 code units, as zod
+ * counts). The HTTP route's body limit is derived from it (electron/server/api-routes.ts).
+ */
+export const IMPORT_JSON_MAX_CHARS = 50_000_000;
+
 const Empty = z.object({}).strict();
 
 export const methods = {
@@ -172,7 +178,7 @@ export const methods = {
   },
   /** Import a file made by export. Untrusted input: validated whole before anything is written. */
   "conversations.import": {
-    input: z.object({ json: z.string().min(2).max(50_000_000) }).strict(),
+    input: z.object({ json: z.string().min(2).max(IMPORT_JSON_MAX_CHARS) }).strict(),
     output: z.object({
       conversations: z.number().int(),
       messages: z.number().int(),

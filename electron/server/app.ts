@@ -4,18 +4,21 @@
  */
 import fastifyCookie from "@fastify/cookie";
 import fastifyWebsocket from "@fastify/websocket";
+import { STATUS_CODES } from "node:http";
+import type { Socket } from "node:net";
 import Fastify, {
   type FastifyError,
   type FastifyInstance,
   type FastifyReply,
   type FastifyRequest,
 } from "fastify";
+import type { ErrorCode, Result } from "../api";
 import type { Core } from "../core/core-types";
 import { API_BODY_LIMIT, registerApiRoutes, sendApiError } from "./api-routes";
 import { ApiKeyGate } from "./auth";
 import { OpenAiError, sendOpenAiError } from "./openai/errors";
 import { registerOpenAiRoutes } from "./openai/routes";
-import { registerStaticUi } from "./static-ui";
+import { registerStaticUi, securityHeaders } from "./static-ui";
 
 export interface ServerOptions {
   core: Core;
@@ -47,20 +50,86 @@ function isAppApiPath(path: string): boolean {
   return path === "/api" || path.startsWith("/api/");
 }
 
-/** Answers a refusal in the shape of the API that was called. */
-function refuse(request: FastifyRequest, reply: FastifyReply, status: 401 | 403, message: string) {
-  if (status === 401) reply.header("www-authenticate", 'Bearer realm="macaron"');
+/**
+ * Answers an error in the shape of the API that was called: the app's `{ok:false, error}` under
+ * /api, OpenAI's under /v1, plain text for pages. Every error answer goes through here.
+ */
+function sendError(request: FastifyRequest, reply: FastifyReply, status: number, message: string) {
   const path = pathOf(request);
   if (isOpenAiPath(path)) {
     const error =
       status === 401
         ? new OpenAiError(401, "authentication_error", "invalid_api_key", message)
-        : new OpenAiError(403, "permission_error", "forbidden", message);
+        : status === 403
+          ? new OpenAiError(403, "permission_error", "forbidden", message)
+          : status === 404
+            ? new OpenAiError(404, "invalid_request_error", "not_found", message)
+            : status >= 500
+              ? new OpenAiError(status, "server_error", "internal", message)
+              : new OpenAiError(status, "invalid_request_error", "invalid_request", message);
     return sendOpenAiError(reply, error);
   }
-  if (isAppApiPath(path))
-    return sendApiError(reply, status === 401 ? "unauthorized" : "forbidden", message, status);
+  if (isAppApiPath(path)) return sendApiError(reply, apiCodeFor(status), message, status);
   return reply.code(status).type("text/plain; charset=utf-8").send(message);
+}
+
+function apiCodeFor(status: number): ErrorCode {
+  if (status === 401) return "unauthorized";
+  if (status === 403) return "forbidden";
+  if (status === 404) return "not_found";
+  return status >= 500 ? "internal" : "invalid_input";
+}
+
+/** Answers a refusal in the shape of the API that was called. */
+function refuse(request: FastifyRequest, reply: FastifyReply, status: 401 | 403, message: string) {
+  if (status === 401) reply.header("www-authenticate", 'Bearer realm="macaron"');
+  return sendError(request, reply, status, message);
+}
+
+/** What a client should read from a 4xx that Fastify raised (its own texts name internals). */
+function clientMessage(error: FastifyError, request: FastifyRequest): string {
+  switch (error.code) {
+    case "FST_ERR_CTP_BODY_TOO_LARGE": {
+      const limit = request.routeOptions.bodyLimit ?? API_BODY_LIMIT;
+      return `The request body is too large: this call takes at most ${limit} bytes.`;
+    }
+    case "FST_ERR_BAD_URL":
+      return "The URL is not valid (a bad percent-escape).";
+    case "FST_ERR_MAX_PARAM_LENGTH":
+      return "The URL is too long.";
+    case "FST_ERR_CTP_INVALID_MEDIA_TYPE":
+      return "Send the method input as JSON (content-type: application/json).";
+    default:
+      return error.message;
+  }
+}
+
+/**
+ * Errors Node's HTTP parser raises before there is a request (malformed request line, headers
+ * too large): written to the socket like Fastify's default handler, but in the app's shape and
+ * with the same security headers. There is no Host to check: nothing was routed.
+ */
+function clientErrorHandler(error: NodeJS.ErrnoException, socket: Socket): void {
+  if (error.code === "ECONNRESET" || socket.destroyed) return;
+  const [status, message] =
+    error.code === "ERR_HTTP_REQUEST_TIMEOUT"
+      ? [408, "The request took too long to arrive."]
+      : error.code === "HPE_HEADER_OVERFLOW"
+        ? [431, "The request headers are too large."]
+        : [400, "The request is not valid HTTP."];
+  const body: Result<never> = { ok: false, error: { code: "invalid_input", message } };
+  const text = JSON.stringify(body);
+  const headers = {
+    "content-type": "application/json; charset=utf-8",
+    "content-length": String(Buffer.byteLength(text)),
+    ...securityHeaders(undefined),
+    connection: "close",
+  };
+  if (socket.writable) {
+    const lines = Object.entries(headers).map(([k, v]) => `${k}: ${v}\r\n`);
+    socket.write(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\n${lines.join("")}\r\n${text}`);
+  }
+  socket.destroy(error);
 }
 
 function hostnameOf(hostHeader: string): string {
@@ -72,10 +141,34 @@ function hostnameOf(hostHeader: string): string {
 export async function buildServer(options: ServerOptions): Promise<FastifyInstance> {
   const { core } = options;
   const gate = new ApiKeyGate(options.apiKey);
+  const loopbackOnly = options.host !== undefined && LOOPBACK_HOSTS.has(options.host);
+  // A page on another domain that resolves to 127.0.0.1 (DNS rebinding) would otherwise count as same-origin.
+  const foreignHost = (request: FastifyRequest) =>
+    loopbackOnly && !LOOPBACK_HOSTS.has(hostnameOf(request.headers.host ?? "").toLowerCase());
+
   const app = Fastify({
     logger: options.logger ?? false,
     bodyLimit: API_BODY_LIMIT,
     forceCloseConnections: true,
+    clientErrorHandler,
+    // Errors the router raises before any hook runs (a bad escape, a path segment over
+    // maxParamLength): no onRequest/onSend hooks run for them, so the Host check and the
+    // headers are applied here, the same as for every other response.
+    frameworkErrors: (error, request, reply) => {
+      reply.headers(securityHeaders(request.headers.host));
+      if (foreignHost(request)) {
+        void refuse(request, reply, 403, "Unknown Host header.");
+        return;
+      }
+      const status =
+        error.statusCode && error.statusCode >= 400 && error.statusCode < 500 ? error.statusCode : 400;
+      void sendError(request, reply, status, clientMessage(error, request));
+    },
+  });
+
+  // First, so that it covers every route, plugin and handler registered after it.
+  app.addHook("onSend", async (request, reply) => {
+    reply.headers(securityHeaders(request.headers.host));
   });
 
   // JSON only: HTML forms cannot send it without a CORS preflight, which this server never grants.
@@ -94,29 +187,19 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
     const status =
       error.statusCode && error.statusCode >= 400 && error.statusCode < 500 ? error.statusCode : 500;
     if (status === 500) request.log.error(error);
-    const message = status === 500 ? "Internal server error." : error.message;
-    const path = pathOf(request);
-    if (isOpenAiPath(path)) {
-      const type = status === 500 ? "server_error" : "invalid_request_error";
-      return sendOpenAiError(
-        reply,
-        new OpenAiError(status, type, status === 500 ? "internal" : "invalid_request", message),
-      );
-    }
-    if (isAppApiPath(path))
-      return sendApiError(reply, status === 500 ? "internal" : "invalid_input", message, status);
-    return reply.code(status).type("text/plain; charset=utf-8").send(message);
+    return sendError(
+      request,
+      reply,
+      status,
+      status === 500 ? "Internal server error." : clientMessage(error, request),
+    );
   });
 
   await app.register(fastifyCookie);
   await app.register(fastifyWebsocket, { options: { maxPayload: 64 * 1024 } });
 
-  const loopbackOnly = options.host !== undefined && LOOPBACK_HOSTS.has(options.host);
   app.addHook("onRequest", async (request, reply) => {
-    // A page on another domain that resolves to 127.0.0.1 (DNS rebinding) would otherwise count as same-origin.
-    if (loopbackOnly && !LOOPBACK_HOSTS.has(hostnameOf(request.headers.host ?? "").toLowerCase())) {
-      return refuse(request, reply, 403, "Unknown Host header.");
-    }
+    if (foreignHost(request)) return refuse(request, reply, 403, "Unknown Host header.");
     const path = pathOf(request);
     if (isAppApiPath(path) || isOpenAiPath(path) || (request.method !== "GET" && request.method !== "HEAD"))
       return;
@@ -150,14 +233,7 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
     // Unknown API paths are still API paths: no key, no answer about what exists.
     const outcome = gate.check(request);
     if (!outcome.ok) return refuse(request, reply, outcome.status, outcome.message);
-    const path = pathOf(request);
-    if (isOpenAiPath(path)) {
-      return sendOpenAiError(
-        reply,
-        new OpenAiError(404, "invalid_request_error", "not_found", `No route ${request.method} ${path}`),
-      );
-    }
-    return sendApiError(reply, "not_found", `No route ${request.method} ${path}`);
+    return sendError(request, reply, 404, `No route ${request.method} ${pathOf(request)}`);
   });
   return app;
 }

@@ -28,6 +28,16 @@ export function contentSecurityPolicy(host: string | undefined): string {
   ].join("; ");
 }
 
+/** The browser security headers every response carries (set by app.ts, framework errors included). */
+export function securityHeaders(host: string | undefined): Record<string, string> {
+  return {
+    "content-security-policy": contentSecurityPolicy(host),
+    "x-content-type-options": "nosniff",
+    "referrer-policy": "no-referrer",
+    "x-frame-options": "DENY",
+  };
+}
+
 function isApiPath(path: string): boolean {
   return path === "/api" || path.startsWith("/api/") || path === "/v1" || path.startsWith("/v1/");
 }
@@ -40,7 +50,7 @@ function wantsPage(request: FastifyRequest): boolean {
 
 /**
  * Registers the static files, the SPA fallback (unknown page paths get index.html so client
- * routes survive a reload) and the headers. `onApiNotFound` answers unknown API paths in
+ * routes survive a reload). `onApiNotFound` answers unknown API paths in
  * that API's error shape.
  */
 export async function registerStaticUi(
@@ -48,13 +58,6 @@ export async function registerStaticUi(
   rendererDir: string,
   onApiNotFound: (request: FastifyRequest, reply: FastifyReply) => FastifyReply,
 ): Promise<void> {
-  app.addHook("onSend", async (request, reply) => {
-    reply.header("content-security-policy", contentSecurityPolicy(request.headers.host));
-    reply.header("x-content-type-options", "nosniff");
-    reply.header("referrer-policy", "no-referrer");
-    reply.header("x-frame-options", "DENY");
-  });
-
   const built = existsSync(join(rendererDir, "index.html"));
   if (built) {
     await app.register(fastifyStatic, { root: rendererDir, prefix: "/", dotfiles: "ignore" });
