@@ -1,5 +1,5 @@
 import type { Database } from "better-sqlite3";
-import { mkdirSync } from "node:fs";
+import { ensurePrivateDirSync } from "./files/private-files";
 import { resolve } from "node:path";
 import { ApiError, type DatabaseStatus, type EngineStatus, methodNames } from "../api";
 import { type ServiceParts, type Services, startServices } from "./core-services";
@@ -61,7 +61,8 @@ const IDLE: EngineStatus = { state: "idle", model: null, error: null, gpu: null,
  */
 export async function assembleCore(parts: CoreParts, makeEngine: () => EngineClient): Promise<Core> {
   const log: Log = parts.log ?? ((message, err) => console.error(`[core] ${message}`, err ?? ""));
-  mkdirSync(parts.dataDir, { recursive: true });
+  // The data folder holds the conversations: 0700 (see files/private-files.ts).
+  ensurePrivateDirSync(parts.dataDir);
   const events = new EventBus(log);
   const file = new DatabaseFile({ dataDir: parts.dataDir, log, migrations: parts.migrations });
   const db = await file.open();

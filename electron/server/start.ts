@@ -13,6 +13,7 @@ import type { SpawnEngine } from "../core/engine/types";
 import { isModelUri, resolveModelArg } from "../core/hub/model-uri";
 import { FileTokenStore } from "../core/hub/token-store";
 import { buildServer } from "./app";
+import { ensurePrivateDirSync } from "../core/files/private-files";
 
 export interface StartServerOptions {
   /** Bind address; only this interface is served. Default 127.0.0.1. */
@@ -85,6 +86,8 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
   const apiKey = options.apiKey ?? randomBytes(32).toString("hex");
   let model = options.model;
   let downloadError: string | null = null;
+  // Private before anything (a model download, the token file) is written into it.
+  ensurePrivateDirSync(options.dataDir);
   if (model && isModelUri(model)) {
     try {
       model = await resolveModelArg(model, {

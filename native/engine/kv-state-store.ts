@@ -1,8 +1,9 @@
 import { createHash } from "node:crypto";
 import { createReadStream } from "node:fs";
-import { mkdir, readdir, readFile, rename, stat, unlink, utimes, writeFile } from "node:fs/promises";
+import { readdir, readFile, rename, stat, unlink, utimes, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import type { LlamaContextSequence, Token } from "node-llama-cpp";
+import { ensurePrivateDir, makePrivate, PRIVATE_FILE_MODE } from "../../electron/core/files/private-files";
 import { z } from "zod";
 
 /** Bump when the sidecar or the meaning of a saved state changes: older files are then deleted. */
@@ -125,6 +126,8 @@ export class KvStateStore {
       await this.prepare();
       const adapterFiles = await fileStamps(adapterPaths);
       const { fileSize } = await sequence.saveStateToFile(kvTemp);
+      // llama.cpp writes it 0644: a conversation's state is as private as its text.
+      await makePrivate(kvTemp);
       if (fileSize > this.limits.maxFileBytes) {
         await remove(kvTemp);
         return false;
@@ -145,7 +148,8 @@ export class KvStateStore {
         savedAt: Date.now(),
       };
       const sidecarTemp = `${this.sidecarPath(base)}.tmp`;
-      await writeFile(sidecarTemp, JSON.stringify(sidecar));
+      await writeFile(sidecarTemp, JSON.stringify(sidecar), { mode: PRIVATE_FILE_MODE });
+      await makePrivate(sidecarTemp);
       await rename(sidecarTemp, this.sidecarPath(base));
       await removeStateFiles(this.dir, base, kvFile);
       this.stats.saved++;
@@ -232,8 +236,10 @@ export class KvStateStore {
   /** Create the folder and delete leftovers of a crash (temp files, state files no sidecar names). */
   private prepare(): Promise<void> {
     this.prepared ??= (async () => {
-      await mkdir(this.dir, { recursive: true });
+      await ensurePrivateDir(this.dir);
       const names = await readdir(this.dir);
+      // States an older build saved 0644 become 0600.
+      await makePrivate(...names.map((n) => join(this.dir, n))).catch(() => undefined);
       const named = new Set<string>();
       for (const name of names.filter((n) => n.endsWith(".json"))) {
         const sidecar = await readSidecar(join(this.dir, name));

@@ -1,5 +1,6 @@
-import { open, stat, type FileHandle } from "node:fs/promises";
+import type { FileHandle } from "node:fs/promises";
 import { basename } from "node:path";
+import { isNotRegularFileError, openRegularFile } from "../../electron/core/files/regular-file";
 import { EndOfFile, FileCursor } from "./file-cursor";
 import { ggmlTypeInfo } from "./ggml-types";
 import { GgufError } from "./gguf-error";
@@ -272,27 +273,22 @@ function truncated(path: string, fileSize: number, needed?: number): GgufError {
 }
 
 async function openFile(path: string): Promise<{ handle: FileHandle; size: number }> {
-  let size: number;
+  // Only a regular file is opened: a FIFO would block until written to, a device never ends.
   try {
-    const info = await stat(path);
-    if (info.isDirectory()) {
-      throw new GgufError("not_found", `${quoted(path)} is a folder, not a model file.`, path);
-    }
-    size = info.size;
+    const { handle, info } = await openRegularFile(path, basename(path));
+    return { handle, size: info.size };
   } catch (err) {
-    if (err instanceof GgufError) throw err;
-    const code = (err as NodeJS.ErrnoException).code;
-    if (code === "ENOENT" || code === "ENOTDIR") {
-      throw new GgufError("not_found", `${quoted(path)} was not found (looked for ${path}).`, path);
+    if (!isNotRegularFileError(err)) throw err;
+    switch (err.reason) {
+      case "missing":
+        throw new GgufError("not_found", `${quoted(path)} was not found.`, path);
+      case "folder":
+        throw new GgufError("not_found", `${quoted(path)} is a folder, not a model file.`, path);
+      case "unreadable":
+        throw new GgufError("unreadable", err.message, path);
+      default:
+        throw new GgufError("not_gguf", `${quoted(path)} is ${err.what}, not a model file.`, path);
     }
-    throw new GgufError("unreadable", `${quoted(path)} cannot be read (${code ?? String(err)}).`, path);
-  }
-  try {
-    return { handle: await open(path, "r"), size };
-  } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    const why = code === "EACCES" || code === "EPERM" ? "permission denied" : (code ?? String(err));
-    throw new GgufError("unreadable", `${quoted(path)} cannot be read (${why}).`, path);
   }
 }
 

@@ -4,9 +4,11 @@
  * a temp file, which the next start deletes.
  */
 import { randomBytes } from "node:crypto";
+import type { Stats } from "node:fs";
 import { copyFile, mkdir, readdir, rename, rm, stat } from "node:fs/promises";
 import { join } from "node:path";
 import { ApiError } from "../../api";
+import { isNotRegularFileError, quotedPath, statRegularFile } from "../files/regular-file";
 
 /** Temp names of copies in progress (`.install-` and `.version-` are the names older builds used). */
 const UNFINISHED_COPY = /^\.(copy|install|version)-[0-9a-f]{12}\.tmp$/;
@@ -47,4 +49,21 @@ export async function removeUnfinishedCopies(dir: string): Promise<number> {
     removed++;
   }
   return removed;
+}
+
+/**
+ * Stats of the adapter file at `path` (resolved) when it is a regular file. Throws
+ * ApiError("invalid_input") naming it as `given` (the caller's own path, never one resolved
+ * against the server's working directory) for a missing file, a folder, a FIFO, a device or a
+ * socket, at once: nothing is opened.
+ */
+export async function checkAdapterFile(path: string, given: string = path): Promise<Stats> {
+  try {
+    return await statRegularFile(path, given);
+  } catch (err) {
+    if (!isNotRegularFileError(err)) throw err;
+    if (err.reason === "missing") throw new ApiError("invalid_input", `No file at ${quotedPath(given)}.`);
+    if (err.reason === "unreadable") throw new ApiError("invalid_input", err.message);
+    throw new ApiError("invalid_input", `${quotedPath(given)} is ${err.what}, not an adapter file.`);
+  }
 }

@@ -1,8 +1,8 @@
-import { readFile } from "node:fs/promises";
 import { basename, dirname, extname, join } from "node:path";
 import { z } from "zod";
 import { ApiError } from "../../api";
 import { describeIssues } from "../dispatch";
+import { isNotRegularFileError, readRegularTextFile } from "../files/regular-file";
 
 /**
  * The manifest that travels beside an adapter file (`<name>.json`, the format written by
@@ -66,13 +66,15 @@ export async function readManifestBeside(adapterPath: string): Promise<ManifestF
   const path = manifestPathFor(adapterPath);
   let text: string;
   try {
-    text = await readFile(path, "utf8");
+    // A FIFO or device named like a manifest is refused at once (never opened blocking).
+    text = await readRegularTextFile(path, basename(path));
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === "ENOENT") return null;
-    throw new ApiError(
-      "invalid_input",
-      `Cannot read the adapter's manifest ${basename(path)}: ${(err as Error).message}`,
-    );
+    if (isNotRegularFileError(err) && err.reason === "missing") return null;
+    // Only the file's name: the message of an fs error would carry the whole resolved path.
+    const why = isNotRegularFileError(err)
+      ? err.message
+      : ((err as NodeJS.ErrnoException).code ?? "I/O error");
+    throw new ApiError("invalid_input", `Cannot read the adapter's manifest ${basename(path)}: ${why}`);
   }
   let json: unknown;
   try {

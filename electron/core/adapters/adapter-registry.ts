@@ -19,7 +19,7 @@ import {
   ADAPTER_ID_PATTERN,
   type StoredManifest,
 } from "./adapter-manifest";
-import { copyIntoFolder } from "./adapter-files";
+import { checkAdapterFile, copyIntoFolder } from "./adapter-files";
 import type { AdapterStore, InstalledAdapter } from "./adapter-store";
 
 /** Whether an adapter fits the loaded base model; null fits = no model loaded. */
@@ -80,7 +80,7 @@ export class AdapterRegistry {
    * does not match its manifest, or duplicates an installed adapter; nothing is written then.
    */
   install(path: string): Promise<AdapterInfo> {
-    const run = this.installs.then(() => this.installNow(resolve(path)));
+    const run = this.installs.then(() => this.installNow(resolve(path), path));
     this.installs = run.catch(() => undefined);
     return run;
   }
@@ -162,10 +162,9 @@ export class AdapterRegistry {
     return fit;
   }
 
-  private async installNow(src: string): Promise<AdapterInfo> {
-    const info = await stat(src).catch(() => null);
-    if (!info) throw invalid(`No file at ${src}.`);
-    if (!info.isFile()) throw invalid(`${src} is a folder, not an adapter file.`);
+  /** `src` is the resolved path, `given` the path as the caller wrote it (what messages name). */
+  private async installNow(src: string, given: string): Promise<AdapterInfo> {
+    const info = await checkAdapterFile(src, given);
 
     let file: GgufFile;
     try {

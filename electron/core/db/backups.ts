@@ -1,5 +1,6 @@
 import type { Database } from "better-sqlite3";
-import { mkdirSync, readdirSync, rmSync, statSync } from "node:fs";
+import { readdirSync, rmSync, statSync } from "node:fs";
+import { ensurePrivateDirSync, makePrivateSync } from "../files/private-files";
 import { join } from "node:path";
 
 /** How many backups are kept; older ones are removed when a new one is written. */
@@ -79,13 +80,14 @@ export class BackupFolder {
    * schema version `version` is migrated, then prune to the last KEEP_BACKUPS.
    */
   async create(db: Database, version: number, now = Date.now()): Promise<BackupInfo> {
-    mkdirSync(this.dir, { recursive: true });
+    ensurePrivateDirSync(this.dir);
     let stampTime = now;
     let name = `macaron-v${Math.trunc(version)}-${fileStamp(stampTime)}.db`;
     // Two backups in the same millisecond (tests) must not overwrite each other.
     while (this.find(name)) name = `macaron-v${Math.trunc(version)}-${fileStamp(++stampTime)}.db`;
     const path = join(this.dir, name);
     await db.backup(path);
+    makePrivateSync(path);
     this.prune();
     return this.find(name) ?? { id: name, path, schemaVersion: version, createdAt: stampTime, sizeBytes: 0 };
   }

@@ -1,5 +1,6 @@
 import BetterSqlite3, { type Database } from "better-sqlite3";
 import { closeSync, openSync, readSync, statSync } from "node:fs";
+import { makePrivateSync, PRIVATE_FILE_MODE } from "../files/private-files";
 import { join } from "node:path";
 import { DatabaseOpenError } from "./errors";
 import { migrate } from "./migrate";
@@ -73,11 +74,25 @@ function checkExisting(path: string): void {
   }
 }
 
+/**
+ * The database holds every conversation: it is created 0600 (an empty file, which SQLite
+ * treats as a new database) rather than SQLite's 0644, and an existing one is made 0600.
+ */
+function createPrivate(path: string): void {
+  try {
+    closeSync(openSync(path, "wx", PRIVATE_FILE_MODE));
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
+  }
+  makePrivateSync(path, `${path}-wal`, `${path}-shm`);
+}
+
 /** Open a connection with the app's pragmas, without migrating; files are checked first. */
 export function connectDatabase(path: string): Database {
   if (path !== ":memory:") {
     try {
       checkExisting(path);
+      createPrivate(path);
     } catch (err) {
       throw new DatabaseOpenError(path, err);
     }
@@ -99,6 +114,8 @@ export function connectDatabase(path: string): Database {
     db.pragma("foreign_keys = ON");
     // Readers/writers from another connection (e.g. a backup tool) wait instead of failing.
     db.pragma("busy_timeout = 5000");
+    // SQLite gives -wal/-shm the database file's mode; older builds' files are fixed here.
+    if (path !== ":memory:") makePrivateSync(path, `${path}-wal`, `${path}-shm`);
   } catch (err) {
     db.close();
     throw new DatabaseOpenError(path, err);

@@ -9,6 +9,7 @@ import { basename, extname, join, relative, resolve, sep } from "node:path";
 import { GgufFileType } from "node-llama-cpp";
 import { ApiError, type LocalModel } from "../../api";
 import { classifyGguf, readGguf, type GgufFile } from "../../../native/gguf/reader";
+import { isNotRegularFileError, statRegularFileIfExists } from "../files/regular-file";
 import { PARTIAL_SUFFIX, readSidecar, sidecarPath } from "./downloads";
 import { parseQuant, splitPart, splitPartPaths } from "./hf-client";
 
@@ -88,6 +89,10 @@ export class ModelLibrary {
     }
     if (extname(target).toLowerCase() !== ".gguf")
       throw new ApiError("invalid_input", `${basename(target)} is not a .gguf model.`);
+    // Only files are deleted here: a folder, FIFO or device named *.gguf is refused (stat only).
+    await statRegularFileIfExists(target, basename(target)).catch((err: unknown) => {
+      throw isNotRegularFileError(err) ? new ApiError("invalid_input", err.message) : err;
+    });
     const split = splitPart(target);
     const first = split ? splitPartPaths(target)[0]! : target;
     const parts = splitPartPaths(first);

@@ -89,13 +89,14 @@ export class ModelService {
    */
   fit: FitFunction = async (source, options) => {
     const engine = this.deps.engine;
-    if (!engine.fit) throw new ApiError("internal", "This engine cannot estimate memory.");
     let target = source;
     if ("path" in source) {
+      // The file first: a FIFO or device is refused whatever the engine can do.
       const path = resolve(source.path);
       await this.deps.inspector.inspect(path);
       target = { path };
     }
+    if (!engine.fit) throw new ApiError("internal", "This engine cannot estimate memory.");
     return FitEstimate.parse(await engine.fit(target, options));
   };
 

@@ -1,5 +1,6 @@
 import { resolve } from "node:path";
 import { ApiError } from "../../api";
+import { checkAdapterFile } from "../adapters/adapter-files";
 import { readManifestBeside } from "../adapters/adapter-manifest";
 import type { AdapterRegistry } from "../adapters/adapter-registry";
 import type { Log } from "../dispatch";
@@ -33,6 +34,8 @@ export function releaseHandlers(
     // installed id is staged and goes through the gate in the background.
     "adapters.installVersion": async ({ path }) => {
       const file = resolve(path);
+      // A FIFO, device or folder is refused at once, before its manifest is looked for.
+      await checkAdapterFile(file, path);
       const manifest = await readManifestBeside(file);
       if (!manifest) {
         throw new ApiError(

@@ -1,4 +1,3 @@
-import { stat } from "node:fs/promises";
 import { basename } from "node:path";
 import { ApiError } from "../../api";
 import { sha256File } from "../../../native/gguf/fixtures";
@@ -9,6 +8,7 @@ import {
   readGguf,
   type GgufFile,
 } from "../../../native/gguf/reader";
+import { checkAdapterFile } from "../adapters/adapter-files";
 import type { ManifestFile } from "../adapters/adapter-manifest";
 import type { VersionManifest } from "./release-store";
 
@@ -29,9 +29,10 @@ export async function checkVersionFile(
   path: string,
   manifest: ManifestFile,
   base: GgufFile,
+  /** The path as the caller gave it: what messages name (never the server's working directory). */
+  shown: string = basename(path),
 ): Promise<CheckedVersionFile> {
-  const info = await stat(path).catch(() => null);
-  if (!info?.isFile()) throw invalid(`No adapter file at ${path}.`);
+  const info = await checkAdapterFile(path, shown);
   let file: GgufFile;
   try {
     file = await readGguf(path);
