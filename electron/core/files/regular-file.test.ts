@@ -157,6 +157,21 @@ describe.runIf(posix)("only regular files are opened from API paths", () => {
   });
 });
 
+describe("model errors name the path as given", () => {
+  it("an engine failure that quotes the resolved path names the relative path instead", async () => {
+    const { core, engine, call } = await startFakeCore();
+    const demo = (await call<EngineStatus>("models.status", {})).model!.path;
+    const given = relative(process.cwd(), demo);
+    engine.loadError = new Error(`llama_model_load: failed to open ${demo}`);
+    const result = await core.dispatch("models.open", { path: given }, ctx);
+    expect(result.ok).toBe(false);
+    if (result.ok) return;
+    expect(result.error.code).toBe("model_load_failed");
+    expect(result.error.message).toContain(`failed to open ${given}`);
+    expect(result.error.message).not.toContain(`open ${demo}`);
+  });
+});
+
 describe.runIf(posix)("private files", () => {
   const mode = (path: string) => statSync(path).mode & 0o777;
 

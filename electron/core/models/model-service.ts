@@ -69,7 +69,7 @@ export class ModelService {
 
   /** Read a model file's metadata without loading it. Throws ApiError("model_invalid"). */
   inspect(path: string): Promise<ModelInfo> {
-    return this.deps.inspector.inspect(resolve(path));
+    return asGiven(path, this.deps.inspector.inspect(resolve(path)));
   }
 
   /**
@@ -79,7 +79,10 @@ export class ModelService {
    * Throws ApiError model_invalid (file rejected, engine untouched) or model_load_failed.
    */
   open(path: string, settings?: LoadSettings): Promise<EngineStatus> {
-    return this.enqueue(() => this.load(resolve(path), false, settings));
+    return asGiven(
+      path,
+      this.enqueue(() => this.load(resolve(path), false, settings)),
+    );
   }
 
   /**
@@ -93,7 +96,7 @@ export class ModelService {
     if ("path" in source) {
       // The file first: a FIFO or device is refused whatever the engine can do.
       const path = resolve(source.path);
-      await this.deps.inspector.inspect(path);
+      await asGiven(source.path, this.deps.inspector.inspect(path));
       target = { path };
     }
     if (!engine.fit) throw new ApiError("internal", "This engine cannot estimate memory.");
@@ -103,14 +106,14 @@ export class ModelService {
   /** The settings a model loads with, whether they are remembered, and its profile. */
   async settingsFor(path: string): Promise<ResolvedLoadSettings> {
     const file = resolve(path);
-    await this.deps.inspector.inspect(file);
+    await asGiven(path, this.deps.inspector.inspect(file));
     return this.loadSettings.resolve(file);
   }
 
   /** Remember the settings a model loads with next time (the loaded model is not reloaded). */
   async setSettingsFor(path: string, settings: LoadSettings): Promise<LoadSettings> {
     const file = resolve(path);
-    await this.deps.inspector.inspect(file);
+    await asGiven(path, this.deps.inspector.inspect(file));
     return this.loadSettings.remember(file, settings);
   }
 
@@ -227,6 +230,22 @@ export class ModelService {
   private set(status: EngineStatus): void {
     this.current = status;
     this.deps.events.emit("engine.status", status);
+  }
+}
+
+/**
+ * `run`, with its ApiError naming the model as the caller gave it: a relative path is resolved
+ * against the server's working directory, which an error (the engine's own message, say) must
+ * not reveal.
+ */
+async function asGiven<T>(given: string, run: Promise<T>): Promise<T> {
+  try {
+    return await run;
+  } catch (err) {
+    const resolved = resolve(given);
+    if (err instanceof ApiError && resolved !== given && err.message.includes(resolved))
+      throw new ApiError(err.code, err.message.split(resolved).join(given));
+    throw err;
   }
 }
 
