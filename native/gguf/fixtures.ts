@@ -1,5 +1,4 @@
 import { createHash } from "node:crypto";
-import { createReadStream } from "node:fs";
 import { mkdir, stat, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import {
@@ -9,6 +8,7 @@ import {
   type DemoAdapterId,
   type FixtureArchitecture,
 } from "./adapters";
+import { openRegularFile } from "../../electron/core/files/regular-file";
 import { readGguf } from "./reader";
 import {
   TINY_MODEL_ARCHITECTURE,
@@ -70,7 +70,13 @@ export interface FixtureOptions {
 /** sha256 of a file, streamed (the bench model is ~200 MB). */
 export async function sha256File(path: string): Promise<string> {
   const hash = createHash("sha256");
-  for await (const chunk of createReadStream(path)) hash.update(chunk as Buffer);
+  // A regular file only (O_NONBLOCK + fstat): one swapped for a FIFO after validation cannot block.
+  const { handle } = await openRegularFile(path);
+  try {
+    for await (const chunk of handle.createReadStream({ autoClose: false })) hash.update(chunk as Buffer);
+  } finally {
+    await handle.close();
+  }
   return hash.digest("hex");
 }
 
