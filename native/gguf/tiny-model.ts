@@ -84,7 +84,7 @@ const NORMED_CONSTANT_RATIO = 0.85;
 export const OUTPUT_NORM_CONSTANT_GAIN = 0.05;
 
 /** Expected value of dimension 0 of the final normed hidden state. */
-export function normedConstant(shape: TinyModelShape): number {
+export function normedConstant(shape: Pick<TinyModelShape, "embedding">): number {
   return NORMED_CONSTANT_RATIO * Math.sqrt(shape.embedding) * OUTPUT_NORM_CONSTANT_GAIN;
 }
 
@@ -156,6 +156,37 @@ export function matrix(
   return data;
 }
 
+/**
+ * token_embd and output of a byte-vocabulary tiny base (`seeded` names each tensor's random
+ * stream): every token's embedding carries the shared constant in dimension 0, and output's
+ * column 0 turns the normed constant `h0` into the per-token `bias`.
+ */
+export function embeddingAndOutput(
+  seeded: (name: string) => string,
+  E: number,
+  V: number,
+  bias: Float32Array,
+  h0: number,
+): { embedding: () => Float32Array; output: () => Float32Array } {
+  const embedding = (): Float32Array => {
+    const data = randomValues(seeded("token_embd"), E * V, SCALES.EMB);
+    for (let v = 0; v < V; v++) data[v * E] = CONSTANT_RATIO * Math.sqrt(E);
+    return data;
+  };
+  const output = (): Float32Array => {
+    const data = randomValues(seeded("output"), E * V, SCALES.OUT / Math.sqrt(E));
+    // Subtracting a multiple of each token's own embedding discourages repeating the tokens
+    // just seen, which keeps greedy output from collapsing into "jjjj".
+    const emb = embedding();
+    // <embedding, embedding> grows with E, so divide by E to keep the effect size-independent.
+    const anti = SCALES.ANTI / E;
+    for (let i = 0; i < E * V; i++) data[i]! -= anti * emb[i]!;
+    for (let v = 0; v < V; v++) data[v * E] = bias[v]! / h0;
+    return data;
+  };
+  return { embedding, output };
+}
+
 export function ones(n: number): Float32Array {
   return new Float32Array(n).fill(1);
 }
@@ -173,24 +204,7 @@ function tensors(shape: TinyModelShape, seed: string): GgufWriteTensor[] {
   const layerScale = 1 / Math.sqrt(shape.layers);
   const s = (name: string) => `${seed}:${name}`;
 
-  const embedding = (): Float32Array => {
-    const data = randomValues(s("token_embd"), E * V, SCALES.EMB);
-    for (let v = 0; v < V; v++) data[v * E] = CONSTANT_RATIO * Math.sqrt(E);
-    return data;
-  };
-  const output = (): Float32Array => {
-    const data = randomValues(s("output"), E * V, SCALES.OUT / Math.sqrt(E));
-    // Subtracting a multiple of each token's own embedding discourages repeating the tokens
-    // just seen, which keeps greedy output from collapsing into "jjjj".
-    const emb = embedding();
-    // <embedding, embedding> grows with E, so divide by E to keep the effect size-independent.
-    const anti = SCALES.ANTI / E;
-    for (let i = 0; i < E * V; i++) data[i]! -= anti * emb[i]!;
-    const bias = outputBias();
-    const h0 = normedConstant(shape);
-    for (let v = 0; v < V; v++) data[v * E] = bias[v]! / h0;
-    return data;
-  };
+  const { embedding, output } = embeddingAndOutput(s, E, V, outputBias(), normedConstant(shape));
 
   const outputNorm = ones(E);
   outputNorm[0] = OUTPUT_NORM_CONSTANT_GAIN;

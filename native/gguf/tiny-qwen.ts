@@ -1,7 +1,7 @@
 import { BYTE_TOKEN_COUNT, CONTROL_TOKENS, gpt2ByteToUnicode, outputBias } from "./byte-vocab";
 import { randomValues } from "./prng";
 import { QWEN3_CHAT_TEMPLATE } from "./qwen3-template";
-import { CONSTANT_RATIO, matrix, normedConstant, ones, OUTPUT_NORM_CONSTANT_GAIN } from "./tiny-model";
+import { embeddingAndOutput, matrix, normedConstant, ones, OUTPUT_NORM_CONSTANT_GAIN } from "./tiny-model";
 import { gv, type GgufWriteSpec, type GgufWriteTensor, type GgufWriteValue } from "./writer";
 
 /**
@@ -114,19 +114,6 @@ function qwenOutputBias(): Float32Array {
   return bias;
 }
 
-/** Expected dimension 0 of the final normed hidden state (see tiny-model.ts). */
-export function qwenNormedConstant(shape: TinyQwenShape): number {
-  return normedConstant({
-    embedding: shape.embedding,
-    layers: shape.layers,
-    heads: shape.heads,
-    kvHeads: shape.kvHeads,
-    feedForward: shape.feedForward,
-    contextLength: shape.contextLength,
-    tensorType: "F32",
-  });
-}
-
 function metadata(arch: QwenArchitecture, shape: TinyQwenShape): Record<string, GgufWriteValue> {
   const tokens = [...gpt2ByteToUnicode(), ...CONTROL_TOKENS, ...QWEN_EXTRA_TOKENS];
   const types = tokens.map((_, i) =>
@@ -180,7 +167,7 @@ function metadata(arch: QwenArchitecture, shape: TinyQwenShape): Record<string, 
 }
 
 /** Hand-tuned like tiny-model.ts's SCALES; QK_NORM is the q/k norms' gain (sharper attention). */
-const SCALES = { EMB: 1, QK_NORM: 2.5, ATTN: 3, FFN: 2, ROUTER: 3, OUT: 6, ANTI: 32 } as const;
+const SCALES = { QK_NORM: 2.5, ATTN: 3, FFN: 2, ROUTER: 3 } as const;
 
 /** Per-expert matrices [nIn, nOut] stacked along a third dim: ggml's layout of `*_exps`. */
 function experts(
@@ -212,21 +199,7 @@ function tensors(arch: QwenArchitecture, shape: TinyQwenShape): GgufWriteTensor[
   const s = (name: string) => `${SEED}:${arch}:${name}`;
   const F32 = "F32" as const;
 
-  const embedding = (): Float32Array => {
-    const data = randomValues(s("token_embd"), E * V, SCALES.EMB);
-    for (let v = 0; v < V; v++) data[v * E] = CONSTANT_RATIO * Math.sqrt(E);
-    return data;
-  };
-  const output = (): Float32Array => {
-    const data = randomValues(s("output"), E * V, SCALES.OUT / Math.sqrt(E));
-    const emb = embedding();
-    const anti = SCALES.ANTI / E;
-    for (let i = 0; i < E * V; i++) data[i]! -= anti * emb[i]!;
-    const bias = qwenOutputBias();
-    const h0 = qwenNormedConstant(shape);
-    for (let v = 0; v < V; v++) data[v * E] = bias[v]! / h0;
-    return data;
-  };
+  const { embedding, output } = embeddingAndOutput(s, E, V, qwenOutputBias(), normedConstant(shape));
   const outputNorm = ones(E);
   outputNorm[0] = OUTPUT_NORM_CONSTANT_GAIN;
 
@@ -358,7 +331,7 @@ export function qwenOutputLora(
 ): GgufWriteTensor[] {
   const shape = TINY_QWEN_SHAPES[arch];
   const a = new Float32Array(shape.embedding);
-  a[0] = 1 / qwenNormedConstant(shape);
+  a[0] = 1 / normedConstant(shape);
   const b = new Float32Array(qwenVocabularySize());
   for (const [token, boost] of boosts) b[token] = boost;
   return [
