@@ -295,6 +295,11 @@ export async function startServices(
     createDownloader: parts.hubDownloader,
     progressIntervalMs: parts.hubProgressIntervalMs,
     endpoint: parts.hubEndpoint,
+    onVerified: (path, sha256) => {
+      fingerprint
+        .remember(path, sha256)
+        .catch((err: unknown) => log("could not remember a download's sha256", err));
+    },
     log,
   });
   const library = new ModelLibrary({

@@ -17,11 +17,11 @@
  * file), and a sidecar `<first part>.hub.json` recording where the model came from.
  */
 import { createHash, randomUUID } from "node:crypto";
-import { createReadStream } from "node:fs";
 import { mkdir, open, readFile, rename, rm, stat, statfs, writeFile } from "node:fs/promises";
 import { basename, dirname, join, relative, resolve, sep } from "node:path";
 import { createModelDownloader } from "node-llama-cpp";
 import { ApiError, type Download, type HubFile } from "../../api";
+import { sha256File } from "../../../native/gguf/fixtures";
 import { hubStatusError, networkError, type HubClient } from "./hf-client";
 
 export type DownloadKind = Download["kind"];
@@ -78,6 +78,8 @@ export interface DownloadManagerDeps {
   stallTimeoutMs?: number;
   /** Downloads running at once; more wait as "queued" (default 2). */
   concurrency?: number;
+  /** A part's sha256, checked against the hub's: the model fingerprint keeps it (no second hash at load). */
+  onVerified?: (path: string, sha256: string) => void;
   log?: (message: string, err: unknown) => void;
 }
 
@@ -145,12 +147,6 @@ export async function resumableBytes(finalPath: string, size: number): Promise<n
   } finally {
     await handle.close();
   }
-}
-
-async function sha256Of(path: string): Promise<string> {
-  const hash = createHash("sha256");
-  for await (const chunk of createReadStream(path)) hash.update(chunk as Buffer);
-  return hash.digest("hex");
 }
 
 function formatBytes(n: number): string {
@@ -574,7 +570,7 @@ export class DownloadManager {
         return this.setState(record, "error");
       }
       if (!part.sha256) continue;
-      const actual = await sha256Of(path);
+      const actual = await sha256File(path);
       if (actual !== part.sha256.toLowerCase()) {
         await this.deleteFiles(record);
         record.downloadedBytes = 0;
@@ -583,6 +579,7 @@ export class DownloadManager {
           "The file was deleted; download it again.";
         return this.setState(record, "error");
       }
+      this.deps.onVerified?.(path, actual);
     }
     const sidecar: HubSidecar = {
       repo: record.repo,

@@ -44,6 +44,8 @@ export interface HubServiceDeps {
   statfs?: (path: string) => Promise<FreeSpace>;
   createDownloader?: CreateDownloader;
   progressIntervalMs?: number;
+  /** See DownloadManagerDeps.onVerified. */
+  onVerified?: (path: string, sha256: string) => void;
   log?: (message: string, err: unknown) => void;
 }
 
@@ -83,6 +85,7 @@ export class HubService {
       statfs: deps.statfs,
       createDownloader: deps.createDownloader,
       progressIntervalMs: deps.progressIntervalMs,
+      onVerified: deps.onVerified,
       log: deps.log,
     });
   }

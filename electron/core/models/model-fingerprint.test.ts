@@ -35,6 +35,20 @@ describe("ModelFingerprint", () => {
     expect(await third.sha256(model)).toBe(await sha256File(model));
     expect(hashed).toHaveLength(2);
     db.close();
+  });
+
+  it("takes a sha256 computed elsewhere (a verified download) without hashing the file again", async () => {
+    const db = openDatabase(join(dir.path, "g.db"));
+    const model = join(dir.path, "downloaded.gguf");
+    writeFileSync(model, "downloaded bytes");
+    const hashed: string[] = [];
+    const fingerprint = new ModelFingerprint(new SettingsStore(db), (p) => (hashed.push(p), sha256File(p)));
+    const sha = await sha256File(model);
+    await fingerprint.remember(model, sha);
+    expect(fingerprint.cachedSha256(model)).toBe(sha);
+    expect(await fingerprint.sha256(model)).toBe(sha);
+    expect(hashed).toEqual([]);
+    db.close();
     dir.remove();
   });
 });

@@ -69,12 +69,24 @@ export class ModelFingerprint {
       return hit.sha256;
     }
     const sha256 = await this.hash(path);
+    this.store(path, info, sha256);
+    return sha256;
+  }
+
+  /**
+   * Record a sha256 computed elsewhere for the file as it is now (a verified download), so the
+   * first load of a multi-GB model does not hash it again.
+   */
+  async remember(path: string, sha256: string): Promise<void> {
+    this.store(path, await stat(path), sha256);
+  }
+
+  private store(path: string, info: { size: number; mtimeMs: number }, sha256: string): void {
     this.known.set(path, sha256);
     const next = { ...this.cache(), [path]: { size: info.size, mtimeMs: info.mtimeMs, sha256 } };
     const paths = Object.keys(next);
     for (const old of paths.slice(0, Math.max(0, paths.length - MAX_CACHED))) delete next[old];
     this.settings.set(SHA_CACHE_KEY, next);
-    return sha256;
   }
 
   private cache(): Record<string, CacheEntry> {
