@@ -166,7 +166,7 @@ async function modelFacts(
 }
 
 /** `attention.key_length`, else embedding_length / attention.head_count; null when the header says neither. */
-function headSizeOf(arch: Record<string, unknown> | undefined): number | null {
+export function headSizeOf(arch: Record<string, unknown> | undefined): number | null {
   const attention = (arch?.attention ?? {}) as Record<string, unknown>;
   const positive = (value: unknown): number | null => (typeof value === "number" && value > 0 ? value : null);
   const keyLength = positive(attention.key_length);

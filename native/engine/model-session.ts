@@ -15,7 +15,7 @@ import { toChatHistory } from "./history";
 import { KvStateStore, sharedPrefix } from "./kv-state-store";
 import { ANONYMOUS, DEFAULT_KV_POLICY, KvSlots, MIXED, type KvSlot } from "./kv-slots";
 import { adapterSetKey, LiveAdapters, normalizeAdapters } from "./live-adapters";
-import { defaultContextSize, MIN_DEFAULT_CONTEXT } from "./fit-estimate";
+import { defaultContextSize, headSizeOf, MIN_DEFAULT_CONTEXT } from "./fit-estimate";
 import { kvCacheTypes, resolveFlashAttention, type LlamaBackend } from "./llama-backend";
 import type {
   ChatTurn,
@@ -336,11 +336,8 @@ function assertKvCacheFits(model: LlamaModel, kvCacheType: KvCacheType): void {
   if (kvCacheType === "f16") return;
   const metadata = model.fileInfo.metadata as unknown as Record<string, Record<string, unknown> | undefined>;
   const arch = metadata[String(model.fileInfo.metadata.general.architecture)];
-  const attention = arch?.attention as Record<string, unknown> | undefined;
-  const embedding = Number(arch?.embedding_length ?? 0);
-  const heads = Number(attention?.head_count ?? 0);
-  const keyLength = Number(attention?.key_length ?? (heads > 0 ? embedding / heads : 0));
-  if (keyLength > 0 && keyLength % QUANT_BLOCK !== 0) {
+  const keyLength = headSizeOf(arch);
+  if (keyLength !== null && keyLength % QUANT_BLOCK !== 0) {
     throw new ModelLoadError(
       `A ${kvCacheType} KV cache needs attention heads whose size is a multiple of ${QUANT_BLOCK}; ` +
         `this model's are ${keyLength}. Use the f16 KV cache.`,
