@@ -39,6 +39,7 @@ function asMessage(m: ChatMessage, i: number): Message {
     corrected: false,
     memoriesUsed: [],
     context: null,
+    steps: [],
   };
 }
 

@@ -3,12 +3,17 @@ import { z } from "zod";
 import { Conversation, EngineStatus, Id, Message, SyncStatus } from "./schemas";
 import { GateProgress, Release, UpdateProgress } from "./releases";
 import { Download, EngineBuild } from "./hub";
+import { McpServerStatus, ToolStep } from "./tools";
 
 export const events = {
   /** A piece of an assistant message as it streams. */
   "chat.delta": z.object({ conversationId: Id, messageId: Id, delta: z.string() }),
   /** The assistant message reached its final state (complete, stopped or error). */
   "chat.done": z.object({ conversationId: Id, message: Message }),
+  /** A tool call of a streaming answer was made, decided, run or finished (the whole step). */
+  "chat.toolStep": z.object({ conversationId: Id, messageId: Id, step: ToolStep }),
+  /** An MCP server was added, changed state or tools, or was removed (`server` null). */
+  "mcp.changed": z.object({ name: z.string(), server: McpServerStatus.nullable() }),
   "engine.status": EngineStatus,
   /** A conversation was created, renamed, touched by a new message, or deleted (`deleted`). */
   "conversations.changed": z.object({ conversation: Conversation.nullable(), deletedId: Id.nullable() }),

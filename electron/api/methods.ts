@@ -37,6 +37,7 @@ import {
   RepoId,
   RepoPath,
 } from "./hub";
+import { McpServerName, McpServerSpec, McpServerStatus, ToolDecision, ToolInfo, ToolStep } from "./tools";
 
 /**
  * The longest file conversations.import takes, in characters (UTF-16 code units, as zod
@@ -296,6 +297,52 @@ export const methods = {
     input: z.object({ conversationId: Id, adapters: AdapterSelection.optional() }).strict(),
     output: z.object({ assistantMessage: Message }),
   },
+  /**
+   * The user's answer to a tool call waiting for permission (a "pending" step, see the
+   * `chat.toolStep` event): allow once, always (for this tool in this conversation), or deny.
+   */
+  "chat.decideTool": {
+    input: z.object({ conversationId: Id, stepId: z.string().min(1).max(100), decision: ToolDecision }).strict(),
+    output: ToolStep,
+  },
+
+  /** Every tool the Agent can call: built-in and from each MCP server, with its on/off state. */
+  "tools.list": { input: Empty, output: z.array(ToolInfo) },
+  /** Turn one tool on or off (remembered). */
+  "tools.setEnabled": {
+    input: z
+      .object({ server: z.string().min(1).max(64), name: z.string().min(1).max(200), enabled: z.boolean() })
+      .strict(),
+    output: ToolInfo,
+  },
+  /** The MCP servers the user added, with their state and tools. */
+  "mcp.list": { input: Empty, output: z.array(McpServerStatus) },
+  /** Add a server (saved, then started) under a new name. */
+  "mcp.add": {
+    input: z.object({ name: McpServerName, spec: McpServerSpec }).strict(),
+    output: McpServerStatus,
+  },
+  /**
+   * Add the servers of an `mcpServers` JSON file (as other apps write it). Each server is
+   * checked on its own: a bad entry is reported and the others are added.
+   */
+  "mcp.import": {
+    input: z.object({ json: z.string().min(1).max(1_000_000) }).strict(),
+    output: z.object({
+      added: z.array(McpServerStatus),
+      errors: z.array(z.object({ name: z.string(), message: z.string() })),
+    }),
+  },
+  /** Stop a server and forget it. */
+  "mcp.remove": { input: z.object({ name: McpServerName }).strict(), output: z.object({ removed: z.boolean() }) },
+  /** Stop and start a server again (after a crash or a config change on disk). */
+  "mcp.restart": { input: z.object({ name: McpServerName }).strict(), output: McpServerStatus },
+  /** A server's recent stderr lines and connection events, oldest first. */
+  "mcp.logs": {
+    input: z.object({ name: McpServerName }).strict(),
+    output: z.object({ lines: z.array(z.string()) }),
+  },
+
   /** Stop the generation running in a conversation; the partial answer is kept as "stopped". */
   "chat.stop": {
     input: z.object({ conversationId: Id }).strict(),

@@ -6,6 +6,7 @@ import { z } from "zod";
 import { StoredDocument } from "./genui/catalog";
 import { MessageInteraction } from "./genui/interaction";
 import { KvCacheType } from "./hub";
+import { ToolStep } from "./tools";
 
 export const Id = z.string().min(1).max(64);
 
@@ -156,6 +157,8 @@ export const Message = z.object({
   ui: StoredDocument.nullable().optional(),
   /** User turns made by using a component of an answer (a form submitted, an option chosen). */
   interaction: MessageInteraction.nullable().optional(),
+  /** Assistant turns: the tool calls of the answer, in order (its trajectory). */
+  steps: z.array(ToolStep).default([]),
 });
 export type Message = z.infer<typeof Message>;
 

@@ -7,6 +7,56 @@
 export interface ChatTurn {
   role: "system" | "user" | "assistant";
   text: string;
+  /**
+   * Assistant turns: the tool calls the model made after `text`, each with the result it was
+   * given. Consecutive assistant turns are one model response (text, calls, text, calls, …), as
+   * OpenAI's assistant `tool_calls` + `tool` messages are; a trailing assistant turn is continued.
+   */
+  calls?: ToolCallRecord[];
+}
+
+/** A tool call in the history, with what it returned (text or JSON, as shown to the model). */
+export interface ToolCallRecord {
+  name: string;
+  arguments: unknown;
+  result: unknown;
+}
+
+/** A function the model may call (OpenAI's `tools[].function`). */
+export interface ToolDefinition {
+  /** ^[a-zA-Z0-9_-]{1,64}$ */
+  name: string;
+  description?: string;
+  /** JSON Schema of the arguments (an object schema); absent = no arguments. */
+  parameters?: Record<string, unknown>;
+}
+
+/**
+ * "auto": the model decides (text or calls); "required": it must call one of the tools; `{name}`:
+ * it must call that one. "none" is expressed by passing no tools.
+ */
+export type ToolChoice = "auto" | "required" | { name: string };
+
+/**
+ * A tool-call syntax that overrides the chat wrapper's (node-llama-cpp `settings.functions`), for
+ * an adapter trained to call tools in its own format (the demo's Agent writes
+ * `{"tool":"set_timer","arguments":{"minutes":15}}`). The call is `callPrefix` + name +
+ * `paramsPrefix` + JSON arguments + `callSuffix`; a result is `resultPrefix` + JSON + `resultSuffix`.
+ */
+export interface ToolCallFormat {
+  callPrefix: string;
+  paramsPrefix: string;
+  callSuffix: string;
+  resultPrefix: string;
+  resultSuffix: string;
+  /** false: no function documentation in the system prompt (the adapter learned its tools). */
+  documented: boolean;
+}
+
+/** A call the model made, its arguments parsed (grammar-constrained to the tool's schema). */
+export interface ToolCallOut {
+  name: string;
+  arguments: unknown;
 }
 
 /** One LoRA adapter applied to the live context, validated by core before it gets here. */
@@ -50,6 +100,17 @@ export interface GenerateOptions {
    * on disk, so reopening a conversation evaluates only its new tokens. Absent: a shared cache.
    */
   sessionKey?: string;
+  /**
+   * Functions the model may call (node-llama-cpp function calling: the name and the arguments
+   * are grammar-constrained to these definitions). Not together with `jsonSchema`.
+   */
+  tools?: ToolDefinition[];
+  /** Default "auto". */
+  toolChoice?: ToolChoice;
+  /** More than one call in one answer (default true). */
+  parallelToolCalls?: boolean;
+  /** The adapter's own call syntax (see ToolCallFormat); absent = the chat wrapper's. */
+  toolFormat?: ToolCallFormat;
 }
 
 /** KV cache element type (node-llama-cpp's `experimentalKvCacheKeyType/ValueType`). */
@@ -199,8 +260,12 @@ export interface LoadedSettings {
 }
 
 export interface GenerateResult {
+  /** The text before any tool call. */
   text: string;
-  stopReason: "eos" | "maxTokens" | "stop" | "abort";
+  /** "toolCalls": the model called tools (`toolCalls`); run them and continue with the results. */
+  stopReason: "eos" | "maxTokens" | "stop" | "abort" | "toolCalls";
+  /** The calls the model made, in order (only with stopReason "toolCalls"). */
+  toolCalls?: ToolCallOut[];
   tokens: number;
   ttftMs: number | null;
   durationMs: number;

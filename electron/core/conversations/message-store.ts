@@ -65,6 +65,7 @@ function toMessage(row: MessageRow, memoriesUsed: MemoryUse[] = []): Message {
     corrected: row.corrected === 1,
     memoriesUsed,
     context: parseContext(row.context_json),
+    steps: [],
     // GenUI (migration 0007): format, ui and interaction, only when present.
     ...genuiFields(row),
   };
@@ -148,6 +149,7 @@ export class MessageStore {
       corrected: false,
       memoriesUsed: [],
       context: null,
+      steps: [],
     };
   }
 

@@ -1,6 +1,11 @@
 import type {
   AdapterUse,
   ChatTurn,
+  ToolCallFormat,
+  ToolCallOut,
+  ToolCallRecord,
+  ToolChoice,
+  ToolDefinition,
   EngineInfo,
   FitResult,
   FitSource,
@@ -16,6 +21,11 @@ import type {
 export type {
   AdapterUse,
   ChatTurn,
+  ToolCallFormat,
+  ToolCallOut,
+  ToolCallRecord,
+  ToolChoice,
+  ToolDefinition,
   EngineInfo,
   FitResult,
   FitSource,

@@ -173,5 +173,6 @@ function placeholder(conversationId: string, id: string, content: string, now: n
     corrected: false,
     memoriesUsed: [],
     context: null,
+    steps: [],
   };
 }

@@ -98,6 +98,7 @@ export function message(over: Partial<Message> & Pick<Message, "id" | "role">): 
     createdAt: 1,
     stats: null,
     routing: null,
+    steps: [],
     rating: null,
     corrected: false,
     memoriesUsed: [],
