@@ -1,0 +1,38 @@
+import { describe, expect, it } from "vitest";
+import { checkArguments, schemaProblem } from "./argument-check";
+
+const timer = {
+  type: "object",
+  properties: { minutes: { type: "integer", minimum: 1 } },
+  required: ["minutes"],
+  additionalProperties: false,
+};
+
+describe("tool arguments", () => {
+  it("accepts arguments that match and names the first problem of those that do not", () => {
+    expect(checkArguments(timer, { minutes: 15 })).toEqual({ ok: true });
+    expect(checkArguments(timer, { minutes: "15" })).toEqual({
+      ok: false,
+      message: "arguments.minutes must be integer",
+    });
+    expect(checkArguments(timer, {})).toMatchObject({
+      ok: false,
+      message: expect.stringContaining("minutes"),
+    });
+    expect(checkArguments(timer, { minutes: 1, extra: true })).toMatchObject({ ok: false });
+    expect(checkArguments(timer, "minutes=15")).toMatchObject({
+      ok: false,
+      message: "arguments must be object",
+    });
+  });
+
+  it("refuses schemas that are not object schemas or do not compile", () => {
+    expect(schemaProblem(timer)).toBeNull();
+    expect(schemaProblem("yes")).toMatch(/not a JSON object/);
+    expect(schemaProblem({ type: "string" })).toMatch(/not "object"/);
+    expect(schemaProblem({ type: "object", properties: { a: { type: "no-such-type" } } })).toMatch(/invalid/);
+    expect(checkArguments({ type: "object", properties: { a: { type: 12 } } }, {})).toMatchObject({
+      ok: false,
+    });
+  });
+});

@@ -1,0 +1,46 @@
+/**
+ * Tool arguments against the tool's JSON Schema (ajv), before any call: grammar-constrained
+ * generation makes them parse, but a model, an API client or a server's odd schema can still
+ * produce arguments the tool must not see.
+ */
+import Ajv, { type ValidateFunction } from "ajv";
+
+const ajv = new Ajv({ allErrors: false, strict: false, validateFormats: false });
+const compiled = new WeakMap<object, ValidateFunction | Error>();
+
+export type ArgumentCheck = { ok: true } | { ok: false; message: string };
+
+/** Whether `schema` is a usable JSON Schema for arguments (an object schema ajv compiles). */
+export function schemaProblem(schema: unknown): string | null {
+  if (typeof schema !== "object" || schema === null || Array.isArray(schema))
+    return "The tool's input schema is not a JSON object.";
+  const type = (schema as { type?: unknown }).type;
+  if (type !== undefined && type !== "object")
+    return `The tool's input schema has type ${JSON.stringify(type)}, not "object".`;
+  const validator = compile(schema);
+  return validator instanceof Error ? `The tool's input schema is invalid: ${validator.message}` : null;
+}
+
+/** Check `args` against `schema`; the message names the first problem and where it is. */
+export function checkArguments(schema: Record<string, unknown>, args: unknown): ArgumentCheck {
+  const validator = compile(schema);
+  if (validator instanceof Error)
+    return { ok: false, message: `The tool's input schema is invalid: ${validator.message}` };
+  if (validator(args)) return { ok: true };
+  const error = validator.errors?.[0];
+  const where = error?.instancePath ? `arguments${error.instancePath.replaceAll("/", ".")}` : "arguments";
+  return { ok: false, message: `${where} ${error?.message ?? "do not match the tool's schema"}` };
+}
+
+function compile(schema: object): ValidateFunction | Error {
+  let entry = compiled.get(schema);
+  if (!entry) {
+    try {
+      entry = ajv.compile(schema);
+    } catch (error) {
+      entry = error instanceof Error ? error : new Error(String(error));
+    }
+    compiled.set(schema, entry);
+  }
+  return entry;
+}
