@@ -1,8 +1,9 @@
 import type { Database, Statement } from "better-sqlite3";
 import { randomUUID } from "node:crypto";
-import { GenerationStats, Message, type MessageRole, type MessageStatus } from "../../api";
+import { GenerationStats, Message, type MessageRole, type MessageStatus, type ToolStep } from "../../api";
 import { routingFromColumns } from "../chat/turn-store";
 import { type GenuiColumns, genuiFields } from "../genui/genui-store";
+import { ToolStepStore } from "../tools/tool-step-store";
 
 interface MessageRow extends GenuiColumns {
   id: string;
@@ -50,7 +51,7 @@ function parseContext(json: string | null): ContextInfo | null {
   }
 }
 
-function toMessage(row: MessageRow, memoriesUsed: MemoryUse[] = []): Message {
+function toMessage(row: MessageRow, memoriesUsed: MemoryUse[] = [], steps: ToolStep[] = []): Message {
   return {
     id: row.id,
     conversationId: row.conversation_id,
@@ -65,7 +66,8 @@ function toMessage(row: MessageRow, memoriesUsed: MemoryUse[] = []): Message {
     corrected: row.corrected === 1,
     memoriesUsed,
     context: parseContext(row.context_json),
-    steps: [],
+    // The Agent's tool calls (migration 0008), in order.
+    steps,
     // GenUI (migration 0007): format, ui and interaction, only when present.
     ...genuiFields(row),
   };
@@ -106,8 +108,10 @@ export class MessageStore {
   private readonly contextStmt: Statement<[string | null, string]>;
   private readonly usedByMessageStmt: Statement<[string], MemoryUse & { message_id: string }>;
   private readonly usedByConversationStmt: Statement<[string], MemoryUse & { message_id: string }>;
+  private readonly steps: ToolStepStore;
 
   constructor(db: Database) {
+    this.steps = new ToolStepStore(db);
     // seq is computed in the INSERT itself, so that it is atomic with the row.
     this.insertStmt = db.prepare(`
       INSERT INTO messages (id, conversation_id, role, content, status, created_at, seq)
@@ -157,7 +161,7 @@ export class MessageStore {
     const row = this.getStmt.get(id);
     if (!row) return null;
     const used = this.usedByMessageStmt.all(id).map((u) => ({ id: u.id, text: u.text }));
-    return toMessage(row, used);
+    return toMessage(row, used, this.steps.forMessage(id));
   }
 
   /** The messages of a conversation in order, without answers replaced by a regeneration. */
@@ -168,7 +172,10 @@ export class MessageStore {
       list.push({ id: u.id, text: u.text });
       used.set(u.message_id, list);
     }
-    return this.listStmt.all(conversationId).map((row) => toMessage(row, used.get(row.id)));
+    const steps = this.steps.forConversation(conversationId);
+    return this.listStmt
+      .all(conversationId)
+      .map((row) => toMessage(row, used.get(row.id), steps.get(row.id)));
   }
 
   /** Record how the history was fitted into the context for the answer `id`. */

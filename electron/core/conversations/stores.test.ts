@@ -108,6 +108,7 @@ describe("MessageStore", () => {
       corrected: false,
       memoriesUsed: [],
       context: null,
+      steps: [],
     });
     expect(messages.countByRole(c.id, "user")).toBe(1);
 

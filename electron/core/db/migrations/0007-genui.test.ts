@@ -17,7 +17,12 @@ function upgraded(): Database {
   db.prepare(
     "INSERT INTO messages (id, conversation_id, role, content, status, created_at, seq) VALUES ('m1', 'c1', 'assistant', 'old text answer', 'complete', 1, 1)",
   ).run();
-  expect(migrate(db)).toEqual([7]);
+  expect(
+    migrate(
+      db,
+      migrations.filter((m) => m.version <= 7),
+    ),
+  ).toEqual([7]);
   return db;
 }
 

@@ -6,6 +6,7 @@ import { migrate0004 } from "./0004-feedback";
 import { migrate0005 } from "./0005-memory";
 import { migrate0006 } from "./0006-releases";
 import { migrate0007 } from "./0007-genui";
+import { migrate0008 } from "./0008-tool-steps";
 
 export interface Migration {
   version: number;
@@ -22,6 +23,7 @@ export const migrations: readonly Migration[] = [
   { version: 5, name: "memory", up: migrate0005 },
   { version: 6, name: "releases", up: migrate0006 },
   { version: 7, name: "genui", up: migrate0007 },
+  { version: 8, name: "tool-steps", up: migrate0008 },
 ];
 
 export const LATEST_SCHEMA_VERSION = migrations[migrations.length - 1]?.version ?? 0;
