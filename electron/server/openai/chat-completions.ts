@@ -3,19 +3,27 @@ import { randomBytes } from "node:crypto";
 import type { FastifyReply, FastifyRequest } from "fastify";
 import { ApiError } from "../../api";
 import type { Core, ResolvedSelection } from "../../core/core-types";
-import type { GenerateOptions, GenerateResult } from "../../core/engine/types";
+import type { ChatTurn, GenerateOptions, GenerateResult, ToolCallFormat } from "../../core/engine/types";
 import { fromApiErrorCode, OpenAiError, sendOpenAiError } from "./errors";
 import { GenerationQueue } from "./generation-queue";
 import { selectionForModel } from "./models";
+import { ChatCompletionRequest, describeIssue, type ChatCompletionRequest as Request } from "./schemas";
 import {
-  ChatCompletionRequest,
-  describeIssue,
-  toChatTurns,
-  type ChatCompletionRequest as Request,
-} from "./schemas";
+  contentText,
+  historyTurns,
+  responseToolCalls,
+  toolRequest,
+  type OpenAiToolCall,
+  type ToolRequest,
+} from "./tool-calls";
 
-function lastText(content: Request["messages"][number]["content"]): string {
-  return typeof content === "string" ? content : content.map((p) => p.text).join("\n");
+/** The text the router decides on: the last user message (a tool result is answered for it). */
+function lastUserText(messages: Request["messages"]): string {
+  for (let i = messages.length - 1; i >= 0; i--) {
+    const m = messages[i];
+    if (m?.role === "user") return contentText(m.content);
+  }
+  return "";
 }
 
 /** When the client gives no limit; the engine also stops when the context is full. */
@@ -23,10 +31,22 @@ export const DEFAULT_MAX_TOKENS = 1024;
 /** OpenAI's default. */
 const DEFAULT_TEMPERATURE = 1;
 
-type FinishReason = "stop" | "length";
+type FinishReason = "stop" | "length" | "tool_calls";
 
-function finishReason(result: GenerateResult): FinishReason {
+function finishReason(result: GenerateResult, calls: readonly OpenAiToolCall[]): FinishReason {
+  if (calls.length > 0) return "tool_calls";
   return result.stopReason === "maxTokens" ? "length" : "stop";
+}
+
+/** The calls the model made, checked against the request's tools (none unless it stopped for them). */
+function callsOf(result: GenerateResult, tools: ToolRequest): OpenAiToolCall[] {
+  if (result.stopReason !== "toolCalls" || !result.toolCalls?.length) return [];
+  return responseToolCalls(result.toolCalls, tools);
+}
+
+/** The adapter's own call syntax, where the resolved selection carries one (the demo's Agent). */
+function toolFormatOf(resolved: ResolvedSelection): ToolCallFormat | undefined {
+  return (resolved as ResolvedSelection & { toolFormat?: ToolCallFormat }).toolFormat;
 }
 
 function usage(result: GenerateResult) {
@@ -61,17 +81,26 @@ export function createChatCompletionHandler(core: Core) {
     }
     const body = parsed.data;
     const last = body.messages[body.messages.length - 1];
-    if (last?.role !== "user") {
+    if (last?.role !== "user" && last?.role !== "tool") {
       return sendOpenAiError(
         reply,
         new OpenAiError(
           400,
           "invalid_request_error",
           "invalid_request",
-          "The last message must come from the user.",
+          "The last message must come from the user, or be a tool result to answer.",
           "messages",
         ),
       );
+    }
+    // Calls matched to their results and the tools' schemas, before anything is generated.
+    let history: ChatTurn[];
+    let tools: ToolRequest;
+    try {
+      history = historyTurns(body.messages);
+      tools = toolRequest(body);
+    } catch (error) {
+      return sendOpenAiError(reply, toOpenAiError(error));
     }
     const loaded = core.engine.loaded;
     if (!loaded) {
@@ -100,7 +129,7 @@ export function createChatCompletionHandler(core: Core) {
     try {
       resolved = await core.adapters.resolve(
         body.adapters ? { blend: body.adapters } : selection,
-        lastText(last.content),
+        lastUserText(body.messages),
       );
     } catch (error) {
       const failure = toOpenAiError(error);
@@ -119,6 +148,7 @@ export function createChatCompletionHandler(core: Core) {
       return sendOpenAiError(reply, failure);
     }
 
+    const toolFormat = tools.tools ? toolFormatOf(resolved) : undefined;
     const options: GenerateOptions = {
       temperature: body.temperature ?? DEFAULT_TEMPERATURE,
       maxTokens: body.max_completion_tokens ?? body.max_tokens ?? DEFAULT_MAX_TOKENS,
@@ -126,6 +156,9 @@ export function createChatCompletionHandler(core: Core) {
       ...(body.seed != null ? { seed: body.seed } : {}),
       ...(resolved.adapters.length > 0 ? { adapters: resolved.adapters } : {}),
       kvPolicy: resolved.kvPolicy,
+      ...tools,
+      // An adapter trained on its own call syntax (the demo's Agent) calls tools in that syntax.
+      ...(toolFormat ? { toolFormat } : {}),
     };
     const meta = {
       id: `chatcmpl-${randomBytes(12).toString("hex")}`,
@@ -139,23 +172,27 @@ export function createChatCompletionHandler(core: Core) {
       if (!reply.raw.writableEnded) abort.abort();
     });
     const generate = (onToken: (text: string) => void) =>
-      queue.run(abort.signal, () =>
-        core.engine.generate(toChatTurns(body.messages), options, onToken, abort.signal),
-      );
+      queue.run(abort.signal, () => core.engine.generate(history, options, onToken, abort.signal));
 
     if (!body.stream) {
       let text = "";
       try {
         const result = await generate((t) => (text += t));
+        const calls = callsOf(result, tools);
+        const content = result.text || text;
         return reply.send({
           ...meta,
           object: "chat.completion",
           choices: [
             {
               index: 0,
-              message: { role: "assistant", content: result.text || text },
+              // OpenAI's content is null when the answer is only calls.
+              message:
+                calls.length > 0
+                  ? { role: "assistant", content: content || null, tool_calls: calls }
+                  : { role: "assistant", content },
               logprobs: null,
-              finish_reason: finishReason(result),
+              finish_reason: finishReason(result, calls),
             },
           ],
           usage: usage(result),
@@ -170,7 +207,9 @@ export function createChatCompletionHandler(core: Core) {
     const stream = new SseStream(reply, meta);
     try {
       const result = await generate((t) => stream.delta(t));
-      stream.finish(finishReason(result), body.stream_options?.include_usage ? usage(result) : null);
+      const calls = callsOf(result, tools);
+      stream.toolCalls(calls);
+      stream.finish(finishReason(result, calls), body.stream_options?.include_usage ? usage(result) : null);
     } catch (error) {
       const failure = toOpenAiError(error);
       // Before the first byte the client still gets a proper status; afterwards only an error event.
@@ -196,6 +235,23 @@ class SseStream {
   delta(content: string): void {
     this.start();
     this.chunk({ content }, null);
+  }
+
+  /**
+   * Each call as OpenAI streams one: a chunk with its index, id, type and name (arguments
+   * empty), then its arguments. The engine parses a call whole, so they come in one piece.
+   */
+  toolCalls(calls: readonly OpenAiToolCall[]): void {
+    if (calls.length === 0) return;
+    this.start();
+    calls.forEach((call, index) => {
+      const { name, arguments: args } = call.function;
+      this.chunk(
+        { tool_calls: [{ index, id: call.id, type: "function", function: { name, arguments: "" } }] },
+        null,
+      );
+      this.chunk({ tool_calls: [{ index, function: { arguments: args } }] }, null);
+    });
   }
 
   finish(reason: FinishReason, usage: Usage | null): void {
@@ -233,7 +289,7 @@ class SseStream {
     };
   }
 
-  private chunk(delta: Record<string, string>, finishReason: FinishReason | null): void {
+  private chunk(delta: Record<string, unknown>, finishReason: FinishReason | null): void {
     this.write({
       ...this.base(),
       choices: [{ index: 0, delta, logprobs: null, finish_reason: finishReason }],

@@ -52,15 +52,24 @@ describe("POST /v1/chat/completions validation", () => {
     [{ messages: hello.messages }, "model"],
     [{ model: "auto" }, "messages"],
     [{ model: "auto", messages: [] }, "messages"],
-    [{ model: "auto", messages: [{ role: "tool", content: "x" }] }, "messages.0.role"],
+    [{ model: "auto", messages: [{ role: "function", content: "x" }] }, "messages[0].role"],
+    [{ model: "auto", messages: [{ role: "tool", content: "x" }] }, "messages[0].tool_call_id"],
     [{ ...hello, temperature: 3 }, "temperature"],
     [{ ...hello, max_tokens: 0 }, "max_tokens"],
     [{ ...hello, stream: "yes" }, "stream"],
     [{ ...hello, stop: 5 }, "stop"],
     [
       { model: "auto", messages: [{ role: "user", content: [{ type: "image_url", image_url: {} }] }] },
-      "messages.0.content",
+      "messages[0].content",
     ],
+    [{ ...hello, tools: [{ type: "function", function: { name: "rm -rf" } }] }, "tools[0].function.name"],
+    [
+      { ...hello, tools: [{ type: "function", function: { name: "x".repeat(65) } }] },
+      "tools[0].function.name",
+    ],
+    [{ ...hello, tools: [{ type: "code_interpreter" }] }, "tools[0].type"],
+    [{ ...hello, tool_choice: "always" }, "tool_choice"],
+    [{ ...hello, parallel_tool_calls: "yes" }, "parallel_tool_calls"],
   ])("rejects %j naming param %s", async (body, param) => {
     const res = await complete(body);
     expect(res.status).toBe(400);
@@ -182,5 +191,103 @@ describe("POST /v1/chat/completions generation", () => {
     expect(signal?.aborted).toBe(false);
     controller.abort();
     await vi.waitFor(() => expect(signal?.aborted).toBe(true));
+  });
+});
+
+describe("POST /v1/chat/completions function calling (request mapping)", () => {
+  const timer = {
+    type: "function",
+    function: {
+      name: "set_timer",
+      parameters: { type: "object", properties: { minutes: { type: "integer" } }, required: ["minutes"] },
+    },
+  };
+  const called = [
+    { role: "user", content: "Set a timer for 15 minutes" },
+    {
+      role: "assistant",
+      content: null,
+      tool_calls: [
+        { id: "call_1", type: "function", function: { name: "set_timer", arguments: '{"minutes":15}' } },
+      ],
+    },
+  ];
+
+  it("passes tools, tool_choice and parallel_tool_calls to the engine", async () => {
+    const res = await complete({
+      ...hello,
+      tools: [timer],
+      tool_choice: { type: "function", function: { name: "set_timer" } },
+      parallel_tool_calls: false,
+    });
+    expect(res.status).toBe(200);
+    expect(core.engine.calls.at(-1)?.options).toMatchObject({
+      tools: [{ name: "set_timer", parameters: timer.function.parameters }],
+      toolChoice: { name: "set_timer" },
+      parallelToolCalls: false,
+    });
+  });
+
+  it("generates without tools for tool_choice none, with plain text back", async () => {
+    const res = await complete({ ...hello, tools: [timer], tool_choice: "none" });
+    const body = await readJson<ChatCompletion>(res);
+    expect(body.choices[0]).toMatchObject({ message: { content: "Hello!" }, finish_reason: "stop" });
+    expect(body.choices[0]?.message).not.toHaveProperty("tool_calls");
+    expect(core.engine.calls.at(-1)?.options).not.toHaveProperty("tools");
+  });
+
+  it("answers a tool result: the history carries the call with its result", async () => {
+    const res = await complete({
+      model: "auto",
+      tools: [timer],
+      messages: [...called, { role: "tool", tool_call_id: "call_1", content: "Timer set." }],
+    });
+    expect(res.status).toBe(200);
+    expect(core.engine.calls.at(-1)?.history).toEqual([
+      { role: "user", text: "Set a timer for 15 minutes" },
+      {
+        role: "assistant",
+        text: "",
+        calls: [{ name: "set_timer", arguments: { minutes: 15 }, result: "Timer set." }],
+      },
+    ]);
+    // The router decides on the user's request, not on the tool's output.
+    expect(core.adapters.resolved.at(-1)?.text).toBe("Set a timer for 15 minutes");
+  });
+
+  it.each([
+    [
+      "an unknown tool_call_id",
+      { messages: [...called, { role: "tool", tool_call_id: "call_9", content: "x" }] },
+      "messages[2].tool_call_id",
+    ],
+    [
+      "a tool message without a call before it",
+      { messages: [hello.messages[0], { role: "tool", tool_call_id: "call_1", content: "x" }] },
+      "messages[1]",
+    ],
+    [
+      "a call without its result",
+      { messages: [...called, { role: "user", content: "Well?" }] },
+      "messages[1].tool_calls",
+    ],
+    [
+      "a bad schema",
+      { tools: [{ type: "function", function: { name: "t", parameters: { type: "array" } } }] },
+      "tools[0].function.parameters",
+    ],
+    [
+      "a tool_choice naming a missing tool",
+      { tools: [timer], tool_choice: { type: "function", function: { name: "nope" } } },
+      "tool_choice",
+    ],
+  ])("refuses %s with 400 naming the field, before any generation", async (_, extra, param) => {
+    const before = core.engine.calls.length;
+    const res = await complete({ ...hello, ...extra });
+    expect(res.status).toBe(400);
+    const { error } = await readJson<OpenAiErrorReply>(res);
+    expect(error).toMatchObject({ type: "invalid_request_error", code: "invalid_request", param });
+    expect(error.message.length).toBeGreaterThan(20);
+    expect(core.engine.calls.length).toBe(before);
   });
 });
