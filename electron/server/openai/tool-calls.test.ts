@@ -145,6 +145,19 @@ describe("historyTurns", () => {
     ]);
   });
 
+  it("gives JSON object and array results to the engine as JSON, other results as text", () => {
+    const result = (content: string) =>
+      historyTurns([
+        { role: "user", content: "x" },
+        { role: "assistant", tool_calls: [callTimer("c1")] },
+        { role: "tool", tool_call_id: "c1", content },
+      ])[1]?.calls?.[0]?.result;
+    expect(result(' {"left": 14}')).toEqual({ left: 14 });
+    expect(result("[1,2]")).toEqual([1, 2]);
+    expect(result("{not json")).toBe("{not json");
+    expect(result("42")).toBe("42");
+  });
+
   it("keeps arguments that are not JSON as their text", () => {
     const turns = historyTurns([
       { role: "user", content: "x" },

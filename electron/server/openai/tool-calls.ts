@@ -123,6 +123,21 @@ function parseArguments(text: string): unknown {
 }
 
 /**
+ * A tool message's content as the engine shows it: a JSON object or array as that JSON (the
+ * engine writes results as JSON, and a string of JSON would be escaped into one long string),
+ * anything else as the text it is.
+ */
+function resultValue(text: string): unknown {
+  const start = text.trimStart()[0];
+  if (start !== "{" && start !== "[") return text;
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return text;
+  }
+}
+
+/**
  * The request's messages as engine turns. Each `tool` message must answer a call of an earlier
  * assistant message in the same run of tool messages, once; every call must get its result
  * before the next user, system or assistant message. Throws a 400 naming the message otherwise.
@@ -166,7 +181,7 @@ export function historyTurns(messages: readonly HistoryMessage[]): ChatTurn[] {
         );
       }
       call.answered = true;
-      call.record.result = contentText(m.content);
+      call.record.result = resultValue(contentText(m.content));
       return;
     }
     closeOpen(i);
