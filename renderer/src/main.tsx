@@ -15,6 +15,7 @@ import "./styles/adapters.css";
 import "./styles/memory.css";
 import "./styles/releases.css";
 import "./styles/models.css";
+import "./styles/tools.css";
 
 const root = document.getElementById("root");
 if (!root) throw new Error("index.html has no #root element");

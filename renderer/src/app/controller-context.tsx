@@ -10,6 +10,7 @@ import type { HubState } from "../state/hub-controller";
 import type { LocalModelsState } from "../state/local-models-controller";
 import type { FeedbackState } from "../state/feedback-controller";
 import type { MemoryState } from "../state/memory-controller";
+import type { McpState } from "../state/mcp-controller";
 import type { PrivacyViewState } from "../state/privacy-controller";
 import type { ReleaseState } from "../state/release-controller";
 import type { SettingsState } from "../state/settings-controller";
@@ -85,4 +86,9 @@ export function useLocalModelsState<T>(selector: (state: LocalModelsState) => T)
 
 export function useEngineBuildState<T>(selector: (state: EngineBuildState) => T): T {
   return useStore(useController().engineBuild.store, selector);
+}
+
+/** Select from the MCP servers and tools store (Settings, "Tools & MCP servers"). */
+export function useMcpState<T>(selector: (state: McpState) => T): T {
+  return useStore(useController().mcp.store, selector);
 }

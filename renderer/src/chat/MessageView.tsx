@@ -8,6 +8,7 @@ import { InteractionSummary } from "../genui/InteractionSummary";
 import { AnswerNotes } from "./AnswerNotes";
 import { Markdown } from "./Markdown";
 import { MessageStats } from "./MessageStats";
+import { ToolSteps } from "./ToolStepCard";
 
 const ROLE_LABEL: Record<Message["role"], string> = { user: "You", assistant: "Macaron", system: "System" };
 
@@ -23,6 +24,8 @@ export const MessageView = memo(function MessageView({
   last?: boolean;
 }) {
   const streaming = message.status === "streaming";
+  // While a tool call waits for the user, the answer is not being typed.
+  const waiting = message.steps.some((s) => s.state === "pending");
   const label = ROLE_LABEL[message.role];
   return (
     <article
@@ -34,6 +37,9 @@ export const MessageView = memo(function MessageView({
         {label}
       </div>
       <div className="message__body">
+        {message.role === "assistant" && (
+          <ToolSteps conversationId={message.conversationId} steps={message.steps} />
+        )}
         {message.role === "assistant" ? (
           message.format === "ui" ? (
             <GenuiAnswer message={message} />
@@ -45,7 +51,7 @@ export const MessageView = memo(function MessageView({
         ) : (
           <p className="message__plain">{message.content}</p>
         )}
-        {streaming && (
+        {streaming && !waiting && (
           <span className="typing" aria-label="Macaron is typing" role="img">
             <span />
             <span />

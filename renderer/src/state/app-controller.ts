@@ -7,7 +7,7 @@
  * owns. Those with their own store (adapters, settings, ...) are public; those sharing the app
  * store (chat, conversations, deletes, models) are reached through the methods below.
  */
-import type { AdapterSelection } from "../../../electron/api";
+import type { AdapterSelection, ToolDecision } from "../../../electron/api";
 import { errorMessage } from "../api";
 import type { RendererApi } from "../api";
 import { AdapterController } from "./adapter-controller";
@@ -21,6 +21,7 @@ import { DeleteController } from "./delete-controller";
 import { EngineBuildController } from "./engine-build-controller";
 import { HubController } from "./hub-controller";
 import { LocalModelsController } from "./local-models-controller";
+import { McpController } from "./mcp-controller";
 import type { Schedule } from "./delta-batcher";
 import { FeedbackController } from "./feedback-controller";
 import { MemoryController } from "./memory-controller";
@@ -55,6 +56,8 @@ export class AppController {
   readonly localModels: LocalModelsController;
   /** Building llama.cpp for this machine (Settings). */
   readonly engineBuild: EngineBuildController;
+  /** MCP servers and the tools the Agent may call (Settings, "Tools & MCP servers"). */
+  readonly mcp: McpController;
   private readonly chat: ChatController;
   private readonly conversations: ConversationController;
   private readonly deletes: DeleteController;
@@ -92,6 +95,7 @@ export class AppController {
     });
     this.hub = new HubController(api, () => void this.localModels.refresh());
     this.engineBuild = new EngineBuildController(api);
+    this.mcp = new McpController(api);
   }
 
   /** Subscribe to events, then load the engine status, the conversation list and `initialId`. */
@@ -135,6 +139,7 @@ export class AppController {
     this.hub.dispose();
     this.localModels.dispose();
     this.engineBuild.dispose();
+    this.mcp.dispose();
   }
 
   /** Open a conversation (null: a new chat that is created on the first send). */
@@ -178,6 +183,14 @@ export class AppController {
   /** Stop the generation in the current conversation; the partial answer stays as "stopped". */
   stop(): Promise<void> {
     return this.chat.stop();
+  }
+
+  /**
+   * Answer a tool call's permission prompt: allow once, always (this tool, this conversation)
+   * or deny. Resolves null when core took it, else why not.
+   */
+  decideTool(conversationId: string, messageId: string, stepId: string, decision: ToolDecision) {
+    return this.chat.decideTool(conversationId, messageId, stepId, decision);
   }
 
   dismissComposerError(): void {
@@ -267,6 +280,7 @@ export class AppController {
     this.disposers.push(
       api.on("chat.delta", (delta) => this.chat.onDelta(delta)),
       api.on("chat.done", ({ message }) => this.chat.onDone(message)),
+      api.on("chat.toolStep", (payload) => this.chat.onToolStep(payload)),
       api.on("engine.status", (engine) => this.set({ engine })),
       api.on("conversations.changed", ({ conversation, deletedId }) => {
         if (conversation) this.conversations.apply(conversation);

@@ -4,7 +4,7 @@
  * Shares the app store; AppController routes the chat events here. dispose() drops deltas
  * still buffered.
  */
-import type { AdapterSelection, Message } from "../../../electron/api";
+import type { AdapterSelection, EventPayload, Message, ToolDecision } from "../../../electron/api";
 import { errorMessage } from "../api";
 import type { RendererApi } from "../api";
 import { canChat } from "./app-store";
@@ -21,6 +21,7 @@ import type { Delta } from "./chat-logic";
 import { findMessage, withCreatedConversation } from "./conversation-logic";
 import { DeltaBatcher } from "./delta-batcher";
 import type { Schedule } from "./delta-batcher";
+import { applyToolStep } from "./tool-logic";
 
 export class ChatController {
   private readonly batcher: DeltaBatcher;
@@ -127,6 +128,35 @@ export class ChatController {
   onDone(message: Message): void {
     this.batcher.flush();
     this.put(message);
+  }
+
+  /**
+   * chat.toolStep: the whole step goes into its answer at once. The deltas buffered before it
+   * go first, so the text and the calls keep the order in which they happened.
+   */
+  onToolStep({ conversationId, messageId, step }: EventPayload<"chat.toolStep">): void {
+    this.batcher.flush();
+    this.set((s) => ({ messages: applyToolStep(s.messages, conversationId, messageId, step) }));
+  }
+
+  /**
+   * The user's answer to a tool call waiting for permission. Resolves null when core took it
+   * (the step's new state is shown at once), or the reason it did not (e.g. the answer was
+   * stopped meanwhile).
+   */
+  async decideTool(
+    conversationId: string,
+    messageId: string,
+    stepId: string,
+    decision: ToolDecision,
+  ): Promise<string | null> {
+    try {
+      const step = await this.api.call("chat.decideTool", { conversationId, stepId, decision });
+      this.set((s) => ({ messages: applyToolStep(s.messages, conversationId, messageId, step) }));
+      return null;
+    } catch (error) {
+      return errorMessage(error);
+    }
   }
 
   /** A message by id, in whichever conversation holds it. */

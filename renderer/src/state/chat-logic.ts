@@ -4,6 +4,7 @@
  * so React re-renders just the message that streams.
  */
 import type { Conversation, EventPayload, Message } from "../../../electron/api";
+import { mergeSteps } from "./tool-logic";
 
 export type MessagesByConversation = Readonly<Record<string, readonly Message[]>>;
 export type Delta = EventPayload<"chat.delta">;
@@ -40,9 +41,15 @@ export function applyDeltas(
   return next;
 }
 
-/** Replace the streamed message with its final version (complete, stopped, error). */
+/**
+ * Replace the streamed message with its final version (complete, stopped, error). Its tool
+ * steps are merged with those the events brought (a step never goes back, see laterStep).
+ */
 export function applyDone(state: MessagesByConversation, message: Message): MessagesByConversation {
-  return { ...state, [message.conversationId]: upsertMessage(state[message.conversationId] ?? [], message) };
+  const list = state[message.conversationId] ?? [];
+  const existing = list.find((m) => m.id === message.id);
+  const final = existing ? withSteps(message, mergeSteps(existing.steps, message.steps)) : message;
+  return { ...state, [message.conversationId]: upsertMessage(list, final) };
 }
 
 /**
@@ -58,7 +65,9 @@ export function mergeSent(state: MessagesByConversation, sent: readonly Message[
     if (existing && existing.status !== "streaming") continue;
     const keepStreamed =
       existing && message.status === "streaming" && existing.content.length > message.content.length;
-    const merged = keepStreamed ? { ...message, content: existing.content } : message;
+    const streamed = keepStreamed ? { ...message, content: existing.content } : message;
+    // Steps from chat.toolStep events are newer than the answer's.
+    const merged = existing ? withSteps(streamed, mergeSteps(streamed.steps, existing.steps)) : streamed;
     next = { ...next, [message.conversationId]: upsertMessage(list, merged) };
   }
   return next;
@@ -77,10 +86,11 @@ export function mergeFetched(
   const localById = new Map(local.map((m) => [m.id, m]));
   const merged = fetched.map((m) => {
     const mine = localById.get(m.id);
-    if (mine && m.status === "streaming" && mine.content.length > m.content.length)
-      return { ...m, content: mine.content };
     if (mine && m.status === "streaming" && mine.status !== "streaming") return mine;
-    return m;
+    if (!mine || m.status !== "streaming") return m;
+    // Still streaming: text and tool steps from events may be ahead of the stored copy.
+    const content = mine.content.length > m.content.length ? mine.content : m.content;
+    return withSteps({ ...m, content }, mergeSteps(m.steps, mine.steps));
   });
   const fetchedIds = new Set(fetched.map((m) => m.id));
   for (const m of local) if (!fetchedIds.has(m.id)) merged.push(m);
@@ -134,6 +144,10 @@ export function titleFromText(text: string, max = 60): string {
   const cut = line.slice(0, max);
   const space = cut.lastIndexOf(" ");
   return `${(space > max / 2 ? cut.slice(0, space) : cut).trimEnd()}…`;
+}
+
+function withSteps(message: Message, steps: Message["steps"]): Message {
+  return steps === message.steps ? message : { ...message, steps };
 }
 
 function upsertMessage(list: readonly Message[], message: Message): Message[] {
