@@ -31,7 +31,7 @@ function setup() {
     "tools.list": () => [...builtins, ...servers.flatMap((s) => s.tools)],
     "mcp.add": ({ name, spec }) => {
       if (servers.some((s) => s.name === name))
-        throw new ApiError("conflict", `A server named ${name} exists.`);
+        throw new ApiError("invalid_input", `A server named ${name} exists.`);
       const added = server(name, {
         state: "starting",
         tools: [],

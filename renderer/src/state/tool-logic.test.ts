@@ -88,7 +88,7 @@ describe("tool steps in the transcript", () => {
     const finished = applyDone(fetched, final);
     expect(finished.c1![1]!.steps[0]!.state).toBe("done");
     // A final message without steps (say, a rating change) keeps the ones already shown.
-    const rated = applyDone(finished, { ...final, steps: [], rating: "up" });
+    const rated = applyDone(finished, { ...final, steps: [], rating: "good" });
     expect(rated.c1![1]!.steps.map((s) => s.state)).toEqual(["done"]);
   });
 
