@@ -13,7 +13,15 @@ export const DEFAULT_DOMAINS = ["chat", "coding", "agent", "ui"] as const;
 const Envelope = BatchRequest.extend({ items: z.array(z.unknown()).min(1).max(LIMITS.maxItemsPerBatch) });
 
 /** Fields that carry user text: allowed only with the "ratings_and_text" consent. */
-export const TEXT_FIELDS = ["prompt", "response", "correction", "chosen", "rejected", "reason"] as const;
+export const TEXT_FIELDS = [
+  "prompt",
+  "response",
+  "correction",
+  "chosen",
+  "rejected",
+  "reason",
+  "trajectory",
+] as const;
 
 export type ItemCheck = { ok: true; item: FeedbackItem } | { ok: false; key: string; reason: string };
 
@@ -54,6 +62,12 @@ function checkItem(raw: unknown, key: string, domains: ReadonlySet<string>): Ite
   if (item.kind === "rating" && !item.rating) return { ok: false, key, reason: "a rating item needs rating" };
   if (item.kind === "correction" && item.consent === "ratings_and_text" && !item.correction)
     return { ok: false, key, reason: "a correction item needs correction" };
+  if (item.kind === "trajectory" && !item.toolOutcome)
+    return { ok: false, key, reason: "a trajectory item needs toolOutcome" };
+  if (item.kind === "trajectory" && item.consent === "ratings_and_text" && !item.trajectory)
+    return { ok: false, key, reason: "a trajectory item with text needs trajectory" };
+  if (item.kind === "follow_up" && typeof item.interaction?.corrected !== "boolean")
+    return { ok: false, key, reason: "a follow_up item needs interaction.corrected" };
   return { ok: true, item };
 }
 

@@ -24,6 +24,63 @@ export type ItemVersions = z.infer<typeof ItemVersions>;
 const Text = z.string().max(100_000);
 export const ChatTurnWire = z.object({ role: z.enum(["system", "user", "assistant"]), text: Text });
 
+/** A tool the model could call, as a trajectory records it (OpenAI's `tools[].function`). */
+export const ToolDefinitionWire = z.object({
+  name: z.string().min(1).max(128),
+  description: z.string().max(10_000).optional(),
+  parameters: z.record(z.string(), z.unknown()).optional(),
+});
+export type ToolDefinitionWire = z.infer<typeof ToolDefinitionWire>;
+
+/** Most steps a trajectory carries (the app stops an answer at MAX_TOOL_STEPS, far below). */
+export const MAX_TRAJECTORY_STEPS = 64;
+
+/**
+ * One tool call of an answer, as electron/api/tools.ts ToolStep records it, without ids: the
+ * model's call (tool, server, arguments), the user's decision, what happened (state), the result
+ * the model was given (redacted, cut) or the error, and how long it took.
+ */
+export const TrajectoryStepWire = z.object({
+  index: z.number().int().nonnegative().max(MAX_TRAJECTORY_STEPS),
+  server: z.string().max(64),
+  tool: z.string().min(1).max(128),
+  arguments: z.unknown(),
+  decision: z.enum(["once", "always", "remembered", "deny"]).nullable(),
+  state: z.enum(["pending", "running", "done", "error", "denied", "stopped", "invalid"]),
+  result: Text.nullable(),
+  /** The result was cut: by the app before the model saw it, or to fit the item. */
+  truncated: z.boolean(),
+  error: z.string().max(10_000).nullable(),
+  durationMs: z.number().nonnegative().nullable(),
+});
+export type TrajectoryStepWire = z.infer<typeof TrajectoryStepWire>;
+
+/** The calls an answer made, in order, and the definitions of the tools it called. Text. */
+export const TrajectoryWire = z.object({
+  tools: z.array(ToolDefinitionWire).max(MAX_TRAJECTORY_STEPS),
+  steps: z.array(TrajectoryStepWire).min(1).max(MAX_TRAJECTORY_STEPS),
+});
+export type TrajectoryWire = z.infer<typeof TrajectoryWire>;
+
+const Count = z.number().int().nonnegative().max(1_000_000);
+
+/**
+ * Outcome signals of an answer's tool calls: counts only (no names, arguments or results), so
+ * they are sent with either consent.
+ */
+export const ToolOutcomeWire = z.object({
+  steps: Count,
+  done: Count,
+  denied: Count,
+  errors: Count,
+  invalid: Count,
+  stopped: Count,
+  truncated: Count,
+  /** Sum of the calls' durations. */
+  totalMs: z.number().nonnegative(),
+});
+export type ToolOutcomeWire = z.infer<typeof ToolOutcomeWire>;
+
 /**
  * One feedback signal. `kind` says which fields matter:
  * - rating: rating (+reason); with text consent, `prompt` (the conversation up to the answer)
@@ -33,11 +90,25 @@ export const ChatTurnWire = z.object({ role: z.enum(["system", "user", "assistan
  * - genui: an interaction with a generated component: `interaction`.
  * - router_override: the user picked another adapter than the router: `interaction.chosen`.
  * - copy: the user copied an answer (a weak positive signal).
+ * - trajectory: an answer that called tools, sent when it is done: `toolOutcome` and, with text
+ *   consent, `trajectory`, `prompt` and `response` (the text after the calls).
+ * - follow_up: the user's next message after an answer that called tools: `interaction.corrected`
+ *   (it reads as a correction: "no, …", "that's wrong").
+ * Items about an answer that called tools carry `toolOutcome` (and, with text, `trajectory`).
  * Text fields are present only with the "ratings_and_text" consent, always redacted first.
  */
 export const FeedbackItem = z.object({
   idempotencyKey: z.string().min(8).max(128),
-  kind: z.enum(["rating", "correction", "regeneration", "genui", "router_override", "copy"]),
+  kind: z.enum([
+    "rating",
+    "correction",
+    "regeneration",
+    "genui",
+    "router_override",
+    "copy",
+    "trajectory",
+    "follow_up",
+  ]),
   createdAt: z.number().int().nonnegative(),
   /** Adapter domain the item is about (chat, coding, agent, ui), for per-domain datasets. */
   domain: z.string().max(64).nullable(),
@@ -51,6 +122,8 @@ export const FeedbackItem = z.object({
   chosen: Text.nullable().optional(),
   rejected: Text.nullable().optional(),
   interaction: z.record(z.string().max(100), z.unknown()).nullable().optional(),
+  toolOutcome: ToolOutcomeWire.nullable().optional(),
+  trajectory: TrajectoryWire.nullable().optional(),
 });
 export type FeedbackItem = z.infer<typeof FeedbackItem>;
 

@@ -39,6 +39,7 @@ export function feedbackHandlers(
 }
 
 type HookedHandlers = {
+  "chat.send": Handler<"chat.send">;
   "chat.regenerate": Handler<"chat.regenerate">;
   "conversations.setAdapters": Handler<"conversations.setAdapters">;
 };
@@ -54,7 +55,9 @@ export interface FeedbackHookDeps {
  * Implicit feedback from the chat, added around the handlers so the turn pipeline knows nothing
  * of it: a regenerated answer that completes becomes a preference pair (old rejected, new
  * chosen); "answer again with X" and pinning X after an answer become router overrides of that
- * answer. Recording never fails or delays the call it observes (errors are logged), and the
+ * answer. An answer that called tools becomes a trajectory when it is done (complete or
+ * stopped: denied and stopped calls are outcomes too), and the user's next message after it a
+ * follow-up saying whether it corrects it. Recording never fails or delays the call it observes (errors are logged), and the
  * pair is written after `chat.done`, off the streaming path. Returns the wrapped handlers and
  * a disposer for the `chat.done` subscription.
  */
@@ -82,6 +85,11 @@ export function withFeedbackHooks<H extends HookedHandlers>(
   const dispose = events.subscribe((event, payload) => {
     if (event !== "chat.done") return;
     const { message } = payload as EventPayload<"chat.done">;
+    if (message.steps.length > 0 && message.status !== "error") {
+      setImmediate(() => {
+        if (!sharing.isClosed) safely("trajectory", () => sharing.record((f) => f.trajectory(message.id)));
+      });
+    }
     const oldId = pending.get(message.id);
     if (oldId === undefined) return;
     pending.delete(message.id);
@@ -92,6 +100,19 @@ export function withFeedbackHooks<H extends HookedHandlers>(
         safely("regeneration", () => sharing.record((f) => f.regenerated(oldId, message.id)));
     });
   });
+
+  const send: Handler<"chat.send"> = async (input, ctx) => {
+    // The answer this message follows, read before the send appends to the conversation.
+    let previous: Message | undefined;
+    safely("follow-up", () => {
+      previous = messages.list(input.conversationId).at(-1);
+    });
+    const result = await handlers["chat.send"](input, ctx);
+    const answered = previous;
+    if (answered?.role === "assistant" && answered.steps.length > 0)
+      safely("follow-up", () => sharing.record((f) => f.followUp(answered.id, input.text)));
+    return result;
+  };
 
   const regenerate: Handler<"chat.regenerate"> = async (input, ctx) => {
     const result = await handlers["chat.regenerate"](input, ctx);
@@ -122,7 +143,12 @@ export function withFeedbackHooks<H extends HookedHandlers>(
   };
 
   return {
-    handlers: { ...handlers, "chat.regenerate": regenerate, "conversations.setAdapters": setAdapters },
+    handlers: {
+      ...handlers,
+      "chat.send": send,
+      "chat.regenerate": regenerate,
+      "conversations.setAdapters": setAdapters,
+    },
     dispose: () => {
       dispose();
       pending.clear();

@@ -8,7 +8,12 @@ import {
   type FeedbackItem as FeedbackItemType,
   FeedbackItem,
   type ItemVersions,
+  MAX_TRAJECTORY_STEPS,
+  type ToolDefinitionWire,
+  type ToolOutcomeWire,
+  type TrajectoryWire,
 } from "../../../cloud/protocol";
+import { TOOL_RESULT_MAX_CHARS, type ToolStep } from "../../api";
 import type { ChatTurn } from "../engine/types";
 import { redact } from "./redaction";
 
@@ -39,6 +44,8 @@ export interface ItemText {
   chosen?: string;
   rejected?: string;
   reason?: string;
+  /** The answer's tool calls and the tools it called (arguments and results are text). */
+  trajectory?: { steps: readonly ToolStep[]; tools: readonly ToolDefinitionWire[] };
 }
 
 export interface ItemInput {
@@ -52,6 +59,8 @@ export interface ItemInput {
   interaction?: Record<string, unknown>;
   /** What the user typed or chose in a component: `interaction.values`, only with text consent. */
   interactionValues?: unknown;
+  /** Counts of the answer's tool calls (non-text: sent with either consent). */
+  toolOutcome?: ToolOutcomeWire;
   text?: () => ItemText;
 }
 
@@ -60,7 +69,16 @@ const MAX_TURNS = 500;
 const MAX_REASON = 2000;
 /** One item stays far below a batch's 1 MB, so one item can never block the queue. */
 export const MAX_ITEM_BYTES = 256 * 1024;
-const TEXT_FIELDS = ["prompt", "response", "correction", "chosen", "rejected", "reason"] as const;
+const TEXT_FIELDS = [
+  "prompt",
+  "response",
+  "correction",
+  "chosen",
+  "rejected",
+  "reason",
+  "trajectory",
+] as const;
+const MAX_TOOL_ERROR = 2000;
 
 const clean = (s: string, max = MAX_TEXT): string => redact(s).text.slice(0, max);
 
@@ -77,6 +95,52 @@ export function redactDeep(value: unknown, depth = 0): unknown {
   );
 }
 
+/** The outcome signals of an answer's steps: how many were done, denied, failed, invalid, cut. */
+export function toolOutcomeOf(steps: readonly ToolStep[]): ToolOutcomeWire {
+  const count = (state: ToolStep["state"]) => steps.filter((s) => s.state === state).length;
+  return {
+    steps: steps.length,
+    done: count("done"),
+    denied: count("denied"),
+    errors: count("error"),
+    invalid: count("invalid"),
+    stopped: count("stopped") + count("pending") + count("running"),
+    truncated: steps.filter((s) => s.truncated).length,
+    totalMs: steps.reduce((sum, s) => sum + (s.durationMs ?? 0), 0),
+  };
+}
+
+/**
+ * The wire trajectory: every step's call and outcome with its arguments, result and error
+ * redacted like any other text. Results are already cut at TOOL_RESULT_MAX_CHARS by the app
+ * (what the model saw); a result redaction made longer is cut again and marked truncated.
+ */
+function trajectoryWire(input: NonNullable<ItemText["trajectory"]>): TrajectoryWire {
+  const steps = [...input.steps].sort((a, b) => a.index - b.index).slice(0, MAX_TRAJECTORY_STEPS);
+  return {
+    tools: input.tools.slice(0, MAX_TRAJECTORY_STEPS).map((t) => ({
+      name: t.name.slice(0, 128),
+      ...(t.description !== undefined ? { description: clean(t.description, 10_000) } : {}),
+      ...(t.parameters !== undefined ? { parameters: t.parameters } : {}),
+    })),
+    steps: steps.map((s) => {
+      const result = s.result === null ? null : redact(s.result).text;
+      return {
+        index: Math.min(s.index, MAX_TRAJECTORY_STEPS),
+        server: s.server.slice(0, 64),
+        tool: s.tool.slice(0, 128),
+        arguments: redactDeep(s.arguments ?? null),
+        decision: s.decision,
+        state: s.state,
+        result: result === null ? null : result.slice(0, TOOL_RESULT_MAX_CHARS),
+        truncated: s.truncated || (result !== null && result.length > TOOL_RESULT_MAX_CHARS),
+        error: s.error === null ? null : clean(s.error, MAX_TOOL_ERROR),
+        durationMs: s.durationMs,
+      };
+    }),
+  };
+}
+
 const bytes = (item: unknown): number => Buffer.byteLength(JSON.stringify(item));
 
 /** Drop the oldest turns, then halve the longest text, until the item fits MAX_ITEM_BYTES. */
@@ -84,6 +148,17 @@ function fit(item: FeedbackItemType): FeedbackItemType {
   const out = { ...item, prompt: item.prompt ? [...item.prompt] : item.prompt };
   while (bytes(out) > MAX_ITEM_BYTES && out.prompt && out.prompt.length > 1) out.prompt.shift();
   const fields = ["response", "correction", "chosen", "rejected"] as const;
+  // Tool results first: the longest is halved (and marked cut) until the item fits or they are short.
+  if (out.trajectory)
+    out.trajectory = { ...out.trajectory, steps: out.trajectory.steps.map((s) => ({ ...s })) };
+  while (bytes(out) > MAX_ITEM_BYTES && out.trajectory) {
+    const longest = out.trajectory.steps.reduce((a, b) =>
+      (b.result?.length ?? 0) > (a.result?.length ?? 0) ? b : a,
+    );
+    if ((longest.result?.length ?? 0) < 1000) break;
+    longest.result = longest.result!.slice(0, Math.floor(longest.result!.length / 2));
+    longest.truncated = true;
+  }
   while (bytes(out) > MAX_ITEM_BYTES) {
     const longest = fields.reduce((a, b) => ((out[a]?.length ?? 0) >= (out[b]?.length ?? 0) ? a : b));
     const turn = out.prompt?.[0];
@@ -115,6 +190,7 @@ export function buildItem(input: ItemInput): FeedbackItemType {
     consent: input.consent,
     rating: input.rating ?? null,
   };
+  if (input.toolOutcome) item.toolOutcome = input.toolOutcome;
   let interaction = input.interaction ? (redactDeep(input.interaction) as Record<string, unknown>) : null;
   if (input.consent === "ratings_and_text") {
     const text = input.text?.() ?? {};
@@ -125,6 +201,8 @@ export function buildItem(input: ItemInput): FeedbackItemType {
     if (text.chosen !== undefined) item.chosen = clean(text.chosen);
     if (text.rejected !== undefined) item.rejected = clean(text.rejected);
     if (text.reason !== undefined) item.reason = clean(text.reason, MAX_REASON);
+    if (text.trajectory && text.trajectory.steps.length > 0)
+      item.trajectory = trajectoryWire(text.trajectory);
     if (input.interactionValues !== undefined)
       interaction = { ...interaction, values: redactDeep(input.interactionValues) };
   }

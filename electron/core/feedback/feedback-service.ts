@@ -1,6 +1,7 @@
 import type { Database } from "better-sqlite3";
 import { randomUUID } from "node:crypto";
-import { ApiError } from "../../api";
+import type { ToolDefinitionWire } from "../../../cloud/protocol";
+import { ApiError, type ToolStep } from "../../api";
 import type { ChatTurn } from "../engine/types";
 import { FeedbackEventStore, type FeedbackEvent } from "./feedback-event-store";
 import {
@@ -11,6 +12,7 @@ import {
   type SharingLevel,
   UNKNOWN_VERSIONS,
   buildItem,
+  toolOutcomeOf,
 } from "./feedback-items";
 import { SqliteOutbox } from "./sqlite-outbox";
 
@@ -36,6 +38,10 @@ export interface FeedbackServiceDeps {
   newId?: () => string;
   /** Shared with the privacy settings and the sync client; default: one on `db`. */
   outbox?: SqliteOutbox;
+  /** The tool calls of an answer, in order (its trajectory); default: none. */
+  stepsFor?: (messageId: string) => ToolStep[];
+  /** Definitions of the tools the steps called, as the model was given them; default: names only. */
+  toolsFor?: (steps: readonly ToolStep[]) => ToolDefinitionWire[];
 }
 
 /** What recording a signal did. */
@@ -49,6 +55,21 @@ export interface FeedbackRecord {
 }
 
 const GENUI_OUTCOMES: readonly GenuiOutcome[] = ["completed", "abandoned", "changed"];
+
+/** Tools only run in answers of the Agent specialist: their items train it. */
+export const AGENT_DOMAIN = "agent";
+
+/**
+ * Whether the user's next message reads as a correction of the answer before it: it opens with
+ * a refusal or a repair ("no", "wrong", "that's not …", "I meant …", "try again", "instead …").
+ * A cheap, conservative check: a follow-up it misses is counted as not correcting.
+ */
+export function readsAsCorrection(text: string): boolean {
+  const t = text.trim().toLowerCase();
+  return /^(no\b|nope\b|wrong\b|incorrect\b|not (that|what|quite|right)\b|that'?s (not|wrong|incorrect)\b|that is (not|wrong|incorrect)\b|this is (not|wrong)\b|you (got it wrong|misunderstood|are wrong|did not|didn'?t)\b|i (meant|said|asked)\b|try again\b|actually\b|instead\b|don'?t\b|do not\b|stop\b|undo\b)/u.test(
+    t,
+  );
+}
 
 function check(ok: boolean, message: string): void {
   if (!ok) throw new ApiError("invalid_input", message);
@@ -208,6 +229,37 @@ export class FeedbackService {
     });
   }
 
+  /**
+   * An answer that called tools is done: its trajectory (the calls, the user's decisions, the
+   * results) with its outcome counts, for the Agent's training data.
+   */
+  trajectory(messageId: string): FeedbackRecord {
+    return this.record({
+      kind: "trajectory",
+      messageId,
+      payload: {},
+      item: { text: () => promptAndResponse(this.deps.conversationUpTo(messageId)) },
+    });
+  }
+
+  /**
+   * The user wrote again after an answer that called tools: whether that message corrects it
+   * (an outcome signal of the trajectory). The follow-up's own text is not sent with it.
+   */
+  followUp(messageId: string, followUpText: string): FeedbackRecord {
+    check(typeof followUpText === "string", "The follow-up is a text.");
+    const corrected = readsAsCorrection(followUpText);
+    return this.record({
+      kind: "follow_up",
+      messageId,
+      payload: { corrected },
+      item: {
+        interaction: { corrected },
+        text: () => promptAndResponse(this.deps.conversationUpTo(messageId)),
+      },
+    });
+  }
+
   /** The latest rating of an answer (for the thumbs in the UI), or null. */
   ratingFor(messageId: string): Rating | null {
     return this.events.latestRating(messageId);
@@ -231,10 +283,26 @@ export class FeedbackService {
     return message;
   }
 
+  /**
+   * The outcome counts and (with text) the trajectory of an answer's steps. A regeneration's
+   * text is about two answers: it gets the counts of the new one only.
+   */
+  private withTrajectory(signal: Signal, steps: ToolStep[]): Pick<ItemInput, "toolOutcome" | "text"> {
+    const toolOutcome = toolOutcomeOf(steps);
+    const text = signal.item.text;
+    if (signal.kind === "regeneration" || !text) return { toolOutcome };
+    const tools =
+      this.deps.toolsFor?.(steps) ?? [...new Set(steps.map((s) => s.tool))].map((name) => ({ name }));
+    return { toolOutcome, text: () => ({ ...text(), trajectory: { steps, tools } }) };
+  }
+
   private record(signal: Signal): FeedbackRecord {
     return this.deps.db.transaction((): FeedbackRecord => {
       const { conversationId } = this.answer(signal.messageId);
-      const target = this.deps.versionsFor(signal.messageId) ?? { versions: UNKNOWN_VERSIONS, domain: null };
+      const known = this.deps.versionsFor(signal.messageId) ?? { versions: UNKNOWN_VERSIONS, domain: null };
+      const steps = this.deps.stepsFor?.(signal.messageId) ?? [];
+      // An answer that called tools is the Agent's, whatever else was applied with it.
+      const target = steps.length > 0 ? { ...known, domain: AGENT_DOMAIN } : known;
       const consent = this.deps.getConsent();
       const event: FeedbackEvent = {
         id: this.newId(),
@@ -250,6 +318,7 @@ export class FeedbackService {
         // The idempotency key is random and stored with the item: retries resend the same key.
         const item = buildItem({
           ...signal.item,
+          ...(steps.length > 0 ? this.withTrajectory(signal, steps) : {}),
           key: this.newId(),
           kind: signal.kind,
           createdAt: event.createdAt,

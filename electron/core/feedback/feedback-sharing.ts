@@ -6,7 +6,8 @@
  * and on "Sync now"; never on the chat path.
  */
 import type { Database, Statement } from "better-sqlite3";
-import { ApiError, type PrivacyState, type SharingLevel, type SyncStatus } from "../../api";
+import type { ToolDefinitionWire } from "../../../cloud/protocol";
+import { ApiError, type PrivacyState, type SharingLevel, type SyncStatus, type ToolStep } from "../../api";
 import type { Log } from "../dispatch";
 import type { EventBus } from "../events/event-bus";
 import { SettingsStore } from "../settings/settings-store";
@@ -30,6 +31,8 @@ export interface FeedbackSharingDeps {
   /** Minimum gap between two `privacy.sync` events (the last status is always sent). */
   statusThrottleMs?: number;
   fetch?: typeof fetch;
+  /** Definitions of the tools an answer called (the tool catalog), for its trajectory. */
+  toolsFor?: (steps: readonly ToolStep[]) => ToolDefinitionWire[];
 }
 
 /** The install token is tied to the endpoint that issued it. */
@@ -63,6 +66,8 @@ export class FeedbackSharing {
       outbox: this.outbox,
       versionsFor: (id) => context.versionsFor(id),
       conversationUpTo: (id) => context.conversationUpTo(id),
+      stepsFor: (id) => context.stepsFor(id),
+      toolsFor: deps.toolsFor,
       getConsent: () => this.privacy.consent(),
     });
     this.settings = new SettingsStore(db);

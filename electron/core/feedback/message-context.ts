@@ -1,6 +1,8 @@
 import type { Database, Statement } from "better-sqlite3";
 import type { ItemVersions } from "../../../cloud/protocol";
+import type { ToolStep } from "../../api";
 import type { ChatTurn } from "../engine/types";
+import { ToolStepStore } from "../tools/tool-step-store";
 import type { MessageVersions } from "./feedback-items";
 
 interface TurnRow {
@@ -19,6 +21,7 @@ export class MessageContext {
   private readonly turnStmt: Statement<[string], TurnRow>;
   private readonly domainStmt: Statement<[string], string>;
   private readonly upToStmt: Statement<{ id: string }, { role: ChatTurn["role"]; content: string }>;
+  private readonly steps: ToolStepStore;
 
   constructor(
     db: Database,
@@ -37,6 +40,12 @@ export class MessageContext {
       WHERE target.id = @id AND m.conversation_id = target.conversation_id AND m.seq <= target.seq
         AND (m.replaced_by IS NULL OR m.id = @id)
       ORDER BY m.seq`);
+    this.steps = new ToolStepStore(db);
+  }
+
+  /** The answer's tool calls (its trajectory), in order; none for an answer without calls. */
+  stepsFor(messageId: string): ToolStep[] {
+    return this.steps.forMessage(messageId);
   }
 
   /** The versions of an assistant message from its turn record; null without one. */

@@ -7,6 +7,7 @@ import { migrate0005 } from "./0005-memory";
 import { migrate0006 } from "./0006-releases";
 import { migrate0007 } from "./0007-genui";
 import { migrate0008 } from "./0008-tool-steps";
+import { migrate0009 } from "./0009-feedback-tool-kinds";
 
 export interface Migration {
   version: number;
@@ -24,6 +25,7 @@ export const migrations: readonly Migration[] = [
   { version: 6, name: "releases", up: migrate0006 },
   { version: 7, name: "genui", up: migrate0007 },
   { version: 8, name: "tool-steps", up: migrate0008 },
+  { version: 9, name: "feedback-tool-kinds", up: migrate0009 },
 ];
 
 export const LATEST_SCHEMA_VERSION = migrations[migrations.length - 1]?.version ?? 0;
