@@ -1,0 +1,117 @@
+/**
+ * The `mcpServers` JSON format other apps write (Claude Desktop, LM Studio, Cursor): parsing
+ * with errors a user can act on, and the app's own copy in <dataDir>/mcp.json (0600: env values
+ * and headers often hold API keys).
+ */
+import { randomBytes } from "node:crypto";
+import { readFileSync } from "node:fs";
+import { rename, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { McpServerName, McpServerSpec } from "../../../api/tools";
+import { describeIssues } from "../../dispatch";
+import { makePrivate } from "../../files/private-files";
+
+export const MCP_CONFIG_FILE = "mcp.json";
+
+export interface NamedSpec {
+  name: string;
+  spec: McpServerSpec;
+}
+
+export interface ParsedConfig {
+  servers: NamedSpec[];
+  /** One per entry that could not be used; the other entries are in `servers`. */
+  errors: { name: string; message: string }[];
+}
+
+/** "line 3, column 7" for a JSON.parse error's position, when the engine reports one. */
+function where(json: string, message: string): string {
+  const position = /position (\d+)/.exec(message);
+  if (!position) return "";
+  const offset = Number(position[1]);
+  const before = json.slice(0, offset).split("\n");
+  return ` at line ${before.length}, column ${(before.at(-1) ?? "").length + 1}`;
+}
+
+/**
+ * Parse an `mcpServers` document. Throws only when the document as a whole is unusable (not
+ * JSON, or no `mcpServers` object), with the position of a syntax error; each server entry is
+ * checked on its own so that one bad entry does not lose the others.
+ */
+export function parseMcpConfig(json: string): ParsedConfig {
+  let document: unknown;
+  try {
+    document = JSON.parse(json);
+  } catch (err) {
+    const message = (err as Error).message;
+    throw new Error(`The MCP config is not valid JSON${where(json, message)}: ${message}`);
+  }
+  if (typeof document !== "object" || document === null || Array.isArray(document))
+    throw new Error('The MCP config must be a JSON object with an "mcpServers" object.');
+  const entries = (document as { mcpServers?: unknown }).mcpServers;
+  if (typeof entries !== "object" || entries === null || Array.isArray(entries))
+    throw new Error(
+      'The MCP config has no "mcpServers" object (the format is {"mcpServers": {"name": {...}}}).',
+    );
+  const parsed: ParsedConfig = { servers: [], errors: [] };
+  for (const [name, entry] of Object.entries(entries)) {
+    const checkedName = McpServerName.safeParse(name);
+    if (!checkedName.success) {
+      parsed.errors.push({ name, message: `The name is not usable: ${describeIssues(checkedName.error)}` });
+      continue;
+    }
+    const spec = McpServerSpec.safeParse(entry);
+    if (!spec.success) {
+      parsed.errors.push({ name, message: explainSpec(entry, spec.error) });
+      continue;
+    }
+    parsed.servers.push({ name, spec: spec.data });
+  }
+  return parsed;
+}
+
+/** The union's issues name neither branch well: say what an entry needs. */
+function explainSpec(entry: unknown, error: import("zod").ZodError): string {
+  if (typeof entry !== "object" || entry === null || Array.isArray(entry))
+    return 'An entry must be an object with a "command" (stdio) or a "url" (Streamable HTTP).';
+  const keys = Object.keys(entry);
+  if (!keys.includes("command") && !keys.includes("url"))
+    return 'An entry needs a "command" (stdio) or a "url" (Streamable HTTP).';
+  const branch = keys.includes("command")
+    ? McpServerSpec.options[0].safeParse(entry)
+    : McpServerSpec.options[1].safeParse(entry);
+  return `The entry is not valid: ${describeIssues(branch.success ? error : branch.error)}`;
+}
+
+/** Whether a spec starts a process (stdio) or connects to a URL. */
+export function isStdio(spec: McpServerSpec): spec is Extract<McpServerSpec, { command: string }> {
+  return "command" in spec;
+}
+
+/** The saved servers, in the order they were added. A missing file is no servers. */
+export function loadSavedConfig(dataDir: string, log: (message: string, err: unknown) => void): ParsedConfig {
+  let json: string;
+  try {
+    json = readFileSync(join(dataDir, MCP_CONFIG_FILE), "utf8");
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === "ENOENT") return { servers: [], errors: [] };
+    log(`could not read ${MCP_CONFIG_FILE}`, err);
+    return { servers: [], errors: [{ name: MCP_CONFIG_FILE, message: (err as Error).message }] };
+  }
+  try {
+    return parseMcpConfig(json);
+  } catch (err) {
+    log(`${MCP_CONFIG_FILE} could not be used`, err);
+    return { servers: [], errors: [{ name: MCP_CONFIG_FILE, message: (err as Error).message }] };
+  }
+}
+
+/** Write the servers as an `mcpServers` document (other apps can read it), atomically, 0600. */
+export async function saveConfig(dataDir: string, servers: NamedSpec[]): Promise<void> {
+  const path = join(dataDir, MCP_CONFIG_FILE);
+  const document = { mcpServers: Object.fromEntries(servers.map(({ name, spec }) => [name, spec])) };
+  const temporary = `${path}.${randomBytes(4).toString("hex")}.tmp`;
+  await writeFile(temporary, `${JSON.stringify(document, null, 2)}\n`, { mode: 0o600 });
+  await makePrivate(temporary);
+  await rename(temporary, path);
+}
