@@ -7,6 +7,7 @@ import { randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { rename, writeFile } from "node:fs/promises";
 import { join } from "node:path";
+import type { ZodError } from "zod";
 import { McpServerName, McpServerSpec } from "../../../api/tools";
 import { describeIssues } from "../../dispatch";
 import { makePrivate } from "../../files/private-files";
@@ -71,7 +72,7 @@ export function parseMcpConfig(json: string): ParsedConfig {
 }
 
 /** The union's issues name neither branch well: say what an entry needs. */
-function explainSpec(entry: unknown, error: import("zod").ZodError): string {
+function explainSpec(entry: unknown, error: ZodError): string {
   if (typeof entry !== "object" || entry === null || Array.isArray(entry))
     return 'An entry must be an object with a "command" (stdio) or a "url" (Streamable HTTP).';
   const keys = Object.keys(entry);

@@ -175,9 +175,9 @@ export class McpConnection {
       return outcomeOf(result);
     } catch (err) {
       if (signal.aborted) return { ok: false, error: "The call was stopped before the tool answered." };
-      if (err instanceof McpError && err.code === ErrorCode.RequestTimeout)
+      if (err instanceof McpError && err.code === (ErrorCode.RequestTimeout as number))
         return { ok: false, error: `The tool did not answer within ${Math.round(timeoutMs / 100) / 10} s.` };
-      if (err instanceof McpError && err.code === ErrorCode.ConnectionClosed) {
+      if (err instanceof McpError && err.code === (ErrorCode.ConnectionClosed as number)) {
         await new Promise((resolve) => setImmediate(resolve));
         await this.lost(generation);
         return { ok: false, error: `The server stopped during the call${this.lastOutputNote()}.` };
@@ -345,9 +345,9 @@ export class McpConnection {
       }
       if (err instanceof TypeError) return `Could not connect to ${spec.url}: ${this.networkReason(err)}.`;
     }
-    if (err instanceof McpError && err.code === ErrorCode.RequestTimeout)
+    if (err instanceof McpError && err.code === (ErrorCode.RequestTimeout as number))
       return `The server did not answer within ${Math.round(this.connectTimeoutMs / 1000)} s.`;
-    if (err instanceof McpError && err.code === ErrorCode.ConnectionClosed)
+    if (err instanceof McpError && err.code === (ErrorCode.ConnectionClosed as number))
       return `The server exited before it was ready${this.lastOutputNote()}.`;
     return `The server could not be started: ${err instanceof Error ? err.message : String(err)}`;
   }

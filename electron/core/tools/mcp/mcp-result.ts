@@ -9,6 +9,11 @@ import type { ToolOutcome } from "../tool-types";
 
 type Part = Record<string, unknown> & { type?: unknown };
 
+/** A field of a server's result as text (servers send anything). */
+function str(value: unknown, otherwise: string): string {
+  return typeof value === "string" ? value : typeof value === "number" ? String(value) : otherwise;
+}
+
 /** Approximate decoded size of a base64 payload. */
 function base64Bytes(data: unknown): number {
   return typeof data === "string" ? Math.floor((data.replace(/=+$/, "").length * 3) / 4) : 0;
@@ -20,17 +25,17 @@ function renderPart(part: Part): string {
       return typeof part.text === "string" ? part.text : "";
     case "image":
     case "audio":
-      return `[${part.type}: ${String(part.mimeType ?? "unknown type")}, ${base64Bytes(part.data)} bytes, not shown]`;
+      return `[${part.type}: ${str(part.mimeType, "unknown type")}, ${base64Bytes(part.data)} bytes, not shown]`;
     case "resource_link":
-      return `[resource link: ${String(part.name ?? "")} ${String(part.uri ?? "")}]`.replace(/ +]/, "]");
+      return `[resource link: ${str(part.name, "")} ${str(part.uri, "")}]`.replace(/ +]/, "]");
     case "resource": {
       const resource = (part.resource ?? {}) as Record<string, unknown>;
-      const uri = String(resource.uri ?? "");
+      const uri = str(resource.uri, "");
       if (typeof resource.text === "string") return `[resource ${uri}]\n${resource.text}`;
-      return `[resource ${uri}: ${String(resource.mimeType ?? "binary")}, ${base64Bytes(resource.blob)} bytes, not shown]`;
+      return `[resource ${uri}: ${str(resource.mimeType, "binary")}, ${base64Bytes(resource.blob)} bytes, not shown]`;
     }
     default:
-      return `[${String(part.type ?? "unknown")} content, not shown]`;
+      return `[${str(part.type, "unknown")} content, not shown]`;
   }
 }
 
