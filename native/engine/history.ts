@@ -1,21 +1,51 @@
-import type { ChatHistoryItem } from "node-llama-cpp";
+import type { ChatHistoryItem, ChatModelFunctionCall, ChatModelResponse } from "node-llama-cpp";
 import type { ChatTurn } from "./protocol";
 
 /**
  * Convert protocol turns into node-llama-cpp chat history, ending with the model item that
  * LlamaChat completes. A trailing assistant turn is continued (prefill) rather than answered.
+ *
+ * An assistant turn's `calls` become `functionCall` items (name, arguments, result) after its
+ * text, which the chat wrapper lays out in its own call and result syntax. Consecutive
+ * assistant turns are one model response (text, calls, text, calls, …): the agent loop's
+ * rounds of one answer. Each turn's calls start a new chunk, so two rounds of calls with no text
+ * between them stay two rounds rather than one parallel group.
  */
 export function toChatHistory(turns: readonly ChatTurn[]): ChatHistoryItem[] {
-  const items: ChatHistoryItem[] = turns.map((turn): ChatHistoryItem => {
+  const items: ChatHistoryItem[] = [];
+  for (const turn of turns) {
     switch (turn.role) {
       case "system":
-        return { type: "system", text: turn.text };
+        items.push({ type: "system", text: turn.text });
+        break;
       case "user":
-        return { type: "user", text: turn.text };
-      case "assistant":
-        return { type: "model", response: [turn.text] };
+        items.push({ type: "user", text: turn.text });
+        break;
+      case "assistant": {
+        const last = items.at(-1);
+        const response = last?.type === "model" ? last.response : [];
+        if (last?.type !== "model") items.push({ type: "model", response });
+        appendAssistant(response, turn);
+        break;
+      }
     }
-  });
+  }
   if (items.at(-1)?.type !== "model") items.push({ type: "model", response: [] });
   return items;
+}
+
+function appendAssistant(response: ChatModelResponse["response"], turn: ChatTurn): void {
+  const calls = turn.calls ?? [];
+  if (turn.text !== "" || calls.length === 0) response.push(turn.text);
+  calls.forEach((call, i) => {
+    const item: ChatModelFunctionCall = {
+      type: "functionCall",
+      name: call.name,
+      params: call.arguments,
+      // node-llama-cpp writes `undefined` as "void"; a tool that returned nothing says so.
+      result: call.result ?? "",
+      ...(i === 0 ? { startsNewChunk: true } : {}),
+    };
+    response.push(item);
+  });
 }

@@ -2,7 +2,9 @@ import { open } from "node:fs/promises";
 import { basename } from "node:path";
 import {
   InsufficientMemoryError,
+  LlamaChat,
   readGgufFileInfo,
+  type ChatModelFunctions,
   type ChatWrapper,
   type GbnfJsonObjectSchema,
   type LlamaChatResponse,
@@ -17,6 +19,7 @@ import { ANONYMOUS, DEFAULT_KV_POLICY, KvSlots, MIXED, type KvSlot } from "./kv-
 import { adapterSetKey, LiveAdapters, normalizeAdapters } from "./live-adapters";
 import { defaultContextSize, headSizeOf, MIN_DEFAULT_CONTEXT } from "./fit-estimate";
 import { kvCacheTypes, resolveFlashAttention, type LlamaBackend } from "./llama-backend";
+import { isForced, toFunctions, toolChatWrapper, toToolCalls, ToolRequestError } from "./tool-calls";
 import type {
   ChatTurn,
   GenerateOptions,
@@ -198,6 +201,7 @@ export class ModelSession {
     // The state saved after the previous turn must be on disk before the context moves on.
     await this.persisting;
     // Built before anything else: a schema the grammar cannot express fails the request early.
+    const tools = this.toolSetup(options);
     const grammar = options.jsonSchema
       ? await this.model.llama.createGrammarForJsonSchema(options.jsonSchema as GbnfJsonObjectSchema)
       : undefined;
@@ -210,15 +214,23 @@ export class ModelSession {
       adapters.map((a) => a.path),
     );
     const slot = await this.slots.acquire(setKey, options.kvPolicy ?? DEFAULT_KV_POLICY, options.sessionKey);
-    const { sequence, chat } = slot;
-    if (sequence.contextTokens.length === 0) await this.restore(slot, history);
+    const { sequence } = slot;
+    if (sequence.contextTokens.length === 0) await this.restore(slot, history, tools);
+    // A tool turn in another call syntax (or forced) lays the prompt out with its own wrapper,
+    // on the same sequence: the common token prefix is reused all the same.
+    const chat =
+      tools && tools.wrapper !== this.chatWrapper
+        ? new LlamaChat({ contextSequence: sequence, chatWrapper: tools.wrapper })
+        : slot.chat;
     const meterBefore = sequence.tokenMeter.getState();
     let ttftMs: number | null = null;
     let streamed = "";
-    let response: LlamaChatResponse | null = null;
+    let response: LlamaChatResponse<ChatModelFunctions> | null = null;
     try {
       // No lastEvaluationContextWindow: LlamaChat already reuses the sequence's common token
       // prefix (adaptStateToTokens); that option only tunes context shifting when it is full.
+      // With functions and no onFunctionCall handler LlamaChat returns at the first call (or
+      // the first parallel group): the caller runs the tools and continues the history.
       response = await chat.generateResponse(toChatHistory(history), {
         onTextChunk: (text) => {
           if (ttftMs === null) ttftMs = performance.now() - started;
@@ -231,20 +243,30 @@ export class ModelSession {
         temperature: options.temperature,
         seed: options.temperature > 0 ? options.seed : undefined,
         customStopTriggers: options.stop && options.stop.length > 0 ? options.stop : undefined,
-        grammar,
+        // node-llama-cpp takes a grammar or functions, never both (toolSetup refuses both).
+        ...(tools
+          ? {
+              functions: tools.functions,
+              maxParallelFunctionCalls: options.parallelToolCalls === false ? 1 : undefined,
+            }
+          : { grammar }),
       });
     } catch (error) {
       // Aborted before the first token: node-llama-cpp throws instead of returning.
       if (!signal.aborted) throw error;
     } finally {
+      if (chat !== slot.chat) chat.dispose({ disposeSequence: false });
       slot.dirty = true;
       // Saved after the answer (not before it): costs the user nothing, survives a kill -9.
       this.persisting = this.save(slot);
     }
     const used = sequence.tokenMeter.diff(meterBefore);
+    const toolCalls = response && !signal.aborted ? toToolCalls(response) : [];
     return {
       text: response?.response ?? streamed,
-      stopReason: response ? toStopReason(response.metadata.stopReason) : "abort",
+      stopReason:
+        toolCalls.length > 0 ? "toolCalls" : response ? toStopReason(response.metadata.stopReason) : "abort",
+      ...(toolCalls.length > 0 ? { toolCalls } : {}),
       tokens: used.usedOutputTokens,
       ttftMs,
       durationMs: performance.now() - started,
@@ -254,6 +276,23 @@ export class ModelSession {
       contextTokens: sequence.contextTokens.length,
       contextSize: this.context.contextSize,
     };
+  }
+
+  /**
+   * The functions and chat wrapper of a tool turn (none without tools). Throws
+   * ToolRequestError for tools the grammar cannot express, a choice naming no tool, or tools
+   * together with a JSON schema (node-llama-cpp cannot constrain both at once).
+   */
+  private toolSetup(options: GenerateOptions): ToolSetup | null {
+    if (!options.tools || options.tools.length === 0) return null;
+    if (options.jsonSchema)
+      throw new ToolRequestError("tools and jsonSchema cannot be used together: pass one or the other.");
+    const functions = toFunctions(options.tools, options.toolChoice);
+    const wrapper = toolChatWrapper(this.chatWrapper, {
+      format: options.toolFormat,
+      forced: isForced(options.toolChoice),
+    });
+    return { functions, wrapper };
   }
 
   /** Mean-pooled, L2-normalised embeddings under the base model (see Embedder). */
@@ -284,12 +323,12 @@ export class ModelSession {
    * A state sharing less than half its tokens with the prompt (an edited conversation) is
    * deleted: after this turn it would be overwritten anyway.
    */
-  private async restore(slot: KvSlot, history: readonly ChatTurn[]): Promise<void> {
+  private async restore(slot: KvSlot, history: readonly ChatTurn[], tools: ToolSetup | null): Promise<void> {
     if (!this.states || slot.sessionKey === ANONYMOUS || slot.evaluatedUnder === MIXED) return;
     const paths = this.setPaths.get(slot.evaluatedUnder) ?? [];
     const candidate = await this.states.find(slot.sessionKey, slot.evaluatedUnder, paths);
     if (!candidate) return;
-    const shared = sharedPrefix(candidate.tokens, this.promptTokens(history));
+    const shared = sharedPrefix(candidate.tokens, this.promptTokens(history, tools));
     if (shared * 2 < candidate.tokens.length) {
       await this.states.discard(candidate);
       return;
@@ -297,9 +336,16 @@ export class ModelSession {
     await this.states.restore(slot.sequence, candidate);
   }
 
-  /** The prompt's tokens as LlamaChat lays them out (without the answer). */
-  private promptTokens(history: readonly ChatTurn[]) {
-    const { contextText } = this.chatWrapper.generateContextState({ chatHistory: toChatHistory(history) });
+  /**
+   * The prompt's tokens as LlamaChat lays them out (without the answer): with a tool turn's
+   * wrapper and its functions, whose documentation may be part of the system prompt.
+   */
+  private promptTokens(history: readonly ChatTurn[], tools: ToolSetup | null) {
+    const wrapper = tools?.wrapper ?? this.chatWrapper;
+    const { contextText } = wrapper.generateContextState({
+      chatHistory: toChatHistory(history),
+      ...(tools ? { availableFunctions: tools.functions } : {}),
+    });
     return contextText.tokenize(this.model.tokenizer);
   }
 
@@ -310,6 +356,12 @@ export class ModelSession {
     if (await this.states.save(slot.sequence, slot.sessionKey, slot.evaluatedUnder, paths))
       slot.dirty = false;
   }
+}
+
+/** A tool turn's functions and the chat wrapper that lays it out. */
+interface ToolSetup {
+  functions: ChatModelFunctions;
+  wrapper: ChatWrapper;
 }
 
 /**
@@ -377,7 +429,9 @@ function flashAttentionName(value: boolean | "auto"): LoadedSettings["flashAtten
   return value ? "on" : "off";
 }
 
-function toStopReason(reason: LlamaChatResponse["metadata"]["stopReason"]): GenerateResult["stopReason"] {
+function toStopReason(
+  reason: LlamaChatResponse<ChatModelFunctions>["metadata"]["stopReason"],
+): GenerateResult["stopReason"] {
   switch (reason) {
     case "maxTokens":
       return "maxTokens";

@@ -1,11 +1,61 @@
 import { isAbsolute } from "node:path";
 import { z } from "zod";
 import type { EngineRequest } from "./protocol";
+import { toGrammarSchema, ToolRequestError } from "./tool-schema";
 
-const ChatTurnSchema = z.object({
-  role: z.enum(["system", "user", "assistant"]),
-  text: z.string(),
+/** OpenAI's rule for function names; node-llama-cpp's name grammar needs no spaces either. */
+const TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
+
+const ToolCallRecordSchema = z.object({
+  name: z.string().regex(TOOL_NAME, "must be 1–64 letters, digits, '_' or '-'"),
+  arguments: z.unknown(),
+  result: z.unknown(),
 });
+
+const ChatTurnSchema = z
+  .object({
+    role: z.enum(["system", "user", "assistant"]),
+    text: z.string(),
+    calls: z.array(ToolCallRecordSchema).max(128).optional(),
+  })
+  .refine((turn) => !turn.calls || turn.calls.length === 0 || turn.role === "assistant", {
+    message: "only assistant turns carry tool calls",
+    path: ["calls"],
+  });
+
+const ToolDefinitionSchema = z
+  .object({
+    name: z.string().regex(TOOL_NAME, "must be 1–64 letters, digits, '_' or '-'"),
+    description: z.string().max(16_384).optional(),
+    parameters: z.record(z.string(), z.unknown()).optional(),
+  })
+  .superRefine((tool, ctx) => {
+    if (!tool.parameters) return;
+    // The grammar must express the schema, else arguments could parse and still not match.
+    try {
+      toGrammarSchema(tool.parameters, `tools.${tool.name}.parameters`);
+    } catch (error) {
+      if (!(error instanceof ToolRequestError)) throw error;
+      ctx.addIssue({ code: "custom", message: error.message, path: ["parameters"] });
+    }
+  });
+
+const ToolChoiceSchema = z.union([
+  z.literal("auto"),
+  z.literal("required"),
+  z.object({ name: z.string().regex(TOOL_NAME) }).strict(),
+]);
+
+const ToolCallFormatSchema = z
+  .object({
+    callPrefix: z.string().min(1).max(256),
+    paramsPrefix: z.string().max(256),
+    callSuffix: z.string().max(256),
+    resultPrefix: z.string().max(256),
+    resultSuffix: z.string().max(256),
+    documented: z.boolean(),
+  })
+  .strict();
 
 const AdapterUseSchema = z.object({
   path: z.string().refine(isAbsolute, "must be an absolute path to an adapter file"),
@@ -23,6 +73,38 @@ const GenerateOptionsSchema = z.object({
   // A JSON schema object; node-llama-cpp refuses the shapes it cannot turn into a grammar.
   jsonSchema: z.record(z.string(), z.unknown()).optional(),
   sessionKey: z.string().max(512).optional(),
+  tools: z.array(ToolDefinitionSchema).max(128).optional(),
+  toolChoice: ToolChoiceSchema.optional(),
+  parallelToolCalls: z.boolean().optional(),
+  toolFormat: ToolCallFormatSchema.optional(),
+});
+
+/** What the tool options mean together (each field alone is checked above). */
+const GenerateOptionsChecked = GenerateOptionsSchema.superRefine((options, ctx) => {
+  const tools = options.tools ?? [];
+  const names = tools.map((t) => t.name);
+  const duplicate = names.find((name, i) => names.indexOf(name) !== i);
+  if (duplicate !== undefined)
+    ctx.addIssue({ code: "custom", message: `two tools are named "${duplicate}"`, path: ["tools"] });
+  if (tools.length > 0 && options.jsonSchema)
+    ctx.addIssue({
+      code: "custom",
+      message: "tools and jsonSchema cannot be used together",
+      path: ["tools"],
+    });
+  const choice = options.toolChoice;
+  if (choice !== undefined && choice !== "auto" && tools.length === 0)
+    ctx.addIssue({
+      code: "custom",
+      message: "a required or named tool choice needs tools",
+      path: ["toolChoice"],
+    });
+  if (typeof choice === "object" && tools.length > 0 && !names.includes(choice.name))
+    ctx.addIssue({
+      code: "custom",
+      message: `names "${choice.name}", which is not among the tools`,
+      path: ["toolChoice"],
+    });
 });
 
 const id = z.number().int();
@@ -64,7 +146,7 @@ export const EngineRequestSchema = z.discriminatedUnion("type", [
     id,
     type: z.literal("generate"),
     history: z.array(ChatTurnSchema).min(1),
-    options: GenerateOptionsSchema,
+    options: GenerateOptionsChecked,
   }),
   z.object({ id, type: z.literal("abort"), target: id }),
   z.object({ id, type: z.literal("ping") }),

@@ -6,6 +6,7 @@ import type { LlamaBackend } from "./llama-backend";
 import { ModelLoadError, ModelSession } from "./model-session";
 import type { EngineErrorCode, EngineInfo, EngineMessage, EngineRequest, FitResult } from "./protocol";
 import { parseEngineRequest } from "./request-schema";
+import { ToolRequestError } from "./tool-schema";
 
 type Request<T extends EngineRequest["type"]> = Extract<EngineRequest, { type: T }>;
 
@@ -204,6 +205,7 @@ export class EngineRuntime {
           );
         } catch (error) {
           if (error instanceof AdapterError) throw new EngineFailure("adapter_failed", error.message);
+          if (error instanceof ToolRequestError) throw new EngineFailure("invalid_request", error.message);
           throw error;
         }
       });

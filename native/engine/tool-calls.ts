@@ -1,0 +1,124 @@
+import type {
+  ChatModelFunctions,
+  ChatWrapper,
+  ChatWrapperGenerateContextStateOptions,
+  ChatWrapperGeneratedContextState,
+  ChatWrapperSettings,
+  LlamaChatResponse,
+} from "node-llama-cpp";
+import type { ToolCallFormat, ToolCallOut, ToolChoice, ToolDefinition } from "./protocol";
+import { toGrammarSchema, ToolRequestError } from "./tool-schema";
+
+export { ToolRequestError } from "./tool-schema";
+
+/**
+ * The functions node-llama-cpp offers the model for `tools` under `choice`: each with its
+ * description and its parameters as a grammar schema (so the name and the arguments are
+ * grammar-constrained). A named choice offers only that tool. Throws ToolRequestError.
+ */
+export function toFunctions(
+  tools: readonly ToolDefinition[],
+  choice: ToolChoice = "auto",
+): ChatModelFunctions {
+  const names = new Set<string>();
+  for (const tool of tools) {
+    if (names.has(tool.name)) throw new ToolRequestError(`Two tools are named "${tool.name}".`);
+    names.add(tool.name);
+  }
+  let offered = tools;
+  if (typeof choice === "object") {
+    offered = tools.filter((t) => t.name === choice.name);
+    if (offered.length === 0)
+      throw new ToolRequestError(`toolChoice names "${choice.name}", which is not among the tools.`);
+  }
+  const functions: Record<string, ChatModelFunctions[string]> = {};
+  for (const tool of offered) {
+    functions[tool.name] = {
+      ...(tool.description ? { description: tool.description } : {}),
+      ...(tool.parameters
+        ? { params: toGrammarSchema(tool.parameters, `tools.${tool.name}.parameters`) }
+        : {}),
+    };
+  }
+  return functions;
+}
+
+/** Whether `choice` makes the answer a call from its first token. */
+export function isForced(choice: ToolChoice | undefined): boolean {
+  return choice !== undefined && choice !== "auto";
+}
+
+/** node-llama-cpp's function-calling settings for an adapter's own call syntax. */
+export function formatSettings(format: ToolCallFormat): ChatWrapperSettings["functions"] {
+  return {
+    call: {
+      optionalPrefixSpace: true,
+      prefix: format.callPrefix,
+      paramsPrefix: format.paramsPrefix,
+      suffix: format.callSuffix,
+      // A tool without parameters still writes valid JSON in formats like the demo Agent's.
+      emptyCallParamsPlaceholder: {},
+    },
+    result: { prefix: format.resultPrefix, suffix: format.resultSuffix },
+    // No parallelism section: one call per answer, as such adapters are trained.
+  };
+}
+
+export interface ToolWrapperOptions {
+  /** The adapter's call syntax instead of the wrapper's. */
+  format?: ToolCallFormat;
+  /** The answer is a call from its first token ("required" or a named choice). */
+  forced: boolean;
+}
+
+/**
+ * `base` adjusted for a tool turn, or `base` itself when nothing changes. The result inherits
+ * everything from `base` (its template, segments, special tokens) through the prototype chain,
+ * so the same wrapper instance keeps its state and only what is overridden differs:
+ * - `format`: `settings.functions` become the adapter's syntax (how calls are detected,
+ *   injected and laid out in the history); with `documented` false no function documentation
+ *   is added to the system prompt (the adapter learned its tools and format without one).
+ * - `forced`: the context state says function calling is engaged from the start
+ *   (`functionCall.initiallyEngaged`, as node-llama-cpp's FunctionaryChatWrapper does), so
+ *   LlamaChat injects the call prefix and grammar-constrains the function name right away.
+ */
+export function toolChatWrapper(base: ChatWrapper, options: ToolWrapperOptions): ChatWrapper {
+  if (!options.format && !options.forced) return base;
+  const wrapper = Object.create(base) as ChatWrapper;
+  const { format } = options;
+  if (format) {
+    const settings: ChatWrapperSettings = { ...base.settings, functions: formatSettings(format) };
+    Object.defineProperty(wrapper, "settings", { value: settings, enumerable: true });
+    if (!format.documented) {
+      Object.defineProperty(wrapper, "addAvailableFunctionsSystemMessageToHistory", {
+        value: (history: ReturnType<ChatWrapper["addAvailableFunctionsSystemMessageToHistory"]>) => history,
+      });
+    }
+  }
+  if (options.forced) {
+    Object.defineProperty(wrapper, "generateContextState", {
+      value(
+        this: ChatWrapper,
+        state: ChatWrapperGenerateContextStateOptions,
+      ): ChatWrapperGeneratedContextState {
+        // The base wrapper's own method, called with the derived `this` (its overrides apply).
+        const generated = base.generateContextState.call(this, state);
+        // LlamaChat reads every field of the state at run time; the type keeps engaged calls and
+        // prefix triggers apart only because no wrapper of its own returns both.
+        return {
+          ...generated,
+          functionCall: { initiallyEngaged: true, disengageInitiallyEngaged: [] },
+        } as ChatWrapperGeneratedContextState;
+      },
+    });
+  }
+  return wrapper;
+}
+
+/** The calls of a response, arguments parsed (a call without parameters gets `{}`). */
+export function toToolCalls(response: LlamaChatResponse<ChatModelFunctions>): ToolCallOut[] {
+  return (response.functionCalls ?? []).map((call) => ({
+    name: call.functionName,
+    arguments: call.params === undefined ? {} : (call.params as unknown),
+  }));
+}
