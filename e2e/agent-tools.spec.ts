@@ -1,0 +1,179 @@
+/**
+ * The Agent's tools in Chromium against the headless server: a real MCP server (the fixture,
+ * over stdio) added through Settings, the demo's trained Agent adapter calling its set_timer
+ * tool, the permission prompt answered with Allow once, Deny and Stop, and the trajectory kept
+ * across a reload. The fixture's calls file is the proof of what reached the server.
+ */
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { expect, test } from "@playwright/test";
+import { AdaptersPage } from "./pages/adapters-page";
+import { ChatPage } from "./pages/chat-page";
+import { ToolsPage } from "./pages/tools-page";
+import { ServerProcess } from "./server";
+
+const root = resolve(import.meta.dirname, "..");
+const FIXTURE = join(root, "electron/core/testing/mcp-fixture-server.ts");
+/** A routing example of the demo's Agent adapter, trained to answer it with a set_timer call. */
+const TIMER_REQUEST = "Call a tool and set a timer for 15 minutes.";
+
+let server: ServerProcess | undefined;
+let scratch: string | undefined;
+
+test.beforeEach(() => {
+  scratch = mkdtempSync(join(tmpdir(), "macaron-tools-"));
+});
+
+test.afterEach(async () => {
+  await server?.stop();
+  server = undefined;
+  if (scratch) rmSync(scratch, { recursive: true, force: true });
+  scratch = undefined;
+});
+
+/** The calls the fixture received, in order (it appends one JSON line per call before running it). */
+function fixtureCalls(file: string): Array<{ tool: string; arguments?: unknown; cancelled?: boolean }> {
+  if (!existsSync(file)) return [];
+  return readFileSync(file, "utf8")
+    .split("\n")
+    .filter(Boolean)
+    .map((line) => JSON.parse(line) as { tool: string; arguments?: unknown });
+}
+
+/** The fixture as a user adds it: node with tsx, started from the repository. */
+function fixtureServer(callsFile: string) {
+  return {
+    name: "fixture",
+    command: process.execPath,
+    args: ["--import", "tsx", FIXTURE, "--calls-file", callsFile],
+    cwd: root,
+  };
+}
+
+test("add an MCP server in Settings, allow, deny and stop the Agent's tool calls, see them after a reload", async ({
+  page,
+}) => {
+  test.setTimeout(180_000);
+  const callsFile = join(scratch!, "calls.jsonl");
+  server = await ServerProcess.start();
+  const chat = new ChatPage(page);
+  const tools = new ToolsPage(page);
+  const adapters = new AdaptersPage(page);
+  await chat.open(server.url);
+  await chat.useDemoModel();
+
+  // Settings: nothing is configured, so nothing runs; then the fixture is added by hand.
+  await tools.openSettings();
+  await expect(tools.section.getByText(/No MCP servers yet/)).toBeVisible();
+  await expect(tools.section.getByRole("group", { name: "Built-in tools" })).toBeVisible();
+  await tools.addStdioServer(fixtureServer(callsFile));
+  const card = tools.server("fixture");
+  await expect(card.getByText("Ready", { exact: true })).toBeVisible({ timeout: 30_000 });
+  await expect(card).toContainText("mcp-fixture-server.ts");
+  await expect(tools.toolSwitch("fixture", "set_timer")).toBeChecked();
+  await expect(tools.toolSwitch("fixture", "echo")).toBeChecked();
+  // Its logs are one click away.
+  await card.getByRole("button", { name: /^Show logs/ }).click();
+  await expect(card.getByLabel("Logs of fixture")).toBeVisible();
+  await tools.closeSettings();
+  expect(fixtureCalls(callsFile)).toEqual([]);
+
+  await adapters.choose("Agent");
+
+  // 1. Allow once: the prompt names the tool, its server and the arguments, and has focus.
+  await chat.sendMessage(TIMER_REQUEST);
+  const first = chat.assistantMessages().last();
+  const allowed = tools.step(first, "set_timer");
+  const prompt = tools.prompt(allowed);
+  await expect(prompt).toBeVisible({ timeout: 60_000 });
+  await expect(allowed).toHaveAccessibleName("Tool call set_timer (fixture)");
+  await expect(tools.arguments(allowed)).toContainText('"minutes": 15');
+  await expect(prompt).toBeFocused();
+  // Nothing ran while it asked.
+  expect(fixtureCalls(callsFile)).toEqual([]);
+  // Keyboard: Tab reaches Allow once from the focused prompt.
+  await page.keyboard.press("Tab");
+  await expect(prompt.getByRole("button", { name: "Allow once" })).toBeFocused();
+  await page.keyboard.press("Enter");
+  await expect(tools.result(allowed)).toHaveText("Timer set for 15 minutes.", { timeout: 30_000 });
+  await expect(allowed.getByText("Done", { exact: true })).toBeVisible();
+  await expect(allowed.getByText("Allowed once")).toBeVisible();
+  await expect(chat.send).toBeVisible({ timeout: 60_000 });
+  expect(fixtureCalls(callsFile)).toEqual([{ tool: "set_timer", arguments: { minutes: 15 } }]);
+
+  // 2. Deny: the server never sees the call.
+  await chat.sendMessage(TIMER_REQUEST);
+  await expect(chat.assistantMessages()).toHaveCount(2);
+  const second = chat.assistantMessages().last();
+  const denied = tools.step(second, "set_timer");
+  await expect(tools.prompt(denied)).toBeVisible({ timeout: 60_000 });
+  await tools.decide(denied, "Deny");
+  await expect(denied.getByText("Denied", { exact: true })).toBeVisible();
+  await expect(denied.getByText("Not called: you denied it.")).toBeVisible();
+  await expect(chat.send).toBeVisible({ timeout: 60_000 });
+  expect(fixtureCalls(callsFile)).toHaveLength(1);
+
+  // 3. Stop while the prompt waits: the answer ends at once and nothing is called.
+  await chat.sendMessage(TIMER_REQUEST);
+  await expect(chat.assistantMessages()).toHaveCount(3);
+  const third = chat.assistantMessages().last();
+  const stopped = tools.step(third, "set_timer");
+  await expect(tools.prompt(stopped)).toBeVisible({ timeout: 60_000 });
+  await chat.stop.click();
+  await expect(stopped.getByText("Stopped", { exact: true })).toBeVisible();
+  await expect(tools.prompt(stopped)).toHaveCount(0);
+  await expect(chat.send).toBeVisible();
+  expect(fixtureCalls(callsFile)).toHaveLength(1);
+
+  // The trajectory is stored with the answers: a reload shows every step as it ended.
+  await page.reload();
+  await chat.waitLoaded();
+  const answers = chat.assistantMessages();
+  await expect(answers).toHaveCount(3);
+  await expect(tools.result(tools.step(answers.nth(0), "set_timer"))).toHaveText("Timer set for 15 minutes.");
+  await expect(tools.step(answers.nth(1), "set_timer").getByText("Denied", { exact: true })).toBeVisible();
+  await expect(tools.step(answers.nth(2), "set_timer").getByText("Stopped", { exact: true })).toBeVisible();
+  await expect(page.getByRole("button", { name: "Allow once" })).toHaveCount(0);
+  expect(fixtureCalls(callsFile)).toHaveLength(1);
+});
+
+test("import an mcpServers file: each bad entry is reported, the good one is added, then removed", async ({
+  page,
+}) => {
+  const callsFile = join(scratch!, "calls.jsonl");
+  server = await ServerProcess.start();
+  const chat = new ChatPage(page);
+  const tools = new ToolsPage(page);
+  await chat.open(server.url);
+  await tools.openSettings();
+
+  const { name, ...spec } = fixtureServer(callsFile);
+  await tools.importJson(
+    JSON.stringify({
+      mcpServers: { [name]: spec, broken: { args: ["no command or url"] }, "bad name!": spec },
+    }),
+  );
+  const outcome = tools.section.getByRole("status").filter({ hasText: "Added" });
+  await expect(outcome).toContainText("Added fixture.");
+  const refused = tools.section.getByRole("list", { name: "Servers not added" });
+  await expect(refused.getByRole("listitem")).toHaveCount(2);
+  await expect(refused).toContainText("broken");
+  await expect(refused).toContainText("bad name!");
+  await expect(tools.server("fixture").getByText("Ready", { exact: true })).toBeVisible({ timeout: 30_000 });
+
+  // A tool switched off stays off after Settings is opened again.
+  await tools.toolSwitch("fixture", "echo").uncheck();
+  await tools.closeSettings();
+  await tools.openSettings();
+  await expect(tools.toolSwitch("fixture", "echo")).not.toBeChecked();
+  await expect(tools.toolSwitch("fixture", "set_timer")).toBeChecked();
+
+  // The form explains a bad line before asking core.
+  await tools.addStdioServer({ name: "other", command: "node", args: [], env: { "1BAD": "x" } });
+  await expect(tools.section.getByRole("alert").filter({ hasText: "Environment, line 1" })).toBeVisible();
+
+  await tools.removeServer("fixture");
+  await expect(tools.section.getByText(/No MCP servers yet/)).toBeVisible();
+  expect(fixtureCalls(callsFile)).toEqual([]);
+});
