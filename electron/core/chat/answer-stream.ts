@@ -7,6 +7,7 @@ import { ApiError } from "../../api";
 import type { MessageFinal, MessageStore } from "../conversations/message-store";
 import type { ChatTurn, EngineClient, GenerateOptions, GenerateResult } from "../engine/types";
 import type { EventBus } from "../events/event-bus";
+import type { AgentPlan, AgentTurns } from "../tools/agent-loop";
 import type { Generation } from "./generations";
 import { statsFromResult } from "./stats";
 import type { LoadedModelTokens } from "./token-estimate";
@@ -23,6 +24,8 @@ export interface AnswerStreamDeps {
   engine: EngineClient;
   events: EventBus;
   messages: MessageStore;
+  /** Runs Agent turns (rounds of generation and tool calls). */
+  agent?: AgentTurns;
   tokens: LoadedModelTokens;
   /** How often the partial text is saved (ms). */
   flushIntervalMs: number;
@@ -32,13 +35,17 @@ export interface AnswerStreamDeps {
 export class AnswerStreamer {
   constructor(private readonly deps: AnswerStreamDeps) {}
 
-  /** Generate the answer `messageId`; engine failures end up in the result, not thrown. */
+  /**
+   * Generate the answer `messageId` (with tools when `agent` is given); engine failures end up
+   * in the result, not thrown.
+   */
   async stream(
     gen: Generation,
     conversationId: string,
     messageId: string,
     history: ChatTurn[],
     options: GenerateOptions,
+    agent: AgentPlan | null = null,
   ): Promise<StreamedAnswer> {
     const { messages, engine, events, log } = this.deps;
     const signal = gen.controller.signal;
@@ -70,7 +77,19 @@ export class AnswerStreamer {
     let timings: TurnTimings | null = null;
     try {
       if (signal.aborted) throw new ApiError("aborted", "Stopped before it started.");
-      const result: GenerateResult = await engine.generate(history, options, onToken, signal);
+      const result: GenerateResult =
+        agent && this.deps.agent
+          ? await this.deps.agent.run({
+              plan: agent,
+              conversationId,
+              messageId,
+              history,
+              options,
+              engine,
+              onToken,
+              signal,
+            })
+          : await engine.generate(history, options, onToken, signal);
       this.deps.tokens.learn(history, result);
       timings = {
         ...statsFromResult(result),

@@ -11,6 +11,7 @@ import type { EngineClient, KvPolicy } from "../engine/types";
 import type { EventBus } from "../events/event-bus";
 import type { GenuiTurns } from "../genui/genui-turns";
 import type { MemoryService } from "../memory/memory-service";
+import type { AgentTurns } from "../tools/agent-loop";
 
 export const DEFAULT_SYSTEM_PROMPT = "You are Macaron, a helpful local assistant.";
 export const NO_MODEL_MESSAGE = "No model is loaded. Open a .gguf model or try the demo model.";
@@ -51,6 +52,8 @@ export interface TurnPipelineDeps {
   log?: (message: string, err: unknown) => void;
   /** GenUI: UI-mode turns (format, prompt, grammar, validated document). Without it, text only. */
   genui?: GenuiTurns;
+  /** The Agent's tool calls: turns the Agent specialist leads get the tools. Without it, no tools. */
+  agent?: AgentTurns;
 }
 
 /** The context size of the loaded model, or the engine's default. */

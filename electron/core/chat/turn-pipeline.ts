@@ -4,6 +4,8 @@ import {
   type Conversation,
   type Message,
   type SamplingSettings,
+  type ToolDecision,
+  type ToolStep,
 } from "../../api";
 import { DEFAULT_TITLE } from "../conversations/conversation-store";
 import type { ContextInfo } from "../conversations/message-store";
@@ -82,6 +84,7 @@ export class TurnPipeline {
       engine: deps.engine,
       events: deps.events,
       messages: deps.messages,
+      agent: deps.agent,
       tokens,
       flushIntervalMs: deps.flushIntervalMs ?? 500,
       log,
@@ -175,6 +178,12 @@ export class TurnPipeline {
     });
   }
 
+  /** The user's decision on a tool call waiting in a conversation (chat.decideTool). */
+  decideTool(conversationId: string, stepId: string, decision: ToolDecision): ToolStep {
+    if (!this.deps.agent) throw new ApiError("not_found", "No tool call is waiting for a decision.");
+    return this.deps.agent.decide(conversationId, stepId, decision);
+  }
+
   /** Stop the generation in a conversation; its partial answer is kept as "stopped". */
   stop(conversationId: string): boolean {
     return this.generations.stop(conversationId);
@@ -191,6 +200,8 @@ export class TurnPipeline {
 
   /** Abort every generation (answers end "interrupted") and wait until they are saved. */
   async close(): Promise<void> {
+    // Calls waiting for the user end "stopped" with their answers.
+    this.deps.agent?.close();
     await this.generations.close();
   }
 
@@ -244,7 +255,8 @@ export class TurnPipeline {
     ]);
     this.checkStillOpen(conversationId);
     const format = this.planner.formatFor(requested, resolved);
-    return { sampling: turnSampling, resolved, memories, format };
+    const agent = this.planner.agentFor(format, resolved);
+    return { sampling: turnSampling, resolved, memories, format, agent };
   }
 
   /**
@@ -262,7 +274,7 @@ export class TurnPipeline {
     this.deps.messages.saveContext(messageId, fitted.context);
     const options = this.prompts.options(conversationId, plan);
     const ui = this.prompts.uiFor(plan);
-    gen.done = this.generate(gen, conversationId, messageId, fitted.turns, options, source, ui);
+    gen.done = this.generate(gen, conversationId, messageId, fitted.turns, options, source, ui, plan);
     this.answers.backfillModelHash(messageId);
     return fitted.context;
   }
@@ -275,8 +287,9 @@ export class TurnPipeline {
     options: GenerateOptions,
     source: AnswerSource | null,
     ui: GenuiTurns | undefined,
+    plan: TurnPlan,
   ): Promise<void> {
-    const answer = await this.streamer.stream(gen, conversationId, messageId, history, options);
+    const answer = await this.streamer.stream(gen, conversationId, messageId, history, options, plan.agent);
     const message = this.answers.finish(messageId, answer, ui);
     // Free the conversation before chat.done, so a listener may send the next turn at once.
     this.generations.end(conversationId);

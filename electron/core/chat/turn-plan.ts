@@ -5,7 +5,9 @@
  */
 import type { AdapterSelection, Memory, SamplingSettings } from "../../api";
 import type { ResolvedAdapters } from "../adapters/adapter-routing";
+import type { ToolCallFormat } from "../engine/types";
 import type { AnswerFormat } from "../genui/genui-turns";
+import type { AgentPlan } from "../tools/agent-loop";
 import type { LoadedModelTokens } from "./token-estimate";
 import { contextSizeOf, type TurnPipelineDeps } from "./turn-deps";
 
@@ -21,6 +23,8 @@ export interface TurnPlan {
   resolved: ResolvedAdapters;
   memories: readonly Memory[];
   format: AnswerFormat;
+  /** The tools of an Agent turn (null: a plain answer). */
+  agent: AgentPlan | null;
 }
 
 export class TurnPlanner {
@@ -62,6 +66,16 @@ export class TurnPlanner {
       this.log("memory retrieval failed; answering without memories", err);
       return [];
     }
+  }
+
+  /**
+   * Tools when the Agent specialist leads a text turn and some tool is usable. The adapter's own
+   * call syntax (its manifest's toolCallFormat) comes with the resolved selection when it has one.
+   */
+  agentFor(format: AnswerFormat, resolved: ResolvedAdapters): AgentPlan | null {
+    if (format !== "text" || !this.deps.agent) return null;
+    const { toolFormat } = resolved as ResolvedAdapters & { toolFormat?: ToolCallFormat };
+    return this.deps.agent.planFor(resolved.routing, toolFormat);
   }
 
   /** Text unless GenUI is wired and the turn asks for (or is routed to) UI. */

@@ -16,6 +16,7 @@ import {
   parseExport,
 } from "./export-format";
 import type { MessageStore } from "./message-store";
+import { ToolStepStore } from "../tools/tool-step-store";
 
 /**
  * The GenUI columns of an imported message (migration 0007). A UI answer keeps its validated
@@ -68,6 +69,7 @@ export class ConversationTransfer {
   private readonly insertTurn: Statement<[string, string, string, number]>;
   private readonly insertMemory: Statement<Record<string, unknown>>;
   private readonly linkMemory: Statement<[string, string]>;
+  private readonly steps: ToolStepStore;
 
   constructor(
     private readonly db: Database,
@@ -91,6 +93,7 @@ export class ConversationTransfer {
     this.insertMemory = db.prepare(`
       INSERT INTO memories (id, text, source, status, conversation_id, message_id, created_at, updated_at)
       VALUES (@id, @text, @source, @status, @conversationId, @messageId, @createdAt, @updatedAt)`);
+    this.steps = new ToolStepStore(db);
     this.linkMemory = db.prepare(
       "INSERT OR IGNORE INTO message_memories (message_id, memory_id) VALUES (?, ?)",
     );
@@ -191,6 +194,14 @@ export class ConversationTransfer {
         context: m.context ? JSON.stringify(m.context) : null,
         ...importedGenui(m, messageIds),
       });
+      if (m.role === "assistant" && m.steps.length > 0) {
+        // In their order, numbered 0, 1, … whatever the file says (indexes are unique per answer).
+        const ordered = [...m.steps].sort((a, b) => a.index - b.index);
+        this.steps.importSteps(
+          messageId,
+          ordered.map(({ id: _id, messageId: _messageId, ...step }, index) => ({ ...step, index })),
+        );
+      }
       if (m.routing) {
         const router: RouterRecord = {
           mode: m.routing.mode,

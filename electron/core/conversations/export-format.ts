@@ -12,6 +12,8 @@ import {
   Id,
   MessageRole,
   MessageStatus,
+  TOOL_RESULT_MAX_CHARS,
+  ToolStep,
 } from "../../api";
 import { MessageInteraction, validateDocument } from "../../api/genui";
 import { describeIssues } from "../dispatch";
@@ -32,6 +34,8 @@ export const LIMITS = {
    * electron/api/genui/limits.ts) under a message; anything deeper is an attack or a mistake.
    */
   depth: 64,
+  /** Tool calls per answer (MAX_TOOL_STEPS, plus refused ones, with room). */
+  stepsPerMessage: 64,
 } as const;
 
 /** Milliseconds since 1970, within what Date can represent. */
@@ -45,6 +49,28 @@ const ExportedRouting = z.strictObject({
   reason: Text(2000),
   latencyMs: z.number().nonnegative(),
 });
+
+/**
+ * One tool call of an answer's trajectory. Imported as it was (a call left waiting becomes
+ * "stopped": nothing will answer it here), renumbered in its order, with new ids.
+ */
+const ExportedStep = z.strictObject({
+  id: Text(100),
+  messageId: Text(100).optional(),
+  index: z.number().int().nonnegative().max(10_000),
+  server: Text(200),
+  tool: Text(200),
+  arguments: z.unknown(),
+  state: ToolStep.shape.state,
+  decision: ToolStep.shape.decision,
+  /** The limit plus its truncation note. */
+  result: Text(TOOL_RESULT_MAX_CHARS + 500).nullable(),
+  truncated: z.boolean().default(false),
+  error: Text(10_000).nullable().default(null),
+  durationMs: z.number().nonnegative().nullable().default(null),
+  createdAt: Time,
+});
+export type ExportedStep = z.output<typeof ExportedStep>;
 
 const ExportedMessage = z.strictObject({
   id: Id,
@@ -89,6 +115,8 @@ const ExportedMessage = z.strictObject({
     }),
   /** GenUI: the component use a user turn stands for; its messageId is remapped on import. */
   interaction: MessageInteraction.strict().nullable().optional(),
+  /** The Agent's tool calls (an answer's trajectory), in order. */
+  steps: z.array(ExportedStep).max(LIMITS.stepsPerMessage).default([]),
 });
 export type ExportedMessage = z.output<typeof ExportedMessage>;
 

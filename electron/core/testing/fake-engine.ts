@@ -11,12 +11,15 @@ import type {
   GenerateOptions,
   GenerateResult,
   LoadedModel,
+  ToolCallOut,
 } from "../engine/types";
 
 export interface GenerateScript {
   tokens: string[];
   /** "finish" (default): resolve with eos; "hang": wait for the abort; an Error: reject. */
   end?: "finish" | "hang" | Error;
+  /** After the tokens, end with these tool calls (stopReason "toolCalls"), as a model calling tools does. */
+  toolCalls?: ToolCallOut[];
 }
 
 export interface GenerateCall {
@@ -123,9 +126,11 @@ export class FakeEngine implements EngineClient {
       );
     }
     if (script.end instanceof Error && !signal?.aborted) throw script.end;
+    const calls = !signal?.aborted && script.toolCalls?.length ? script.toolCalls : null;
     return {
       text,
-      stopReason: signal?.aborted ? "abort" : "eos",
+      stopReason: signal?.aborted ? "abort" : calls ? "toolCalls" : "eos",
+      ...(calls ? { toolCalls: structuredClone(calls) } : {}),
       tokens,
       ttftMs: tokens > 0 ? 1 : null,
       durationMs: Math.max(1, Date.now() - started),
