@@ -2,7 +2,11 @@
  * Turns stored feedback into the JSONL chat datasets LoRA trainers read (the pipeline lives in
  * cloud/prepare/):
  * - sft: `{"messages":[{role, content}, …]}` from answers rated good and from corrections (the
- *   correction is the target); a thumbs-down answer is never a target;
+ *   correction is the target); a thumbs-down answer is never a target. Answers that called tools
+ *   (the Agent's trajectories) are OpenAI-style `{"messages":[…, {role:"assistant", content,
+ *   tool_calls}, {role:"tool", tool_call_id, content}, …, {role:"assistant", content}],
+ *   "tools":[…]}` lines, only when every call was allowed and answered and no rating or
+ *   follow-up said the answer was wrong (prepare/trajectory.ts);
  * - preference (TRL's conversational format): `{"prompt":[…], "chosen":[assistant], "rejected":[assistant]}`
  *   from regenerations (chosen = the new answer), corrections (chosen = the correction) and a
  *   good and a bad rating on the same prompt.

@@ -6,14 +6,29 @@
  *   correction against the answer it corrected, and a good against a bad rating on one prompt.
  * A candidate that cannot make a line is counted: malformed (missing prompt or answer) or
  * sameAnswer (chosen and rejected are one text after normalization: nothing to learn from).
+ * An answer that called tools (its item carries a trajectory) is an SFT line with its calls and
+ * their results (prepare/trajectory.ts), or toolFailed when a call was denied, invalid, failed or
+ * stopped; it makes no preference line, whose sides are single text answers.
  */
 import type { FeedbackItem } from "../protocol";
 import { hasText } from "../ingest";
 import { normalizeText, promptKey, type Message } from "./normalize";
+import {
+  asPlainMessage,
+  messageText,
+  trajectoryMessages,
+  trajectoryOf,
+  trajectoryProblem,
+  trajectoryTools,
+  type LineMessage,
+  type ToolLine,
+} from "./trajectory";
 
 export type ExportType = "sft" | "preference";
 
-export type Line = { messages: Message[] } | { prompt: Message[]; chosen: Message[]; rejected: Message[] };
+export type Line =
+  | { messages: LineMessage[]; tools?: ToolLine[] }
+  | { prompt: Message[]; chosen: Message[]; rejected: Message[] };
 
 /** A line and what the filters need to know about it. */
 export interface Example {
@@ -26,7 +41,7 @@ export interface Example {
   targets: { context: Message[]; answer: string }[];
 }
 
-export type Candidate = { example: Example } | { drop: "malformed" | "sameAnswer" };
+export type Candidate = { example: Example } | { drop: "malformed" | "sameAnswer" | "toolFailed" };
 
 /** Candidates of one type, in item order (ratings pairs after the rest, by first good rating). */
 export function buildCandidates(items: readonly FeedbackItem[], type: ExportType): Candidate[] {
@@ -36,22 +51,49 @@ export function buildCandidates(items: readonly FeedbackItem[], type: ExportType
 function sftCandidates(items: readonly FeedbackItem[]): Candidate[] {
   const out: Candidate[] = [];
   for (const item of items) {
-    if (item.kind === "correction" && hasText(item)) out.push(conversation(item, item.correction));
+    if (item.kind === "trajectory" && hasText(item)) out.push(conversation(item, item.response));
+    else if (item.kind === "correction" && hasText(item)) out.push(conversation(item, item.correction));
     else if (item.kind === "rating" && item.rating === "good" && hasText(item))
       out.push(conversation(item, item.response));
   }
   return out;
 }
 
+/** The answer's own messages: its tool calls and results first when it made any. */
+function answerMessages(
+  item: FeedbackItem,
+  answer: string,
+): { messages: LineMessage[]; tools?: ToolLine[] } | "toolFailed" | null {
+  const trajectory = trajectoryOf(item);
+  if (!trajectory)
+    return item.kind === "trajectory" ? null : { messages: [{ role: "assistant", content: answer }] };
+  if (trajectoryProblem(trajectory)) return "toolFailed";
+  return { messages: trajectoryMessages(trajectory, answer), tools: trajectoryTools(trajectory) };
+}
+
 function conversation(item: FeedbackItem, answer: string | null | undefined): Candidate {
   const prompt = promptMessages(item);
   if (!prompt || !answer?.trim()) return { drop: "malformed" };
-  const messages: Message[] = [...prompt, { role: "assistant", content: answer }];
-  // SFT trainers learn every assistant turn of a conversation, the history's too.
+  const own = answerMessages(item, answer);
+  if (own === null) return { drop: "malformed" };
+  if (own === "toolFailed") return { drop: "toolFailed" };
+  const messages: LineMessage[] = [...prompt, ...own.messages];
+  // SFT trainers learn every assistant turn of a conversation, the history's too (an answer's
+  // key is its final text: what a thumbs-down or a correcting follow-up names).
   const targets = messages.flatMap((m, i) =>
-    m.role === "assistant" ? [{ context: messages.slice(0, i), answer: m.content }] : [],
+    m.role === "assistant" && !("tool_calls" in m)
+      ? [
+          {
+            context: messages
+              .slice(0, i)
+              .filter((c): c is Message => !("tool_calls" in c) && c.role !== "tool"),
+            answer: m.content,
+          },
+        ]
+      : [],
   );
-  return { example: { line: { messages }, items: [item], prompt, targets } };
+  const line = own.tools ? { messages, tools: own.tools } : { messages };
+  return { example: { line, items: [item], prompt, targets } };
 }
 
 function preferenceCandidates(items: readonly FeedbackItem[]): Candidate[] {
@@ -59,6 +101,8 @@ function preferenceCandidates(items: readonly FeedbackItem[]): Candidate[] {
   // Rated answers with text by prompt: a good and a bad answer to one prompt make a pair.
   const rated = new Map<string, { good: FeedbackItem[]; bad: FeedbackItem[] }>();
   for (const item of items) {
+    // A side of a pair is one text answer: an answer that called tools cannot be one.
+    if (item.toolOutcome && item.toolOutcome.steps > 0) continue;
     if (item.kind === "regeneration" && hasText(item)) out.push(pair([item], item.chosen, item.rejected));
     else if (item.kind === "correction" && hasText(item))
       out.push(pair([item], item.correction, item.response));
@@ -110,12 +154,17 @@ export function promptMessages(item: FeedbackItem): Message[] | null {
 /** Every text of a line (what the PII re-check reads). */
 export function lineTexts(line: Line): string[] {
   const msgs = "messages" in line ? line.messages : [...line.prompt, ...line.chosen, ...line.rejected];
-  return msgs.map((m) => m.content);
+  const tools = "messages" in line && line.tools ? [JSON.stringify(line.tools)] : [];
+  return [...msgs.map(messageText), ...tools];
 }
 
 /** The messages a trainer sees at once: the conversation, or the prompt with the longer answer. */
 export function longestSequence(line: Line): Message[] {
-  if ("messages" in line) return line.messages;
+  if ("messages" in line) {
+    // Tools documented in the prompt cost tokens too: counted as one more message.
+    const tools: Message[] = line.tools ? [{ role: "system", content: JSON.stringify(line.tools) }] : [];
+    return [...tools, ...line.messages.map(asPlainMessage)];
+  }
   const [c, r] = [line.chosen[0]!, line.rejected[0]!];
   return [...line.prompt, Buffer.byteLength(c.content) >= Buffer.byteLength(r.content) ? c : r];
 }
@@ -127,7 +176,7 @@ export function similarityText(example: Example): string {
   return normalizeText(
     msgs
       .filter((m) => m.role !== "system")
-      .map((m) => m.content)
+      .map(messageText)
       .join("\n"),
   );
 }

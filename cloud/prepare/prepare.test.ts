@@ -151,6 +151,8 @@ describe("filters", () => {
       consent: 1,
       pii: 1,
       thumbsDown: 0,
+      toolFailed: 0,
+      followUpCorrected: 0,
       sameAnswer: 0,
       tooLong: 0,
       duplicate: 1,

@@ -2,8 +2,8 @@
  * The data-preparation pipeline: stored feedback → filtered, deduplicated, length-checked
  * training lines in a train and a held-out split, with a count for every item and line.
  * Filters run in this order and a line is counted under the first that drops it:
- * malformed, sameAnswer (candidates), consent, pii, thumbsDown, tooLong, duplicate (exact line),
- * nearDuplicate (folded into a kept line).
+ * malformed, sameAnswer, toolFailed (candidates), consent, pii, thumbsDown, followUpCorrected,
+ * tooLong, duplicate (exact line), nearDuplicate (folded into a kept line).
  */
 import { createHash } from "node:crypto";
 import { hasText } from "../ingest";
@@ -78,6 +78,7 @@ export function prepareExport(input: PrepareInput, opts: PrepareOptions): Prepar
     else dropped.malformed++;
   }
   const thumbsDown = thumbsDownKeys(input.ratings ? parseAll(input.ratings) : items);
+  const corrected = correctedKeys(items);
 
   const candidates = buildCandidates(items, opts.type);
   const count = tokenCounter(options.bytesPerToken);
@@ -89,7 +90,7 @@ export function prepareExport(input: PrepareInput, opts: PrepareOptions): Prepar
       continue;
     }
     const { example } = c;
-    const reason = dropReason(example, thumbsDown, opts.scan, count, options.maxTokens);
+    const reason = dropReason(example, { thumbsDown, corrected }, opts.scan, count, options.maxTokens);
     if (reason) {
       dropped[reason]++;
       continue;
@@ -134,16 +135,18 @@ export function prepareExport(input: PrepareInput, opts: PrepareOptions): Prepar
 /** The first per-line filter that drops the example, or null. */
 function dropReason(
   example: Example,
-  thumbsDown: ReadonlySet<string>,
+  bad: { thumbsDown: ReadonlySet<string>; corrected: ReadonlySet<string> },
   scan: PiiScan,
   count: (m: Example["prompt"]) => number,
   maxTokens: number,
-): "consent" | "pii" | "thumbsDown" | "tooLong" | null {
+): "consent" | "pii" | "thumbsDown" | "followUpCorrected" | "tooLong" | null {
   // Text without the text consent never leaves the service, whatever stored it.
   if (example.items.some((i) => hasText(i) && i.consent !== "ratings_and_text")) return "consent";
   // Dropped, never re-redacted: a line the client's redactor missed is not trusted.
   if (lineTexts(example.line).some((t) => scan(t).findings.length > 0)) return "pii";
-  if (example.targets.some((t) => thumbsDown.has(answerKey(t.context, t.answer)))) return "thumbsDown";
+  const keys = example.targets.map((t) => answerKey(t.context, t.answer));
+  if (keys.some((k) => bad.thumbsDown.has(k))) return "thumbsDown";
+  if (keys.some((k) => bad.corrected.has(k))) return "followUpCorrected";
   if (count(longestSequence(example.line)) > maxTokens) return "tooLong";
   return null;
 }
@@ -153,6 +156,17 @@ function thumbsDownKeys(items: readonly FeedbackItem[]): Set<string> {
   const keys = new Set<string>();
   for (const item of items) {
     if (item.kind !== "rating" || item.rating !== "bad" || !item.response) continue;
+    const prompt = (item.prompt ?? []).map((t) => ({ role: t.role, content: t.text }));
+    keys.add(answerKey(prompt, item.response));
+  }
+  return keys;
+}
+
+/** Keys of every answer the user's next message corrected (follow_up items, corrected: true). */
+function correctedKeys(items: readonly FeedbackItem[]): Set<string> {
+  const keys = new Set<string>();
+  for (const item of items) {
+    if (item.kind !== "follow_up" || item.interaction?.corrected !== true || !item.response) continue;
     const prompt = (item.prompt ?? []).map((t) => ({ role: t.role, content: t.text }));
     keys.add(answerKey(prompt, item.response));
   }

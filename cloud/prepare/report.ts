@@ -10,6 +10,10 @@ export const DROP_REASONS = [
   "consent",
   "pii",
   "thumbsDown",
+  /** An answer whose tool call was denied, invalid, failed or stopped (prepare/trajectory.ts). */
+  "toolFailed",
+  /** An answer the user's next message corrected ("no, …"). */
+  "followUpCorrected",
   "sameAnswer",
   "tooLong",
   "duplicate",

@@ -9,7 +9,10 @@ import { DROP_REASONS } from "./report";
 import { splitOf, splitPosition } from "./split";
 import { ask, atSignScan, good, regenerated, row } from "./testing";
 
-const promptOf = (line: Line): Message[] => ("messages" in line ? line.messages.slice(0, -1) : line.prompt);
+/** The test's lines are text conversations (no tool calls). */
+const textMessages = (line: Line & { messages: unknown }): Message[] => line.messages as Message[];
+const promptOf = (line: Line): Message[] =>
+  "messages" in line ? textMessages(line).slice(0, -1) : line.prompt;
 const keysOf = (lines: string[]) => lines.map((l) => promptKey(promptOf(JSON.parse(l) as Line)));
 
 describe("held-out split of an export", () => {
@@ -146,9 +149,9 @@ describe("properties of every export", () => {
             const line = JSON.parse(l) as Line;
             expect(lineTexts(line).some((t) => t.includes("@"))).toBe(false);
             if ("messages" in line)
-              line.messages.forEach((m, i) => {
+              textMessages(line).forEach((m, i) => {
                 if (m.role === "assistant")
-                  expect(banned.has(answerKey(line.messages.slice(0, i), m.content))).toBe(false);
+                  expect(banned.has(answerKey(textMessages(line).slice(0, i), m.content))).toBe(false);
               });
             else expect(banned.has(answerKey(line.prompt, line.chosen[0]!.content))).toBe(false);
           }

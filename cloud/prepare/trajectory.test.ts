@@ -1,0 +1,157 @@
+/**
+ * Trajectories into agent training data: good ones become OpenAI-style tool-call SFT lines,
+ * denied/invalid/failed/stopped calls, thumbs-down answers and answers a follow-up corrected are
+ * kept out and counted, and none makes a preference line.
+ */
+import { describe, expect, it } from "vitest";
+import type { FeedbackItem, TrajectoryStepWire } from "../protocol";
+import { prepareExport } from "./prepare";
+import { ask, row } from "./testing";
+
+const outcome = { steps: 1, done: 1, denied: 0, errors: 0, invalid: 0, stopped: 0, truncated: 0, totalMs: 5 };
+const timer = {
+  name: "set_timer",
+  description: "Start a countdown timer.",
+  parameters: { type: "object", properties: { minutes: { type: "number" } }, required: ["minutes"] },
+};
+
+function step(over: Partial<TrajectoryStepWire> = {}): TrajectoryStepWire {
+  return {
+    index: 0,
+    server: "builtin",
+    tool: "set_timer",
+    arguments: { minutes: 15 },
+    decision: "once",
+    state: "done",
+    result: '{"ok":true,"endsAt":"10:15"}',
+    truncated: false,
+    error: null,
+    durationMs: 5,
+    ...over,
+  };
+}
+
+/** A stored item about an answer to `q` that made `steps` and then said `answer`. */
+function toolItem(q: string, answer: string, steps: TrajectoryStepWire[], over: Partial<FeedbackItem> = {}) {
+  return row({
+    kind: "trajectory",
+    rating: null,
+    domain: "agent",
+    prompt: ask(q),
+    response: answer,
+    toolOutcome: { ...outcome, steps: steps.length },
+    trajectory: { tools: [timer], steps },
+    ...over,
+  });
+}
+
+const run = (rows: ReturnType<typeof row>[], type: "sft" | "preference" = "sft") =>
+  prepareExport({ domain: "agent", items: rows }, { type, scan: () => ({ findings: [] }), heldoutShare: 0 });
+
+describe("trajectories in the export", () => {
+  it("a good trajectory is a tool-call conversation with the tools it called", () => {
+    const out = run([
+      toolItem("Set a timer for 15 minutes.", "Your timer ends at 10:15.", [
+        step(),
+        step({ index: 1, tool: "note", arguments: { text: "tea" }, result: "saved" }),
+      ]),
+    ]);
+    expect(out.report.written).toBe(1);
+    expect(JSON.parse(out.lines.train[0]!)).toEqual({
+      messages: [
+        { role: "user", content: "Set a timer for 15 minutes." },
+        {
+          role: "assistant",
+          content: "",
+          tool_calls: [
+            { id: "call_0", type: "function", function: { name: "set_timer", arguments: '{"minutes":15}' } },
+          ],
+        },
+        { role: "tool", tool_call_id: "call_0", content: '{"ok":true,"endsAt":"10:15"}' },
+        {
+          role: "assistant",
+          content: "",
+          tool_calls: [
+            { id: "call_1", type: "function", function: { name: "note", arguments: '{"text":"tea"}' } },
+          ],
+        },
+        { role: "tool", tool_call_id: "call_1", content: "saved" },
+        { role: "assistant", content: "Your timer ends at 10:15." },
+      ],
+      tools: [
+        { type: "function", function: timer },
+        { type: "function", function: { name: "note" } },
+      ],
+    });
+  });
+
+  it("denied, invalid, failed and stopped calls, thumbs-down and corrected answers are kept out, and counted", () => {
+    const q = (n: number) => `Set a timer for ${n} minutes.`;
+    const rows = [
+      toolItem(q(1), "Done.", [step({ decision: "deny", state: "denied", result: null })]),
+      toolItem(q(2), "Done.", [
+        step({ state: "invalid", decision: null, result: null, error: "minutes: must be number" }),
+      ]),
+      toolItem(q(3), "Done.", [step({ state: "error", result: null, error: "timed out" })]),
+      toolItem(q(4), "Done.", [step({ state: "stopped", result: null })]),
+      // Answered well, then rated bad.
+      toolItem(q(5), "Timer set for 5.", [step({ arguments: { minutes: 5 } })]),
+      row({
+        kind: "rating",
+        rating: "bad",
+        domain: "agent",
+        prompt: ask(q(5)),
+        response: "Timer set for 5.",
+      }),
+      // Answered, then the user's next message corrected it.
+      toolItem(q(6), "Timer set for 60.", [step({ arguments: { minutes: 60 } })]),
+      row({
+        kind: "follow_up",
+        rating: null,
+        domain: "agent",
+        prompt: ask(q(6)),
+        response: "Timer set for 60.",
+        interaction: { corrected: true },
+      }),
+      // Good, and also rated good (the same line twice: one is kept).
+      toolItem(q(7), "Timer set for 7.", [step({ arguments: { minutes: 7 } })]),
+      toolItem(q(7), "Timer set for 7.", [step({ arguments: { minutes: 7 } })], {
+        kind: "rating",
+        rating: "good",
+      }),
+      // A good rating of an answer whose call failed is no target either.
+      toolItem(q(8), "Sorry.", [step({ state: "error", result: null, error: "boom" })], {
+        kind: "rating",
+        rating: "good",
+      }),
+    ];
+    const out = run(rows);
+    expect(out.report.dropped).toMatchObject({
+      toolFailed: 5,
+      thumbsDown: 1,
+      followUpCorrected: 1,
+      duplicate: 1,
+    });
+    expect(out.report.written).toBe(1);
+    expect(out.lines.train[0]).toContain('"arguments":"{\\"minutes\\":7}"');
+    const { byKind } = out.report;
+    expect(byKind).toMatchObject({ trajectory: 7, rating: 3, follow_up: 1 });
+    // No preference line from answers that called tools (a side is one text answer).
+    expect(run(rows, "preference").report.candidates).toBe(0);
+  });
+
+  it("a trajectory without its text (ratings consent) makes no line", () => {
+    const out = run([
+      row({
+        kind: "trajectory",
+        rating: null,
+        domain: "agent",
+        consent: "ratings",
+        prompt: null,
+        response: null,
+        toolOutcome: outcome,
+      }),
+    ]);
+    expect(out.report).toMatchObject({ candidates: 0, written: 0, byKind: { trajectory: 1 } });
+  });
+});
