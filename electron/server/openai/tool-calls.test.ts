@@ -75,6 +75,24 @@ describe("toolRequest", () => {
     }
   });
 
+  it("refuses a schema the engine's grammar cannot express, before the engine sees it", () => {
+    const error = failure(() =>
+      toolRequest({
+        tools: [
+          {
+            type: "function",
+            function: {
+              name: "t",
+              parameters: { type: "object", properties: { a: { not: { type: "string" } } } },
+            },
+          },
+        ],
+      }),
+    );
+    expect(error).toMatchObject({ status: 400, param: "tools[0].function.parameters" });
+    expect(error.message).toMatch(/^Tool 't': tools\[0\]\.function\.parameters\.properties\.a/);
+  });
+
   it("refuses duplicate names and a tool_choice the tools cannot satisfy", () => {
     expect(failure(() => toolRequest({ tools: [timer, timer] }))).toMatchObject({
       param: "tools[1].function.name",
