@@ -60,6 +60,13 @@ import { ReleaseStore } from "./releases/release-store";
 import { AppSettingsService } from "./settings/app-settings";
 import { settingsHandlers } from "./settings/settings-handlers";
 import { SettingsStore } from "./settings/settings-store";
+import { AgentTurns } from "./tools/agent-loop";
+import { BuiltinTools } from "./tools/builtin-tools";
+import { ToolCatalog } from "./tools/tool-catalog";
+import type { NamedSpec } from "./tools/mcp/mcp-config";
+import { McpHub } from "./tools/mcp/mcp-hub";
+import { toolHandlers } from "./tools/tool-handlers";
+import { ToolSwitches } from "./tools/tool-switches";
 
 /** The options of core that the services use (CoreParts in index.ts). */
 export interface ServiceParts {
@@ -102,6 +109,10 @@ export interface ServiceParts {
   hubProgressIntervalMs?: number;
   /** The hub to use (default: HF_ENDPOINT, else huggingface.co). */
   hubEndpoint?: string;
+  /** MCP servers for this run only (headless `--mcp-config`), started with the saved ones. */
+  mcpServers?: NamedSpec[];
+  /** Per MCP tool call, ms (default TOOL_CALL_TIMEOUT_MS; tests shorten it). */
+  mcpCallTimeoutMs?: number;
 }
 
 /** Handlers of every method except database.* (index.ts answers those, whatever the state). */
@@ -239,6 +250,32 @@ export async function startServices(
     store: genuiStore,
     isUiAdapter: (id) => registry.get(id)?.domain === "ui",
   });
+  // The Agent's tools: the app's own (built-in) and, through the catalog, the MCP servers'.
+  const toolSwitches = new ToolSwitches(parts.dataDir, log);
+  const toolCatalog = new ToolCatalog(toolSwitches, [
+    new BuiltinTools({ search: new ConversationSearch(db), memory, genui: genuiStore }),
+  ]);
+  // MCP servers start only once the user added them (mcp.json) or the command line gave them.
+  const mcpHub = new McpHub({
+    dataDir: parts.dataDir,
+    switches: toolSwitches,
+    emit: (payload) => events.emit("mcp.changed", payload),
+    log,
+    sessionServers: parts.mcpServers,
+    callTimeoutMs: parts.mcpCallTimeoutMs,
+    clientVersion: parts.appVersion ?? packageJson.version,
+  });
+  toolCatalog.addSource(mcpHub);
+  mcpHub.start();
+  const agent = new AgentTurns({
+    db,
+    tools: toolCatalog,
+    events,
+    isAgentAdapter: (id) => registry.get(id)?.domain === "agent",
+    log,
+  });
+  const stoppedSteps = agent.stopLeftovers();
+  if (stoppedSteps > 0) log(`${stoppedSteps} tool call(s) were cut off by the last shutdown; marked stopped`, null);
   const pipeline = new TurnPipeline({
     db,
     conversations,
@@ -256,6 +293,7 @@ export async function startServices(
     contextStrategy: () => appSettings.get().contextStrategy,
     log,
     genui: genuiTurns,
+    agent,
   });
   const genui = new GenuiService({
     store: genuiStore,
@@ -358,6 +396,7 @@ export async function startServices(
     ...feedbackHandlers(sharing, messages),
     ...releaseHandlers({ releases, updates, registry, log }),
     ...genuiHandlers(genui),
+    ...toolHandlers(toolCatalog, mcpHub),
   };
 
   let startup: Promise<void>;
@@ -402,6 +441,7 @@ export async function startServices(
     close: () => {
       closing ??= (async () => {
         await pipeline.close();
+        await mcpHub.close().catch((err: unknown) => log("could not stop the MCP servers", err));
         await hub.close().catch((err: unknown) => log("could not pause the model downloads", err));
         unsubscribeReleases();
         await updates.close();

@@ -178,7 +178,8 @@ export class AgentTurns {
       if (ttftMs === null && result.ttftMs !== null)
         ttftMs = total.durationMs - result.durationMs + result.ttftMs;
       if (signal.aborted || result.stopReason === "abort") return finish("abort");
-      const made = result.stopReason === "toolCalls" ? (result.toolCalls ?? []) : [];
+      // Calls when none were offered (past the limit) are not the engine's to make: ignored.
+      const made = withTools && result.stopReason === "toolCalls" ? (result.toolCalls ?? []) : [];
       if (made.length === 0) return finish(result.stopReason === "toolCalls" ? "eos" : result.stopReason);
       const records: ToolCallRecord[] = [];
       // Calls past the limit are dropped: the next round has no tools and must answer.
