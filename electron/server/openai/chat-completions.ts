@@ -179,7 +179,8 @@ export function createChatCompletionHandler(core: Core) {
       try {
         const result = await generate((t) => (text += t));
         const calls = callsOf(result, tools);
-        const content = result.text || text;
+        // With calls, the result's text is what came before them (never the call's own syntax).
+        const content = calls.length > 0 ? result.text : result.text || text;
         return reply.send({
           ...meta,
           object: "chat.completion",
