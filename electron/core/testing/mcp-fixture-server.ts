@@ -8,7 +8,8 @@
  *
  * Tools: set_timer {minutes}, echo {text}, slow {ms} (honours cancellation), crash (the process
  * exits mid-call), huge {chars}, bogus (its listed input schema is invalid JSON Schema), inject
- * (a result that carries instructions), env {name} (one variable of its environment).
+ * (a result that carries instructions), env {name} (one variable of its environment, and the names of
+ * all), pid (its process id), header {name} (a header of the HTTP request that carried the call).
  */
 import { appendFileSync } from "node:fs";
 import { createServer, type IncomingMessage } from "node:http";
@@ -124,6 +125,22 @@ function fixtureServer(): McpServer {
         content: [{ type: "text" as const, text: JSON.stringify(process.env[name] ?? null) }],
         structuredContent: { names: Object.keys(process.env).sort() },
       };
+    },
+  );
+  server.registerTool("pid", { description: "The server's process id." }, () => {
+    record("pid", {});
+    return text(String(process.pid));
+  });
+  server.registerTool(
+    "header",
+    {
+      description: "One header of the HTTP request that carried this call (null over stdio).",
+      inputSchema: { name: z.string() },
+    },
+    ({ name }, extra) => {
+      record("header", { name });
+      const value = extra.requestInfo?.headers[name.toLowerCase()];
+      return text(JSON.stringify(value ?? null));
     },
   );
   return server;

@@ -166,11 +166,15 @@ export class McpConnection {
       return { ok: false, error: "The arguments must be a JSON object." };
     if (signal.aborted) return { ok: false, error: "The call was stopped before it started." };
     const generation = this.generation;
+    // The SDK never removes its abort listener: one signal per call keeps a turn's signal clean.
+    const own = new AbortController();
+    const forward = () => own.abort(signal.reason);
+    signal.addEventListener("abort", forward, { once: true });
     try {
       const result = await client.request(
         { method: "tools/call", params: { name: tool, arguments: args as Record<string, unknown> } },
         CallResult,
-        { signal, timeout: timeoutMs },
+        { signal: own.signal, timeout: timeoutMs },
       );
       return outcomeOf(result);
     } catch (err) {
@@ -189,6 +193,8 @@ export class McpConnection {
       }
       const message = err instanceof Error ? err.message : String(err);
       return { ok: false, error: limitText(message, 2000).text };
+    } finally {
+      signal.removeEventListener("abort", forward);
     }
   }
 
@@ -315,7 +321,7 @@ export class McpConnection {
   private networkReason(err: unknown): string {
     switch (causeCode(err)) {
       case "ECONNREFUSED":
-        return "the connection was refused; is the server running?";
+        return "the connection was refused (is the server running?)";
       case "ENOTFOUND":
       case "EAI_AGAIN":
         return "the host name was not found";
