@@ -17,6 +17,8 @@ import { parseArgs } from "node:util";
 import { type TrainedAdapterManifest, writeManifest } from "../cloud/training/adapter-manifest";
 import { demoAdapter } from "../native/gguf/adapters";
 import { demoBaseInitSpec } from "../native/gguf/demo-base";
+import { DEMO_TOOL_CALL_FORMATS } from "../native/gguf/demo-files";
+import type { ToolCallFormat } from "../native/engine/protocol";
 import { writeGguf } from "../native/gguf/writer";
 import { readDatasetFile } from "../cloud/training/dataset-file";
 import { checkTorch, locatePython, runTrainer } from "../cloud/training/python-trainer";
@@ -71,12 +73,23 @@ async function routingExamples(domain: DemoDomain): Promise<string[]> {
   return [...new Set([...demoAdapter(domain).routingExamples, ...prompts.slice(0, ROUTING_FROM_TRAINING)])];
 }
 
+/** The manifest field of a specialist trained to call tools in its own syntax (none for the others). */
+function toolCallFormat(domain: DemoDomain): { toolCallFormat?: ToolCallFormat } {
+  const format = DEMO_TOOL_CALL_FORMATS[domain];
+  return format ? { toolCallFormat: format } : {};
+}
+
 /** Seeds every specialist of `dir` with its routing examples (routingExamples above). */
 export async function refreshRouting(dir: string): Promise<void> {
   for (const domain of DEMO_DOMAINS) {
     const path = join(dir, `${domain}.json`);
     const manifest = await readJson<TrainedAdapterManifest>(path);
-    if (manifest) await writeManifest(path, { ...manifest, routingExamples: await routingExamples(domain) });
+    if (manifest)
+      await writeManifest(path, {
+        ...manifest,
+        routingExamples: await routingExamples(domain),
+        ...toolCallFormat(domain),
+      });
   }
 }
 
@@ -175,7 +188,11 @@ export async function buildDemo(options: BuildDemoOptions) {
       const routing = [
         ...new Set([...demoAdapter(domain).routingExamples, ...result.manifest.routingExamples]),
       ];
-      await writeManifest(result.manifestPath, { ...result.manifest, routingExamples: routing });
+      await writeManifest(result.manifestPath, {
+        ...result.manifest,
+        routingExamples: routing,
+        ...toolCallFormat(domain),
+      });
       log(`  ${domain}: ${result.adapterPath} (${result.seconds.train.toFixed(0)} s)`);
     }
     const summary = {

@@ -275,7 +275,8 @@ export async function startServices(
     log,
   });
   const stoppedSteps = agent.stopLeftovers();
-  if (stoppedSteps > 0) log(`${stoppedSteps} tool call(s) were cut off by the last shutdown; marked stopped`, null);
+  if (stoppedSteps > 0)
+    log(`${stoppedSteps} tool call(s) were cut off by the last shutdown; marked stopped`, null);
   const pipeline = new TurnPipeline({
     db,
     conversations,
@@ -434,7 +435,12 @@ export async function startServices(
         (await registry.list()).filter((a) => a.enabled && a.fitsLoadedModel !== false),
       resolve: async (selection, text) => {
         const resolved = await routing.resolve(selection, text);
-        return { routing: resolved.routing, adapters: resolved.adapters, kvPolicy: kvPolicy() };
+        return {
+          routing: resolved.routing,
+          adapters: resolved.adapters,
+          kvPolicy: kvPolicy(),
+          ...(resolved.toolFormat ? { toolFormat: resolved.toolFormat } : {}),
+        };
       },
     },
     engineStatus: () => models.status(),

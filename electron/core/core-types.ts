@@ -7,7 +7,7 @@ import type {
   Result,
   RoutingInfo,
 } from "../api";
-import type { AdapterUse, EngineClient, KvPolicy, SpawnEngine } from "./engine/types";
+import type { AdapterUse, EngineClient, KvPolicy, SpawnEngine, ToolCallFormat } from "./engine/types";
 import type { TokenStore } from "./hub/token-store";
 
 export type EventListener = <E extends EventName>(event: E, payload: EventPayload<E>) => void;
@@ -24,6 +24,8 @@ export interface ResolvedSelection {
   adapters: AdapterUse[];
   /** For GenerateOptions.kvPolicy (the user's setting). */
   kvPolicy: KvPolicy;
+  /** For GenerateOptions.toolFormat: the leading adapter's tool-call syntax, if it has one. */
+  toolFormat?: ToolCallFormat;
 }
 
 /** What the OpenAI-compatible endpoints need of the adapters, without reaching into the database. */

@@ -1,8 +1,10 @@
+import { createHash } from "node:crypto";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { basename, join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { demoAdapterFiles, demoDir, ensureDemoModel } from "./demo-files";
+import { ManifestFile } from "../../electron/core/adapters/adapter-manifest";
+import { demoAdapterFiles, demoDir, DEMO_TOOL_CALL_FORMATS, ensureDemoModel } from "./demo-files";
 import { writeFixtures } from "./fixtures";
 
 let root: string;
@@ -43,5 +45,16 @@ describe("the demo files", () => {
     ]);
     expect(demoDir({})).toMatch(/resources[/\\]demo$/);
     expect(demoDir({ MACARON_DEMO_DIR: demo })).toBe(demo);
+  });
+
+  it("ships manifests that parse and match their files; the Agent's carries its tool-call format", async () => {
+    const files = await demoAdapterFiles();
+    expect(files).toHaveLength(4);
+    for (const path of files) {
+      const manifest = ManifestFile.parse(JSON.parse(readFileSync(path.replace(/\.gguf$/, ".json"), "utf8")));
+      expect(manifest.sha256).toBe(createHash("sha256").update(readFileSync(path)).digest("hex"));
+      expect(manifest.toolCallFormat).toEqual(DEMO_TOOL_CALL_FORMATS[manifest.domain]);
+    }
+    expect(DEMO_TOOL_CALL_FORMATS.agent?.callPrefix).toBe('{"tool":"');
   });
 });

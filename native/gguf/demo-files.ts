@@ -1,6 +1,7 @@
 import { existsSync } from "node:fs";
 import { copyFile, mkdir, readdir, readFile, rename, stat } from "node:fs/promises";
 import { join, resolve } from "node:path";
+import type { ToolCallFormat } from "../engine/protocol";
 
 /**
  * Where the demo lives (a folder with base.gguf and adapters/): `resources/demo/base.gguf` and `resources/demo/adapters/` —
@@ -15,6 +16,23 @@ export function demoDir(env: NodeJS.ProcessEnv = process.env): string {
   if (packaged && existsSync(join(packaged, "demo", "base.gguf"))) return join(packaged, "demo");
   return resolve(import.meta.dirname, "../../resources/demo");
 }
+
+/**
+ * The tool-call syntax the demo specialists were trained to write, for their manifests'
+ * `toolCallFormat` (resources/training/agent.train.jsonl: `{"tool":"set_timer","arguments":{"minutes":15}}`).
+ * The engine then detects and grammar-constrains calls in that form; the tools are not
+ * documented in the prompt, as the adapter was trained without such documentation.
+ */
+export const DEMO_TOOL_CALL_FORMATS: Readonly<Record<string, ToolCallFormat>> = {
+  agent: {
+    callPrefix: '{"tool":"',
+    paramsPrefix: '","arguments":',
+    callSuffix: "}",
+    resultPrefix: "\n",
+    resultSuffix: "\n",
+    documented: false,
+  },
+};
 
 /** The trained demo base model. */
 export function demoBasePath(dir: string = demoDir()): string {

@@ -15,6 +15,23 @@ export const ADAPTER_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 /** Ids that mean something else to /v1 and to AdapterSelection. */
 export const RESERVED_ADAPTER_IDS: readonly string[] = ["auto", "base"];
 
+/**
+ * An adapter's own tool-call syntax (native/engine/protocol.ts ToolCallFormat): the Agent
+ * specialist trained to answer `{"tool":"set_timer","arguments":{…}}` calls tools in that form,
+ * grammar-constrained to the tools' schemas, instead of the chat template's.
+ */
+export const ToolCallFormatManifest = z
+  .object({
+    callPrefix: z.string().min(1).max(256),
+    paramsPrefix: z.string().max(256),
+    callSuffix: z.string().max(256),
+    resultPrefix: z.string().max(256),
+    resultSuffix: z.string().max(256),
+    /** false: the adapter learned its tools; no function documentation in the system prompt. */
+    documented: z.boolean(),
+  })
+  .strict();
+
 export const ManifestFile = z.object({
   id: z.string().regex(ADAPTER_ID_PATTERN, "letters, digits, '.', '_' or '-', at most 64"),
   name: z.string().min(1).max(200),
@@ -36,6 +53,7 @@ export const ManifestFile = z.object({
     .optional(),
   defaultScale: z.number().min(0).max(2).default(1),
   routingExamples: z.array(z.string().max(4000)).max(1000).default([]),
+  toolCallFormat: ToolCallFormatManifest.optional(),
   /**
    * Where the version came from. The trainer adds how it was made (dataset sha256 and counts,
    * hyperparameters, seed, loss curve, held-out loss, trainer/torch/harness versions): kept as is.
@@ -48,6 +66,8 @@ export type ManifestFile = z.output<typeof ManifestFile>;
 export interface StoredManifest {
   defaultScale: number;
   routingExamples: string[];
+  /** The adapter's tool-call syntax, when its manifest gives one. */
+  toolCallFormat?: z.output<typeof ToolCallFormatManifest>;
   base: { architecture: string; embeddingLength: number; baseName: string | null; baseSha256: string | null };
   lineage: { parent: string | null; trainedFrom: string; [detail: string]: unknown };
 }

@@ -228,6 +228,7 @@ export class AdapterRegistry {
     const stored: StoredManifest = {
       defaultScale: manifest?.defaultScale ?? 1,
       routingExamples: manifest?.routingExamples ?? [],
+      ...(manifest?.toolCallFormat ? { toolCallFormat: manifest.toolCallFormat } : {}),
       base: manifest?.base
         ? {
             architecture: manifest.base.architecture,

@@ -1,6 +1,7 @@
 import { existsSync } from "node:fs";
 import { ApiError, type AdapterSelection, type AppliedAdapter, type RoutingInfo } from "../../api";
-import type { AdapterUse } from "../engine/types";
+import type { AdapterUse, ToolCallFormat } from "../engine/types";
+import { ToolCallFormatManifest } from "./adapter-manifest";
 import type { AdapterRouter, RouterCandidate, RouterMode } from "../router";
 import type { AdapterFit, AdapterRegistry } from "./adapter-registry";
 import type { InstalledAdapter } from "./adapter-store";
@@ -15,6 +16,11 @@ export interface ResolvedAdapters {
   scores: Record<string, number>;
   /** Adapters the decision chose but the turn could not use (e.g. file deleted). */
   skipped: { id: string; reason: string }[];
+  /**
+   * The tool-call syntax of the turn's leading adapter (highest scale), when its manifest has
+   * one (GenerateOptions.toolFormat): the Agent specialist calls tools the way it was trained.
+   */
+  toolFormat?: ToolCallFormat;
 }
 
 export interface AdapterRoutingDeps {
@@ -165,6 +171,7 @@ export class AdapterRouting {
       adapters.push({ path: adapter.filePath, scale });
     }
     const note = skipped.map((s) => `; skipped ${s.id}: ${s.reason}`).join("");
+    const toolFormat = leadingToolFormat(applied, byId);
     return {
       routing: {
         mode: decision.mode,
@@ -176,8 +183,24 @@ export class AdapterRouting {
       adapters,
       scores: decision.scores,
       skipped,
+      ...(toolFormat ? { toolFormat } : {}),
     };
   }
+}
+
+/**
+ * The tool format of the applied adapter with the highest scale (the first of equals). A stored
+ * manifest is re-checked: one written by an older version, or edited, simply has none.
+ */
+function leadingToolFormat(
+  applied: readonly AppliedAdapter[],
+  byId: ReadonlyMap<string, InstalledAdapter>,
+): ToolCallFormat | undefined {
+  let lead: AppliedAdapter | undefined;
+  for (const a of applied) if (!lead || a.scale > lead.scale) lead = a;
+  if (!lead) return undefined;
+  const parsed = ToolCallFormatManifest.safeParse(byId.get(lead.id)?.manifest.toolCallFormat);
+  return parsed.success ? parsed.data : undefined;
 }
 
 function isMissing(adapter: InstalledAdapter): boolean {
