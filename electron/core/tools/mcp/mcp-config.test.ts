@@ -1,0 +1,94 @@
+import { readFileSync, statSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { tempDir } from "../../testing/temp-dir";
+import { loadSavedConfig, MCP_CONFIG_FILE, parseMcpConfig, saveConfig } from "./mcp-config";
+
+describe("parseMcpConfig", () => {
+  it("reads the mcpServers format other apps write, stdio and HTTP, with defaults", () => {
+    const parsed = parseMcpConfig(
+      JSON.stringify({
+        mcpServers: {
+          files: { command: "npx", args: ["-y", "@modelcontextprotocol/server-filesystem", "/tmp"] },
+          remote: {
+            type: "streamable-http",
+            url: "https://example.com/mcp",
+            headers: { Authorization: "Bearer k" },
+          },
+        },
+      }),
+    );
+    expect(parsed.errors).toEqual([]);
+    expect(parsed.servers).toEqual([
+      {
+        name: "files",
+        spec: { command: "npx", args: ["-y", "@modelcontextprotocol/server-filesystem", "/tmp"], env: {} },
+      },
+      {
+        name: "remote",
+        spec: {
+          type: "streamable-http",
+          url: "https://example.com/mcp",
+          headers: { Authorization: "Bearer k" },
+        },
+      },
+    ]);
+  });
+
+  it("names the line and column of a syntax error", () => {
+    expect(() => parseMcpConfig('{\n  "mcpServers": {\n    "a": { "command": "x" },\n  }\n}')).toThrow(
+      /^The MCP config is not valid JSON at line 4, column 3: /,
+    );
+    expect(() => parseMcpConfig("[]")).toThrow(/must be a JSON object/);
+    expect(() => parseMcpConfig('{"mcpServers": []}')).toThrow(/no "mcpServers" object/);
+  });
+
+  it("checks each entry on its own", () => {
+    const parsed = parseMcpConfig(
+      JSON.stringify({
+        mcpServers: {
+          ok: { command: "node", args: ["server.js"], env: { KEY: "v" } },
+          typo: { command: "node", argz: ["x"] },
+          url: { url: "not a url" },
+          empty: {},
+          list: [1],
+        },
+      }),
+    );
+    expect(parsed.servers.map((s) => s.name)).toEqual(["ok"]);
+    const errors = Object.fromEntries(parsed.errors.map((e) => [e.name, e.message]));
+    expect(errors.typo).toMatch(/^The entry is not valid: .*argz/);
+    expect(errors.url).toMatch(/^The entry is not valid: url: /);
+    expect(errors.empty).toBe('An entry needs a "command" (stdio) or a "url" (Streamable HTTP).');
+    expect(errors.list).toBe(
+      'An entry must be an object with a "command" (stdio) or a "url" (Streamable HTTP).',
+    );
+  });
+});
+
+describe("the saved config", () => {
+  let dir: { path: string; remove: () => void };
+  beforeEach(() => {
+    dir = tempDir("macaron-mcp-config-");
+  });
+  afterEach(() => dir.remove());
+
+  it("round-trips through mcp.json, 0600, readable as an mcpServers file", async () => {
+    const servers = [{ name: "a", spec: { command: "node", args: ["a.js"], env: { TOKEN: "secret" } } }];
+    await saveConfig(dir.path, servers);
+    const path = join(dir.path, MCP_CONFIG_FILE);
+    expect(statSync(path).mode & 0o777).toBe(0o600);
+    expect(JSON.parse(readFileSync(path, "utf8"))).toEqual({ mcpServers: { a: servers[0]?.spec } });
+    expect(loadSavedConfig(dir.path, () => undefined)).toEqual({ servers, errors: [] });
+  });
+
+  it("a missing file is no servers; an unreadable one is reported under its own name", () => {
+    expect(loadSavedConfig(dir.path, () => undefined)).toEqual({ servers: [], errors: [] });
+    writeFileSync(join(dir.path, MCP_CONFIG_FILE), "{");
+    const logged: string[] = [];
+    const loaded = loadSavedConfig(dir.path, (message) => logged.push(message));
+    expect(loaded.servers).toEqual([]);
+    expect(loaded.errors[0]?.name).toBe(MCP_CONFIG_FILE);
+    expect(logged).toEqual(["mcp.json could not be used"]);
+  });
+});
