@@ -73,6 +73,7 @@ export interface ServiceParts {
   dataDir: string;
   initialModel?: string;
   defaultMaxTokens?: number;
+  defaultTemperature?: number;
   systemPrompt?: string;
   inspector?: ModelInspector;
   /** The demo model "Try the demo model" opens (default: the trained demo that ships with the app). */
@@ -285,6 +286,7 @@ export async function startServices(
     events,
     systemPrompt: parts.systemPrompt,
     defaultMaxTokens: parts.defaultMaxTokens,
+    defaultTemperature: parts.defaultTemperature,
     flushIntervalMs: parts.flushIntervalMs,
     routing,
     harnessVersion: harness,

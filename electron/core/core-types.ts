@@ -64,6 +64,8 @@ export interface CoreOptions {
   initialModel?: string;
   /** Defaults for generation when a call gives none. */
   defaultMaxTokens?: number;
+  /** Sampling temperature when a call gives none (default 0.7; 0 is greedy). */
+  defaultTemperature?: number;
   /** Part of the harness version stamped on every turn; default: package.json's version. */
   appVersion?: string;
   /**

@@ -37,6 +37,7 @@ export async function createCore(options: CoreOptions): Promise<Core> {
       dataDir: options.dataDir,
       initialModel: options.initialModel,
       defaultMaxTokens: options.defaultMaxTokens,
+      defaultTemperature: options.defaultTemperature,
       appVersion: options.appVersion,
       adaptersDir: options.adaptersDir,
       // Feedback goes nowhere without an explicit endpoint (and the user's consent).

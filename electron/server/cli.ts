@@ -18,7 +18,8 @@ const USAGE = `Usage: npm run serve -- [--host 127.0.0.1] [--port 0] [--data-dir
               stderr, an interrupted download resumes; HF_ENDPOINT picks the hub, HF_TOKEN the token)
   --api-key   key every API call must present                  default: a random key, printed
   --adapters  folder of LoRA adapters (+ manifests) to install at start
-  --max-tokens  answer length limit when a message sets none   default 1024`;
+  --max-tokens  answer length limit when a message sets none   default 1024
+  --temperature  sampling temperature when a message sets none (0-2; 0 answers the same every time)  default 0.7`;
 
 function parse(argv: string[]) {
   const { values } = parseArgs({
@@ -31,6 +32,7 @@ function parse(argv: string[]) {
       "api-key": { type: "string" },
       adapters: { type: "string" },
       "max-tokens": { type: "string" },
+      temperature: { type: "string" },
       help: { type: "boolean", short: "h", default: false },
     },
     strict: true,
@@ -40,6 +42,12 @@ function parse(argv: string[]) {
   const maxTokens = values["max-tokens"] === undefined ? undefined : Number(values["max-tokens"]);
   if (maxTokens !== undefined && (!Number.isInteger(maxTokens) || maxTokens < 1 || maxTokens > 32768))
     throw new Error(`--max-tokens must be 1..32768, not ${values["max-tokens"]}`);
+  const temperature = values.temperature === undefined ? undefined : Number(values.temperature);
+  if (
+    temperature !== undefined &&
+    !(values.temperature!.trim() !== "" && temperature >= 0 && temperature <= 2)
+  )
+    throw new Error(`--temperature must be 0..2, not ${values.temperature}`);
   if (values["api-key"] !== undefined && values["api-key"].trim() === "")
     throw new Error("--api-key must not be empty");
   return {
@@ -51,6 +59,7 @@ function parse(argv: string[]) {
     apiKey: values["api-key"],
     adapters: values.adapters,
     maxTokens,
+    temperature,
   };
 }
 
@@ -65,6 +74,7 @@ runServiceCli({
       model: args.model,
       apiKey: args.apiKey,
       defaultMaxTokens: args.maxTokens,
+      defaultTemperature: args.temperature,
       adaptersDir: args.adapters,
       onDownloadLine: (line) => console.error(line),
     });

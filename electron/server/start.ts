@@ -37,6 +37,8 @@ export interface StartServerOptions {
   spawnEngine?: SpawnEngine;
   /** Answer length when a call does not set one. */
   defaultMaxTokens?: number;
+  /** Sampling temperature when a call does not set one (0: greedy, the same answer every time). */
+  defaultTemperature?: number;
   /** Install every adapter found in this folder at start-up (already installed ones are kept). */
   adaptersDir?: string;
   /** The demo folder (base.gguf + adapters/); default: the trained demo that ships with the app. */
@@ -105,6 +107,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     spawnEngine: options.spawnEngine ?? spawnNodeEngine(),
     initialModel: model,
     defaultMaxTokens: options.defaultMaxTokens,
+    defaultTemperature: options.defaultTemperature,
     adaptersDir: options.adaptersDir,
     demoDir: options.demoDir,
   });
