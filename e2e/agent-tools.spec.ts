@@ -56,7 +56,8 @@ test("add an MCP server in Settings, allow, deny and stop the Agent's tool calls
 }) => {
   test.setTimeout(180_000);
   const callsFile = join(scratch!, "calls.jsonl");
-  server = await ServerProcess.start();
+  // Greedy answers: the trained Agent calls set_timer for this request every time.
+  server = await ServerProcess.start({ extraArgs: ["--temperature", "0"] });
   const chat = new ChatPage(page);
   const tools = new ToolsPage(page);
   const adapters = new AdaptersPage(page);
@@ -79,16 +80,22 @@ test("add an MCP server in Settings, allow, deny and stop the Agent's tool calls
   await tools.closeSettings();
   expect(fixtureCalls(callsFile)).toEqual([]);
 
-  await adapters.choose("Agent");
+  /** Ask in a new chat pinned to the Agent; resolves with the answer and its set_timer step. */
+  const ask = async () => {
+    await chat.newChat.click();
+    await adapters.choose("Agent");
+    await chat.sendMessage(TIMER_REQUEST);
+    const answer = chat.assistantMessages().last();
+    const step = tools.step(answer, "set_timer");
+    await expect(tools.prompt(step)).toBeVisible({ timeout: 60_000 });
+    return { answer, step, url: page.url() };
+  };
 
   // 1. Allow once: the prompt names the tool, its server and the arguments, and has focus.
-  await chat.sendMessage(TIMER_REQUEST);
-  const first = chat.assistantMessages().last();
-  const allowed = tools.step(first, "set_timer");
-  const prompt = tools.prompt(allowed);
-  await expect(prompt).toBeVisible({ timeout: 60_000 });
-  await expect(allowed).toHaveAccessibleName("Tool call set_timer (fixture)");
-  await expect(tools.arguments(allowed)).toContainText('"minutes": 15');
+  const allowed = await ask();
+  const prompt = tools.prompt(allowed.step);
+  await expect(allowed.step).toHaveAccessibleName("Tool call set_timer (fixture)");
+  await expect(tools.arguments(allowed.step)).toContainText('"minutes": 15');
   await expect(prompt).toBeFocused();
   // Nothing ran while it asked.
   expect(fixtureCalls(callsFile)).toEqual([]);
@@ -96,44 +103,43 @@ test("add an MCP server in Settings, allow, deny and stop the Agent's tool calls
   await page.keyboard.press("Tab");
   await expect(prompt.getByRole("button", { name: "Allow once" })).toBeFocused();
   await page.keyboard.press("Enter");
-  await expect(tools.result(allowed)).toHaveText("Timer set for 15 minutes.", { timeout: 30_000 });
-  await expect(allowed.getByText("Done", { exact: true })).toBeVisible();
-  await expect(allowed.getByText("Allowed once")).toBeVisible();
+  await expect(tools.result(allowed.step)).toHaveText("Timer set for 15 minutes.", { timeout: 30_000 });
+  await expect(allowed.step.getByText("Done", { exact: true })).toBeVisible();
+  await expect(allowed.step.getByText("Allowed once")).toBeVisible();
   await expect(chat.send).toBeVisible({ timeout: 60_000 });
   expect(fixtureCalls(callsFile)).toEqual([{ tool: "set_timer", arguments: { minutes: 15 } }]);
 
   // 2. Deny: the server never sees the call.
-  await chat.sendMessage(TIMER_REQUEST);
-  await expect(chat.assistantMessages()).toHaveCount(2);
-  const second = chat.assistantMessages().last();
-  const denied = tools.step(second, "set_timer");
-  await expect(tools.prompt(denied)).toBeVisible({ timeout: 60_000 });
-  await tools.decide(denied, "Deny");
-  await expect(denied.getByText("Denied", { exact: true })).toBeVisible();
-  await expect(denied.getByText("Not called: you denied it.")).toBeVisible();
+  const denied = await ask();
+  expect(denied.url).not.toBe(allowed.url);
+  await tools.decide(denied.step, "Deny");
+  await expect(denied.step.getByText("Denied", { exact: true })).toBeVisible();
+  await expect(denied.step.getByText("Not called: you denied it.")).toBeVisible();
   await expect(chat.send).toBeVisible({ timeout: 60_000 });
   expect(fixtureCalls(callsFile)).toHaveLength(1);
 
   // 3. Stop while the prompt waits: the answer ends at once and nothing is called.
-  await chat.sendMessage(TIMER_REQUEST);
-  await expect(chat.assistantMessages()).toHaveCount(3);
-  const third = chat.assistantMessages().last();
-  const stopped = tools.step(third, "set_timer");
-  await expect(tools.prompt(stopped)).toBeVisible({ timeout: 60_000 });
+  const stopped = await ask();
   await chat.stop.click();
-  await expect(stopped.getByText("Stopped", { exact: true })).toBeVisible();
-  await expect(tools.prompt(stopped)).toHaveCount(0);
+  await expect(stopped.step.getByText("Stopped", { exact: true })).toBeVisible();
+  await expect(tools.prompt(stopped.step)).toHaveCount(0);
   await expect(chat.send).toBeVisible();
   expect(fixtureCalls(callsFile)).toHaveLength(1);
 
-  // The trajectory is stored with the answers: a reload shows every step as it ended.
-  await page.reload();
-  await chat.waitLoaded();
-  const answers = chat.assistantMessages();
-  await expect(answers).toHaveCount(3);
-  await expect(tools.result(tools.step(answers.nth(0), "set_timer"))).toHaveText("Timer set for 15 minutes.");
-  await expect(tools.step(answers.nth(1), "set_timer").getByText("Denied", { exact: true })).toBeVisible();
-  await expect(tools.step(answers.nth(2), "set_timer").getByText("Stopped", { exact: true })).toBeVisible();
+  // The trajectory is stored with the answers: after a reload each shows its step as it ended.
+  const reopen = async (url: string) => {
+    await page.goto(url);
+    await page.reload();
+    await chat.waitLoaded();
+    await expect(chat.assistantMessages()).toHaveCount(1);
+    return tools.step(chat.assistantMessages().last(), "set_timer");
+  };
+  const first = await reopen(allowed.url);
+  await expect(tools.result(first)).toHaveText("Timer set for 15 minutes.");
+  await expect(first.getByText("Allowed once")).toBeVisible();
+  await expect(tools.arguments(first)).toContainText('"minutes": 15');
+  await expect((await reopen(denied.url)).getByText("Denied", { exact: true })).toBeVisible();
+  await expect((await reopen(stopped.url)).getByText("Stopped", { exact: true })).toBeVisible();
   await expect(page.getByRole("button", { name: "Allow once" })).toHaveCount(0);
   expect(fixtureCalls(callsFile)).toHaveLength(1);
 });
