@@ -264,8 +264,10 @@ export class AgentTurns {
     });
     if (granted) step = this.update(conversationId, step, { decision: "remembered" });
     else {
+      // Waiting before the prompt goes out: a decision may come back within the emit itself.
+      const asked = this.ask(step, conversationId, signal);
       this.emit(conversationId, step);
-      const decision = await this.ask(step, conversationId, signal);
+      const decision = await asked;
       if (decision === null) {
         this.update(conversationId, step, { state: "stopped" });
         return null;
