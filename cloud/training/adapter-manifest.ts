@@ -5,6 +5,7 @@
  * seed, loss curve, trainer, torch, device and harness version.
  */
 import { rename, writeFile } from "node:fs/promises";
+import type { ToolCallFormat } from "../../native/engine/protocol";
 import type { AdapterManifest } from "../../native/gguf/fixtures";
 
 /** The trainer's REPORT.json (the shared trainer CLI interface). */
@@ -42,6 +43,14 @@ export interface TrainingLineage {
     truncated: number;
     /** Lines skipped as malformed; present only when some were. */
     malformed?: number;
+    /** Examples whose answers called tools, and how they were laid out; present only when some did. */
+    toolCalls?: {
+      examples: number;
+      calls: number;
+      resultTokens: number;
+      unmaskedResults: number;
+      badTools: number;
+    };
   };
   heldout: { examples: number; lossBefore: number | null; lossAfter: number | null };
   method: string;
@@ -57,7 +66,11 @@ export interface TrainingLineage {
   harnessVersion: string;
 }
 
-export type TrainedAdapterManifest = Omit<AdapterManifest, "lineage"> & { lineage: TrainingLineage };
+export type TrainedAdapterManifest = Omit<AdapterManifest, "lineage"> & {
+  /** The call syntax the adapter was trained to (and the engine gives it): see ToolCallFormat. */
+  toolCallFormat?: ToolCallFormat;
+  lineage: TrainingLineage;
+};
 
 export interface ManifestInput {
   id: string;
@@ -73,11 +86,19 @@ export interface ManifestInput {
   parentVersion: string | null;
   parentSha256: string | null;
   datasetFileName: string;
-  dataset: { sha256: string; lines: number; examples: number; droppedTooLong: number; truncated: number };
+  dataset: {
+    sha256: string;
+    lines: number;
+    examples: number;
+    droppedTooLong: number;
+    truncated: number;
+    toolCalls?: NonNullable<TrainingLineage["dataset"]["toolCalls"]>;
+  };
   malformed: number;
   heldoutExamples: number;
   report: TrainerReport;
   harnessVersion: string;
+  toolCallFormat?: ToolCallFormat;
 }
 
 /** The manifest of a trained adapter, from what this side knows and the trainer's report. */
@@ -94,6 +115,7 @@ export function buildManifest(input: ManifestInput): TrainedAdapterManifest {
     base: input.base,
     defaultScale: input.defaultScale,
     routingExamples: input.routingExamples,
+    ...(input.toolCallFormat ? { toolCallFormat: input.toolCallFormat } : {}),
     lineage: {
       parent: input.parentVersion,
       parentSha256: input.parentSha256,
@@ -105,6 +127,10 @@ export function buildManifest(input: ManifestInput): TrainedAdapterManifest {
         droppedTooLong: input.dataset.droppedTooLong,
         truncated: input.dataset.truncated,
         ...(input.malformed > 0 ? { malformed: input.malformed } : {}),
+        ...(input.dataset.toolCalls &&
+        (input.dataset.toolCalls.examples > 0 || input.dataset.toolCalls.badTools > 0)
+          ? { toolCalls: input.dataset.toolCalls }
+          : {}),
       },
       heldout: {
         examples: report.heldout?.examples ?? input.heldoutExamples,

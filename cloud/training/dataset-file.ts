@@ -1,12 +1,16 @@
 /**
  * Reads a chat dataset as the cloud export writes it (cloud/export.ts), one JSON object a line:
  * - SFT: `{"messages":[{role, content}, …]}`, the last message the assistant's answer;
- * - preference: `{"prompt":[…], "chosen":[{role:"assistant",content}], "rejected":[…]}`.
+ * - preference: `{"prompt":[…], "chosen":[{role:"assistant",content}], "rejected":[…]}`;
+ * - SFT with tool calls (the Agent's trajectories), OpenAI's layout: after the last user message,
+ *   assistant messages with `tool_calls` each followed by one `tool` message per call
+ *   (`tool_call_id`), then the final assistant answer; `tools` lists the functions offered.
  * Every line is checked here, before anything is tokenized, and a bad one is reported with its
  * line number.
  */
 import { readFile } from "node:fs/promises";
 import { basename } from "node:path";
+import type { ToolCallRecord, ToolDefinition } from "../../native/engine/protocol";
 import { TrainError } from "./train-error";
 
 export interface ChatMessage {
@@ -14,9 +18,24 @@ export interface ChatMessage {
   content: string;
 }
 
+/** One round of an answer that called tools: its text, then its calls with their results. */
+export interface ToolRound {
+  text: string;
+  calls: ToolCallRecord[];
+}
+
 /** One usable line: the conversation before the answer, and the answer(s). */
 export type RawExample =
-  | { kind: "sft"; line: number; prompt: ChatMessage[]; answer: string }
+  | {
+      kind: "sft";
+      line: number;
+      prompt: ChatMessage[];
+      answer: string;
+      /** The answer's rounds of tool calls before `answer` (none for a text answer). */
+      rounds?: ToolRound[];
+      /** The functions offered to the model (OpenAI's `tools[].function`). */
+      tools?: ToolDefinition[];
+    }
   | { kind: "dpo"; line: number; prompt: ChatMessage[]; chosen: string; rejected: string };
 
 export interface MalformedLine {
@@ -39,6 +58,89 @@ const ROLES = new Set(["system", "user", "assistant"]);
 
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+const NAME = /^[a-zA-Z0-9_-]{1,64}$/;
+
+/** `tools` as OpenAI writes it: `[{type:"function", function:{name, description?, parameters?}}]`. */
+function toolsOf(value: unknown): ToolDefinition[] | string {
+  if (value === undefined) return [];
+  if (!Array.isArray(value)) return '"tools" must be an array';
+  const out: ToolDefinition[] = [];
+  for (const [i, t] of value.entries()) {
+    const fn = isRecord(t) ? t.function : undefined;
+    if (!isRecord(t) || t.type !== "function" || !isRecord(fn))
+      return `tools[${i}] must be {"type":"function","function":{…}}`;
+    if (typeof fn.name !== "string" || !NAME.test(fn.name))
+      return `tools[${i}].function.name must match ${NAME}`;
+    if (fn.description !== undefined && typeof fn.description !== "string")
+      return `tools[${i}].function.description must be a string`;
+    if (fn.parameters !== undefined && !isRecord(fn.parameters))
+      return `tools[${i}].function.parameters must be a JSON schema object`;
+    out.push({
+      name: fn.name,
+      ...(fn.description !== undefined ? { description: fn.description } : {}),
+      ...(fn.parameters !== undefined ? { parameters: fn.parameters } : {}),
+    });
+  }
+  return out;
+}
+
+/**
+ * The answer's rounds (assistant messages with `tool_calls`, each call answered by a `tool`
+ * message) and its final text, from the messages after the last user message.
+ */
+function roundsOf(answerMessages: unknown[]): { rounds: ToolRound[]; answer: string } | string {
+  const rounds: ToolRound[] = [];
+  let i = 0;
+  const at = (j: number) => answerMessages[j] as Record<string, unknown>;
+  while (i < answerMessages.length - 1) {
+    const m = at(i);
+    if (m.role !== "assistant" || !Array.isArray(m.tool_calls) || m.tool_calls.length === 0)
+      return `messages: only assistant messages with "tool_calls" and their "tool" results may come before the answer`;
+    const round: ToolRound = { text: typeof m.content === "string" ? m.content : "", calls: [] };
+    for (const [k, call] of (m.tool_calls as unknown[]).entries()) {
+      const fn = isRecord(call) ? call.function : undefined;
+      if (!isRecord(call) || typeof call.id !== "string" || !isRecord(fn) || typeof fn.name !== "string")
+        return `tool_calls[${k}] must be {"id", "type":"function", "function":{"name","arguments"}}`;
+      let args: unknown;
+      try {
+        args = typeof fn.arguments === "string" ? JSON.parse(fn.arguments) : (fn.arguments ?? {});
+      } catch {
+        return `tool_calls[${k}].function.arguments is not valid JSON`;
+      }
+      const result = at(i + 1 + k);
+      if (!isRecord(result) || result.role !== "tool" || result.tool_call_id !== call.id)
+        return `tool_calls[${k}] ("${call.id}") must be answered by the next "tool" message`;
+      if (typeof result.content !== "string")
+        return `the "tool" message of "${call.id}" needs a string content`;
+      round.calls.push({ name: fn.name, arguments: args, result: result.content });
+    }
+    rounds.push(round);
+    i += 1 + round.calls.length;
+  }
+  const last = answerMessages.at(-1) as Record<string, unknown> | undefined;
+  if (i !== answerMessages.length - 1 || last?.role !== "assistant" || "tool_calls" in (last ?? {}))
+    return "the last message must be the assistant's answer";
+  if (typeof last.content !== "string" || !last.content.trim()) return "the assistant's answer is empty";
+  return { rounds, answer: last.content };
+}
+
+/** A line with tool calls: prompt (plain messages up to the last user one), rounds, answer, tools. */
+function toolExample(json: Record<string, unknown>, line: number): RawExample | string {
+  const all = json.messages as unknown[];
+  const lastUser = all.findLastIndex((m) => isRecord(m) && m.role === "user");
+  if (lastUser < 0) return "the messages before the answer has no user message";
+  const prompt = messages(all.slice(0, lastUser + 1), "messages");
+  if (typeof prompt === "string") return prompt;
+  const bad = checkPrompt(prompt, "the messages before the answer");
+  if (bad) return bad;
+  for (const m of all.slice(lastUser + 1)) if (!isRecord(m)) return "messages hold a non-object";
+  const answer = roundsOf(all.slice(lastUser + 1));
+  if (typeof answer === "string") return answer;
+  const tools = toolsOf(json.tools);
+  if (typeof tools === "string") return tools;
+  return { kind: "sft", line, prompt, answer: answer.answer, rounds: answer.rounds, tools };
 }
 
 /** The messages of `value`, or why they are not usable. */
@@ -82,6 +184,10 @@ export function parseExampleLine(text: string, line: number): RawExample | strin
   }
   if (!isRecord(json)) return "not a JSON object";
   if ("messages" in json) {
+    const hasCalls =
+      Array.isArray(json.messages) &&
+      json.messages.some((m) => isRecord(m) && (m.role === "tool" || "tool_calls" in m));
+    if (hasCalls || "tools" in json) return toolExample(json, line);
     const all = messages(json.messages, "messages");
     if (typeof all === "string") return all;
     const answer = all.at(-1);

@@ -4,16 +4,23 @@
  * turns converted by the engine's toChatHistory, the chat wrapper picked by the engine's
  * chooseChatWrapper, and the wrapper's context text tokenized by the base's tokenizer. So the
  * prompt an adapter is trained on is token for token the prompt it will be asked.
+ *
+ * Answers that called tools go through the engine's function calling too: the tools become
+ * node-llama-cpp functions (toFunctions), the adapter's call syntax its wrapper settings
+ * (toolChatWrapper), and the calls ChatTurn.calls rendered by toChatHistory, exactly as the
+ * engine lays out an Agent turn that continues after its tool results. The loss covers the
+ * calls and the answer, never the results (a tool's output is not the model's to predict).
  */
-import type { ChatWrapper, LlamaModel, Token } from "node-llama-cpp";
+import type { ChatModelFunctions, ChatWrapper, LlamaModel, Token } from "node-llama-cpp";
 import type { Message } from "../../electron/api";
 import { buildPrompt } from "../../electron/core/chat/prompt";
 import { DEFAULT_SYSTEM_PROMPT } from "../../electron/core/chat/turn-deps";
 import { uiSystemPrompt } from "../../electron/core/genui/genui-prompt";
 import { chooseChatWrapper } from "../../native/engine/chat-wrapper";
 import { toChatHistory } from "../../native/engine/history";
-import type { ChatTurn } from "../../native/engine/protocol";
-import type { ChatMessage } from "./dataset-file";
+import type { ChatTurn, ToolCallFormat, ToolDefinition } from "../../native/engine/protocol";
+import { toFunctions, toolChatWrapper } from "../../native/engine/tool-calls";
+import type { ChatMessage, ToolRound } from "./dataset-file";
 
 /** The domain whose turns are answered in UI mode (GenUI's system prompt). */
 export const UI_DOMAIN = "ui";
@@ -68,24 +75,121 @@ export interface FormattedSft {
   retokenized: boolean;
 }
 
+/** An SFT example whose answer called tools: the loss covers `spans` only (not the results). */
+export interface FormattedToolSft {
+  ids: number[];
+  start: number;
+  /** [from, to) token ranges the model learns: its calls, its texts and the end of turn. */
+  spans: [number, number][];
+  /** Tokens of tool results inside the answer (given, not learned). */
+  resultTokens: number;
+  /** Results whose tokens could not be found in the layout (then learned like the rest). */
+  unmaskedResults: number;
+  calls: number;
+}
+
+/** A tool turn's functions and wrapper, as the engine sets them up (ModelSession.toolSetup). */
+interface ToolLayout {
+  functions: ChatModelFunctions;
+  wrapper: ChatWrapper;
+}
+
+/** Where `needle` first occurs in `hay` at or after `from`, or -1. */
+function indexOfTokens(hay: readonly Token[], needle: readonly Token[], from: number): number {
+  if (needle.length === 0) return -1;
+  outer: for (let i = from; i + needle.length <= hay.length; i++) {
+    for (let j = 0; j < needle.length; j++) if (hay[i + j] !== needle[j]) continue outer;
+    return i;
+  }
+  return -1;
+}
+
 /** Formats conversations for one base model (one wrapper, one tokenizer). */
 export class ChatFormatter {
   /** The token that closes a model turn (what the model must learn to emit after an answer). */
   readonly endOfTurn: Token;
 
-  /** `wrapper` defaults to what the engine picks for `model` (costs ~0.5–1 s: once per model). */
+  /**
+   * `wrapper` defaults to what the engine picks for `model` (costs ~0.5–1 s: once per model).
+   * `toolFormat`: the adapter's own call syntax (its manifest's toolCallFormat), as the engine
+   * is given it for the adapter's turns.
+   */
   constructor(
     private readonly model: LlamaModel,
     private readonly systemPrompt: string,
     private readonly wrapper: ChatWrapper = chooseChatWrapper(model),
+    private readonly toolFormat?: ToolCallFormat,
   ) {
     this.endOfTurn = this.findEndOfTurn();
   }
 
   /** The tokens of `turns` as LlamaChat evaluates them: history ending in an empty model turn. */
-  tokens(turns: readonly ChatTurn[]): Token[] {
-    const { contextText } = this.wrapper.generateContextState({ chatHistory: toChatHistory(turns) });
+  tokens(turns: readonly ChatTurn[], tools?: ToolLayout): Token[] {
+    const wrapper = tools?.wrapper ?? this.wrapper;
+    const { contextText } = wrapper.generateContextState({
+      chatHistory: toChatHistory(turns),
+      ...(tools ? { availableFunctions: tools.functions } : {}),
+    });
     return contextText.tokenize(this.model.tokenizer);
+  }
+
+  /**
+   * The engine's layout of a tool turn offering `tools` ("auto", as the agent loop asks).
+   * Throws ToolRequestError for a schema the grammar cannot express (the engine refuses it too).
+   */
+  toolLayout(tools: readonly ToolDefinition[]): ToolLayout {
+    return {
+      functions: toFunctions(tools, "auto"),
+      wrapper: toolChatWrapper(this.wrapper, { format: this.toolFormat, forced: false }),
+    };
+  }
+
+  /**
+   * An SFT example whose answer made `rounds` of tool calls before `answer`: the whole answer is
+   * laid out as the engine lays out the last round (the rounds' assistant turns with their calls
+   * and results, continued by the answer), then the end-of-turn token. Each result's tokens, as
+   * the wrapper renders a result, are found after the call and left out of the loss.
+   */
+  toolSft(
+    prompt: readonly ChatMessage[],
+    rounds: readonly ToolRound[],
+    answer: string,
+    tools: readonly ToolDefinition[],
+  ): FormattedToolSft {
+    const layout = this.toolLayout(tools);
+    const turns = promptTurns(prompt, this.systemPrompt);
+    const promptIds = this.tokens(turns, layout);
+    const answerTurns: ChatTurn[] = [
+      ...rounds.map((r): ChatTurn => ({ role: "assistant", text: r.text, calls: r.calls })),
+      { role: "assistant", text: answer },
+    ];
+    const full = this.tokens([...turns, ...answerTurns], layout);
+    if (!promptIds.every((t, i) => full[i] === t))
+      throw new Error("The chat template lays the prompt out differently once the answer follows it.");
+    const ids = [...full, this.endOfTurn] as number[];
+    const spans: [number, number][] = [];
+    let cursor = promptIds.length;
+    let resultTokens = 0;
+    let unmaskedResults = 0;
+    let calls = 0;
+    for (const round of rounds) {
+      for (const call of round.calls) {
+        calls++;
+        const rendered = layout.wrapper
+          .generateFunctionCallResult(call.name, call.arguments, call.result)
+          .tokenize(this.model.tokenizer);
+        const at = indexOfTokens(full, rendered, cursor);
+        if (at < 0) {
+          unmaskedResults++;
+          continue;
+        }
+        if (at > cursor) spans.push([cursor, at]);
+        resultTokens += rendered.length;
+        cursor = at + rendered.length;
+      }
+    }
+    spans.push([cursor, ids.length]);
+    return { ids, start: promptIds.length, spans, resultTokens, unmaskedResults, calls };
   }
 
   /** The prompt tokens of `prompt` (the app's system turn added as buildPrompt does). */

@@ -2,13 +2,16 @@
  * Turns a chat dataset (JSONL, see dataset-file.ts) into the tokenized dataset the Python
  * trainer reads: `{"kind":"sft","ids":[…],"start":N}` or `{"kind":"dpo","prompt":[…],
  * "chosen":[…],"rejected":[…]}` a line, formatted by ChatFormatter with the base's own
- * tokenizer. Splits off the held-out examples and applies the length policy, counting both.
+ * tokenizer. An answer that called tools is an SFT line with `"spans"`: the loss ranges, which
+ * leave its tool results out. Splits off the held-out examples and applies the length policy, counting both.
  */
 import { createHash } from "node:crypto";
 import { writeFile } from "node:fs/promises";
 import { basename } from "node:path";
 import type { LlamaModel } from "node-llama-cpp";
 import { loadLlamaBackend } from "../../native/engine/llama-backend";
+import type { ToolCallFormat } from "../../native/engine/protocol";
+import { ToolRequestError } from "../../native/engine/tool-calls";
 import { type DatasetFile, type MalformedLine, type RawExample } from "./dataset-file";
 import { ChatFormatter, systemPromptFor } from "./format-examples";
 import { TrainError } from "./train-error";
@@ -33,6 +36,21 @@ export interface TokenizeOptions {
   trainOut: string;
   /** Where the tokenized held-out set goes (written only when there are held-out examples). */
   heldoutOut: string;
+  /** The adapter's own tool-call syntax (its manifest's toolCallFormat), as the engine uses it. */
+  toolFormat?: ToolCallFormat;
+}
+
+/** The examples whose answers called tools, as tokenized (training and held-out together). */
+export interface ToolCallStats {
+  /** Training examples with at least one call. */
+  examples: number;
+  calls: number;
+  /** Tokens of the calls' results, laid out but not learned. */
+  resultTokens: number;
+  /** Results not found in the layout (learned like the answer). */
+  unmaskedResults: number;
+  /** Examples dropped because a tool's schema cannot be a grammar (the engine refuses it too). */
+  badTools: number;
 }
 
 export interface DatasetStats {
@@ -46,6 +64,7 @@ export interface DatasetStats {
   malformed: MalformedLine[];
   /** Completions whose tokens did not extend the prompt's (see ChatFormatter.answer). */
   retokenized: number;
+  toolCalls: ToolCallStats;
 }
 
 export interface TokenizedDataset {
@@ -62,7 +81,7 @@ export interface TokenizedDataset {
 }
 
 type Line =
-  | { kind: "sft"; ids: number[]; start: number }
+  | { kind: "sft"; ids: number[]; start: number; spans?: [number, number][] }
   | { kind: "dpo"; prompt: number[]; chosen: number[]; rejected: number[] };
 
 /** Whether a prompt belongs to the held-out share: a hash of its messages, stable across datasets. */
@@ -90,6 +109,13 @@ class LineBuilder {
   droppedTooLong = 0;
   truncated = 0;
   retokenized = 0;
+  readonly toolCalls: ToolCallStats = {
+    examples: 0,
+    calls: 0,
+    resultTokens: 0,
+    unmaskedResults: 0,
+    badTools: 0,
+  };
 
   constructor(
     private readonly formatter: ChatFormatter,
@@ -100,6 +126,7 @@ class LineBuilder {
 
   /** The tokenized line of `example`, or null when it is dropped for its length. */
   build(example: RawExample, file: string): Line | null {
+    if (example.kind === "sft" && example.tools) return this.buildTools(example, file);
     const p = this.formatter.prompt(example.prompt);
     const complete = (answer: string) => {
       const c = this.formatter.answer(p.turns, p.ids, answer);
@@ -119,6 +146,35 @@ class LineBuilder {
       );
     const pair = this.fit(p.ids.length, [complete(example.chosen), complete(example.rejected)]);
     return pair && { kind: "dpo", prompt: p.ids, chosen: pair[0]!, rejected: pair[1]! };
+  }
+
+  /**
+   * An answer with tool calls (or offered tools), laid out as the engine lays out its last round.
+   * Too long is always dropped: a cut answer would end inside a call or a result.
+   */
+  private buildTools(example: Extract<RawExample, { kind: "sft" }>, file: string): Line | null {
+    if (this.method !== "sft")
+      throw new TrainError(
+        "bad_data",
+        `${file} line ${example.line}: tool-call examples train with SFT only.`,
+      );
+    let f;
+    try {
+      f = this.formatter.toolSft(example.prompt, example.rounds ?? [], example.answer, example.tools ?? []);
+    } catch (err) {
+      if (!(err instanceof ToolRequestError)) throw err;
+      this.toolCalls.badTools++;
+      return null;
+    }
+    if (f.ids.length > this.maxLength) {
+      this.droppedTooLong++;
+      return null;
+    }
+    if (f.calls > 0) this.toolCalls.examples++;
+    this.toolCalls.calls += f.calls;
+    this.toolCalls.resultTokens += f.resultTokens;
+    this.toolCalls.unmaskedResults += f.unmaskedResults;
+    return { kind: "sft", ids: f.ids, start: f.start, spans: f.spans };
   }
 
   /** The completions cut to fit after `promptLength` tokens, or null (dropped). */
@@ -169,7 +225,7 @@ export async function formatDataset(
   const { train, heldout } = heldoutFile
     ? { train: data.examples, heldout: heldoutFile.examples }
     : splitHeldOut(data.examples);
-  const formatter = new ChatFormatter(model, systemPromptFor(options.domain));
+  const formatter = new ChatFormatter(model, systemPromptFor(options.domain), undefined, options.toolFormat);
   const builder = new LineBuilder(formatter, options.method, options.maxLength, options.maxLengthPolicy);
   const build = (examples: RawExample[], file: DatasetFile) =>
     examples.map((e) => builder.build(e, basename(file.path))).filter((l): l is Line => l !== null);
@@ -194,6 +250,7 @@ export async function formatDataset(
       truncated: builder.truncated,
       malformed: data.malformed,
       retokenized: builder.retokenized,
+      toolCalls: builder.toolCalls,
     },
     heldoutExamples: heldoutLines.length,
     routingExamples: routingExamples(train),

@@ -11,6 +11,7 @@ import { basename, join, resolve } from "node:path";
 import packageJson from "../../package.json";
 import { harnessVersion } from "../../electron/core/harness";
 import { sha256File } from "../../native/gguf/fixtures";
+import type { ToolCallFormat } from "../../native/engine/protocol";
 import {
   buildManifest,
   writeManifest,
@@ -45,6 +46,12 @@ export interface TrainOptions {
   domain?: string;
   /** Default "sft". */
   method?: TrainMethod;
+  /**
+   * The adapter's own tool-call syntax, used to lay out tool-call examples and written to its
+   * manifest; default: the parent manifest's toolCallFormat (the demo Agent has one), else the
+   * chat template's own syntax.
+   */
+  toolFormat?: ToolCallFormat;
   /** A parent LoRA GGUF to continue from (its manifest beside it gives version, name, scale). */
   from?: string;
   parentVersion?: string;
@@ -108,6 +115,7 @@ interface RunContext {
   parentVersion: string | null;
   base: Awaited<ReturnType<typeof checkBase>>;
   parent: Awaited<ReturnType<typeof checkParent>> | null;
+  toolFormat: ToolCallFormat | undefined;
 }
 
 /** The manifest of the adapter the trainer wrote to `adapterPath`. */
@@ -146,6 +154,7 @@ async function manifestFor(
     heldoutExamples: tokenized.heldoutExamples,
     report,
     harnessVersion: harnessVersion(packageJson.version),
+    toolCallFormat: run.toolFormat,
   });
 }
 
@@ -177,6 +186,7 @@ export async function trainAdapter(
     parentVersion,
     base,
     parent,
+    toolFormat: options.toolFormat ?? parent?.manifest?.toolCallFormat,
   };
   const python = options.python ?? locatePython(options.env);
   // Importing torch takes a second: checked while the examples are tokenized.
@@ -200,6 +210,7 @@ export async function trainAdapter(
     maxLengthPolicy: options.maxLengthPolicy ?? "drop",
     trainOut: join(work, "train.jsonl"),
     heldoutOut: join(work, "heldout.jsonl"),
+    ...(run.toolFormat ? { toolFormat: run.toolFormat } : {}),
   }).catch(discardWork);
   await torch.catch(discardWork);
   const { dataset, heldoutExamples, tokens } = tokenized;

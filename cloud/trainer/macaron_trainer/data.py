@@ -17,14 +17,24 @@ IGNORE = -100
 
 @dataclass
 class SeqExample:
-    """SFT or language-modelling example: the loss covers predicting ids[start:]."""
+    """SFT or language-modelling example: the loss covers predicting ids[start:].
+
+    With ``spans`` ([from, to) ranges at or after start), only those tokens are predicted: an
+    answer that called tools learns its calls and texts, not the tool results between them.
+    """
 
     ids: list
     start: int
+    spans: list = None
 
     @property
     def loss_tokens(self):
+        if self.spans is not None:
+            return sum(b - a for a, b in self.spans)
         return len(self.ids) - self.start
+
+    def loss_ranges(self):
+        return self.spans if self.spans is not None else [(self.start, len(self.ids))]
 
 
 @dataclass
@@ -67,6 +77,26 @@ def _ids(obj, key, where, vocab, min_len=1):
     return value
 
 
+def _spans(obj, where, start, length):
+    """Loss ranges: ascending, non-overlapping [from, to) pairs with start <= from < to <= length."""
+    value = obj.get("spans")
+    message = f"{where}: \"spans\" must be ascending [from, to) pairs within {start}..{length}"
+    if not isinstance(value, list) or not value:
+        raise TrainerError("bad_data", message)
+    out, previous = [], start
+    for pair in value:
+        if (
+            not isinstance(pair, list)
+            or len(pair) != 2
+            or not all(isinstance(v, int) and not isinstance(v, bool) for v in pair)
+            or not previous <= pair[0] < pair[1] <= length
+        ):
+            raise TrainerError("bad_data", message)
+        out.append((pair[0], pair[1]))
+        previous = pair[1]
+    return out
+
+
 def _parse(obj, where, kinds, vocab, context):
     kind = obj.get("kind") if isinstance(obj, dict) else None
     if kind not in kinds:
@@ -81,7 +111,8 @@ def _parse(obj, where, kinds, vocab, context):
         if not isinstance(start, int) or isinstance(start, bool) or not 1 <= start < len(ids):
             message = f"{where}: \"start\" must be an integer with 1 <= start < {len(ids)}"
             raise TrainerError("bad_data", message)
-        example, longest = SeqExample(ids, start), len(ids)
+        spans = _spans(obj, where, start, len(ids)) if kind == "sft" and "spans" in obj else None
+        example, longest = SeqExample(ids, start, spans), len(ids)
     if longest > context:
         raise TrainerError("bad_data", f"{where}: {longest} tokens do not fit the context length {context}")
     return example
@@ -118,7 +149,8 @@ def seq_batch(examples, device):
     for row, e in enumerate(examples):
         n = len(e.ids) - 1
         inputs[row, :n] = torch.tensor(e.ids[:-1])
-        targets[row, e.start - 1 : n] = torch.tensor(e.ids[e.start :])
+        for a, b in e.loss_ranges():
+            targets[row, a - 1 : b - 1] = torch.tensor(e.ids[a:b])
     return inputs.to(device), targets.to(device)
 
 
