@@ -77,3 +77,18 @@ describe("serve CLI", () => {
     expect(await exit).toBe(0);
   });
 });
+
+describe("serve CLI arguments", () => {
+  it("refuses a --temperature outside 0..2 with exit 2 and the reason, before starting", async () => {
+    for (const value of ["3", "-1", "warm", ""]) {
+      const proc = spawn(process.execPath, ["--import", tsxLoader, cli, `--temperature=${value}`], {
+        stdio: ["ignore", "pipe", "pipe"],
+      });
+      let err = "";
+      proc.stderr.on("data", (d: Buffer) => (err += d.toString()));
+      const code = await new Promise<number | null>((resolve) => proc.once("exit", resolve));
+      expect(code).toBe(2);
+      expect(err).toContain(`--temperature must be 0..2, not ${value}`);
+    }
+  });
+});
