@@ -9,6 +9,7 @@ import type {
 } from "../api";
 import type { AdapterUse, EngineClient, KvPolicy, SpawnEngine, ToolCallFormat } from "./engine/types";
 import type { TokenStore } from "./hub/token-store";
+import type { NamedSpec } from "./tools/mcp/mcp-config";
 
 export type EventListener = <E extends EventName>(event: E, payload: EventPayload<E>) => void;
 
@@ -93,4 +94,6 @@ export interface CoreOptions {
    * default: a 0600 file in dataDir (headless).
    */
   tokenStore?: TokenStore;
+  /** MCP servers for this run only (headless `--mcp-config FILE`), started with the saved ones, never saved. */
+  mcpServers?: NamedSpec[];
 }

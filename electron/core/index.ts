@@ -45,6 +45,7 @@ export async function createCore(options: CoreOptions): Promise<Core> {
       registryUrl: options.registryUrl ?? process.env[REGISTRY_URL_ENV],
       demoDir: options.demoDir,
       tokenStore: options.tokenStore,
+      mcpServers: options.mcpServers,
     },
     // Conversations' KV caches survive restarts in <dataDir>/kv (see native/engine/kv-state-store.ts).
     () => new EngineSupervisor(options.spawnEngine, { stateDir: resolve(options.dataDir, "kv") }),

@@ -1,10 +1,12 @@
 /**
- * `npm run serve -- --host 127.0.0.1 --port P --data-dir D [--model FILE.gguf|hf:USER/REPO[:QUANT]|URL] [--api-key K]`
+ * `npm run serve -- --host 127.0.0.1 --port P --data-dir D [--model FILE.gguf|hf:USER/REPO[:QUANT]|URL] [--api-key K] [--mcp-config FILE]`
  * Headless mode: prints `listening on URL` once connections are accepted.
  */
+import { readFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
+import { parseMcpConfig, type ParsedConfig } from "../core/tools/mcp/mcp-config";
 import { parsePort, runServiceCli } from "./service-cli";
 import { startServer } from "./start";
 
@@ -19,7 +21,24 @@ const USAGE = `Usage: npm run serve -- [--host 127.0.0.1] [--port 0] [--data-dir
   --api-key   key every API call must present                  default: a random key, printed
   --adapters  folder of LoRA adapters (+ manifests) to install at start
   --max-tokens  answer length limit when a message sets none   default 1024
-  --temperature  sampling temperature when a message sets none (0-2; 0 answers the same every time)  default 0.7`;
+  --temperature  sampling temperature when a message sets none (0-2; 0 answers the same every time)  default 0.7
+  --mcp-config  an mcpServers JSON file (as other apps write it): its MCP servers start for this
+              run, next to the ones added in the app (they are not saved)`;
+
+/** `--mcp-config FILE`, read and checked before anything starts; a bad entry is only skipped. */
+function readMcpConfig(path: string): ParsedConfig {
+  let json: string;
+  try {
+    json = readFileSync(path, "utf8");
+  } catch (err) {
+    throw new Error(`--mcp-config: cannot read ${path}: ${(err as Error).message}`);
+  }
+  try {
+    return parseMcpConfig(json);
+  } catch (err) {
+    throw new Error(`--mcp-config ${path}: ${(err as Error).message}`);
+  }
+}
 
 function parse(argv: string[]) {
   const { values } = parseArgs({
@@ -32,6 +51,7 @@ function parse(argv: string[]) {
       "api-key": { type: "string" },
       adapters: { type: "string" },
       "max-tokens": { type: "string" },
+      "mcp-config": { type: "string" },
       temperature: { type: "string" },
       help: { type: "boolean", short: "h", default: false },
     },
@@ -59,6 +79,7 @@ function parse(argv: string[]) {
     apiKey: values["api-key"],
     adapters: values.adapters,
     maxTokens,
+    mcpConfig: values["mcp-config"] === undefined ? undefined : readMcpConfig(values["mcp-config"]),
     temperature,
   };
 }
@@ -67,6 +88,8 @@ runServiceCli({
   usage: USAGE,
   parse,
   async start(args) {
+    for (const { name, message } of args.mcpConfig?.errors ?? [])
+      console.error(`warning: --mcp-config: server "${name}" is skipped: ${message}`);
     const server = await startServer({
       host: args.host,
       port: args.port,
@@ -76,6 +99,7 @@ runServiceCli({
       defaultMaxTokens: args.maxTokens,
       defaultTemperature: args.temperature,
       adaptersDir: args.adapters,
+      mcpServers: args.mcpConfig?.servers,
       onDownloadLine: (line) => console.error(line),
     });
     if (server.modelError)

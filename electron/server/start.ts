@@ -14,6 +14,7 @@ import { isModelUri, resolveModelArg } from "../core/hub/model-uri";
 import { FileTokenStore } from "../core/hub/token-store";
 import { buildServer } from "./app";
 import { ensurePrivateDirSync } from "../core/files/private-files";
+import type { NamedSpec } from "../core/tools/mcp/mcp-config";
 
 export interface StartServerOptions {
   /** Bind address; only this interface is served. Default 127.0.0.1. */
@@ -43,6 +44,8 @@ export interface StartServerOptions {
   adaptersDir?: string;
   /** The demo folder (base.gguf + adapters/); default: the trained demo that ships with the app. */
   demoDir?: string;
+  /** MCP servers for this run only (`--mcp-config FILE`), started with the saved ones. */
+  mcpServers?: NamedSpec[];
 }
 
 export interface RunningServer {
@@ -110,6 +113,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     defaultTemperature: options.defaultTemperature,
     adaptersDir: options.adaptersDir,
     demoDir: options.demoDir,
+    mcpServers: options.mcpServers,
   });
   let app: FastifyInstance;
   try {

@@ -2,7 +2,7 @@ import { readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { tempDir } from "../../testing/temp-dir";
-import { loadSavedConfig, MCP_CONFIG_FILE, parseMcpConfig, saveConfig } from "./mcp-config";
+import { jsonErrorOffset, loadSavedConfig, MCP_CONFIG_FILE, parseMcpConfig, saveConfig } from "./mcp-config";
 
 describe("parseMcpConfig", () => {
   it("reads the mcpServers format other apps write, stdio and HTTP, with defaults", () => {
@@ -41,6 +41,21 @@ describe("parseMcpConfig", () => {
     );
     expect(() => parseMcpConfig("[]")).toThrow(/must be a JSON object/);
     expect(() => parseMcpConfig('{"mcpServers": []}')).toThrow(/no "mcpServers" object/);
+  });
+
+  it("finds the offset of a syntax error V8 reports without one", () => {
+    expect(() => parseMcpConfig('{"mcpServers": {"fx": }}')).toThrow(/at line 1, column 23: /);
+    const cases: [string, number][] = [
+      ['{"a": }', 6],
+      ["[1, 2,]", 6],
+      ['{"a": tru}', 9],
+      ['{"a": "x\n"}', 8],
+      ['{"a": "x\\""}', 12],
+      ['{"a": 1} x', 9],
+      ["", 0],
+      ['{"a": [1, {"b": -0.5e3}]}', 25],
+    ];
+    for (const [text, offset] of cases) expect([text, jsonErrorOffset(text)]).toEqual([text, offset]);
   });
 
   it("checks each entry on its own", () => {

@@ -25,11 +25,94 @@ export interface ParsedConfig {
   errors: { name: string; message: string }[];
 }
 
-/** "line 3, column 7" for a JSON.parse error's position, when the engine reports one. */
+class SyntaxAt extends Error {
+  constructor(readonly offset: number) {
+    super(`JSON syntax error at ${offset}`);
+  }
+}
+
+/**
+ * Where JSON first goes wrong (an offset), for messages V8 gives without a position
+ * ("Unexpected token '}', ... is not valid JSON"): a minimal recursive-descent scan.
+ */
+export function jsonErrorOffset(text: string): number {
+  let i = 0;
+  const space = () => {
+    while (i < text.length && " \t\n\r".includes(text[i] ?? "")) i += 1;
+  };
+  const fail = (): never => {
+    throw new SyntaxAt(i);
+  };
+  const literal = (word: string) => {
+    for (const char of word) {
+      if (text[i] !== char) fail();
+      i += 1;
+    }
+  };
+  const string = () => {
+    if (text[i] !== '"') fail();
+    i += 1;
+    while (i < text.length && text[i] !== '"') {
+      const char = text[i] ?? "";
+      if (char < " ") fail();
+      i += char === "\\" ? 2 : 1;
+    }
+    if (text[i] !== '"') fail();
+    i += 1;
+  };
+  const value = (): void => {
+    space();
+    const char = text[i];
+    if (char === "{") {
+      i += 1;
+      space();
+      if (text[i] === "}") return void (i += 1);
+      for (;;) {
+        space();
+        string();
+        space();
+        if (text[i] !== ":") fail();
+        i += 1;
+        value();
+        space();
+        if (text[i] === ",") i += 1;
+        else if (text[i] === "}") return void (i += 1);
+        else fail();
+      }
+    }
+    if (char === "[") {
+      i += 1;
+      space();
+      if (text[i] === "]") return void (i += 1);
+      for (;;) {
+        value();
+        space();
+        if (text[i] === ",") i += 1;
+        else if (text[i] === "]") return void (i += 1);
+        else fail();
+      }
+    }
+    if (char === '"') return string();
+    if (char === "t") return literal("true");
+    if (char === "f") return literal("false");
+    if (char === "n") return literal("null");
+    const number = /^-?(0|[1-9]\d*)(\.\d+)?([eE][+-]?\d+)?/.exec(text.slice(i));
+    if (!number) fail();
+    i += number?.[0].length ?? 0;
+  };
+  try {
+    value();
+    space();
+    return i;
+  } catch (err) {
+    return err instanceof SyntaxAt ? err.offset : i;
+  }
+}
+
+/** "at line 3, column 7" for a JSON.parse error. */
 function where(json: string, message: string): string {
   const position = /position (\d+)/.exec(message);
-  if (!position) return "";
-  const offset = Number(position[1]);
+  const offset = position ? Number(position[1]) : jsonErrorOffset(json);
   const before = json.slice(0, offset).split("\n");
   return ` at line ${before.length}, column ${(before.at(-1) ?? "").length + 1}`;
 }
