@@ -4,7 +4,7 @@
  * tool, the permission prompt answered with Allow once, Deny and Stop, and the trajectory kept
  * across a reload. The fixture's calls file is the proof of what reached the server.
  */
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { expect, test } from "@playwright/test";
@@ -154,6 +154,13 @@ test("import an mcpServers file: each bad entry is reported, the good one is add
   await chat.open(server.url);
   await tools.openSettings();
 
+  // A file that does not parse: a clear error, nothing added.
+  await tools.importJson("{ mcpServers: ");
+  await expect(
+    tools.section.getByRole("form", { name: "Import MCP servers" }).getByRole("alert"),
+  ).toBeVisible();
+  await expect(tools.section.getByText(/No MCP servers yet/)).toBeVisible();
+
   const { name, ...spec } = fixtureServer(callsFile);
   await tools.importJson(
     JSON.stringify({
@@ -174,6 +181,30 @@ test("import an mcpServers file: each bad entry is reported, the good one is add
   await tools.openSettings();
   await expect(tools.toolSwitch("fixture", "echo")).not.toBeChecked();
   await expect(tools.toolSwitch("fixture", "set_timer")).toBeChecked();
+
+  // A file chosen from disk; the server gets its env, whose values are never shown.
+  const file = join(scratch!, "mcp.json");
+  writeFileSync(
+    file,
+    JSON.stringify({ mcpServers: { second: { ...spec, env: { FIXTURE_TOKEN: "s3cret-value" } } } }),
+  );
+  await tools.section.getByLabel("Import MCP servers from a file").setInputFiles(file);
+  const second = tools.server("second");
+  await expect(second.getByText("Ready", { exact: true })).toBeVisible({ timeout: 30_000 });
+  await expect(second).toContainText("Environment: FIXTURE_TOKEN");
+  await expect(tools.section).not.toContainText("s3cret-value");
+
+  // Restart: the open logs follow the server's new start.
+  await second.getByRole("button", { name: /^Show logs/ }).click();
+  const logs = second.getByLabel("Logs of second");
+  await expect(logs).toContainText("ready on stdio");
+  const started = (await logs.textContent())!.split("ready on stdio").length;
+  await second.getByRole("button", { name: "Restart" }).click();
+  await expect(async () => {
+    expect((await logs.textContent())!.split("ready on stdio").length).toBeGreaterThan(started);
+  }).toPass({ timeout: 30_000 });
+  await expect(second.getByText("Ready", { exact: true })).toBeVisible();
+  await tools.removeServer("second");
 
   // The form explains a bad line before asking core.
   await tools.addStdioServer({ name: "other", command: "node", args: [], env: { "1BAD": "x" } });
