@@ -9,6 +9,7 @@ import { benchDemo } from "./demo";
 import { benchDownload } from "./download";
 import { benchFit } from "./fit";
 import { benchGenui } from "./genui";
+import { benchMcp } from "./mcp";
 import { benchMemory } from "./memory";
 import { benchNativeBuild } from "./native-build";
 import { benchRedaction } from "./redaction";
@@ -41,6 +42,7 @@ const benches: Record<string, () => Promise<void>> = {
   genui: () => benchGenui({ runs: Number(values.runs) }),
   releases: () => benchReleases({ runs: Number(values.runs) }),
   memory: () => benchMemory({ runs: Number(values.runs) }),
+  mcp: () => benchMcp({ runs: Number(values.runs) }),
   demo: () => benchDemo(),
   cycle: () => benchCycle({ examples: Number(values.examples) }),
   fit: () => benchFit(),
