@@ -73,7 +73,10 @@ function answerMessages(
 
 function conversation(item: FeedbackItem, answer: string | null | undefined): Candidate {
   const prompt = promptMessages(item);
-  if (!prompt || !answer?.trim()) return { drop: "malformed" };
+  // After tool calls the answer may be empty: the calls (and ending the turn) are the answer.
+  const needsText = !trajectoryOf(item);
+  if (!prompt || answer === null || answer === undefined || (needsText && !answer.trim()))
+    return { drop: "malformed" };
   const own = answerMessages(item, answer);
   if (own === null) return { drop: "malformed" };
   if (own === "toolFailed") return { drop: "toolFailed" };

@@ -155,7 +155,13 @@ function dropReason(
 function thumbsDownKeys(items: readonly FeedbackItem[]): Set<string> {
   const keys = new Set<string>();
   for (const item of items) {
-    if (item.kind !== "rating" || item.rating !== "bad" || !item.response) continue;
+    if (
+      item.kind !== "rating" ||
+      item.rating !== "bad" ||
+      item.response === null ||
+      item.response === undefined
+    )
+      continue;
     const prompt = (item.prompt ?? []).map((t) => ({ role: t.role, content: t.text }));
     keys.add(answerKey(prompt, item.response));
   }
@@ -166,7 +172,8 @@ function thumbsDownKeys(items: readonly FeedbackItem[]): Set<string> {
 function correctedKeys(items: readonly FeedbackItem[]): Set<string> {
   const keys = new Set<string>();
   for (const item of items) {
-    if (item.kind !== "follow_up" || item.interaction?.corrected !== true || !item.response) continue;
+    if (item.kind !== "follow_up" || item.interaction?.corrected !== true) continue;
+    if (item.response === null || item.response === undefined) continue;
     const prompt = (item.prompt ?? []).map((t) => ({ role: t.role, content: t.text }));
     keys.add(answerKey(prompt, item.response));
   }

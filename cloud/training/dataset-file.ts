@@ -122,7 +122,9 @@ function roundsOf(answerMessages: unknown[]): { rounds: ToolRound[]; answer: str
   const last = answerMessages.at(-1) as Record<string, unknown> | undefined;
   if (i !== answerMessages.length - 1 || last?.role !== "assistant" || "tool_calls" in (last ?? {}))
     return "the last message must be the assistant's answer";
-  if (typeof last.content !== "string" || !last.content.trim()) return "the assistant's answer is empty";
+  // After calls the answer may be empty (the model ends its turn with the result).
+  if (typeof last.content !== "string" || (rounds.length === 0 && !last.content.trim()))
+    return "the assistant's answer is empty";
   return { rounds, answer: last.content };
 }
 

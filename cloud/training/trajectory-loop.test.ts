@@ -1,0 +1,203 @@
+/**
+ * Trajectories teach the Agent, for real on loopback: the app's core on the trained demo (real
+ * node-llama-cpp) with the fixture MCP server over stdio; the user asks the pinned Agent for
+ * timers and allows its set_timer calls (one is denied); sharing is on, so each answer is
+ * uploaded as agent feedback with its trajectory to the real cloud service; the export turns the
+ * allowed ones into tool-call SFT lines (the denied one is counted out); the trainer lays them
+ * out with the Agent's call syntax (loss on the calls, not the results) and trains a few steps
+ * from the shipped Agent.
+ */
+import { readFileSync, writeFileSync } from "node:fs";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import type { LlamaModel, Token } from "node-llama-cpp";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type {
+  Conversation,
+  McpServerSpec,
+  McpServerStatus,
+  Message,
+  Result,
+  ToolStep,
+} from "../../electron/api";
+import { EngineSupervisor } from "../../electron/core/engine/supervisor";
+import { assembleCore, type Core } from "../../electron/core/index";
+import { EventRecorder } from "../../electron/core/testing/events";
+import { spawnTestEngine } from "../../electron/core/testing/real-engine";
+import { tempDir } from "../../electron/core/testing/temp-dir";
+import { loadLlamaBackend } from "../../native/engine/llama-backend";
+import { demoAdaptersDir, demoBasePath } from "../../native/gguf/demo-files";
+import { fetchExport } from "../prepare/client";
+import { startCloud, type RunningCloud } from "../server";
+import { readDatasetFile } from "./dataset-file";
+import { formatDataset } from "./tokenize-dataset";
+import { trainAdapter } from "./train";
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
+const FIXTURE = join(ROOT, "electron/core/testing/mcp-fixture-server.ts");
+const ctx = { transport: "ipc" } as const;
+const ADMIN = "admin-key-trajectory-loop-1234";
+const dir = tempDir("macaron-trajectory-loop-");
+const agentManifest = JSON.parse(readFileSync(join(demoAdaptersDir(), "agent.json"), "utf8")) as {
+  toolCallFormat: unknown;
+};
+
+let cloud: RunningCloud;
+let core: Core;
+let events: EventRecorder;
+
+async function call<T>(method: string, input: unknown = {}): Promise<T> {
+  const r: Result<unknown> = await core.dispatch(method, input, ctx);
+  if (!r.ok) throw new Error(`${method}: ${r.error.code}: ${r.error.message}`);
+  return r.value as T;
+}
+
+/** One request to the pinned Agent in a new conversation; its tool calls get `decision`. */
+async function ask(text: string, decision: "once" | "deny"): Promise<Message> {
+  const conv = await call<Conversation>("conversations.create", {});
+  const unsubscribe = core.subscribe((event, payload) => {
+    const { step } = payload as { step?: ToolStep };
+    if (event === "chat.toolStep" && step?.state === "pending")
+      void core.dispatch("chat.decideTool", { conversationId: conv.id, stepId: step.id, decision }, ctx);
+  });
+  try {
+    const done = events.next("chat.done", (d) => d.conversationId === conv.id);
+    await call("chat.send", {
+      conversationId: conv.id,
+      text,
+      adapters: { pinned: "agent" },
+      sampling: { temperature: 0, maxTokens: 48 },
+    });
+    return (await done).message;
+  } finally {
+    unsubscribe();
+  }
+}
+
+beforeAll(async () => {
+  cloud = await startCloud({ dataDir: join(dir.path, "cloud"), adminKey: ADMIN });
+  core = await assembleCore(
+    {
+      dataDir: join(dir.path, "app"),
+      initialModel: demoBasePath(),
+      adaptersDir: demoAdaptersDir(),
+      feedbackEndpoint: cloud.url,
+      feedbackTiming: { debounceMs: 3_600_000, statusThrottleMs: 0 },
+      updatesInitialDelayMs: 3_600_000,
+      log: () => undefined,
+    },
+    () => new EngineSupervisor(spawnTestEngine()),
+  );
+  events = new EventRecorder((l) => core.subscribe(l));
+  await call("privacy.update", { sharing: "ratings_and_text" });
+  const spec: McpServerSpec = {
+    command: process.execPath,
+    args: ["--import", "tsx", FIXTURE, "--calls-file", join(dir.path, "calls.jsonl")],
+    env: {},
+    cwd: ROOT,
+  };
+  const status = await call<McpServerStatus>("mcp.add", { name: "fx", spec });
+  expect(status.state).toBe("ready");
+}, 240_000);
+
+afterAll(async () => {
+  await core?.close();
+  await cloud?.close();
+  dir.remove();
+});
+
+describe("trajectories → cloud → export → trainer", () => {
+  it("uploads the Agent's calls, exports the allowed ones as tool-call SFT, and trains on them", async () => {
+    const allowed = [await ask("Call a tool and set a timer for 15 minutes.", "once")];
+    allowed.push(await ask("Please set a timer for 25 minutes with a tool.", "once"));
+    const denied = await ask("Call a tool and set a timer for 40 minutes.", "deny");
+    for (const m of allowed) expect(m.steps.map((s) => [s.tool, s.state])).toEqual([["set_timer", "done"]]);
+    expect(denied.steps.map((s) => [s.tool, s.state])).toEqual([["set_timer", "denied"]]);
+    // The trajectory items are recorded just after chat.done; then the user rates one answer.
+    await new Promise((r) => setImmediate(r));
+    await call("feedback.rate", { messageId: allowed[0]!.id, rating: "good" });
+
+    // Exactly what will leave: the preview shows the trajectories, redacted, before any upload.
+    const preview = await call<{ items: Record<string, unknown>[] }>("privacy.preview");
+    const kinds = preview.items.map((i) => i.kind);
+    expect(kinds.filter((k) => k === "trajectory")).toHaveLength(3);
+    expect(preview.items.find((i) => i.kind === "trajectory")).toMatchObject({
+      domain: "agent",
+      trajectory: { steps: [{ server: "fx", tool: "set_timer", state: "done", decision: "once" }] },
+    });
+    expect(await call("privacy.syncNow")).toMatchObject({ queued: 0 });
+
+    const exported = await fetchExport({
+      url: cloud.url,
+      adminKey: ADMIN,
+      domain: "agent",
+      type: "sft",
+      heldoutShare: 0,
+      bytesPerToken: 1,
+    });
+    expect(exported.report.byKind).toMatchObject({ trajectory: 3, rating: 1 });
+    // The denied call keeps its answer out; the rated answer's line is the same as its trajectory's.
+    expect(exported.report.dropped).toMatchObject({ toolFailed: 1, duplicate: 1 });
+    expect(exported.lines).toHaveLength(2);
+    const line = exported.lines[0] as { messages: Record<string, unknown>[]; tools: unknown[] };
+    expect(line.messages[1]).toMatchObject({
+      role: "assistant",
+      tool_calls: [{ type: "function", function: { name: "set_timer", arguments: '{"minutes":15}' } }],
+    });
+    expect(line.messages[2]).toMatchObject({ role: "tool", content: "Timer set for 15 minutes." });
+    const tools = line.tools as { type: string; function: { name: string; parameters?: unknown } }[];
+    expect(tools.map((t) => [t.type, t.function.name])).toEqual([["function", "set_timer"]]);
+    const data = join(dir.path, "agent.jsonl");
+    writeFileSync(data, exported.jsonl);
+
+    // Laid out as the engine lays out the Agent's calls: its own syntax, the result not learned.
+    const backend = await loadLlamaBackend(1);
+    const model: LlamaModel = await backend.llama.loadModel({ modelPath: demoBasePath(), vocabOnly: true });
+    try {
+      const tokenized = await formatDataset(model, await readDatasetFile(data), null, {
+        domain: "agent",
+        method: "sft",
+        maxLength: 2048,
+        maxLengthPolicy: "drop",
+        trainOut: join(dir.path, "train.tok.jsonl"),
+        heldoutOut: join(dir.path, "heldout.tok.jsonl"),
+        toolFormat: agentManifest.toolCallFormat as never,
+      });
+      expect(tokenized.dataset.toolCalls).toMatchObject({ examples: 2, calls: 2, unmaskedResults: 0 });
+      const first = JSON.parse(readFileSync(tokenized.trainPath, "utf8").split("\n")[0]!) as {
+        ids: Token[];
+        spans: [number, number][];
+      };
+      const learned = first.spans.map(([a, b]) => model.detokenize(first.ids.slice(a, b)));
+      expect(learned[0]).toMatch(/^\{"tool":"set_timer","arguments":\{"minutes": \d+\}\}$/);
+      expect(learned.join("")).not.toContain("Timer set for");
+    } finally {
+      await model.dispose();
+    }
+
+    // A bounded run of the real trainer from the shipped Agent (its call syntax comes along).
+    const trained = await trainAdapter(
+      {
+        base: demoBasePath(),
+        data,
+        out: join(dir.path, "trained"),
+        id: "agent",
+        from: join(demoAdaptersDir(), "agent.gguf"),
+        steps: 2,
+        threads: 1,
+        device: "cpu",
+        seed: 0,
+      },
+      () => undefined,
+    );
+    expect(trained.dataset.toolCalls).toMatchObject({ calls: 2, unmaskedResults: 0 });
+    expect(trained.manifest.toolCallFormat).toEqual(agentManifest.toolCallFormat);
+    expect(trained.manifest.lineage.dataset.toolCalls).toMatchObject({ examples: 2, calls: 2 });
+    expect(trained.report.data.tokens).toBeGreaterThan(0);
+    expect(trained.manifest).toMatchObject({
+      domain: "agent",
+      version: "1.1.0",
+      lineage: { parent: "1.0.0" },
+    });
+  }, 600_000);
+});
