@@ -7,7 +7,7 @@
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { expect, test } from "@playwright/test";
+import { expect, test, type Page } from "@playwright/test";
 import { AdaptersPage } from "./pages/adapters-page";
 import { ChatPage } from "./pages/chat-page";
 import { ToolsPage } from "./pages/tools-page";
@@ -39,6 +39,22 @@ function fixtureCalls(file: string): Array<{ tool: string; arguments?: unknown; 
     .split("\n")
     .filter(Boolean)
     .map((line) => JSON.parse(line) as { tool: string; arguments?: unknown });
+}
+
+/**
+ * When the next permission prompt appears in the page (epoch ms), seen by a MutationObserver so
+ * that the time is the DOM's, not the test's polling.
+ */
+function promptShownAt(page: Page): Promise<number> {
+  // A page-side script as text: this project's e2e code is type-checked without the DOM's types.
+  return page.evaluate<number>(`new Promise((resolve) => {
+    const observer = new MutationObserver(() => {
+      if (!document.querySelector(".tool-step__prompt")) return;
+      observer.disconnect();
+      resolve(performance.timeOrigin + performance.now());
+    });
+    observer.observe(document.body, { subtree: true, childList: true });
+  })`);
 }
 
 /** The fixture as a user adds it: node with tsx, started from the repository. */
@@ -80,15 +96,26 @@ test("add an MCP server in Settings, allow, deny and stop the Agent's tool calls
   await tools.closeSettings();
   expect(fixtureCalls(callsFile)).toEqual([]);
 
-  /** Ask in a new chat pinned to the Agent; resolves with the answer and its set_timer step. */
+  /**
+   * Ask in a new chat pinned to the Agent; resolves with the answer, its set_timer step, and the
+   * time from the step's creation in core (the model's call, checked) to its prompt on screen.
+   */
   const ask = async () => {
     await chat.newChat.click();
     await adapters.choose("Agent");
+    const shown = promptShownAt(page);
     await chat.sendMessage(TIMER_REQUEST);
     const answer = chat.assistantMessages().last();
     const step = tools.step(answer, "set_timer");
     await expect(tools.prompt(step)).toBeVisible({ timeout: 60_000 });
-    return { answer, step, url: page.url() };
+    const url = page.url();
+    const id = decodeURIComponent(url.split("#/c/")[1]!);
+    const detail = await server!.call<{ messages: Array<{ steps: Array<{ createdAt: number }> }> }>(
+      "conversations.get",
+      { id },
+    );
+    const promptMs = (await shown) - detail.messages[1]!.steps[0]!.createdAt;
+    return { answer, step, url, promptMs };
   };
 
   // 1. Allow once: the prompt names the tool, its server and the arguments, and has focus.
@@ -142,6 +169,12 @@ test("add an MCP server in Settings, allow, deny and stop the Agent's tool calls
   await expect((await reopen(stopped.url)).getByText("Stopped", { exact: true })).toBeVisible();
   await expect(page.getByRole("button", { name: "Allow once" })).toHaveCount(0);
   expect(fixtureCalls(callsFile)).toHaveLength(1);
+
+  const promptMs = [allowed, denied, stopped].map((a) => Math.round(a.promptMs));
+  test
+    .info()
+    .annotations.push({ type: "tool call to permission prompt (ms)", description: promptMs.join(", ") });
+  console.log(`tool call to permission prompt: ${promptMs.join(", ")} ms`);
 });
 
 test("import an mcpServers file: each bad entry is reported, the good one is added, then removed", async ({
