@@ -5,7 +5,6 @@
  */
 import type { AdapterSelection, Memory, SamplingSettings } from "../../api";
 import type { ResolvedAdapters } from "../adapters/adapter-routing";
-import type { ToolCallFormat } from "../engine/types";
 import type { AnswerFormat } from "../genui/genui-turns";
 import type { AgentPlan } from "../tools/agent-loop";
 import type { LoadedModelTokens } from "./token-estimate";
@@ -74,8 +73,7 @@ export class TurnPlanner {
    */
   agentFor(format: AnswerFormat, resolved: ResolvedAdapters): AgentPlan | null {
     if (format !== "text" || !this.deps.agent) return null;
-    const { toolFormat } = resolved as ResolvedAdapters & { toolFormat?: ToolCallFormat };
-    return this.deps.agent.planFor(resolved.routing, toolFormat);
+    return this.deps.agent.planFor(resolved.routing, resolved.toolFormat);
   }
 
   /** Text unless GenUI is wired and the turn asks for (or is routed to) UI. */
