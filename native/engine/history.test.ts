@@ -31,3 +31,60 @@ describe("toChatHistory", () => {
     ]);
   });
 });
+
+describe("toChatHistory with tool calls", () => {
+  const call = (name: string, result: unknown) => ({ name, arguments: { n: 1 }, result });
+
+  it("puts an assistant turn's calls after its text, as function calls with their results", () => {
+    expect(
+      toChatHistory([
+        { role: "user", text: "time?" },
+        {
+          role: "assistant",
+          text: "Checking.",
+          calls: [call("clock", "12:00"), call("zone", { tz: "UTC" })],
+        },
+      ]),
+    ).toEqual([
+      { type: "user", text: "time?" },
+      {
+        type: "model",
+        response: [
+          "Checking.",
+          { type: "functionCall", name: "clock", params: { n: 1 }, result: "12:00", startsNewChunk: true },
+          { type: "functionCall", name: "zone", params: { n: 1 }, result: { tz: "UTC" } },
+        ],
+      },
+    ]);
+  });
+
+  it("merges consecutive assistant turns into one response, each turn's calls a new chunk, and continues it", () => {
+    const items = toChatHistory([
+      { role: "user", text: "go" },
+      { role: "assistant", text: "", calls: [call("a", 1)] },
+      { role: "assistant", text: "", calls: [call("b", null)] },
+      { role: "assistant", text: "", calls: [{ name: "c", arguments: {}, result: undefined }] },
+      { role: "assistant", text: "Done: " },
+    ]);
+    expect(items).toHaveLength(2);
+    expect(items[1]).toEqual({
+      type: "model",
+      response: [
+        { type: "functionCall", name: "a", params: { n: 1 }, result: 1, startsNewChunk: true },
+        { type: "functionCall", name: "b", params: { n: 1 }, result: null, startsNewChunk: true },
+        { type: "functionCall", name: "c", params: {}, result: "", startsNewChunk: true },
+        "Done: ",
+      ],
+    });
+  });
+
+  it("starts a new model turn after a user turn that follows calls", () => {
+    const items = toChatHistory([
+      { role: "user", text: "go" },
+      { role: "assistant", text: "ok", calls: [call("a", "x")] },
+      { role: "user", text: "again" },
+    ]);
+    expect(items.map((i) => i.type)).toEqual(["user", "model", "user", "model"]);
+    expect(items.at(-1)).toEqual({ type: "model", response: [] });
+  });
+});

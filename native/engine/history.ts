@@ -43,7 +43,7 @@ function appendAssistant(response: ChatModelResponse["response"], turn: ChatTurn
       name: call.name,
       params: call.arguments,
       // node-llama-cpp writes `undefined` as "void"; a tool that returned nothing says so.
-      result: call.result ?? "",
+      result: call.result === undefined ? "" : call.result,
       ...(i === 0 ? { startsNewChunk: true } : {}),
     };
     response.push(item);

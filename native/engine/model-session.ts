@@ -19,7 +19,14 @@ import { ANONYMOUS, DEFAULT_KV_POLICY, KvSlots, MIXED, type KvSlot } from "./kv-
 import { adapterSetKey, LiveAdapters, normalizeAdapters } from "./live-adapters";
 import { defaultContextSize, headSizeOf, MIN_DEFAULT_CONTEXT } from "./fit-estimate";
 import { kvCacheTypes, resolveFlashAttention, type LlamaBackend } from "./llama-backend";
-import { isForced, toFunctions, toolChatWrapper, toToolCalls, ToolRequestError } from "./tool-calls";
+import {
+  CallRecorder,
+  isForced,
+  toFunctions,
+  toolChatWrapper,
+  toToolCalls,
+  ToolRequestError,
+} from "./tool-calls";
 import type {
   ChatTurn,
   GenerateOptions,
@@ -28,6 +35,7 @@ import type {
   LoadedModel,
   LoadedSettings,
   LoadOptions,
+  ToolCallOut,
 } from "./protocol";
 
 /** Sequences per context: room for "sequence-per-set" to keep a few adapter sets' caches. */
@@ -226,6 +234,8 @@ export class ModelSession {
     let ttftMs: number | null = null;
     let streamed = "";
     let response: LlamaChatResponse<ChatModelFunctions> | null = null;
+    const recorder = tools ? new CallRecorder() : null;
+    let refused: ToolCallOut[] | null = null;
     try {
       // No lastEvaluationContextWindow: LlamaChat already reuses the sequence's common token
       // prefix (adaptStateToTokens); that option only tunes context shifting when it is full.
@@ -248,12 +258,20 @@ export class ModelSession {
           ? {
               functions: tools.functions,
               maxParallelFunctionCalls: options.parallelToolCalls === false ? 1 : undefined,
+              onFunctionCall: recorder!.onFunctionCall,
+              onFunctionCallParamsChunk: (chunk) => {
+                if (ttftMs === null) ttftMs = performance.now() - started;
+                recorder!.onFunctionCallParamsChunk(chunk);
+              },
             }
           : { grammar }),
       });
     } catch (error) {
       // Aborted before the first token: node-llama-cpp throws instead of returning.
-      if (!signal.aborted) throw error;
+      if (!signal.aborted) {
+        refused = recorder?.refusedCalls() ?? null;
+        if (!refused) throw error;
+      }
     } finally {
       if (chat !== slot.chat) chat.dispose({ disposeSequence: false });
       slot.dirty = true;
@@ -261,7 +279,7 @@ export class ModelSession {
       this.persisting = this.save(slot);
     }
     const used = sequence.tokenMeter.diff(meterBefore);
-    const toolCalls = response && !signal.aborted ? toToolCalls(response) : [];
+    const toolCalls = signal.aborted ? [] : response ? toToolCalls(response) : (refused ?? []);
     return {
       text: response?.response ?? streamed,
       stopReason:
@@ -291,6 +309,8 @@ export class ModelSession {
     const wrapper = toolChatWrapper(this.chatWrapper, {
       format: options.toolFormat,
       forced: isForced(options.toolChoice),
+      // A named choice narrows the grammar, not the prompt (see ToolWrapperOptions).
+      documentedFunctions: typeof options.toolChoice === "object" ? toFunctions(options.tools) : undefined,
     });
     return { functions, wrapper };
   }

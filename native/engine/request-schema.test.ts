@@ -87,4 +87,78 @@ describe("parseEngineRequest", () => {
     expect(parseEngineRequest(generate({ kvPolicy: "sometimes" })).ok).toBe(false);
     expect(parseEngineRequest({ id: 1, type: "embed", texts: [1] }).ok).toBe(false);
   });
+
+  describe("tools", () => {
+    const timer = {
+      name: "set_timer",
+      description: "Start a timer.",
+      parameters: { type: "object", properties: { minutes: { type: "integer" } }, required: ["minutes"] },
+    };
+    const generate = (options: object, history: object[] = [{ role: "user", text: "x" }]) => ({
+      id: 4,
+      type: "generate",
+      history,
+      options: { temperature: 0, maxTokens: 5, ...options },
+    });
+
+    it("accepts tools, every choice, parallel calls, a call format and calls in assistant turns", () => {
+      const format = {
+        callPrefix: '{"tool":"',
+        paramsPrefix: '","arguments":',
+        callSuffix: "}",
+        resultPrefix: "\n",
+        resultSuffix: "\n",
+        documented: false,
+      };
+      for (const toolChoice of ["auto", "required", { name: "set_timer" }]) {
+        const request = generate({
+          tools: [timer, { name: "now" }],
+          toolChoice,
+          parallelToolCalls: false,
+          toolFormat: format,
+        });
+        expect(parseEngineRequest(request)).toEqual({ ok: true, request });
+      }
+      const history = [
+        { role: "user", text: "x" },
+        {
+          role: "assistant",
+          text: "",
+          calls: [{ name: "set_timer", arguments: { minutes: 5 }, result: "ok" }],
+        },
+      ];
+      expect(parseEngineRequest(generate({ tools: [timer] }, history)).ok).toBe(true);
+    });
+
+    it("refuses bad names, duplicates, a choice naming no tool, tools with jsonSchema and calls on user turns", () => {
+      const message = (options: object, history?: object[]) => {
+        const parsed = parseEngineRequest(generate(options, history));
+        expect(parsed.ok).toBe(false);
+        return parsed.ok ? "" : parsed.message;
+      };
+      expect(message({ tools: [{ name: "set timer" }] })).toMatch(/options\.tools\.0\.name/);
+      expect(message({ tools: [{ name: "x".repeat(65) }] })).toMatch(/name/);
+      expect(message({ tools: [{ name: "t", parameters: [] }] })).toMatch(/parameters/);
+      expect(message({ tools: [timer, timer] })).toMatch(/two tools are named "set_timer"/);
+      expect(message({ tools: [timer], toolChoice: { name: "open_file" } })).toMatch(
+        /toolChoice: names "open_file", which is not among the tools/,
+      );
+      expect(message({ toolChoice: "required" })).toMatch(/needs tools/);
+      expect(message({ tools: [timer], jsonSchema: { type: "object" } })).toMatch(/cannot be used together/);
+      expect(message({ tools: [timer], toolChoice: "none" })).toMatch(/toolChoice/);
+      const onUser = [{ role: "user", text: "x", calls: [{ name: "a", arguments: {}, result: 1 }] }];
+      expect(message({}, onUser)).toMatch(/only assistant turns carry tool calls/);
+    });
+
+    it("refuses a schema the grammar cannot express, with the reason", () => {
+      const tools = [
+        { name: "t", parameters: { type: "object", properties: { a: { if: { type: "string" } } } } },
+      ];
+      expect(parseEngineRequest(generate({ tools }))).toMatchObject({
+        ok: false,
+        id: 4,
+        message: /options\.tools\.0\.parameters: tools\.t\.parameters\.properties\.a uses "if"/,
+      });
+    });
+  });
 });

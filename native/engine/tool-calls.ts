@@ -69,6 +69,12 @@ export interface ToolWrapperOptions {
   format?: ToolCallFormat;
   /** The answer is a call from its first token ("required" or a named choice). */
   forced: boolean;
+  /**
+   * The functions the system prompt documents, when they differ from those offered: a named
+   * choice offers one function to the grammar but documents all the tools, so the prompt is the
+   * same as under "auto" and the conversation's KV cache stays reusable from turn to turn.
+   */
+  documentedFunctions?: ChatModelFunctions;
 }
 
 /**
@@ -83,17 +89,31 @@ export interface ToolWrapperOptions {
  *   LlamaChat injects the call prefix and grammar-constrains the function name right away.
  */
 export function toolChatWrapper(base: ChatWrapper, options: ToolWrapperOptions): ChatWrapper {
-  if (!options.format && !options.forced) return base;
+  if (!options.format && !options.forced && !options.documentedFunctions) return base;
   const wrapper = Object.create(base) as ChatWrapper;
-  const { format } = options;
+  const { format, documentedFunctions } = options;
   if (format) {
     const settings: ChatWrapperSettings = { ...base.settings, functions: formatSettings(format) };
     Object.defineProperty(wrapper, "settings", { value: settings, enumerable: true });
-    if (!format.documented) {
-      Object.defineProperty(wrapper, "addAvailableFunctionsSystemMessageToHistory", {
-        value: (history: ReturnType<ChatWrapper["addAvailableFunctionsSystemMessageToHistory"]>) => history,
-      });
-    }
+  }
+  if (format && !format.documented) {
+    Object.defineProperty(wrapper, "addAvailableFunctionsSystemMessageToHistory", {
+      value: (history: ReturnType<ChatWrapper["addAvailableFunctionsSystemMessageToHistory"]>) => history,
+    });
+  } else if (documentedFunctions) {
+    Object.defineProperty(wrapper, "addAvailableFunctionsSystemMessageToHistory", {
+      value(
+        this: ChatWrapper,
+        ...[history, , documentation]: Parameters<ChatWrapper["addAvailableFunctionsSystemMessageToHistory"]>
+      ) {
+        return base.addAvailableFunctionsSystemMessageToHistory.call(
+          this,
+          history,
+          documentedFunctions,
+          documentation,
+        );
+      },
+    });
   }
   if (options.forced) {
     Object.defineProperty(wrapper, "generateContextState", {
@@ -119,6 +139,63 @@ export function toolChatWrapper(base: ChatWrapper, options: ToolWrapperOptions):
 export function toToolCalls(response: LlamaChatResponse<ChatModelFunctions>): ToolCallOut[] {
   return (response.functionCalls ?? []).map((call) => ({
     name: call.functionName,
-    arguments: call.params === undefined ? {} : (call.params as unknown),
+    arguments: call.params === undefined ? {} : finiteNumbers(call.params),
   }));
+}
+
+/**
+ * `value` with every non-finite number (JSON's grammar lets a model write `1e999`, which parses
+ * as Infinity) replaced by its text: JSON Schema validators count Infinity as an integer and
+ * JSON would send it as null, whereas a string where a number belongs fails the tool's schema
+ * check with a reason.
+ */
+export function finiteNumbers(value: unknown): unknown {
+  if (typeof value === "number") return Number.isFinite(value) ? value : String(value);
+  if (Array.isArray(value)) return value.map(finiteNumbers);
+  if (typeof value === "object" && value !== null)
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, finiteNumbers(v)]));
+  return value;
+}
+
+/**
+ * Follows a generation's calls as node-llama-cpp reports them, for the one case where it throws
+ * instead of returning them: arguments the grammar let through but its own check refuses (an
+ * integer written `1e-5`, which the JSON grammar allows). The call is then still returned,
+ * its arguments parsed as written, so that the caller's check against the tool's schema
+ * (electron/core/tools/argument-check.ts) rejects it with a reason and nothing runs — rather
+ * than the whole answer failing.
+ */
+export class CallRecorder {
+  private readonly completed: ToolCallOut[] = [];
+  private readonly params = new Map<number, { name: string; text: string; done: boolean }>();
+
+  readonly onFunctionCall = (call: { functionName: string; params: unknown }): void => {
+    const args = call.params === undefined ? {} : finiteNumbers(call.params);
+    this.completed.push({ name: call.functionName, arguments: args });
+  };
+
+  readonly onFunctionCallParamsChunk = (chunk: {
+    callIndex: number;
+    functionName: string;
+    paramsChunk: string;
+    done: boolean;
+  }): void => {
+    const entry = this.params.get(chunk.callIndex) ?? { name: chunk.functionName, text: "", done: false };
+    entry.text += chunk.paramsChunk;
+    entry.done ||= chunk.done;
+    this.params.set(chunk.callIndex, entry);
+  };
+
+  /** The calls made, ending with one whose arguments node-llama-cpp refused; null if there is none. */
+  refusedCalls(): ToolCallOut[] | null {
+    const last = this.params.get(this.completed.length);
+    if (!last?.done) return null;
+    let args: unknown;
+    try {
+      args = JSON.parse(last.text.trim());
+    } catch {
+      return null;
+    }
+    return [...this.completed, { name: last.name, arguments: finiteNumbers(args) }];
+  }
 }

@@ -192,7 +192,9 @@ class Converter {
       ...(tuple
         ? { prefixItems: tuple.map((item, i) => this.convert(item, `${where}.prefixItems[${i}]`)) }
         : {}),
-      ...(rest === undefined || rest === true ? {} : { items: this.convert(rest, `${where}.items`) }),
+      ...(rest === undefined || rest === true || rest === false
+        ? {}
+        : { items: this.convert(rest, `${where}.items`) }),
       ...(typeof s.minItems === "number" ? { minItems: s.minItems } : {}),
       ...(typeof s.maxItems === "number"
         ? { maxItems: s.maxItems }
