@@ -77,6 +77,11 @@ export function targetOf(spec: McpServerSpec): string {
   return isStdio(spec) ? [spec.command, ...spec.args].join(" ") : spec.url;
 }
 
+/** 60000 → "60", 400 → "0.4". */
+function seconds(ms: number): string {
+  return String(Math.round(ms / 100) / 10);
+}
+
 function causeCode(err: unknown): string | undefined {
   const cause = (err as { cause?: { code?: unknown } } | null)?.cause;
   return typeof cause?.code === "string" ? cause.code : undefined;
@@ -108,8 +113,9 @@ export class McpConnection {
 
   /** Start (or start again): resolves once the server is ready or has failed; never throws. */
   async start(): Promise<void> {
-    await this.closeClient();
+    // A new generation first: the old client's close is then not taken for a crash.
     const generation = ++this.generation;
+    await this.closeClient();
     this.tools = [];
     this.set("starting", null);
     this.log.push(`starting: ${targetOf(this.spec)}`);
@@ -180,7 +186,7 @@ export class McpConnection {
     } catch (err) {
       if (signal.aborted) return { ok: false, error: "The call was stopped before the tool answered." };
       if (err instanceof McpError && err.code === (ErrorCode.RequestTimeout as number))
-        return { ok: false, error: `The tool did not answer within ${Math.round(timeoutMs / 100) / 10} s.` };
+        return { ok: false, error: `The tool did not answer within ${seconds(timeoutMs)} s.` };
       if (err instanceof McpError && err.code === (ErrorCode.ConnectionClosed as number)) {
         await new Promise((resolve) => setImmediate(resolve));
         await this.lost(generation);
@@ -352,7 +358,7 @@ export class McpConnection {
       if (err instanceof TypeError) return `Could not connect to ${spec.url}: ${this.networkReason(err)}.`;
     }
     if (err instanceof McpError && err.code === (ErrorCode.RequestTimeout as number))
-      return `The server did not answer within ${Math.round(this.connectTimeoutMs / 1000)} s.`;
+      return `The server did not answer within ${seconds(this.connectTimeoutMs)} s.`;
     if (err instanceof McpError && err.code === (ErrorCode.ConnectionClosed as number))
       return `The server exited before it was ready${this.lastOutputNote()}.`;
     return `The server could not be started: ${err instanceof Error ? err.message : String(err)}`;

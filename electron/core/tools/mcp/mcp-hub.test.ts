@@ -256,6 +256,41 @@ describe("McpHub over stdio (the fixture server)", () => {
     ]);
   });
 
+  it("a server that never answers: start times out; removed while starting, its process stops and nothing follows", async () => {
+    const { hub, events } = makeHub({ connectTimeoutMs: 500 });
+    const silent = { command: process.execPath, args: ["-e", "setInterval(() => {}, 1000)"], env: {} };
+    const status = await hub.add("silent", silent);
+    expect(status).toMatchObject({ state: "failed", error: "The server did not answer within 0.5 s." });
+
+    const waiting = makeHub({ connectTimeoutMs: 60_000, startWaitMs: 300 });
+    const pidFile = join(dir.path, "pid");
+    const hanging = {
+      command: process.execPath,
+      args: [
+        "-e",
+        `require("fs").writeFileSync(${JSON.stringify(pidFile)}, String(process.pid)); setInterval(() => {}, 1000)`,
+      ],
+      env: {},
+    };
+    expect((await waiting.hub.add("hanging", hanging)).state).toBe("starting");
+    await until(() => existsSync(pidFile), "the hanging server to start");
+    const pid = Number(readFileSync(pidFile, "utf8"));
+    expect(await waiting.hub.remove("hanging")).toEqual({ removed: true });
+    expect(() => process.kill(pid, 0)).toThrow(/ESRCH/);
+    const after = waiting.events.length;
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(waiting.events.slice(after)).toEqual([]);
+    expect(events.at(-1)?.server?.state).toBe("failed");
+  });
+
+  it("a restart of a ready server is starting then ready, never crashed", async () => {
+    const { hub, events } = makeHub();
+    await hub.add("fx", fixtureSpec());
+    const before = events.length;
+    expect((await hub.restart("fx")).state).toBe("ready");
+    expect(events.slice(before).map((e) => e.server?.state)).toEqual(["starting", "ready"]);
+  });
+
   it("import: a config that does not parse is a clear error, bad entries are reported, existing names refused", async () => {
     const { hub } = makeHub();
     await hub.add("fx", fixtureSpec());
@@ -358,6 +393,15 @@ describe("McpHub over Streamable HTTP (the fixture server)", () => {
     const crash = await hub.call(tool("web", "crash"), {}, never);
     expect(error(crash)).toMatch(/^The server stopped/);
     expect(hub.status("web").state).toBe("crashed");
+  });
+
+  it("reports an HTTP error status from the server", async () => {
+    const server = await startFixtureHttp();
+    servers.push(server);
+    const { hub } = makeHub();
+    const url = server.url.replace(/\/mcp$/, "/elsewhere");
+    const status = await hub.add("wrong", { url, headers: {} });
+    expect(status).toMatchObject({ state: "failed", error: `The server at ${url} answered HTTP 404.` });
   });
 
   it("reports a URL that refuses connections", async () => {
