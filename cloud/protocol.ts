@@ -24,9 +24,15 @@ export type ItemVersions = z.infer<typeof ItemVersions>;
 const Text = z.string().max(100_000);
 export const ChatTurnWire = z.object({ role: z.enum(["system", "user", "assistant"]), text: Text });
 
-/** A tool the model could call, as a trajectory records it (OpenAI's `tools[].function`). */
+/**
+ * A tool the model could call, as a trajectory records it (OpenAI's `tools[].function`): `name`
+ * is the function name the model was given, `server` and `tool` the step it describes (the app
+ * prefixes a name two servers share).
+ */
 export const ToolDefinitionWire = z.object({
   name: z.string().min(1).max(128),
+  server: z.string().max(64).optional(),
+  tool: z.string().max(128).optional(),
   description: z.string().max(10_000).optional(),
   parameters: z.record(z.string(), z.unknown()).optional(),
 });

@@ -140,6 +140,18 @@ describe("trajectories in the export", () => {
     expect(run(rows, "preference").report.candidates).toBe(0);
   });
 
+  it("calls go by the function name the model was given (prefixed when two servers share a tool)", () => {
+    const item = toolItem("Set a timer for 3 minutes.", "Set.", [step({ server: "fx" })]);
+    const parsed = JSON.parse(item.json) as FeedbackItem;
+    parsed.trajectory!.tools = [{ ...timer, name: "fx_set_timer", server: "fx", tool: "set_timer" }];
+    const line = JSON.parse(run([{ ...item, json: JSON.stringify(parsed) }]).lines.train[0]!) as {
+      messages: { tool_calls?: { function: { name: string } }[] }[];
+      tools: { function: { name: string } }[];
+    };
+    expect(line.messages[1]!.tool_calls![0]!.function.name).toBe("fx_set_timer");
+    expect(line.tools.map((t) => t.function.name)).toEqual(["fx_set_timer"]);
+  });
+
   it("a trajectory without its text (ratings consent) makes no line", () => {
     const out = run([
       row({

@@ -51,6 +51,12 @@ export function trajectoryOf(item: FeedbackItem): TrajectoryWire | null {
  * The answer's messages: one assistant message with one call per step (the app runs a step's
  * result back into the model before the next call), its tool result, then `answer`.
  */
+/** The function name the model called for `step` (its definition's, else the tool's own). */
+function functionName(trajectory: TrajectoryWire, step: TrajectoryStepWire): string {
+  const def = trajectory.tools.find((t) => t.server === step.server && t.tool === step.tool);
+  return def?.name ?? step.tool;
+}
+
 export function trajectoryMessages(trajectory: TrajectoryWire, answer: string): LineMessage[] {
   const steps = [...trajectory.steps].sort((a, b) => a.index - b.index);
   const out: LineMessage[] = [];
@@ -63,7 +69,7 @@ export function trajectoryMessages(trajectory: TrajectoryWire, answer: string): 
         {
           id,
           type: "function",
-          function: { name: step.tool, arguments: JSON.stringify(step.arguments ?? {}) },
+          function: { name: functionName(trajectory, step), arguments: JSON.stringify(step.arguments ?? {}) },
         },
       ],
     });
@@ -76,7 +82,11 @@ export function trajectoryMessages(trajectory: TrajectoryWire, answer: string): 
 /** The definitions of the tools the trajectory called, each once, in the order first called. */
 export function trajectoryTools(trajectory: TrajectoryWire): ToolLine[] {
   const byName = new Map(trajectory.tools.map((t) => [t.name, t]));
-  const names = [...new Set([...trajectory.steps].sort((a, b) => a.index - b.index).map((s) => s.tool))];
+  const names = [
+    ...new Set(
+      [...trajectory.steps].sort((a, b) => a.index - b.index).map((s) => functionName(trajectory, s)),
+    ),
+  ];
   return names.map((name) => {
     const def = byName.get(name);
     return {

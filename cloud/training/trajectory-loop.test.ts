@@ -147,6 +147,8 @@ describe("trajectories → cloud → export → trainer", () => {
     expect(line.messages[2]).toMatchObject({ role: "tool", content: "Timer set for 15 minutes." });
     const tools = line.tools as { type: string; function: { name: string; parameters?: unknown } }[];
     expect(tools.map((t) => [t.type, t.function.name])).toEqual([["function", "set_timer"]]);
+    // The definition the Agent was given: the fixture server's schema for set_timer.
+    expect(tools[0]!.function.parameters).toMatchObject({ type: "object", properties: { minutes: {} } });
     const data = join(dir.path, "agent.jsonl");
     writeFileSync(data, exported.jsonl);
 

@@ -27,6 +27,7 @@ import type { Log } from "./dispatch";
 import type { EngineClient } from "./engine/types";
 import type { EventBus } from "./events/event-bus";
 import { feedbackHandlers, withFeedbackHooks } from "./feedback/feedback-handlers";
+import { toolDefinitionsFrom } from "./feedback/trajectory-tools";
 import { FeedbackSharing, type FeedbackSharingDeps } from "./feedback/feedback-sharing";
 import type { Handlers } from "./handlers";
 import { genuiHandlers } from "./genui/genui-handlers";
@@ -244,6 +245,8 @@ export async function startServices(
     log,
     envEndpoint: parts.feedbackEndpoint,
     ...parts.feedbackTiming,
+    // A trajectory carries the called tools' definitions as the Agent was given them.
+    toolsFor: toolDefinitionsFrom(() => toolCatalog.tools()),
   });
   // GenUI: UI-mode turns (the "ui" adapter leads, or the user asked) and component interactions.
   const genuiStore = new GenuiStore(db);

@@ -120,6 +120,8 @@ function trajectoryWire(input: NonNullable<ItemText["trajectory"]>): TrajectoryW
   return {
     tools: input.tools.slice(0, MAX_TRAJECTORY_STEPS).map((t) => ({
       name: t.name.slice(0, 128),
+      ...(t.server !== undefined ? { server: t.server.slice(0, 64) } : {}),
+      ...(t.tool !== undefined ? { tool: t.tool.slice(0, 128) } : {}),
       ...(t.description !== undefined ? { description: clean(t.description, 10_000) } : {}),
       ...(t.parameters !== undefined ? { parameters: t.parameters } : {}),
     })),
