@@ -9,7 +9,8 @@
  * Tools: set_timer {minutes}, echo {text}, slow {ms} (honours cancellation), crash (the process
  * exits mid-call), huge {chars}, bogus (its listed input schema is invalid JSON Schema), inject
  * (a result that carries instructions), env {name} (one variable of its environment, and the names of
- * all), pid (its process id), header {name} (a header of the HTTP request that carried the call).
+ * all), pid (its process id), header {name} (a header of the HTTP request that carried the call),
+ * add_tool {name} (registers one more tool: the list changes while connected).
  */
 import { appendFileSync } from "node:fs";
 import { createServer, type IncomingMessage } from "node:http";
@@ -125,6 +126,19 @@ function fixtureServer(): McpServer {
         content: [{ type: "text" as const, text: JSON.stringify(process.env[name] ?? null) }],
         structuredContent: { names: Object.keys(process.env).sort() },
       };
+    },
+  );
+  server.registerTool(
+    "add_tool",
+    {
+      description: "Register one more tool, `name`, that answers 'added' (the tool list changes).",
+      inputSchema: { name: z.string() },
+    },
+    ({ name }) => {
+      record("add_tool", { name });
+      // McpServer tells the client with notifications/tools/list_changed.
+      server.registerTool(name, { description: "A tool added while running." }, () => text("added"));
+      return text(`added ${name}`);
     },
   );
   server.registerTool("pid", { description: "The server's process id." }, () => {

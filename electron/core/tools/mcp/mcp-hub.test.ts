@@ -283,6 +283,19 @@ describe("McpHub over stdio (the fixture server)", () => {
     expect(events.at(-1)?.server?.state).toBe("failed");
   });
 
+  it("follows a server's tool list when it changes", async () => {
+    const { hub, events } = makeHub();
+    await hub.add("fx", fixtureSpec());
+    expect(text(await hub.call(tool("fx", "add_tool"), { name: "late_tool" }, never))).toBe(
+      "added late_tool",
+    );
+    await until(
+      () => events.at(-1)?.server?.tools.some((t) => t.name === "late_tool") === true,
+      "the new tool list",
+    );
+    expect(text(await hub.call(tool("fx", "late_tool"), {}, never))).toBe("added");
+  });
+
   it("a restart of a ready server is starting then ready, never crashed", async () => {
     const { hub, events } = makeHub();
     await hub.add("fx", fixtureSpec());
