@@ -4,6 +4,7 @@
  */
 import { parseArgs } from "node:util";
 import { benchAdapters } from "./adapters";
+import { benchAgentTools } from "./agent-tools";
 import { benchCycle } from "./cycle";
 import { benchDemo } from "./demo";
 import { benchDownload } from "./download";
@@ -16,6 +17,7 @@ import { benchRedaction } from "./redaction";
 import { benchReleases } from "./releases";
 import { benchServe } from "./serve";
 import { benchSync } from "./sync";
+import { benchToolCalls } from "./tool-calls";
 
 const { positionals, values } = parseArgs({
   allowPositionals: true,
@@ -43,6 +45,8 @@ const benches: Record<string, () => Promise<void>> = {
   releases: () => benchReleases({ runs: Number(values.runs) }),
   memory: () => benchMemory({ runs: Number(values.runs) }),
   mcp: () => benchMcp({ runs: Number(values.runs) }),
+  "tool-calls": () => benchToolCalls({ runs: Number(values.runs) }),
+  "agent-tools": () => benchAgentTools({ runs: Number(values.runs) }),
   demo: () => benchDemo(),
   cycle: () => benchCycle({ examples: Number(values.examples) }),
   fit: () => benchFit(),
