@@ -233,6 +233,100 @@ describe("agent turns (scripted engine, built-in tools)", () => {
   });
 });
 
+describe("built-in tools through the same path", () => {
+  it("show_ui makes the answer a UI answer (an invalid document is the call's error); forget deletes by text", async () => {
+    const s = await start();
+    const doc = {
+      version: 1,
+      blocks: [
+        {
+          kind: "ui",
+          root: { type: "Card", id: "timer", props: { title: "Timer" }, children: [] },
+        },
+      ],
+    };
+    s.engine.scripts.push(
+      { tokens: [], toolCalls: [{ name: "show_ui", arguments: { document: { blocks: "nope" } } }] },
+      { tokens: [], toolCalls: [{ name: "show_ui", arguments: { document: doc } }] },
+      { tokens: ["Here it is."] },
+    );
+    const answers = s.core.subscribe((event, payload) => {
+      const { step } = payload as { step?: ToolStep };
+      if (event === "chat.toolStep" && step?.state === "pending")
+        void s.core.dispatch(
+          "chat.decideTool",
+          { conversationId: s.conv.id, stepId: step.id, decision: "once" },
+          { transport: "ipc" },
+        );
+    });
+    let finished = s.done();
+    await s.send("Show me a timer card.");
+    let { message } = await finished;
+    expect(message.steps.map((x) => [x.tool, x.state])).toEqual([
+      ["show_ui", "error"],
+      ["show_ui", "done"],
+    ]);
+    expect(message.steps[0]!.error).toMatch(/not a UI document/);
+    expect(message.format).toBe("ui");
+    expect(message.ui?.blocks[0]).toMatchObject({ kind: "ui", root: { type: "Card", id: "timer" } });
+
+    await s.call("memories.create", { text: "My cat is called Miso" });
+    s.engine.scripts.push(
+      { tokens: [], toolCalls: [{ name: "forget", arguments: { text: "my cat is called miso" } }] },
+      { tokens: ["Forgotten."] },
+    );
+    finished = s.done();
+    await s.send("Forget my cat's name.");
+    ({ message } = await finished);
+    answers();
+    expect(message.steps[0]).toMatchObject({ tool: "forget", state: "done" });
+    expect((await s.call<Memory[]>("memories.list", {})).map((m) => m.text)).not.toContain(
+      "My cat is called Miso",
+    );
+  });
+
+  it("core shutting down while a call waits: the step ends stopped and the answer interrupted", async () => {
+    const { tempDir } = await import("../testing/temp-dir");
+    const dir = tempDir();
+    const ctx = { transport: "ipc" } as const;
+    try {
+      const engine = new FakeEngine();
+      const core = await assembleCore(
+        { dataDir: dir.path, log: () => undefined, ...FIXTURE_DEMO },
+        () => engine,
+      );
+      const events = new EventRecorder((l) => core.subscribe(l));
+      value(await core.dispatch("models.openDemo", {}, ctx));
+      const conv = value<Conversation>(await core.dispatch("conversations.create", {}, ctx));
+      engine.scripts.push({ tokens: ["Hm"], toolCalls: [{ name: "remember", arguments: { text: "x" } }] });
+      const pending = events.next("chat.toolStep", (p) => p.step.state === "pending");
+      value(
+        await core.dispatch(
+          "chat.send",
+          { conversationId: conv.id, text: "Remember x", adapters: agent },
+          ctx,
+        ),
+      );
+      await pending;
+      await core.close();
+
+      const again = await assembleCore(
+        { dataDir: dir.path, log: () => undefined, ...FIXTURE_DEMO },
+        () => new FakeEngine(),
+      );
+      const detail = value<ConversationDetail>(
+        await again.dispatch("conversations.get", { id: conv.id }, ctx),
+      );
+      const answer = detail.messages.at(-1)!;
+      expect(answer.status).toBe("interrupted");
+      expect(answer.steps.map((x) => x.state)).toEqual(["stopped"]);
+      await again.close();
+    } finally {
+      dir.remove();
+    }
+  });
+});
+
 describe("trajectories are kept", () => {
   it("after reopening the database, and through export and import", async () => {
     const { tempDir } = await import("../testing/temp-dir");
