@@ -4,9 +4,11 @@
  * tool, the permission prompt answered with Allow once, Deny and Stop, and the trajectory kept
  * across a reload. The fixture's calls file is the proof of what reached the server.
  */
+import { spawn, type ChildProcess } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
+import { createInterface } from "node:readline";
 import { expect, test, type Page } from "@playwright/test";
 import { AdaptersPage } from "./pages/adapters-page";
 import { ChatPage } from "./pages/chat-page";
@@ -20,6 +22,7 @@ const TIMER_REQUEST = "Call a tool and set a timer for 15 minutes.";
 
 let server: ServerProcess | undefined;
 let scratch: string | undefined;
+let httpFixture: ChildProcess | undefined;
 
 test.beforeEach(() => {
   scratch = mkdtempSync(join(tmpdir(), "macaron-tools-"));
@@ -28,6 +31,8 @@ test.beforeEach(() => {
 test.afterEach(async () => {
   await server?.stop();
   server = undefined;
+  httpFixture?.kill("SIGTERM");
+  httpFixture = undefined;
   if (scratch) rmSync(scratch, { recursive: true, force: true });
   scratch = undefined;
 });
@@ -246,4 +251,42 @@ test("import an mcpServers file: each bad entry is reported, the good one is add
   await tools.removeServer("fixture");
   await expect(tools.section.getByText(/No MCP servers yet/)).toBeVisible();
   expect(fixtureCalls(callsFile)).toEqual([]);
+});
+
+/** The fixture over Streamable HTTP on a free port; resolves with its URL once it accepts connections. */
+function startHttpFixture(): Promise<string> {
+  const proc = spawn(process.execPath, ["--import", "tsx", FIXTURE, "--http", "0"], {
+    cwd: root,
+    stdio: ["ignore", "ignore", "pipe"],
+  });
+  httpFixture = proc;
+  return new Promise((resolveUrl, reject) => {
+    createInterface({ input: proc.stderr }).on("line", (line) => {
+      const m = /^mcp fixture listening on (\S+)/.exec(line);
+      if (m) resolveUrl(m[1]!);
+    });
+    proc.once("exit", (code) => reject(new Error(`the HTTP fixture exited with ${code}`)));
+  });
+}
+
+test("add a Streamable HTTP server by URL, with a header", async ({ page }) => {
+  const url = await startHttpFixture();
+  server = await ServerProcess.start();
+  const chat = new ChatPage(page);
+  const tools = new ToolsPage(page);
+  await chat.open(server.url);
+  await tools.openSettings();
+
+  await tools.addHttpServer({ name: "remote", url, headers: { "X-Fixture": "hello" } });
+  const card = tools.server("remote");
+  await expect(card.getByText("Ready", { exact: true })).toBeVisible({ timeout: 30_000 });
+  await expect(card).toContainText("Streamable HTTP");
+  await expect(card).toContainText(url);
+  await expect(tools.toolSwitch("remote", "header")).toBeChecked();
+  // A second server under the same name is refused with core's reason; the first one stays.
+  await tools.addHttpServer({ name: "remote", url });
+  await expect(
+    tools.section.getByRole("form", { name: "Add an MCP server" }).getByRole("alert"),
+  ).toBeVisible();
+  await expect(tools.servers.getByRole("article")).toHaveCount(1);
 });

@@ -58,6 +58,18 @@ export class ToolsPage {
     await form.getByRole("button", { name: "Add server" }).click();
   }
 
+  async addHttpServer(input: { name: string; url: string; headers?: Record<string, string> }): Promise<void> {
+    const form = this.section.getByRole("form", { name: "Add an MCP server" });
+    if (!(await form.isVisible()))
+      await this.section.getByText("Add server", { exact: true }).first().click();
+    await form.getByRole("textbox", { name: "Server name" }).fill(input.name);
+    await form.getByRole("radio", { name: /A URL/ }).check();
+    await form.getByRole("textbox", { name: "URL" }).fill(input.url);
+    const headers = Object.entries(input.headers ?? {}).map(([k, v]) => `${k}: ${v}`);
+    await form.getByRole("textbox", { name: "Headers, Name: value per line" }).fill(headers.join("\n"));
+    await form.getByRole("button", { name: "Add server" }).click();
+  }
+
   async importJson(json: string): Promise<void> {
     const form = this.section.getByRole("form", { name: "Import MCP servers" });
     if (!(await form.isVisible()))
