@@ -3,7 +3,7 @@ import { randomBytes } from "node:crypto";
 import type { FastifyReply, FastifyRequest } from "fastify";
 import { ApiError } from "../../api";
 import type { Core, ResolvedSelection } from "../../core/core-types";
-import type { ChatTurn, GenerateOptions, GenerateResult, ToolCallFormat } from "../../core/engine/types";
+import type { ChatTurn, GenerateOptions, GenerateResult } from "../../core/engine/types";
 import { fromApiErrorCode, OpenAiError, sendOpenAiError } from "./errors";
 import { GenerationQueue } from "./generation-queue";
 import { selectionForModel } from "./models";
@@ -42,11 +42,6 @@ function finishReason(result: GenerateResult, calls: readonly OpenAiToolCall[]):
 function callsOf(result: GenerateResult, tools: ToolRequest): OpenAiToolCall[] {
   if (result.stopReason !== "toolCalls" || !result.toolCalls?.length) return [];
   return responseToolCalls(result.toolCalls, tools);
-}
-
-/** The adapter's own call syntax, where the resolved selection carries one (the demo's Agent). */
-function toolFormatOf(resolved: ResolvedSelection): ToolCallFormat | undefined {
-  return (resolved as ResolvedSelection & { toolFormat?: ToolCallFormat }).toolFormat;
 }
 
 function usage(result: GenerateResult) {
@@ -148,7 +143,7 @@ export function createChatCompletionHandler(core: Core) {
       return sendOpenAiError(reply, failure);
     }
 
-    const toolFormat = tools.tools ? toolFormatOf(resolved) : undefined;
+    const toolFormat = tools.tools ? resolved.toolFormat : undefined;
     const options: GenerateOptions = {
       temperature: body.temperature ?? DEFAULT_TEMPERATURE,
       maxTokens: body.max_completion_tokens ?? body.max_tokens ?? DEFAULT_MAX_TOKENS,

@@ -13,6 +13,7 @@ import type {
   ChatCompletionTool,
 } from "openai/resources/chat/completions";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { DEFAULT_SYSTEM_PROMPT } from "../../core/chat/turn-deps";
 import { checkArguments } from "../../core/tools/argument-check";
 import { spawnTestEngine } from "../../core/testing/real-engine";
 import { startServer, type RunningServer } from "../start";
@@ -204,9 +205,14 @@ describe("/v1 function calling with the real engine", () => {
   });
 
   it("lets the demo's Agent adapter call set_timer on a tool-shaped request (tool_choice auto)", async () => {
+    // The demo's adapters were trained under the app's system prompt: a client sends it as its own.
+    const messages: ChatCompletionMessageParam[] = [
+      { role: "system", content: DEFAULT_SYSTEM_PROMPT },
+      ...ask("Call a tool and set a timer for 15 minutes."),
+    ];
     const completion = await client.chat.completions.create({
       model: "agent",
-      messages: ask("Call a tool and set a timer for 15 minutes."),
+      messages,
       tools: [tools[1]!],
       temperature: 0,
       max_tokens: 60,
@@ -217,6 +223,67 @@ describe("/v1 function calling with the real engine", () => {
     if (call?.type !== "function") throw new Error("no function call");
     expect(call.function.name).toBe("set_timer");
     expect(expectValidArguments(call)).toEqual({ minutes: 15 });
+  });
+
+  it("streams the Agent's call with no call syntax in the content deltas", async () => {
+    const chunks: ChatCompletionChunk[] = [];
+    const stream = await client.chat.completions.create({
+      model: "agent",
+      messages: [
+        { role: "system", content: DEFAULT_SYSTEM_PROMPT },
+        ...ask("Please set a timer for 25 minutes with a tool."),
+      ],
+      tools: [tools[1]!],
+      temperature: 0,
+      max_tokens: 60,
+      stream: true,
+    });
+    for await (const chunk of stream) chunks.push(chunk);
+    const content = chunks.map((c) => c.choices[0]?.delta.content ?? "").join("");
+    expect(content).not.toContain('{"tool"');
+    const deltas = chunks.flatMap((c) => c.choices[0]?.delta.tool_calls ?? []);
+    expect(deltas[0]?.function?.name).toBe("set_timer");
+    const args = JSON.parse(deltas.map((d) => d.function?.arguments ?? "").join("")) as unknown;
+    expect(checkArguments(timerParams, args)).toEqual({ ok: true });
+    expect(chunks.at(-1)?.choices[0]?.finish_reason).toBe("tool_calls");
+  });
+
+  it("runs the client's own tool loop: the call, the client's result, then the Agent's text", async () => {
+    const received: unknown[] = [];
+    const runner = client.chat.completions.runTools(
+      {
+        model: "agent",
+        messages: [
+          { role: "system", content: DEFAULT_SYSTEM_PROMPT },
+          ...ask("Call a tool and set a timer for 15 minutes."),
+        ],
+        tools: [
+          {
+            type: "function",
+            function: {
+              name: "set_timer",
+              description: "Start a timer",
+              parameters: timerParams,
+              parse: (text: string) => JSON.parse(text) as unknown,
+              function: (args: unknown) => {
+                received.push(args);
+                return "Timer set for 15 minutes.";
+              },
+            },
+          },
+        ],
+        temperature: 0,
+        max_tokens: 60,
+      },
+      { maxChatCompletions: 4 },
+    );
+    const final = await runner.finalChatCompletion();
+    expect(received[0]).toEqual({ minutes: 15 });
+    // The answer after the tool's result is text (the Agent does not call again).
+    expect(final.choices[0]?.finish_reason).not.toBe("tool_calls");
+    expect(typeof final.choices[0]?.message.content).toBe("string");
+    const toolMessages = runner.messages.filter((m) => m.role === "tool");
+    expect(toolMessages).toHaveLength(1);
   });
 
   it("refuses bad tool input with 400 and the field, before any generation", async () => {
