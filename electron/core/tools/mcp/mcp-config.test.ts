@@ -66,14 +66,18 @@ describe("parseMcpConfig", () => {
           typo: { command: "node", argz: ["x"] },
           url: { url: "not a url" },
           empty: {},
+          cline: { command: "node", args: ["s.js"], disabled: false, autoApprove: ["read"], timeout: 60 },
+          legacy: { type: "sse", url: "http://localhost:8000/sse" },
           list: [1],
         },
       }),
     );
-    expect(parsed.servers.map((s) => s.name)).toEqual(["ok"]);
+    expect(parsed.servers.map((s) => s.name)).toEqual(["ok", "cline"]);
+    expect(parsed.servers[1]?.spec).toEqual({ command: "node", args: ["s.js"], env: {} });
     const errors = Object.fromEntries(parsed.errors.map((e) => [e.name, e.message]));
     expect(errors.typo).toMatch(/^The entry is not valid: .*argz/);
     expect(errors.url).toMatch(/^The entry is not valid: url: /);
+    expect(errors.legacy).toMatch(/^The old SSE transport \("type": "sse"\) is not supported/);
     expect(errors.empty).toBe('An entry needs a "command" (stdio) or a "url" (Streamable HTTP).');
     expect(errors.list).toBe(
       'An entry must be an object with a "command" (stdio) or a "url" (Streamable HTTP).',

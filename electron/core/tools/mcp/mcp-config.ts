@@ -144,7 +144,7 @@ export function parseMcpConfig(json: string): ParsedConfig {
       parsed.errors.push({ name, message: `The name is not usable: ${describeIssues(checkedName.error)}` });
       continue;
     }
-    const spec = McpServerSpec.safeParse(entry);
+    const spec = McpServerSpec.safeParse(withoutOtherAppsKeys(entry));
     if (!spec.success) {
       parsed.errors.push({ name, message: explainSpec(entry, spec.error) });
       continue;
@@ -154,16 +154,32 @@ export function parseMcpConfig(json: string): ParsedConfig {
   return parsed;
 }
 
+/**
+ * Keys other apps keep in their entries (Cline's approvals and switch, timeouts, notes) that say
+ * nothing about how to start the server: dropped, so that their files import. Any other unknown
+ * key is still an error (it may be a typo of one that matters).
+ */
+const OTHER_APPS_KEYS = ["disabled", "autoApprove", "alwaysAllow", "timeout", "description"];
+
+function withoutOtherAppsKeys(entry: unknown): unknown {
+  if (typeof entry !== "object" || entry === null || Array.isArray(entry)) return entry;
+  return Object.fromEntries(Object.entries(entry).filter(([key]) => !OTHER_APPS_KEYS.includes(key)));
+}
+
 /** The union's issues name neither branch well: say what an entry needs. */
 function explainSpec(entry: unknown, error: ZodError): string {
   if (typeof entry !== "object" || entry === null || Array.isArray(entry))
     return 'An entry must be an object with a "command" (stdio) or a "url" (Streamable HTTP).';
   const keys = Object.keys(entry);
+  const type = (entry as { type?: unknown }).type;
+  if (type === "sse")
+    return 'The old SSE transport ("type": "sse") is not supported: give the server\'s Streamable HTTP URL, or a command (stdio).';
   if (!keys.includes("command") && !keys.includes("url"))
     return 'An entry needs a "command" (stdio) or a "url" (Streamable HTTP).';
+  const cleaned = withoutOtherAppsKeys(entry);
   const branch = keys.includes("command")
-    ? McpServerSpec.options[0].safeParse(entry)
-    : McpServerSpec.options[1].safeParse(entry);
+    ? McpServerSpec.options[0].safeParse(cleaned)
+    : McpServerSpec.options[1].safeParse(cleaned);
   return `The entry is not valid: ${describeIssues(branch.success ? error : branch.error)}`;
 }
 
