@@ -52,6 +52,24 @@ describe("engine process (native/engine/main.ts)", () => {
     expect(await reply(8)).toEqual({ type: "result", id: 8, value: { pid: child.pid } });
   });
 
+  it("answers a tool schema the grammar cannot express with invalid_request, naming where", async () => {
+    child.send({
+      id: 20,
+      type: "generate",
+      history: [{ role: "user", text: "hi" }],
+      options: {
+        temperature: 0,
+        maxTokens: 3,
+        tools: [{ name: "t", parameters: { type: "object", properties: { a: { not: {} } } } }],
+      },
+    });
+    const error = await reply(20);
+    expect(error).toMatchObject({ type: "error", code: "invalid_request" });
+    expect(error.type === "error" && error.message).toMatch(/tools\.t\.parameters\.properties\.a uses "not"/);
+    child.send({ id: 21, type: "ping" });
+    expect(await reply(21)).toEqual({ type: "result", id: 21, value: { pid: child.pid } });
+  });
+
   it("answers no_model to a generate before any load, and ignores aborts of nothing", async () => {
     child.send({
       id: 9,
