@@ -213,6 +213,24 @@ describe("McpHub over stdio (the fixture server)", () => {
     expect(text(await catalog.call(tool("fx", "echo"), { text: "fine" }, never))).toBe("fine");
   });
 
+  it("a result the server marks isError is an error carrying the server's text", async () => {
+    const { hub } = makeHub();
+    await hub.add("fx", fixtureSpec({ callsFile }));
+    // Straight to the hub (the catalog would refuse these arguments): the SDK's server rejects them.
+    const outcome = await hub.call(tool("fx", "set_timer"), { minutes: 0 }, never);
+    expect(error(outcome)).toMatch(/Input validation error/);
+    expect(calls()).toEqual([]);
+    expect(error(await hub.call(tool("fx", "echo"), ["not", "an", "object"], never))).toBe(
+      "The arguments must be a JSON object.",
+    );
+    expect(error(await hub.call(tool("fx", "no_such_tool"), {}, never))).toBe(
+      'The server "fx" has no tool "no_such_tool".',
+    );
+    expect(error(await hub.call(tool("nobody", "echo"), {}, never))).toBe(
+      'There is no MCP server named "nobody".',
+    );
+  });
+
   it("returns a result that carries instructions as plain data, and nothing else runs", async () => {
     const { hub } = makeHub();
     await hub.add("fx", fixtureSpec({ callsFile }));
