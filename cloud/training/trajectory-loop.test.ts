@@ -52,23 +52,29 @@ async function call<T>(method: string, input: unknown = {}): Promise<T> {
   return r.value as T;
 }
 
-/** One request to the pinned Agent in a new conversation; its tool calls get `decision`. */
-async function ask(text: string, decision: "once" | "deny"): Promise<Message> {
-  const conv = await call<Conversation>("conversations.create", {});
+/** One request to the pinned Agent (in a new conversation unless given); its tool calls get `decision`. */
+async function ask(
+  text: string,
+  decision: "once" | "deny",
+  conv?: Conversation,
+  pinned = "agent",
+): Promise<Message & { conv: Conversation }> {
+  conv ??= await call<Conversation>("conversations.create", {});
+  const conversationId = conv.id;
   const unsubscribe = core.subscribe((event, payload) => {
     const { step } = payload as { step?: ToolStep };
     if (event === "chat.toolStep" && step?.state === "pending")
-      void core.dispatch("chat.decideTool", { conversationId: conv.id, stepId: step.id, decision }, ctx);
+      void core.dispatch("chat.decideTool", { conversationId, stepId: step.id, decision }, ctx);
   });
   try {
-    const done = events.next("chat.done", (d) => d.conversationId === conv.id);
+    const done = events.next("chat.done", (d) => d.conversationId === conversationId);
     await call("chat.send", {
-      conversationId: conv.id,
+      conversationId,
       text,
-      adapters: { pinned: "agent" },
+      adapters: { pinned },
       sampling: { temperature: 0, maxTokens: 48 },
     });
-    return (await done).message;
+    return { ...(await done).message, conv };
   } finally {
     unsubscribe();
   }
@@ -111,6 +117,10 @@ describe("trajectories → cloud → export → trainer", () => {
     const allowed = [await ask("Call a tool and set a timer for 15 minutes.", "once")];
     allowed.push(await ask("Please set a timer for 25 minutes with a tool.", "once"));
     const denied = await ask("Call a tool and set a timer for 40 minutes.", "deny");
+    // Allowed, but the user's next message (to the Chat specialist) corrects it.
+    const corrected = await ask("Call a tool and set a timer for 10 minutes.", "once");
+    expect(corrected.steps.map((s) => s.state)).toEqual(["done"]);
+    await ask("No, I meant 12 minutes.", "deny", corrected.conv, "chat");
     for (const m of allowed) expect(m.steps.map((s) => [s.tool, s.state])).toEqual([["set_timer", "done"]]);
     expect(denied.steps.map((s) => [s.tool, s.state])).toEqual([["set_timer", "denied"]]);
     // The trajectory items are recorded just after chat.done; then the user rates one answer.
@@ -120,7 +130,10 @@ describe("trajectories → cloud → export → trainer", () => {
     // Exactly what will leave: the preview shows the trajectories, redacted, before any upload.
     const preview = await call<{ items: Record<string, unknown>[] }>("privacy.preview");
     const kinds = preview.items.map((i) => i.kind);
-    expect(kinds.filter((k) => k === "trajectory")).toHaveLength(3);
+    expect(kinds.filter((k) => k === "trajectory")).toHaveLength(4);
+    expect(preview.items.find((i) => i.kind === "follow_up")).toMatchObject({
+      interaction: { corrected: true },
+    });
     expect(preview.items.find((i) => i.kind === "trajectory")).toMatchObject({
       domain: "agent",
       trajectory: { steps: [{ server: "fx", tool: "set_timer", state: "done", decision: "once" }] },
@@ -135,9 +148,9 @@ describe("trajectories → cloud → export → trainer", () => {
       heldoutShare: 0,
       bytesPerToken: 1,
     });
-    expect(exported.report.byKind).toMatchObject({ trajectory: 3, rating: 1 });
-    // The denied call keeps its answer out; the rated answer's line is the same as its trajectory's.
-    expect(exported.report.dropped).toMatchObject({ toolFailed: 1, duplicate: 1 });
+    expect(exported.report.byKind).toMatchObject({ trajectory: 4, rating: 1, follow_up: 1 });
+    // The denied call and the corrected answer stay out; the rated answer's line is its trajectory's.
+    expect(exported.report.dropped).toMatchObject({ toolFailed: 1, followUpCorrected: 1, duplicate: 1 });
     expect(exported.lines).toHaveLength(2);
     const line = exported.lines[0] as { messages: Record<string, unknown>[]; tools: unknown[] };
     expect(line.messages[1]).toMatchObject({
