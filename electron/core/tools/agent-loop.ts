@@ -212,8 +212,12 @@ export class AgentTurns {
         decision === "deny" ? { state: "denied", decision: "deny" } : { state: "running", decision },
       );
     })();
-    if (!step) throw new ApiError("not_found", "This answer was deleted.");
     this.pending.delete(stepId);
+    if (!step) {
+      // Its answer was deleted meanwhile: nothing is left to run the call for.
+      waiting.resolve(null);
+      throw new ApiError("not_found", "This answer was deleted.");
+    }
     this.emit(conversationId, step);
     waiting.resolve(decision);
     return step;
