@@ -152,9 +152,15 @@ test("add an MCP server in Settings, allow, deny and stop the Agent's tool calls
 
   // 3. Stop while the prompt waits: the answer ends at once and nothing is called.
   const stopped = await ask();
+  // The sidebar marks the conversation that waits for the user.
+  const waiting = chat.conversations.getByRole("link", {
+    name: /^A tool call is waiting for your permission: /,
+  });
+  await expect(waiting).toHaveCount(1);
   await chat.stop.click();
   await expect(stopped.step.getByText("Stopped", { exact: true })).toBeVisible();
   await expect(tools.prompt(stopped.step)).toHaveCount(0);
+  await expect(waiting).toHaveCount(0);
   await expect(chat.send).toBeVisible();
   expect(fixtureCalls(callsFile)).toHaveLength(1);
 

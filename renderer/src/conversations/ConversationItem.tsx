@@ -1,13 +1,15 @@
 import { memo, useEffect, useRef, useState } from "react";
 import type { Conversation } from "../../../electron/api";
-import { useController } from "../app/controller-context";
+import { useAppState, useController } from "../app/controller-context";
 import { hashForConversation } from "../app/hash-route";
 import { downloadText } from "../app/download";
 import { DownloadIcon, PencilIcon, TrashIcon } from "../app/icons";
+import { pendingStep } from "../state/tool-logic";
 
 /**
  * One conversation: a link that opens it, inline rename (Enter saves, Escape cancels), export
- * as a .json file, delete with Undo.
+ * as a .json file, delete with Undo. A dot marks a tool call there waiting for the user's
+ * permission (its answer waits too, also while another conversation is open).
  */
 export const ConversationItem = memo(function ConversationItem({
   conversation,
@@ -17,6 +19,7 @@ export const ConversationItem = memo(function ConversationItem({
   current: boolean;
 }) {
   const controller = useController();
+  const waiting = useAppState((s) => pendingStep(s.messages[conversation.id]) !== null);
   const [editing, setEditing] = useState(false);
   const [draft, setDraft] = useState(conversation.title);
   const input = useRef<HTMLInputElement>(null);
@@ -77,6 +80,12 @@ export const ConversationItem = memo(function ConversationItem({
           aria-current={current ? "page" : undefined}
           title={conversation.title}
         >
+          {/* Before the title, which an ellipsis may cut. */}
+          {waiting && (
+            <span className="conversation__waiting" title="A tool call is waiting for your permission">
+              <span className="visually-hidden">A tool call is waiting for your permission: </span>
+            </span>
+          )}
           {conversation.title || "Untitled"}
         </a>
       )}
