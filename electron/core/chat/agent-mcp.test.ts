@@ -20,6 +20,7 @@ import {
 import { startFakeCore } from "../testing/fake-core";
 import type { GenerateScript } from "../testing/fake-engine";
 import { tempDir } from "../testing/temp-dir";
+import { startFixtureHttp } from "../tools/mcp/mcp-test-servers";
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../../..");
 const FIXTURE = join(ROOT, "electron/core/testing/mcp-fixture-server.ts");
@@ -198,6 +199,37 @@ describe("agent turns with a real MCP server (stdio fixture)", () => {
       expect(message.steps[0]!.durationMs).toBeGreaterThanOrEqual(400);
       expect(message.content).toBe("It timed out.");
     } finally {
+      s.cleanup();
+    }
+  }, 60_000);
+
+  it("over Streamable HTTP too: an allowed call reaches the server, a denied one does not", async () => {
+    const s = await start();
+    const httpCalls = join(dirname(s.callsFile), "http-calls.jsonl");
+    const server = await startFixtureHttp({ callsFile: httpCalls });
+    try {
+      const status = await s.call<McpServerStatus>("mcp.add", {
+        name: "web",
+        spec: { url: server.url, headers: {} },
+      });
+      expect(status).toMatchObject({ transport: "http", state: "ready" });
+      // Both servers have echo: the model sees them under their servers' names.
+      let message = await s.turn([call("web_echo", { text: "over http" }), { tokens: ["Echoed."] }]);
+      expect(message.steps[0]).toMatchObject({
+        server: "web",
+        tool: "echo",
+        state: "done",
+        result: "over http",
+      });
+      message = await s.turn([call("web_echo", { text: "not this" }), { tokens: ["Fine."] }], () => "deny");
+      expect(message.steps[0]).toMatchObject({ server: "web", state: "denied" });
+      expect(received(httpCalls)).toEqual([{ tool: "echo", arguments: { text: "over http" } }]);
+      expect(received(s.callsFile)).toEqual([]);
+      expect(s.engine.calls.at(-1)!.options.tools?.map((t) => t.name)).toEqual(
+        expect.arrayContaining(["fx_echo", "web_echo", "web_set_timer"]),
+      );
+    } finally {
+      await server.stop();
       s.cleanup();
     }
   }, 60_000);
