@@ -45,6 +45,8 @@ const agentManifest = JSON.parse(readFileSync(join(demoAdaptersDir(), "agent.jso
 let cloud: RunningCloud;
 let core: Core;
 let events: EventRecorder;
+/** Measured here: the note's numbers (printed at the end). */
+const numbers: Record<string, number> = {};
 
 async function call<T>(method: string, input: unknown = {}): Promise<T> {
   const r: Result<unknown> = await core.dispatch(method, input, ctx);
@@ -114,6 +116,7 @@ afterAll(async () => {
 
 describe("trajectories → cloud → export → trainer", () => {
   it("uploads the Agent's calls, exports the allowed ones as tool-call SFT, and trains on them", async () => {
+    const t0 = performance.now();
     const allowed = [await ask("Call a tool and set a timer for 15 minutes.", "once")];
     allowed.push(await ask("Please set a timer for 25 minutes with a tool.", "once"));
     const denied = await ask("Call a tool and set a timer for 40 minutes.", "deny");
@@ -138,7 +141,9 @@ describe("trajectories → cloud → export → trainer", () => {
       domain: "agent",
       trajectory: { steps: [{ server: "fx", tool: "set_timer", state: "done", decision: "once" }] },
     });
+    const t1 = performance.now();
     expect(await call("privacy.syncNow")).toMatchObject({ queued: 0 });
+    const t2 = performance.now();
 
     const exported = await fetchExport({
       url: cloud.url,
@@ -164,6 +169,7 @@ describe("trajectories → cloud → export → trainer", () => {
     expect(tools[0]!.function.parameters).toMatchObject({ type: "object", properties: { minutes: {} } });
     const data = join(dir.path, "agent.jsonl");
     writeFileSync(data, exported.jsonl);
+    const t3 = performance.now();
 
     // Laid out as the engine lays out the Agent's calls: its own syntax, the result not learned.
     const backend = await loadLlamaBackend(1);
@@ -186,11 +192,16 @@ describe("trajectories → cloud → export → trainer", () => {
       const learned = first.spans.map(([a, b]) => model.detokenize(first.ids.slice(a, b)));
       expect(learned[0]).toMatch(/^\{"tool":"set_timer","arguments":\{"minutes": \d+\}\}$/);
       expect(learned.join("")).not.toContain("Timer set for");
+      const learnedTokens = first.spans.reduce((n, [a, b]) => n + b - a, 0);
+      numbers.exampleTokens = first.ids.length;
+      numbers.learnedTokens = learnedTokens;
+      numbers.resultTokens = tokenized.dataset.toolCalls.resultTokens / tokenized.dataset.toolCalls.calls;
     } finally {
       await model.dispose();
     }
 
     // A bounded run of the real trainer from the shipped Agent (its call syntax comes along).
+    const t4 = performance.now();
     const trained = await trainAdapter(
       {
         base: demoBasePath(),
@@ -209,6 +220,13 @@ describe("trajectories → cloud → export → trainer", () => {
     expect(trained.manifest.toolCallFormat).toEqual(agentManifest.toolCallFormat);
     expect(trained.manifest.lineage.dataset.toolCalls).toMatchObject({ examples: 2, calls: 2 });
     expect(trained.report.data.tokens).toBeGreaterThan(0);
+    Object.assign(numbers, {
+      fiveTurnsMs: t1 - t0,
+      uploadMs: t2 - t1,
+      exportMs: t3 - t2,
+      trainMs: performance.now() - t4,
+    });
+    console.log(`trajectory loop: ${JSON.stringify(numbers)}`);
     expect(trained.manifest).toMatchObject({
       domain: "agent",
       version: "1.1.0",
