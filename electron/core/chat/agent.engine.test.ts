@@ -91,6 +91,14 @@ describe("the demo Agent calls tools on the real engine", () => {
     const timer = server.tools.find((t) => t.name === "set_timer")!;
     expect(checkArguments(timer.inputSchema, allowed.step.arguments)).toEqual({ ok: true });
     expect(allowed.message.status).toBe("complete");
+    // The call itself is not shown as text: what streamed is the answer's text, nothing more.
+    const streamed = events
+      .of("chat.delta")
+      .filter((d) => d.messageId === allowed.message.id)
+      .map((d) => d.delta)
+      .join("");
+    expect(streamed).toBe(allowed.message.content);
+    expect(streamed).not.toContain('"set_timer"');
     expect(allowed.message.steps[0]).toMatchObject({ state: "done", decision: "once" });
     expect(allowed.message.steps[0]!.result).toMatch(/^Timer set for \d+ minutes?\.$/);
     expect(received()).toEqual([{ tool: "set_timer", arguments: allowed.step.arguments }]);
