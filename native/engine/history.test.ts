@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { LlamaText } from "node-llama-cpp";
 import { toChatHistory } from "./history";
 
 describe("toChatHistory", () => {
@@ -86,5 +87,33 @@ describe("toChatHistory with tool calls", () => {
     ]);
     expect(items.map((i) => i.type)).toEqual(["user", "model", "user", "model"]);
     expect(items.at(-1)).toEqual({ type: "model", response: [] });
+  });
+});
+
+describe("toChatHistory with an adapter's call format", () => {
+  it("writes past calls as the adapter does, compact JSON", () => {
+    const format = {
+      callPrefix: '{"tool":"',
+      paramsPrefix: '","arguments":',
+      callSuffix: "}",
+      resultPrefix: "\n",
+      resultSuffix: "\n",
+      documented: false,
+    };
+    const items = toChatHistory(
+      [
+        { role: "user", text: "timer" },
+        {
+          role: "assistant",
+          text: "",
+          calls: [{ name: "set_timer", arguments: { minutes: 15 }, result: "ok" }],
+        },
+      ],
+      format,
+    );
+    const call = (items[1] as { response: { rawCall?: unknown }[] }).response[0]!;
+    expect(LlamaText.fromJSON(call.rawCall as never).toString()).toBe(
+      '{"tool":"set_timer","arguments":{"minutes":15}}',
+    );
   });
 });

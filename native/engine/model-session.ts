@@ -35,6 +35,7 @@ import type {
   LoadedModel,
   LoadedSettings,
   LoadOptions,
+  ToolCallFormat,
   ToolCallOut,
 } from "./protocol";
 
@@ -233,7 +234,7 @@ export class ModelSession {
     );
     const slot = await this.slots.acquire(setKey, options.kvPolicy ?? DEFAULT_KV_POLICY, options.sessionKey);
     const { sequence } = slot;
-    if (sequence.contextTokens.length === 0) await this.restore(slot, history, tools);
+    if (sequence.contextTokens.length === 0) await this.restore(slot, history, tools, options.toolFormat);
     // A tool turn in another call syntax (or forced) lays the prompt out with its own wrapper,
     // on the same sequence: the common token prefix is reused all the same.
     const chat =
@@ -251,7 +252,7 @@ export class ModelSession {
       // prefix (adaptStateToTokens); that option only tunes context shifting when it is full.
       // With functions and no onFunctionCall handler LlamaChat returns at the first call (or
       // the first parallel group): the caller runs the tools and continues the history.
-      response = await chat.generateResponse(toChatHistory(history), {
+      response = await chat.generateResponse(toChatHistory(history, options.toolFormat), {
         onTextChunk: (text) => {
           if (ttftMs === null) ttftMs = performance.now() - started;
           streamed += text;
@@ -353,12 +354,17 @@ export class ModelSession {
    * A state sharing less than half its tokens with the prompt (an edited conversation) is
    * deleted: after this turn it would be overwritten anyway.
    */
-  private async restore(slot: KvSlot, history: readonly ChatTurn[], tools: ToolSetup | null): Promise<void> {
+  private async restore(
+    slot: KvSlot,
+    history: readonly ChatTurn[],
+    tools: ToolSetup | null,
+    callFormat: ToolCallFormat | undefined,
+  ): Promise<void> {
     if (!this.states || slot.sessionKey === ANONYMOUS || slot.evaluatedUnder === MIXED) return;
     const paths = this.setPaths.get(slot.evaluatedUnder) ?? [];
     const candidate = await this.states.find(slot.sessionKey, slot.evaluatedUnder, paths);
     if (!candidate) return;
-    const shared = sharedPrefix(candidate.tokens, this.promptTokens(history, tools));
+    const shared = sharedPrefix(candidate.tokens, this.promptTokens(history, tools, callFormat));
     if (shared * 2 < candidate.tokens.length) {
       await this.states.discard(candidate);
       return;
@@ -370,10 +376,14 @@ export class ModelSession {
    * The prompt's tokens as LlamaChat lays them out (without the answer): with a tool turn's
    * wrapper and its functions, whose documentation may be part of the system prompt.
    */
-  private promptTokens(history: readonly ChatTurn[], tools: ToolSetup | null) {
+  private promptTokens(
+    history: readonly ChatTurn[],
+    tools: ToolSetup | null,
+    callFormat: ToolCallFormat | undefined,
+  ) {
     const wrapper = tools?.wrapper ?? this.chatWrapper;
     const { contextText } = wrapper.generateContextState({
-      chatHistory: toChatHistory(history),
+      chatHistory: toChatHistory(history, callFormat),
       ...(tools ? { availableFunctions: tools.functions } : {}),
     });
     return contextText.tokenize(this.model.tokenizer);
