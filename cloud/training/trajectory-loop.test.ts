@@ -227,6 +227,13 @@ describe("trajectories → cloud → export → trainer", () => {
       trainMs: performance.now() - t4,
     });
     console.log(`trajectory loop: ${JSON.stringify(numbers)}`);
+
+    // Deleting what was uploaded takes the trajectories too: nothing is left to export.
+    const stored = cloud.store.countItems();
+    expect(stored).toBe(exported.report.domains.agent!.items);
+    expect(await call("privacy.deleteUploaded")).toEqual({ deletedItems: stored });
+    const after = await fetchExport({ url: cloud.url, adminKey: ADMIN, domain: "agent", type: "sft" });
+    expect(after.lines).toEqual([]);
     expect(trained.manifest).toMatchObject({
       domain: "agent",
       version: "1.1.0",
