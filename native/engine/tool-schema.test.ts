@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { finiteNumbers, toFunctions, toolChatWrapper, isForced } from "./tool-calls";
-import { toGrammarSchema, ToolRequestError } from "./tool-schema";
+import { grammarSchemaProblem, toGrammarSchema, ToolRequestError } from "./tool-schema";
 import { ChatMLChatWrapper, LlamaText } from "node-llama-cpp";
 
 const refused = (schema: Record<string, unknown>): string => {
@@ -204,5 +204,14 @@ describe("finiteNumbers", () => {
       e: null,
       f: 2.5,
     });
+  });
+});
+
+describe("grammarSchemaProblem", () => {
+  it("says why a schema would be refused, or null", () => {
+    expect(grammarSchemaProblem({ type: "object", properties: { a: { type: "string" } } })).toBeNull();
+    expect(grammarSchemaProblem({ type: "object", properties: { a: { not: {} } } }, "tools.x")).toBe(
+      'tools.x.properties.a uses "not", which constrained generation cannot express.',
+    );
   });
 });

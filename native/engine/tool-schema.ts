@@ -74,6 +74,24 @@ export function toGrammarSchema(parameters: Schema, where: string): GbnfJsonObje
   return Object.keys(defs).length > 0 ? { ...root, $defs: defs } : root;
 }
 
+/**
+ * Why the engine would refuse `parameters` as a tool's schema (the grammar cannot express it),
+ * or null: for callers that offer many tools (the agent loop) to leave one out instead of
+ * having the whole request refused.
+ */
+export function grammarSchemaProblem(
+  parameters: Record<string, unknown>,
+  where = "parameters",
+): string | null {
+  try {
+    toGrammarSchema(parameters, where);
+    return null;
+  } catch (error) {
+    if (error instanceof ToolRequestError) return error.message;
+    throw error;
+  }
+}
+
 class Converter {
   constructor(private readonly defNames: readonly string[]) {}
 
