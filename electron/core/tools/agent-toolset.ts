@@ -30,9 +30,13 @@ export class AgentToolset {
     for (const t of usable) counts.set(functionName(t.name), (counts.get(functionName(t.name)) ?? 0) + 1);
     for (const t of usable) {
       const own = functionName(t.name);
-      let name = counts.get(own) === 1 ? own : functionName(`${t.server}_${t.name}`);
-      // Still taken (two servers whose names clean to the same): number it.
-      for (let n = 2; this.byName.has(name); n++) name = functionName(`${own}_${n}`);
+      const wanted = counts.get(own) === 1 ? own : functionName(`${t.server}_${t.name}`);
+      let name = wanted;
+      // Still taken (names that clean to the same): number it, within the length limit.
+      for (let n = 2; this.byName.has(name); n++) {
+        const suffix = `_${n}`;
+        name = `${wanted.slice(0, MAX_NAME - suffix.length)}${suffix}`;
+      }
       this.byName.set(name, t);
       this.definitions.push({ name, description: t.description, parameters: t.inputSchema });
     }
