@@ -127,7 +127,8 @@ export class ChatFormatter {
   tokens(turns: readonly ChatTurn[], tools?: ToolLayout): Token[] {
     const wrapper = tools?.wrapper ?? this.wrapper;
     const { contextText } = wrapper.generateContextState({
-      chatHistory: toChatHistory(turns),
+      // Past calls in the adapter's own syntax, as the engine writes them (ModelSession.generate).
+      chatHistory: toChatHistory(turns, this.toolFormat),
       ...(tools ? { availableFunctions: tools.functions } : {}),
     });
     return contextText.tokenize(this.model.tokenizer);

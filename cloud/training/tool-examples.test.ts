@@ -108,6 +108,28 @@ describe("tool-call examples", () => {
     );
   });
 
+  it("refuse malformed calls with the line's reason", () => {
+    const line = (mutate: (l: { messages: Record<string, unknown>[]; tools: unknown[] }) => void) => {
+      const l = JSON.parse(timerLine(1)) as { messages: Record<string, unknown>[]; tools: unknown[] };
+      mutate(l);
+      return parseExampleLine(JSON.stringify(l), 7);
+    };
+    const calls = (l: { messages: Record<string, unknown>[] }) =>
+      l.messages[1]!.tool_calls as { function: Record<string, unknown> }[];
+    expect(line((l) => (calls(l)[0]!.function.arguments = "{minutes: 1"))).toBe(
+      "tool_calls[0].function.arguments is not valid JSON",
+    );
+    expect(line((l) => (l.tools = [{ type: "function", function: { name: "set timer" } }]))).toMatch(
+      /^tools\[0\]\.function\.name must match/,
+    );
+    expect(line((l) => l.messages.pop())).toBe("the last message must be the assistant's answer");
+    expect(line((l) => l.messages.splice(1, 0, { role: "tool", tool_call_id: "x", content: "?" }))).toMatch(
+      /only assistant messages with "tool_calls"/,
+    );
+    // After its calls the answer may be empty: the Agent ends its turn with the result.
+    expect(line((l) => (l.messages[3]!.content = ""))).toMatchObject({ kind: "sft", answer: "" });
+  });
+
   it("are the engine's tokens of the Agent continuing after its call; the loss skips the result", async () => {
     if (typeof example === "string" || example.kind !== "sft") throw new Error(JSON.stringify(example));
     const formatter = new ChatFormatter(model, systemPromptFor("agent"), undefined, agentFormat);
@@ -127,8 +149,8 @@ describe("tool-call examples", () => {
     expect(f.spans).toHaveLength(2);
     const [call, answer] = f.spans;
     expect(call![0]).toBe(f.start);
-    // Arguments as node-llama-cpp writes a call in the history (its jsonDumps: a space after ':').
-    expect(text(f.ids.slice(...call!))).toBe('{"tool":"set_timer","arguments":{"minutes": 15}}');
+    // Compact JSON arguments, as the Agent writes them (the engine lays its past calls out so).
+    expect(text(f.ids.slice(...call!))).toBe('{"tool":"set_timer","arguments":{"minutes":15}}');
     expect(text(f.ids.slice(answer![0], answer![1] - 1))).toBe("Your 15 minute timer is on.");
     expect(answer![1]).toBe(f.ids.length);
     // Given, not learned: the result as the wrapper renders it (prefix, JSON of the text, suffix).
@@ -165,10 +187,29 @@ describe("tool-call examples", () => {
     for (const line of lines) {
       const learned = line.spans.map(([a, b]) => text(line.ids.slice(a, b))).join("|");
       expect(learned).toMatch(
-        /^\{"tool":"set_timer","arguments":\{"minutes": \d+\}\}\|Your \d+ minute timer is on\./,
+        /^\{"tool":"set_timer","arguments":\{"minutes":\d+\}\}\|Your \d+ minute timer is on\./,
       );
       expect(learned).not.toContain("endsAt");
     }
+    // A tool whose schema the engine cannot turn into a grammar: dropped and counted, like the engine refuses it.
+    const bogus = JSON.parse(timerLine(9)) as { tools: { function: { parameters: unknown } }[] };
+    bogus.tools[0]!.function.parameters = { type: "array" };
+    const withBogus = await writeJsonl(dir.path, "bogus.jsonl", [
+      timerLine(5),
+      timerLine(20),
+      JSON.stringify(bogus),
+    ]);
+    const counted = await formatDataset(model, await readDatasetFile(withBogus), null, {
+      domain: "agent",
+      method: "sft",
+      maxLength: 2048,
+      maxLengthPolicy: "drop",
+      trainOut: join(dir.path, "bogus.tok.jsonl"),
+      heldoutOut: join(dir.path, "bogus-heldout.tok.jsonl"),
+      toolFormat: agentFormat,
+    });
+    expect(counted.dataset.toolCalls).toMatchObject({ examples: 2, badTools: 1 });
+
     // The trainer's own batching: targets exactly at the span tokens (ignore elsewhere).
     const script = [
       "import json, sys",

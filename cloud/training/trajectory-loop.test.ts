@@ -190,7 +190,7 @@ describe("trajectories → cloud → export → trainer", () => {
         spans: [number, number][];
       };
       const learned = first.spans.map(([a, b]) => model.detokenize(first.ids.slice(a, b)));
-      expect(learned[0]).toMatch(/^\{"tool":"set_timer","arguments":\{"minutes": \d+\}\}$/);
+      expect(learned[0]).toMatch(/^\{"tool":"set_timer","arguments":\{"minutes":\d+\}\}$/);
       expect(learned.join("")).not.toContain("Timer set for");
       const learnedTokens = first.spans.reduce((n, [a, b]) => n + b - a, 0);
       numbers.exampleTokens = first.ids.length;
