@@ -285,6 +285,27 @@ describe("the KV cache of a tool conversation", () => {
   });
 });
 
+describe("the agent loop's rounds on one cache", () => {
+  it("evaluates only the result after the Agent's own call: the prompt repeats the call's tokens", async () => {
+    const options = { sessionKey: "rounds", adapters: [AGENT], tools: TIMER_AND_FILE, toolFormat: FORMAT };
+    const question = ask("Call a tool and set a timer for 15 minutes.");
+    const call = await generate(demo, question, options);
+    expect(call.toolCalls?.[0]).toEqual({ name: "set_timer", arguments: { minutes: 15 } });
+    const result = '"Timer set."';
+    const next = await generate(
+      demo,
+      [
+        ...question,
+        { role: "assistant", text: "", calls: [{ ...call.toolCalls![0]!, result: "Timer set." }] },
+      ],
+      options,
+    );
+    // The result with its prefix and suffix, the call's closing "}" and the last token: nothing
+    // of the call itself is evaluated again.
+    expect(next.promptTokensEvaluated).toBeLessThanOrEqual(result.length + 4);
+  });
+});
+
 describe("the tiny qwen3 base (Qwen's chat wrapper, <tool_call> syntax)", () => {
   let qwen: ModelSession;
   beforeAll(async () => {
