@@ -22,8 +22,9 @@ import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/
 import { z } from "zod";
 
 const { values } = parseArgs({
-  options: { http: { type: "string" }, "calls-file": { type: "string" } },
+  options: { http: { type: "string" }, "calls-file": { type: "string" }, "page-size": { type: "string" } },
 });
+const pageSize = values["page-size"] === undefined ? 0 : Number(values["page-size"]);
 const callsFile = values["calls-file"];
 
 /** The text the inject tool returns: instructions a model must treat as data (tests look for "Ignore previous instructions"). */
@@ -157,7 +158,30 @@ function fixtureServer(): McpServer {
       return text(JSON.stringify(value ?? null));
     },
   );
+  if (pageSize > 0) paginate(server, pageSize);
   return server;
+}
+
+type ListHandler = (
+  request: { params?: { cursor?: string } },
+  extra: unknown,
+) => Promise<{ tools: unknown[] }>;
+
+/**
+ * tools/list in pages of `size` (McpServer always answers with one page): the SDK keeps request
+ * handlers in a private map, so its own handler is wrapped there.
+ */
+function paginate(server: McpServer, size: number): void {
+  const handlers = (server.server as unknown as { _requestHandlers: Map<string, ListHandler> })
+    ._requestHandlers;
+  const whole = handlers.get("tools/list");
+  if (!whole) throw new Error("no tools/list handler to paginate");
+  handlers.set("tools/list", async (request, extra) => {
+    const { tools } = await whole(request, extra);
+    const start = Number(request.params?.cursor ?? 0);
+    const end = start + size;
+    return { tools: tools.slice(start, end), ...(end < tools.length ? { nextCursor: String(end) } : {}) };
+  });
 }
 
 async function readBody(req: IncomingMessage): Promise<unknown> {

@@ -267,8 +267,12 @@ export class McpConnection {
         tools.push(tool);
       }
       cursor = result.nextCursor;
-      if (!cursor) break;
+      if (!cursor) {
+        if (page > 0) this.log.push(`tools/list: ${page + 1} pages`);
+        break;
+      }
     }
+    if (cursor) this.log.push(`tools/list: stopped after ${MAX_PAGES} pages`);
     return tools;
   }
 

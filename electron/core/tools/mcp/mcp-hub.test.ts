@@ -213,6 +213,16 @@ describe("McpHub over stdio (the fixture server)", () => {
     expect(text(await catalog.call(tool("fx", "echo"), { text: "fine" }, never))).toBe("fine");
   });
 
+  it("reads a tool list that comes in pages", async () => {
+    const { hub } = makeHub();
+    const whole = await hub.add("whole", fixtureSpec());
+    const paged = await hub.add("paged", fixtureSpec({ pageSize: 3 }));
+    expect(paged.tools.length).toBeGreaterThan(3);
+    expect(paged.tools.map((t) => t.name)).toEqual(whole.tools.map((t) => t.name));
+    expect(hub.logs("paged").join("\n")).toContain(`tools/list: ${Math.ceil(whole.tools.length / 3)} pages`);
+    expect(text(await hub.call(tool("paged", "echo"), { text: "last page" }, never))).toBe("last page");
+  });
+
   it("a result the server marks isError is an error carrying the server's text", async () => {
     const { hub } = makeHub();
     await hub.add("fx", fixtureSpec({ callsFile }));

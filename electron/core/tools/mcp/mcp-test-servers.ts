@@ -16,9 +16,9 @@ export const EVERYTHING_SERVER = join(
   "node_modules/@modelcontextprotocol/server-everything/dist/index.js",
 );
 
-/** The fixture over stdio; with `callsFile`, every call it receives is appended there. */
+/** The fixture over stdio; with `callsFile`, every call it receives is appended there; `pageSize` pages tools/list. */
 export function fixtureSpec(
-  options: { callsFile?: string; env?: Record<string, string> } = {},
+  options: { callsFile?: string; env?: Record<string, string>; pageSize?: number } = {},
 ): McpServerSpec {
   return {
     command: process.execPath,
@@ -27,6 +27,7 @@ export function fixtureSpec(
       "tsx",
       FIXTURE_SERVER,
       ...(options.callsFile ? ["--calls-file", options.callsFile] : []),
+      ...(options.pageSize ? ["--page-size", String(options.pageSize)] : []),
     ],
     env: options.env ?? {},
     cwd: REPO_ROOT,
