@@ -69,9 +69,12 @@ describe("ToolCatalog", () => {
     expect(JSON.parse(readFileSync(join(dir.path, TOOL_SWITCHES_FILE), "utf8"))).toEqual({
       disabled: { builtin: ["remember"] },
     });
-    const again = new ToolCatalog(new ToolSwitches(dir.path), [source]);
+    const reopened = new ToolSwitches(dir.path);
+    const again = new ToolCatalog(reopened, [source]);
     expect(again.list()[0]?.enabled).toBe(false);
     expect(again.setEnabled("builtin", "remember", true).enabled).toBe(true);
+    await reopened.saved();
+    expect(JSON.parse(readFileSync(join(dir.path, TOOL_SWITCHES_FILE), "utf8"))).toEqual({ disabled: {} });
   });
 
   it("checks arguments before the source sees them, and turns a throwing source into an error", async () => {
