@@ -192,7 +192,9 @@ export class McpHub implements ListingToolSource {
     const connections = [...this.entries.values()].map((entry) => entry.connection);
     this.entries.clear();
     await Promise.all(connections.map((connection) => connection.stop()));
+    // What remove() and the switches still write must be on disk before core closes.
     await this.saving;
+    await this.options.switches.saved();
   }
 
   private toolsOf(connection: McpConnection): ListedTool[] {
