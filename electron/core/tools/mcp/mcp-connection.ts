@@ -23,8 +23,8 @@ import { LogRing } from "./log-ring";
 import { isStdio } from "./mcp-config";
 import { limitText, outcomeOf } from "./mcp-result";
 
-/** How long a server may take to start and answer `initialize` and `tools/list`. */
-export const MCP_CONNECT_TIMEOUT_MS = 30_000;
+/** How long a server may take to start and answer `initialize` and `tools/list` (an `npx -y` server may download first). */
+export const MCP_CONNECT_TIMEOUT_MS = 60_000;
 /** At most this many tools are taken from one server (pages of tools/list). */
 const MAX_TOOLS = 1000;
 const MAX_PAGES = 50;
