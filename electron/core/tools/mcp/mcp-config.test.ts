@@ -2,6 +2,7 @@ import { readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { tempDir } from "../../testing/temp-dir";
+import { targetOf } from "./mcp-connection";
 import { jsonErrorOffset, loadSavedConfig, MCP_CONFIG_FILE, parseMcpConfig, saveConfig } from "./mcp-config";
 
 describe("parseMcpConfig", () => {
@@ -82,6 +83,16 @@ describe("parseMcpConfig", () => {
     expect(errors.list).toBe(
       'An entry must be an object with a "command" (stdio) or a "url" (Streamable HTTP).',
     );
+  });
+});
+
+describe("targetOf", () => {
+  it("shows the command line, or the URL without its password and query values", () => {
+    expect(targetOf({ command: "npx", args: ["-y", "pkg"], env: { KEY: "secret" } })).toBe("npx -y pkg");
+    expect(targetOf({ url: "https://me:pw@example.com/mcp?key=secret&x=1", headers: { A: "secret" } })).toBe(
+      "https://me:***@example.com/mcp?key=***&x=***",
+    );
+    expect(targetOf({ url: "http://127.0.0.1:3001/mcp", headers: {} })).toBe("http://127.0.0.1:3001/mcp");
   });
 });
 

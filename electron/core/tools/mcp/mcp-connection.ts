@@ -72,9 +72,16 @@ export function serverEnvironment(configured: Record<string, string>): Record<st
   return env as Record<string, string>;
 }
 
-/** What a spec starts, for display (env values never shown). */
+/**
+ * What a spec starts, for display: env and header values are never shown, nor a URL's password
+ * or query values (API keys often ride there).
+ */
 export function targetOf(spec: McpServerSpec): string {
-  return isStdio(spec) ? [spec.command, ...spec.args].join(" ") : spec.url;
+  if (isStdio(spec)) return [spec.command, ...spec.args].join(" ");
+  const url = new URL(spec.url);
+  if (url.password) url.password = "***";
+  for (const key of [...url.searchParams.keys()]) url.searchParams.set(key, "***");
+  return url.toString();
 }
 
 /** 60000 → "60", 400 → "0.4". */
