@@ -8,7 +8,9 @@
  * sameAnswer (chosen and rejected are one text after normalization: nothing to learn from).
  * An answer that called tools (its item carries a trajectory) is an SFT line with its calls and
  * their results (prepare/trajectory.ts), or toolFailed when a call was denied, invalid, failed or
- * stopped; it makes no preference line, whose sides are single text answers.
+ * stopped. In the preference export, an answer whose calls were all allowed and answered is
+ * chosen against one to the same prompt whose call was denied, invalid, failed or stopped, or
+ * that was rated bad: both sides laid out with their calls (the tools of both offered).
  */
 import type { FeedbackItem } from "../protocol";
 import { hasText } from "../ingest";
@@ -28,7 +30,7 @@ export type ExportType = "sft" | "preference";
 
 export type Line =
   | { messages: LineMessage[]; tools?: ToolLine[] }
-  | { prompt: Message[]; chosen: Message[]; rejected: Message[] };
+  | { prompt: Message[]; chosen: LineMessage[]; rejected: LineMessage[]; tools?: ToolLine[] };
 
 /** A line and what the filters need to know about it. */
 export interface Example {
@@ -103,8 +105,21 @@ function preferenceCandidates(items: readonly FeedbackItem[]): Candidate[] {
   const out: Candidate[] = [];
   // Rated answers with text by prompt: a good and a bad answer to one prompt make a pair.
   const rated = new Map<string, { good: FeedbackItem[]; bad: FeedbackItem[] }>();
+  // Answers that called tools, by prompt: allowed-and-answered against failed or rated bad.
+  const trajectories = new Map<string, { good: FeedbackItem[]; bad: FeedbackItem[] }>();
   for (const item of items) {
-    // A side of a pair is one text answer: an answer that called tools cannot be one.
+    const trajectory = trajectoryOf(item);
+    if (trajectory && hasText(item) && (item.kind === "trajectory" || item.kind === "rating")) {
+      const prompt = promptMessages(item);
+      if (!prompt || item.response === null || item.response === undefined) continue;
+      const key = promptKey(prompt);
+      const group = trajectories.get(key) ?? { good: [], bad: [] };
+      const bad = trajectoryProblem(trajectory) !== null || item.rating === "bad";
+      group[bad ? "bad" : "good"].push(item);
+      trajectories.set(key, group);
+      continue;
+    }
+    // Other items about an answer that called tools: their texts lack the calls.
     if (item.toolOutcome && item.toolOutcome.steps > 0) continue;
     if (item.kind === "regeneration" && hasText(item)) out.push(pair([item], item.chosen, item.rejected));
     else if (item.kind === "correction" && hasText(item))
@@ -120,7 +135,27 @@ function preferenceCandidates(items: readonly FeedbackItem[]): Candidate[] {
   }
   for (const { good, bad } of rated.values())
     for (const g of good) for (const b of bad) out.push(pair([g, b], g.response, b.response));
+  for (const { good, bad } of trajectories.values())
+    for (const g of good) for (const b of bad) out.push(toolPair(g, b));
   return out;
+}
+
+/** A pair of answers that called tools (the chosen one's calls all allowed and answered). */
+function toolPair(good: FeedbackItem, bad: FeedbackItem): Candidate {
+  const prompt = promptMessages(good)!;
+  const [g, b] = [trajectoryOf(good)!, trajectoryOf(bad)!];
+  const chosen = trajectoryMessages(g, good.response ?? "");
+  const rejected = trajectoryMessages(b, bad.response ?? "");
+  if (JSON.stringify(chosen) === JSON.stringify(rejected)) return { drop: "sameAnswer" };
+  const tools = trajectoryTools({ tools: [...g.tools, ...b.tools], steps: [...g.steps, ...b.steps] });
+  return {
+    example: {
+      line: { prompt, chosen, rejected, tools },
+      items: [good, bad],
+      prompt,
+      targets: [{ context: prompt, answer: good.response ?? "" }],
+    },
+  };
 }
 
 /** A pair on the prompt of the first item (the chosen answer's). */
@@ -157,19 +192,18 @@ export function promptMessages(item: FeedbackItem): Message[] | null {
 /** Every text of a line (what the PII re-check reads). */
 export function lineTexts(line: Line): string[] {
   const msgs = "messages" in line ? line.messages : [...line.prompt, ...line.chosen, ...line.rejected];
-  const tools = "messages" in line && line.tools ? [JSON.stringify(line.tools)] : [];
+  const tools = line.tools ? [JSON.stringify(line.tools)] : [];
   return [...msgs.map(messageText), ...tools];
 }
 
 /** The messages a trainer sees at once: the conversation, or the prompt with the longer answer. */
 export function longestSequence(line: Line): Message[] {
-  if ("messages" in line) {
-    // Tools documented in the prompt cost tokens too: counted as one more message.
-    const tools: Message[] = line.tools ? [{ role: "system", content: JSON.stringify(line.tools) }] : [];
-    return [...tools, ...line.messages.map(asPlainMessage)];
-  }
-  const [c, r] = [line.chosen[0]!, line.rejected[0]!];
-  return [...line.prompt, Buffer.byteLength(c.content) >= Buffer.byteLength(r.content) ? c : r];
+  // Tools documented in the prompt cost tokens too: counted as one more message.
+  const tools: Message[] = line.tools ? [{ role: "system", content: JSON.stringify(line.tools) }] : [];
+  if ("messages" in line) return [...tools, ...line.messages.map(asPlainMessage)];
+  const bytes = (side: LineMessage[]) => side.reduce((n, m) => n + Buffer.byteLength(messageText(m)), 0);
+  const longer = bytes(line.chosen) >= bytes(line.rejected) ? line.chosen : line.rejected;
+  return [...tools, ...line.prompt, ...longer.map(asPlainMessage)];
 }
 
 /** What two near-duplicates share: prompt (without the system turn) and answers, normalized. */

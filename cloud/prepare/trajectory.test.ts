@@ -1,7 +1,8 @@
 /**
  * Trajectories into agent training data: good ones become OpenAI-style tool-call SFT lines,
  * denied/invalid/failed/stopped calls, thumbs-down answers and answers a follow-up corrected are
- * kept out and counted, and none makes a preference line.
+ * kept out and counted; in the preference export they are the rejected side of an allowed answer
+ * to the same prompt.
  */
 import { describe, expect, it } from "vitest";
 import type { FeedbackItem, TrajectoryStepWire } from "../protocol";
@@ -136,8 +137,47 @@ describe("trajectories in the export", () => {
     expect(out.lines.train[0]).toContain('"arguments":"{\\"minutes\\":7}"');
     const { byKind } = out.report;
     expect(byKind).toMatchObject({ trajectory: 7, rating: 3, follow_up: 1 });
-    // No preference line from answers that called tools (a side is one text answer).
-    expect(run(rows, "preference").report.candidates).toBe(0);
+    // Preference: no prompt has both an allowed answer and a failed one.
+    expect(run(rows, "preference").report).toMatchObject({ candidates: 0, written: 0 });
+    // An answer rated bad after its trajectory was sent is that same answer: no pair with itself.
+    const traj5 = rows[4]!;
+    const bad5 = row({ ...(JSON.parse(traj5.json) as FeedbackItem), kind: "rating", rating: "bad" });
+    expect(run([traj5, bad5], "preference").report).toMatchObject({
+      candidates: 1,
+      dropped: { sameAnswer: 1 },
+    });
+  });
+
+  it("a denied call is the rejected side of an allowed answer to the same prompt", () => {
+    const q = "Set a timer for 15 minutes.";
+    const out = run(
+      [
+        toolItem(q, "", [
+          step({ arguments: { minutes: 50 }, decision: "deny", state: "denied", result: null }),
+        ]),
+        toolItem(q, "Timer on.", [step()]),
+      ],
+      "preference",
+    );
+    expect(out.report).toMatchObject({ candidates: 1, written: 1 });
+    const line = JSON.parse(out.lines.train[0]!) as {
+      prompt: unknown[];
+      chosen: { content: string; tool_calls?: { function: { arguments: string } }[] }[];
+      rejected: { content: string; tool_calls?: { function: { arguments: string } }[] }[];
+      tools: unknown[];
+    };
+    expect(line.prompt).toEqual([{ role: "user", content: q }]);
+    expect(line.chosen.map((m) => m.tool_calls?.[0]?.function.arguments ?? m.content)).toEqual([
+      '{"minutes":15}',
+      '{"ok":true,"endsAt":"10:15"}',
+      "Timer on.",
+    ]);
+    expect(line.rejected.map((m) => m.tool_calls?.[0]?.function.arguments ?? m.content)).toEqual([
+      '{"minutes":50}',
+      "The user denied this call.",
+      "",
+    ]);
+    expect(line.tools).toEqual([{ type: "function", function: timer }]);
   });
 
   it("calls go by the function name the model was given (prefixed when two servers share a tool)", () => {

@@ -51,6 +51,18 @@ export function trajectoryOf(item: FeedbackItem): TrajectoryWire | null {
  * The answer's messages: one assistant message with one call per step (the app runs a step's
  * result back into the model before the next call), its tool result, then `answer`.
  */
+/**
+ * What the model was given back for a step: its result, or for a call that did not run what the
+ * agent loop tells the model (a result is never learned, only context).
+ */
+function resultText(step: TrajectoryStepWire): string {
+  if (step.result !== null) return step.result;
+  // electron/core/tools/agent-loop.ts DENIED_RESULT and its error results.
+  if (step.state === "denied") return "The user denied this call.";
+  if (step.state === "invalid") return `Error: the call was not made: ${step.error ?? "invalid arguments"}.`;
+  return step.error ? `Error: ${step.error}` : "";
+}
+
 /** The function name the model called for `step` (its definition's, else the tool's own). */
 function functionName(trajectory: TrajectoryWire, step: TrajectoryStepWire): string {
   const def = trajectory.tools.find((t) => t.server === step.server && t.tool === step.tool);
@@ -73,7 +85,7 @@ export function trajectoryMessages(trajectory: TrajectoryWire, answer: string): 
         },
       ],
     });
-    out.push({ role: "tool", tool_call_id: id, content: step.result ?? "" });
+    out.push({ role: "tool", tool_call_id: id, content: resultText(step) });
   }
   out.push({ role: "assistant", content: answer });
   return out;

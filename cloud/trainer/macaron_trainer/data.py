@@ -39,9 +39,14 @@ class SeqExample:
 
 @dataclass
 class PairExample:
+    """A preference pair; ``chosen_spans``/``rejected_spans`` ([from, to) in the completion) leave
+    tool results out of a side's log-probability, as ``spans`` do for SFT."""
+
     prompt: list
     chosen: list
     rejected: list
+    chosen_spans: list = None
+    rejected_spans: list = None
 
     @property
     def loss_tokens(self):
@@ -104,6 +109,11 @@ def _parse(obj, where, kinds, vocab, context):
         raise TrainerError("bad_data", f"{where}: kind {kind!r} is not accepted here (expected {expected})")
     if kind == "dpo":
         example = PairExample(*(_ids(obj, key, where, vocab) for key in ("prompt", "chosen", "rejected")))
+        n = len(example.prompt)
+        for key, side in (("chosenSpans", "chosen"), ("rejectedSpans", "rejected")):
+            if key in obj:
+                spans = _spans({"spans": obj[key]}, where, 0, len(getattr(example, side)))
+                setattr(example, f"{side}_spans", [(a + n, b + n) for a, b in spans])
         longest = len(example.prompt) + max(len(example.chosen), len(example.rejected))
     else:
         ids = _ids(obj, "ids", where, vocab, min_len=2)
@@ -156,6 +166,6 @@ def seq_batch(examples, device):
 
 def pair_sequences(examples):
     """DPO pairs as SFT-style sequences: all chosen completions, then all rejected ones."""
-    chosen = [SeqExample(e.prompt + e.chosen, len(e.prompt)) for e in examples]
-    rejected = [SeqExample(e.prompt + e.rejected, len(e.prompt)) for e in examples]
+    chosen = [SeqExample(e.prompt + e.chosen, len(e.prompt), e.chosen_spans) for e in examples]
+    rejected = [SeqExample(e.prompt + e.rejected, len(e.prompt), e.rejected_spans) for e in examples]
     return chosen + rejected
