@@ -31,6 +31,10 @@ describe("tool arguments", () => {
     expect(schemaProblem("yes")).toMatch(/not a JSON object/);
     expect(schemaProblem({ type: "string" })).toMatch(/not "object"/);
     expect(schemaProblem({ type: "object", properties: { a: { type: "no-such-type" } } })).toMatch(/invalid/);
+    // Valid JSON Schema, but constrained generation cannot express it: left out, with the reason.
+    expect(schemaProblem({ type: "object", properties: { a: { not: { type: "string" } } } })).toMatch(
+      /uses "not"/,
+    );
     expect(checkArguments({ type: "object", properties: { a: { type: 12 } } }, {})).toMatchObject({
       ok: false,
     });

@@ -4,21 +4,28 @@
  * produce arguments the tool must not see.
  */
 import Ajv, { type ValidateFunction } from "ajv";
+import { grammarSchemaProblem } from "../../../native/engine/tool-schema";
 
 const ajv = new Ajv({ allErrors: false, strict: false, validateFormats: false });
 const compiled = new WeakMap<object, ValidateFunction | Error>();
 
 export type ArgumentCheck = { ok: true } | { ok: false; message: string };
 
-/** Whether `schema` is a usable JSON Schema for arguments (an object schema ajv compiles). */
-export function schemaProblem(schema: unknown): string | null {
+/**
+ * Whether `schema` is a usable JSON Schema for arguments: an object schema that ajv compiles
+ * and that constrained generation can express (native/engine/tool-schema.ts), so that one odd
+ * tool is left out with its reason instead of failing every turn that offers it.
+ */
+export function schemaProblem(schema: unknown, where = "The tool's input schema"): string | null {
   if (typeof schema !== "object" || schema === null || Array.isArray(schema))
     return "The tool's input schema is not a JSON object.";
   const type = (schema as { type?: unknown }).type;
   if (type !== undefined && type !== "object")
     return `The tool's input schema has type ${JSON.stringify(type)}, not "object".`;
   const validator = compile(schema);
-  return validator instanceof Error ? `The tool's input schema is invalid: ${validator.message}` : null;
+  if (validator instanceof Error) return `The tool's input schema is invalid: ${validator.message}`;
+  const grammar = grammarSchemaProblem(schema as Record<string, unknown>, where);
+  return grammar;
 }
 
 /** Check `args` against `schema`; the message names the first problem and where it is. */

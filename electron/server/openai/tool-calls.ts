@@ -6,7 +6,6 @@
  */
 import { randomBytes } from "node:crypto";
 import { z } from "zod";
-import { toGrammarSchema, ToolRequestError } from "../../../native/engine/tool-schema";
 import { checkArguments, schemaProblem } from "../../core/tools/argument-check";
 import type {
   ChatTurn,
@@ -54,19 +53,6 @@ function invalid(message: string, param: string): OpenAiError {
 }
 
 /**
- * The engine refuses what its grammar cannot express (`not`, `if`, …) rather than let arguments
- * parse yet never match; the same check here makes that a 400 naming the tool's field.
- */
-function grammarProblem(parameters: Record<string, unknown>, param: string, name: string): void {
-  try {
-    toGrammarSchema(parameters, param);
-  } catch (error) {
-    if (error instanceof ToolRequestError) throw invalid(`Tool '${name}': ${error.message}`, param);
-    throw error;
-  }
-}
-
-/**
  * The request's tools as engine definitions. Throws a 400 naming the field for a bad schema, a
  * duplicate name, or a `tool_choice` the tools cannot satisfy. `tool_choice: "none"` and an
  * empty `tools` list generate plain text.
@@ -86,9 +72,8 @@ export function toolRequest(body: {
       throw invalid(`Two tools are named '${name}'; names must be unique.`, `tools[${i}].function.name`);
     seen.add(name);
     if (parameters !== undefined) {
-      const problem = schemaProblem(parameters);
+      const problem = schemaProblem(parameters, `tools[${i}].function.parameters`);
       if (problem) throw invalid(`Tool '${name}': ${problem}`, `tools[${i}].function.parameters`);
-      grammarProblem(parameters as Record<string, unknown>, `tools[${i}].function.parameters`, name);
     }
     definitions.push({
       name,
