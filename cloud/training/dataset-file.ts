@@ -36,7 +36,17 @@ export type RawExample =
       /** The functions offered to the model (OpenAI's `tools[].function`). */
       tools?: ToolDefinition[];
     }
-  | { kind: "dpo"; line: number; prompt: ChatMessage[]; chosen: string; rejected: string };
+  | {
+      kind: "dpo";
+      line: number;
+      prompt: ChatMessage[];
+      chosen: string;
+      rejected: string;
+      /** Pairs of answers that called tools: each side's rounds before its answer, and the tools. */
+      chosenRounds?: ToolRound[];
+      rejectedRounds?: ToolRound[];
+      tools?: ToolDefinition[];
+    };
 
 export interface MalformedLine {
   line: number;
@@ -204,6 +214,35 @@ export function parseExampleLine(text: string, line: number): RawExample | strin
     if (typeof prompt === "string") return prompt;
     const bad = checkPrompt(prompt, '"prompt"');
     if (bad) return bad;
+    const withCalls = (side: unknown) =>
+      Array.isArray(side) && side.some((m) => isRecord(m) && (m.role === "tool" || "tool_calls" in m));
+    if ("tools" in json || withCalls(json.chosen) || withCalls(json.rejected)) {
+      const sides: Record<string, { rounds: ToolRound[]; answer: string }> = {};
+      for (const side of ["chosen", "rejected"] as const) {
+        const value: unknown = json[side];
+        if (!Array.isArray(value) || value.length === 0 || !value.every(isRecord))
+          return `"${side}" must be a non-empty array of messages`;
+        const parsed = roundsOf(value);
+        if (typeof parsed === "string") return `${side}: ${parsed}`;
+        sides[side] = parsed;
+      }
+      const tools = toolsOf(json.tools);
+      if (typeof tools === "string") return tools;
+      const { chosen, rejected } = sides as Record<
+        "chosen" | "rejected",
+        { rounds: ToolRound[]; answer: string }
+      >;
+      return {
+        kind: "dpo",
+        line,
+        prompt,
+        chosen: chosen.answer,
+        rejected: rejected.answer,
+        chosenRounds: chosen.rounds,
+        rejectedRounds: rejected.rounds,
+        tools,
+      };
+    }
     const chosen = answerOf(json.chosen, "chosen");
     if (typeof chosen !== "string") return chosen.error;
     const rejected = answerOf(json.rejected, "rejected");

@@ -157,9 +157,46 @@ export class ChatFormatter {
     answer: string,
     tools: readonly ToolDefinition[],
   ): FormattedToolSft {
+    const p = this.toolPrompt(prompt, tools);
+    const c = this.toolCompletion(p, rounds, answer);
+    const spans = c.spans.map(([a, b]): [number, number] => [a + p.ids.length, b + p.ids.length]);
+    return { ...c, ids: [...p.ids, ...c.ids], start: p.ids.length, spans };
+  }
+
+  /**
+   * A preference pair of answers that called tools, on one prompt offering `tools` (the tools of
+   * both sides): each side's completion with its loss spans, relative to the completion.
+   */
+  toolPair(
+    prompt: readonly ChatMessage[],
+    chosen: { rounds: readonly ToolRound[]; answer: string },
+    rejected: { rounds: readonly ToolRound[]; answer: string },
+    tools: readonly ToolDefinition[],
+  ) {
+    const p = this.toolPrompt(prompt, tools);
+    return {
+      prompt: p.ids as number[],
+      chosen: this.toolCompletion(p, chosen.rounds, chosen.answer),
+      rejected: this.toolCompletion(p, rejected.rounds, rejected.answer),
+    };
+  }
+
+  private toolPrompt(prompt: readonly ChatMessage[], tools: readonly ToolDefinition[]) {
     const layout = this.toolLayout(tools);
     const turns = promptTurns(prompt, this.systemPrompt);
-    const promptIds = this.tokens(turns, layout);
+    return { layout, turns, ids: this.tokens(turns, layout) };
+  }
+
+  /**
+   * The completion of a tool prompt by `rounds` then `answer`, and the end-of-turn token; spans
+   * (relative to the completion) cover everything but the tool results.
+   */
+  private toolCompletion(
+    p: { layout: ToolLayout; turns: ChatTurn[]; ids: Token[] },
+    rounds: readonly ToolRound[],
+    answer: string,
+  ): Omit<FormattedToolSft, "start"> {
+    const { layout, turns, ids: promptIds } = p;
     const answerTurns: ChatTurn[] = [
       ...rounds.map((r): ChatTurn => ({ role: "assistant", text: r.text, calls: r.calls })),
       { role: "assistant", text: answer },
@@ -167,9 +204,9 @@ export class ChatFormatter {
     const full = this.tokens([...turns, ...answerTurns], layout);
     if (!promptIds.every((t, i) => full[i] === t))
       throw new Error("The chat template lays the prompt out differently once the answer follows it.");
-    const ids = [...full, this.endOfTurn] as number[];
+    const ids = [...full.slice(promptIds.length), this.endOfTurn] as number[];
     const spans: [number, number][] = [];
-    let cursor = promptIds.length;
+    let cursor = 0;
     let resultTokens = 0;
     let unmaskedResults = 0;
     let calls = 0;
@@ -179,7 +216,7 @@ export class ChatFormatter {
         const rendered = layout.wrapper
           .generateFunctionCallResult(call.name, call.arguments, call.result)
           .tokenize(this.model.tokenizer);
-        const at = indexOfTokens(full, rendered, cursor);
+        const at = indexOfTokens(ids as Token[], rendered, cursor);
         if (at < 0) {
           unmaskedResults++;
           continue;
@@ -190,7 +227,7 @@ export class ChatFormatter {
       }
     }
     spans.push([cursor, ids.length]);
-    return { ids, start: promptIds.length, spans, resultTokens, unmaskedResults, calls };
+    return { ids, spans, resultTokens, unmaskedResults, calls };
   }
 
   /** The prompt tokens of `prompt` (the app's system turn added as buildPrompt does). */

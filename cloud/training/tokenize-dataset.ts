@@ -82,7 +82,14 @@ export interface TokenizedDataset {
 
 type Line =
   | { kind: "sft"; ids: number[]; start: number; spans?: [number, number][] }
-  | { kind: "dpo"; prompt: number[]; chosen: number[]; rejected: number[] };
+  | {
+      kind: "dpo";
+      prompt: number[];
+      chosen: number[];
+      rejected: number[];
+      chosenSpans?: [number, number][];
+      rejectedSpans?: [number, number][];
+    };
 
 /** Whether a prompt belongs to the held-out share: a hash of its messages, stable across datasets. */
 export function isHeldOut(prompt: RawExample["prompt"]): boolean {
@@ -127,6 +134,7 @@ class LineBuilder {
   /** The tokenized line of `example`, or null when it is dropped for its length. */
   build(example: RawExample, file: string): Line | null {
     if (example.kind === "sft" && example.tools) return this.buildTools(example, file);
+    if (example.kind === "dpo" && example.tools) return this.buildToolPair(example, file);
     const p = this.formatter.prompt(example.prompt);
     const complete = (answer: string) => {
       const c = this.formatter.answer(p.turns, p.ids, answer);
@@ -175,6 +183,46 @@ class LineBuilder {
     this.toolCalls.resultTokens += f.resultTokens;
     this.toolCalls.unmaskedResults += f.unmaskedResults;
     return { kind: "sft", ids: f.ids, start: f.start, spans: f.spans };
+  }
+
+  /**
+   * A pair of answers that called tools. SFT trains on the chosen side, as for any pair; DPO
+   * compares the sides' log-probabilities over their spans (not their tool results).
+   */
+  private buildToolPair(example: Extract<RawExample, { kind: "dpo" }>, file: string): Line | null {
+    const chosen = { rounds: example.chosenRounds ?? [], answer: example.chosen };
+    const rejected = { rounds: example.rejectedRounds ?? [], answer: example.rejected };
+    if (this.method === "sft")
+      return this.buildTools(
+        { kind: "sft", line: example.line, prompt: example.prompt, ...chosen, tools: example.tools },
+        file,
+      );
+    let pair;
+    try {
+      pair = this.formatter.toolPair(example.prompt, chosen, rejected, example.tools ?? []);
+    } catch (err) {
+      if (!(err instanceof ToolRequestError)) throw err;
+      this.toolCalls.badTools++;
+      return null;
+    }
+    if (pair.prompt.length + Math.max(pair.chosen.ids.length, pair.rejected.ids.length) > this.maxLength) {
+      this.droppedTooLong++;
+      return null;
+    }
+    for (const side of [pair.chosen, pair.rejected]) {
+      this.toolCalls.calls += side.calls;
+      this.toolCalls.resultTokens += side.resultTokens;
+      this.toolCalls.unmaskedResults += side.unmaskedResults;
+    }
+    this.toolCalls.examples++;
+    return {
+      kind: "dpo",
+      prompt: pair.prompt,
+      chosen: pair.chosen.ids,
+      rejected: pair.rejected.ids,
+      chosenSpans: pair.chosen.spans,
+      rejectedSpans: pair.rejected.spans,
+    };
   }
 
   /** The completions cut to fit after `promptLength` tokens, or null (dropped). */

@@ -18,6 +18,7 @@ import { parseExampleLine, readDatasetFile, type ToolRound } from "./dataset-fil
 import { ChatFormatter, promptTurns, systemPromptFor } from "./format-examples";
 import { writeJsonl } from "./testing/test-data";
 import { formatDataset } from "./tokenize-dataset";
+import { trainAdapter } from "./train";
 
 const agentFormat = (
   JSON.parse(readFileSync(join(demoAdaptersDir(), "agent.json"), "utf8")) as {
@@ -226,5 +227,103 @@ describe("tool-call examples", () => {
       const expected = lines[i]!.spans.flatMap(([a, b]) => Array.from({ length: b - a }, (_, k) => a + k));
       expect(learned).toEqual(expected);
     });
+  });
+
+  it("pairs: an allowed call chosen over a denied one, each side learned on its call and answer (DPO)", async () => {
+    const good = JSON.parse(timerLine(15)) as { messages: unknown[]; tools: unknown[] };
+    const pairLine = (minutes: number) =>
+      JSON.stringify({
+        prompt: [{ role: "user", content: `Call a tool and set a timer for ${minutes} minutes.` }],
+        chosen: (JSON.parse(timerLine(minutes)) as { messages: unknown[] }).messages.slice(1),
+        rejected: [
+          {
+            role: "assistant",
+            content: "",
+            tool_calls: [
+              {
+                id: "call_0",
+                type: "function",
+                function: { name: "set_timer", arguments: '{"minutes":999}' },
+              },
+            ],
+          },
+          { role: "tool", tool_call_id: "call_0", content: "The user denied this call." },
+          { role: "assistant", content: "" },
+        ],
+        tools: good.tools,
+      });
+    const path = await writeJsonl(dir.path, "pairs.jsonl", [pairLine(15), pairLine(25), pairLine(35)]);
+    const data = await readDatasetFile(path);
+    expect(data.examples[0]).toMatchObject({
+      kind: "dpo",
+      chosen: "Your 15 minute timer is on.",
+      rejected: "",
+    });
+    const out = await formatDataset(model, data, null, {
+      domain: "agent",
+      method: "dpo",
+      maxLength: 2048,
+      maxLengthPolicy: "drop",
+      trainOut: join(dir.path, "pairs.tok.jsonl"),
+      heldoutOut: join(dir.path, "pairs-heldout.tok.jsonl"),
+      toolFormat: agentFormat,
+    });
+    expect(out.dataset.toolCalls).toMatchObject({ examples: 3, calls: 6, unmaskedResults: 0 });
+    const lines = readFileSync(out.trainPath, "utf8")
+      .trim()
+      .split("\n")
+      .map(
+        (l) =>
+          JSON.parse(l) as {
+            prompt: number[];
+            chosen: number[];
+            rejected: number[];
+            chosenSpans: [number, number][];
+            rejectedSpans: [number, number][];
+          },
+      );
+    const learned = (ids: number[], spans: [number, number][]) =>
+      spans.map(([a, b]) => text(ids.slice(a, b))).join("|");
+    for (const l of lines) {
+      expect(learned(l.chosen, l.chosenSpans)).toMatch(
+        /^\{"tool":"set_timer","arguments":\{"minutes":\d+\}\}\|Your/,
+      );
+      expect(learned(l.rejected, l.rejectedSpans)).toBe('{"tool":"set_timer","arguments":{"minutes":999}}|');
+    }
+    // The trainer's pairs: each side's targets exactly at its spans (after the prompt).
+    const script = [
+      "import json, sys",
+      "sys.path.insert(0, 'cloud/trainer')",
+      "from macaron_trainer.data import load_dataset, pair_sequences, seq_batch, IGNORE",
+      "d = load_dataset(sys.argv[1], ('dpo',), 1 << 20, 4096)",
+      "_, t = seq_batch(pair_sequences(d.examples), 'cpu')",
+      "print(json.dumps([[i + 1 for i, v in enumerate(row.tolist()) if v != IGNORE] for row in t]))",
+    ].join("\n");
+    const positions = JSON.parse(
+      execFileSync("/usr/bin/python3", ["-c", script, out.trainPath], { encoding: "utf8" }),
+    ) as number[][];
+    const expected = (offset: number, spans: [number, number][]) =>
+      spans.flatMap(([a, b]) => Array.from({ length: b - a }, (_, k) => offset + a + k));
+    expect(positions).toEqual([
+      ...lines.map((l) => expected(l.prompt.length, l.chosenSpans)),
+      ...lines.map((l) => expected(l.prompt.length, l.rejectedSpans)),
+    ]);
+    // And the real trainer runs DPO on them from the shipped Agent.
+    const trained = await trainAdapter(
+      {
+        base: demoBasePath(),
+        data: path,
+        out: join(dir.path, "dpo"),
+        id: "agent",
+        method: "dpo",
+        from: join(demoAdaptersDir(), "agent.gguf"),
+        steps: 2,
+        threads: 1,
+        device: "cpu",
+        seed: 0,
+      },
+      () => undefined,
+    );
+    expect(trained.manifest.lineage).toMatchObject({ method: "dpo", dataset: { toolCalls: { calls: 6 } } });
   });
 });
