@@ -9,7 +9,9 @@
  *   follow-up said the answer was wrong (prepare/trajectory.ts);
  * - preference (TRL's conversational format): `{"prompt":[…], "chosen":[assistant], "rejected":[assistant]}`
  *   from regenerations (chosen = the new answer), corrections (chosen = the correction) and a
- *   good and a bad rating on the same prompt.
+ *   good and a bad rating on the same prompt; for answers that called tools, both sides carry
+ *   their calls and results (and `tools`): an allowed-and-answered trajectory chosen over a
+ *   denied, invalid, failed, stopped or bad-rated one to the same prompt.
  * Lines are filtered (malformed, consent, PII, thumbs-down, length, duplicates, near-duplicates),
  * split into train and held-out by a hash of the prompt, and every count is reported.
  */
