@@ -140,6 +140,11 @@ export class AdapterRegistry {
     return this.deps.store.count;
   }
 
+  /** The installed adapters' rows (bundled-adapters.ts refreshes the demo's manifests there). */
+  get store(): AdapterStore {
+    return this.deps.store;
+  }
+
   /** Whether `adapter` fits the loaded base (cached per base file and adapter). */
   async fitOf(adapter: InstalledAdapter): Promise<AdapterFit> {
     if (!existsSync(adapter.filePath)) {

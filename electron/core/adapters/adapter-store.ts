@@ -78,6 +78,7 @@ export class AdapterStore {
   private readonly updateStmt: Statement<[number, number, string]>;
   private readonly deleteStmt: Statement<[string]>;
   private readonly usageStmt: Statement<[string]>;
+  private readonly manifestStmt: Statement<[string, string]>;
 
   constructor(private readonly db: Database) {
     this.insertStmt = db.prepare(`
@@ -91,6 +92,7 @@ export class AdapterStore {
     this.updateStmt = db.prepare("UPDATE adapters SET enabled = ?, scale = ? WHERE id = ?");
     this.deleteStmt = db.prepare("DELETE FROM adapters WHERE id = ?");
     this.usageStmt = db.prepare("UPDATE adapters SET usage_count = usage_count + 1 WHERE id = ?");
+    this.manifestStmt = db.prepare("UPDATE adapters SET manifest_json = ? WHERE id = ?");
   }
 
   insert(a: Omit<InstalledAdapter, "usageCount">): void {
@@ -131,6 +133,11 @@ export class AdapterStore {
 
   delete(id: string): boolean {
     return this.deleteStmt.run(id).changes > 0;
+  }
+
+  /** Replace what is kept of an adapter's manifest (the file itself is unchanged). */
+  setManifest(id: string, manifest: StoredManifest): boolean {
+    return this.manifestStmt.run(JSON.stringify(manifest), id).changes > 0;
   }
 
   /** One more turn answered with each of `ids` (call inside the turn's transaction). */

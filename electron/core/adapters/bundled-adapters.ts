@@ -1,6 +1,8 @@
 import { mkdtemp, readdir, rm } from "node:fs/promises";
 import { join } from "node:path";
+import { readManifestBeside } from "./adapter-manifest";
 import type { AdapterRegistry } from "./adapter-registry";
+import type { AdapterStore } from "./adapter-store";
 
 /**
  * Where the demo's adapter files come from: the trained specialists that ship with the app
@@ -20,7 +22,10 @@ export async function installDemoAdapters(
   dataDir: string,
   files: DemoAdapterFiles,
 ): Promise<string[]> {
-  if (registry.count > 0) return [];
+  if (registry.count > 0) {
+    await refreshDemoToolFormats(registry.store, files, dataDir);
+    return [];
+  }
   const present = await readdir(registry.dir).catch(() => [] as string[]);
   if (present.some((name) => name.endsWith(".gguf"))) return [];
   // Beside the database (same filesystem): install() copies from there.
@@ -29,6 +34,35 @@ export async function installDemoAdapters(
     const ids: string[] = [];
     for (const path of await files(scratch)) ids.push((await registry.install(path)).id);
     return ids;
+  } finally {
+    await rm(scratch, { recursive: true, force: true });
+  }
+}
+
+/**
+ * The demo specialists of an older install keep the manifest they were installed with; one that
+ * had no `toolCallFormat` (the Agent before tool calls) gets the shipped one, so the same trained
+ * file calls tools after an update. Only adapters whose file is the shipped one (same sha256) are
+ * touched, and only a missing format is added: nothing the user installed changes.
+ * Returns the ids updated.
+ */
+export async function refreshDemoToolFormats(
+  store: AdapterStore,
+  files: DemoAdapterFiles,
+  dataDir: string,
+): Promise<string[]> {
+  const scratch = await mkdtemp(join(dataDir, ".demo-adapters-"));
+  try {
+    const updated: string[] = [];
+    for (const path of await files(scratch)) {
+      const shipped = await readManifestBeside(path).catch(() => null);
+      if (!shipped?.toolCallFormat || !shipped.sha256) continue;
+      const installed = store.findBySha256(shipped.sha256);
+      if (!installed || installed.manifest.toolCallFormat) continue;
+      if (store.setManifest(installed.id, { ...installed.manifest, toolCallFormat: shipped.toolCallFormat }))
+        updated.push(installed.id);
+    }
+    return updated;
   } finally {
     await rm(scratch, { recursive: true, force: true });
   }
