@@ -161,6 +161,13 @@ function fit(item: FeedbackItemType): FeedbackItemType {
     longest.result = longest.result!.slice(0, Math.floor(longest.result!.length / 2));
     longest.truncated = true;
   }
+  // Then huge arguments (a model can write long ones): the largest is replaced by a marker.
+  while (bytes(out) > MAX_ITEM_BYTES && out.trajectory) {
+    const size = (s: { arguments: unknown }) => JSON.stringify(s.arguments ?? null).length;
+    const largest = out.trajectory.steps.reduce((a, b) => (size(b) > size(a) ? b : a));
+    if (size(largest) < 1000) break;
+    largest.arguments = "[TRUNCATED]";
+  }
   while (bytes(out) > MAX_ITEM_BYTES) {
     const longest = fields.reduce((a, b) => ((out[a]?.length ?? 0) >= (out[b]?.length ?? 0) ? a : b));
     const turn = out.prompt?.[0];

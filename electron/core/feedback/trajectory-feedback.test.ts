@@ -201,4 +201,16 @@ describe("trajectories as feedback", () => {
     expect(step.result!.length).toBeLessThanOrEqual(TOOL_RESULT_MAX_CHARS);
     expect(step.truncated).toBe(true);
   });
+
+  it("huge arguments are replaced by a marker so the item still fits", () => {
+    const { answerId } = toolAnswer();
+    const [first] = steps.forMessage(answerId);
+    const big = Object.fromEntries(Array.from({ length: 150 }, (_, i) => [`k${i}`, "z".repeat(9000)]));
+    db.prepare("UPDATE tool_steps SET arguments_json = ? WHERE id = ?").run(JSON.stringify(big), first!.id);
+    service.trajectory(answerId);
+    const [item] = items();
+    expect(Buffer.byteLength(JSON.stringify(item))).toBeLessThanOrEqual(MAX_ITEM_BYTES);
+    expect(item!.trajectory!.steps[0]!.arguments).toBe("[TRUNCATED]");
+    expect(item!.trajectory!.steps[1]!.arguments).toEqual({ to: "[EMAIL]" });
+  });
 });
