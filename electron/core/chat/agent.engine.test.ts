@@ -107,5 +107,20 @@ describe("the demo Agent calls tools on the real engine", () => {
     expect(denied.message.steps[0]).toMatchObject({ tool: "set_timer", state: "denied", decision: "deny" });
     expect(denied.message.status).toBe("complete");
     expect(received()).toHaveLength(1);
+
+    // A later turn of the first conversation gets the earlier answer's call and result in its
+    // prompt (chat/prompt.ts): the engine lays them out in the chat format and answers.
+    const conversationId = allowed.message.conversationId;
+    const next = events.next("chat.done", (p) => p.conversationId === conversationId);
+    await call("chat.send", {
+      conversationId,
+      text: "Thanks! Plan the steps to cook pasta for dinner.",
+      adapters: { pinned: "agent" },
+      sampling: { temperature: 0 },
+    });
+    const followUp = (await next).message;
+    expect(followUp).toMatchObject({ status: "complete", error: null, steps: [] });
+    expect(followUp.content.length).toBeGreaterThan(0);
+    expect(followUp.context).toEqual({ strategy: "full", includedMessages: 3, droppedMessages: 0 });
   }, 180_000);
 });

@@ -21,6 +21,8 @@ export interface FitInput {
   answerTokens: number;
   strategy: AppSettings["contextStrategy"];
   estimate: (text: string) => number;
+  /** Tokens a turn takes besides its text (an earlier answer's replayed tool calls). */
+  extraTokens?: (turn: ChatTurn) => number;
 }
 
 export interface FittedHistory {
@@ -43,7 +45,7 @@ export function fitHistory(input: FitInput): FittedHistory {
   const answer = Math.min(input.answerTokens, Math.floor(contextSize / 2));
   const room = contextSize - answer - Math.ceil(contextSize * SAFETY_MARGIN);
   const systemCost = input.system ? cost(input.system) : 0;
-  const costs = history.map((t) => cost(t.text));
+  const costs = history.map((t) => cost(t.text) + (input.extraTokens?.(t) ?? 0));
   const total = costs.reduce((a, b) => a + b, systemCost);
 
   const withSystem = (system: string | null, turns: readonly ChatTurn[]): ChatTurn[] =>

@@ -1,9 +1,34 @@
 import { describe, expect, it } from "vitest";
-import type { Message } from "../../api";
-import { buildPrompt, type PromptInput } from "./prompt";
+import type { Message, ToolStep } from "../../api";
+import { DENIED_RESULT } from "../tools/tool-results";
+import { buildPrompt, type PromptInput, REPLAYED_RESULT_MAX_CHARS } from "./prompt";
 
-function message(role: Message["role"], content: string, status: Message["status"] = "complete"): Message {
-  return { role, content, status } as Message;
+function message(
+  role: Message["role"],
+  content: string,
+  status: Message["status"] = "complete",
+  steps: ToolStep[] = [],
+): Message {
+  return { role, content, status, steps } as Message;
+}
+
+function step(index: number, over: Partial<ToolStep>): ToolStep {
+  return {
+    id: `s${index}`,
+    messageId: "a1",
+    index,
+    server: "fixture",
+    tool: "set_timer",
+    arguments: { minutes: 15 },
+    state: "done",
+    decision: "once",
+    result: "Timer set for 15 minutes.",
+    truncated: false,
+    error: null,
+    durationMs: 3,
+    createdAt: 1,
+    ...over,
+  };
 }
 
 const transcript = [
@@ -38,5 +63,65 @@ describe("buildPrompt", () => {
   it("without a system prompt or memories there is no system turn", () => {
     const { turns } = buildPrompt(input({ systemPrompt: "", memoryBlock: null }));
     expect(turns[0]).toEqual({ role: "user", text: "first question" });
+  });
+
+  it("replays an earlier answer's calls with the results the model saw, then its text", () => {
+    const long = "x".repeat(REPLAYED_RESULT_MAX_CHARS + 50);
+    const steps = [
+      step(2, { tool: "echo", arguments: { text: "hi" }, state: "stopped", result: null }),
+      step(1, {
+        tool: "open_file",
+        arguments: { path: "a" },
+        state: "denied",
+        decision: "deny",
+        result: null,
+      }),
+      step(0, {}),
+      step(3, { tool: "huge", arguments: {}, result: long, truncated: true }),
+      step(4, { tool: "crash", arguments: {}, state: "error", result: null, error: "the server stopped" }),
+    ];
+    const { turns, context } = buildPrompt(
+      input({
+        systemPrompt: "",
+        memoryBlock: null,
+        transcript: [
+          message("user", "set a timer"),
+          message("assistant", "Done.", "complete", steps),
+          message("user", "thanks"),
+        ],
+      }),
+    );
+    expect(turns).toEqual([
+      { role: "user", text: "set a timer" },
+      {
+        role: "assistant",
+        text: "",
+        calls: [
+          { name: "set_timer", arguments: { minutes: 15 }, result: "Timer set for 15 minutes." },
+          { name: "open_file", arguments: { path: "a" }, result: DENIED_RESULT },
+          { name: "huge", arguments: {}, result: `${"x".repeat(REPLAYED_RESULT_MAX_CHARS)}… (cut)` },
+          { name: "crash", arguments: {}, result: "Error: the server stopped" },
+        ],
+      },
+      { role: "assistant", text: "Done." },
+      { role: "user", text: "thanks" },
+    ]);
+    // One message, however many calls it made.
+    expect(context).toEqual({ strategy: "full", includedMessages: 3, droppedMessages: 0 });
+  });
+
+  it("counts replayed calls towards the answer's size when fitting the context", () => {
+    const calls = [step(0, { result: "r".repeat(REPLAYED_RESULT_MAX_CHARS) })];
+    const transcript = [
+      message("user", "old question"),
+      message("assistant", "old answer", "complete", calls),
+      message("user", "new question"),
+    ];
+    const fits = (contextSize: number) =>
+      buildPrompt(input({ transcript, systemPrompt: "", memoryBlock: null, contextSize, answerTokens: 0 }))
+        .context;
+    // ~520 tokens of calls: in a 1024 context they fit, in 512 the old exchange is dropped.
+    expect(fits(1024).droppedMessages).toBe(0);
+    expect(fits(512)).toEqual({ strategy: "sliding-window", includedMessages: 1, droppedMessages: 2 });
   });
 });

@@ -32,11 +32,11 @@ import type { EventBus } from "../events/event-bus";
 import { AgentToolset } from "./agent-toolset";
 import { checkArguments } from "./argument-check";
 import { answerContext } from "./builtin-tools";
+import { DENIED_RESULT, errorResult, invalidResult } from "./tool-results";
 import { type ToolStepUpdate, ToolStepStore } from "./tool-step-store";
 import type { CallableTool, ToolOutcome, ToolSource } from "./tool-types";
 
-/** What the model is told when the user said no. */
-export const DENIED_RESULT = "The user denied this call.";
+export { DENIED_RESULT } from "./tool-results";
 
 export interface AgentTurnsDeps {
   db: Database;
@@ -254,7 +254,7 @@ export class AgentTurns {
         error,
       });
       this.emit(conversationId, step);
-      return record(`Error: the call was not made: ${error}.`);
+      return record(invalidResult(error));
     }
 
     const granted = this.steps.isGranted(conversationId, tool.server, tool.name);
@@ -288,7 +288,7 @@ export class AgentTurns {
     }
     if (!outcome.ok) {
       this.update(conversationId, step, { state: "error", error: outcome.error, durationMs });
-      return record(`Error: ${outcome.error}`);
+      return record(errorResult(outcome.error));
     }
     const result = limitResult(outcome.text, outcome.truncated);
     this.update(conversationId, step, {
