@@ -123,7 +123,10 @@ function trajectoryWire(input: NonNullable<ItemText["trajectory"]>): TrajectoryW
       ...(t.server !== undefined ? { server: t.server.slice(0, 64) } : {}),
       ...(t.tool !== undefined ? { tool: t.tool.slice(0, 128) } : {}),
       ...(t.description !== undefined ? { description: clean(t.description, 10_000) } : {}),
-      ...(t.parameters !== undefined ? { parameters: t.parameters } : {}),
+      // A server's schema is not the user's text, but it goes through the redactor all the same.
+      ...(t.parameters !== undefined
+        ? { parameters: redactDeep(t.parameters) as Record<string, unknown> }
+        : {}),
     })),
     steps: steps.map((s) => {
       const result = s.result === null ? null : redact(s.result).text;
@@ -168,6 +171,12 @@ function fit(item: FeedbackItemType): FeedbackItemType {
     if (size(largest) < 1000) break;
     largest.arguments = "[TRUNCATED]";
   }
+  // Then the tools' definitions (a server's schemas can be large): names only.
+  if (bytes(out) > MAX_ITEM_BYTES && out.trajectory)
+    out.trajectory = {
+      ...out.trajectory,
+      tools: out.trajectory.tools.map(({ name, server, tool }) => ({ name, server, tool })),
+    };
   while (bytes(out) > MAX_ITEM_BYTES) {
     const longest = fields.reduce((a, b) => ((out[a]?.length ?? 0) >= (out[b]?.length ?? 0) ? a : b));
     const turn = out.prompt?.[0];

@@ -202,6 +202,43 @@ describe("trajectories as feedback", () => {
     expect(step.truncated).toBe(true);
   });
 
+  it("tools whose schemas are huge keep only their names", () => {
+    const { answerId } = toolAnswer();
+    const context = new MessageContext(db);
+    const huge = new FeedbackService({
+      db,
+      outbox,
+      versionsFor: (id) => context.versionsFor(id),
+      conversationUpTo: (id) => context.conversationUpTo(id),
+      stepsFor: (id) => context.stepsFor(id),
+      toolsFor: () => [
+        {
+          name: "search_notes",
+          server: "notes",
+          tool: "search_notes",
+          description: "d".repeat(9000),
+          parameters: {
+            type: "object",
+            properties: Object.fromEntries(
+              Array.from({ length: 150 }, (_, i) => [
+                `p${i}`,
+                { type: "string", description: "p".repeat(9000) },
+              ]),
+            ),
+          },
+        },
+      ],
+      getConsent: () => consent,
+    });
+    huge.trajectory(answerId);
+    const [item] = items();
+    expect(Buffer.byteLength(JSON.stringify(item))).toBeLessThanOrEqual(MAX_ITEM_BYTES);
+    expect(item!.trajectory!.tools).toEqual([
+      { name: "search_notes", server: "notes", tool: "search_notes" },
+    ]);
+    expect(item!.trajectory!.steps).toHaveLength(3);
+  });
+
   it("huge arguments are replaced by a marker so the item still fits", () => {
     const { answerId } = toolAnswer();
     const [first] = steps.forMessage(answerId);
