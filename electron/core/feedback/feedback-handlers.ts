@@ -85,7 +85,9 @@ export function withFeedbackHooks<H extends HookedHandlers>(
   const dispose = events.subscribe((event, payload) => {
     if (event !== "chat.done") return;
     const { message } = payload as EventPayload<"chat.done">;
-    if (message.steps.length > 0 && message.status !== "error") {
+    // Defensive: an event built by hand (older code paths, tests) may carry no steps at all.
+    const steps: unknown = message.steps;
+    if (Array.isArray(steps) && steps.length > 0 && message.status !== "error") {
       setImmediate(() => {
         if (!sharing.isClosed) safely("trajectory", () => sharing.record((f) => f.trajectory(message.id)));
       });
