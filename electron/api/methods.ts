@@ -302,7 +302,9 @@ export const methods = {
    * `chat.toolStep` event): allow once, always (for this tool in this conversation), or deny.
    */
   "chat.decideTool": {
-    input: z.object({ conversationId: Id, stepId: z.string().min(1).max(100), decision: ToolDecision }).strict(),
+    input: z
+      .object({ conversationId: Id, stepId: z.string().min(1).max(100), decision: ToolDecision })
+      .strict(),
     output: ToolStep,
   },
 
@@ -334,7 +336,10 @@ export const methods = {
     }),
   },
   /** Stop a server and forget it. */
-  "mcp.remove": { input: z.object({ name: McpServerName }).strict(), output: z.object({ removed: z.boolean() }) },
+  "mcp.remove": {
+    input: z.object({ name: McpServerName }).strict(),
+    output: z.object({ removed: z.boolean() }),
+  },
   /** Stop and start a server again (after a crash or a config change on disk). */
   "mcp.restart": { input: z.object({ name: McpServerName }).strict(), output: McpServerStatus },
   /** A server's recent stderr lines and connection events, oldest first. */
