@@ -46,13 +46,15 @@ const ToolChoiceSchema = z.union([
   z.object({ name: z.string().regex(TOOL_NAME) }).strict(),
 ]);
 
-const ToolCallFormatSchema = z
+/** A ToolCallFormat (protocol.ts), as requests and adapter manifests carry it. */
+export const ToolCallFormatSchema = z
   .object({
     callPrefix: z.string().min(1).max(256),
     paramsPrefix: z.string().max(256),
     callSuffix: z.string().max(256),
     resultPrefix: z.string().max(256),
     resultSuffix: z.string().max(256),
+    /** false: the adapter learned its tools; no function documentation in the system prompt. */
     documented: z.boolean(),
   })
   .strict();

@@ -1,5 +1,6 @@
 import { basename, dirname, extname, join } from "node:path";
 import { z } from "zod";
+import { ToolCallFormatSchema } from "../../../native/engine/request-schema";
 import { ApiError } from "../../api";
 import { describeIssues } from "../dispatch";
 import { isNotRegularFileError, readRegularTextFile } from "../files/regular-file";
@@ -20,17 +21,7 @@ export const RESERVED_ADAPTER_IDS: readonly string[] = ["auto", "base"];
  * specialist trained to answer `{"tool":"set_timer","arguments":{…}}` calls tools in that form,
  * grammar-constrained to the tools' schemas, instead of the chat template's.
  */
-export const ToolCallFormatManifest = z
-  .object({
-    callPrefix: z.string().min(1).max(256),
-    paramsPrefix: z.string().max(256),
-    callSuffix: z.string().max(256),
-    resultPrefix: z.string().max(256),
-    resultSuffix: z.string().max(256),
-    /** false: the adapter learned its tools; no function documentation in the system prompt. */
-    documented: z.boolean(),
-  })
-  .strict();
+export const ToolCallFormatManifest = ToolCallFormatSchema;
 
 export const ManifestFile = z.object({
   id: z.string().regex(ADAPTER_ID_PATTERN, "letters, digits, '.', '_' or '-', at most 64"),

@@ -4,6 +4,7 @@
  * so React re-renders just the message that streams.
  */
 import type { Conversation, EventPayload, Message } from "../../../electron/api";
+import { streamingPlaceholder } from "./streaming-placeholder";
 import { mergeSteps } from "./tool-logic";
 
 export type MessagesByConversation = Readonly<Record<string, readonly Message[]>>;
@@ -30,7 +31,7 @@ export function applyDeltas(
     const mutable = list as Message[];
     const index = findIndexFromEnd(mutable, messageId);
     if (index === -1) {
-      mutable.push(placeholder(conversationId, messageId, delta, now));
+      mutable.push(streamingPlaceholder(conversationId, messageId, now, { content: delta }));
     } else {
       const message = mutable[index]!;
       // A delta arriving after the final message (late frame) must not grow the final text.
@@ -170,23 +171,4 @@ function sortMessages(list: Message[]): Message[] {
 function findIndexFromEnd(list: readonly Message[], id: string): number {
   for (let i = list.length - 1; i >= 0; i -= 1) if (list[i]!.id === id) return i;
   return -1;
-}
-
-function placeholder(conversationId: string, id: string, content: string, now: number): Message {
-  return {
-    id,
-    conversationId,
-    role: "assistant",
-    content,
-    status: "streaming",
-    error: null,
-    createdAt: now,
-    stats: null,
-    routing: null,
-    rating: null,
-    corrected: false,
-    memoriesUsed: [],
-    context: null,
-    steps: [],
-  };
 }

@@ -6,6 +6,7 @@
  */
 import type { McpServerSpec, McpServerStatus, Message, ToolStep } from "../../../electron/api";
 import type { MessagesByConversation } from "./chat-logic";
+import { streamingPlaceholder } from "./streaming-placeholder";
 
 /**
  * How far a step has got. A step only moves forward (pending → running → an end state), so
@@ -58,7 +59,10 @@ export function applyToolStep(
   const list = state[conversationId] ?? [];
   const index = list.findIndex((m) => m.id === messageId);
   if (index === -1) {
-    return { ...state, [conversationId]: [...list, stepPlaceholder(conversationId, messageId, step, now)] };
+    return {
+      ...state,
+      [conversationId]: [...list, streamingPlaceholder(conversationId, messageId, now, { steps: [step] })],
+    };
   }
   const message = list[index]!;
   const steps = upsertStep(message.steps, step);
@@ -66,25 +70,6 @@ export function applyToolStep(
   const next = [...list];
   next[index] = { ...message, steps };
   return { ...state, [conversationId]: next };
-}
-
-function stepPlaceholder(conversationId: string, id: string, step: ToolStep, now: number): Message {
-  return {
-    id,
-    conversationId,
-    role: "assistant",
-    content: "",
-    status: "streaming",
-    error: null,
-    createdAt: now,
-    stats: null,
-    routing: null,
-    rating: null,
-    corrected: false,
-    memoriesUsed: [],
-    context: null,
-    steps: [step],
-  };
 }
 
 /** The step waiting for the user's answer in `messages`, if any (the oldest first). */

@@ -1,0 +1,30 @@
+import type { Message } from "../../../electron/api";
+
+/**
+ * The assistant message shown for an answer whose first event (a delta, a tool step) arrived
+ * before the message itself (chat.send's reply or a reload): streaming, empty but for `over`.
+ */
+export function streamingPlaceholder(
+  conversationId: string,
+  id: string,
+  now: number,
+  over: Partial<Pick<Message, "content" | "steps">>,
+): Message {
+  return {
+    id,
+    conversationId,
+    role: "assistant",
+    content: "",
+    status: "streaming",
+    error: null,
+    createdAt: now,
+    stats: null,
+    routing: null,
+    rating: null,
+    corrected: false,
+    memoriesUsed: [],
+    context: null,
+    steps: [],
+    ...over,
+  };
+}
