@@ -68,6 +68,7 @@ describe("parseMcpConfig", () => {
           url: { url: "not a url" },
           empty: {},
           cline: { command: "node", args: ["s.js"], disabled: false, autoApprove: ["read"], timeout: 60 },
+          off: { command: "node", args: ["off.js"], disabled: true },
           legacy: { type: "sse", url: "http://localhost:8000/sse" },
           list: [1],
         },
@@ -80,6 +81,7 @@ describe("parseMcpConfig", () => {
     expect(errors.url).toMatch(/^The entry is not valid: url: /);
     expect(errors.legacy).toMatch(/^The old SSE transport \("type": "sse"\) is not supported/);
     expect(errors.empty).toBe('An entry needs a "command" (stdio) or a "url" (Streamable HTTP).');
+    expect(errors.off).toBe('Not added: the file marks this server "disabled": true.');
     expect(errors.list).toBe(
       'An entry must be an object with a "command" (stdio) or a "url" (Streamable HTTP).',
     );

@@ -144,6 +144,11 @@ export function parseMcpConfig(json: string): ParsedConfig {
       parsed.errors.push({ name, message: `The name is not usable: ${describeIssues(checkedName.error)}` });
       continue;
     }
+    if ((entry as { disabled?: unknown } | null)?.disabled === true) {
+      // Switched off in the app the file comes from: starting it here would surprise the user.
+      parsed.errors.push({ name, message: 'Not added: the file marks this server "disabled": true.' });
+      continue;
+    }
     const spec = McpServerSpec.safeParse(withoutOtherAppsKeys(entry));
     if (!spec.success) {
       parsed.errors.push({ name, message: explainSpec(entry, spec.error) });
