@@ -436,8 +436,7 @@ export async function startServices(
     handlers: hooks.handlers,
     engine,
     adapters: {
-      listEnabled: async () =>
-        (await registry.list()).filter((a) => a.enabled && a.fitsLoadedModel !== false),
+      listEnabled: async () => (await registry.list()).filter((a) => a.enabled),
       resolve: async (selection, text) => {
         const resolved = await routing.resolve(selection, text);
         return {

@@ -31,7 +31,7 @@ export interface ResolvedSelection {
 
 /** What the OpenAI-compatible endpoints need of the adapters, without reaching into the database. */
 export interface CoreAdapters {
-  /** Installed adapters that are enabled and do not misfit the loaded base (/v1/models). */
+  /** Installed adapters that are enabled, with their fit (/v1/models lists those that fit). */
   listEnabled(): Promise<AdapterInfo[]>;
   /**
    * Resolve a selection for a generation whose last user text is `text` (the router decides

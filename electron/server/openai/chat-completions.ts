@@ -6,7 +6,7 @@ import type { Core, ResolvedSelection } from "../../core/core-types";
 import type { ChatTurn, GenerateOptions, GenerateResult } from "../../core/engine/types";
 import { fromApiErrorCode, OpenAiError, sendOpenAiError } from "./errors";
 import { GenerationQueue } from "./generation-queue";
-import { selectionForModel } from "./models";
+import { misfitMessage, selectionForModel } from "./models";
 import { ChatCompletionRequest, describeIssue, type ChatCompletionRequest as Request } from "./schemas";
 import {
   contentText,
@@ -105,6 +105,13 @@ export function createChatCompletionHandler(core: Core) {
       );
     }
     const enabled = await core.adapters.listEnabled();
+    const misfit = misfitMessage(body.model, enabled, loaded.path);
+    if (misfit) {
+      return sendOpenAiError(
+        reply,
+        new OpenAiError(400, "invalid_request_error", "model_not_compatible", misfit, "model"),
+      );
+    }
     const selection = selectionForModel(body.model, loaded.path, new Set(enabled.map((a) => a.id)));
     if (!selection) {
       return sendOpenAiError(

@@ -36,7 +36,10 @@ export async function listModels(core: Core, now: () => number = Date.now): Prom
       () => nowSec,
     );
     models.push({ id: modelIdFromPath(loaded.path), object: "model", created, owned_by: "macaron" });
-    for (const adapter of await core.adapters.listEnabled()) models.push(adapterModel(adapter));
+    for (const adapter of await core.adapters.listEnabled()) {
+      // One made for another base cannot answer; asking for it gets misfitMessage's reason.
+      if (adapter.fitsLoadedModel !== false) models.push(adapterModel(adapter));
+    }
   }
   models.push({ id: AUTO_MODEL_ID, object: "model", created: nowSec, owned_by: "macaron" });
   return models;
@@ -67,4 +70,25 @@ export function selectionForModel(
   if (requested === modelIdFromPath(loadedPath) || requested === basename(loadedPath)) return "base";
   if (adapterIds.has(requested)) return { pinned: requested };
   return null;
+}
+
+/**
+ * Why `requested` cannot answer when it names an installed, enabled adapter that does not fit
+ * the loaded base; null otherwise. Without it such a request read "The model 'chat' does not
+ * exist", which sends the user looking for an adapter that is right there in the list.
+ */
+export function misfitMessage(
+  requested: string,
+  enabled: readonly AdapterInfo[],
+  loadedPath: string,
+): string | null {
+  const adapter = enabled.find((a) => a.id === requested && a.fitsLoadedModel === false);
+  if (!adapter) return null;
+  const madeFor = adapter.base.baseName ? ` (made for "${adapter.base.baseName}")` : "";
+  const reason = adapter.incompatibleReason ? ` ${adapter.incompatibleReason}` : "";
+  return (
+    `The adapter '${adapter.id}'${madeFor} was made for another base model and does not fit ` +
+    `the loaded one, '${modelIdFromPath(loadedPath)}'. Load the base it was trained on, or pick ` +
+    `another model from GET /v1/models.${reason}`
+  );
 }
