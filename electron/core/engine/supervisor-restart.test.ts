@@ -101,6 +101,26 @@ describe("EngineSupervisor restarts", () => {
     await engine.close();
   });
 
+  it("does not say 'in a row' when the engine came back up between the crashes", async () => {
+    const { spawn, spawned } = fakeSpawner();
+    const engine = new EngineSupervisor(spawn, { maxRapidCrashes: 3, backoffMs: () => 0 });
+    await engine.load("/m.gguf");
+    const gaveUp = nextEvent(engine, "gave-up");
+    for (let i = 0; i < 2; i++) {
+      const reloaded = nextEvent(engine, "model-reloaded");
+      spawned.at(-1)!.exit(null, "SIGSEGV");
+      await reloaded;
+      expect(engine.state).toBe("ready");
+    }
+    spawned.at(-1)!.exit(null, "SIGSEGV");
+    const event = await gaveUp;
+    const message = event.type === "gave-up" ? event.message : "";
+    expect(message).not.toMatch(/in a row/);
+    expect(message).toMatch(/^The engine crashed 3 times within \d+ s \(last: signal SIGSEGV\)/);
+    expect(engine.state).toBe("failed");
+    await engine.close();
+  });
+
   it("reports reload-failed when the model no longer loads after a crash", async () => {
     const { spawn, spawned } = fakeSpawner();
     const engine = new EngineSupervisor(spawn, { backoffMs: () => 0 });

@@ -1,6 +1,6 @@
 import { ApiError, type ErrorCode } from "../../api/errors";
 import type { EngineErrorCode, EngineMessage, EngineRequest } from "../../../native/engine/protocol";
-import { RestartPolicy, type RestartPolicyOptions } from "./restart-policy";
+import { describeCrashes, RestartPolicy, type RestartPolicyOptions } from "./restart-policy";
 import type {
   ChatTurn,
   EngineClient,
@@ -348,7 +348,7 @@ export class EngineSupervisor implements EngineClient {
     } else {
       this.setState("failed");
       this.failure =
-        `The engine crashed ${decision.recentCrashes} times in a row (last: ${reason}) and was not restarted. ` +
+        `The engine crashed ${describeCrashes(decision)} (last: ${reason}) and was not restarted. ` +
         "Open a model again to retry, or try a smaller model.";
       this._loaded = null;
     }
@@ -378,6 +378,7 @@ export class EngineSupervisor implements EngineClient {
     await this.child.ready;
     this.emit({ type: "restarted" });
     const outcome = await this.reload();
+    this.policy.onRecovered();
     // Ready before telling listeners, so that they can use the engine right away.
     this.setState("ready");
     if (outcome) this.emit(outcome);
