@@ -15,7 +15,7 @@ import Fastify, {
 import type { ErrorCode, Result } from "../api";
 import type { Core } from "../core/core-types";
 import { API_BODY_LIMIT, registerApiRoutes, sendApiError } from "./api-routes";
-import { ApiKeyGate } from "./auth";
+import { ApiKeyGate, LoginCodes, loginStep, registerLoginCodeRoute } from "./auth";
 import { OpenAiError, sendOpenAiError } from "./openai/errors";
 import { registerOpenAiRoutes } from "./openai/routes";
 import { registerStaticUi, securityHeaders } from "./static-ui";
@@ -24,6 +24,8 @@ export interface ServerOptions {
   core: Core;
   /** Every /api and /v1 call must present it. */
   apiKey: string;
+  /** The sign-in codes the printed URL carries (start.ts issues them); default: a fresh store. */
+  loginCodes?: LoginCodes;
   /** The renderer build (out/renderer); when it has no index.html, pages answer 503. */
   rendererDir: string;
   /** The address the server binds to. On a loopback address, requests naming another Host are refused (DNS rebinding). */
@@ -141,6 +143,7 @@ function hostnameOf(hostHeader: string): string {
 export async function buildServer(options: ServerOptions): Promise<FastifyInstance> {
   const { core } = options;
   const gate = new ApiKeyGate(options.apiKey);
+  const loginCodes = options.loginCodes ?? new LoginCodes();
   const loopbackOnly = options.host !== undefined && LOOPBACK_HOSTS.has(options.host);
   // A page on another domain that resolves to 127.0.0.1 (DNS rebinding) would otherwise count as same-origin.
   const foreignHost = (request: FastifyRequest) =>
@@ -201,18 +204,14 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
   app.addHook("onRequest", async (request, reply) => {
     if (foreignHost(request)) return refuse(request, reply, 403, "Unknown Host header.");
     const path = pathOf(request);
-    if (isAppApiPath(path) || isOpenAiPath(path) || (request.method !== "GET" && request.method !== "HEAD"))
-      return;
-    const query = new URLSearchParams(request.url.slice(path.length + 1));
-    const token = query.get("token");
-    if (token === null) return;
-    if (!gate.keyMatches(token)) return refuse(request, reply, 401, "Invalid token.");
-    gate.setSessionCookie(reply);
-    query.delete("token");
-    const rest = query.toString();
-    // One leading slash only: "//evil.example" would be a protocol-relative redirect.
-    const target = "/" + path.replace(/^[/\\]+/, "") + (rest ? `?${rest}` : "");
-    return reply.code(302).header("cache-control", "no-store").redirect(target);
+    const step = loginStep(request, path, !isAppApiPath(path) && !isOpenAiPath(path), gate, loginCodes);
+    if (step.kind === "none") return;
+    if (step.kind === "refuse") {
+      if (step.status === 401) return refuse(request, reply, 401, step.message);
+      return sendError(request, reply, step.status, step.message);
+    }
+    if (step.setCookie) gate.setSessionCookie(reply);
+    return reply.code(302).header("cache-control", "no-store").redirect(step.target);
   });
 
   app.get("/api/health", (_request, reply) => reply.send({ ok: true }));
@@ -226,6 +225,7 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
     });
     registerApiRoutes(api, core, options.version ?? process.env.npm_package_version ?? "0.0.0");
     registerOpenAiRoutes(api, core);
+    registerLoginCodeRoute(api, loginCodes);
     done();
   });
 

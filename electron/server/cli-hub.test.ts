@@ -50,7 +50,7 @@ function serve(dataDir: string, model: string): Serve {
   const listening = new Promise<string>((resolve, reject) => {
     child.stdout?.on("data", (d: Buffer) => {
       out += d.toString();
-      const m = /^listening on (\S+)\/\?token=/m.exec(out);
+      const m = /^listening on (\S+)\/\?code=/m.exec(out);
       if (m?.[1]) resolve(m[1]);
     });
     child.once("exit", (code, signal) => reject(new Error(`exited ${code ?? signal}: ${err}`)));

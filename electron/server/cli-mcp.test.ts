@@ -45,7 +45,7 @@ function serve(config: string) {
   const listening = new Promise<string>((resolve, reject) => {
     child.stdout.on("data", (d: Buffer) => {
       stdout += d.toString();
-      const match = /^listening on (\S+)\/\?token=/m.exec(stdout);
+      const match = /^listening on (\S+)\/\?code=/m.exec(stdout);
       if (match?.[1]) resolve(match[1]);
     });
     child.once("exit", (code) => reject(new Error(`exited ${code}: ${stderr}`)));

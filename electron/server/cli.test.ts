@@ -54,15 +54,41 @@ afterAll(() => {
 });
 
 describe("serve CLI", () => {
-  it("prints one listening line with the token URL, bound to 127.0.0.1", () => {
-    expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/\?token=secret-key$/);
+  it("prints one listening line with a single-use sign-in code, never the key, bound to 127.0.0.1", () => {
+    expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/\?code=[A-Za-z0-9_-]{43}$/);
     expect(stdout.match(/listening on/g)).toHaveLength(1);
+    expect(stdout).not.toContain("secret-key");
     expect(stdout).not.toContain("api key:"); // the key was given
+    expect(stdout).toContain("the sign-in code works once");
+  });
+
+  it("signs a browser in with the printed code once, then refuses it", async () => {
+    const first = await fetch(url, { redirect: "manual" });
+    expect(first.status).toBe(302);
+    expect(first.headers.get("set-cookie")).toMatch(/^macaron_session_[0-9a-f]{16}=/);
+    expect((await fetch(url, { redirect: "manual" })).status).toBe(401);
+  });
+
+  it("prints a fresh sign-in URL on SIGUSR2", async () => {
+    const fresh = new Promise<string>((resolve) => {
+      const onData = () => {
+        const match = /^sign in at (\S+)$/m.exec(stdout);
+        if (match?.[1]) {
+          child.stdout?.off("data", onData);
+          resolve(match[1]);
+        }
+      };
+      child.stdout?.on("data", onData);
+    });
+    child.kill("SIGUSR2");
+    const next = await fresh;
+    expect(next).not.toBe(url);
+    expect((await fetch(next, { redirect: "manual" })).status).toBe(302);
   });
 
   it("keeps serving with no model after an invalid --model, and says why", async () => {
     expect(stderr).toMatch(/could not load .*bad\.gguf: .*GGUF/);
-    const base = url.replace(/\/\?token=.*$/, "");
+    const base = new URL(url).origin;
     const res = await fetch(`${base}/api/call/models.status`, {
       method: "POST",
       headers: { authorization: "Bearer secret-key", "content-type": "application/json" },

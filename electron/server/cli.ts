@@ -8,6 +8,7 @@ import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { parseMcpConfig, type ParsedConfig } from "../core/tools/mcp/mcp-config";
 import { parsePort, runServiceCli } from "./service-cli";
+import { LOGIN_CODE_TTL_MS } from "./auth";
 import { startServer } from "./start";
 
 const USAGE = `Usage: npm run serve -- [--host 127.0.0.1] [--port 0] [--data-dir ~/.macaron] [--model MODEL] [--api-key KEY]
@@ -106,6 +107,13 @@ runServiceCli({
       console.error(`error: could not load ${args.model}: ${server.modelError} (serving without a model)`);
     if (server.generatedKey) console.log(`api key: ${server.apiKey}`);
     console.log(`listening on ${server.openUrl}`);
+    // The printed code works once, for a few minutes: a running server prints a fresh one when asked.
+    const refresh = process.platform === "win32" ? "" : `kill -USR2 ${process.pid}, or `;
+    console.log(
+      `(the sign-in code works once, within ${LOGIN_CODE_TTL_MS / 60_000} minutes; for a new one: ${refresh}POST /api/login-code with the key)`,
+    );
+    if (process.platform !== "win32")
+      process.on("SIGUSR2", () => console.log(`sign in at ${server.newOpenUrl()}`));
     return server;
   },
 });

@@ -100,8 +100,8 @@ async function startServer(): Promise<Server> {
     let out = "";
     proc.stdout.on("data", (d: Buffer) => {
       out += d.toString();
-      const match = /listening on (http:\/\/\S+)\/\?token=([0-9a-f]+)/.exec(out);
-      if (match) resolveServer({ proc, url: match[1]!, key: match[2]!, exited });
+      const match = /api key: ([0-9a-f]+)\nlistening on (http:\/\/\S+)\/\?code=/.exec(out);
+      if (match) resolveServer({ proc, url: match[2]!, key: match[1]!, exited });
     });
     void exited.then(() => reject(new Error(`server exited before listening:\n${out}\n${stderr}`)));
   });

@@ -38,7 +38,9 @@ describe("headless server with the real core and engine", () => {
     expect(server.modelError).toBeNull();
     expect(server.generatedKey).toBe(true);
     expect(server.apiKey).toMatch(/^[0-9a-f]{64}$/);
-    expect(server.openUrl).toBe(`${server.url}/?token=${server.apiKey}`);
+    expect(server.openUrl).toMatch(/\/\?code=[A-Za-z0-9_-]{43}$/);
+    expect(server.openUrl.startsWith(`${server.url}/?code=`)).toBe(true);
+    expect(server.openUrl).not.toContain(server.apiKey);
   });
 
   it("lists the demo model and auto through the openai client", async () => {

@@ -13,6 +13,7 @@ import type { SpawnEngine } from "../core/engine/types";
 import { isModelUri, resolveModelArg } from "../core/hub/model-uri";
 import { FileTokenStore } from "../core/hub/token-store";
 import { buildServer } from "./app";
+import { LoginCodes } from "./auth";
 import { ensurePrivateDirSync } from "../core/files/private-files";
 import type { NamedSpec } from "../core/tools/mcp/mcp-config";
 
@@ -51,8 +52,13 @@ export interface StartServerOptions {
 export interface RunningServer {
   /** http://HOST:PORT */
   url: string;
-  /** The URL that opens the UI already authorized: url + "/?token=KEY". */
+  /**
+   * The URL that signs a browser in: url + "/?code=CODE", a code that works once, for a few
+   * minutes (the key itself never goes into a URL).
+   */
   openUrl: string;
+  /** A fresh sign-in URL like `openUrl` (the first one is spent or expired). */
+  newOpenUrl(): string;
   apiKey: string;
   /** True when the key was generated here (the caller should show it). */
   generatedKey: boolean;
@@ -115,9 +121,16 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     demoDir: options.demoDir,
     mcpServers: options.mcpServers,
   });
+  const loginCodes = new LoginCodes();
   let app: FastifyInstance;
   try {
-    app = await buildServer({ core, apiKey, rendererDir: options.rendererDir ?? defaultRendererDir(), host });
+    app = await buildServer({
+      core,
+      apiKey,
+      loginCodes,
+      rendererDir: options.rendererDir ?? defaultRendererDir(),
+      host,
+    });
     await app.listen({ host, port: options.port ?? 0 });
   } catch (err) {
     await core.close();
@@ -128,10 +141,13 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
   const modelError = downloadError ?? (model ? await explainModelFailure(core, model) : null);
   const url = `http://${urlHost(host)}:${port}`;
 
+  const newOpenUrl = () => `${url}/?code=${loginCodes.issue().code}`;
+
   let closing: Promise<void> | null = null;
   return {
     url,
-    openUrl: `${url}/?token=${encodeURIComponent(apiKey)}`,
+    openUrl: newOpenUrl(),
+    newOpenUrl,
     apiKey,
     generatedKey,
     modelError,
