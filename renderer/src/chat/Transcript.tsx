@@ -1,5 +1,6 @@
 import { useLayoutEffect, useRef } from "react";
 import type { Message } from "../../../electron/api";
+import { MessageBoundary } from "./MessageBoundary";
 import { MessageView } from "./MessageView";
 
 const EMPTY: readonly Message[] = [];
@@ -35,11 +36,12 @@ export function Transcript({
       {hint && messages.length === 0 && <p className="transcript__hint">{hint}</p>}
       <div role="log" aria-live="polite" aria-label="Messages" className="transcript__log">
         {visible.map((m, i) => (
-          <MessageView
-            key={m.id}
-            message={m}
-            last={i === visible.length - 1 && i > 0 && visible[i - 1]!.role === "user"}
-          />
+          <MessageBoundary key={m.id} message={m}>
+            <MessageView
+              message={m}
+              last={i === visible.length - 1 && i > 0 && visible[i - 1]!.role === "user"}
+            />
+          </MessageBoundary>
         ))}
       </div>
     </div>

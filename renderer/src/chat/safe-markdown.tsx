@@ -10,6 +10,7 @@ import type { Components, ExtraProps } from "react-markdown";
 import type { ApiClient } from "../../../electron/api";
 import { CodeBlock } from "./CodeBlock";
 import { textOf } from "./hast-text";
+import { markdownVerdict } from "./markdown-limits";
 
 type Platform = ApiClient["platform"];
 
@@ -68,8 +69,22 @@ function Pre({ node }: ComponentProps<"pre"> & ExtraProps) {
   return <CodeBlock code={textOf(code ?? node)} language={language} />;
 }
 
-/** Markdown text rendered under the policy above. */
+/**
+ * Markdown text rendered under the policy above; text past the parser's limits (see
+ * markdown-limits) is shown as plain text with the reason, never handed to the parser.
+ */
 export function SafeMarkdownView({ text, platform }: { text: string; platform: Platform }) {
+  const verdict = markdownVerdict(text);
+  if (!verdict.markdown) {
+    return (
+      <div className="markdown markdown--plain">
+        <p className="markdown__limit" role="note">
+          Shown as plain text: {verdict.reason}.
+        </p>
+        <p className="message__plain">{text}</p>
+      </div>
+    );
+  }
   const components: Components = {
     a: ({ href, children }) => (
       <SafeLink href={href ?? ""} platform={platform}>
