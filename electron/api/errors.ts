@@ -14,6 +14,8 @@ export const ErrorCode = z.enum([
   "engine_crashed",
   "aborted",
   "database_unavailable",
+  /** A write failed because the disk (or the database's size limit) is full. */
+  "disk_full",
   "internal",
 ]);
 export type ErrorCode = z.infer<typeof ErrorCode>;

@@ -1,6 +1,7 @@
 import type { z } from "zod";
 import { ApiError, isMethodName, methods, type Result } from "../api";
 import type { CallContext } from "./core-types";
+import { diskFullError, isDiskFull } from "./db/disk-full";
 import type { Handlers } from "./handlers";
 
 export type Log = (message: string, err: unknown) => void;
@@ -58,6 +59,8 @@ export async function dispatch(
   } catch (err) {
     if (err instanceof ApiError) return { ok: false, error: err.toJSON() };
     log(`${method} failed`, err);
+    // SQLITE_FULL / ENOSPC: the user can act on it (free space), so it is not "internal".
+    if (isDiskFull(err)) return { ok: false, error: diskFullError().toJSON() };
     return { ok: false, error: { code: "internal", message: `Internal error in ${method}.` } };
   }
 }

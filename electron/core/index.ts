@@ -23,6 +23,11 @@ export interface CoreParts extends ServiceParts {
   log?: Log;
   /** The schema migrations (tests inject a failing one). */
   migrations?: readonly Migration[];
+  /**
+   * Called with each database connection core opens, before its services start (tests set
+   * per-connection pragmas here, e.g. `max_page_count` to fill the disk).
+   */
+  onDatabase?: (db: Database) => void;
 }
 
 /**
@@ -68,6 +73,7 @@ export async function assembleCore(parts: CoreParts, makeEngine: () => EngineCli
   const events = new EventBus(log);
   const file = new DatabaseFile({ dataDir: parts.dataDir, log, migrations: parts.migrations });
   const db = await file.open();
+  if (db) parts.onDatabase?.(db);
   let services: Services | null = db ? await startServices(db, parts, makeEngine, events, log) : null;
   const unavailableEngine = new UnavailableEngine(() => file.unavailable());
 
@@ -83,6 +89,7 @@ export async function assembleCore(parts: CoreParts, makeEngine: () => EngineCli
     if (recovering) throw new ApiError("busy", "The database is being repaired already.");
     recovering = (async () => {
       const opened = await open();
+      if (opened) parts.onDatabase?.(opened);
       // No restart needed: the services start on the repaired database right away.
       if (opened) services = await startServices(opened, parts, makeEngine, events, log);
       return file.status();

@@ -12,6 +12,8 @@ const statusByCode: Partial<Record<ErrorCode, number>> = {
   model_invalid: 422,
   model_load_failed: 422,
   engine_crashed: 503,
+  // 507 Insufficient Storage: the server cannot store what the request needs.
+  disk_full: 507,
 };
 
 export function httpStatusFor(code: ErrorCode): number {

@@ -57,6 +57,7 @@ export function buildOpenApiDocument(version: string): JsonSchema {
           "422": errorResponse("no_model, model_invalid or model_load_failed"),
           "500": errorResponse("internal"),
           "503": errorResponse("engine_crashed"),
+          "507": errorResponse("disk_full: free disk space, then try again"),
         },
       },
     };

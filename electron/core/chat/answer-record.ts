@@ -1,9 +1,13 @@
 /**
  * The assistant answer in the database: committed empty and "streaming" together with its turn
  * record (model, harness, adapters, router decision, sampling, KV policy), the model's hash
- * filled in once known, and finished with its outcome and timings.
+ * filled in once known, and finished with its outcome and timings. An answer whose end cannot
+ * be saved because the disk is full still ends: "interrupted" in chat.done at once, and in the
+ * database as soon as a write fits again (saveUnsaved, before the next turn).
  */
 import type { Message } from "../../api";
+import type { MessageFinal } from "../conversations/message-store";
+import { DISK_FULL_ANSWER_MESSAGE, isDiskFull } from "../db/disk-full";
 import type { GenuiTurns } from "../genui/genui-turns";
 import type { StreamedAnswer } from "./answer-stream";
 import { kvPolicyOf, type TurnPipelineDeps, UNVERSIONED_HARNESS } from "./turn-deps";
@@ -12,6 +16,8 @@ import { TurnStore } from "./turn-store";
 
 export class AnswerRecords {
   private readonly turns: TurnStore;
+  /** Answers whose end could not be saved (full disk), by message id, saved before the next turn. */
+  private readonly unsaved = new Map<string, MessageFinal>();
 
   constructor(
     private readonly deps: TurnPipelineDeps,
@@ -97,7 +103,57 @@ export class AnswerRecords {
       if (finished) return messages.get(messageId);
     } catch (err) {
       this.log("saving the final answer failed", err);
+      if (isDiskFull(err)) return this.endOnFullDisk(messageId, final);
     }
     return null;
+  }
+
+  /**
+   * Retry saving the answers that ended on a full disk (space may have come back). Never
+   * throws: one that still does not fit stays for the next try.
+   */
+  saveUnsaved(): void {
+    for (const [messageId, final] of this.unsaved) {
+      try {
+        this.deps.messages.finish(messageId, final);
+        this.unsaved.delete(messageId);
+      } catch (err) {
+        if (!isDiskFull(err)) {
+          this.log("saving an answer cut off by a full disk failed", err);
+          this.unsaved.delete(messageId);
+        }
+        return;
+      }
+    }
+  }
+
+  /**
+   * The disk is full: the answer ends "interrupted" with the reason (its text as far as it
+   * went), saved now if that smaller write fits, else kept here until one does. The message
+   * the UI gets either way.
+   */
+  private endOnFullDisk(messageId: string, final: MessageFinal): Message | null {
+    const { messages } = this.deps;
+    const ended: MessageFinal = { ...final, status: "interrupted", error: DISK_FULL_ANSWER_MESSAGE };
+    try {
+      if (!messages.finish(messageId, ended)) return null;
+      return messages.get(messageId);
+    } catch (err) {
+      if (!isDiskFull(err)) {
+        this.log("saving an answer cut off by a full disk failed", err);
+        return null;
+      }
+    }
+    this.unsaved.set(messageId, ended);
+    const saved = messages.get(messageId);
+    return (
+      saved && {
+        ...saved,
+        content: ended.content,
+        status: ended.status,
+        error: ended.error,
+        stats: ended.stats,
+      }
+    );
   }
 }

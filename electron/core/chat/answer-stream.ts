@@ -1,10 +1,13 @@
 /**
  * Streaming one answer from the engine: each piece as a `chat.delta` event, the partial text
  * saved at most once per interval (so a killed process leaves it for the next start), Stop
- * honoured at once, and how the answer ended (complete, stopped, interrupted or error).
+ * honoured at once, and how the answer ended (complete, stopped, interrupted or error). A write
+ * that fails because the disk is full ends the answer "interrupted" at once: generating more
+ * of what cannot be saved would only make the user wait for text that is lost.
  */
 import { ApiError } from "../../api";
 import type { MessageFinal, MessageStore } from "../conversations/message-store";
+import { DISK_FULL_ANSWER_MESSAGE, isDiskFull } from "../db/disk-full";
 import type { ChatTurn, EngineClient, GenerateOptions, GenerateResult } from "../engine/types";
 import type { EventBus } from "../events/event-bus";
 import type { AgentPlan, AgentTurns } from "../tools/agent-loop";
@@ -52,6 +55,7 @@ export class AnswerStreamer {
     let content = "";
     let saved = "";
     let flushTimer: NodeJS.Timeout | null = null;
+    let diskFull = false;
     const flush = (): void => {
       flushTimer = null;
       if (content === saved) return;
@@ -60,6 +64,10 @@ export class AnswerStreamer {
         saved = content;
       } catch (err) {
         log("saving a partial answer failed", err);
+        if (isDiskFull(err) && !signal.aborted) {
+          diskFull = true;
+          gen.controller.abort();
+        }
       }
     };
     const onToken = (text: string): void => {
@@ -97,15 +105,21 @@ export class AnswerStreamer {
         stopReason: result.stopReason,
       };
       const aborted = signal.aborted || result.stopReason === "abort";
-      final = {
-        // After an abort keep what the user saw; otherwise the engine's text is authoritative.
-        content: aborted ? content : result.text,
-        status: aborted ? (gen.shutdown ? "interrupted" : "stopped") : "complete",
-        error: null,
-        stats: statsFromResult(result),
-      };
+      final = diskFull
+        ? cutOffByDiskFull(content)
+        : {
+            // After an abort keep what the user saw; otherwise the engine's text is authoritative.
+            content: aborted ? content : result.text,
+            status: aborted ? (gen.shutdown ? "interrupted" : "stopped") : "complete",
+            error: null,
+            stats: statsFromResult(result),
+          };
     } catch (err) {
-      if (signal.aborted) {
+      if (diskFull || isDiskFull(err)) {
+        // A tool step's write (Agent turns) can meet the full disk too.
+        if (!diskFull) log("an answer's write failed: the disk is full", err);
+        final = cutOffByDiskFull(content);
+      } else if (signal.aborted) {
         final = { content, status: gen.shutdown ? "interrupted" : "stopped", error: null, stats: null };
       } else {
         if (!(err instanceof ApiError)) log("generation failed", err);
@@ -120,4 +134,9 @@ export class AnswerStreamer {
     }
     return { final, timings };
   }
+}
+
+/** What the user saw, ended "interrupted" with a sentence saying the disk is full. */
+function cutOffByDiskFull(content: string): MessageFinal {
+  return { content, status: "interrupted", error: DISK_FULL_ANSWER_MESSAGE, stats: null };
 }

@@ -8,6 +8,7 @@ import {
   type ToolStep,
 } from "../../api";
 import { DEFAULT_TITLE } from "../conversations/conversation-store";
+import { isDiskFull } from "../db/disk-full";
 import type { ContextInfo } from "../conversations/message-store";
 import type { ChatTurn, GenerateOptions } from "../engine/types";
 import type { MessageInteraction } from "../../api/genui";
@@ -102,6 +103,7 @@ export class TurnPipeline {
     return this.reserved(conversation.id, async (gen) => {
       const selection = input.adapters ?? conversation.adapters;
       const plan = await this.plan(conversation.id, selection, input.text, input.sampling, input.format);
+      this.answers.saveUnsaved();
       const now = Date.now();
       const { userMessage, assistantMessage, updated, remembered } = db.transaction(() => {
         const isFirst = messages.countByRole(conversation.id, "user") === 0;
@@ -160,6 +162,7 @@ export class TurnPipeline {
       // "Answer again" keeps a UI answer a UI answer, unless other adapters were asked for.
       const format = previous.format === "ui" && !input.adapters ? "ui" : undefined;
       const plan = await this.plan(conversation.id, selection, question.content, input.sampling, format);
+      this.answers.saveUnsaved();
       const now = Date.now();
       const { assistantMessage, updated } = db.transaction(() => {
         conversations.touch(conversation.id, now);
@@ -271,7 +274,13 @@ export class TurnPipeline {
     source: AnswerSource | null,
   ): ContextInfo {
     const fitted = this.prompts.fit(conversationId, plan);
-    this.deps.messages.saveContext(messageId, fitted.context);
+    try {
+      this.deps.messages.saveContext(messageId, fitted.context);
+    } catch (err) {
+      // The answer is committed: it must still end. A full disk ends it "interrupted" at its first write.
+      if (!isDiskFull(err)) throw err;
+      (this.deps.log ?? console.error)("saving how the prompt was fitted failed", err);
+    }
     const options = this.prompts.options(conversationId, plan);
     const ui = this.prompts.uiFor(plan);
     gen.done = this.generate(gen, conversationId, messageId, fitted.turns, options, source, ui, plan);

@@ -48,6 +48,8 @@ export function fromApiErrorCode(code: ErrorCode, message: string): OpenAiError 
       return new OpenAiError(403, "permission_error", "forbidden", message);
     case "not_found":
       return new OpenAiError(404, "invalid_request_error", "not_found", message);
+    case "disk_full":
+      return new OpenAiError(507, "server_error", "disk_full", message);
     default:
       return new OpenAiError(500, "server_error", code, message);
   }
