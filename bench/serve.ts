@@ -37,8 +37,11 @@ async function startServer(model: string, threads: number): Promise<Server> {
       stdio: ["ignore", "pipe", "inherit"],
     },
   );
+  let key = "";
   const url = await new Promise<string>((ok, fail) => {
     createInterface({ input: proc.stdout }).on("line", (l) => {
+      // The generated key is printed before the sign-in URL (which carries a code, not the key).
+      key = /^api key: (\S+)/.exec(l)?.[1] ?? key;
       const m = /^listening on (\S+)/.exec(l);
       if (m) ok(m[1]!);
     });
@@ -48,7 +51,7 @@ async function startServer(model: string, threads: number): Promise<Server> {
   const u = new URL(url);
   return {
     url: u.origin,
-    key: u.searchParams.get("token")!,
+    key,
     startedAt,
     listeningAt,
     async stop() {

@@ -46,7 +46,7 @@ async function start(
   });
   for (const id of adapters) await server.call("adapters.install", { path: adapterFile(id) });
   const chat = new ChatPage(page);
-  await chat.open(server.url);
+  await chat.open(await server.loginUrl());
   const ui = new AdaptersPage(page);
   // The picker lists the installed adapters once the UI has fetched them.
   for (const id of adapters) await expect(ui.picker.getByRole("option", { name: nameOf(id) })).toHaveCount(1);

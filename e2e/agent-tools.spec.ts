@@ -82,7 +82,7 @@ test("add an MCP server in Settings, allow, deny and stop the Agent's tool calls
   const chat = new ChatPage(page);
   const tools = new ToolsPage(page);
   const adapters = new AdaptersPage(page);
-  await chat.open(server.url);
+  await chat.open(await server.loginUrl());
   await chat.useDemoModel();
 
   // Settings: nothing is configured, so nothing runs; then the fixture is added by hand.
@@ -195,7 +195,7 @@ test("import an mcpServers file: each bad entry is reported, the good one is add
   server = await ServerProcess.start();
   const chat = new ChatPage(page);
   const tools = new ToolsPage(page);
-  await chat.open(server.url);
+  await chat.open(await server.loginUrl());
   await tools.openSettings();
 
   // A file that does not parse: a clear error, nothing added.
@@ -280,7 +280,7 @@ test("add a Streamable HTTP server by URL, with a header", async ({ page }) => {
   server = await ServerProcess.start();
   const chat = new ChatPage(page);
   const tools = new ToolsPage(page);
-  await chat.open(server.url);
+  await chat.open(await server.loginUrl());
   await tools.openSettings();
 
   await tools.addHttpServer({ name: "remote", url, headers: { "X-Fixture": "hello" } });

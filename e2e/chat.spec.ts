@@ -15,7 +15,7 @@ test.afterEach(async () => {
 test("first screen says what to do, and the demo model answers", async ({ page }) => {
   server = await ServerProcess.start();
   const chat = new ChatPage(page);
-  await chat.open(server.url);
+  await chat.open(await server.loginUrl());
   await expect(page.getByRole("heading", { name: "No model loaded" })).toBeVisible();
   await chat.useDemoModel();
   await chat.sendMessage("Hello there");
@@ -38,7 +38,7 @@ test("tokens stream in, Stop ends the answer at once and keeps it, reload keeps 
     extraArgs: ["--max-tokens", String(LONG_ANSWER)],
   });
   const chat = new ChatPage(page);
-  await chat.open(server.url);
+  await chat.open(await server.loginUrl());
 
   await chat.sendMessage("Tell me a long story");
   const answer = chat.assistantMessages().last();
@@ -67,7 +67,7 @@ test("a second conversation is listed beside the first and both survive a server
 }) => {
   server = await ServerProcess.start({ model: join(fixturesDir(), "base.gguf") });
   const chat = new ChatPage(page);
-  await chat.open(server.url);
+  await chat.open(await server.loginUrl());
   await chat.sendMessage("first conversation");
   await expect(chat.send).toBeVisible();
   await expect(chat.assistantMessages()).toHaveCount(1);
@@ -82,7 +82,7 @@ test("a second conversation is listed beside the first and both survive a server
   await first.stop({ keepData: true });
   // The restarted server owns nothing; the first one cleans the dir up at the end.
   server = await ServerProcess.start({ dataDir: first.dataDir });
-  await chat.open(server.url);
+  await chat.open(await server.loginUrl());
   await expect(chat.conversations.getByText("first conversation")).toBeVisible();
   await expect(chat.conversations.getByText("second conversation")).toBeVisible();
   await chat.conversations.getByText("first conversation").click();
@@ -99,7 +99,7 @@ test("the engine killed mid-answer: the turn shows an error, and the next messag
     extraArgs: ["--max-tokens", String(LONG_ANSWER)],
   });
   const chat = new ChatPage(page);
-  await chat.open(server.url);
+  await chat.open(await server.loginUrl());
   await chat.sendMessage("keep talking");
   await expect(chat.stop).toBeVisible();
   await expect(chat.answerText(chat.assistantMessages().last())).toHaveText(/\S{2,}/);
@@ -122,7 +122,7 @@ test("the engine killed mid-answer: the turn shows an error, and the next messag
 test("bad model files get a clear message and the app keeps working", async ({ page }) => {
   server = await ServerProcess.start();
   const chat = new ChatPage(page);
-  await chat.open(server.url);
+  await chat.open(await server.loginUrl());
   const pathBox = page.getByRole("textbox", { name: "Model file path" });
   const open = page.getByRole("button", { name: "Open model" });
 

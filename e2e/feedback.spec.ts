@@ -30,7 +30,7 @@ test("rate an answer good or bad with a reason, correct it, regenerate it", asyn
   server = await ServerProcess.start({ model: join(fixturesDir(), "base.gguf") });
   const chat = new ChatPage(page);
   const feedback = new FeedbackPage(page);
-  await chat.open(server.url);
+  await chat.open(await server.loginUrl());
   await chat.sendMessage("Hello there");
   const answer = chat.assistantMessages().last();
   await expect(feedback.good(answer)).toBeVisible();
@@ -84,7 +84,7 @@ test("sharing starts off and sends nothing; with consent the upload is redacted,
   });
   const chat = new ChatPage(page);
   const feedback = new FeedbackPage(page);
-  await chat.open(server.url);
+  await chat.open(await server.loginUrl());
 
   await feedback.openPrivacy();
   await expect(feedback.level("Off")).toBeChecked();

@@ -158,7 +158,7 @@ test("a UI turn renders components; a submitted form becomes a stored turn; the 
   });
   const chat = new ChatPage(page);
   const genui = new GenuiPage(page);
-  await chat.open(server.url);
+  await chat.open(await server.loginUrl());
   await chat.conversations.getByText("Running log").click();
 
   const answer = chat.assistantMessages().first();
@@ -261,7 +261,7 @@ test("hostile markdown and specs, and 300 generated + mutated specs, render with
   ];
   await server.call("conversations.import", { json: exportFile(groups) });
   const chat = new ChatPage(page);
-  await chat.open(server.url);
+  await chat.open(await server.loginUrl());
   let rendered = 0;
   for (const group of groups) {
     await chat.conversations.getByText(group.title, { exact: true }).click();

@@ -33,7 +33,7 @@ test("memories: added in the panel, remembered from a message, with their source
   server = await startWithModel();
   const chat = new ChatPage(page);
   const memory = new MemoryPage(page);
-  await chat.open(server.url);
+  await chat.open(await server.loginUrl());
 
   await memory.open();
   await expect(memory.panel.getByRole("switch", { name: "Use memory" })).toBeChecked();
@@ -80,7 +80,7 @@ test("search finds a word from an earlier conversation, marks it, and opens it",
   server = await startWithModel();
   const chat = new ChatPage(page);
   const memory = new MemoryPage(page);
-  await chat.open(server.url);
+  await chat.open(await server.loginUrl());
   await chat.sendMessage("The zeppelin flew over Paris at dawn");
   await expect(chat.send).toBeVisible();
   await chat.newChat.click();
@@ -104,7 +104,7 @@ test("search finds a word from an earlier conversation, marks it, and opens it",
 test("export a conversation to a file and import it back", async ({ page }) => {
   server = await startWithModel();
   const chat = new ChatPage(page);
-  await chat.open(server.url);
+  await chat.open(await server.loginUrl());
   await chat.sendMessage("Export me please");
   await expect(chat.assistantMessages()).toHaveCount(1);
   await expect(chat.send).toBeVisible();
@@ -142,7 +142,7 @@ test("export a conversation to a file and import it back", async ({ page }) => {
 test("deleting a conversation can delete the memories that came from it", async ({ page }) => {
   server = await startWithModel();
   const chat = new ChatPage(page);
-  await chat.open(server.url);
+  await chat.open(await server.loginUrl());
   await chat.sendMessage("remember that my cat is called Miso");
   await expect(chat.assistantMessages()).toHaveCount(1);
   await expect(chat.send).toBeVisible();
@@ -166,7 +166,7 @@ test("a damaged database shows the recovery screen, and Start fresh recovers", a
   writeFileSync(join(dataDir, "macaron.db"), "this is not a SQLite database, just garbage ".repeat(200));
   server = await ServerProcess.start({ dataDir, model: join(fixturesDir(), "base.gguf") });
   const chat = new ChatPage(page);
-  await page.goto(server.url);
+  await page.goto(await server.loginUrl());
   await expect(
     page.getByRole("heading", { name: "Your conversation database could not be opened" }),
   ).toBeVisible();

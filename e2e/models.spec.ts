@@ -44,7 +44,7 @@ test("find a model, see its fit, download it, load it with a chosen context, cha
   test.setTimeout(120_000);
   const chat = new ChatPage(page);
   const models = new ModelsPage(page);
-  await chat.open(server!.url);
+  await chat.open(await server!.loginUrl());
 
   // The first screen leads to a model; the demo is still one click away.
   await expect(page.getByRole("heading", { name: "No model loaded" })).toBeVisible();
@@ -123,7 +123,7 @@ test("a download pauses, resumes and cancels; a repo without GGUF says so", asyn
   const models = new ModelsPage(page);
   // Slow enough that the buttons act while it runs (the file is ~3.5 MB).
   hub!.setFault(`${DEMO_REPO}/${DEMO_FILE}`, { kind: "throttle", bytesPerSecond: 200_000 });
-  await chat.open(server!.url);
+  await chat.open(await server!.loginUrl());
   await models.open();
 
   // The search lists GGUF repos only; a repo typed by its name opens anyway.
@@ -161,7 +161,7 @@ test("a download pauses, resumes and cancels; a repo without GGUF says so", asyn
 test("a gated repo asks for an access token, which is kept and never shown", async ({ page }) => {
   const chat = new ChatPage(page);
   const models = new ModelsPage(page);
-  await chat.open(server!.url);
+  await chat.open(await server!.loginUrl());
   await models.open();
   await models.searchFor("gated");
   await models.openRepo(GATED_REPO);
@@ -193,7 +193,7 @@ test("adapters for the loaded base: the hub's matches with their reason, install
   const chat = new ChatPage(page);
   const models = new ModelsPage(page);
   const adapters = new AdaptersPage(page);
-  await chat.open(server!.url);
+  await chat.open(await server!.loginUrl());
   await models.downloadAndLoad("demo-chat", DEMO_REPO, "Q8_0", DEMO_FILE);
 
   await adapters.openPanel();
@@ -214,7 +214,7 @@ test("hub failures say what to do next: a rate limit, then a retry that works; s
 }) => {
   const chat = new ChatPage(page);
   const models = new ModelsPage(page);
-  await chat.open(server!.url);
+  await chat.open(await server!.loginUrl());
   await models.open();
   hub!.setFault("/api/models", { kind: "status", status: 429, retryAfterSeconds: 1 });
   await models.search.fill("demo-chat");
@@ -245,7 +245,7 @@ test("a download interrupted by killing the app is offered to resume, and resume
   // mid-download when it is killed, with exactly those chunks saved in the partial file.
   const key = `${SMALL_REPO}/${file}`;
   hub!.setFault(key, { kind: "stall", offset: 2 * DOWNLOAD_CHUNK_BYTES });
-  await chat.open(server!.url);
+  await chat.open(await server!.loginUrl());
   await models.open();
   await models.searchFor("small-chat");
   await models.openRepo(SMALL_REPO);
@@ -264,7 +264,7 @@ test("a download interrupted by killing the app is offered to resume, and resume
   const from = hub!.requests.length;
   server = await ServerProcess.start({ dataDir: first.dataDir, env: { HF_ENDPOINT: hub!.url } });
   try {
-    await chat.open(server.url);
+    await chat.open(await server.loginUrl());
     // The header says a download waits; the Models dialog offers to resume it.
     await page.getByRole("button", { name: /^Download paused/ }).click();
     const row = models.dialog.getByRole("listitem", { name: `Download of ${file}` });

@@ -58,7 +58,7 @@ async function start(page: Page) {
   const versions = await server.call<VersionRow[]>("adapters.versions", { id: "coding" });
   expect(versions.map((v) => [v.version, v.status])).toEqual([["1.0.0", "live"]]);
   const chat = new ChatPage(page);
-  await chat.open(server.url);
+  await chat.open(await server.loginUrl());
   const adapters = new AdaptersPage(page);
   await expect(adapters.picker.getByRole("option", { name: "Coding" })).toHaveCount(1);
   return { chat, adapters, ui: new ReleasesPage(page), server, cloud };

@@ -21,6 +21,7 @@ export interface ServerOptions {
 export class ServerProcess {
   private constructor(
     readonly proc: ChildProcess,
+    /** The printed sign-in URL (`/?code=`, single use): open pages with `loginUrl()`. */
     readonly url: string,
     readonly apiKey: string,
     readonly dataDir: string,
@@ -41,11 +42,14 @@ export class ServerProcess {
     });
     const output: string[] = [];
     proc.stderr.on("data", (d: Buffer) => output.push(d.toString()));
+    let apiKey = "";
     const url = await new Promise<string>((resolveUrl, reject) => {
       const lines = createInterface({ input: proc.stdout });
       const timer = setTimeout(() => reject(new Error(`server did not start:\n${output.join("")}`)), 45_000);
       lines.on("line", (line) => {
         output.push(line + "\n");
+        // The generated key comes before the sign-in URL, which carries a one-time code, not the key.
+        apiKey = /^api key: (\S+)/.exec(line)?.[1] ?? apiKey;
         const m = /^listening on (\S+)/.exec(line);
         if (m) {
           clearTimeout(timer);
@@ -57,8 +61,27 @@ export class ServerProcess {
         reject(new Error(`server exited with ${code}:\n${output.join("")}`));
       });
     });
-    const apiKey = new URL(url).searchParams.get("token") ?? "";
     return new ServerProcess(proc, url, apiKey, dataDir, !opts.dataDir, output);
+  }
+
+  private printedUrlUsed = false;
+
+  /**
+   * A URL that signs a fresh browser context in: first the one the server printed (its code
+   * works once), then fresh codes from `POST /api/login-code`, as a user with the key gets them.
+   */
+  async loginUrl(): Promise<string> {
+    if (!this.printedUrlUsed) {
+      this.printedUrlUsed = true;
+      return this.url;
+    }
+    const res = await fetch(`${this.origin}/api/login-code`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${this.apiKey}` },
+    });
+    const body = (await res.json()) as { ok: boolean; value?: { url: string }; error?: { message: string } };
+    if (!body.ok || !body.value) throw new Error(body.error?.message ?? "login-code failed");
+    return body.value.url;
   }
 
   get origin(): string {

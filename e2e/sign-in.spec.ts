@@ -1,0 +1,74 @@
+import { expect, test, type Page } from "@playwright/test";
+import { ChatPage } from "./pages/chat-page";
+import { ServerProcess } from "./server";
+
+const servers: ServerProcess[] = [];
+test.afterEach(async () => {
+  await Promise.all(servers.splice(0).map((s) => s.stop()));
+});
+
+async function start(): Promise<ServerProcess> {
+  const server = await ServerProcess.start();
+  servers.push(server);
+  return server;
+}
+
+/** An app API call from the page, authorized only by its cookie (as the UI makes them). */
+function callFromPage(page: Page): Promise<number> {
+  return page.evaluate(async () => {
+    const res = await fetch("/api/call/models.status", {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: "{}",
+    });
+    return res.status;
+  });
+}
+
+test("the printed URL signs the browser in once, leaves no code in the address bar, and the key in a URL is refused", async ({
+  page,
+  browser,
+}) => {
+  const server = await start();
+  expect(server.url).toMatch(/\/\?code=[A-Za-z0-9_-]{43}$/);
+  expect(server.url).not.toContain(server.apiKey);
+  const chat = new ChatPage(page);
+  await chat.open(server.url);
+  expect(page.url()).toBe(`${server.origin}/`);
+  expect(await callFromPage(page)).toBe(200);
+  // Reloading, or reopening the link from history, keeps the session.
+  await chat.open(server.url);
+  await page.reload();
+  await chat.waitLoaded();
+
+  // The same link in another browser (a profile copied later) opens nothing.
+  const other = await browser.newContext();
+  try {
+    const stranger = await other.newPage();
+    const spent = await stranger.goto(server.url);
+    expect(spent?.status()).toBe(401);
+    await expect(stranger.getByText("each code works once")).toBeVisible();
+    const keyInUrl = await stranger.goto(`${server.origin}/?token=${server.apiKey}`);
+    expect(keyInUrl?.status()).toBe(400);
+    await expect(stranger.getByText("must not be sent in a URL")).toBeVisible();
+    expect(await callFromPage(stranger)).toBe(401);
+  } finally {
+    await other.close();
+  }
+});
+
+test("two servers on 127.0.0.1 keep their own sessions in one browser", async ({ page, context }) => {
+  const [first, second] = await Promise.all([start(), start()]);
+  const firstTab = new ChatPage(page);
+  await firstTab.open(await first.loginUrl());
+  const secondPage = await context.newPage();
+  const secondTab = new ChatPage(secondPage);
+  await secondTab.open(await second.loginUrl());
+  // Signing in to the second did not sign the first out.
+  expect(await callFromPage(secondPage)).toBe(200);
+  expect(await callFromPage(page)).toBe(200);
+  await page.reload();
+  await firstTab.waitLoaded();
+  const names = (await context.cookies()).map((c) => c.name).filter((n) => n.startsWith("macaron_session"));
+  expect(new Set(names).size).toBe(2);
+});
