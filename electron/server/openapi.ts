@@ -76,7 +76,13 @@ export function buildOpenApiDocument(version: string): JsonSchema {
       schemas: { ErrorEnvelope: errorEnvelope },
       securitySchemes: {
         bearer: { type: "http", scheme: "bearer" },
-        session: { type: "apiKey", in: "cookie", name: "macaron_session" },
+        session: {
+          type: "apiKey",
+          in: "cookie",
+          name: "macaron_session_<instance>",
+          description:
+            "Set by opening the printed sign-in URL (`/?code=…`, single use); its name is per instance.",
+        },
       },
     },
     security: [{ bearer: [] }, { session: [] }],

@@ -1,6 +1,6 @@
 /**
  * Browser mode: the same API over the headless server. Calls are `POST /api/call/<method>`
- * (auth travels in an HttpOnly cookie set when the tokenized URL was opened); events come over
+ * (auth travels in an HttpOnly cookie set when the printed sign-in URL was opened); events come over
  * a reconnecting WebSocket at /api/events.
  */
 import { ApiError } from "../../../electron/api";
