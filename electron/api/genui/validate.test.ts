@@ -125,6 +125,47 @@ describe("validateDocument", () => {
     ]);
   });
 
+  it("keeps stand-ins' ids and reasons when checked again, and never makes up an id already used", () => {
+    const raw = {
+      version: 1,
+      blocks: [
+        {
+          kind: "ui",
+          root: {
+            type: "Card",
+            id: "a",
+            props: {},
+            children: [
+              { type: "Text", id: "a", props: { markdown: "twice" } },
+              { type: "Text", id: "bad id!", props: { markdown: "x" } },
+              "not an object",
+            ],
+          },
+        },
+      ],
+    };
+    const first = validateDocument(raw);
+    if (!first.ok) throw new Error(first.reason);
+    const again = validateDocument(JSON.parse(JSON.stringify(first.document)));
+    if (!again.ok) throw new Error(again.reason);
+    // Checked again (a stored answer, an export imported back), the document is the same.
+    expect(again.document).toEqual(first.document);
+    const kids = (first.document.blocks[0] as { root: { children: { id: string; props: unknown }[] } }).root
+      .children;
+    expect(kids[0]).toMatchObject({ props: { reason: 'id "a" is used twice', originalType: "Text" } });
+    // A made-up id is unique in the document, even next to a stand-in that already has it.
+    const clash = validateDocument({
+      version: 1,
+      blocks: [
+        { kind: "ui", root: { type: "Invalid", id: "invalid~1", props: { reason: "old" } } },
+        { kind: "ui", root: { type: "Text", id: "no good", props: { markdown: "x" } } },
+      ],
+    });
+    if (!clash.ok) throw new Error(clash.reason);
+    const ids = clash.document.blocks.map((b) => (b.kind === "ui" ? b.root.id : ""));
+    expect(new Set(ids).size).toBe(2);
+  });
+
   it("refuses unsafe link URLs and checks cross-prop rules", () => {
     for (const url of [
       "javascript:alert(1)",

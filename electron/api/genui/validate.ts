@@ -92,19 +92,42 @@ function invalid(walk: Walk, id: string, reason: string, originalType: unknown, 
   return node;
 }
 
+/**
+ * Ids made up here for stand-ins carry a "~", which NodeId does not allow: they never clash
+ * with a real id, and a stand-in coming back (export/import, a stored answer checked again)
+ * keeps its id and reason instead of being re-flagged for its own id.
+ */
+const GENERATED_ID = /^(?:[A-Za-z0-9_.:-]{1,40}~dup|invalid~)\d{1,9}$/;
+
+/** A fresh made-up id, unused in this document. */
+function generatedId(walk: Walk, stem: string): string {
+  let id: string;
+  do id = `${stem}${++walk.generated}`;
+  while (walk.ids.has(id));
+  walk.ids.add(id);
+  return id;
+}
+
 function nodeId(walk: Walk, raw: Record<string, unknown>): { id: string; problem: string | null } {
+  if (
+    raw.type === "Invalid" &&
+    typeof raw.id === "string" &&
+    GENERATED_ID.test(raw.id) &&
+    !walk.ids.has(raw.id)
+  ) {
+    walk.ids.add(raw.id);
+    return { id: raw.id, problem: null };
+  }
   const parsed = NodeId.safeParse(raw.id);
   if (!parsed.success) {
-    walk.generated++;
     return {
-      id: `invalid-${walk.generated}`,
+      id: generatedId(walk, "invalid~"),
       problem: "id: a node needs an id of letters, digits and _ . : -",
     };
   }
   if (walk.ids.has(parsed.data)) {
-    walk.generated++;
     return {
-      id: `${parsed.data.slice(0, 40)}~dup${walk.generated}`,
+      id: generatedId(walk, `${parsed.data.slice(0, 40)}~dup`),
       problem: `id "${parsed.data}" is used twice`,
     };
   }
@@ -115,8 +138,7 @@ function nodeId(walk: Walk, raw: Record<string, unknown>): { id: string; problem
 function validateNode(raw: unknown, walk: Walk, parentType: string | null): UiNode {
   walk.nodes++;
   if (!isPlainObject(raw)) {
-    walk.generated++;
-    return invalid(walk, `invalid-${walk.generated}`, "a component must be an object", null);
+    return invalid(walk, generatedId(walk, "invalid~"), "a component must be an object", null);
   }
   const { id, problem } = nodeId(walk, raw);
   const type = raw.type;

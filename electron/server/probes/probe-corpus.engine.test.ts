@@ -1,0 +1,280 @@
+/**
+ * Every input of the probe corpus (corpus/: GenUI specs, GenUI interactions, conversation
+ * imports, file paths) through the real headless server over HTTP, with the real engine and
+ * the demo model loaded. Each must get a clear refusal (a 4xx with the app's error shape and
+ * a message) or a safe result (a 200 whose stored data passes the same validation), within
+ * PROBE_BUDGET_MS; never a 5xx or "internal", never a hang, and the server answers afterwards.
+ */
+import { execFileSync } from "node:child_process";
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { createServer, type Server } from "node:net";
+import { tmpdir } from "node:os";
+import { isAbsolute, join, relative, resolve } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { ConversationDetail } from "../../api";
+import { validateDocument } from "../../api/genui";
+import { runLogDocument } from "../../core/genui/testing/samples";
+import { fixtureDemoDir } from "../../core/testing/fixture-demo";
+import { spawnTestEngine } from "../../core/testing/real-engine";
+import { IMPORT_ROUTE } from "../api-routes";
+import { startServer, type RunningServer } from "../start";
+import { importProbes, interactionProbes, pathProbes, specProbes, type PathProbe } from "./corpus";
+
+/** The most one probe may take, start to answer. Refusals are checks, not work: 5 s is generous. */
+const PROBE_BUDGET_MS = 5_000;
+/** Methods that take a file path from the caller. */
+const PATH_METHODS = [
+  "models.inspect",
+  "models.open",
+  "models.fit",
+  "models.loadSettings",
+  "models.setLoadSettings",
+  "models.delete",
+  "adapters.install",
+  "adapters.installVersion",
+] as const;
+
+let dir: string;
+let scratch: string;
+let server: RunningServer;
+const sockets: Server[] = [];
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), "macaron-probes-"));
+  scratch = join(dir, "scratch");
+  mkdirSync(scratch);
+  server = await startServer({
+    dataDir: join(dir, "data"),
+    demoDir: await fixtureDemoDir(),
+    rendererDir: join(dir, "no-ui"),
+    spawnEngine: spawnTestEngine(),
+  });
+  const opened = await server.core.dispatch("models.openDemo", {}, { transport: "http" });
+  if (!opened.ok) throw new Error(opened.error.message);
+});
+afterAll(async () => {
+  for (const s of sockets) s.close();
+  await server?.close();
+  if (dir) rmSync(dir, { recursive: true, force: true });
+});
+
+interface Answer {
+  status: number;
+  body: { ok: boolean; value?: unknown; error?: { code: string; message: string } };
+  ms: number;
+}
+
+/** POST one call; a probe that does not answer within the budget (twice over) fails as a hang. */
+async function call(method: string, input: unknown, route = `/api/call/${method}`): Promise<Answer> {
+  const started = performance.now();
+  const res = await fetch(`${server.url}${route}`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${server.apiKey}`, "content-type": "application/json" },
+    body: JSON.stringify(input),
+    signal: AbortSignal.timeout(PROBE_BUDGET_MS * 2),
+  });
+  const body = (await res.json()) as Answer["body"];
+  return { status: res.status, body, ms: performance.now() - started };
+}
+
+/** A refusal in the app's shape, or a success; never a server error, always in time. */
+function expectClearAnswer(what: string, answer: Answer): void {
+  const context = `${what}: ${answer.status} ${JSON.stringify(answer.body).slice(0, 300)}`;
+  expect(answer.ms, context).toBeLessThan(PROBE_BUDGET_MS);
+  expect(answer.status, context).toBeLessThan(500);
+  if (answer.status === 200) {
+    expect(answer.body.ok, context).toBe(true);
+    return;
+  }
+  expect(answer.status, context).toBeGreaterThanOrEqual(400);
+  expect(answer.body.ok, context).toBe(false);
+  expect(answer.body.error?.code, context).not.toBe("internal");
+  expect(answer.body.error?.message.length ?? 0, context).toBeGreaterThan(10);
+}
+
+async function importDocument(doc: unknown): Promise<Answer> {
+  return call("conversations.import", { json: JSON.stringify(doc) }, IMPORT_ROUTE);
+}
+
+function exportWith(title: string, ui: unknown) {
+  return {
+    format: "macaron-export",
+    version: 1,
+    exportedAt: 0,
+    conversations: [
+      {
+        id: "probe",
+        title,
+        createdAt: 0,
+        updatedAt: 0,
+        messages: [
+          { id: "q", role: "user", content: "Show me", status: "complete", createdAt: 0 },
+          { id: "a", role: "assistant", content: "", status: "complete", createdAt: 0, format: "ui", ui },
+        ],
+      },
+    ],
+  };
+}
+
+async function conversationTitled(title: string): Promise<ConversationDetail> {
+  const list = await call("conversations.list", {});
+  const found = (list.body.value as { id: string; title: string }[]).find((c) => c.title === title);
+  if (!found) throw new Error(`no conversation "${title}"`);
+  return (await call("conversations.get", { id: found.id })).body.value as ConversationDetail;
+}
+
+describe("probe corpus: GenUI specs", () => {
+  it("imports each spec refused whole or stored as a valid, inert document", async () => {
+    const probes = specProbes();
+    expect(probes.length).toBeGreaterThan(30);
+    for (const [i, probe] of probes.entries()) {
+      const title = `spec ${i}`;
+      const answer = await importDocument(exportWith(title, probe.spec));
+      expectClearAnswer(`spec "${probe.name}"`, answer);
+      if (answer.status !== 200) continue;
+      const ui = (await conversationTitled(title)).messages[1]?.ui ?? null;
+      if (ui === null) continue;
+      // What is stored is already what validation makes of it: validating again changes nothing.
+      const again = validateDocument(ui);
+      expect(again.ok, probe.name).toBe(true);
+      if (again.ok) expect(again.document, probe.name).toEqual(ui);
+      const text = JSON.stringify(ui);
+      expect(text, probe.name).not.toMatch(/"url":"\s*(java\s*script|vbscript|data|file):/i);
+      expect(text, probe.name).not.toMatch(/"type":"(Html|IFrame|card)"/);
+    }
+  });
+
+  it("answers each hostile interaction with a form with a refusal or a recorded outcome", async () => {
+    const imported = await importDocument({
+      ...exportWith("interaction target", null),
+      conversations: [
+        {
+          ...exportWith("interaction target", null).conversations[0]!,
+          messages: [
+            { id: "q", role: "user", content: "Log a run", status: "complete", createdAt: 0 },
+            {
+              id: "a",
+              role: "assistant",
+              content: "",
+              status: "complete",
+              createdAt: 0,
+              format: "ui",
+              ui: runLogDocument(),
+            },
+          ],
+        },
+      ],
+    });
+    expectClearAnswer("form import", imported);
+    const target = await conversationTitled("interaction target");
+    const messageId = target.messages[1]!.id;
+    const outcomes: string[] = [];
+    for (const probe of interactionProbes()) {
+      const input: Record<string, unknown> = {
+        conversationId: target.conversation.id,
+        messageId,
+        componentId: probe.componentId,
+        action: probe.action,
+      };
+      if (probe.values !== undefined) input.values = probe.values;
+      const answer = await call("genui.interact", input);
+      expectClearAnswer(`interaction "${probe.name}"`, answer);
+      outcomes.push(`${probe.name}: ${answer.status}`);
+    }
+    // Each probe reached the component check (a wrong conversation id would refuse them all alike).
+    expect(outcomes.filter((o) => o.endsWith(": 200")).length, outcomes.join("\n")).toBeGreaterThan(0);
+    // Ids that are not there are refused as such.
+    const ghost = await call("genui.interact", {
+      conversationId: target.conversation.id,
+      messageId: "ghost",
+      componentId: "run-form",
+      action: "submit",
+    });
+    expect(ghost.status).toBeGreaterThanOrEqual(400);
+    expect(ghost.status).toBeLessThan(500);
+  });
+});
+
+describe("probe corpus: conversation imports", () => {
+  it("refuses each hostile import with a reason, or imports it without a server error", async () => {
+    const before = ((await call("conversations.list", {})).body.value as unknown[]).length;
+    let imported = 0;
+    for (const probe of importProbes()) {
+      const answer = await call("conversations.import", { json: probe.json }, IMPORT_ROUTE);
+      expectClearAnswer(`import "${probe.name}"`, answer);
+      if (answer.status === 200) imported += (answer.body.value as { conversations: number }).conversations;
+      else if (answer.status === 400) expect(answer.body.error?.message, probe.name).toMatch(/import|input/i);
+    }
+    const after = ((await call("conversations.list", {})).body.value as unknown[]).length;
+    // A refused import writes nothing: only the accepted ones added conversations.
+    expect(after - before).toBe(imported);
+  });
+});
+
+/** Make the probe's file in the scratch folder; the path(s) to send. */
+function prepare(probe: PathProbe): string[] {
+  if (probe.absolute !== undefined) return [probe.absolute];
+  const at = join(scratch, probe.path!);
+  switch (probe.make) {
+    case "folder":
+      mkdirSync(at, { recursive: true });
+      break;
+    case "empty":
+      writeFileSync(at, "");
+      break;
+    case "text":
+      writeFileSync(at, "these are my notes, not a model\n");
+      break;
+    case "fifo":
+      execFileSync("mkfifo", [at]);
+      break;
+    case "socket": {
+      const socket = createServer();
+      socket.listen(at);
+      sockets.push(socket);
+      break;
+    }
+    case "symlink": {
+      const target = probe.target!;
+      symlinkSync(isAbsolute(target) ? target : join(scratch, target), at);
+      break;
+    }
+    default:
+      break;
+  }
+  return [at, relative(process.cwd(), at)];
+}
+
+describe("probe corpus: paths", () => {
+  it("refuses each hostile path at once, naming the file as given, never the working directory", async () => {
+    const probes = pathProbes();
+    const cwd = process.cwd();
+    const paths = probes.flatMap((probe) => prepare(probe).map((path) => ({ probe, path })));
+    // Sockets listen asynchronously: wait until each is there.
+    await Promise.all(
+      sockets
+        .filter((s) => !s.listening)
+        .map((s) => new Promise<void>((done) => s.once("listening", () => done()))),
+    );
+    for (const { probe, path } of paths) {
+      for (const method of PATH_METHODS) {
+        const input = method === "models.setLoadSettings" ? { path, settings: {} } : { path };
+        const what = `${method} on ${probe.name} (${JSON.stringify(path.slice(0, 80))})`;
+        const answer = await call(method, input);
+        expectClearAnswer(what, answer);
+        expect(answer.status, what).not.toBe(200);
+        const message = answer.body.error?.message ?? "";
+        if (!path.includes(cwd)) expect(message, what).not.toContain(cwd);
+        const resolved = resolve(path);
+        if (path.length > 0 && resolved !== path && !path.includes(resolved)) {
+          expect(message, what).not.toContain(resolved);
+        }
+      }
+    }
+    // Still serving, with the demo model loaded.
+    const status = await call("models.status", {});
+    expect(status.body.value).toMatchObject({ state: "ready" });
+    const health = await fetch(`${server.url}/api/health`);
+    expect(health.status).toBe(200);
+  });
+});
