@@ -5,6 +5,7 @@ import { RoutingChip } from "../adapters/RoutingChip";
 import { AnswerFeedback } from "./AnswerFeedback";
 import { GenuiAnswer } from "../genui/GenuiAnswer";
 import { InteractionSummary } from "../genui/InteractionSummary";
+import { InterruptedNote } from "./InterruptedNote";
 import { AnswerNotes } from "./AnswerNotes";
 import { Markdown } from "./Markdown";
 import { MessageStats } from "./MessageStats";
@@ -71,11 +72,7 @@ function MessageFooter({ message, last }: { message: Message; last: boolean }) {
       <AnswerNotes message={message} />
       {message.routing && <RoutingChip routing={message.routing} messageId={message.id} />}
       {message.status === "stopped" && <span className="badge">Stopped</span>}
-      {message.status === "interrupted" && (
-        <span className="badge" title="The app closed while this answer was being written">
-          Interrupted
-        </span>
-      )}
+      <InterruptedNote message={message} />
       {message.status === "error" && (
         <div className="badge badge--error" role="alert">
           {message.error ?? "The answer could not be generated."}
