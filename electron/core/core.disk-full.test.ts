@@ -225,6 +225,9 @@ describe("a full database (PRAGMA max_page_count on core's own connection)", () 
     const cutOff = await answerCutOff(core, cut.id, () => {
       free = fillDatabase(db);
     });
+    // Reopened while the disk is still full, it does not look as if it were still being written.
+    const meanwhile = (await transcript(core, cut.id)).find((m) => m.id === cutOff.id);
+    expect(meanwhile?.status).toBe("interrupted");
     // The conversation is free again: the next call is refused for the disk, not as "busy".
     const again = failure(await core.dispatch("chat.send", { conversationId: cut.id, text: "Still?" }, ctx));
     expect(again.code).toBe("disk_full");

@@ -145,6 +145,14 @@ export class AnswerRecords {
       }
     }
     this.unsaved.set(messageId, ended);
+    try {
+      // The smallest write there is: a reopened conversation shows it ended, not "streaming".
+      this.deps.db
+        .prepare("UPDATE messages SET status = 'interrupted' WHERE id = ? AND status = 'streaming'")
+        .run(messageId);
+    } catch {
+      // Not even that fits: saveUnsaved writes it all before the next turn.
+    }
     const saved = messages.get(messageId);
     return (
       saved && {
