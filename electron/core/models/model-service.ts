@@ -49,6 +49,12 @@ export class ModelService {
   private readonly log: (message: string, err: unknown) => void;
   /** Each model's remembered load settings and its profile's defaults. */
   readonly loadSettings: ModelLoadSettings;
+  /**
+   * The model path last opened as the caller wrote it, and what it resolved to: status errors
+   * (a failed load, a failed reload after a crash) come from the engine, which only knows the
+   * resolved path, and must name the file as given.
+   */
+  private shownPath: { resolved: string; given: string } | null = null;
 
   constructor(private readonly deps: ModelServiceDeps) {
     this.log = deps.log ?? console.error;
@@ -79,9 +85,13 @@ export class ModelService {
    * Throws ApiError model_invalid (file rejected, engine untouched) or model_load_failed.
    */
   open(path: string, settings?: LoadSettings): Promise<EngineStatus> {
+    const resolved = resolve(path);
     return asGiven(
       path,
-      this.enqueue(() => this.load(resolve(path), false, settings)),
+      this.enqueue(() => {
+        this.shownPath = resolved === path ? null : { resolved, given: path };
+        return this.load(resolved, false, settings);
+      }),
     );
   }
 
@@ -121,6 +131,7 @@ export class ModelService {
   openDemo(): Promise<EngineStatus> {
     return this.enqueue(async () => {
       const path = await this.deps.ensureDemoModel(join(this.deps.dataDir, "models"));
+      this.shownPath = null;
       return this.load(path, true);
     });
   }
@@ -228,6 +239,9 @@ export class ModelService {
   }
 
   private set(status: EngineStatus): void {
+    const shown = this.shownPath;
+    if (shown && status.error?.includes(shown.resolved))
+      status = { ...status, error: status.error.split(shown.resolved).join(shown.given) };
     this.current = status;
     this.deps.events.emit("engine.status", status);
   }
