@@ -1,4 +1,4 @@
-import { useLayoutEffect, useRef } from "react";
+import { useEffect, useLayoutEffect, useRef } from "react";
 import type { Message } from "../../../electron/api";
 import { MessageBoundary } from "./MessageBoundary";
 import { MessageView } from "./MessageView";
@@ -16,6 +16,7 @@ export function Transcript({
   hint: string | null;
 }) {
   const scroller = useRef<HTMLDivElement>(null);
+  const logRef = useRef<HTMLDivElement>(null);
   const pinned = useRef(true);
   const visible = messages.filter((m) => m.role !== "system");
 
@@ -23,6 +24,19 @@ export function Transcript({
     const el = scroller.current;
     if (el && pinned.current) el.scrollTop = el.scrollHeight;
   }, [messages]);
+
+  // Answers are parsed one per task after they mount (parse-queue): the log keeps growing after
+  // the messages changed, so a pinned view follows its size, not only the message list.
+  useEffect(() => {
+    const el = scroller.current;
+    const log = logRef.current;
+    if (!el || !log || typeof ResizeObserver === "undefined") return;
+    const observer = new ResizeObserver(() => {
+      if (pinned.current) el.scrollTop = el.scrollHeight;
+    });
+    observer.observe(log);
+    return () => observer.disconnect();
+  }, []);
 
   return (
     <div
@@ -34,7 +48,7 @@ export function Transcript({
       }}
     >
       {hint && messages.length === 0 && <p className="transcript__hint">{hint}</p>}
-      <div role="log" aria-live="polite" aria-label="Messages" className="transcript__log">
+      <div ref={logRef} role="log" aria-live="polite" aria-label="Messages" className="transcript__log">
         {visible.map((m, i) => (
           <MessageBoundary key={m.id} message={m}>
             <MessageView

@@ -8,8 +8,8 @@
  * e2e/hostile-markdown.spec.ts on the generator in testing/hostile-markdown.ts).
  */
 
-/** Longest answer parsed as markdown, in UTF-16 code units (~10k tokens; ~10 µs a character). */
-export const MARKDOWN_MAX_CHARS = 40_000;
+/** Longest answer parsed as markdown, in UTF-16 code units (~6k tokens; dense markdown costs ~10 µs a character). */
+export const MARKDOWN_MAX_CHARS = 24_000;
 /** Deepest container nesting (quotes, list items, indentation levels) on one line. */
 export const MARKDOWN_MAX_NESTING = 8;
 /** Most containers over all lines (each costs a scan per line: 1,500 list items take ~200 ms). */
@@ -20,6 +20,9 @@ export const MARKDOWN_MAX_BLOCK_DELIMITERS = 300;
 export const MARKDOWN_MAX_DELIMITERS = 4_000;
 /** Longest line parsed as markdown (a run with no line break is one block the parser scans whole). */
 export const MARKDOWN_MAX_LINE_CHARS = 10_000;
+
+/** How much of an answer shown as plain text is laid out before the user asks for the rest. */
+export const PLAIN_PREVIEW_CHARS = 10_000;
 
 export type MarkdownVerdict = { markdown: true } | { markdown: false; reason: string };
 

@@ -4,13 +4,13 @@
  * data to any server), links are http(s)/mailto only, show their real URL and open only after
  * the user confirms (Electron: openExternal; browser: a new tab without opener).
  */
-import type { ComponentProps, ReactNode } from "react";
+import { useState, type ComponentProps, type ReactNode } from "react";
 import ReactMarkdown from "react-markdown";
 import type { Components, ExtraProps } from "react-markdown";
 import type { ApiClient } from "../../../electron/api";
 import { CodeBlock } from "./CodeBlock";
 import { textOf } from "./hast-text";
-import { markdownVerdict } from "./markdown-limits";
+import { markdownVerdict, PLAIN_PREVIEW_CHARS } from "./markdown-limits";
 
 type Platform = ApiClient["platform"];
 
@@ -70,21 +70,34 @@ function Pre({ node }: ComponentProps<"pre"> & ExtraProps) {
 }
 
 /**
+ * An answer past the limits, as text: the first PLAIN_PREVIEW_CHARS characters (laying out a
+ * run of hundreds of thousands of characters is itself a long task), the rest on request.
+ */
+function PlainAnswer({ text, reason }: { text: string; reason: string }) {
+  const [whole, setWhole] = useState(false);
+  const cut = !whole && text.length > PLAIN_PREVIEW_CHARS;
+  return (
+    <div className="markdown markdown--plain">
+      <p className="markdown__limit" role="note">
+        Shown as plain text: {reason}.
+      </p>
+      <p className="message__plain">{cut ? `${text.slice(0, PLAIN_PREVIEW_CHARS)}…` : text}</p>
+      {cut && (
+        <button type="button" className="button" onClick={() => setWhole(true)}>
+          Show all {text.length.toLocaleString("en")} characters
+        </button>
+      )}
+    </div>
+  );
+}
+
+/**
  * Markdown text rendered under the policy above; text past the parser's limits (see
  * markdown-limits) is shown as plain text with the reason, never handed to the parser.
  */
 export function SafeMarkdownView({ text, platform }: { text: string; platform: Platform }) {
   const verdict = markdownVerdict(text);
-  if (!verdict.markdown) {
-    return (
-      <div className="markdown markdown--plain">
-        <p className="markdown__limit" role="note">
-          Shown as plain text: {verdict.reason}.
-        </p>
-        <p className="message__plain">{text}</p>
-      </div>
-    );
-  }
+  if (!verdict.markdown) return <PlainAnswer text={text} reason={verdict.reason} />;
   const components: Components = {
     a: ({ href, children }) => (
       <SafeLink href={href ?? ""} platform={platform}>

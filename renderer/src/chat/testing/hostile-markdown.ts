@@ -80,11 +80,11 @@ export function edgeMarkdown(): HostileCase[] {
     { name: "edge-list", text: lines(990, (i) => `- item ${i}`) },
     { name: "edge-table", text: `|a|b|\n|-|-|\n${lines(1_000, (i) => `|${i}|x|`)}` },
     { name: "edge-many-paragraphs", text: paragraphs(13, "*a".repeat(295)) },
-    { name: "edge-long-lines", text: lines(3, () => "word ".repeat(1_990)) },
+    { name: "edge-long-lines", text: lines(2, () => "word ".repeat(1_990)) },
     {
       name: "edge-rich",
       text: "# Title\n\nSome **bold** and _italic_ text, a [link](https://example.com) and `code`.\n\n- one\n- two\n  - nested *x*\n\n```ts\nconst a = 1;\n```\n\n| a | b |\n|---|---|\n| 1 | 2 |\n\n> quote\n\n".repeat(
-        190,
+        130,
       ),
     },
   ];

@@ -1,0 +1,232 @@
+/**
+ * Pathological markdown in Chromium: a conversation whose answers are the hostile generator's
+ * outputs (runs of quote markers, emphasis runs of 20,000 characters, deeply nested lists, link,
+ * backtick, table and entity runs) plus the answers just inside the parser's limits, imported
+ * through the real API. Opening it, and opening it again after a reload (the URL reopens the
+ * same conversation), the page keeps within the frame budget (FRAME_BUDGET_MS: the longest
+ * main-thread task, seen by a long-task observer, and the gap between animation frames) and the
+ * composer takes typing. An answer that throws while rendering shows its boundary with "Show as
+ * plain text"; the rest of that conversation renders.
+ */
+import { join } from "node:path";
+import { expect, test, type Page } from "@playwright/test";
+import { edgeMarkdown, hostileMarkdown } from "../renderer/src/chat/testing/hostile-markdown";
+import { ChatPage } from "./pages/chat-page";
+import { fixturesDir, ServerProcess } from "./server";
+
+/**
+ * The frame budget: no main-thread task, and no gap between animation frames, longer than this
+ * while a conversation of hostile answers opens. Without the limits the same answers overflowed
+ * React's stack (white page) or froze the thread for 15 s to minutes.
+ */
+const FRAME_BUDGET_MS = 500;
+
+let server: ServerProcess | undefined;
+test.afterEach(async () => {
+  await server?.stop();
+  server = undefined;
+});
+
+/** An export file with one conversation per entry, each answer after a short question. */
+function exportFile(conversations: { title: string; answers: unknown[] }[]): string {
+  const now = Date.now();
+  return JSON.stringify({
+    format: "macaron-export",
+    version: 1,
+    exportedAt: now,
+    conversations: conversations.map((c, ci) => ({
+      id: `c${ci}`,
+      title: c.title,
+      createdAt: now,
+      updatedAt: now,
+      adapters: "auto",
+      messages: c.answers.flatMap((content, i) => [
+        {
+          id: `c${ci}-u${i}`,
+          role: "user",
+          content: `question ${i}`,
+          status: "complete",
+          createdAt: now + 2 * i,
+        },
+        {
+          id: `c${ci}-a${i}`,
+          role: "assistant",
+          content,
+          status: "complete",
+          createdAt: now + 2 * i + 1,
+        },
+      ]),
+    })),
+  });
+}
+
+/** What the page offers that e2e's Node types do not declare (no DOM lib here). */
+interface FrameGlobals {
+  requestAnimationFrame: (this: void, cb: (now: number) => void) => number;
+}
+
+/** Records every long task and the longest gap between animation frames, from page start. */
+async function watchFrames(page: Page): Promise<void> {
+  await page.addInitScript(() => {
+    const w = globalThis as unknown as {
+      __frames: { longTasks: { start: number; duration: number }[]; gaps: { at: number; gap: number }[] };
+    };
+    w.__frames = { longTasks: [], gaps: [] };
+    new PerformanceObserver((list) => {
+      for (const e of list.getEntries())
+        w.__frames.longTasks.push({ start: e.startTime, duration: e.duration });
+      // Chromium's long-task entries (Node's types know only its own entry types).
+    }).observe({ type: "longtask", buffered: true } as unknown as { type: "mark" });
+    const raf = (globalThis as unknown as FrameGlobals).requestAnimationFrame;
+    let last = performance.now();
+    const tick = (now: number) => {
+      w.__frames.gaps.push({ at: now, gap: now - last });
+      last = now;
+      raf(tick);
+    };
+    raf(tick);
+  });
+}
+
+/** The longest task and frame gap since `since` (page time, ms). */
+async function framesSince(page: Page, since: number): Promise<{ longestTask: number; longestGap: number }> {
+  return page.evaluate((from) => {
+    const f = (
+      globalThis as unknown as {
+        __frames: { longTasks: { start: number; duration: number }[]; gaps: { at: number; gap: number }[] };
+      }
+    ).__frames;
+    const tasks = f.longTasks.filter((t) => t.start + t.duration >= from).map((t) => t.duration);
+    const gaps = f.gaps.filter((g) => g.at >= from).map((g) => g.gap);
+    return { longestTask: Math.round(Math.max(0, ...tasks)), longestGap: Math.round(Math.max(0, ...gaps)) };
+  }, since);
+}
+
+const now = (page: Page) => page.evaluate(() => performance.now());
+
+/** When the document's scripts had run (DOMContentLoaded ended), in page time. */
+function domReady(): number {
+  const [nav] = performance.getEntriesByType("navigation") as unknown as {
+    domContentLoadedEventEnd: number;
+  }[];
+  return nav?.domContentLoadedEventEnd ?? 0;
+}
+
+test("a conversation of hostile markdown opens within the frame budget, before and after a reload, with the composer usable", async ({
+  page,
+}) => {
+  test.setTimeout(180_000);
+  const hostile = hostileMarkdown(20_000);
+  const edge = edgeMarkdown();
+  const answers = [...hostile, ...edge];
+  server = await ServerProcess.start({ model: join(fixturesDir(), "base.gguf") });
+  const errors: string[] = [];
+  page.on("pageerror", (e) => errors.push(e.message));
+  await watchFrames(page);
+  await server.call("conversations.import", {
+    json: exportFile([
+      { title: "Calm", answers: ["Just a **calm** answer."] },
+      { title: "Hostile markdown", answers: answers.map((c) => c.text) },
+    ]),
+  });
+  const chat = new ChatPage(page);
+  await chat.open(server.url);
+  await expect(chat.message).toBeEnabled();
+
+  const measured: Record<string, { longestTask: number; longestGap: number; typedMs: number }> = {};
+  /** `reload`: a new document, whose clock and observers start again at 0. */
+  const openAndMeasure = async (label: "open" | "reload", open: () => Promise<void>) => {
+    let since = await now(page);
+    await open();
+    // A reload is a new document (its clock starts again): from the end of loading the app's
+    // script, which is no markdown's doing.
+    if (label === "reload") since = await page.evaluate(domReady);
+    // Typing while the answers are parsed: the composer takes it at once.
+    const typedAt = Date.now();
+    await chat.message.fill(`still answering (${label})`);
+    await expect(chat.message).toHaveValue(`still answering (${label})`);
+    const typedMs = Date.now() - typedAt;
+    await expect(chat.assistantMessages()).toHaveCount(answers.length);
+    await expect(chat.transcript.locator(".markdown-deferred[aria-busy]")).toHaveCount(0);
+    await expect(chat.transcript.getByRole("note").filter({ hasText: "Shown as plain text" })).toHaveCount(
+      hostile.length,
+    );
+    // Two more frames: the last parse's task has ended and been observed.
+    await page.evaluate(
+      () =>
+        new Promise<void>((done) => {
+          const raf = (globalThis as unknown as FrameGlobals).requestAnimationFrame;
+          raf(() => raf(() => done()));
+        }),
+    );
+    measured[label] = { ...(await framesSince(page, since)), typedMs };
+  };
+
+  await openAndMeasure("open", () =>
+    chat.conversations.getByText("Hostile markdown", { exact: true }).click(),
+  );
+  // Every hostile answer is its own text, whole; the edge answers are markdown.
+  const shown = await chat
+    .assistantMessages()
+    .evaluateAll((els: { textContent: string | null }[]) => els.map((e) => e.textContent ?? ""));
+  hostile.forEach((c, i) => expect(shown[i], c.name).toContain(c.text.slice(0, 200)));
+  expect(await chat.transcript.locator("blockquote").count()).toBeGreaterThan(0);
+  expect(await chat.transcript.locator("li li").count()).toBeGreaterThan(0);
+
+  await openAndMeasure("reload", async () => {
+    await page.reload();
+    await chat.waitLoaded();
+  });
+  await expect(chat.message).toBeEnabled();
+  await chat.conversations.getByText("Calm", { exact: true }).click();
+  await expect(chat.assistantMessages().first()).toContainText("calm answer");
+
+  console.log(`hostile markdown frame budget ${FRAME_BUDGET_MS} ms: ${JSON.stringify(measured)}`);
+  for (const [label, m] of Object.entries(measured)) {
+    expect(m.longestTask, label).toBeLessThan(FRAME_BUDGET_MS);
+    expect(m.longestGap, label).toBeLessThan(FRAME_BUDGET_MS);
+    expect(m.typedMs, label).toBeLessThan(FRAME_BUDGET_MS * 2);
+  }
+  expect(errors).toEqual([]);
+});
+
+test("an answer that throws while rendering shows Show as plain text; the rest of the conversation renders", async ({
+  page,
+}) => {
+  server = await ServerProcess.start({ model: join(fixturesDir(), "base.gguf") });
+  const errors: string[] = [];
+  page.on("pageerror", (e) => errors.push(e.message));
+  await server.call("conversations.import", {
+    json: exportFile([
+      { title: "One broken answer", answers: ["First **fine** answer.", "BROKEN", "Last fine answer."] },
+    ]),
+  });
+  // A stored message of a shape the renderer does not expect (an older or damaged database):
+  // its content arrives as an object, which throws inside the markdown component.
+  await page.route("**/api/call/conversations.get", async (route) => {
+    const response = await route.fetch();
+    const body = (await response.json()) as { ok: boolean; value?: { messages: { content: unknown }[] } };
+    for (const m of body.value?.messages ?? [])
+      if (m.content === "BROKEN") m.content = { parts: ["damaged"] };
+    await route.fulfill({ response, json: body });
+  });
+  const chat = new ChatPage(page);
+  await chat.open(server.url);
+  await chat.conversations.getByText("One broken answer", { exact: true }).click();
+
+  const failed = chat.transcript.getByRole("article", { name: "Message not shown" });
+  await expect(failed).toBeVisible();
+  await expect(failed.getByRole("alert")).toHaveText("This message could not be shown.");
+  await expect(chat.assistantMessages()).toHaveCount(2);
+  await expect(chat.assistantMessages().first().locator("strong")).toHaveText("fine");
+  await expect(chat.assistantMessages().last()).toContainText("Last fine answer.");
+  await failed.getByRole("button", { name: "Show as plain text" }).click();
+  await expect(failed).toContainText('{"parts":["damaged"]}');
+
+  // The composer still works: a question is sent and answered below.
+  await chat.sendMessage("still here?");
+  await expect(chat.userMessages()).toHaveCount(4);
+  await expect(chat.send).toBeVisible();
+  await expect(chat.assistantMessages()).toHaveCount(3);
+  expect(errors).toEqual([]);
+});
