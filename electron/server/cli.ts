@@ -20,6 +20,8 @@ const USAGE = `Usage: npm run serve -- [--host 127.0.0.1] [--port 0] [--data-dir
               or an https URL; hub models are downloaded into DATA-DIR/models first (progress on
               stderr, an interrupted download resumes; HF_ENDPOINT picks the hub, HF_TOKEN the token)
   --api-key   key every API call must present                  default: a random key, printed
+              (the printed URL signs a browser in with a one-time code, never the key;
+              kill -USR2 PID prints a new one)
   --adapters  folder of LoRA adapters (+ manifests) to install at start
   --max-tokens  answer length limit when a message sets none   default 1024
   --temperature  sampling temperature when a message sets none (0-2; 0 answers the same every time)  default 0.7
