@@ -9,13 +9,23 @@
 import type { Database } from "better-sqlite3";
 import { spawnSync } from "node:child_process";
 import { randomUUID } from "node:crypto";
-import { closeSync, mkdirSync, mkdtempSync, openSync, rmSync, writeSync } from "node:fs";
+import {
+  closeSync,
+  mkdirSync,
+  mkdtempSync,
+  openSync,
+  readdirSync,
+  rmSync,
+  writeFileSync,
+  writeSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ensureFixtureModel } from "../../native/gguf/fixtures";
 import type { ApiErrorShape, Conversation, ConversationDetail, Message, Result } from "../api";
 import { buildServer } from "../server/app";
+import { copyIntoFolder } from "./adapters/adapter-files";
 import { assembleCore, type Core } from "./index";
 import { EngineSupervisor } from "./engine/supervisor";
 import { spawnTestEngine } from "./testing/real-engine";
@@ -296,8 +306,16 @@ describe("a full filesystem (a small tmpfs holding the data folder)", () => {
         db.pragma("wal_checkpoint(TRUNCATE)");
         return fillFilesystem(tmpfsDir);
       };
+      const adapters = join(tmpfsDir, "adapters");
+      mkdirSync(adapters);
+      const adapterFile = join(root, "adapter.gguf");
+      writeFileSync(adapterFile, Buffer.alloc(1 << 16, 7));
       let free = full();
       await expectFullDiskRefused(core, kept.id, null);
+      // Files too: an adapter copied into the full folder is refused as disk_full, no temp file left.
+      const copy = copyIntoFolder(adapterFile, adapters, "adapter.gguf", 1 << 16, "adapter");
+      await expect(copy).rejects.toMatchObject({ code: "disk_full", message: DISK_FULL });
+      expect(readdirSync(adapters)).toEqual([]);
       expect(await transcript(core, kept.id)).toEqual(before);
       free();
 
@@ -305,6 +323,8 @@ describe("a full filesystem (a small tmpfs holding the data folder)", () => {
       const cutOff = await answerCutOff(core, cut.id, () => {
         free = full();
       });
+      const meanwhile = (await transcript(core, cut.id)).find((m) => m.id === cutOff.id);
+      expect(meanwhile?.status).toBe("interrupted");
       free();
       expect((await turn(core, cut.id, "Try again")).status).toBe("complete");
       const saved = (await transcript(core, cut.id)).find((m) => m.id === cutOff.id);

@@ -8,6 +8,7 @@ import type { Stats } from "node:fs";
 import { copyFile, mkdir, readdir, rename, rm, stat } from "node:fs/promises";
 import { join } from "node:path";
 import { ApiError } from "../../api";
+import { isDiskFull } from "../db/disk-full";
 import { isNotRegularFileError, quotedPath, statRegularFile } from "../files/regular-file";
 
 /** Temp names of copies in progress (`.install-` and `.version-` are the names older builds used). */
@@ -36,6 +37,12 @@ export async function copyIntoFolder(
     return dest;
   } catch (err) {
     await rm(temp, { force: true });
+    if (isDiskFull(err)) {
+      throw new ApiError(
+        "disk_full",
+        `The disk is full: the ${what} could not be copied into ${dir}. Free some disk space, then try again.`,
+      );
+    }
     throw new ApiError("internal", `Could not copy the ${what} into ${dir}: ${(err as Error).message}`);
   }
 }

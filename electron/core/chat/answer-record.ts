@@ -16,8 +16,6 @@ import { TurnStore } from "./turn-store";
 
 export class AnswerRecords {
   private readonly turns: TurnStore;
-  /** Answers whose end could not be saved (full disk), by message id, saved before the next turn. */
-  private readonly unsaved = new Map<string, MessageFinal>();
 
   constructor(
     private readonly deps: TurnPipelineDeps,
@@ -113,24 +111,21 @@ export class AnswerRecords {
    * throws: one that still does not fit stays for the next try.
    */
   saveUnsaved(): void {
-    for (const [messageId, final] of this.unsaved) {
+    const { messages } = this.deps;
+    for (const [messageId, final] of messages.unwrittenFinals()) {
       try {
-        this.deps.messages.finish(messageId, final);
-        this.unsaved.delete(messageId);
+        messages.finish(messageId, final);
       } catch (err) {
-        if (!isDiskFull(err)) {
-          this.log("saving an answer cut off by a full disk failed", err);
-          this.unsaved.delete(messageId);
-        }
-        return;
+        if (isDiskFull(err)) return;
+        this.log("saving an answer cut off by a full disk failed", err);
       }
     }
   }
 
   /**
    * The disk is full: the answer ends "interrupted" with the reason (its text as far as it
-   * went), saved now if that smaller write fits, else kept here until one does. The message
-   * the UI gets either way.
+   * went), saved now if that smaller write fits, else kept by the message store (reads show it
+   * ended) until saveUnsaved writes it. The message the UI gets either way.
    */
   private endOnFullDisk(messageId: string, final: MessageFinal): Message | null {
     const { messages } = this.deps;
@@ -144,24 +139,8 @@ export class AnswerRecords {
         return null;
       }
     }
-    this.unsaved.set(messageId, ended);
-    try {
-      // The smallest write there is: a reopened conversation shows it ended, not "streaming".
-      this.deps.db
-        .prepare("UPDATE messages SET status = 'interrupted' WHERE id = ? AND status = 'streaming'")
-        .run(messageId);
-    } catch {
-      // Not even that fits: saveUnsaved writes it all before the next turn.
-    }
-    const saved = messages.get(messageId);
-    return (
-      saved && {
-        ...saved,
-        content: ended.content,
-        status: ended.status,
-        error: ended.error,
-        stats: ended.stats,
-      }
-    );
+    // Reads (a reopened conversation) show it ended, not "streaming", until it is written.
+    messages.keepUnwritten(messageId, ended);
+    return messages.get(messageId);
   }
 }

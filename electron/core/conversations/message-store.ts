@@ -109,6 +109,11 @@ export class MessageStore {
   private readonly usedByMessageStmt: Statement<[string], MemoryUse & { message_id: string }>;
   private readonly usedByConversationStmt: Statement<[string], MemoryUse & { message_id: string }>;
   private readonly steps: ToolStepStore;
+  /**
+   * Answers that ended while their end could not be written (a full disk), by id: reads show
+   * them ended, not "streaming", until finish() writes them.
+   */
+  private readonly unwritten = new Map<string, MessageFinal>();
 
   constructor(db: Database) {
     this.steps = new ToolStepStore(db);
@@ -161,7 +166,7 @@ export class MessageStore {
     const row = this.getStmt.get(id);
     if (!row) return null;
     const used = this.usedByMessageStmt.all(id).map((u) => ({ id: u.id, text: u.text }));
-    return toMessage(row, used, this.steps.forMessage(id));
+    return this.withUnwritten(toMessage(row, used, this.steps.forMessage(id)));
   }
 
   /** The messages of a conversation in order, without answers replaced by a regeneration. */
@@ -175,7 +180,29 @@ export class MessageStore {
     const steps = this.steps.forConversation(conversationId);
     return this.listStmt
       .all(conversationId)
-      .map((row) => toMessage(row, used.get(row.id), steps.get(row.id)));
+      .map((row) => this.withUnwritten(toMessage(row, used.get(row.id), steps.get(row.id))));
+  }
+
+  /** Keep how an answer ended when writing it failed (a full disk); finish() writes it later. */
+  keepUnwritten(id: string, final: MessageFinal): void {
+    this.unwritten.set(id, final);
+  }
+
+  /** The answers kept by keepUnwritten and not written yet. */
+  unwrittenFinals(): [string, MessageFinal][] {
+    return [...this.unwritten];
+  }
+
+  private withUnwritten(message: Message): Message {
+    const final = this.unwritten.get(message.id);
+    if (!final || message.status !== "streaming") return message;
+    return {
+      ...message,
+      content: final.content,
+      status: final.status,
+      error: final.error,
+      stats: final.stats,
+    };
   }
 
   /** Record how the history was fitted into the context for the answer `id`. */
@@ -200,7 +227,9 @@ export class MessageStore {
   /** Store the final state of an answer; false when the message no longer exists (deleted). */
   finish(id: string, final: MessageFinal): boolean {
     const stats = final.stats ? JSON.stringify(final.stats) : null;
-    return this.finishStmt.run(final.content, final.status, final.error, stats, id).changes > 0;
+    const found = this.finishStmt.run(final.content, final.status, final.error, stats, id).changes > 0;
+    this.unwritten.delete(id);
+    return found;
   }
 
   /** At start-up: answers left "streaming" by a killed process become "interrupted" (content kept). */
