@@ -197,7 +197,9 @@ describe("probe corpus: GenUI specs", () => {
 
 describe("probe corpus: conversation imports", () => {
   it("refuses each hostile import with a reason, or imports it without a server error", async () => {
-    const before = ((await call("conversations.list", {})).body.value as unknown[]).length;
+    const ids = async () =>
+      ((await call("conversations.list", {})).body.value as { id: string }[]).map((c) => c.id);
+    const before = new Set(await ids());
     let imported = 0;
     for (const probe of importProbes()) {
       const answer = await call("conversations.import", { json: probe.json }, IMPORT_ROUTE);
@@ -205,9 +207,14 @@ describe("probe corpus: conversation imports", () => {
       if (answer.status === 200) imported += (answer.body.value as { conversations: number }).conversations;
       else if (answer.status === 400) expect(answer.body.error?.message, probe.name).toMatch(/import|input/i);
     }
-    const after = ((await call("conversations.list", {})).body.value as unknown[]).length;
+    const added = (await ids()).filter((id) => !before.has(id));
     // A refused import writes nothing: only the accepted ones added conversations.
-    expect(after - before).toBe(imported);
+    expect(added.length).toBe(imported);
+    // Nothing imported is left "streaming" (nothing here will ever finish it).
+    for (const id of added) {
+      const detail = (await call("conversations.get", { id })).body.value as ConversationDetail;
+      expect(detail.messages.filter((m) => m.status === "streaming")).toEqual([]);
+    }
   });
 });
 
