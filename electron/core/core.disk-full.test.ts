@@ -196,6 +196,8 @@ async function answerCutOff(core: Core, conversationId: string, fill: () => void
     await first;
     const { message } = await done;
     const ms = performance.now() - filledAt;
+    // The number ARCHITECTURE.md quotes ("A full disk").
+    console.log(`disk filled at the first delta: chat.done "${message.status}" ${ms.toFixed(1)} ms later`);
     expect(message.status).toBe("interrupted");
     expect(message.error).toMatch(DISK_FULL);
     // "At once": the generation stops at the first failed write, not after 400 tokens.
