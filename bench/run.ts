@@ -10,6 +10,7 @@ import { benchDemo } from "./demo";
 import { benchDownload } from "./download";
 import { benchFit } from "./fit";
 import { benchGenui } from "./genui";
+import { benchMarkdown } from "./markdown";
 import { benchMcp } from "./mcp";
 import { benchMemory } from "./memory";
 import { benchNativeBuild } from "./native-build";
@@ -42,6 +43,7 @@ const benches: Record<string, () => Promise<void>> = {
   redaction: () => benchRedaction(),
   sync: () => benchSync({ runs: Number(values.runs) }),
   genui: () => benchGenui({ runs: Number(values.runs) }),
+  markdown: () => benchMarkdown(),
   releases: () => benchReleases({ runs: Number(values.runs) }),
   memory: () => benchMemory({ runs: Number(values.runs) }),
   mcp: () => benchMcp({ runs: Number(values.runs) }),
