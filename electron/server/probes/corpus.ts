@@ -88,6 +88,11 @@ export function interactionProbes(): InteractionProbe[] {
   return readJson<InteractionProbe[]>("genui-interactions.json").map((p) => expand(p) as InteractionProbe);
 }
 
+/** Hostile `model` values for /v1/chat/completions. */
+export function openAiModelProbes(): string[] {
+  return readJson<string[]>("openai-models.json").map((m) => expand(m) as string);
+}
+
 export function pathProbes(): PathProbe[] {
   return readJson<PathProbe[]>("paths.json").map((p) => expand(p) as PathProbe);
 }

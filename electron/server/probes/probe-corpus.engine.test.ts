@@ -18,7 +18,14 @@ import { fixtureDemoDir } from "../../core/testing/fixture-demo";
 import { spawnTestEngine } from "../../core/testing/real-engine";
 import { IMPORT_ROUTE } from "../api-routes";
 import { startServer, type RunningServer } from "../start";
-import { importProbes, interactionProbes, pathProbes, specProbes, type PathProbe } from "./corpus";
+import {
+  importProbes,
+  interactionProbes,
+  openAiModelProbes,
+  pathProbes,
+  specProbes,
+  type PathProbe,
+} from "./corpus";
 
 /** The most one probe may take, start to answer. Refusals are checks, not work: 5 s is generous. */
 const PROBE_BUDGET_MS = 5_000;
@@ -283,5 +290,26 @@ describe("probe corpus: paths", () => {
     expect(status.body.value).toMatchObject({ state: "ready" });
     const health = await fetch(`${server.url}/api/health`);
     expect(health.status).toBe(200);
+  });
+});
+
+describe("probe corpus: /v1 model names", () => {
+  it("answers each hostile model name with an OpenAI-shaped 4xx, in time", async () => {
+    for (const model of openAiModelProbes()) {
+      const what = `model ${JSON.stringify(model.slice(0, 40))}`;
+      const started = performance.now();
+      const res = await fetch(`${server.url}/v1/chat/completions`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${server.apiKey}`, "content-type": "application/json" },
+        body: JSON.stringify({ model, messages: [{ role: "user", content: "Hi" }], max_tokens: 2 }),
+        signal: AbortSignal.timeout(PROBE_BUDGET_MS * 2),
+      });
+      const body = (await res.json()) as { error?: { message: string; type: string; code: string | null } };
+      expect(performance.now() - started, what).toBeLessThan(PROBE_BUDGET_MS);
+      expect(res.status, `${what}: ${JSON.stringify(body)}`).toBeGreaterThanOrEqual(400);
+      expect(res.status, `${what}: ${JSON.stringify(body)}`).toBeLessThan(500);
+      expect(body.error?.type, what).toBe("invalid_request_error");
+      expect(body.error?.message.length ?? 0, what).toBeGreaterThan(10);
+    }
   });
 });
