@@ -20,6 +20,12 @@ import { fixturesDir, ServerProcess } from "./server";
  * React's stack (white page) or froze the thread for 15 s to minutes.
  */
 const FRAME_BUDGET_MS = 500;
+/**
+ * Typing in the composer while the answers are parsed, until Playwright sees the value: its
+ * own round trips to the page are in it (~100–300 ms on 2 shared cores), so it is bounded
+ * looser than the page's tasks.
+ */
+const TYPING_BUDGET_MS = 2_000;
 
 let server: ServerProcess | undefined;
 test.afterEach(async () => {
@@ -106,10 +112,11 @@ const now = (page: Page) => page.evaluate(() => performance.now());
 
 /** When the document's scripts had run (DOMContentLoaded ended), in page time. */
 function domReady(): number {
-  const [nav] = performance.getEntriesByType("navigation") as unknown as {
-    domContentLoadedEventEnd: number;
-  }[];
-  return nav?.domContentLoadedEventEnd ?? 0;
+  // Chromium's navigation timing (Node's types know only its own entry types).
+  const perf = performance as unknown as {
+    getEntriesByType(type: string): { domContentLoadedEventEnd?: number }[];
+  };
+  return perf.getEntriesByType("navigation")[0]?.domContentLoadedEventEnd ?? 0;
 }
 
 test("a conversation of hostile markdown opens within the frame budget, before and after a reload, with the composer usable", async ({
@@ -185,7 +192,7 @@ test("a conversation of hostile markdown opens within the frame budget, before a
   for (const [label, m] of Object.entries(measured)) {
     expect(m.longestTask, label).toBeLessThan(FRAME_BUDGET_MS);
     expect(m.longestGap, label).toBeLessThan(FRAME_BUDGET_MS);
-    expect(m.typedMs, label).toBeLessThan(FRAME_BUDGET_MS * 2);
+    expect(m.typedMs, label).toBeLessThan(TYPING_BUDGET_MS);
   }
   expect(errors).toEqual([]);
 });
