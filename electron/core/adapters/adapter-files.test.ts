@@ -1,4 +1,5 @@
-import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import { mkdirSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { ApiError } from "../../api";
@@ -39,6 +40,36 @@ describe("copyIntoFolder", () => {
       /Could not copy the adapter/,
     );
     expect(readdirSync(dir)).toEqual([]);
+  });
+});
+
+describe("copyIntoFolder on a file that is not regular", () => {
+  it("refuses a FIFO at once (no copy waiting for a writer) and leaves nothing", async () => {
+    const root = folder();
+    const fifo = join(root, "swapped.gguf");
+    execFileSync("mkfifo", [fifo]);
+    const dir = join(root, "adapters");
+    // As when the file was swapped for a FIFO after its checks: copyFile would block here.
+    const copy = copyIntoFolder(fifo, dir, "a.gguf", 13, "adapter");
+    await expect(copy).rejects.toMatchObject({ code: "invalid_input" });
+    await expect(copy).rejects.toThrow(/swapped\.gguf" is a named pipe \(FIFO\), not a regular file/);
+    expect(readdirSync(dir)).toEqual([]);
+  }, 5_000);
+
+  it("copies a regular file through a symlink, private to the user", async () => {
+    const root = folder();
+    const src = join(root, "src.gguf");
+    writeFileSync(src, "adapter bytes", { mode: 0o644 });
+    symlinkSync(src, join(root, "link.gguf"));
+    const dest = await copyIntoFolder(
+      join(root, "link.gguf"),
+      join(root, "adapters"),
+      "b.gguf",
+      13,
+      "adapter",
+    );
+    expect(readFileSync(dest, "utf8")).toBe("adapter bytes");
+    if (process.platform !== "win32") expect(statSync(dest).mode & 0o777).toBe(0o600);
   });
 });
 

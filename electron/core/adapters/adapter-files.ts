@@ -4,12 +4,14 @@
  * a temp file, which the next start deletes.
  */
 import { randomBytes } from "node:crypto";
-import type { Stats } from "node:fs";
-import { copyFile, mkdir, readdir, rename, rm, stat } from "node:fs/promises";
+import { createWriteStream, type Stats } from "node:fs";
+import { mkdir, readdir, rename, rm, stat } from "node:fs/promises";
 import { join } from "node:path";
+import { pipeline } from "node:stream/promises";
 import { ApiError } from "../../api";
 import { isDiskFull } from "../db/disk-full";
-import { isNotRegularFileError, quotedPath, statRegularFile } from "../files/regular-file";
+import { PRIVATE_FILE_MODE } from "../files/private-files";
+import { isNotRegularFileError, openRegularFile, quotedPath, statRegularFile } from "../files/regular-file";
 
 /** Temp names of copies in progress (`.install-` and `.version-` are the names older builds used). */
 const UNFINISHED_COPY = /^\.(copy|install|version)-[0-9a-f]{12}\.tmp$/;
@@ -17,7 +19,9 @@ const UNFINISHED_COPY = /^\.(copy|install|version)-[0-9a-f]{12}\.tmp$/;
 /**
  * Copy `src` (`size` bytes) into `dir` as `name`: a temp file in the same folder first, then a
  * rename. Returns the new path. Throws ApiError("internal") naming `what` when it fails (a full
- * disk, say); nothing is left behind then.
+ * disk, say); nothing is left behind then. The source is opened as a regular file (O_NONBLOCK,
+ * checked on the handle), not with copyFile: a file swapped for a FIFO after its checks would
+ * otherwise block the copy, and a libuv thread, until something wrote to it.
  */
 export async function copyIntoFolder(
   src: string,
@@ -30,13 +34,23 @@ export async function copyIntoFolder(
   const dest = join(dir, name);
   const temp = join(dir, `.copy-${randomBytes(6).toString("hex")}.tmp`);
   try {
-    await copyFile(src, temp);
+    const { handle } = await openRegularFile(src);
+    try {
+      await pipeline(
+        handle.createReadStream({ autoClose: false }),
+        createWriteStream(temp, { flags: "wx", mode: PRIVATE_FILE_MODE }),
+      );
+    } finally {
+      await handle.close().catch(() => undefined);
+    }
     const copied = await stat(temp);
     if (copied.size !== size) throw new Error(`copied ${copied.size} of ${size} bytes`);
     await rename(temp, dest);
     return dest;
   } catch (err) {
     await rm(temp, { force: true });
+    if (isNotRegularFileError(err) && err.reason !== "missing" && err.reason !== "unreadable")
+      throw new ApiError("invalid_input", err.message);
     if (isDiskFull(err)) {
       throw new ApiError(
         "disk_full",
