@@ -52,6 +52,9 @@ test("the printed URL signs the browser in once, leaves no code in the address b
     expect(keyInUrl?.status()).toBe(400);
     await expect(stranger.getByText("must not be sent in a URL")).toBeVisible();
     expect(await callFromPage(stranger)).toBe(401);
+    // The app itself, opened without signing in, says what to do.
+    await stranger.goto(`${server.origin}/`);
+    await expect(stranger.getByText(/^Not signed in: open the sign-in URL the server printed/)).toBeVisible();
   } finally {
     await other.close();
   }

@@ -133,7 +133,8 @@ export class ApiKeyGate {
       ok: false,
       status: 401,
       message:
-        "Missing API key: send `Authorization: Bearer <key>`, or open the sign-in URL with ?code= printed at start-up.",
+        "Not signed in: open the sign-in URL the server printed at start-up (its ?code= works once, " +
+        `within ${LOGIN_CODE_TTL_MS / 60_000} minutes), or send the API key as \`Authorization: Bearer <key>\`.`,
     };
   }
 

@@ -105,7 +105,7 @@ function statusError(status: number): ApiError {
   if (status === 401) {
     return new ApiError(
       "unauthorized",
-      "Not authorized. Open the link the server printed when it started (it carries the access key).",
+      "Not signed in. Open the link the server printed when it started (its sign-in code works once, within 5 minutes; the server prints a new one on `kill -USR2 PID`).",
     );
   }
   if (status === 403) return new ApiError("forbidden", "The server refused this request.");
