@@ -237,3 +237,38 @@ test("an answer that throws while rendering shows Show as plain text; the rest o
   await expect(chat.assistantMessages()).toHaveCount(3);
   expect(errors).toEqual([]);
 });
+
+test("an answer that was slow to format is plain text after a reload (the time bound behind the limits)", async ({
+  page,
+}) => {
+  test.setTimeout(120_000);
+  server = await ServerProcess.start({ model: join(fixturesDir(), "base.gguf") });
+  const rich = edgeMarkdown().find((c) => c.name === "edge-rich")!;
+  await server.call("conversations.import", {
+    json: exportFile([{ title: "Rich answer", answers: [rich.text] }]),
+  });
+  const chat = new ChatPage(page);
+  await chat.open(server.url);
+  // A machine 20× slower: the answer inside every limit still takes past SLOW_PARSE_MS (1 s).
+  const cdp = await page.context().newCDPSession(page);
+  await cdp.send("Emulation.setCPUThrottlingRate", { rate: 20 });
+  await chat.conversations.getByText("Rich answer", { exact: true }).click();
+  const answer = chat.assistantMessages().first();
+  await expect(answer.locator("blockquote").first()).toBeVisible({ timeout: 60_000 });
+  await expect(answer.getByRole("note")).toHaveCount(0);
+  await cdp.send("Emulation.setCPUThrottlingRate", { rate: 1 });
+
+  await page.reload();
+  await chat.waitLoaded();
+  await expect(answer.getByRole("note")).toHaveText(
+    /^Shown as plain text: it took [\d,]+ ms to format before\.$/,
+  );
+  await expect(answer.locator("blockquote")).toHaveCount(0);
+  await expect(answer).toContainText("# Title");
+  // Only a fingerprint is kept in the browser, never the answer's text.
+  const stored = await page.evaluate(() =>
+    JSON.stringify({ ...(globalThis as unknown as { localStorage: Record<string, string> }).localStorage }),
+  );
+  expect(stored).toContain("macaron.slow-markdown.v1");
+  expect(stored).not.toContain("Some **bold**");
+});

@@ -95,7 +95,17 @@ function PlainAnswer({ text, reason }: { text: string; reason: string }) {
  * Markdown text rendered under the policy above; text past the parser's limits (see
  * markdown-limits) is shown as plain text with the reason, never handed to the parser.
  */
-export function SafeMarkdownView({ text, platform }: { text: string; platform: Platform }) {
+export function SafeMarkdownView({
+  text,
+  platform,
+  plainReason,
+}: {
+  text: string;
+  platform: Platform;
+  /** Show as plain text for this reason (the caller knows the text is slow to format). */
+  plainReason?: string;
+}) {
+  if (plainReason) return <PlainAnswer text={text} reason={plainReason} />;
   const verdict = markdownVerdict(text);
   if (!verdict.markdown) return <PlainAnswer text={text} reason={verdict.reason} />;
   const components: Components = {
