@@ -37,23 +37,14 @@ describe("markdownVerdict", () => {
     },
   );
 
-  it("is cheap: a 1,000,000-character answer and the longest one it lets through are judged within a frame", () => {
-    /** The fastest of 5 runs: the pre-pass's own cost, not a shared core's scheduling. */
-    const fastest = (text: string, expected: boolean) =>
-      Math.min(
-        ...Array.from({ length: 5 }, () => {
-          const start = performance.now();
-          expect(markdownVerdict(text).markdown).toBe(expected);
-          return performance.now() - start;
-        }),
-      );
-    expect(fastest("*a ".repeat(333_334), false)).toBeLessThan(16);
+  it("judges a 1,000,000-character answer and the longest one it lets through (its cost: npm run bench -- markdown)", () => {
+    expect(markdownVerdict("*a ".repeat(333_334)).markdown).toBe(false);
     // Every line scanned to the end: lines of words up to the length limit, one list item each.
     const line = `- ${"word ".repeat(400)}`;
     const count = Math.floor(MARKDOWN_MAX_CHARS / (line.length + 1));
     const longest = Array.from({ length: count }, () => line).join("\n");
     expect(longest.length).toBeGreaterThan(MARKDOWN_MAX_CHARS * 0.9);
-    expect(fastest(longest, true)).toBeLessThan(16);
+    expect(markdownVerdict(longest).markdown).toBe(true);
   });
 
   it("counts quotes, list markers and indentation as nesting", () => {
