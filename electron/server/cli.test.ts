@@ -42,7 +42,8 @@ beforeAll(async () => {
     child.stdout?.on("data", (d: Buffer) => {
       stdout += d.toString();
       const match = /^listening on (\S+)$/m.exec(stdout);
-      if (match?.[1]) resolve(match[1]);
+      // The hint about the code follows the listening line, maybe in a later chunk.
+      if (match?.[1] && /^\(the sign-in code/m.test(stdout)) resolve(match[1]);
     });
     child.once("exit", (code) => reject(new Error(`exited ${code}: ${stderr}`)));
   });
