@@ -11,6 +11,7 @@ import { expect, test, type Page, type Request } from "@playwright/test";
 import { CATALOG_VERSION, validateDocument, type UiDocument } from "../electron/api/genui";
 import { mutatedDocumentArb } from "../electron/core/genui/testing/arbitraries";
 import { HOSTILE_MARKDOWN, hostileSpecs, runLogDocument } from "../electron/core/genui/testing/samples";
+import { exportFile } from "./export-file";
 import { ChatPage } from "./pages/chat-page";
 import { GenuiPage } from "./pages/genui-page";
 import { fixturesDir, ServerProcess } from "./server";
@@ -37,51 +38,6 @@ test.afterEach(async () => {
   await server?.stop();
   server = undefined;
 });
-
-/** An export file with one conversation per entry: each answer a stored UI document or text. */
-function exportFile(
-  conversations: { title: string; answers: (UiDocument | string)[]; pinned?: string }[],
-): string {
-  const now = Date.now();
-  return JSON.stringify({
-    format: "macaron-export",
-    version: 1,
-    exportedAt: now,
-    conversations: conversations.map((c, ci) => ({
-      id: `c${ci}`,
-      title: c.title,
-      createdAt: now,
-      updatedAt: now,
-      adapters: c.pinned ? { pinned: c.pinned } : "auto",
-      messages: c.answers.flatMap((a, i) => [
-        {
-          id: `c${ci}-u${i}`,
-          role: "user",
-          content: `question ${i}`,
-          status: "complete",
-          createdAt: now + 2 * i,
-        },
-        typeof a === "string"
-          ? {
-              id: `c${ci}-a${i}`,
-              role: "assistant",
-              content: a,
-              status: "complete",
-              createdAt: now + 2 * i + 1,
-            }
-          : {
-              id: `c${ci}-a${i}`,
-              role: "assistant",
-              content: "(ui)",
-              status: "complete",
-              createdAt: now + 2 * i + 1,
-              format: "ui",
-              ui: a,
-            },
-      ]),
-    })),
-  });
-}
 
 /** What core stores for a spec (a refused one is an answer with one inert node). */
 function stored(spec: unknown): UiDocument {

@@ -11,6 +11,7 @@
 import { join } from "node:path";
 import { expect, test, type Page } from "@playwright/test";
 import { edgeMarkdown, hostileMarkdown } from "../renderer/src/chat/testing/hostile-markdown";
+import { exportFile } from "./export-file";
 import { ChatPage } from "./pages/chat-page";
 import { fixturesDir, ServerProcess } from "./server";
 
@@ -32,39 +33,6 @@ test.afterEach(async () => {
   await server?.stop();
   server = undefined;
 });
-
-/** An export file with one conversation per entry, each answer after a short question. */
-function exportFile(conversations: { title: string; answers: unknown[] }[]): string {
-  const now = Date.now();
-  return JSON.stringify({
-    format: "macaron-export",
-    version: 1,
-    exportedAt: now,
-    conversations: conversations.map((c, ci) => ({
-      id: `c${ci}`,
-      title: c.title,
-      createdAt: now,
-      updatedAt: now,
-      adapters: "auto",
-      messages: c.answers.flatMap((content, i) => [
-        {
-          id: `c${ci}-u${i}`,
-          role: "user",
-          content: `question ${i}`,
-          status: "complete",
-          createdAt: now + 2 * i,
-        },
-        {
-          id: `c${ci}-a${i}`,
-          role: "assistant",
-          content,
-          status: "complete",
-          createdAt: now + 2 * i + 1,
-        },
-      ]),
-    })),
-  });
-}
 
 /** What the page offers that e2e's Node types do not declare (no DOM lib here). */
 interface FrameGlobals {
