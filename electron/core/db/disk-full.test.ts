@@ -27,6 +27,7 @@ function sqliteFull(): unknown {
   throw new Error("the insert should have failed");
 }
 
+// /dev/full (every write fails with ENOSPC) exists on Linux; elsewhere these two tests skip, as their names say.
 const hasDevFull = existsSync("/dev/full");
 
 function enospc(): unknown {
@@ -59,7 +60,7 @@ describe("isDiskFull", () => {
     expect(isDiskFull(Object.assign(new Error("quota"), { code: "EDQUOT" }))).toBe(true);
   });
 
-  it.skipIf(!hasDevFull)("knows ENOSPC from a real write (/dev/full)", () => {
+  it.skipIf(!hasDevFull)("knows ENOSPC from a real write (/dev/full; skipped where there is none)", () => {
     expect((enospc() as NodeJS.ErrnoException).code).toBe("ENOSPC");
     expect(isDiskFull(enospc())).toBe(true);
   });
@@ -89,16 +90,19 @@ describe("dispatch on a full disk", () => {
     expect(logged).toEqual(["conversations.list failed"]);
   });
 
-  it.skipIf(!hasDevFull)("answers disk_full for ENOSPC from a file write", async () => {
-    const result = await dispatch(
-      handlersThrowing(enospc()),
-      "conversations.list",
-      {},
-      { transport: "http" },
-      () => {},
-    );
-    expect(result.ok || result.error.code).toBe("disk_full");
-  });
+  it.skipIf(!hasDevFull)(
+    "answers disk_full for ENOSPC from a file write (/dev/full; skipped where there is none)",
+    async () => {
+      const result = await dispatch(
+        handlersThrowing(enospc()),
+        "conversations.list",
+        {},
+        { transport: "http" },
+        () => {},
+      );
+      expect(result.ok || result.error.code).toBe("disk_full");
+    },
+  );
 
   it("still answers internal for other errors", async () => {
     const result = await dispatch(
