@@ -1,6 +1,7 @@
 import { useRef, useState } from "react";
 import { useController } from "../app/controller-context";
 import { downloadText } from "../app/download";
+import { JsonFileInput } from "../app/JsonFileInput";
 
 // The import limit of conversations.import; a bigger file is refused before it is read.
 const MAX_IMPORT_BYTES = 50_000_000;
@@ -49,19 +50,10 @@ export function TransferActions() {
       >
         Import…
       </button>
-      <input
-        ref={fileInput}
-        type="file"
-        accept=".json,application/json"
-        className="visually-hidden"
-        tabIndex={-1}
-        aria-label="Import conversations from a file"
-        onChange={(e) => {
-          const file = e.target.files?.[0];
-          // Reset so that choosing the same file again fires change again.
-          e.target.value = "";
-          if (file) void importFile(file);
-        }}
+      <JsonFileInput
+        inputRef={fileInput}
+        label="Import conversations from a file"
+        onFile={(file) => void importFile(file)}
       />
     </div>
   );

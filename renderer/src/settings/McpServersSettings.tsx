@@ -2,6 +2,7 @@ import { useEffect, useId, useRef, useState } from "react";
 import type { McpServerStatus, ToolInfo } from "../../../electron/api";
 import { ConfirmButtons } from "../adapters/ConfirmButtons";
 import { useController, useMcpState } from "../app/controller-context";
+import { JsonFileInput } from "../app/JsonFileInput";
 import { EMPTY_SERVER_FORM, SERVER_STATE_LABEL, serverFromForm } from "../state/tool-logic";
 import type { ServerForm } from "../state/tool-logic";
 
@@ -401,18 +402,10 @@ function ImportServers() {
           >
             Choose a file…
           </button>
-          <input
-            ref={fileInput}
-            type="file"
-            accept=".json,application/json"
-            className="visually-hidden"
-            tabIndex={-1}
-            aria-label="Import MCP servers from a file"
-            onChange={(e) => {
-              const file = e.target.files?.[0];
-              e.target.value = "";
-              if (file) void chooseFile(file);
-            }}
+          <JsonFileInput
+            inputRef={fileInput}
+            label="Import MCP servers from a file"
+            onFile={(file) => void chooseFile(file)}
           />
         </div>
         {(fileError ?? importError) && (
