@@ -4,24 +4,13 @@
  * itself (with its reason) so one malformed item never costs the user the other 199.
  */
 import { z } from "zod";
-import { BatchRequest, FeedbackItem, LIMITS } from "./protocol";
+import { BatchRequest, FeedbackItem, LIMITS, TEXT_FIELDS } from "./protocol";
 
 /** Adapter domains the service trains; an item about another one is rejected. */
 export const DEFAULT_DOMAINS = ["chat", "coding", "agent", "ui"] as const;
 
 /** The envelope of a batch, items not yet checked one by one. */
 const Envelope = BatchRequest.extend({ items: z.array(z.unknown()).min(1).max(LIMITS.maxItemsPerBatch) });
-
-/** Fields that carry user text: allowed only with the "ratings_and_text" consent. */
-export const TEXT_FIELDS = [
-  "prompt",
-  "response",
-  "correction",
-  "chosen",
-  "rejected",
-  "reason",
-  "trajectory",
-] as const;
 
 export type ItemCheck = { ok: true; item: FeedbackItem } | { ok: false; key: string; reason: string };
 

@@ -133,6 +133,17 @@ export const FeedbackItem = z.object({
 });
 export type FeedbackItem = z.infer<typeof FeedbackItem>;
 
+/** Fields that carry user text: allowed only with the "ratings_and_text" consent. */
+export const TEXT_FIELDS = [
+  "prompt",
+  "response",
+  "correction",
+  "chosen",
+  "rejected",
+  "reason",
+  "trajectory",
+] as const;
+
 /** Size caps shared by both sides: the app never builds a batch the service would refuse. */
 export const LIMITS = {
   maxItemsPerBatch: 200,

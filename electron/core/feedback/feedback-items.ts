@@ -9,6 +9,7 @@ import {
   FeedbackItem,
   type ItemVersions,
   MAX_TRAJECTORY_STEPS,
+  TEXT_FIELDS,
   type ToolDefinitionWire,
   type ToolOutcomeWire,
   type TrajectoryWire,
@@ -69,15 +70,6 @@ const MAX_TURNS = 500;
 const MAX_REASON = 2000;
 /** One item stays far below a batch's 1 MB, so one item can never block the queue. */
 export const MAX_ITEM_BYTES = 256 * 1024;
-const TEXT_FIELDS = [
-  "prompt",
-  "response",
-  "correction",
-  "chosen",
-  "rejected",
-  "reason",
-  "trajectory",
-] as const;
 const MAX_TOOL_ERROR = 2000;
 
 const clean = (s: string, max = MAX_TEXT): string => redact(s).text.slice(0, max);
