@@ -19,7 +19,7 @@ import { FakeEngine } from "../testing/fake-engine";
 import { startFakeCore } from "../testing/fake-core";
 import { FIXTURE_DEMO } from "../testing/fixture-demo";
 import { value } from "../testing/result-value";
-import { DENIED_RESULT } from "../tools/agent-loop";
+import { DENIED_RESULT } from "../tools/tool-results";
 
 const agent = { pinned: "agent" } as const;
 

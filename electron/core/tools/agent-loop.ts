@@ -36,8 +36,6 @@ import { DENIED_RESULT, errorResult, invalidResult } from "./tool-results";
 import { type ToolStepUpdate, ToolStepStore } from "./tool-step-store";
 import type { CallableTool, ToolOutcome, ToolSource } from "./tool-types";
 
-export { DENIED_RESULT } from "./tool-results";
-
 export interface AgentTurnsDeps {
   db: Database;
   /** Every callable tool: the catalog of MCP servers and built-in tools. */
