@@ -114,8 +114,6 @@ export function connectDatabase(path: string): Database {
     db.pragma("foreign_keys = ON");
     // Readers/writers from another connection (e.g. a backup tool) wait instead of failing.
     db.pragma("busy_timeout = 5000");
-    // SQLite gives -wal/-shm the database file's mode; older builds' files are fixed here.
-    if (path !== ":memory:") makePrivateSync(path, `${path}-wal`, `${path}-shm`);
   } catch (err) {
     db.close();
     throw new DatabaseOpenError(path, err);
