@@ -115,6 +115,12 @@ function StepOutcome({ step }: { step: ToolStep }) {
   }
 }
 
+const DECISION_BUTTONS: { decision: ToolDecision; label: string; className: string }[] = [
+  { decision: "once", label: "Allow once", className: " button--primary" },
+  { decision: "always", label: "Always allow", className: "" },
+  { decision: "deny", label: "Deny", className: " button--ghost" },
+];
+
 /**
  * Allow once / Always allow / Deny. Focus moves here when it appears, to the group rather than
  * a button, so that a key meant for the message box cannot answer it by accident.
@@ -156,30 +162,17 @@ function PermissionPrompt({ conversationId, step }: { conversationId: string; st
         rest of this conversation.
       </p>
       <div className="tool-step__actions">
-        <button
-          type="button"
-          className="button button--small button--primary"
-          disabled={busy}
-          onClick={() => void decide("once")}
-        >
-          Allow once
-        </button>
-        <button
-          type="button"
-          className="button button--small"
-          disabled={busy}
-          onClick={() => void decide("always")}
-        >
-          Always allow
-        </button>
-        <button
-          type="button"
-          className="button button--small button--ghost"
-          disabled={busy}
-          onClick={() => void decide("deny")}
-        >
-          Deny
-        </button>
+        {DECISION_BUTTONS.map(({ decision, label, className }) => (
+          <button
+            key={decision}
+            type="button"
+            className={`button button--small${className}`}
+            disabled={busy}
+            onClick={() => void decide(decision)}
+          >
+            {label}
+          </button>
+        ))}
       </div>
       {error && (
         <p className="tool-step__error" role="alert">
