@@ -16,6 +16,8 @@ export const ErrorCode = z.enum([
   "database_unavailable",
   /** A write failed because the disk (or the database's size limit) is full. */
   "disk_full",
+  /** The prompt (or an embedding input) is longer than the loaded model's context. */
+  "context_length_exceeded",
   "internal",
 ]);
 export type ErrorCode = z.infer<typeof ErrorCode>;

@@ -3,6 +3,7 @@ import type { ErrorCode } from "../api";
 /** HTTP status for each API error code: the envelope carries the detail, the status lets proxies and curl users see the class. */
 const statusByCode: Partial<Record<ErrorCode, number>> = {
   invalid_input: 400,
+  context_length_exceeded: 400,
   unknown_method: 400,
   unauthorized: 401,
   forbidden: 403,

@@ -111,7 +111,63 @@ export interface GenerateOptions {
   parallelToolCalls?: boolean;
   /** The adapter's own call syntax (see ToolCallFormat); absent = the chat wrapper's. */
   toolFormat?: ToolCallFormat;
+  /**
+   * Samplers, passed to node-llama-cpp as they are (absent: node-llama-cpp's defaults). They
+   * apply only when temperature > 0, as in llama.cpp; greedy decoding ignores them.
+   */
+  topP?: number;
+  topK?: number;
+  minP?: number;
+  /** Repetition penalties over the last `lastTokens` tokens (node-llama-cpp `repeatPenalty`). */
+  repeatPenalty?: RepeatPenaltyOptions;
+  /**
+   * Logit biases by token id (OpenAI `logit_bias`: -100..100 added to the logit; -100 = never).
+   * Ids outside the vocabulary are refused (invalid_request).
+   */
+  tokenBias?: Record<number, number>;
+  /**
+   * Constrain the answer to any JSON value (OpenAI `response_format: json_object`; node-llama-cpp's
+   * built-in "json" grammar). Not together with `jsonSchema` or `tools`.
+   */
+  json?: boolean;
+  /**
+   * Report the log-probability of each generated token and the `top` most likely alternatives
+   * (0..20) at each position, from the model's distribution before samplers and grammar
+   * (GenerateResult.logprobs).
+   */
+  logprobs?: { top: number };
 }
+
+export interface RepeatPenaltyOptions {
+  /** Multiplicative penalty (llama.cpp `repeat_penalty`; 1 = off). */
+  penalty?: number;
+  /** OpenAI `frequency_penalty` (-2..2): subtracted per earlier occurrence. */
+  frequencyPenalty?: number;
+  /** OpenAI `presence_penalty` (-2..2): subtracted once for any earlier occurrence. */
+  presencePenalty?: number;
+  /** How many recent tokens the penalties look at (default node-llama-cpp's 64). */
+  lastTokens?: number;
+}
+
+/** One generated token's log-probability (OpenAI's `logprobs.content[]`). */
+export interface TokenLogprob {
+  /** The token's text (may be part of a UTF-8 character: then see `bytes`). */
+  token: string;
+  logprob: number;
+  bytes: number[];
+  /** The most likely tokens at this position, most likely first (`logprobs.top` of them). */
+  top: { token: string; logprob: number; bytes: number[] }[];
+}
+
+/** Embeddings with the token count of each input (for /v1/embeddings usage). */
+export interface EmbedResult {
+  vectors: number[][];
+  /** Tokens of each input as embedded (BOS/EOS not counted). */
+  tokens: number[];
+}
+
+/** Inputs for /v1/embeddings are refused above this many tokens (the embedding context, less BOS/EOS). */
+export const EMBEDDING_MAX_TOKENS = 2045;
 
 /** KV cache element type (node-llama-cpp's `experimentalKvCacheKeyType/ValueType`). */
 export type KvCacheType = "f16" | "q8_0" | "q4_0";
@@ -214,6 +270,17 @@ export type EngineRequest =
   /** Mean-pooled embeddings of each text under the base model (no adapters): for the router. */
   | { id: number; type: "embed"; texts: string[] }
   /**
+   * As "embed", with token counts (EmbedResult); a text over EMBEDDING_MAX_TOKENS is refused
+   * (invalid_request naming its index) instead of being truncated.
+   */
+  | { id: number; type: "embedCounted"; texts: string[] }
+  /**
+   * Continue a raw prompt (OpenAI /v1/completions): no chat template; the prompt is tokenized as
+   * is (with BOS when the model wants one). Same options and result as "generate", except tools
+   * (refused) and sessionKey (ignored: a shared cache).
+   */
+  | { id: number; type: "complete"; prompt: string; options: GenerateOptions }
+  /**
    * Drop a conversation's cached KV (live sequences and saved state files in `stateDir`): its
    * conversation was deleted, and the cache holds its tokens.
    */
@@ -271,6 +338,10 @@ export interface GenerateResult {
   durationMs: number;
   /** Tokens evaluated for the prompt on this call (low when the KV cache was reused). */
   promptTokensEvaluated: number;
+  /** The prompt's length in tokens, exactly as laid out (for usage counts). */
+  promptTokens?: number;
+  /** With GenerateOptions.logprobs: one entry per generated token. */
+  logprobs?: TokenLogprob[];
   contextTokens: number;
   contextSize: number;
 }
@@ -290,4 +361,6 @@ export type EngineErrorCode =
   | "invalid_request"
   /** An adapter file that is missing, not a LoRA, or made for another base; the engine keeps working. */
   | "adapter_failed"
+  /** The prompt (or an embedding input) does not fit the context; nothing was generated. */
+  | "context_length_exceeded"
   | "internal";

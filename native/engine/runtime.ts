@@ -90,6 +90,10 @@ export class EngineRuntime {
         return this.fit(request);
       case "info":
         return this.info();
+      case "embedCounted":
+      case "complete":
+        // Contract only (issue 14): implemented next.
+        return Promise.reject(new EngineFailure("invalid_request", `${request.type} is not implemented yet.`));
     }
   }
 

@@ -68,6 +68,7 @@ const ENGINE_CODES: Record<EngineErrorCode, ErrorCode> = {
   invalid_request: "invalid_input",
   // The adapter named in the request is unusable (missing, not a LoRA, another base): bad input.
   adapter_failed: "invalid_input",
+  context_length_exceeded: "context_length_exceeded",
   internal: "internal",
 };
 

@@ -6,6 +6,7 @@ import type {
   ToolCallRecord,
   ToolChoice,
   ToolDefinition,
+  EmbedResult,
   EngineInfo,
   FitResult,
   FitSource,
@@ -16,6 +17,8 @@ import type {
   LoadedModel,
   LoadedSettings,
   LoadOptions,
+  RepeatPenaltyOptions,
+  TokenLogprob,
 } from "../../../native/engine/protocol";
 
 export type {
@@ -26,6 +29,7 @@ export type {
   ToolCallRecord,
   ToolChoice,
   ToolDefinition,
+  EmbedResult,
   EngineInfo,
   FitResult,
   FitSource,
@@ -36,6 +40,8 @@ export type {
   LoadedModel,
   LoadedSettings,
   LoadOptions,
+  RepeatPenaltyOptions,
+  TokenLogprob,
 };
 
 /** What a fit estimate is asked for (besides the file): see native/engine/fit-estimate.ts. */
@@ -83,6 +89,22 @@ export interface EngineClient {
   ): Promise<GenerateResult>;
   /** Embeddings of `texts` under the base model (one vector per text), for the router. */
   embed(texts: string[]): Promise<number[][]>;
+  /**
+   * Embeddings with each input's token count (/v1/embeddings). Rejects with
+   * ApiError("context_length_exceeded") for an input over EMBEDDING_MAX_TOKENS (optional: fakes
+   * need not implement it).
+   */
+  embedCounted?(texts: string[]): Promise<EmbedResult>;
+  /**
+   * Continue a raw prompt without the chat template (/v1/completions); like generate otherwise
+   * (optional, like embedCounted).
+   */
+  complete?(
+    prompt: string,
+    options: GenerateOptions,
+    onToken: (text: string) => void,
+    signal?: AbortSignal,
+  ): Promise<GenerateResult>;
   /**
    * Drop a deleted conversation's cached KV, live and saved under `stateDir` (optional: fakes
    * and engines without a cache need not implement it).

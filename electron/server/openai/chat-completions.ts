@@ -1,12 +1,8 @@
 /** POST /v1/chat/completions: stateless generation on the loaded model, whole or as SSE. */
-import { randomBytes } from "node:crypto";
 import type { FastifyReply, FastifyRequest } from "fastify";
-import { ApiError } from "../../api";
-import type { Core, ResolvedSelection } from "../../core/core-types";
+import type { ResolvedSelection } from "../../core/core-types";
 import type { ChatTurn, GenerateOptions, GenerateResult } from "../../core/engine/types";
-import { fromApiErrorCode, OpenAiError, sendOpenAiError } from "./errors";
-import { GenerationQueue } from "./generation-queue";
-import { misfitMessage, selectionForModel } from "./models";
+import { OpenAiError, sendOpenAiError } from "./errors";
 import { ChatCompletionRequest, describeIssue, type ChatCompletionRequest as Request } from "./schemas";
 import {
   contentText,
@@ -16,6 +12,7 @@ import {
   type OpenAiToolCall,
   type ToolRequest,
 } from "./tool-calls";
+import { abortOnClose, newId, nowSeconds, resolveTurn, toOpenAiError, type V1Context } from "./turn";
 
 /** The text the router decides on: the last user message (a tool result is answered for it). */
 function lastUserText(messages: Request["messages"]): string {
@@ -56,15 +53,7 @@ function usage(result: GenerateResult) {
 
 type Usage = ReturnType<typeof usage>;
 
-function toOpenAiError(error: unknown): OpenAiError {
-  if (error instanceof OpenAiError) return error;
-  if (error instanceof ApiError) return fromApiErrorCode(error.code, error.message);
-  return new OpenAiError(500, "server_error", "internal", "The generation failed.");
-}
-
-export function createChatCompletionHandler(core: Core) {
-  const queue = new GenerationQueue();
-
+export function createChatCompletionHandler({ core, queue }: V1Context) {
   return async function chatCompletion(request: FastifyRequest, reply: FastifyReply) {
     const parsed = ChatCompletionRequest.safeParse(request.body);
     if (!parsed.success) {
@@ -97,57 +86,16 @@ export function createChatCompletionHandler(core: Core) {
     } catch (error) {
       return sendOpenAiError(reply, toOpenAiError(error));
     }
-    const loaded = core.engine.loaded;
-    if (!loaded) {
-      return sendOpenAiError(
-        reply,
-        new OpenAiError(503, "server_error", "model_not_loaded", "No model is loaded. Load one first."),
-      );
-    }
-    const enabled = await core.adapters.listEnabled();
-    const misfit = misfitMessage(body.model, enabled, loaded.path);
-    if (misfit) {
-      return sendOpenAiError(
-        reply,
-        new OpenAiError(400, "invalid_request_error", "model_not_compatible", misfit, "model"),
-      );
-    }
-    const selection = selectionForModel(body.model, loaded.path, new Set(enabled.map((a) => a.id)));
-    if (!selection) {
-      return sendOpenAiError(
-        reply,
-        new OpenAiError(
-          404,
-          "invalid_request_error",
-          "model_not_found",
-          `The model '${body.model}' does not exist. See GET /v1/models.`,
-          "model",
-        ),
-      );
-    }
-
     // The router decides on the last user turn; an explicit `adapters` blend overrides the model's choice.
     let resolved: ResolvedSelection;
     try {
-      resolved = await core.adapters.resolve(
-        body.adapters ? { blend: body.adapters } : selection,
-        lastUserText(body.messages),
-      );
+      ({ resolved } = await resolveTurn(core, {
+        model: body.model,
+        adapters: body.adapters,
+        routeText: lastUserText(body.messages),
+      }));
     } catch (error) {
-      const failure = toOpenAiError(error);
-      if (failure.status === 400) {
-        return sendOpenAiError(
-          reply,
-          new OpenAiError(
-            400,
-            "invalid_request_error",
-            "invalid_request",
-            failure.message,
-            body.adapters ? "adapters" : "model",
-          ),
-        );
-      }
-      return sendOpenAiError(reply, failure);
+      return sendOpenAiError(reply, toOpenAiError(error));
     }
 
     const toolFormat = tools.tools ? resolved.toolFormat : undefined;
@@ -162,19 +110,12 @@ export function createChatCompletionHandler(core: Core) {
       // An adapter trained on its own call syntax (the demo's Agent) calls tools in that syntax.
       ...(toolFormat ? { toolFormat } : {}),
     };
-    const meta = {
-      id: `chatcmpl-${randomBytes(12).toString("hex")}`,
-      created: Math.floor(Date.now() / 1000),
-      model: body.model,
-    };
+    const meta = { id: newId("chatcmpl-"), created: nowSeconds(), model: body.model };
 
     // A client that goes away must not keep the engine busy (nor wait in the queue).
-    const abort = new AbortController();
-    reply.raw.on("close", () => {
-      if (!reply.raw.writableEnded) abort.abort();
-    });
+    const signal = abortOnClose(reply);
     const generate = (onToken: (text: string) => void) =>
-      queue.run(abort.signal, () => core.engine.generate(history, options, onToken, abort.signal));
+      queue.run(signal, () => core.engine.generate(history, options, onToken, signal));
 
     if (!body.stream) {
       let text = "";

@@ -35,6 +35,8 @@ export function fromApiErrorCode(code: ErrorCode, message: string): OpenAiError 
   switch (code) {
     case "invalid_input":
       return new OpenAiError(400, "invalid_request_error", "invalid_request", message);
+    case "context_length_exceeded":
+      return new OpenAiError(400, "invalid_request_error", "context_length_exceeded", message, "messages");
     case "busy":
       // 429 makes OpenAI clients back off and retry on their own.
       return new OpenAiError(429, "rate_limit_error", "busy", message);

@@ -3,11 +3,14 @@ import type { FastifyInstance } from "fastify";
 import type { Core } from "../../core/core-types";
 import { createChatCompletionHandler } from "./chat-completions";
 import { listModels } from "./models";
+import { createV1Context } from "./turn";
 
 /** Conversations sent whole by clients can be long; still bounded. */
 export const OPENAI_BODY_LIMIT = 8 * 1024 * 1024;
 
 export function registerOpenAiRoutes(app: FastifyInstance, core: Core): void {
+  // One queue for every generating endpoint: generations run one at a time, in arrival order.
+  const v1 = createV1Context(core);
   app.get("/v1/models", async () => ({ object: "list", data: await listModels(core) }));
-  app.post("/v1/chat/completions", { bodyLimit: OPENAI_BODY_LIMIT }, createChatCompletionHandler(core));
+  app.post("/v1/chat/completions", { bodyLimit: OPENAI_BODY_LIMIT }, createChatCompletionHandler(v1));
 }
