@@ -16,6 +16,7 @@ import type { ErrorCode, Result } from "../api";
 import type { Core } from "../core/core-types";
 import { API_BODY_LIMIT, registerApiRoutes, sendApiError } from "./api-routes";
 import { ApiKeyGate, LoginCodes, loginStep, registerLoginCodeRoute } from "./auth";
+import { anthropicErrorBody, isAnthropicPath } from "./anthropic/errors";
 import { OpenAiError, sendOpenAiError } from "./openai/errors";
 import { registerOpenAiRoutes } from "./openai/routes";
 import { registerStaticUi, securityHeaders } from "./static-ui";
@@ -34,6 +35,11 @@ export interface ServerOptions {
   version?: string;
   /** Fastify's logger option; off by default (the CLI prints its own lines). */
   logger?: boolean | { level: string };
+  /**
+   * "all" (default, headless mode): the app API, /v1 and the UI. "v1": only the model API
+   * (/v1, key required) — what the desktop app serves when the user turns its local server on.
+   */
+  surfaces?: "all" | "v1";
 }
 
 const LOOPBACK_HOSTS = new Set(["127.0.0.1", "localhost", "::1", "[::1]"]);
@@ -58,6 +64,9 @@ function isAppApiPath(path: string): boolean {
  */
 function sendError(request: FastifyRequest, reply: FastifyReply, status: number, message: string) {
   const path = pathOf(request);
+  if (isAnthropicPath(path)) {
+    return reply.code(status).type("application/json").send(anthropicErrorBody(status, message));
+  }
   if (isOpenAiPath(path)) {
     const error =
       status === 401
@@ -144,6 +153,7 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
   const { core } = options;
   const gate = new ApiKeyGate(options.apiKey);
   const loginCodes = options.loginCodes ?? new LoginCodes();
+  const v1Only = options.surfaces === "v1";
   const loopbackOnly = options.host !== undefined && LOOPBACK_HOSTS.has(options.host);
   // A page on another domain that resolves to 127.0.0.1 (DNS rebinding) would otherwise count as same-origin.
   const foreignHost = (request: FastifyRequest) =>
@@ -204,6 +214,7 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
   app.addHook("onRequest", async (request, reply) => {
     if (foreignHost(request)) return refuse(request, reply, 403, "Unknown Host header.");
     const path = pathOf(request);
+    if (v1Only) return;
     const step = loginStep(request, path, !isAppApiPath(path) && !isOpenAiPath(path), gate, loginCodes);
     if (step.kind === "none") return;
     if (step.kind === "refuse") {
@@ -214,7 +225,7 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
     return reply.code(302).header("cache-control", "no-store").redirect(step.target);
   });
 
-  app.get("/api/health", (_request, reply) => reply.send({ ok: true }));
+  if (!v1Only) app.get("/api/health", (_request, reply) => reply.send({ ok: true }));
 
   // An encapsulated context: the key check applies to exactly the routes registered in it.
   await app.register((api, _opts, done) => {
@@ -223,11 +234,20 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
       if (outcome.ok) return next();
       void refuse(request, reply, outcome.status, outcome.message);
     });
-    registerApiRoutes(api, core, options.version ?? process.env.npm_package_version ?? "0.0.0");
+    if (!v1Only) registerApiRoutes(api, core, options.version ?? process.env.npm_package_version ?? "0.0.0");
     registerOpenAiRoutes(api, core);
-    registerLoginCodeRoute(api, loginCodes);
+    if (!v1Only) registerLoginCodeRoute(api, loginCodes);
     done();
   });
+
+  if (v1Only) {
+    app.setNotFoundHandler((request, reply) => {
+      const outcome = gate.check(request);
+      if (!outcome.ok) return refuse(request, reply, outcome.status, outcome.message);
+      return sendError(request, reply, 404, `No route ${request.method} ${pathOf(request)}`);
+    });
+    return app;
+  }
 
   await registerStaticUi(app, options.rendererDir, (request, reply) => {
     // Unknown API paths are still API paths: no key, no answer about what exists.

@@ -121,6 +121,13 @@ export class ApiKeyGate {
       if (match?.[1] && this.keyMatches(match[1])) return { ok: true, via: "bearer" };
       return { ok: false, status: 401, message: "Invalid API key." };
     }
+    // Anthropic's clients send the key as `x-api-key` (a header no cross-site form can set).
+    const apiKeyHeader = request.headers["x-api-key"];
+    if (apiKeyHeader !== undefined) {
+      if (typeof apiKeyHeader === "string" && this.keyMatches(apiKeyHeader.trim()))
+        return { ok: true, via: "bearer" };
+      return { ok: false, status: 401, message: "Invalid API key." };
+    }
     if (this.hasSession(request)) {
       // Browsers attach the cookie to requests other sites make (CSRF, cross-site WebSocket
       // hijacking); they also always say which site made them in Origin.
