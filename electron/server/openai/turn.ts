@@ -104,3 +104,18 @@ export function newId(prefix: string): string {
 export function nowSeconds(): number {
   return Math.floor(Date.now() / 1000);
 }
+
+/**
+ * A requested answer length against the loaded context: more than the context holds gets a 400
+ * naming `param` (the engine further stops where the context is full).
+ */
+export function checkMaxTokens(value: number | null | undefined, loaded: LoadedModel, param: string): void {
+  if (value == null || value <= loaded.contextSize) return;
+  throw new OpenAiError(
+    400,
+    "invalid_request_error",
+    "invalid_request",
+    `'${param}' is ${value}, but the loaded model's context holds ${loaded.contextSize} tokens (prompt and answer together).`,
+    param,
+  );
+}
