@@ -65,6 +65,32 @@ const AdapterUseSchema = z.object({
   scale: z.number().min(-4).max(4),
 });
 
+const RepeatPenaltySchema = z
+  .object({
+    // llama.cpp divides positive logits by it: 0 or less is meaningless; beyond 10 it only bans tokens.
+    penalty: z.number().gt(0).max(10).optional(),
+    frequencyPenalty: z.number().min(-2).max(2).optional(),
+    presencePenalty: z.number().min(-2).max(2).optional(),
+    lastTokens: z.number().int().min(0).max(1_048_576).optional(),
+  })
+  .strict();
+
+/**
+ * OpenAI's `logit_bias` by token id. Keys arrive as strings (JSON object keys); whether an id is
+ * inside the vocabulary is checked by the model session, which knows it.
+ */
+const TokenBiasSchema = z
+  .record(
+    z.string().regex(/^(0|[1-9][0-9]{0,9})$/, "token ids must be integers ≥ 0"),
+    z.number().min(-100).max(100),
+  )
+  .refine((bias) => Object.keys(bias).length <= 1024, "at most 1024 token biases")
+  .transform((bias) => {
+    const out: Record<number, number> = {};
+    for (const [key, value] of Object.entries(bias)) out[Number(key)] = value;
+    return out;
+  });
+
 const GenerateOptionsSchema = z.object({
   temperature: z.number().min(0).max(5),
   maxTokens: z.number().int().positive(),
@@ -79,6 +105,16 @@ const GenerateOptionsSchema = z.object({
   toolChoice: ToolChoiceSchema.optional(),
   parallelToolCalls: z.boolean().optional(),
   toolFormat: ToolCallFormatSchema.optional(),
+  topP: z.number().min(0).max(1).optional(),
+  topK: z.number().int().min(0).optional(),
+  minP: z.number().min(0).max(1).optional(),
+  repeatPenalty: RepeatPenaltySchema.optional(),
+  tokenBias: TokenBiasSchema.optional(),
+  json: z.boolean().optional(),
+  logprobs: z
+    .object({ top: z.number().int().min(0).max(20) })
+    .strict()
+    .optional(),
 });
 
 /** What the tool options mean together (each field alone is checked above). */
@@ -94,6 +130,15 @@ const GenerateOptionsChecked = GenerateOptionsSchema.superRefine((options, ctx) 
       message: "tools and jsonSchema cannot be used together",
       path: ["tools"],
     });
+  // Each is a grammar on the answer, and a generation has one grammar.
+  if (options.json && options.jsonSchema)
+    ctx.addIssue({
+      code: "custom",
+      message: "json and jsonSchema cannot be used together",
+      path: ["json"],
+    });
+  if (options.json && tools.length > 0)
+    ctx.addIssue({ code: "custom", message: "json and tools cannot be used together", path: ["json"] });
   const choice = options.toolChoice;
   if (choice !== undefined && choice !== "auto" && tools.length === 0)
     ctx.addIssue({
@@ -153,6 +198,17 @@ export const EngineRequestSchema = z.discriminatedUnion("type", [
   z.object({ id, type: z.literal("abort"), target: id }),
   z.object({ id, type: z.literal("ping") }),
   z.object({ id, type: z.literal("embed"), texts: z.array(z.string()).max(1024) }),
+  z.object({ id, type: z.literal("embedCounted"), texts: z.array(z.string()).max(2048) }),
+  z.object({
+    id,
+    type: z.literal("complete"),
+    // An empty prompt is fine: the model continues from BOS alone.
+    prompt: z.string().max(4_000_000),
+    options: GenerateOptionsChecked.refine((options) => !options.tools || options.tools.length === 0, {
+      message: "a raw completion cannot call tools",
+      path: ["tools"],
+    }),
+  }),
   z.object({
     id,
     type: z.literal("forget"),

@@ -3,6 +3,7 @@ import type { EngineErrorCode, EngineMessage, EngineRequest } from "../../../nat
 import { describeCrashes, RestartPolicy, type RestartPolicyOptions } from "./restart-policy";
 import type {
   ChatTurn,
+  EmbedResult,
   EngineClient,
   EngineInfo,
   EngineLifecycleEvent,
@@ -225,6 +226,36 @@ export class EngineSupervisor implements EngineClient {
     if (texts.length === 0) return [];
     await this.whenAvailable();
     return (await this.request({ type: "embed", texts }, { action: "computing embeddings" })) as number[][];
+  }
+
+  /**
+   * Embeddings with each input's token count (/v1/embeddings). Rejects with
+   * ApiError("context_length_exceeded") naming the first input over EMBEDDING_MAX_TOKENS.
+   */
+  async embedCounted(texts: string[]): Promise<EmbedResult> {
+    if (texts.length === 0) return { vectors: [], tokens: [] };
+    await this.whenAvailable();
+    return (await this.request(
+      { type: "embedCounted", texts },
+      { action: "computing embeddings" },
+    )) as EmbedResult;
+  }
+
+  /**
+   * Continue a raw prompt without the chat template (/v1/completions). Streams and aborts as
+   * generate does: aborting `signal` resolves with stopReason "abort".
+   */
+  async complete(
+    prompt: string,
+    options: GenerateOptions,
+    onToken: (text: string) => void,
+    signal?: AbortSignal,
+  ): Promise<GenerateResult> {
+    await this.whenAvailable();
+    return (await this.request(
+      { type: "complete", prompt, options },
+      { action: "completing", onToken, signal },
+    )) as GenerateResult;
   }
 
   /**

@@ -1,6 +1,7 @@
 import { ApiError } from "../../api/errors";
 import type {
   ChatTurn,
+  EmbedResult,
   EngineClient,
   EngineInfo,
   EngineLifecycleEvent,
@@ -84,6 +85,27 @@ export class EngineQueue implements EngineClient {
     onToken: (text: string) => void,
     signal?: AbortSignal,
   ): Promise<GenerateResult> {
+    return this.inLine(() => this.inner.generate(history, options, onToken, signal), signal);
+  }
+
+  /**
+   * Continue a raw prompt once the work queued before it has finished, like generate (aborting
+   * while it waits ends it at once). Rejects when the engine cannot complete raw prompts.
+   */
+  complete(
+    prompt: string,
+    options: GenerateOptions,
+    onToken: (text: string) => void,
+    signal?: AbortSignal,
+  ): Promise<GenerateResult> {
+    const inner = this.inner;
+    if (!inner.complete)
+      return Promise.reject(new ApiError("internal", "This engine cannot complete raw prompts."));
+    return this.inLine(() => inner.complete!(prompt, options, onToken, signal), signal);
+  }
+
+  /** A generation in line: aborting `signal` before it starts resolves it as "abort" at once. */
+  private inLine(run: () => Promise<GenerateResult>, signal?: AbortSignal): Promise<GenerateResult> {
     if (signal?.aborted) return Promise.resolve(this.notStarted());
     return new Promise<GenerateResult>((resolve, reject) => {
       const onAbort = (): void => resolve(this.notStarted());
@@ -92,7 +114,7 @@ export class EngineQueue implements EngineClient {
         signal?.removeEventListener("abort", onAbort);
         if (signal?.aborted) return; // already answered by onAbort
         try {
-          resolve(await this.inner.generate(history, options, onToken, signal));
+          resolve(await run());
         } catch (err) {
           reject(err instanceof Error ? err : new Error(String(err)));
         }
@@ -138,7 +160,6 @@ export class EngineQueue implements EngineClient {
     });
   }
 
-  /** Embeddings run in line too: the engine evaluates one thing at a time. */
   /** In line with the rest: a running answer finishes (or is stopped) before the cache goes. */
   async forget(sessionKey: string, stateDir?: string): Promise<void> {
     const inner = this.inner;
@@ -146,8 +167,17 @@ export class EngineQueue implements EngineClient {
     await this.enqueue(() => inner.forget!(sessionKey, stateDir));
   }
 
+  /** Embeddings run in line too: the engine evaluates one thing at a time. */
   embed(texts: string[]): Promise<number[][]> {
     return this.enqueue(() => this.inner.embed(texts));
+  }
+
+  /** In line, as embed; rejects when the engine cannot count tokens. */
+  embedCounted(texts: string[]): Promise<EmbedResult> {
+    const inner = this.inner;
+    if (!inner.embedCounted)
+      return Promise.reject(new ApiError("internal", "This engine cannot count embedding tokens."));
+    return this.enqueue(() => inner.embedCounted!(texts));
   }
 
   onLifecycle(listener: (event: EngineLifecycleEvent) => void): () => void {

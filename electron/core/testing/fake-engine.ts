@@ -4,13 +4,16 @@
  * finish, fail, or hang until aborted.
  */
 import { ApiError } from "../../api";
+import { EMBEDDING_MAX_TOKENS } from "../../../native/engine/protocol";
 import type {
   ChatTurn,
+  EmbedResult,
   EngineClient,
   EngineLifecycleEvent,
   GenerateOptions,
   GenerateResult,
   LoadedModel,
+  TokenLogprob,
   ToolCallOut,
 } from "../engine/types";
 
@@ -25,6 +28,16 @@ export interface GenerateScript {
 export interface GenerateCall {
   history: ChatTurn[];
   options: GenerateOptions;
+}
+
+export interface CompleteCall {
+  prompt: string;
+  options: GenerateOptions;
+}
+
+/** The fake's tokenizer: one token per whitespace-separated word. */
+export function fakeTokenCount(text: string): number {
+  return text.split(/\s+/).filter((word) => word.length > 0).length;
 }
 
 export function loadedModel(path: string): LoadedModel {
@@ -44,6 +57,8 @@ export class FakeEngine implements EngineClient {
   readonly jsonAnswers: string[] = [];
   defaultJsonAnswer = '{"facts":[]}';
   readonly jsonCalls: GenerateCall[] = [];
+  /** complete() calls (raw prompts); they follow `scripts` as generate() does. */
+  readonly completeCalls: CompleteCall[] = [];
   /** Called synchronously when generate() starts (before any token). */
   onGenerate: ((call: GenerateCall) => void) | null = null;
   /** When set, load() rejects with it (after reporting some progress). */
@@ -77,65 +92,129 @@ export class FakeEngine implements EngineClient {
     });
   }
 
+  /**
+   * embed() with token counts from fakeTokenCount; like the real engine, an input over
+   * EMBEDDING_MAX_TOKENS rejects with context_length_exceeded naming its index.
+   */
+  async embedCounted(texts: string[]): Promise<EmbedResult> {
+    const tokens = texts.map(fakeTokenCount);
+    const over = tokens.findIndex((count) => count > EMBEDDING_MAX_TOKENS);
+    if (over >= 0)
+      throw new ApiError(
+        "context_length_exceeded",
+        `Input ${over} has ${tokens[over]} tokens; embeddings take at most ${EMBEDDING_MAX_TOKENS}.`,
+      );
+    const vectors = await this.embed(texts);
+    return { vectors: vectors.map((v, i) => (tokens[i] === 0 ? v.map(() => 0) : v)), tokens };
+  }
+
   async generate(
     history: ChatTurn[],
     options: GenerateOptions,
     onToken: (text: string) => void,
     signal?: AbortSignal,
   ): Promise<GenerateResult> {
-    // Like the real engine: one generation at a time.
+    const call = { history: structuredClone(history), options: { ...options } };
+    return this.oneAtATime(() => {
+      let script: GenerateScript;
+      if (options.jsonSchema || options.json) {
+        this.jsonCalls.push(call);
+        script = { tokens: [this.jsonAnswers.shift() ?? this.defaultJsonAnswer] };
+      } else {
+        this.calls.push(call);
+        this.onGenerate?.(call);
+        script = this.scripts.shift() ?? this.defaultScript;
+      }
+      return this.run(script, options, 10, false, onToken, signal);
+    });
+  }
+
+  /**
+   * A raw completion: records the call and follows the next script as generate() does; the
+   * prompt counts fakeTokenCount tokens, and the first `options.stop` string met ends the text
+   * (stopReason "stop"), as the real engine does.
+   */
+  async complete(
+    prompt: string,
+    options: GenerateOptions,
+    onToken: (text: string) => void,
+    signal?: AbortSignal,
+  ): Promise<GenerateResult> {
+    return this.oneAtATime(() => {
+      this.completeCalls.push({ prompt, options: { ...options } });
+      const script = this.scripts.shift() ?? this.defaultScript;
+      return this.run(script, options, Math.max(1, fakeTokenCount(prompt)), true, onToken, signal);
+    });
+  }
+
+  /** Like the real engine: one generation at a time. */
+  private async oneAtATime(work: () => Promise<GenerateResult>): Promise<GenerateResult> {
     if (this.generating)
       throw new ApiError("busy", "A generation is running; stop it before you start another one.");
     this.generating = true;
     try {
-      return await this.run(history, options, onToken, signal);
+      return await work();
     } finally {
       this.generating = false;
     }
   }
 
   private async run(
-    history: ChatTurn[],
+    script: GenerateScript,
     options: GenerateOptions,
+    promptTokens: number,
+    /** Cut at `options.stop` and `options.maxTokens` (complete; generate's scripts say it all). */
+    bounded: boolean,
     onToken: (text: string) => void,
     signal?: AbortSignal,
   ): Promise<GenerateResult> {
-    const call = { history: structuredClone(history), options: { ...options } };
-    let script: GenerateScript;
-    if (options.jsonSchema) {
-      this.jsonCalls.push(call);
-      script = { tokens: [this.jsonAnswers.shift() ?? this.defaultJsonAnswer] };
-    } else {
-      this.calls.push(call);
-      this.onGenerate?.(call);
-      script = this.scripts.shift() ?? this.defaultScript;
-    }
     const started = Date.now();
     let text = "";
     let tokens = 0;
+    let stopped = false;
+    const emitted: string[] = [];
     for (const token of script.tokens) {
       if (signal?.aborted) break;
+      if (bounded && tokens >= options.maxTokens) break;
       await new Promise<void>((resolve) => setImmediate(resolve));
-      onToken(token);
-      text += token;
+      const stop = bounded ? firstStop(text + token, options.stop, text.length) : null;
+      const piece = stop === null ? token : (text + token).slice(text.length, stop);
+      if (piece) onToken(piece);
+      text += piece;
       tokens++;
+      emitted.push(piece);
+      if (stop !== null) {
+        stopped = true;
+        break;
+      }
     }
+    const cut = !stopped && !signal?.aborted && tokens < script.tokens.length;
     if (script.end === "hang" && !signal?.aborted) {
       await new Promise<void>((resolve) =>
         signal?.addEventListener("abort", () => resolve(), { once: true }),
       );
     }
     if (script.end instanceof Error && !signal?.aborted) throw script.end;
-    const calls = !signal?.aborted && script.toolCalls?.length ? script.toolCalls : null;
+    const calls = !signal?.aborted && !stopped && !cut && script.toolCalls?.length ? script.toolCalls : null;
     return {
       text,
-      stopReason: signal?.aborted ? "abort" : calls ? "toolCalls" : "eos",
+      stopReason: signal?.aborted
+        ? "abort"
+        : stopped
+          ? "stop"
+          : cut
+            ? "maxTokens"
+            : calls
+              ? "toolCalls"
+              : "eos",
       ...(calls ? { toolCalls: structuredClone(calls) } : {}),
+      ...(options.logprobs ? { logprobs: fakeLogprobs(emitted, options.logprobs.top) } : {}),
       tokens,
       ttftMs: tokens > 0 ? 1 : null,
       durationMs: Math.max(1, Date.now() - started),
-      promptTokensEvaluated: 10,
-      contextTokens: 10 + tokens,
+      promptTokensEvaluated: promptTokens,
+      promptTokens,
+      contextTokens: promptTokens + tokens,
       contextSize: 512,
     };
   }
@@ -154,6 +233,32 @@ export class FakeEngine implements EngineClient {
     this.closed = true;
     return Promise.resolve();
   }
+}
+
+/** Where the first stop string that ends after `from` starts in `text`, or null. */
+function firstStop(text: string, stop: string[] | undefined, from: number): number | null {
+  let best: number | null = null;
+  for (const s of stop ?? []) {
+    const at = text.indexOf(s, Math.max(0, from - s.length + 1));
+    if (at >= 0 && (best === null || at < best)) best = at;
+  }
+  return best;
+}
+
+/**
+ * Deterministic logprobs for the fake: the chosen token is the most likely one (-0.1), followed
+ * by `top - 1` made-up alternatives, each less likely than the one before.
+ */
+function fakeLogprobs(tokens: string[], top: number): TokenLogprob[] {
+  const entry = (token: string, logprob: number) => ({
+    token,
+    logprob,
+    bytes: [...Buffer.from(token)],
+  });
+  return tokens.map((token) => ({
+    ...entry(token, -0.1),
+    top: Array.from({ length: top }, (_, i) => (i === 0 ? entry(token, -0.1) : entry(`alt${i}`, -1 - i))),
+  }));
 }
 
 export const crashed = (): ApiError =>
