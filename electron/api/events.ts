@@ -1,6 +1,6 @@
 /** Events pushed from core to the UI. Deltas, not state: stores apply them per conversation. */
 import { z } from "zod";
-import { Conversation, EngineStatus, Id, Message, SyncStatus } from "./schemas";
+import { Conversation, EngineStatus, Id, LocalServerStatus, Message, SyncStatus } from "./schemas";
 import { GateProgress, Release, UpdateProgress } from "./releases";
 import { Download, EngineBuild } from "./hub";
 import { McpServerStatus, ToolStep } from "./tools";
@@ -33,6 +33,8 @@ export const events = {
   "hub.download": Download,
   /** The llama.cpp build for this machine: progress, result, fallback. */
   "engine.build": EngineBuild,
+  /** The local API server started, stopped, moved, got a new key, or failed to start. */
+  "localServer.changed": LocalServerStatus,
 } as const;
 
 export type Events = typeof events;

@@ -20,6 +20,8 @@ import {
   Message,
   ModelInfo,
   SamplingSettings,
+  LocalServerPort,
+  LocalServerStatus,
 } from "./schemas";
 import { AdapterVersionInfo, Release, UpdateCheck, UpdateSettings } from "./releases";
 import { InteractionOutcome, InteractionValues } from "./genui/interaction";
@@ -436,6 +438,16 @@ export const methods = {
 
   "settings.get": { input: Empty, output: AppSettings },
   "settings.update": { input: AppSettings.partial().strict(), output: AppSettings },
+
+  /** The local API server: on or off, its port, address and key, and why it is not running. */
+  "localServer.status": { input: Empty, output: LocalServerStatus },
+  /** Turn it on or off, or move it to another port (restarts it there); remembered. */
+  "localServer.configure": {
+    input: z.object({ enabled: z.boolean().optional(), port: LocalServerPort.optional() }).strict(),
+    output: LocalServerStatus,
+  },
+  /** A new key; the old one stops working at once (a running server restarts with the new one). */
+  "localServer.regenerateKey": { input: Empty, output: LocalServerStatus },
 } as const;
 
 export type Methods = typeof methods;

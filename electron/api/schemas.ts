@@ -282,3 +282,27 @@ export const PrivacyState = z.object({
   sync: SyncStatus,
 });
 export type PrivacyState = z.infer<typeof PrivacyState>;
+
+/** Where the desktop app's local API server listens: loopback only, a port of the user's choice. */
+export const LOCAL_SERVER_HOST = "127.0.0.1";
+export const LocalServerPort = z.number().int().min(1024).max(65535);
+
+/**
+ * The local API server (Settings → "Local API server"): the /v1 model API of headless mode,
+ * served on a port while the app runs, with its own key.
+ */
+export const LocalServerStatus = z.object({
+  /** The user's switch (off until turned on). */
+  enabled: z.boolean(),
+  /** Listening now; false when off or when starting failed (see `error`). */
+  running: z.boolean(),
+  host: z.literal(LOCAL_SERVER_HOST),
+  port: LocalServerPort,
+  /** The base URL clients take (`http://127.0.0.1:PORT/v1`) while running, else null. */
+  url: z.string().nullable(),
+  /** What clients send as `Authorization: Bearer` or `x-api-key`. */
+  apiKey: z.string(),
+  /** Why it is not running although enabled (e.g. the port is in use), else null. */
+  error: z.string().nullable(),
+});
+export type LocalServerStatus = z.infer<typeof LocalServerStatus>;

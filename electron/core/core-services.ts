@@ -59,6 +59,7 @@ import { gateEvaluator } from "./releases/gate-target";
 import { releaseHandlers } from "./releases/release-handlers";
 import { ReleaseStore } from "./releases/release-store";
 import { AppSettingsService } from "./settings/app-settings";
+import { LocalApiServer, type LocalApiStarter } from "./settings/local-server";
 import { settingsHandlers } from "./settings/settings-handlers";
 import { SettingsStore } from "./settings/settings-store";
 import { AgentTurns } from "./tools/agent-loop";
@@ -115,6 +116,8 @@ export interface ServiceParts {
   mcpServers?: NamedSpec[];
   /** Per MCP tool call, ms (default TOOL_CALL_TIMEOUT_MS; tests shorten it). */
   mcpCallTimeoutMs?: number;
+  /** Serves the /v1 API for the "Local API server" setting (index.ts binds CoreOptions.localApi to core). */
+  localApi?: LocalApiStarter;
 }
 
 /** Handlers of every method except database.* (index.ts answers those, whatever the state). */
@@ -128,6 +131,8 @@ export interface Services {
   engine: EngineClient;
   adapters: Core["adapters"];
   engineStatus: Core["engineStatus"];
+  /** Started by index.ts once core exists (the server it starts serves that core). */
+  localServer: LocalApiServer;
   close(): Promise<void>;
 }
 
@@ -359,6 +364,13 @@ export async function startServices(
     emit: (build) => events.emit("engine.build", build),
     log,
   });
+  // The local API server: only /v1 on 127.0.0.1, off until the user turns it on.
+  const localServer = new LocalApiServer({
+    settings,
+    start: parts.localApi,
+    emit: (status) => events.emit("localServer.changed", status),
+    log,
+  });
   const models_ = modelHandlers(models, library);
   const handlers: ServiceHandlers = {
     ...conversationHandlers({
@@ -403,6 +415,9 @@ export async function startServices(
     ...releaseHandlers({ releases, updates, registry, log }),
     ...genuiHandlers(genui),
     ...toolHandlers(toolCatalog, mcpHub),
+    "localServer.status": () => localServer.status(),
+    "localServer.configure": (change) => localServer.configure(change),
+    "localServer.regenerateKey": () => localServer.regenerateKey(),
   };
 
   let startup: Promise<void>;
@@ -448,8 +463,11 @@ export async function startServices(
       },
     },
     engineStatus: () => models.status(),
+    localServer,
     close: () => {
       closing ??= (async () => {
+        // First: no new /v1 request may reach services that are closing.
+        await localServer.close();
         await pipeline.close();
         await mcpHub.close().catch((err: unknown) => log("could not stop the MCP servers", err));
         await hub.close().catch((err: unknown) => log("could not pause the model downloads", err));

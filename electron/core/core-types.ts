@@ -96,4 +96,26 @@ export interface CoreOptions {
   tokenStore?: TokenStore;
   /** MCP servers for this run only (headless `--mcp-config FILE`), started with the saved ones, never saved. */
   mcpServers?: NamedSpec[];
+  /**
+   * Serves the /v1 API on a port for the "Local API server" setting (electron/server/local-server.ts).
+   * Injected because core must not import the server; without it, localServer.* answer an error.
+   */
+  localApi?: LocalApiFactory;
 }
+
+/** A running local API server (see LocalApiFactory). */
+export interface LocalApiHandle {
+  /** http://127.0.0.1:PORT (the /v1 routes are under it). */
+  url: string;
+  /** Stops listening and drops open connections. */
+  close(): Promise<void>;
+}
+
+/**
+ * Starts the /v1 API of `core` on 127.0.0.1:`port`, answering only requests that carry `apiKey`.
+ * Rejects when it cannot listen; an error with `code` "EADDRINUSE" means the port is taken.
+ */
+export type LocalApiFactory = (
+  core: Core,
+  options: { port: number; apiKey: string },
+) => Promise<LocalApiHandle>;

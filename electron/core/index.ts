@@ -3,7 +3,7 @@ import { ensurePrivateDirSync } from "./files/private-files";
 import { resolve } from "node:path";
 import { ApiError, type DatabaseStatus, type EngineStatus, methodNames } from "../api";
 import { type ServiceParts, type Services, startServices } from "./core-services";
-import type { Core, CoreOptions } from "./core-types";
+import type { Core, CoreOptions, LocalApiFactory } from "./core-types";
 import { DatabaseFile } from "./db/database-file";
 import type { Migration } from "./db/migrations";
 import { dispatch, type Log } from "./dispatch";
@@ -15,7 +15,14 @@ import { REGISTRY_URL_ENV } from "./releases/adapter-updates";
 import type { DomainHandlers, Handlers } from "./handlers";
 import { UnavailableEngine } from "./unavailable-engine";
 
-export type { Core, CoreOptions, CallContext, EventListener } from "./core-types";
+export type {
+  Core,
+  CoreOptions,
+  CallContext,
+  EventListener,
+  LocalApiFactory,
+  LocalApiHandle,
+} from "./core-types";
 export { DatabaseFromFutureError, DatabaseOpenError } from "./db/errors";
 
 /** What assembleCore takes: CoreOptions without the spawner, plus seams for tests. */
@@ -28,6 +35,8 @@ export interface CoreParts extends ServiceParts {
    * per-connection pragmas here, e.g. `max_page_count` to fill the disk).
    */
   onDatabase?: (db: Database) => void;
+  /** The local API server's factory (CoreOptions.localApi); wins over ServiceParts.localApi. */
+  localApiFactory?: LocalApiFactory;
 }
 
 /**
@@ -51,6 +60,7 @@ export async function createCore(options: CoreOptions): Promise<Core> {
       demoDir: options.demoDir,
       tokenStore: options.tokenStore,
       mcpServers: options.mcpServers,
+      localApiFactory: options.localApi,
     },
     // Conversations' KV caches survive restarts in <dataDir>/kv (see native/engine/kv-state-store.ts).
     () => new EngineSupervisor(options.spawnEngine, { stateDir: resolve(options.dataDir, "kv") }),
@@ -72,9 +82,14 @@ export async function assembleCore(parts: CoreParts, makeEngine: () => EngineCli
   ensurePrivateDirSync(parts.dataDir);
   const events = new EventBus(log);
   const file = new DatabaseFile({ dataDir: parts.dataDir, log, migrations: parts.migrations });
+  // The local API server serves this core: bound here, called only once `core` exists (see below).
+  const factory = parts.localApiFactory;
+  const serviceParts: ServiceParts = factory
+    ? { ...parts, localApi: (options) => factory(core, options) }
+    : parts;
   const db = await file.open();
   if (db) parts.onDatabase?.(db);
-  let services: Services | null = db ? await startServices(db, parts, makeEngine, events, log) : null;
+  let services: Services | null = db ? await startServices(db, serviceParts, makeEngine, events, log) : null;
   const unavailableEngine = new UnavailableEngine(() => file.unavailable());
 
   // While the database is unusable every method but database.* answers with the reason.
@@ -91,7 +106,8 @@ export async function assembleCore(parts: CoreParts, makeEngine: () => EngineCli
       const opened = await open();
       if (opened) parts.onDatabase?.(opened);
       // No restart needed: the services start on the repaired database right away.
-      if (opened) services = await startServices(opened, parts, makeEngine, events, log);
+      if (opened) services = await startServices(opened, serviceParts, makeEngine, events, log);
+      await services?.localServer.start();
       return file.status();
     })().finally(() => {
       recovering = null;
@@ -127,5 +143,7 @@ export async function assembleCore(parts: CoreParts, makeEngine: () => EngineCli
       return closing;
     },
   };
+  // Serve again if the user left the local API server on; a taken port is reported in its status.
+  await services?.localServer.start();
   return core;
 }

@@ -17,6 +17,7 @@ import {
 import { createCore } from "../core";
 import type { Core } from "../core/core-types";
 import { SafeStorageTokenStore } from "../core/hub/token-store";
+import { serveLocalApi } from "../server/local-server";
 import { createAppOrigin } from "./app-origin";
 import { createUtilityEngineSpawner } from "./engine-process";
 import { registerIpcTransport } from "./ipc";
@@ -114,6 +115,8 @@ function start(): void {
       spawnEngine: createUtilityEngineSpawner(join(here, "engine.js")),
       // The hub access token, encrypted with the OS keychain's key.
       tokenStore: new SafeStorageTokenStore(safeStorage, app.getPath("userData")),
+      // Settings → "Local API server": /v1 on 127.0.0.1 for editors, agents and scripts.
+      localApi: serveLocalApi,
     });
     core = started;
     disposeIpc = registerIpcTransport({

@@ -14,6 +14,7 @@ import { isModelUri, resolveModelArg } from "../core/hub/model-uri";
 import { FileTokenStore } from "../core/hub/token-store";
 import { buildServer } from "./app";
 import { LoginCodes } from "./auth";
+import { serveLocalApi } from "./local-server";
 import { ensurePrivateDirSync } from "../core/files/private-files";
 import type { NamedSpec } from "../core/tools/mcp/mcp-config";
 
@@ -120,6 +121,8 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     adaptersDir: options.adaptersDir,
     demoDir: options.demoDir,
     mcpServers: options.mcpServers,
+    // The "Local API server" setting works in browser mode too: the same code as the desktop app.
+    localApi: serveLocalApi,
   });
   const loginCodes = new LoginCodes();
   let app: FastifyInstance;
