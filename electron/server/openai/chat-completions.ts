@@ -12,7 +12,15 @@ import {
   type OpenAiToolCall,
   type ToolRequest,
 } from "./tool-calls";
-import { abortOnClose, newId, nowSeconds, resolveTurn, toOpenAiError, type V1Context } from "./turn";
+import {
+  chatLogprobs,
+  logprobsOption,
+  responseFormatOptions,
+  samplingOptions,
+  structuredAnswerOk,
+  type StructuredCheck,
+} from "./sampling";
+import { abortOnClose, newId, nowSeconds, resolveTurn, toOpenAiError, usageOf, type V1Context } from "./turn";
 
 /** The text the router decides on: the last user message (a tool result is answered for it). */
 function lastUserText(messages: Request["messages"]): string {
@@ -23,16 +31,20 @@ function lastUserText(messages: Request["messages"]): string {
   return "";
 }
 
-/** When the client gives no limit; the engine also stops when the context is full. */
-export const DEFAULT_MAX_TOKENS = 1024;
-/** OpenAI's default. */
-const DEFAULT_TEMPERATURE = 1;
-
 type FinishReason = "stop" | "length" | "tool_calls";
 
-function finishReason(result: GenerateResult, calls: readonly OpenAiToolCall[]): FinishReason {
+/**
+ * A structured answer (response_format) that does not parse or validate was cut short (by
+ * max_tokens or the context): "length", with the text as it is, never a made-up object.
+ */
+function finishReason(
+  result: GenerateResult,
+  calls: readonly OpenAiToolCall[],
+  structured: StructuredCheck,
+): FinishReason {
   if (calls.length > 0) return "tool_calls";
-  return result.stopReason === "maxTokens" ? "length" : "stop";
+  if (result.stopReason === "maxTokens") return "length";
+  return structuredAnswerOk(result.text, structured) ? "stop" : "length";
 }
 
 /** The calls the model made, checked against the request's tools (none unless it stopped for them). */
@@ -41,16 +53,8 @@ function callsOf(result: GenerateResult, tools: ToolRequest): OpenAiToolCall[] {
   return responseToolCalls(result.toolCalls, tools);
 }
 
-function usage(result: GenerateResult) {
-  // Stateless: after the answer the context holds the prompt and the completion.
-  const promptTokens = Math.max(result.contextTokens - result.tokens, result.promptTokensEvaluated, 0);
-  return {
-    prompt_tokens: promptTokens,
-    completion_tokens: result.tokens,
-    total_tokens: promptTokens + result.tokens,
-  };
-}
-
+const usage = usageOf;
+type ChatLogprobs = ReturnType<typeof chatLogprobs>;
 type Usage = ReturnType<typeof usage>;
 
 export function createChatCompletionHandler({ core, queue }: V1Context) {
@@ -88,28 +92,41 @@ export function createChatCompletionHandler({ core, queue }: V1Context) {
     }
     // The router decides on the last user turn; an explicit `adapters` blend overrides the model's choice.
     let resolved: ResolvedSelection;
+    let options: GenerateOptions;
+    let structured: StructuredCheck;
     try {
-      ({ resolved } = await resolveTurn(core, {
+      const turn = await resolveTurn(core, {
         model: body.model,
         adapters: body.adapters,
         routeText: lastUserText(body.messages),
-      }));
+      });
+      resolved = turn.resolved;
+      const format = responseFormatOptions(body.response_format);
+      structured = format.check;
+      if (structured && tools.tools) {
+        throw new OpenAiError(
+          400,
+          "invalid_request_error",
+          "invalid_request",
+          "'response_format' cannot be used together with 'tools' on a local model: send one or the other.",
+          "response_format",
+        );
+      }
+      const toolFormat = tools.tools ? resolved.toolFormat : undefined;
+      options = {
+        ...samplingOptions(body, turn.loaded),
+        ...format.options,
+        ...logprobsOption(body.logprobs, body.top_logprobs),
+        ...(resolved.adapters.length > 0 ? { adapters: resolved.adapters } : {}),
+        kvPolicy: resolved.kvPolicy,
+        ...tools,
+        // An adapter trained on its own call syntax (the demo's Agent) calls tools in that syntax.
+        ...(toolFormat ? { toolFormat } : {}),
+      };
     } catch (error) {
       return sendOpenAiError(reply, toOpenAiError(error));
     }
-
-    const toolFormat = tools.tools ? resolved.toolFormat : undefined;
-    const options: GenerateOptions = {
-      temperature: body.temperature ?? DEFAULT_TEMPERATURE,
-      maxTokens: body.max_completion_tokens ?? body.max_tokens ?? DEFAULT_MAX_TOKENS,
-      ...(body.stop != null ? { stop: typeof body.stop === "string" ? [body.stop] : body.stop } : {}),
-      ...(body.seed != null ? { seed: body.seed } : {}),
-      ...(resolved.adapters.length > 0 ? { adapters: resolved.adapters } : {}),
-      kvPolicy: resolved.kvPolicy,
-      ...tools,
-      // An adapter trained on its own call syntax (the demo's Agent) calls tools in that syntax.
-      ...(toolFormat ? { toolFormat } : {}),
-    };
+    const logprobsOf = (result: GenerateResult) => (options.logprobs ? chatLogprobs(result.logprobs) : null);
     const meta = { id: newId("chatcmpl-"), created: nowSeconds(), model: body.model };
 
     // A client that goes away must not keep the engine busy (nor wait in the queue).
@@ -135,8 +152,8 @@ export function createChatCompletionHandler({ core, queue }: V1Context) {
                 calls.length > 0
                   ? { role: "assistant", content: content || null, tool_calls: calls }
                   : { role: "assistant", content },
-              logprobs: null,
-              finish_reason: finishReason(result, calls),
+              logprobs: logprobsOf(result),
+              finish_reason: finishReason(result, calls, structured),
             },
           ],
           usage: usage(result),
@@ -153,7 +170,11 @@ export function createChatCompletionHandler({ core, queue }: V1Context) {
       const result = await generate((t) => stream.delta(t));
       const calls = callsOf(result, tools);
       stream.toolCalls(calls);
-      stream.finish(finishReason(result, calls), body.stream_options?.include_usage ? usage(result) : null);
+      stream.finish(
+        finishReason(result, calls, structured),
+        body.stream_options?.include_usage ? usage(result) : null,
+        logprobsOf(result),
+      );
     } catch (error) {
       const failure = toOpenAiError(error);
       // Before the first byte the client still gets a proper status; afterwards only an error event.
@@ -198,9 +219,14 @@ class SseStream {
     });
   }
 
-  finish(reason: FinishReason, usage: Usage | null): void {
+  /**
+   * The last choice chunk. Token log-probabilities come whole in it: the engine reports them
+   * with the result, not per streamed piece (OpenAI clients concatenate `logprobs.content`
+   * across chunks, so the sum is the same).
+   */
+  finish(reason: FinishReason, usage: Usage | null, logprobs: ChatLogprobs | null): void {
     this.start();
-    this.chunk({}, reason);
+    this.chunk({}, reason, logprobs);
     if (usage) this.write({ ...this.base(), choices: [], usage });
     this.end();
   }
@@ -233,10 +259,14 @@ class SseStream {
     };
   }
 
-  private chunk(delta: Record<string, unknown>, finishReason: FinishReason | null): void {
+  private chunk(
+    delta: Record<string, unknown>,
+    finishReason: FinishReason | null,
+    logprobs: ChatLogprobs | null = null,
+  ): void {
     this.write({
       ...this.base(),
-      choices: [{ index: 0, delta, logprobs: null, finish_reason: finishReason }],
+      choices: [{ index: 0, delta, logprobs, finish_reason: finishReason }],
     });
   }
 

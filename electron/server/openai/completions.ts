@@ -1,13 +1,203 @@
-/** POST /v1/completions: a raw prompt continued without the chat template (issue 14: to build). */
+/**
+ * POST /v1/completions: a raw prompt continued without the chat template (the legacy OpenAI
+ * API that code-completion plugins and benchmarks still speak), whole or as SSE
+ * `text_completion` chunks. The same samplers as chat; one choice; no suffix (fill-in-the-middle)
+ * and no echo, refused by name rather than ignored.
+ */
 import type { FastifyReply, FastifyRequest } from "fastify";
+import type { GenerateOptions, GenerateResult } from "../../core/engine/types";
 import { OpenAiError, sendOpenAiError } from "./errors";
-import type { V1Context } from "./turn";
+import { legacyLogprobs, samplingOptions } from "./sampling";
+import { CompletionRequest, describeIssue } from "./schemas";
+import {
+  abortOnClose,
+  newId,
+  nowSeconds,
+  resolveTurn,
+  toOpenAiError,
+  usageOf,
+  withParam,
+  type V1Context,
+} from "./turn";
 
-export function createCompletionHandler(_v1: V1Context) {
-  return async function completion(_request: FastifyRequest, reply: FastifyReply) {
-    return sendOpenAiError(
-      reply,
-      new OpenAiError(501, "server_error", "not_implemented", "Not implemented yet."),
-    );
+function invalid(message: string, param: string): OpenAiError {
+  return new OpenAiError(400, "invalid_request_error", "invalid_request", message, param);
+}
+
+/** The one prompt of a request, or a 400 naming what cannot be served. */
+function promptOf(body: CompletionRequest): string {
+  if (Array.isArray(body.prompt)) {
+    if (body.prompt.length > 1)
+      throw invalid(
+        `'prompt' has ${body.prompt.length} texts; send one per request (one choice per request here).`,
+        "prompt",
+      );
+    return body.prompt[0]!;
+  }
+  return body.prompt;
+}
+
+function refuseUnsupported(body: CompletionRequest): void {
+  if (body.suffix != null)
+    throw invalid("'suffix' (fill-in-the-middle) is not supported: send the prompt alone.", "suffix");
+  if (body.echo) throw invalid("'echo' is not supported: the prompt is not repeated in the answer.", "echo");
+  if (body.best_of != null && body.best_of > 1)
+    throw invalid("'best_of' above 1 is not supported: one completion is generated per request.", "best_of");
+}
+
+const finishReason = (result: GenerateResult): "stop" | "length" =>
+  result.stopReason === "maxTokens" ? "length" : "stop";
+
+export function createCompletionHandler({ core, queue }: V1Context) {
+  return async function completion(request: FastifyRequest, reply: FastifyReply) {
+    const parsed = CompletionRequest.safeParse(request.body);
+    if (!parsed.success) {
+      const { message, param } = describeIssue(parsed.error);
+      return sendOpenAiError(reply, invalid(message, param ?? ""));
+    }
+    const body = parsed.data;
+    let prompt: string;
+    let options: GenerateOptions;
+    try {
+      refuseUnsupported(body);
+      prompt = promptOf(body);
+      const complete = core.engine.complete?.bind(core.engine);
+      if (!complete)
+        throw new OpenAiError(
+          501,
+          "server_error",
+          "not_implemented",
+          "This engine cannot continue raw prompts; use /v1/chat/completions.",
+        );
+      const { loaded, resolved } = await resolveTurn(core, {
+        model: body.model,
+        adapters: body.adapters,
+        routeText: prompt,
+      });
+      options = {
+        ...samplingOptions(body, loaded),
+        ...(body.logprobs != null ? { logprobs: { top: body.logprobs } } : {}),
+        ...(resolved.adapters.length > 0 ? { adapters: resolved.adapters } : {}),
+        kvPolicy: resolved.kvPolicy,
+      };
+    } catch (error) {
+      return sendOpenAiError(reply, withParam(toOpenAiError(error), "prompt"));
+    }
+    const complete = core.engine.complete!.bind(core.engine);
+    const meta = { id: newId("cmpl-"), created: nowSeconds(), model: body.model };
+    const logprobsOf = (result: GenerateResult) =>
+      options.logprobs ? legacyLogprobs(result.logprobs, prompt.length) : null;
+    const signal = abortOnClose(reply);
+    const run = (onToken: (text: string) => void) =>
+      queue.run(signal, () => complete(prompt, options, onToken, signal));
+
+    if (!body.stream) {
+      try {
+        let streamed = "";
+        const result = await run((t) => (streamed += t));
+        return reply.send({
+          ...meta,
+          object: "text_completion",
+          choices: [
+            {
+              index: 0,
+              text: result.text || streamed,
+              logprobs: logprobsOf(result),
+              finish_reason: finishReason(result),
+            },
+          ],
+          usage: usageOf(result),
+        });
+      } catch (error) {
+        return sendOpenAiError(reply, withParam(toOpenAiError(error), "prompt"));
+      }
+    }
+
+    const stream = new CompletionStream(reply, meta);
+    try {
+      const result = await run((t) => stream.text(t));
+      stream.finish(
+        finishReason(result),
+        logprobsOf(result),
+        body.stream_options?.include_usage ? usageOf(result) : null,
+      );
+    } catch (error) {
+      const failure = withParam(toOpenAiError(error), "prompt");
+      if (!stream.started) return sendOpenAiError(reply, failure);
+      stream.fail(failure);
+    }
+    return reply;
   };
+}
+
+/**
+ * `text_completion` chunks as OpenAI streams them: `choices[0].text` per piece, then one with
+ * the finish reason (and the log-probabilities, which the engine reports with the result), an
+ * optional usage chunk, `[DONE]`. Headers go out with the first piece, so an early failure
+ * still gets its HTTP status.
+ */
+class CompletionStream {
+  started = false;
+
+  constructor(
+    private readonly reply: FastifyReply,
+    private readonly meta: { id: string; created: number; model: string },
+  ) {}
+
+  text(text: string): void {
+    this.start();
+    this.choice(text, null, null);
+  }
+
+  finish(
+    reason: "stop" | "length",
+    logprobs: ReturnType<typeof legacyLogprobs> | null,
+    usage: ReturnType<typeof usageOf> | null,
+  ): void {
+    this.start();
+    this.choice("", logprobs, reason);
+    if (usage) this.write({ ...this.base(), choices: [], usage });
+    this.end();
+  }
+
+  fail(error: OpenAiError): void {
+    this.write(error.toBody());
+    this.end();
+  }
+
+  private start(): void {
+    if (this.started) return;
+    this.started = true;
+    this.reply.hijack();
+    this.reply.raw.writeHead(200, {
+      "content-type": "text/event-stream; charset=utf-8",
+      "cache-control": "no-cache, no-transform",
+      connection: "keep-alive",
+      "x-content-type-options": "nosniff",
+      "x-accel-buffering": "no",
+    });
+  }
+
+  private base() {
+    return {
+      id: this.meta.id,
+      object: "text_completion",
+      created: this.meta.created,
+      model: this.meta.model,
+    };
+  }
+
+  private choice(text: string, logprobs: unknown, finishReason: "stop" | "length" | null): void {
+    this.write({ ...this.base(), choices: [{ index: 0, text, logprobs, finish_reason: finishReason }] });
+  }
+
+  private write(data: unknown): void {
+    if (!this.reply.raw.writableEnded) this.reply.raw.write(`data: ${JSON.stringify(data)}\n\n`);
+  }
+
+  private end(): void {
+    if (this.reply.raw.writableEnded) return;
+    this.reply.raw.write("data: [DONE]\n\n");
+    this.reply.raw.end();
+  }
 }

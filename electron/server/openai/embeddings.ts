@@ -1,13 +1,81 @@
-/** POST /v1/embeddings: vectors from the engine embedder (issue 14: to build). */
+/**
+ * POST /v1/embeddings: vectors from the engine's embedder, for RAG tools and editors that index
+ * with the same server they chat with. The model id is checked as for chat (a base, an adapter
+ * or `auto`), but the vectors always come from the base model: LoRA adapters change how the
+ * model writes, and an index must not shift with the adapter a request names.
+ */
 import type { FastifyReply, FastifyRequest } from "fastify";
 import { OpenAiError, sendOpenAiError } from "./errors";
-import type { V1Context } from "./turn";
+import { describeIssue, EmbeddingRequest } from "./schemas";
+import { abortOnClose, resolveModelId, toOpenAiError, withParam, type V1Context } from "./turn";
 
-export function createEmbeddingsHandler(_v1: V1Context) {
-  return async function embeddings(_request: FastifyRequest, reply: FastifyReply) {
-    return sendOpenAiError(
-      reply,
-      new OpenAiError(501, "server_error", "not_implemented", "Not implemented yet."),
-    );
+function invalid(message: string, param: string | null): OpenAiError {
+  return new OpenAiError(400, "invalid_request_error", "invalid_request", message, param);
+}
+
+/** OpenAI's clients accept token ids; this server tokenizes itself, so the text is needed. */
+function tokenArrays(input: unknown): boolean {
+  if (!Array.isArray(input) || input.length === 0) return false;
+  return input.every((item) => typeof item === "number" || Array.isArray(item));
+}
+
+/** OpenAI's base64 form: the float32 values, little-endian, back to back. */
+export function toBase64(vector: readonly number[]): string {
+  const bytes = Buffer.alloc(vector.length * 4);
+  vector.forEach((x, i) => bytes.writeFloatLE(x, i * 4));
+  return bytes.toString("base64");
+}
+
+export function createEmbeddingsHandler({ core, queue }: V1Context) {
+  return async function embeddings(request: FastifyRequest, reply: FastifyReply) {
+    const raw = (request.body as { input?: unknown } | null)?.input;
+    if (tokenArrays(raw))
+      return sendOpenAiError(
+        reply,
+        invalid(
+          "Token arrays are not supported as 'input': send text (a string or an array of strings).",
+          "input",
+        ),
+      );
+    const parsed = EmbeddingRequest.safeParse(request.body);
+    if (!parsed.success) {
+      const { message, param } = describeIssue(parsed.error);
+      return sendOpenAiError(reply, invalid(message, param));
+    }
+    const body = parsed.data;
+    const texts = typeof body.input === "string" ? [body.input] : body.input;
+    try {
+      await resolveModelId(core, body.model);
+      const embedCounted = core.engine.embedCounted?.bind(core.engine);
+      if (!embedCounted)
+        throw new OpenAiError(
+          501,
+          "server_error",
+          "not_implemented",
+          "This engine cannot report embeddings.",
+        );
+      // Through the shared queue: an embedding waits for a running generation instead of
+      // failing with "busy" (the engine does one thing at a time).
+      const { vectors, tokens } = await queue.run(abortOnClose(reply), () => embedCounted(texts));
+      const size = vectors[0]?.length ?? 0;
+      if (body.dimensions != null && body.dimensions !== size)
+        throw invalid(
+          `'dimensions' is ${body.dimensions}, but this model's embeddings have ${size}; leave it out or send ${size}.`,
+          "dimensions",
+        );
+      const promptTokens = tokens.reduce((sum, n) => sum + n, 0);
+      return reply.send({
+        object: "list",
+        data: vectors.map((vector, index) => ({
+          object: "embedding",
+          index,
+          embedding: body.encoding_format === "base64" ? toBase64(vector) : vector,
+        })),
+        model: body.model,
+        usage: { prompt_tokens: promptTokens, total_tokens: promptTokens },
+      });
+    } catch (error) {
+      return sendOpenAiError(reply, withParam(toOpenAiError(error), "input"));
+    }
   };
 }

@@ -1,5 +1,11 @@
-/** The subset of OpenAI's chat completion request that a local model can honour. Unknown fields are ignored, as OpenAI-compatible servers do. */
+/**
+ * The requests of OpenAI's chat completions, completions and embeddings that a local model can
+ * honour. Each is strict: an unknown field gets OpenAI's own 400 ("Unrecognized request argument
+ * supplied: <field>") instead of being dropped, so a client never believes a setting took
+ * effect when it did not; fields that change nothing locally are listed in IgnoredFields.
+ */
 import { z } from "zod";
+import { IgnoredFields, ResponseFormat, SamplerFields, TopLogprobs } from "./sampling";
 import { AssistantToolCall, FunctionTool, MAX_TOOLS, ToolChoiceField } from "./tool-calls";
 
 const TextPart = z.object({ type: z.literal("text"), text: z.string() });
@@ -17,24 +23,72 @@ const ChatMessage = z.discriminatedUnion("role", [
   z.object({ role: z.literal("tool"), content: Content, tool_call_id: z.string().min(1).max(256) }),
 ]);
 
-export const ChatCompletionRequest = z.object({
-  model: z.string().min(1).max(256),
-  messages: z.array(ChatMessage).min(1).max(10_000),
-  stream: z.boolean().nullish(),
-  stream_options: z.object({ include_usage: z.boolean().nullish() }).nullish(),
-  max_tokens: z.number().int().min(1).max(1_000_000).nullish(),
-  max_completion_tokens: z.number().int().min(1).max(1_000_000).nullish(),
-  temperature: z.number().min(0).max(2).nullish(),
-  stop: z.union([z.string(), z.array(z.string()).max(16)]).nullish(),
-  seed: z.number().int().nullish(),
-  n: z.literal(1).nullish(),
-  tools: z.array(FunctionTool).max(MAX_TOOLS).nullish(),
-  tool_choice: ToolChoiceField.nullish(),
-  parallel_tool_calls: z.boolean().nullish(),
-  /** Non-standard: blend these installed adapters with these scales (0..2) on the base model. */
-  adapters: z.record(z.string().min(1).max(64), z.number().min(0).max(2)).nullish(),
-});
+/** `include_usage` adds the usage chunk; `include_obfuscation` pads nothing here (no side channel on loopback). */
+const StreamOptions = z
+  .object({ include_usage: z.boolean().nullish(), include_obfuscation: z.boolean().nullish() })
+  .strict();
+
+/** Non-standard: blend these installed adapters with these scales (0..2) on the base model. */
+const Adapters = z.record(z.string().min(1).max(64), z.number().min(0).max(2)).nullish();
+
+export const ChatCompletionRequest = z
+  .object({
+    model: z.string().min(1).max(256),
+    messages: z.array(ChatMessage).min(1).max(10_000),
+    stream: z.boolean().nullish(),
+    stream_options: StreamOptions.nullish(),
+    ...SamplerFields,
+    max_completion_tokens: z.number().int().min(1).max(1_000_000).nullish(),
+    // One choice: a local model answers one request at a time, so n > 1 would multiply the wait.
+    n: z.literal(1).nullish(),
+    response_format: ResponseFormat.nullish(),
+    logprobs: z.boolean().nullish(),
+    top_logprobs: TopLogprobs,
+    tools: z.array(FunctionTool).max(MAX_TOOLS).nullish(),
+    tool_choice: ToolChoiceField.nullish(),
+    parallel_tool_calls: z.boolean().nullish(),
+    adapters: Adapters,
+    ...IgnoredFields,
+  })
+  .strict();
 export type ChatCompletionRequest = z.infer<typeof ChatCompletionRequest>;
+
+/**
+ * POST /v1/completions. `prompt` is one text (an array of one is accepted, as clients wrap it);
+ * `suffix`, `echo: true` and `best_of` > 1 are in the schema only to be refused by name.
+ */
+export const CompletionRequest = z
+  .object({
+    model: z.string().min(1).max(256),
+    prompt: z.union([z.string(), z.array(z.string()).min(1)]),
+    stream: z.boolean().nullish(),
+    stream_options: StreamOptions.nullish(),
+    ...SamplerFields,
+    n: z.literal(1).nullish(),
+    best_of: z.number().int().min(1).max(20).nullish(),
+    echo: z.boolean().nullish(),
+    suffix: z.string().nullish(),
+    /** Legacy: how many alternatives per token (0 = only the chosen token's). */
+    logprobs: TopLogprobs,
+    adapters: Adapters,
+    ...IgnoredFields,
+  })
+  .strict();
+export type CompletionRequest = z.infer<typeof CompletionRequest>;
+
+/** OpenAI's limit on inputs per embeddings request. */
+export const MAX_EMBEDDING_INPUTS = 2048;
+
+export const EmbeddingRequest = z
+  .object({
+    model: z.string().min(1).max(256),
+    input: z.union([z.string().min(1), z.array(z.string().min(1)).min(1).max(MAX_EMBEDDING_INPUTS)]),
+    encoding_format: z.enum(["float", "base64"]).nullish(),
+    dimensions: z.number().int().min(1).nullish(),
+    user: IgnoredFields.user,
+  })
+  .strict();
+export type EmbeddingRequest = z.infer<typeof EmbeddingRequest>;
 
 /** OpenAI's form of a field's path: `messages[0].role`, `tools[1].function.name`. */
 export function paramPath(path: readonly PropertyKey[]): string {
@@ -43,10 +97,17 @@ export function paramPath(path: readonly PropertyKey[]): string {
     .join("");
 }
 
-/** OpenAI names the offending field in `param` ("messages[0].role"). */
+/**
+ * OpenAI names the offending field in `param` ("messages[0].role"); an unknown field gets
+ * OpenAI's own wording, which clients and their users recognise.
+ */
 export function describeIssue(error: z.ZodError): { message: string; param: string | null } {
   const issue = error.issues[0];
   if (!issue) return { message: "Invalid request body.", param: null };
+  if (issue.code === "unrecognized_keys" && issue.keys[0] !== undefined) {
+    const field = paramPath([...issue.path, issue.keys[0]]);
+    return { message: `Unrecognized request argument supplied: ${field}`, param: field };
+  }
   const param = issue.path.length > 0 ? paramPath(issue.path) : null;
   return { message: param ? `Invalid '${param}': ${issue.message}` : issue.message, param };
 }

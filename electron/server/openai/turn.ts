@@ -7,8 +7,9 @@
 import { randomBytes } from "node:crypto";
 import type { FastifyReply } from "fastify";
 import { ApiError } from "../../api";
+import type { AdapterSelection } from "../../api";
 import type { Core, ResolvedSelection } from "../../core/core-types";
-import type { LoadedModel } from "../../core/engine/types";
+import type { GenerateResult, LoadedModel } from "../../core/engine/types";
 import { fromApiErrorCode, OpenAiError } from "./errors";
 import { GenerationQueue } from "./generation-queue";
 import { misfitMessage, selectionForModel } from "./models";
@@ -43,23 +44,7 @@ export interface ResolvedTurn {
  * model_not_found, 400 for a bad blend (param "adapters").
  */
 export async function resolveTurn(core: Core, target: TurnTarget): Promise<ResolvedTurn> {
-  const loaded = core.engine.loaded;
-  if (!loaded) {
-    throw new OpenAiError(503, "server_error", "model_not_loaded", "No model is loaded. Load one first.");
-  }
-  const enabled = await core.adapters.listEnabled();
-  const misfit = misfitMessage(target.model, enabled, loaded.path);
-  if (misfit) throw new OpenAiError(400, "invalid_request_error", "model_not_compatible", misfit, "model");
-  const selection = selectionForModel(target.model, loaded.path, new Set(enabled.map((a) => a.id)));
-  if (!selection) {
-    throw new OpenAiError(
-      404,
-      "invalid_request_error",
-      "model_not_found",
-      `The model '${target.model}' does not exist. See GET /v1/models.`,
-      "model",
-    );
-  }
+  const { loaded, selection } = await resolveModelId(core, target.model);
   try {
     const resolved = await core.adapters.resolve(
       target.adapters ? { blend: target.adapters } : selection,
@@ -77,6 +62,63 @@ export async function resolveTurn(core: Core, target: TurnTarget): Promise<Resol
       target.adapters ? "adapters" : "model",
     );
   }
+}
+
+/**
+ * The loaded model and what the request's model id selects, without resolving adapters (for
+ * /v1/embeddings, which always embeds with the base but still refuses ids that do not exist).
+ * Throws OpenAiError as resolveTurn does.
+ */
+export async function resolveModelId(
+  core: Core,
+  model: string,
+): Promise<{ loaded: LoadedModel; selection: AdapterSelection }> {
+  const loaded = core.engine.loaded;
+  if (!loaded) {
+    throw new OpenAiError(503, "server_error", "model_not_loaded", "No model is loaded. Load one first.");
+  }
+  const enabled = await core.adapters.listEnabled();
+  const misfit = misfitMessage(model, enabled, loaded.path);
+  if (misfit) throw new OpenAiError(400, "invalid_request_error", "model_not_compatible", misfit, "model");
+  const selection = selectionForModel(model, loaded.path, new Set(enabled.map((a) => a.id)));
+  if (!selection) {
+    throw new OpenAiError(
+      404,
+      "invalid_request_error",
+      "model_not_found",
+      `The model '${model}' does not exist. See GET /v1/models.`,
+      "model",
+    );
+  }
+  return { loaded, selection };
+}
+
+/**
+ * Token counts of a generation: the engine's exact prompt length when it reports one, else
+ * what the context holds less the answer (exact for a stateless turn without a reused cache).
+ */
+export function usageOf(result: GenerateResult): {
+  prompt_tokens: number;
+  completion_tokens: number;
+  total_tokens: number;
+} {
+  const promptTokens =
+    result.promptTokens ?? Math.max(result.contextTokens - result.tokens, result.promptTokensEvaluated, 0);
+  return {
+    prompt_tokens: promptTokens,
+    completion_tokens: result.tokens,
+    total_tokens: promptTokens + result.tokens,
+  };
+}
+
+/**
+ * An engine error re-pointed at the request field it concerns: the engine's
+ * context_length_exceeded names `messages`, which on /v1/completions is `prompt` and on
+ * /v1/embeddings `input`.
+ */
+export function withParam(error: OpenAiError, param: string): OpenAiError {
+  if (error.code !== "context_length_exceeded") return error;
+  return new OpenAiError(error.status, error.type, error.code, error.message, param);
 }
 
 /** Any failure as OpenAiError (engine and core errors by their code; anything else a 500). */
