@@ -57,6 +57,11 @@ export class LocalApiServer {
   constructor(private readonly deps: LocalApiServerDeps) {}
 
   status(): LocalServerStatus {
+    this.requireServer();
+    return this.current();
+  }
+
+  private current(): LocalServerStatus {
     const { enabled, port } = this.config();
     return {
       enabled,
@@ -71,7 +76,7 @@ export class LocalApiServer {
 
   /** At core start-up: serve again if the user left it on. A taken port is reported, not thrown. */
   start(): Promise<LocalServerStatus> {
-    if (!this.deps.start || !this.config().enabled) return Promise.resolve(this.status());
+    if (!this.deps.start || !this.config().enabled) return Promise.resolve(this.current());
     return this.change(() => undefined);
   }
 
@@ -123,7 +128,7 @@ export class LocalApiServer {
           this.deps.log(`the local API server could not start on port ${port}`, err);
         }
       }
-      const status = this.status();
+      const status = this.current();
       this.deps.emit(status);
       return status;
     });

@@ -1,0 +1,177 @@
+/**
+ * The local API server end to end below the UI: core (real SQLite settings, scripted engine)
+ * with the real v1-only Fastify server on loopback, driven through core.dispatch as the
+ * Settings section drives it. Ports are real: a free one found by listening on port 0.
+ */
+import { createServer, type Server } from "node:net";
+import OpenAI from "openai";
+import { afterEach, describe, expect, it } from "vitest";
+import type { EventPayload, LocalServerStatus, Result } from "../api";
+import { assembleCore, type Core } from "../core";
+import { FakeEngine } from "../core/testing/fake-engine";
+import { tempDir } from "../core/testing/temp-dir";
+import { serveLocalApi } from "./local-server";
+
+const ctx = { transport: "ipc" } as const;
+const cleanups: (() => unknown)[] = [];
+afterEach(async () => {
+  for (const c of cleanups.splice(0).reverse()) await c();
+});
+
+function newDataDir(): string {
+  const dir = tempDir();
+  cleanups.push(dir.remove);
+  return dir.path;
+}
+
+async function startCore(dataDir: string): Promise<Core> {
+  const core = await assembleCore(
+    { dataDir, log: () => undefined, localApiFactory: serveLocalApi },
+    () => new FakeEngine(),
+  );
+  cleanups.push(() => core.close());
+  return core;
+}
+
+/** A port nobody listens on right now (the OS picks it, then it is released). */
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((done) => server.listen(0, "127.0.0.1", done));
+  const address = server.address();
+  await new Promise<void>((done) => server.close(() => done()));
+  if (address === null || typeof address === "string") throw new Error("no TCP address");
+  return address.port;
+}
+
+async function occupy(port: number): Promise<Server> {
+  const server = createServer();
+  await new Promise<void>((done, fail) => {
+    server.once("error", fail);
+    server.listen(port, "127.0.0.1", done);
+  });
+  cleanups.push(() => new Promise<void>((done) => server.close(() => done())));
+  return server;
+}
+
+async function call<T>(core: Core, method: string, input: unknown = {}): Promise<Result<T>> {
+  return (await core.dispatch(method, input, ctx)) as Result<T>;
+}
+
+async function status(core: Core, method: string, input: unknown = {}): Promise<LocalServerStatus> {
+  const result = await call<LocalServerStatus>(core, method, input);
+  if (!result.ok) throw new Error(`${method}: ${result.error.message}`);
+  return result.value;
+}
+
+function models(url: string, key?: string): Promise<Response> {
+  return fetch(`${url}/models`, key ? { headers: { authorization: `Bearer ${key}` } } : {});
+}
+
+describe("local API server (core + v1-only server on loopback)", () => {
+  it("is off by default on port 1234 with a generated key, and serves /v1 with the key once on", async () => {
+    const core = await startCore(newDataDir());
+    const initial = await status(core, "localServer.status");
+    expect(initial).toMatchObject({ enabled: false, running: false, port: 1234, url: null, error: null });
+    expect(initial.apiKey).toMatch(/^[0-9a-f]{64}$/);
+
+    const changes: Array<EventPayload<"localServer.changed">> = [];
+    cleanups.push(
+      core.subscribe((event, payload) => event === "localServer.changed" && changes.push(payload as never)),
+    );
+    const port = await freePort();
+    const on = await status(core, "localServer.configure", { enabled: true, port });
+    expect(on).toMatchObject({
+      enabled: true,
+      running: true,
+      port,
+      url: `http://127.0.0.1:${port}/v1`,
+      error: null,
+    });
+    expect(changes.at(-1)).toEqual(on);
+
+    expect((await models(on.url!, on.apiKey)).status).toBe(200);
+    const refused = await models(on.url!);
+    expect(refused.status).toBe(401);
+    expect(((await refused.json()) as { error: { type: string } }).error.type).toBe("authentication_error");
+    // Anthropic clients send x-api-key.
+    expect((await fetch(`${on.url}/models`, { headers: { "x-api-key": on.apiKey } })).status).toBe(200);
+    // The official client works against it as against LM Studio.
+    const client = new OpenAI({ baseURL: on.url!, apiKey: on.apiKey });
+    expect((await client.models.list()).object).toBe("list");
+    // Only the model API: no app API, no UI.
+    const appApi = await fetch(`http://127.0.0.1:${port}/api/health`, {
+      headers: { authorization: `Bearer ${on.apiKey}` },
+    });
+    expect(appApi.status).toBe(404);
+
+    const off = await status(core, "localServer.configure", { enabled: false });
+    expect(off).toMatchObject({ enabled: false, running: false, url: null });
+    await expect(models(on.url!, on.apiKey)).rejects.toThrow();
+  });
+
+  it("reports a port in use without failing, and the app keeps answering", async () => {
+    const core = await startCore(newDataDir());
+    const port = await freePort();
+    await occupy(port);
+    const taken = await status(core, "localServer.configure", { enabled: true, port });
+    expect(taken).toMatchObject({ enabled: true, running: false, url: null });
+    expect(taken.error).toMatch(new RegExp(`^Port ${port} is in use`));
+    // Core is unaffected.
+    expect((await call(core, "conversations.list")).ok).toBe(true);
+    // Another port works, and the error goes away.
+    const other = await freePort();
+    const moved = await status(core, "localServer.configure", { port: other });
+    expect(moved).toMatchObject({ running: true, port: other, error: null });
+    expect((await models(moved.url!, moved.apiKey)).status).toBe(200);
+  });
+
+  it("regenerates the key: the old one gets 401, the new one 200", async () => {
+    const core = await startCore(newDataDir());
+    const before = await status(core, "localServer.configure", { enabled: true, port: await freePort() });
+    const after = await status(core, "localServer.regenerateKey");
+    expect(after.apiKey).toMatch(/^[0-9a-f]{64}$/);
+    expect(after.apiKey).not.toBe(before.apiKey);
+    expect(after.running).toBe(true);
+    expect((await models(after.url!, before.apiKey)).status).toBe(401);
+    expect((await models(after.url!, after.apiKey)).status).toBe(200);
+  });
+
+  it("comes back on, on the same port and key, after a restart; stops when core closes", async () => {
+    const dataDir = newDataDir();
+    const first = await startCore(dataDir);
+    const port = await freePort();
+    const on = await status(first, "localServer.configure", { enabled: true, port });
+    await first.close();
+    await expect(models(on.url!, on.apiKey)).rejects.toThrow();
+
+    const second = await startCore(dataDir);
+    const again = await status(second, "localServer.status");
+    expect(again).toMatchObject({ enabled: true, running: true, port, apiKey: on.apiKey });
+    expect((await models(again.url!, on.apiKey)).status).toBe(200);
+  });
+
+  it("refuses ports outside 1024..65535 and unknown fields, changing nothing", async () => {
+    const core = await startCore(newDataDir());
+    for (const input of [
+      { port: 80 },
+      { port: 70000 },
+      { port: 1234.5 },
+      { enabled: "yes" },
+      { host: "0.0.0.0" },
+    ]) {
+      const result = await call(core, "localServer.configure", input);
+      expect(result.ok, JSON.stringify(input)).toBe(false);
+      if (!result.ok) expect(result.error.code).toBe("invalid_input");
+    }
+    expect(await status(core, "localServer.status")).toMatchObject({ enabled: false, port: 1234 });
+  });
+
+  it("answers a clear error where core was given no server", async () => {
+    const dir = newDataDir();
+    const core = await assembleCore({ dataDir: dir, log: () => undefined }, () => new FakeEngine());
+    cleanups.push(() => core.close());
+    const result = await call(core, "localServer.configure", { enabled: true });
+    expect(result).toMatchObject({ ok: false, error: { code: "invalid_input" } });
+    if (!result.ok) expect(result.error.message).toMatch(/cannot serve the local API/);
+  });
+});
