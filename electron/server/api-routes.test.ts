@@ -143,7 +143,10 @@ describe("GET /api/openapi.json", () => {
     });
     const doc = await readJson<OpenApiDoc>(res);
     expect(doc.openapi).toBe("3.1.0");
-    const paths = Object.keys(doc.paths).sort();
+    // The /v1 paths are checked against the registered routes in openapi.test.ts.
+    const paths = Object.keys(doc.paths)
+      .filter((path) => path.startsWith("/api/call/"))
+      .sort();
     expect(paths).toEqual(methodNames.map((m) => `/api/call/${m}`).sort());
     const rename = doc.paths["/api/call/conversations.rename"]?.post;
     const input = rename?.requestBody.content["application/json"]?.schema;

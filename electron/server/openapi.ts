@@ -1,6 +1,12 @@
-/** The OpenAPI 3.1 description of the app API, generated from the method map so it cannot drift. */
+/**
+ * The OpenAPI 3.1 description of the app API and of the OpenAI- and Anthropic-compatible API
+ * under /v1, generated from the method map and the request schemas so it cannot drift.
+ */
 import { z } from "zod";
 import { ApiErrorShape, methodNames, methods } from "../api";
+import { MessagesRequest } from "./anthropic/schemas";
+import { ResponsesRequest } from "./openai/responses-schemas";
+import { ChatCompletionRequest, CompletionRequest, EmbeddingRequest } from "./openai/schemas";
 
 type JsonSchema = Record<string, unknown>;
 
@@ -20,6 +26,164 @@ function errorResponse(description: string) {
   return {
     description,
     content: { "application/json": { schema: { $ref: "#/components/schemas/ErrorEnvelope" } } },
+  };
+}
+
+const openAiError = {
+  type: "object",
+  description: "OpenAI's error shape; `param` names the offending request field.",
+  properties: {
+    error: {
+      type: "object",
+      properties: {
+        message: { type: "string" },
+        type: {
+          enum: [
+            "invalid_request_error",
+            "authentication_error",
+            "permission_error",
+            "rate_limit_error",
+            "server_error",
+          ],
+        },
+        param: { type: ["string", "null"] },
+        code: { type: ["string", "null"] },
+      },
+      required: ["message", "type", "param", "code"],
+    },
+  },
+  required: ["error"],
+} satisfies JsonSchema;
+
+const anthropicError = {
+  type: "object",
+  description: "Anthropic's error shape.",
+  properties: {
+    type: { const: "error" },
+    error: {
+      type: "object",
+      properties: { type: { type: "string" }, message: { type: "string" } },
+      required: ["type", "message"],
+    },
+  },
+  required: ["type", "error"],
+} satisfies JsonSchema;
+
+type V1ErrorShape = "OpenAiError" | "AnthropicError";
+
+function v1Errors(shape: V1ErrorShape): Record<string, unknown> {
+  const error = (description: string) => ({
+    description,
+    content: { "application/json": { schema: { $ref: `#/components/schemas/${shape}` } } },
+  });
+  return {
+    "400": error(
+      "A bad value or an unknown field (`Unrecognized request argument supplied: <field>`), " +
+        "a setting the local model cannot honour, or context_length_exceeded; the field is named.",
+    ),
+    "401": error("Missing or wrong key (Bearer or x-api-key)."),
+    "404": error("model_not_found: see GET /v1/models."),
+    "429": error("Too many requests wait for the model; retry later."),
+    "500": error("The generation failed."),
+    "501": error("The engine cannot serve this endpoint."),
+    "503": error("No model is loaded, or the engine is restarting."),
+  };
+}
+
+/** A /v1 operation: request body from its zod schema, a JSON answer or (with `stream: true`) SSE. */
+function v1Operation(options: {
+  operationId: string;
+  summary: string;
+  request?: z.ZodType;
+  answer: string;
+  streams?: boolean;
+  errors?: V1ErrorShape;
+}): Record<string, unknown> {
+  const content: Record<string, unknown> = {
+    "application/json": { schema: { type: "object", description: options.answer } },
+  };
+  if (options.streams)
+    content["text/event-stream"] = {
+      schema: { type: "string", description: "With `stream: true`: server-sent events." },
+    };
+  return {
+    operationId: options.operationId,
+    tags: ["v1"],
+    summary: options.summary,
+    ...(options.request
+      ? {
+          requestBody: {
+            required: true,
+            content: { "application/json": { schema: jsonSchema(options.request, "input") } },
+          },
+        }
+      : {}),
+    responses: {
+      "200": { description: options.answer, content },
+      ...v1Errors(options.errors ?? "OpenAiError"),
+    },
+  };
+}
+
+/** The compatible API under /v1: every route routes.ts registers (a test keeps them in step). */
+function v1Paths(): Record<string, unknown> {
+  return {
+    "/v1/models": {
+      get: v1Operation({
+        operationId: "v1.models",
+        summary: "The loaded base model (by file name), every enabled adapter that fits it, and `auto`.",
+        answer: '`{object: "list", data: [{id, object: "model", created, owned_by}]}`',
+      }),
+    },
+    "/v1/chat/completions": {
+      post: v1Operation({
+        operationId: "v1.chatCompletions",
+        summary:
+          "OpenAI chat completions: samplers, response_format (json_object, json_schema), logprobs, tools, " +
+          "one choice. `adapters` (non-standard) blends installed adapters.",
+        request: ChatCompletionRequest,
+        answer: "A `chat.completion` (or `chat.completion.chunk` events, then `[DONE]`).",
+        streams: true,
+      }),
+    },
+    "/v1/completions": {
+      post: v1Operation({
+        operationId: "v1.completions",
+        summary: "OpenAI legacy completions: one raw prompt continued without the chat template.",
+        request: CompletionRequest,
+        answer: "A `text_completion` (or `text_completion` events, then `[DONE]`).",
+        streams: true,
+      }),
+    },
+    "/v1/embeddings": {
+      post: v1Operation({
+        operationId: "v1.embeddings",
+        summary:
+          "Embeddings from the loaded base model (whatever adapter `model` names); float or base64 " +
+          "(little-endian float32).",
+        request: EmbeddingRequest,
+        answer: '`{object: "list", data: [{object: "embedding", index, embedding}], model, usage}`',
+      }),
+    },
+    "/v1/responses": {
+      post: v1Operation({
+        operationId: "v1.responses",
+        summary: "OpenAI Responses API, the stateless subset coding agents use.",
+        request: ResponsesRequest,
+        answer: "A `response` object (or `response.*` events).",
+        streams: true,
+      }),
+    },
+    "/v1/messages": {
+      post: v1Operation({
+        operationId: "v1.messages",
+        summary: "Anthropic Messages API (Claude Code–style clients); errors in Anthropic's shape.",
+        request: MessagesRequest,
+        answer: "A `message` (or Anthropic's stream events).",
+        streams: true,
+        errors: "AnthropicError",
+      }),
+    },
   };
 }
 
@@ -69,13 +233,20 @@ export function buildOpenApiDocument(version: string): JsonSchema {
       version,
       description:
         "Every method is `POST /api/call/{method}` with a JSON body. Events stream over the WebSocket " +
-        "`GET /api/events` as text frames `{event, payload}`. An OpenAI-compatible API lives under /v1.",
+        "`GET /api/events` as text frames `{event, payload}`. An OpenAI-compatible API (and " +
+        "Anthropic's `/v1/messages`) lives under /v1.",
     },
-    paths,
+    paths: { ...paths, ...v1Paths() },
     components: {
-      schemas: { ErrorEnvelope: errorEnvelope },
+      schemas: { ErrorEnvelope: errorEnvelope, OpenAiError: openAiError, AnthropicError: anthropicError },
       securitySchemes: {
         bearer: { type: "http", scheme: "bearer" },
+        apiKeyHeader: {
+          type: "apiKey",
+          in: "header",
+          name: "x-api-key",
+          description: "The same key, as Anthropic clients send it.",
+        },
         session: {
           type: "apiKey",
           in: "cookie",
@@ -85,6 +256,6 @@ export function buildOpenApiDocument(version: string): JsonSchema {
         },
       },
     },
-    security: [{ bearer: [] }, { session: [] }],
+    security: [{ bearer: [] }, { session: [] }, { apiKeyHeader: [] }],
   };
 }

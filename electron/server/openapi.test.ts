@@ -1,0 +1,75 @@
+import Fastify from "fastify";
+import { describe, expect, it } from "vitest";
+import { buildOpenApiDocument } from "./openapi";
+import { registerOpenAiRoutes } from "./openai/routes";
+import { FakeCore } from "./test-core";
+
+interface Doc {
+  paths: Record<
+    string,
+    Record<
+      string,
+      {
+        requestBody?: { content: Record<string, { schema: Schema }> };
+        responses: Record<string, { content?: Record<string, { schema: Schema }> }>;
+      }
+    >
+  >;
+}
+interface Schema {
+  $ref?: string;
+  required?: string[];
+  additionalProperties?: unknown;
+  properties?: Record<string, unknown>;
+}
+
+/** The /v1 routes as Fastify registers them (method + url), HEAD left out (Fastify adds it to GETs). */
+async function registeredV1Routes(): Promise<string[]> {
+  const app = Fastify();
+  const routes: string[] = [];
+  app.addHook("onRoute", (route) => {
+    const verbs = Array.isArray(route.method) ? route.method : [route.method];
+    for (const verb of verbs) if (verb !== "HEAD") routes.push(`${verb.toLowerCase()} ${route.url}`);
+  });
+  registerOpenAiRoutes(app, new FakeCore());
+  await app.ready();
+  await app.close();
+  return routes.filter((r) => r.split(" ")[1]!.startsWith("/v1/")).sort();
+}
+
+describe("OpenAPI document, /v1", () => {
+  const doc = buildOpenApiDocument("1.2.3") as unknown as Doc;
+
+  it("documents every route registered under /v1, and no other", async () => {
+    const documented = Object.entries(doc.paths)
+      .filter(([path]) => path.startsWith("/v1/"))
+      .flatMap(([path, ops]) => Object.keys(ops).map((verb) => `${verb} ${path}`))
+      .sort();
+    const registered = await registeredV1Routes();
+    expect(registered.length).toBeGreaterThanOrEqual(6);
+    expect(documented).toEqual(registered);
+  });
+
+  it("takes request bodies from the zod schemas: strict, with their required fields", () => {
+    const chat = doc.paths["/v1/chat/completions"]!.post!.requestBody!.content["application/json"]!.schema;
+    expect(chat.required).toEqual(expect.arrayContaining(["model", "messages"]));
+    expect(chat.additionalProperties).toBe(false);
+    expect(chat.properties).toHaveProperty("response_format");
+    expect(chat.properties).toHaveProperty("top_k");
+    const embeddings = doc.paths["/v1/embeddings"]!.post!.requestBody!.content["application/json"]!.schema;
+    expect(embeddings.required).toEqual(expect.arrayContaining(["model", "input"]));
+    const messages = doc.paths["/v1/messages"]!.post!.requestBody!.content["application/json"]!.schema;
+    expect(messages.required).toEqual(expect.arrayContaining(["model", "max_tokens", "messages"]));
+    const responses = doc.paths["/v1/responses"]!.post!.requestBody!.content["application/json"]!.schema;
+    expect(responses.properties).toHaveProperty("input");
+  });
+
+  it("gives errors in OpenAI's shape, Anthropic's for /v1/messages", () => {
+    const ref = (path: string, verb: string) =>
+      doc.paths[path]![verb]!.responses["400"]!.content!["application/json"]!.schema.$ref;
+    expect(ref("/v1/chat/completions", "post")).toBe("#/components/schemas/OpenAiError");
+    expect(ref("/v1/embeddings", "post")).toBe("#/components/schemas/OpenAiError");
+    expect(ref("/v1/models", "get")).toBe("#/components/schemas/OpenAiError");
+    expect(ref("/v1/messages", "post")).toBe("#/components/schemas/AnthropicError");
+  });
+});
