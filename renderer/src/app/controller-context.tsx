@@ -10,6 +10,7 @@ import type { HubState } from "../state/hub-controller";
 import type { LocalModelsState } from "../state/local-models-controller";
 import type { FeedbackState } from "../state/feedback-controller";
 import type { MemoryState } from "../state/memory-controller";
+import type { LocalServerState } from "../state/local-server-controller";
 import type { McpState } from "../state/mcp-controller";
 import type { PrivacyViewState } from "../state/privacy-controller";
 import type { ReleaseState } from "../state/release-controller";
@@ -91,4 +92,9 @@ export function useEngineBuildState<T>(selector: (state: EngineBuildState) => T)
 /** Select from the MCP servers and tools store (Settings, "Tools & MCP servers"). */
 export function useMcpState<T>(selector: (state: McpState) => T): T {
   return useStore(useController().mcp.store, selector);
+}
+
+/** Select from the local API server store (Settings, "Local API server"). */
+export function useLocalServerState<T>(selector: (state: LocalServerState) => T): T {
+  return useStore(useController().localServer.store, selector);
 }

@@ -5,6 +5,7 @@ import { Modal } from "../app/Modal";
 import { AdapterUpdates } from "./AdapterUpdates";
 import { EngineBuildSettings } from "./EngineBuildSettings";
 import { HubTokenSettings } from "./HubTokenSettings";
+import { LocalServerSettings } from "./LocalServerSettings";
 import { McpServersSettings } from "./McpServersSettings";
 import { ReleaseHistory } from "./ReleaseHistory";
 
@@ -29,7 +30,7 @@ const CONTEXT_LABELS: Record<AppSettings["contextStrategy"], string> = {
 
 /**
  * App settings: how the model's cache follows adapter switches, what long chats do, the
- * Agent's tools and MCP servers, the Hugging Face token, the llama.cpp build for this machine, adapter updates from the update
+ * Agent's tools and MCP servers, the local API server, the Hugging Face token, the llama.cpp build for this machine, adapter updates from the update
  * server, and the release history.
  */
 export function SettingsDialog() {
@@ -100,6 +101,7 @@ export function SettingsDialog() {
         </div>
       )}
       <McpServersSettings />
+      <LocalServerSettings />
       <HubTokenSettings />
       <EngineBuildSettings />
       <AdapterUpdates />

@@ -21,6 +21,7 @@ import { DeleteController } from "./delete-controller";
 import { EngineBuildController } from "./engine-build-controller";
 import { HubController } from "./hub-controller";
 import { LocalModelsController } from "./local-models-controller";
+import { LocalServerController } from "./local-server-controller";
 import { McpController } from "./mcp-controller";
 import type { Schedule } from "./delta-batcher";
 import { FeedbackController } from "./feedback-controller";
@@ -58,6 +59,7 @@ export class AppController {
   readonly engineBuild: EngineBuildController;
   /** MCP servers and the tools the Agent may call (Settings, "Tools & MCP servers"). */
   readonly mcp: McpController;
+  readonly localServer: LocalServerController;
   private readonly chat: ChatController;
   private readonly conversations: ConversationController;
   private readonly deletes: DeleteController;
@@ -96,6 +98,7 @@ export class AppController {
     this.hub = new HubController(api, () => void this.localModels.refresh());
     this.engineBuild = new EngineBuildController(api);
     this.mcp = new McpController(api);
+    this.localServer = new LocalServerController(api);
   }
 
   /** Subscribe to events, then load the engine status, the conversation list and `initialId`. */
@@ -140,6 +143,7 @@ export class AppController {
     this.localModels.dispose();
     this.engineBuild.dispose();
     this.mcp.dispose();
+    this.localServer.dispose();
   }
 
   /** Open a conversation (null: a new chat that is created on the first send). */
