@@ -296,9 +296,8 @@ describe("POST /v1/completions", () => {
       object: "text_completion",
       choices: [{ text: " there was", finish_reason: "stop", logprobs: null }],
     });
-    expect(body.usage.completion_tokens).toBe(2);
-    expect(body.usage.total_tokens).toBe(body.usage.prompt_tokens + 2);
-    expect(body.usage.prompt_tokens).toBeGreaterThan(0);
+    // FakeEngine counts a raw prompt's words as its tokens.
+    expect(body.usage).toEqual({ prompt_tokens: 4, completion_tokens: 2, total_tokens: 6 });
   });
 
   it("takes an array of one prompt, and echo false", async () => {
