@@ -248,6 +248,16 @@ describe("POST /v1/messages validation", () => {
     });
   });
 
+  it("leaves count_tokens out: a 404 in Anthropic's shape (the engine has no tokenizer call)", async () => {
+    const res = await fetch(`${server.url}/v1/messages/count_tokens`, {
+      method: "POST",
+      headers: { "x-api-key": server.apiKey, "content-type": "application/json" },
+      body: JSON.stringify({ model: "auto", messages: hello.messages }),
+    });
+    expect(res.status).toBe(404);
+    expect((await readJson<AnthropicErrorBody>(res)).error.type).toBe("not_found_error");
+  });
+
   it("wants the API key (x-api-key) and answers 401 in Anthropic's shape", async () => {
     const res = await post(hello, { headers: { "x-api-key": "wrong" } });
     expect(res.status).toBe(401);
@@ -301,6 +311,42 @@ describe("POST /v1/messages generation", () => {
       options: { temperature: 0.5, topP: 0.9, topK: 40, stop: ["\n\n"], maxTokens: 20 },
     });
     expect(core.engine.calls.at(-1)?.options).not.toHaveProperty("tools");
+  });
+
+  it("takes a Claude Code–shaped request: cached system blocks, metadata, draft-07 tool schemas", async () => {
+    const res = await post({
+      model: "auto",
+      max_tokens: 32,
+      stream: true,
+      metadata: { user_id: "user_abc_session_1" },
+      system: [
+        { type: "text", text: "You are a coding agent.", cache_control: { type: "ephemeral" } },
+        { type: "text", text: "Be careful.", cache_control: { type: "ephemeral", ttl: "1h" } },
+      ],
+      tools: [
+        {
+          name: "Bash",
+          description: "Run a command",
+          input_schema: {
+            $schema: "http://json-schema.org/draft-07/schema#",
+            type: "object",
+            properties: { command: { type: "string" }, timeout: { type: "number" } },
+            required: ["command"],
+            additionalProperties: false,
+          },
+          cache_control: { type: "ephemeral" },
+        },
+      ],
+      messages: [
+        {
+          role: "user",
+          content: [{ type: "text", text: "List the files", cache_control: { type: "ephemeral" } }],
+        },
+      ],
+    });
+    expect(res.status).toBe(200);
+    expect(events(await res.text()).at(-1)?.type).toBe("message_stop");
+    expect(core.engine.calls.at(-1)?.options.tools?.[0]?.name).toBe("Bash");
   });
 
   it("defaults to Anthropic's temperature 1 and reports max_tokens when the limit cut the answer", async () => {
