@@ -83,6 +83,22 @@ describe("/v1/messages with the real engine and the Anthropic SDK", () => {
     expect(second.usage).toEqual(first.usage);
   });
 
+  it("passes top_k to the sampler: top_k 1 at temperature 1 answers as greedy decoding does", async () => {
+    const params = { model: base, max_tokens: 24, messages: ask("Tell me a story about a cat.") };
+    const greedyAnswer = await greedy(params);
+    // Without top_k the demo's sampled answers leave the greedy path (so the check below can fail).
+    const free = await Promise.all(
+      [0, 1, 2].map(() => client.messages.create({ ...params, temperature: 1 } as WithSamplers)),
+    );
+    expect(
+      free.some((answer) => JSON.stringify(answer.content) !== JSON.stringify(greedyAnswer.content)),
+    ).toBe(true);
+    for (let i = 0; i < 2; i++) {
+      const sampled = await client.messages.create({ ...params, temperature: 1, top_k: 1 } as WithSamplers);
+      expect(sampled.content).toEqual(greedyAnswer.content);
+    }
+  });
+
   it("puts the system prompt in the prompt as chat completions does (same token count)", async () => {
     const system = "You are a pirate. Answer in one word.";
     const withSystem = await greedy({ model: base, max_tokens: 4, system, messages: ask("Hi") });
