@@ -125,6 +125,20 @@ describe("local API server (core + v1-only server on loopback)", () => {
     expect((await models(moved.url!, moved.apiKey)).status).toBe(200);
   });
 
+  it("starts the app when the saved port is taken at start-up, and says why it is not serving", async () => {
+    const dataDir = newDataDir();
+    const port = await freePort();
+    const first = await startCore(dataDir);
+    await status(first, "localServer.configure", { enabled: true, port });
+    await first.close();
+    await occupy(port);
+    const second = await startCore(dataDir);
+    const after = await status(second, "localServer.status");
+    expect(after).toMatchObject({ enabled: true, running: false, url: null });
+    expect(after.error).toMatch(new RegExp(`^Port ${port} is in use`));
+    expect((await call(second, "conversations.list")).ok).toBe(true);
+  });
+
   it("regenerates the key: the old one gets 401, the new one 200", async () => {
     const core = await startCore(newDataDir());
     const before = await status(core, "localServer.configure", { enabled: true, port: await freePort() });

@@ -77,7 +77,11 @@ export class LocalApiServer {
   /** At core start-up: serve again if the user left it on. A taken port is reported, not thrown. */
   start(): Promise<LocalServerStatus> {
     if (!this.deps.start || !this.config().enabled) return Promise.resolve(this.current());
-    return this.change(() => undefined);
+    // Core starts whatever happens here: a failure is the status's, and the log's.
+    return this.change(() => undefined).catch((err: unknown) => {
+      this.deps.log("could not start the local API server", err);
+      return this.current();
+    });
   }
 
   configure(change: { enabled?: boolean; port?: number }): Promise<LocalServerStatus> {
