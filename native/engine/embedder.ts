@@ -1,7 +1,12 @@
-import type { LlamaEmbeddingContext, LlamaModel } from "node-llama-cpp";
+import type { LlamaEmbeddingContext, LlamaModel, Token } from "node-llama-cpp";
+import { EngineFailure } from "./engine-failure";
+import { EMBEDDING_MAX_TOKENS, type EmbedResult } from "./protocol";
 
 /** Tokens the embedding context holds; router texts are short, longer ones are truncated. */
 const EMBEDDING_CONTEXT_SIZE = 2048;
+
+/** BOS and EOS, which node-llama-cpp adds around an input, plus one token of headroom. */
+const RESERVED_TOKENS = EMBEDDING_CONTEXT_SIZE - EMBEDDING_MAX_TOKENS;
 
 /**
  * Sentence embeddings under the base model, for the adapter router. The embedding context is
@@ -17,14 +22,42 @@ export class Embedder {
     private readonly threads: number,
   ) {}
 
-  /** One unit-length vector per text (all zeros for an empty text). */
+  /** One unit-length vector per text (all zeros for an empty text); long texts are truncated. */
   async embed(texts: readonly string[]): Promise<number[][]> {
-    if (texts.length === 0) return [];
+    const limit = this.maxTokens;
+    return this.embedTokens(texts.map((text) => this.model.tokenize(text).slice(0, limit)));
+  }
+
+  /**
+   * As embed, with each text's token count (BOS/EOS not counted), and never truncated: a text
+   * longer than the embedding context takes throws EngineFailure("context_length_exceeded")
+   * naming its index (/v1/embeddings answers 400; silently embedding a prefix would misreport).
+   */
+  async embedCounted(texts: readonly string[]): Promise<EmbedResult> {
+    const limit = this.maxTokens;
+    const tokenized = texts.map((text) => this.model.tokenize(text));
+    const over = tokenized.findIndex((tokens) => tokens.length > limit);
+    if (over >= 0)
+      throw new EngineFailure(
+        "context_length_exceeded",
+        `Input ${over} has ${tokenized[over]!.length} tokens; embeddings take at most ${limit} tokens per input.`,
+      );
+    return { vectors: await this.embedTokens(tokenized), tokens: tokenized.map((tokens) => tokens.length) };
+  }
+
+  /**
+   * Tokens an input may have: EMBEDDING_MAX_TOKENS, less for a model trained on a shorter
+   * context (the embedding context is capped at its training context).
+   */
+  get maxTokens(): number {
+    return Math.min(EMBEDDING_CONTEXT_SIZE, this.model.trainContextSize) - RESERVED_TOKENS;
+  }
+
+  private async embedTokens(inputs: readonly Token[][]): Promise<number[][]> {
+    if (inputs.length === 0) return [];
     const context = await this.getContext();
     const vectors: number[][] = [];
-    for (const text of texts) {
-      // Leave room for the BOS/EOS tokens node-llama-cpp adds, and stay below the context size.
-      const tokens = this.model.tokenize(text).slice(0, EMBEDDING_CONTEXT_SIZE - 3);
+    for (const tokens of inputs) {
       if (tokens.length === 0) {
         vectors.push(new Array<number>(this.model.embeddingVectorSize).fill(0));
         continue;

@@ -3,22 +3,33 @@ import { basename } from "node:path";
 import {
   InsufficientMemoryError,
   LlamaChat,
+  LlamaCompletion,
+  LlamaVocabularyType,
   readGgufFileInfo,
   type ChatModelFunctions,
   type ChatWrapper,
   type GbnfJsonObjectSchema,
   type LlamaChatResponse,
+  type LlamaCompletionResponse,
   type LlamaContext,
+  type LlamaContextSequence,
+  type LlamaGrammar,
   type LlamaModel,
+  type Token,
+  type TokenMeterState,
 } from "node-llama-cpp";
 import { chooseChatWrapper } from "./chat-wrapper";
 import { Embedder } from "./embedder";
+import { EngineFailure } from "./engine-failure";
 import { toChatHistory } from "./history";
 import { KvStateStore, sharedPrefix } from "./kv-state-store";
 import { ANONYMOUS, DEFAULT_KV_POLICY, KvSlots, MIXED, type KvSlot } from "./kv-slots";
 import { adapterSetKey, LiveAdapters, normalizeAdapters } from "./live-adapters";
 import { defaultContextSize, headSizeOf, MIN_DEFAULT_CONTEXT } from "./fit-estimate";
 import { kvCacheTypes, resolveFlashAttention, type LlamaBackend } from "./llama-backend";
+import { scoreAnswer } from "./logprobs";
+import { samplerSettings } from "./sampling";
+import { grammarSchemaProblem } from "./tool-schema";
 import {
   CallRecorder,
   isForced,
@@ -29,18 +40,30 @@ import {
 } from "./tool-calls";
 import type {
   ChatTurn,
+  EmbedResult,
   GenerateOptions,
   GenerateResult,
   KvCacheType,
   LoadedModel,
   LoadedSettings,
   LoadOptions,
+  TokenLogprob,
   ToolCallFormat,
   ToolCallOut,
 } from "./protocol";
 
 /** Sequences per context: room for "sequence-per-set" to keep a few adapter sets' caches. */
 export const DEFAULT_SEQUENCES = 4;
+
+/**
+ * Tokens beyond the prompt that must stay free for LlamaChat to take the prompt as it is: it
+ * compresses the history (drops its start) unless prompt + 1 < context size. So a chat prompt
+ * may have at most contextSize − 2 tokens.
+ */
+const CHAT_FREE_TOKENS = 2;
+
+/** LlamaCompletion (no context shift, shift size 1) keeps a prompt of up to contextSize − 1 tokens. */
+const COMPLETION_FREE_TOKENS = 1;
 
 export interface ContextOptions extends LoadOptions {
   /**
@@ -219,11 +242,15 @@ export class ModelSession {
     const started = performance.now();
     // The state saved after the previous turn must be on disk before the context moves on.
     await this.persisting;
+    // Everything that can refuse the request comes before the adapters and the cache are touched.
     // Built before anything else: a schema the grammar cannot express fails the request early.
     const tools = this.toolSetup(options);
-    const grammar = options.jsonSchema
-      ? await this.model.llama.createGrammarForJsonSchema(options.jsonSchema as GbnfJsonObjectSchema)
-      : undefined;
+    const grammar = await this.grammarFor(options, tools !== null);
+    const sampling = samplerSettings(this.model, options);
+    // One tokenization per turn (~1 ms for 4k tokens of the demo, see bench/README.md): the
+    // exact usage count, and the bound that keeps generation inside the context.
+    const prompt = this.promptTokens(history, tools, options.toolFormat);
+    const maxTokens = this.boundedMaxTokens(prompt.length, options.maxTokens, CHAT_FREE_TOKENS);
     const adapters = normalizeAdapters(options.adapters);
     // Apply first: an unusable adapter must not cost the cached history.
     await this.adapters.apply(adapters);
@@ -234,7 +261,7 @@ export class ModelSession {
     );
     const slot = await this.slots.acquire(setKey, options.kvPolicy ?? DEFAULT_KV_POLICY, options.sessionKey);
     const { sequence } = slot;
-    if (sequence.contextTokens.length === 0) await this.restore(slot, history, tools, options.toolFormat);
+    if (sequence.contextTokens.length === 0) await this.restore(slot, prompt);
     // A tool turn in another call syntax (or forced) lays the prompt out with its own wrapper,
     // on the same sequence: the common token prefix is reused all the same.
     const chat =
@@ -244,25 +271,30 @@ export class ModelSession {
     const meterBefore = sequence.tokenMeter.getState();
     let ttftMs: number | null = null;
     let streamed = "";
+    const generated: Token[] = [];
     let response: LlamaChatResponse<ChatModelFunctions> | null = null;
     const recorder = tools ? new CallRecorder() : null;
     let refused: ToolCallOut[] | null = null;
+    let logprobs: TokenLogprob[] | undefined;
+    let used: TokenMeterState | null = null;
     try {
       // No lastEvaluationContextWindow: LlamaChat already reuses the sequence's common token
       // prefix (adaptStateToTokens); that option only tunes context shifting when it is full.
       // With functions and no onFunctionCall handler LlamaChat returns at the first call (or
       // the first parallel group): the caller runs the tools and continues the history.
+      // maxTokens is bounded so that the answer ends (stopReason "maxTokens") before LlamaChat
+      // would shift the context, which would drop the start of the conversation unasked.
       response = await chat.generateResponse(toChatHistory(history, options.toolFormat), {
         onTextChunk: (text) => {
           if (ttftMs === null) ttftMs = performance.now() - started;
           streamed += text;
           onText(text);
         },
+        onToken: (tokens) => generated.push(...tokens),
         signal,
         stopOnAbortSignal: true,
-        maxTokens: options.maxTokens,
-        temperature: options.temperature,
-        seed: options.temperature > 0 ? options.seed : undefined,
+        maxTokens,
+        ...sampling,
         customStopTriggers: options.stop && options.stop.length > 0 ? options.stop : undefined,
         // node-llama-cpp takes a grammar or functions, never both (toolSetup refuses both).
         ...(tools
@@ -277,6 +309,17 @@ export class ModelSession {
             }
           : { grammar }),
       });
+      if (options.logprobs && !signal.aborted && !tools) {
+        // Metered before scoring, which evaluates the answer again.
+        used = sequence.tokenMeter.diff(meterBefore);
+        logprobs = await this.score(
+          sequence,
+          prompt.length,
+          generated,
+          response.response,
+          options.logprobs.top,
+        );
+      }
     } catch (error) {
       // Aborted before the first token: node-llama-cpp throws instead of returning.
       if (!signal.aborted) {
@@ -289,7 +332,7 @@ export class ModelSession {
       // Saved after the answer (not before it): costs the user nothing, survives a kill -9.
       this.persisting = this.save(slot);
     }
-    const used = sequence.tokenMeter.diff(meterBefore);
+    used ??= sequence.tokenMeter.diff(meterBefore);
     const toolCalls = signal.aborted ? [] : response ? toToolCalls(response) : (refused ?? []);
     return {
       text: response?.response ?? streamed,
@@ -302,9 +345,176 @@ export class ModelSession {
       // The prompt's last token is decoded with logits and metered as "output"; generated
       // tokens are all "output". So the prompt evaluated here = input tokens + that one.
       promptTokensEvaluated: used.usedInputTokens + (used.usedOutputTokens > 0 ? 1 : 0),
+      promptTokens: prompt.length,
+      ...(logprobs ? { logprobs } : {}),
       contextTokens: sequence.contextTokens.length,
       contextSize: this.context.contextSize,
     };
+  }
+
+  /**
+   * Continue a raw `prompt` (no chat template) with node-llama-cpp's LlamaCompletion on the
+   * shared anonymous cache, under `options.adapters`, with the same samplers, grammar (json /
+   * jsonSchema), stop strings, context bound, abort and logprobs as generate. The prompt is
+   * tokenized with special tokens parsed (as llama.cpp's server does: a prompt written in the
+   * model's chat syntax means its control tokens), with BOS first when the model wants one.
+   */
+  async complete(
+    promptText: string,
+    options: GenerateOptions,
+    onText: (text: string) => void,
+    signal: AbortSignal,
+  ): Promise<GenerateResult> {
+    const started = performance.now();
+    await this.persisting;
+    if (options.tools && options.tools.length > 0)
+      throw new EngineFailure("invalid_request", "A raw completion cannot call tools: leave tools out.");
+    const grammar = await this.grammarFor(options, false);
+    const sampling = samplerSettings(this.model, options);
+    // LlamaCompletion puts BOS before the tokens it is given, exactly as it would for the text.
+    const input = this.model.tokenize(promptText, true, this.bos === null ? undefined : "trimLeadingSpace");
+    const promptLength = input.length + (this.bos === null ? 0 : 1);
+    const maxTokens = this.boundedMaxTokens(promptLength, options.maxTokens, COMPLETION_FREE_TOKENS);
+    const adapters = normalizeAdapters(options.adapters);
+    await this.adapters.apply(adapters);
+    const setKey = adapterSetKey(adapters);
+    this.setPaths.set(
+      setKey,
+      adapters.map((a) => a.path),
+    );
+    const slot = await this.slots.acquire(setKey, options.kvPolicy ?? DEFAULT_KV_POLICY, ANONYMOUS);
+    const { sequence } = slot;
+    const completion = new LlamaCompletion({ contextSequence: sequence, autoDisposeSequence: false });
+    const meterBefore = sequence.tokenMeter.getState();
+    let ttftMs: number | null = null;
+    let streamed = "";
+    const generated: Token[] = [];
+    let response: LlamaCompletionResponse | null = null;
+    let logprobs: TokenLogprob[] | undefined;
+    let used: TokenMeterState | null = null;
+    try {
+      response = await completion.generateCompletionWithMeta(input, {
+        onTextChunk: (text) => {
+          if (ttftMs === null) ttftMs = performance.now() - started;
+          streamed += text;
+          onText(text);
+        },
+        onToken: (tokens) => generated.push(...tokens),
+        signal,
+        stopOnAbortSignal: true,
+        maxTokens,
+        ...sampling,
+        grammar,
+        customStopTriggers: options.stop && options.stop.length > 0 ? options.stop : undefined,
+        // The prompt was checked to fit: never truncate it, never shift the context.
+        contextShiftSize: 1,
+        disableContextShift: true,
+      });
+      if (options.logprobs && !signal.aborted) {
+        used = sequence.tokenMeter.diff(meterBefore);
+        logprobs = await this.score(
+          sequence,
+          promptLength,
+          generated,
+          response.response,
+          options.logprobs.top,
+        );
+      }
+    } catch (error) {
+      if (!signal.aborted) throw error;
+    } finally {
+      completion.dispose();
+      slot.dirty = true;
+    }
+    used ??= sequence.tokenMeter.diff(meterBefore);
+    return {
+      text: response?.response ?? streamed,
+      stopReason: response ? toStopReason(response.metadata.stopReason) : "abort",
+      tokens: used.usedOutputTokens,
+      ttftMs,
+      durationMs: performance.now() - started,
+      promptTokensEvaluated: used.usedInputTokens + (used.usedOutputTokens > 0 ? 1 : 0),
+      promptTokens: promptLength,
+      ...(logprobs ? { logprobs } : {}),
+      contextTokens: sequence.contextTokens.length,
+      contextSize: this.context.contextSize,
+    };
+  }
+
+  /**
+   * The token LlamaCompletion puts before a prompt, or null: node-llama-cpp's rule
+   * (resolveBeginningTokenToPrepend, not exported), after llama.cpp's tokenizer.
+   */
+  private get bos(): Token | null {
+    const type = this.model.vocabularyType;
+    if (type === LlamaVocabularyType.rwkv || type === LlamaVocabularyType.ugm) return null;
+    if (type === LlamaVocabularyType.wpm) return this.model.tokens.bos;
+    return this.model.tokens.shouldPrependBosToken ? this.model.tokens.bos : null;
+  }
+
+  /**
+   * `maxTokens` bounded by what the context leaves after a prompt of `promptLength` tokens.
+   * Throws EngineFailure("context_length_exceeded") when the prompt leaves no room: LlamaChat
+   * would otherwise drop the start of the conversation, LlamaCompletion the start of the prompt.
+   * `free`: tokens LlamaChat keeps free beyond the prompt before it shifts (see CHAT_FREE_TOKENS).
+   */
+  private boundedMaxTokens(promptLength: number, maxTokens: number, free: number): number {
+    const size = this.context.contextSize;
+    const room = size - free - promptLength;
+    if (room < 0)
+      throw new EngineFailure(
+        "context_length_exceeded",
+        `The prompt has ${promptLength} tokens, but the model's context holds ${size} tokens, so a prompt ` +
+          `can have at most ${size - free} (leaving room for the answer). Shorten the prompt.`,
+      );
+    // The generation loop stops at maxTokens before it would shift a full context: the answer
+    // can use every token up to the context's end.
+    return Math.min(maxTokens, size - promptLength);
+  }
+
+  /**
+   * The grammar of a json / jsonSchema answer (none without). Throws EngineFailure
+   * ("invalid_request") for a schema node-llama-cpp cannot turn into a grammar, and for json or
+   * jsonSchema together with tools or each other (one generation has one grammar).
+   */
+  private async grammarFor(options: GenerateOptions, tools: boolean): Promise<LlamaGrammar | undefined> {
+    if (options.json && options.jsonSchema)
+      throw new EngineFailure("invalid_request", "json and jsonSchema cannot be used together: pass one.");
+    if (options.json && tools)
+      throw new EngineFailure("invalid_request", "json and tools cannot be used together: pass one.");
+    if (options.json) return this.model.llama.getGrammarFor("json");
+    if (!options.jsonSchema) return undefined;
+    const problem = grammarSchemaProblem(options.jsonSchema as Record<string, unknown>, "jsonSchema");
+    if (problem) throw new EngineFailure("invalid_request", problem);
+    try {
+      return await this.model.llama.createGrammarForJsonSchema(options.jsonSchema as GbnfJsonObjectSchema);
+    } catch (error) {
+      throw new EngineFailure(
+        "invalid_request",
+        `jsonSchema cannot be turned into a grammar: ${(error as Error).message}`,
+      );
+    }
+  }
+
+  /**
+   * The answer's logprobs (see scoreAnswer), for the tokens whose text `text` is: a stop string
+   * or an end-of-generation token the model produced is not part of the answer, so not scored.
+   */
+  private async score(
+    sequence: LlamaContextSequence,
+    promptLength: number,
+    generated: readonly Token[],
+    text: string,
+    top: number,
+  ): Promise<TokenLogprob[]> {
+    const answer: Token[] = [];
+    let length = 0;
+    for (const token of generated) {
+      if (length >= text.length) break;
+      answer.push(token);
+      length += this.model.detokenize([token]).length;
+    }
+    return scoreAnswer(sequence, this.model, promptLength, answer, top);
   }
 
   /**
@@ -316,6 +526,8 @@ export class ModelSession {
     if (!options.tools || options.tools.length === 0) return null;
     if (options.jsonSchema)
       throw new ToolRequestError("tools and jsonSchema cannot be used together: pass one or the other.");
+    if (options.json)
+      throw new ToolRequestError("tools and json cannot be used together: pass one or the other.");
     const functions = toFunctions(options.tools, options.toolChoice);
     const wrapper = toolChatWrapper(this.chatWrapper, {
       format: options.toolFormat,
@@ -329,6 +541,14 @@ export class ModelSession {
   /** Mean-pooled, L2-normalised embeddings under the base model (see Embedder). */
   embed(texts: readonly string[]): Promise<number[][]> {
     return this.embedder.embed(texts);
+  }
+
+  /**
+   * embed() with each input's token count; throws EngineFailure("context_length_exceeded")
+   * naming the first input longer than the embedding context takes (see Embedder.embedCounted).
+   */
+  embedCounted(texts: readonly string[]): Promise<EmbedResult> {
+    return this.embedder.embedCounted(texts);
   }
 
   /** Forget a conversation: its live caches are emptied and never saved again. */
@@ -354,17 +574,12 @@ export class ModelSession {
    * A state sharing less than half its tokens with the prompt (an edited conversation) is
    * deleted: after this turn it would be overwritten anyway.
    */
-  private async restore(
-    slot: KvSlot,
-    history: readonly ChatTurn[],
-    tools: ToolSetup | null,
-    callFormat: ToolCallFormat | undefined,
-  ): Promise<void> {
+  private async restore(slot: KvSlot, prompt: readonly Token[]): Promise<void> {
     if (!this.states || slot.sessionKey === ANONYMOUS || slot.evaluatedUnder === MIXED) return;
     const paths = this.setPaths.get(slot.evaluatedUnder) ?? [];
     const candidate = await this.states.find(slot.sessionKey, slot.evaluatedUnder, paths);
     if (!candidate) return;
-    const shared = sharedPrefix(candidate.tokens, this.promptTokens(history, tools, callFormat));
+    const shared = sharedPrefix(candidate.tokens, prompt);
     if (shared * 2 < candidate.tokens.length) {
       await this.states.discard(candidate);
       return;
@@ -380,7 +595,7 @@ export class ModelSession {
     history: readonly ChatTurn[],
     tools: ToolSetup | null,
     callFormat: ToolCallFormat | undefined,
-  ) {
+  ): Token[] {
     const wrapper = tools?.wrapper ?? this.chatWrapper;
     const { contextText } = wrapper.generateContextState({
       chatHistory: toChatHistory(history, callFormat),
@@ -470,7 +685,9 @@ function flashAttentionName(value: boolean | "auto"): LoadedSettings["flashAtten
 }
 
 function toStopReason(
-  reason: LlamaChatResponse<ChatModelFunctions>["metadata"]["stopReason"],
+  reason:
+    | LlamaChatResponse<ChatModelFunctions>["metadata"]["stopReason"]
+    | LlamaCompletionResponse["metadata"]["stopReason"],
 ): GenerateResult["stopReason"] {
   switch (reason) {
     case "maxTokens":

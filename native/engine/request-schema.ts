@@ -1,7 +1,7 @@
 import { isAbsolute } from "node:path";
 import { z } from "zod";
 import type { EngineRequest } from "./protocol";
-import { toGrammarSchema, ToolRequestError } from "./tool-schema";
+import { grammarSchemaProblem, toGrammarSchema, ToolRequestError } from "./tool-schema";
 
 /** OpenAI's rule for function names; node-llama-cpp's name grammar needs no spaces either. */
 const TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
@@ -98,8 +98,14 @@ const GenerateOptionsSchema = z.object({
   seed: z.number().int().optional(),
   adapters: z.array(AdapterUseSchema).max(8).optional(),
   kvPolicy: z.enum(["reevaluate", "sequence-per-set", "activated"]).optional(),
-  // A JSON schema object; node-llama-cpp refuses the shapes it cannot turn into a grammar.
-  jsonSchema: z.record(z.string(), z.unknown()).optional(),
+  // A JSON schema object the grammar can express (else the answer could parse and not match).
+  jsonSchema: z
+    .record(z.string(), z.unknown())
+    .superRefine((schema, ctx) => {
+      const problem = grammarSchemaProblem(schema, "jsonSchema");
+      if (problem) ctx.addIssue({ code: "custom", message: problem });
+    })
+    .optional(),
   sessionKey: z.string().max(512).optional(),
   tools: z.array(ToolDefinitionSchema).max(128).optional(),
   toolChoice: ToolChoiceSchema.optional(),

@@ -1,24 +1,15 @@
 import { deleteSavedStates } from "./kv-state-store";
 import { withLock } from "lifecycle-utils";
+import { EngineFailure } from "./engine-failure";
 import { estimateFit } from "./fit-estimate";
 import { AdapterError } from "./live-adapters";
 import type { LlamaBackend } from "./llama-backend";
 import { ModelLoadError, ModelSession } from "./model-session";
-import type { EngineErrorCode, EngineInfo, EngineMessage, EngineRequest, FitResult } from "./protocol";
+import type { EngineInfo, EngineMessage, EngineRequest, FitResult } from "./protocol";
 import { parseEngineRequest } from "./request-schema";
 import { ToolRequestError } from "./tool-schema";
 
 type Request<T extends EngineRequest["type"]> = Extract<EngineRequest, { type: T }>;
-
-/** Thrown inside handlers to answer with a specific error code. */
-class EngineFailure extends Error {
-  constructor(
-    readonly code: EngineErrorCode,
-    message: string,
-  ) {
-    super(message);
-  }
-}
 
 /**
  * The engine's request handling, independent of the channel it talks over (fork IPC or
@@ -91,9 +82,9 @@ export class EngineRuntime {
       case "info":
         return this.info();
       case "embedCounted":
+        return this.embedCounted(request);
       case "complete":
-        // Contract only (issue 14): implemented next.
-        return Promise.reject(new EngineFailure("invalid_request", `${request.type} is not implemented yet.`));
+        return this.complete(request);
     }
   }
 
@@ -191,9 +182,29 @@ export class EngineRuntime {
     });
   }
 
-  private async generate(request: Request<"generate">): Promise<unknown> {
+  private generate(request: Request<"generate">): Promise<unknown> {
+    return this.generating(request.id, (session, onText, signal) =>
+      session.generate(request.history, request.options, onText, signal),
+    );
+  }
+
+  /** A raw completion: a generation like any other (busy, abort, streamed tokens). */
+  private complete(request: Request<"complete">): Promise<unknown> {
+    return this.generating(request.id, (session, onText, signal) =>
+      session.complete(request.prompt, request.options, onText, signal),
+    );
+  }
+
+  /**
+   * Run one generation (request `id`): one at a time ("busy" otherwise), abortable by an
+   * "abort" request naming `id`, its text streamed as "token" messages.
+   */
+  private async generating(
+    id: number,
+    run: (session: ModelSession, onText: (text: string) => void, signal: AbortSignal) => Promise<unknown>,
+  ): Promise<unknown> {
     this.assertIdle("start another one");
-    const generation = { id: request.id, controller: new AbortController() };
+    const generation = { id, controller: new AbortController() };
     this.generation = generation;
     try {
       // Under the model lock: a load in flight finishes before this generation starts.
@@ -201,10 +212,9 @@ export class EngineRuntime {
         const session = this.session;
         if (!session) throw new EngineFailure("no_model", "No model is loaded. Load a model first.");
         try {
-          return await session.generate(
-            request.history,
-            request.options,
-            (text) => this.send({ type: "token", id: request.id, text }),
+          return await run(
+            session,
+            (text) => this.send({ type: "token", id, text }),
             generation.controller.signal,
           );
         } catch (error) {
@@ -228,6 +238,16 @@ export class EngineRuntime {
       const session = this.session;
       if (!session) throw new EngineFailure("no_model", "No model is loaded. Load a model first.");
       return session.embed(request.texts);
+    });
+  }
+
+  /** embed with token counts (EmbedResult), in line with generations as embed is. */
+  private async embedCounted(request: Request<"embedCounted">): Promise<unknown> {
+    if (this.disposed) throw new EngineFailure("internal", "The engine is shutting down.");
+    return withLock([this, "model"], async () => {
+      const session = this.session;
+      if (!session) throw new EngineFailure("no_model", "No model is loaded. Load a model first.");
+      return session.embedCounted(request.texts);
     });
   }
 
