@@ -33,14 +33,17 @@ function blocksOf(message: AnthropicMessage): ContentBlock[] {
   return typeof message.content === "string" ? [{ type: "text", text: message.content }] : message.content;
 }
 
+/** A message's text blocks joined (as /v1 chat joins text parts); uses and results left out. */
+function blocksText(blocks: readonly ContentBlock[]): string {
+  return blocks.flatMap((b) => (b.type === "text" ? [b.text] : [])).join("\n");
+}
+
 /** The text the router decides on: the last user message with text (tool results answer it). */
 export function routeText(messages: readonly AnthropicMessage[]): string {
   for (let i = messages.length - 1; i >= 0; i--) {
     const m = messages[i]!;
     if (m.role !== "user") continue;
-    const text = blocksOf(m)
-      .flatMap((b) => (b.type === "text" ? [b.text] : []))
-      .join("\n");
+    const text = blocksText(blocksOf(m));
     if (text) return text;
   }
   return "";
@@ -127,7 +130,7 @@ function historyMessages(body: MessagesRequest): HistoryMessage[] {
   if (system) out.push({ role: "system", content: system });
   for (const m of body.messages) {
     const blocks = blocksOf(m);
-    const text = blocks.flatMap((b) => (b.type === "text" ? [b.text] : [])).join("\n");
+    const text = blocksText(blocks);
     if (m.role === "assistant") {
       const calls = blocks.flatMap((b) =>
         b.type === "tool_use"
