@@ -112,8 +112,10 @@ export interface GenerateOptions {
   /** The adapter's own call syntax (see ToolCallFormat); absent = the chat wrapper's. */
   toolFormat?: ToolCallFormat;
   /**
-   * Samplers, passed to node-llama-cpp as they are (absent: node-llama-cpp's defaults). They
-   * apply only when temperature > 0, as in llama.cpp; greedy decoding ignores them.
+   * Samplers, passed to node-llama-cpp as they are (absent: node-llama-cpp's defaults). top-p,
+   * top-k and min-p apply only when temperature > 0, as in llama.cpp (greedy decoding ignores
+   * them); repeatPenalty and tokenBias adjust the logits before either, so they act on greedy
+   * decoding too.
    */
   topP?: number;
   topK?: number;
@@ -132,8 +134,9 @@ export interface GenerateOptions {
   json?: boolean;
   /**
    * Report the log-probability of each generated token and the `top` most likely alternatives
-   * (0..20) at each position, from the model's distribution before samplers and grammar
-   * (GenerateResult.logprobs).
+   * (0..20) at each position, from the model's distribution (temperature 1, before samplers,
+   * biases and grammar; see native/engine/logprobs.ts) (GenerateResult.logprobs). The tokens
+   * of `text` only: not a tool call's.
    */
   logprobs?: { top: number };
 }
@@ -271,7 +274,7 @@ export type EngineRequest =
   | { id: number; type: "embed"; texts: string[] }
   /**
    * As "embed", with token counts (EmbedResult); a text over EMBEDDING_MAX_TOKENS is refused
-   * (invalid_request naming its index) instead of being truncated.
+   * (context_length_exceeded naming its index) instead of being truncated.
    */
   | { id: number; type: "embedCounted"; texts: string[] }
   /**
