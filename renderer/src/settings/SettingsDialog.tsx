@@ -30,8 +30,8 @@ const CONTEXT_LABELS: Record<AppSettings["contextStrategy"], string> = {
 
 /**
  * App settings: how the model's cache follows adapter switches, what long chats do, the
- * Agent's tools and MCP servers, the local API server, the Hugging Face token, the llama.cpp build for this machine, adapter updates from the update
- * server, and the release history.
+ * Agent's tools and MCP servers, the local API server, the Hugging Face token, the llama.cpp
+ * build for this machine, adapter updates from the update server, and the release history.
  */
 export function SettingsDialog() {
   const controller = useController();
