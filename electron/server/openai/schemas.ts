@@ -11,6 +11,11 @@ import { AssistantToolCall, FunctionTool, MAX_TOOLS, ToolChoiceField } from "./t
 const TextPart = z.object({ type: z.literal("text"), text: z.string() });
 const Content = z.union([z.string(), z.array(TextPart)]);
 
+/**
+ * Messages are not strict, unlike the request: clients add fields of their own to the history
+ * (`name`, the AI SDK's `reasoning_content` after a reasoning model's answer) that change
+ * nothing in the prompt, and a replayed conversation must not fail on them.
+ */
 const ChatMessage = z.discriminatedUnion("role", [
   // "developer" is what newer OpenAI clients send in place of "system".
   z.object({ role: z.enum(["system", "developer", "user"]), content: Content }),
