@@ -39,4 +39,18 @@ describe("tool arguments", () => {
       ok: false,
     });
   });
+
+  it("compiles schemas of every draft they declare (zod 4 writes 2020-12, Claude Code draft-07)", () => {
+    const body = { type: "object", properties: { a: { type: "string" } }, required: ["a"] };
+    for (const $schema of [
+      "https://json-schema.org/draft/2020-12/schema",
+      "https://json-schema.org/draft/2019-09/schema",
+      "http://json-schema.org/draft-07/schema#",
+    ]) {
+      const schema = { $schema, ...body };
+      expect(schemaProblem(schema)).toBeNull();
+      expect(checkArguments(schema, { a: "x" })).toEqual({ ok: true });
+      expect(checkArguments(schema, {})).toMatchObject({ ok: false });
+    }
+  });
 });

@@ -4,9 +4,27 @@
  * produce arguments the tool must not see.
  */
 import Ajv, { type ValidateFunction } from "ajv";
+import Ajv2019 from "ajv/dist/2019";
+import Ajv2020 from "ajv/dist/2020";
 import { grammarSchemaProblem } from "../../../native/engine/tool-schema";
 
-const ajv = new Ajv({ allErrors: false, strict: false, validateFormats: false });
+const options = { allErrors: false, strict: false, validateFormats: false } as const;
+const ajv = new Ajv(options);
+/**
+ * Schemas declare their draft in `$schema`; zod 4's toJSONSchema (the Vercel AI SDK, MCP servers
+ * written in TypeScript) writes 2020-12, Claude Code and most Python tools draft-07. Each draft
+ * compiles with the ajv instance that knows its meta-schema.
+ */
+const ajv2019 = new Ajv2019(options);
+const ajv2020 = new Ajv2020(options);
+
+function ajvFor(schema: object): Ajv {
+  const declared = (schema as { $schema?: unknown }).$schema;
+  if (typeof declared !== "string") return ajv;
+  if (declared.includes("2020-12")) return ajv2020;
+  if (declared.includes("2019-09")) return ajv2019;
+  return ajv;
+}
 const compiled = new WeakMap<object, ValidateFunction | Error>();
 
 export type ArgumentCheck = { ok: true } | { ok: false; message: string };
@@ -43,7 +61,7 @@ function compile(schema: object): ValidateFunction | Error {
   let entry = compiled.get(schema);
   if (!entry) {
     try {
-      entry = ajv.compile(schema);
+      entry = ajvFor(schema).compile(schema);
     } catch (error) {
       entry = error instanceof Error ? error : new Error(String(error));
     }
