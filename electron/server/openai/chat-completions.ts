@@ -95,12 +95,7 @@ export function createChatCompletionHandler({ core, queue }: V1Context) {
     let options: GenerateOptions;
     let structured: StructuredCheck;
     try {
-      const turn = await resolveTurn(core, {
-        model: body.model,
-        adapters: body.adapters,
-        routeText: lastUserText(body.messages),
-      });
-      resolved = turn.resolved;
+      // What needs no model first: a bad format is refused before the router runs.
       const format = responseFormatOptions(body.response_format);
       structured = format.check;
       if (structured && tools.tools) {
@@ -112,11 +107,18 @@ export function createChatCompletionHandler({ core, queue }: V1Context) {
           "response_format",
         );
       }
+      const logprobs = logprobsOption(body.logprobs, body.top_logprobs);
+      const turn = await resolveTurn(core, {
+        model: body.model,
+        adapters: body.adapters,
+        routeText: lastUserText(body.messages),
+      });
+      resolved = turn.resolved;
       const toolFormat = tools.tools ? resolved.toolFormat : undefined;
       options = {
         ...samplingOptions(body, turn.loaded),
         ...format.options,
-        ...logprobsOption(body.logprobs, body.top_logprobs),
+        ...logprobs,
         ...(resolved.adapters.length > 0 ? { adapters: resolved.adapters } : {}),
         kvPolicy: resolved.kvPolicy,
         ...tools,
