@@ -7,24 +7,28 @@
  *
  * Three kinds of fields:
  * - honoured: model, input, instructions, tools, tool_choice, parallel_tool_calls, temperature,
- *   top_p, max_output_tokens, stream, text.format;
+ *   top_p, max_output_tokens, stream, text.format, top_logprobs and
+ *   `include: ["message.output_text.logprobs"]` (log-probabilities of the answer's tokens);
  * - accepted with no effect (RESPONSES_NO_EFFECT): they tune what OpenAI's service stores,
  *   caches, bills or reasons, none of which this server does (`store` is accepted, and nothing
  *   is ever stored);
  * - refused with a 400 naming them (unsupportedField): anything that needs a stored response,
  *   conversation or prompt (`previous_response_id`, `conversation`, `prompt`, `item_reference`
- *   items) or work the server does not do (`background`, `truncation: "auto"`, `top_logprobs`).
+ *   items) or work the server does not do (`background`, `truncation: "auto"`).
  */
 import { z } from "zod";
 import { MAX_TOOLS, TOOL_NAME } from "./tool-calls";
+import { TopLogprobs } from "./sampling";
 import { describeIssue } from "./schemas";
 
 /** Fields accepted and ignored, with why (the OpenAPI document and the 400s cite them). */
 export const RESPONSES_NO_EFFECT = {
   store: "nothing is stored: the server is stateless",
   reasoning: "local models answer without a separate reasoning budget",
-  include: "no reasoning, search or image outputs exist to include",
+  include:
+    'no reasoning, search or image outputs exist to include; only "message.output_text.logprobs" has an effect (log-probabilities)',
   metadata: "echoed in the response, never stored",
+  client_metadata: "Codex's session details; nothing is logged or stored",
   user: "no per-user accounting",
   safety_identifier: "no per-user accounting",
   prompt_cache_key: "the engine's KV cache is reused whenever the prompt's start matches",
@@ -144,6 +148,11 @@ export const ResponsesRequest = z.strictObject({
   top_p: z.number().min(0).max(1).nullish(),
   max_output_tokens: z.number().int().min(1).max(1_000_000).nullish(),
   stream: z.boolean().nullish(),
+  /**
+   * Alternatives per token (0..20). With it above 0, or `include: ["message.output_text.logprobs"]`,
+   * the answer's output_text carries each token's log-probability.
+   */
+  top_logprobs: TopLogprobs,
   text: z
     .object({
       format: TextFormat.nullish(),
@@ -157,6 +166,10 @@ export const ResponsesRequest = z.strictObject({
   reasoning: z.looseObject({}).nullish().describe(noEffect("reasoning")),
   include: z.array(z.string().max(256)).max(64).nullish().describe(noEffect("include")),
   metadata: z.record(z.string().max(64), z.string().max(512)).nullish().describe(noEffect("metadata")),
+  client_metadata: z
+    .record(z.string().max(256), z.string().max(4096))
+    .nullish()
+    .describe(noEffect("client_metadata")),
   user: z.string().max(512).nullish().describe(noEffect("user")),
   safety_identifier: z.string().max(512).nullish().describe(noEffect("safety_identifier")),
   prompt_cache_key: z.string().max(1024).nullish().describe(noEffect("prompt_cache_key")),
@@ -177,13 +190,6 @@ export const ResponsesRequest = z.strictObject({
     .boolean()
     .nullish()
     .describe("Only false: answers are streamed or returned, never run in the background."),
-  top_logprobs: z
-    .number()
-    .int()
-    .min(0)
-    .max(20)
-    .nullish()
-    .describe("Only 0: log-probabilities are on /v1/chat/completions."),
   previous_response_id: z
     .string()
     .nullish()
@@ -265,13 +271,6 @@ export function unsupportedField(body: ResponsesRequest): RequestProblem | null 
       message:
         "'truncation: auto' is not supported: the server does not drop input items; send input that fits the context.",
       param: "truncation",
-    };
-  }
-  if (body.top_logprobs) {
-    return {
-      message:
-        "'top_logprobs' is not supported on /v1/responses; /v1/chat/completions reports log-probabilities.",
-      param: "top_logprobs",
     };
   }
   if (body.context_management != null) {

@@ -177,6 +177,28 @@ describe("/v1/responses with the real engine", () => {
     expect(checkArguments(schema, JSON.parse(response.output_text))).toEqual({ ok: true });
   });
 
+  it("reports each answer token's log-probability with the logprobs include", async () => {
+    const response = await client.responses.create({
+      model: base,
+      input: "Say hello.",
+      include: ["message.output_text.logprobs"],
+      top_logprobs: 2,
+      temperature: 0,
+      max_output_tokens: 8,
+    });
+    const message = response.output[0];
+    if (message?.type !== "message" || message.content[0]?.type !== "output_text") throw new Error("no text");
+    const logprobs = message.content[0].logprobs ?? [];
+    expect(logprobs).toHaveLength(response.usage!.output_tokens);
+    expect(logprobs.map((l) => l.token).join("")).toBe(response.output_text);
+    for (const entry of logprobs) {
+      expect(entry.logprob).toBeLessThanOrEqual(0);
+      expect(entry.top_logprobs).toHaveLength(2);
+      // Greedy: the chosen token is the most likely one.
+      expect(entry.top_logprobs[0]!.logprob).toBeCloseTo(entry.logprob, 4);
+    }
+  });
+
   it("refuses an unknown field with a 400 naming it", async () => {
     const error = await client.responses
       .create({ model: base, input: "Hi", max_output_tokens: 4, frobnicate: 1 } as never)

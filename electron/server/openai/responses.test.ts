@@ -7,7 +7,7 @@ import OpenAI from "openai";
 import type { Response as OpenAiResponse, ResponseStreamEvent } from "openai/resources/responses/responses";
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
 import { ApiError } from "../../api";
-import type { GenerateResult } from "../../core/engine/types";
+import type { GenerateOptions, GenerateResult } from "../../core/engine/types";
 import { FakeCore, listenForTest, readJson, type OpenAiErrorReply } from "../test-core";
 
 let server: Awaited<ReturnType<typeof listenForTest>>;
@@ -119,7 +119,9 @@ describe("POST /v1/responses validation", () => {
     [{ ...hi, conversation: "conv_1" }, "conversation"],
     [{ ...hi, background: true }, "background"],
     [{ ...hi, truncation: "auto" }, "truncation"],
-    [{ ...hi, top_logprobs: 3 }, "top_logprobs"],
+    [{ ...hi, top_logprobs: 21 }, "top_logprobs"],
+    [{ ...hi, tools: [timer], top_logprobs: 2 }, "top_logprobs"],
+    [{ ...hi, tools: [timer], include: ["message.output_text.logprobs"] }, "include"],
     [{ ...hi, max_output_tokens: 100_000 }, "max_output_tokens"],
     // A call must get its output before the conversation goes on, and only once.
     [{ model: "auto", input: [...called, { role: "user", content: "and?" }] }, "input[1]"],
@@ -197,6 +199,7 @@ describe("POST /v1/responses validation", () => {
       reasoning: { effort: "high", summary: "auto" },
       include: ["reasoning.encrypted_content"],
       metadata: { run: "7" },
+      client_metadata: { session: "abc" },
       user: "u1",
       safety_identifier: "s1",
       prompt_cache_key: "k",
@@ -324,6 +327,57 @@ describe("POST /v1/responses answers", () => {
     });
     await post({ ...hi, tools: [timer], tool_choice: "none" });
     expect(core.engine.calls.at(-1)?.options).not.toHaveProperty("tools");
+  });
+
+  it("reports log-probabilities in output_text when asked for", async () => {
+    let asked: GenerateOptions["logprobs"];
+    vi.spyOn(core.engine, "generate").mockImplementationOnce(async (_h, options, onToken) => {
+      asked = options.logprobs;
+      onToken("Hi");
+      await Promise.resolve();
+      return {
+        text: "Hi",
+        stopReason: "eos",
+        tokens: 1,
+        ttftMs: 1,
+        durationMs: 1,
+        promptTokensEvaluated: 7,
+        promptTokens: 7,
+        contextTokens: 8,
+        contextSize: 512,
+        logprobs: [
+          {
+            token: "Hi",
+            logprob: -0.5,
+            bytes: [72, 105],
+            top: [{ token: "Ho", logprob: -1, bytes: [72, 111] }],
+          },
+        ],
+      } satisfies GenerateResult;
+    });
+    const response = await client.responses.create({
+      model: "auto",
+      input: "Hi",
+      include: ["message.output_text.logprobs"],
+      top_logprobs: 1,
+    });
+    expect(asked).toEqual({ top: 1 });
+    const message = response.output[0];
+    if (message?.type !== "message") throw new Error("no message");
+    expect(message.content[0]).toMatchObject({
+      logprobs: [
+        {
+          token: "Hi",
+          bytes: [72, 105],
+          logprob: -0.5,
+          top_logprobs: [{ token: "Ho", bytes: [72, 111], logprob: -1 }],
+        },
+      ],
+    });
+    await post({ ...hi, include: ["message.output_text.logprobs"] });
+    expect(core.engine.calls.at(-1)?.options.logprobs).toEqual({ top: 0 });
+    await post({ ...hi, include: ["reasoning.encrypted_content"] });
+    expect(core.engine.calls.at(-1)?.options).not.toHaveProperty("logprobs");
   });
 
   it("is incomplete when max_output_tokens cut the answer", async () => {

@@ -10,7 +10,7 @@
  */
 import type { FastifyReply, FastifyRequest } from "fastify";
 import type { ResolvedSelection } from "../../core/core-types";
-import type { ChatTurn, GenerateOptions, GenerateResult } from "../../core/engine/types";
+import type { ChatTurn, GenerateOptions, GenerateResult, TokenLogprob } from "../../core/engine/types";
 import { OpenAiError, sendOpenAiError } from "./errors";
 import {
   describeResponsesIssue,
@@ -222,9 +222,41 @@ function textFormatOptions(body: Request): ReturnType<typeof responseFormatOptio
   }
 }
 
+/** The include entry that asks for the answer's log-probabilities (OpenAI's name). */
+const LOGPROBS_INCLUDE = "message.output_text.logprobs";
+
+/**
+ * Log-probabilities when the request asks for them (`top_logprobs` above 0, or the include).
+ * The engine scores a plain-text answer only, so asking for them together with tools is a 400,
+ * never an empty list.
+ */
+function logprobsOptions(body: Request, tools: ToolRequest): Pick<GenerateOptions, "logprobs"> {
+  const top = body.top_logprobs ?? 0;
+  if (top === 0 && !body.include?.includes(LOGPROBS_INCLUDE)) return {};
+  if (tools.tools) {
+    throw invalid(
+      "Log-probabilities are reported for text answers only: send them without 'tools' (or with tool_choice 'none').",
+      top > 0 ? "top_logprobs" : "include",
+    );
+  }
+  return { logprobs: { top } };
+}
+
+/** OpenAI's output_text.logprobs form. */
+function responsesLogprobs(logprobs: readonly TokenLogprob[] | undefined) {
+  return (logprobs ?? []).map((entry) => ({
+    token: entry.token,
+    bytes: entry.bytes,
+    logprob: entry.logprob,
+    top_logprobs: entry.top.map((alt) => ({ token: alt.token, bytes: alt.bytes, logprob: alt.logprob })),
+  }));
+}
+type Logprobs = ReturnType<typeof responsesLogprobs>;
+
 /** What one generation produced, as the Responses API reports it. */
 interface Outcome {
   text: string;
+  logprobs: Logprobs;
   calls: OpenAiToolCall[];
   /** "incomplete": cut at max_output_tokens (or the context), or a structured answer cut short. */
   status: "completed" | "incomplete";
@@ -263,23 +295,34 @@ function outcomeOf(
   // A structured answer that does not parse or validate was cut short: incomplete, never made up.
   const cut =
     result.stopReason === "maxTokens" || (calls.length === 0 && !structuredAnswerOk(text, structured));
-  return { text, calls, status: cut ? "incomplete" : "completed", usage: responsesUsage(result) };
+  return {
+    text,
+    logprobs: responsesLogprobs(result.logprobs),
+    calls,
+    status: cut ? "incomplete" : "completed",
+    usage: responsesUsage(result),
+  };
 }
 
 type OutputItem = ReturnType<typeof messageItem> | ReturnType<typeof callItem>;
 
-function messageItem(id: string, text: string, status: "in_progress" | "completed" | "incomplete") {
+function messageItem(
+  id: string,
+  text: string,
+  status: "in_progress" | "completed" | "incomplete",
+  logprobs: Logprobs = [],
+) {
   return {
     type: "message" as const,
     id,
     status,
     role: "assistant" as const,
-    content: text === "" && status === "in_progress" ? [] : [textPart(text)],
+    content: text === "" && status === "in_progress" ? [] : [textPart(text, logprobs)],
   };
 }
 
-function textPart(text: string) {
-  return { type: "output_text" as const, text, annotations: [] as never[], logprobs: [] as never[] };
+function textPart(text: string, logprobs: Logprobs = []) {
+  return { type: "output_text" as const, text, annotations: [] as never[], logprobs };
 }
 
 function callItem(id: string, call: OpenAiToolCall, status: "in_progress" | "completed") {
@@ -297,7 +340,7 @@ function callItem(id: string, call: OpenAiToolCall, status: "in_progress" | "com
 function outputItems(outcome: Outcome, messageId: string, callIds: readonly string[]): OutputItem[] {
   const items: OutputItem[] = [];
   if (outcome.text !== "" || outcome.calls.length === 0) {
-    items.push(messageItem(messageId, outcome.text, outcome.status));
+    items.push(messageItem(messageId, outcome.text, outcome.status, outcome.logprobs));
   }
   outcome.calls.forEach((call, i) => items.push(callItem(callIds[i] ?? newId("fc_"), call, "completed")));
   return items;
@@ -401,12 +444,14 @@ export function createResponsesHandler({ core, queue }: V1Context) {
       resolved = turn.resolved;
       checkMaxTokens(body.max_output_tokens, turn.loaded, "max_output_tokens");
       const toolFormat = tools.tools ? resolved.toolFormat : undefined;
+      const logprobs = logprobsOptions(body, tools);
       options = {
         ...samplingOptions(
           { temperature: body.temperature, top_p: body.top_p, max_tokens: body.max_output_tokens },
           turn.loaded,
         ),
         ...format.options,
+        ...logprobs,
         ...(resolved.adapters.length > 0 ? { adapters: resolved.adapters } : {}),
         kvPolicy: resolved.kvPolicy,
         ...tools,
@@ -503,14 +548,15 @@ class ResponsesSse {
     // A message item when text was streamed, or when there is nothing else to show.
     if (this.messageOpen || outcome.calls.length === 0) {
       this.openMessage();
-      const part = textPart(this.text);
-      const item = messageItem(this.messageId, this.text, outcome.status);
+      // The engine scores the answer once it is whole: the log-probabilities come with the done events.
+      const part = textPart(this.text, outcome.logprobs);
+      const item = messageItem(this.messageId, this.text, outcome.status, outcome.logprobs);
       this.event("response.output_text.done", {
         item_id: this.messageId,
         output_index: 0,
         content_index: 0,
         text: this.text,
-        logprobs: [],
+        logprobs: outcome.logprobs,
       });
       this.event("response.content_part.done", {
         item_id: this.messageId,
