@@ -23,7 +23,7 @@ const LOGPROB_FLOOR = -9999;
  *
  * `answer` is the generated tokens in order, which the sequence holds from `start` (the prompt's
  * length) on; its very last one may be missing there (a generation ends before evaluating the
- * token it returned).
+ * token it returned), and tokens generated after the answer (a stop string) are dropped.
  */
 export async function scoreAnswer(
   sequence: LlamaContextSequence,
@@ -65,10 +65,13 @@ function entry(token: string, probability: number): { token: string; logprob: nu
   return { token, logprob, bytes: [...Buffer.from(token)] };
 }
 
-/** Whether the context holds `answer` from `start` to its end (but perhaps its last token). */
+/**
+ * Whether the context holds `answer` from `start` on: all of it, all but its last token, or all
+ * of it followed by tokens generated after it (a stop string's, which the text leaves out).
+ */
 function holdsAnswer(context: readonly Token[], start: number, answer: readonly Token[]): boolean {
-  const held = context.length - start;
-  if (held !== answer.length && held !== answer.length - 1) return false;
+  const held = Math.min(context.length - start, answer.length);
+  if (held < answer.length - 1) return false;
   for (let i = 0; i < held; i++) if (context[start + i] !== answer[i]) return false;
   return true;
 }
