@@ -159,6 +159,27 @@ describe("/v1/responses with the real engine", () => {
     expect(second.output_text.length).toBeGreaterThan(0);
   });
 
+  it("streams the Agent's call as a function_call item, with no call syntax in the text", async () => {
+    const stream = client.responses.stream({
+      model: "agent",
+      instructions: DEFAULT_SYSTEM_PROMPT,
+      input: "Please set a timer for 25 minutes with a tool.",
+      tools: [setTimer],
+      temperature: 0,
+      max_output_tokens: 48,
+    });
+    const types: string[] = [];
+    stream.on("event", (e) => types.push(e.type));
+    const final = await stream.finalResponse();
+    expect(final.output_text).not.toContain('{"tool"');
+    const call = final.output.find((o) => o.type === "function_call");
+    if (call?.type !== "function_call") throw new Error(`no function call: ${JSON.stringify(final.output)}`);
+    expect(call.name).toBe("set_timer");
+    expect(checkArguments(timerParams, JSON.parse(call.arguments))).toEqual({ ok: true });
+    expect(types).toContain("response.function_call_arguments.done");
+    expect(types.at(-1)).toBe("response.completed");
+  });
+
   it("answers JSON that validates against a json_schema text.format", async () => {
     const schema = {
       type: "object",

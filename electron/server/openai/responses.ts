@@ -497,6 +497,11 @@ export function createResponsesHandler({ core, queue }: V1Context) {
     const stream = new ResponsesSse(reply, meta, messageId);
     try {
       const result = await generate((t) => stream.delta(t));
+      // The client went away mid-answer: nobody is left to read the rest.
+      if (signal.aborted && stream.started) {
+        stream.close();
+        return reply;
+      }
       stream.finish(outcomeOf(result, stream.text, tools, structured));
     } catch (error) {
       const failure = withParam(toOpenAiError(error), "input");
@@ -599,7 +604,7 @@ class ResponsesSse {
         error: null,
       }),
     });
-    this.end();
+    this.close();
   }
 
   /** An `error` event in OpenAI's shape, then response.failed, so the SDK's stream ends with the reason. */
@@ -616,7 +621,11 @@ class ResponsesSse {
         },
       }),
     });
-    this.end();
+    this.close();
+  }
+
+  close(): void {
+    if (!this.reply.raw.writableEnded) this.reply.raw.end();
   }
 
   private start(): void {
@@ -660,9 +669,5 @@ class ResponsesSse {
     if (this.reply.raw.writableEnded) return;
     const payload = { type, sequence_number: this.sequence++, ...data };
     this.reply.raw.write(`event: ${type}\ndata: ${JSON.stringify(payload)}\n\n`);
-  }
-
-  private end(): void {
-    if (!this.reply.raw.writableEnded) this.reply.raw.end();
   }
 }
