@@ -83,6 +83,24 @@ describe("openai client: samplers", () => {
     expect(new Set([seed1[0], ...others, greedy[0]]).size).toBeGreaterThan(1);
   });
 
+  it("top_k 1 samples what greedy picks; penalties change a seeded sample", async () => {
+    const ask = (extra: Partial<OpenAI.ChatCompletionCreateParamsNonStreaming>) =>
+      client.chat.completions
+        .create({ model: base, messages: question, max_tokens: 16, ...extra })
+        .then((c) => c.choices[0]!.message.content ?? "");
+    const greedy = await ask({ temperature: 0 });
+    expect(await ask({ temperature: 1.5, top_k: 1, seed: 5 })).toBe(greedy);
+    const sampled = { temperature: 0.8, seed: 7 };
+    const plain = await ask(sampled);
+    const penalised = await ask({
+      ...sampled,
+      frequency_penalty: 2,
+      presence_penalty: 2,
+      repeat_penalty: 1.5,
+    });
+    expect(penalised).not.toBe(plain);
+  });
+
   it("reports exact usage: completion tokens as generated, the prompt as the tokenizer counts it", async () => {
     const completion = await client.chat.completions.create({
       model: base,
@@ -138,6 +156,36 @@ describe("openai client: samplers", () => {
     );
     expect(tooLong.param).toBe("max_tokens");
     expect(tooLong.message).toMatch(/context holds \d+ tokens/);
+    // Only the loaded model knows its vocabulary; the refusal still names the field.
+    const outside = await badRequest(() =>
+      client.chat.completions.create({
+        model: base,
+        messages: question,
+        max_tokens: 4,
+        logit_bias: { "99999999": 5 },
+      }),
+    );
+    expect(outside.param).toBe("logit_bias");
+    expect(outside.message).toMatch(/99999999/);
+  });
+
+  it("logit_bias +100 on one token makes greedy decoding write only it", async () => {
+    const ask = (bias?: Record<string, number>) =>
+      client.chat.completions
+        .create({
+          model: base,
+          messages: question,
+          temperature: 0,
+          max_tokens: 8,
+          ...(bias ? { logit_bias: bias } : {}),
+        })
+        .then((c) => c.choices[0]!.message.content ?? "");
+    const free = await ask();
+    // Id 100 is a plain byte in the demo's byte-level vocabulary (259 ids), not a special token.
+    const forced = await ask({ "100": 100 });
+    expect(forced.length).toBeGreaterThan(1);
+    expect(new Set(forced).size).toBe(1);
+    expect(forced).not.toBe(free);
   });
 });
 

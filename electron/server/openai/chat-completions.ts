@@ -18,6 +18,7 @@ import {
   responseFormatOptions,
   samplingOptions,
   structuredAnswerOk,
+  withEngineParam,
   type StructuredCheck,
 } from "./sampling";
 import { abortOnClose, newId, nowSeconds, resolveTurn, toOpenAiError, usageOf, type V1Context } from "./turn";
@@ -163,7 +164,7 @@ export function createChatCompletionHandler({ core, queue }: V1Context) {
           routing: resolved.routing,
         });
       } catch (error) {
-        return sendOpenAiError(reply, toOpenAiError(error));
+        return sendOpenAiError(reply, withEngineParam(toOpenAiError(error), options));
       }
     }
 
@@ -178,7 +179,7 @@ export function createChatCompletionHandler({ core, queue }: V1Context) {
         logprobsOf(result),
       );
     } catch (error) {
-      const failure = toOpenAiError(error);
+      const failure = withEngineParam(toOpenAiError(error), options);
       // Before the first byte the client still gets a proper status; afterwards only an error event.
       if (!stream.started) return sendOpenAiError(reply, failure);
       stream.fail(failure);

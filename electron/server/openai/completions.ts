@@ -7,7 +7,7 @@
 import type { FastifyReply, FastifyRequest } from "fastify";
 import type { GenerateOptions, GenerateResult } from "../../core/engine/types";
 import { OpenAiError, sendOpenAiError } from "./errors";
-import { legacyLogprobs, samplingOptions } from "./sampling";
+import { legacyLogprobs, samplingOptions, withEngineParam } from "./sampling";
 import { CompletionRequest, describeIssue } from "./schemas";
 import {
   abortOnClose,
@@ -109,7 +109,7 @@ export function createCompletionHandler({ core, queue }: V1Context) {
           usage: usageOf(result),
         });
       } catch (error) {
-        return sendOpenAiError(reply, withParam(toOpenAiError(error), "prompt"));
+        return sendOpenAiError(reply, withEngineParam(withParam(toOpenAiError(error), "prompt"), options));
       }
     }
 
@@ -122,7 +122,7 @@ export function createCompletionHandler({ core, queue }: V1Context) {
         body.stream_options?.include_usage ? usageOf(result) : null,
       );
     } catch (error) {
-      const failure = withParam(toOpenAiError(error), "prompt");
+      const failure = withEngineParam(withParam(toOpenAiError(error), "prompt"), options);
       if (!stream.started) return sendOpenAiError(reply, failure);
       stream.fail(failure);
     }

@@ -113,7 +113,7 @@ export function samplingOptions(
   return {
     temperature: body.temperature ?? DEFAULT_TEMPERATURE,
     maxTokens: maxTokens ?? DEFAULT_MAX_TOKENS,
-    ...(body.stop != null ? { stop: typeof body.stop === "string" ? [body.stop] : body.stop } : {}),
+    ...stopOption(body.stop),
     ...(body.seed != null ? { seed: body.seed } : {}),
     ...(body.top_p != null ? { topP: body.top_p } : {}),
     ...(body.top_k != null ? { topK: body.top_k } : {}),
@@ -121,6 +121,26 @@ export function samplingOptions(
     ...(Object.keys(repeatPenalty).length > 0 ? { repeatPenalty } : {}),
     ...(tokenBias ? { tokenBias } : {}),
   };
+}
+
+/** An empty stop string can never end an answer: left out rather than refused (clients send `[""]`). */
+function stopOption(stop: string | string[] | null | undefined): Pick<GenerateOptions, "stop"> {
+  const strings = (typeof stop === "string" ? [stop] : (stop ?? [])).filter((s) => s.length > 0);
+  return strings.length > 0 ? { stop: strings } : {};
+}
+
+/**
+ * The request field an engine refusal is about, where the engine cannot name it: a token id
+ * outside the vocabulary is only known to the loaded model, and its refusal names "token
+ * biases", which is `logit_bias` here.
+ */
+export function withEngineParam(
+  error: OpenAiError,
+  options: Pick<GenerateOptions, "tokenBias">,
+): OpenAiError {
+  if (error.param !== null || error.code !== "invalid_request" || !options.tokenBias) return error;
+  if (!/token bias/i.test(error.message)) return error;
+  return new OpenAiError(error.status, error.type, error.code, error.message, "logit_bias");
 }
 
 /** `{"50256": -100}` → `{50256: -100}`; a key that is not a token id is a 400 naming `logit_bias`. */

@@ -166,6 +166,13 @@ describe("chat completions: samplers reach the engine", () => {
       expect(options).not.toHaveProperty(key);
   });
 
+  it("leaves out empty stop strings, which could never end an answer", async () => {
+    await post("chat/completions", { ...hello, stop: ["", "END"] });
+    expect(lastOptions()?.stop).toEqual(["END"]);
+    await post("chat/completions", { ...hello, stop: "" });
+    expect(lastOptions()).not.toHaveProperty("stop");
+  });
+
   it("reports usage from the engine's exact prompt count", async () => {
     engine.scripts.push({ tokens: ["a", "b"] });
     const res = await post("chat/completions", hello);
