@@ -305,6 +305,33 @@ describe("POST /v1/responses answers", () => {
     expect(core.adapters.resolved.at(-1)?.text).toBe("Set a timer for 15 minutes");
   });
 
+  it("keeps steps apart: calls after all outputs are the next step, a call among open ones joins them", async () => {
+    const call = (id: string) => ({ type: "function_call", call_id: id, name: "set_timer", arguments: "{}" });
+    const output = (id: string) => ({ type: "function_call_output", call_id: id, output: id });
+    await post({
+      model: "auto",
+      input: [{ role: "user", content: "go" }, call("a"), output("a"), call("b"), output("b")],
+    });
+    expect(core.engine.calls.at(-1)?.history.slice(1)).toEqual([
+      { role: "assistant", text: "", calls: [{ name: "set_timer", arguments: {}, result: "a" }] },
+      { role: "assistant", text: "", calls: [{ name: "set_timer", arguments: {}, result: "b" }] },
+    ]);
+    const res = await post({
+      model: "auto",
+      input: [
+        { role: "user", content: "go" },
+        call("a"),
+        call("b"),
+        output("a"),
+        call("c"),
+        output("c"),
+        output("b"),
+      ],
+    });
+    expect(res.status).toBe(200);
+    expect(core.engine.calls.at(-1)?.history[1]?.calls?.map((c) => c.result)).toEqual(["a", "b", "c"]);
+  });
+
   it("passes samplers, the length, the text format and tools to the engine", async () => {
     await post({ ...hi, temperature: 0.5, top_p: 0.9, max_output_tokens: 12 });
     expect(core.engine.calls.at(-1)?.options).toMatchObject({ temperature: 0.5, topP: 0.9, maxTokens: 12 });

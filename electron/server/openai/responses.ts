@@ -65,7 +65,7 @@ interface Conversation {
 /**
  * The request's instructions and input as chat messages. Consecutive function_call items (and
  * an assistant message just before them) become one assistant message with tool_calls, the
- * function_call_output items after them its tool messages. Each call must get exactly one
+ * function_call_output items after them its tool messages, in any order. Each call must get exactly one
  * output before the next message, as OpenAI requires; the checks name `input[i]`, since the
  * client never sent the messages historyTurns would name.
  */
@@ -127,8 +127,10 @@ export function conversationOf(body: Pick<Request, "input" | "instructions">): C
         }
         open.delete(item.call_id);
         answered.add(item.call_id);
-        // Outputs close the call group: a call after them is the model's next step.
-        calling = null;
+        // Once every call has its output, a call after them is the model's next step. While some
+        // still wait, a call joins them: the engine's history has no place for a call between
+        // the outputs of one step.
+        if (open.size === 0) calling = null;
         messages.push({
           role: "tool",
           tool_call_id: item.call_id,
