@@ -57,6 +57,13 @@ const verdict = {
 /** Enough for `{ "answer": "yes" }` with the grammar's whitespace, one character a token. */
 const JSON_TOKENS = 32;
 
+/** llama.cpp's samplers, which the server takes beside OpenAI's (the client passes them through). */
+type Params = Partial<OpenAI.ChatCompletionCreateParamsNonStreaming> & {
+  top_k?: number;
+  min_p?: number;
+  repeat_penalty?: number;
+};
+
 async function badRequest(run: () => Promise<unknown>): Promise<APIError> {
   const error = await run().then(
     () => null,
@@ -69,7 +76,7 @@ async function badRequest(run: () => Promise<unknown>): Promise<APIError> {
 
 describe("openai client: samplers", () => {
   it("greedy answers twice the same; a seed repeats its sample, other seeds differ", async () => {
-    const ask = (extra: Partial<OpenAI.ChatCompletionCreateParamsNonStreaming>) =>
+    const ask = (extra: Params) =>
       client.chat.completions
         .create({ model: base, messages: question, max_tokens: 12, ...extra })
         .then((c) => c.choices[0]!.message.content ?? "");
@@ -84,7 +91,7 @@ describe("openai client: samplers", () => {
   });
 
   it("top_k 1 samples what greedy picks; penalties change a seeded sample", async () => {
-    const ask = (extra: Partial<OpenAI.ChatCompletionCreateParamsNonStreaming>) =>
+    const ask = (extra: Params) =>
       client.chat.completions
         .create({ model: base, messages: question, max_tokens: 16, ...extra })
         .then((c) => c.choices[0]!.message.content ?? "");
