@@ -137,30 +137,57 @@ const TextFormat = z.discriminatedUnion(
 export type ResponsesTextFormat = z.infer<typeof TextFormat>;
 
 export const ResponsesRequest = z.strictObject({
-  model: z.string().min(1).max(256),
-  input: z.union([z.string(), z.array(InputItem).min(1).max(10_000)]),
-  /** Becomes the first system message. */
-  instructions: z.string().max(1_000_000).nullish(),
-  tools: z.array(ResponsesFunctionTool).max(MAX_TOOLS).nullish(),
+  model: z
+    .string()
+    .min(1)
+    .max(256)
+    .describe("A model id from GET /v1/models: `auto`, the base's id or an adapter's."),
+  input: z
+    .union([z.string(), z.array(InputItem).min(1).max(10_000)])
+    .describe(
+      "The whole conversation (the server stores none): a user message as a string, or items ending with a user message or function_call_output items.",
+    ),
+  instructions: z.string().max(1_000_000).nullish().describe("Becomes the first system message."),
+  tools: z
+    .array(ResponsesFunctionTool)
+    .max(MAX_TOOLS)
+    .nullish()
+    .describe(
+      "Function tools the model may call; the client runs them and sends function_call_output items.",
+    ),
   tool_choice: ResponsesToolChoice.nullish(),
   parallel_tool_calls: z.boolean().nullish(),
-  temperature: z.number().min(0).max(2).nullish(),
-  top_p: z.number().min(0).max(1).nullish(),
-  max_output_tokens: z.number().int().min(1).max(1_000_000).nullish(),
-  stream: z.boolean().nullish(),
-  /**
-   * Alternatives per token (0..20). With it above 0, or `include: ["message.output_text.logprobs"]`,
-   * the answer's output_text carries each token's log-probability.
-   */
-  top_logprobs: TopLogprobs,
+  temperature: z
+    .number()
+    .min(0)
+    .max(2)
+    .nullish()
+    .describe("0 is greedy (the same answer every time). Default 1."),
+  // As on chat completions (sampling.ts): above 0, since 0 would keep no token at all.
+  top_p: z.number().gt(0).max(1).nullish(),
+  max_output_tokens: z
+    .number()
+    .int()
+    .min(1)
+    .max(1_000_000)
+    .nullish()
+    .describe("At most the loaded model's context; cut answers come back with status incomplete."),
+  stream: z.boolean().nullish().describe("Server-sent events, as OpenAI sends them."),
+  top_logprobs: TopLogprobs.describe(
+    'Alternatives per token (0..20). With it above 0, or include "message.output_text.logprobs", output_text carries each token\'s log-probability.',
+  ),
   text: z
     .object({
-      format: TextFormat.nullish(),
+      format: TextFormat.nullish().describe(
+        "json_object or json_schema constrain the answer by grammar; it is validated after generation.",
+      ),
       verbosity: z.enum(["low", "medium", "high"]).nullish().describe(noEffect("text.verbosity")),
     })
     .nullish(),
-  /** Non-standard, as on chat completions: blend these installed adapters (id → scale 0..2). */
-  adapters: z.record(z.string().min(1).max(64), z.number().min(0).max(2)).nullish(),
+  adapters: z
+    .record(z.string().min(1).max(64), z.number().min(0).max(2))
+    .nullish()
+    .describe("Non-standard, as on chat completions: blend these installed adapters (id → scale 0..2)."),
 
   store: z.boolean().nullish().describe(noEffect("store")),
   reasoning: z.looseObject({}).nullish().describe(noEffect("reasoning")),
