@@ -27,6 +27,13 @@ export function toBase64(vector: readonly number[]): string {
 }
 
 export function createEmbeddingsHandler({ core, queue }: V1Context) {
+  /** Vector size by model file, once known: a wrong `dimensions` is then refused before any work. */
+  const sizes = new Map<string, number>();
+  const wrongDimensions = (requested: number, size: number) =>
+    invalid(
+      `'dimensions' is ${requested}, but this model's embeddings have ${size}; leave it out or send ${size}.`,
+      "dimensions",
+    );
   return async function embeddings(request: FastifyRequest, reply: FastifyReply) {
     const raw = (request.body as { input?: unknown } | null)?.input;
     if (tokenArrays(raw))
@@ -45,7 +52,10 @@ export function createEmbeddingsHandler({ core, queue }: V1Context) {
     const body = parsed.data;
     const texts = typeof body.input === "string" ? [body.input] : body.input;
     try {
-      await resolveModelId(core, body.model);
+      const { loaded } = await resolveModelId(core, body.model);
+      const known = sizes.get(loaded.path);
+      if (body.dimensions != null && known !== undefined && body.dimensions !== known)
+        throw wrongDimensions(body.dimensions, known);
       const embedCounted = core.engine.embedCounted?.bind(core.engine);
       if (!embedCounted)
         throw new OpenAiError(
@@ -58,11 +68,8 @@ export function createEmbeddingsHandler({ core, queue }: V1Context) {
       // failing with "busy" (the engine does one thing at a time).
       const { vectors, tokens } = await queue.run(abortOnClose(reply), () => embedCounted(texts));
       const size = vectors[0]?.length ?? 0;
-      if (body.dimensions != null && body.dimensions !== size)
-        throw invalid(
-          `'dimensions' is ${body.dimensions}, but this model's embeddings have ${size}; leave it out or send ${size}.`,
-          "dimensions",
-        );
+      sizes.set(loaded.path, size);
+      if (body.dimensions != null && body.dimensions !== size) throw wrongDimensions(body.dimensions, size);
       const promptTokens = tokens.reduce((sum, n) => sum + n, 0);
       return reply.send({
         object: "list",

@@ -33,6 +33,9 @@ const StreamOptions = z
   .object({ include_usage: z.boolean().nullish(), include_obfuscation: z.boolean().nullish() })
   .strict();
 
+/** A local model answers one request at a time, so n > 1 would only multiply the wait. */
+const OneChoice = z.literal(1, { error: "only 1 is supported (one choice per request)" }).nullish();
+
 /** Non-standard: blend these installed adapters with these scales (0..2) on the base model. */
 const Adapters = z.record(z.string().min(1).max(64), z.number().min(0).max(2)).nullish();
 
@@ -44,8 +47,7 @@ export const ChatCompletionRequest = z
     stream_options: StreamOptions.nullish(),
     ...SamplerFields,
     max_completion_tokens: z.number().int().min(1).max(1_000_000).nullish(),
-    // One choice: a local model answers one request at a time, so n > 1 would multiply the wait.
-    n: z.literal(1).nullish(),
+    n: OneChoice,
     response_format: ResponseFormat.nullish(),
     logprobs: z.boolean().nullish(),
     top_logprobs: TopLogprobs,
@@ -69,7 +71,7 @@ export const CompletionRequest = z
     stream: z.boolean().nullish(),
     stream_options: StreamOptions.nullish(),
     ...SamplerFields,
-    n: z.literal(1).nullish(),
+    n: OneChoice,
     best_of: z.number().int().min(1).max(20).nullish(),
     echo: z.boolean().nullish(),
     suffix: z.string().nullish(),

@@ -3,7 +3,7 @@
  * OpenAI field reaches the engine, and every 400 (named field, OpenAI's own wording for an
  * unknown one). The real engine and the official clients: api-clients.engine.test.ts.
  */
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
 import type { Core } from "../../core/core-types";
 import { FakeEngine } from "../../core/testing/fake-engine";
 import { FakeCore, listenForTest, readJson, type OpenAiErrorReply } from "../test-core";
@@ -93,7 +93,7 @@ describe("chat completions: strict requests", () => {
   });
 
   it.each([
-    [{ ...hello, n: 2 }, "n"],
+    [{ ...hello, n: 2 }, "n", /one choice per request/],
     [{ ...hello, top_p: 1.5 }, "top_p"],
     [{ ...hello, frequency_penalty: 3 }, "frequency_penalty"],
     [{ ...hello, presence_penalty: -2.5 }, "presence_penalty"],
@@ -109,8 +109,8 @@ describe("chat completions: strict requests", () => {
     [{ ...hello, max_completion_tokens: 10_000 }, "max_completion_tokens"],
     [{ ...hello, response_format: { type: "xml" } }, "response_format.type"],
     [{ ...hello, response_format: { type: "json_schema" } }, "response_format.json_schema"],
-  ])("refuses %j naming %s", async (body, param) => {
-    await expectBadRequest(await post("chat/completions", body), param);
+  ])("refuses %j naming %s", async (body, param, message?: RegExp) => {
+    await expectBadRequest(await post("chat/completions", body), param, message);
     expect(engine.calls).toHaveLength(0);
   });
 
@@ -403,6 +403,18 @@ describe("POST /v1/embeddings", () => {
     const decoded = Array.from({ length: bytes.length / 4 }, (_, i) => bytes.readFloatLE(i * 4));
     const expected = (float.data[0]!.embedding as number[]).map((x) => Math.fround(x));
     expect(decoded).toEqual(expected);
+  });
+
+  it("refuses a wrong dimensions without embedding once the size is known", async () => {
+    await post("embeddings", { model: "auto", input: "abc" });
+    const spy = vi.spyOn(engine, "embedCounted");
+    try {
+      const res = await post("embeddings", { model: "auto", input: "abc", dimensions: 1536 });
+      await expectBadRequest(res, "dimensions", /have 32/);
+      expect(spy).not.toHaveBeenCalled();
+    } finally {
+      spy.mockRestore();
+    }
   });
 
   it("takes dimensions equal to the vector size", async () => {
