@@ -216,6 +216,59 @@ describe("POST /v1/responses validation", () => {
     expect(body).toMatchObject({ status: "completed", metadata: { run: "7" }, store: false });
   });
 
+  it("accepts a request shaped as Codex sends one, and streams the answer", async () => {
+    const shell = {
+      type: "function",
+      name: "shell",
+      description: "Runs a shell command and returns its output.",
+      strict: false,
+      parameters: {
+        type: "object",
+        properties: {
+          command: { type: "array", items: { type: "string" } },
+          workdir: { type: "string" },
+          timeout_ms: { type: "number" },
+        },
+        required: ["command"],
+        additionalProperties: false,
+      },
+    };
+    const res = await post({
+      model: "auto",
+      instructions: "You are a coding agent.",
+      input: [
+        { type: "message", role: "developer", content: [{ type: "input_text", text: "<permissions>" }] },
+        { type: "message", role: "user", content: [{ type: "input_text", text: "List the files." }] },
+        {
+          type: "reasoning",
+          summary: [{ type: "summary_text", text: "I should run ls." }],
+          content: null,
+          encrypted_content: null,
+        },
+        { type: "function_call", name: "shell", arguments: '{"command":["ls"]}', call_id: "call_a" },
+        { type: "function_call_output", call_id: "call_a", output: "README.md\nsrc" },
+      ],
+      tools: [shell],
+      tool_choice: "auto",
+      parallel_tool_calls: false,
+      reasoning: null,
+      store: false,
+      stream: true,
+      include: [],
+      prompt_cache_key: "0f7c3c1e-2b1a-4c55-9d7e-5d3c2b1a0f7c",
+      text: { verbosity: "medium" },
+      client_metadata: { originator: "codex_cli_rs" },
+    });
+    expect(res.status).toBe(200);
+    const list = await events(res);
+    expect(list.at(-1)?.type).toBe("response.completed");
+    expect(core.engine.calls.at(-1)?.history.at(-1)).toEqual({
+      role: "assistant",
+      text: "",
+      calls: [{ name: "shell", arguments: { command: ["ls"] }, result: "README.md\nsrc" }],
+    });
+  });
+
   it("answers 503 when no model is loaded", async () => {
     core.engine.loaded = null;
     const res = await post(hi);
