@@ -9,7 +9,9 @@ import { join } from "node:path";
 import { createOpenAICompatible } from "@ai-sdk/openai-compatible";
 import { cosineSimilarity, embed, embedMany, generateText, jsonSchema, Output, streamText } from "ai";
 import OpenAI, { APIError } from "openai";
+import { zodResponseFormat } from "openai/helpers/zod";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { z } from "zod";
 import { checkArguments } from "../../core/tools/argument-check";
 import { spawnTestEngine } from "../../core/testing/real-engine";
 import { startServer, type RunningServer } from "../start";
@@ -241,6 +243,17 @@ describe("openai client: response_format json_schema", () => {
     expect(finish).toBe("stop");
     expect(checkArguments(verdict, JSON.parse(text))).toEqual({ ok: true });
     expect(text).toBe(whole.choices[0]!.message.content);
+  });
+
+  it("serves the client's own structured-output helper (zodResponseFormat + parse)", async () => {
+    const completion = await client.chat.completions.parse({
+      model: base,
+      messages: ask,
+      temperature: 0,
+      max_tokens: JSON_TOKENS,
+      response_format: zodResponseFormat(z.object({ answer: z.enum(["yes", "no"]) }), "verdict"),
+    });
+    expect(["yes", "no"]).toContain(completion.choices[0]!.message.parsed?.answer);
   });
 
   it("cut by max_tokens: finish_reason length and the text as it is", async () => {
