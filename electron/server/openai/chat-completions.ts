@@ -36,7 +36,8 @@ type FinishReason = "stop" | "length" | "tool_calls";
 
 /**
  * A structured answer (response_format) that does not parse or validate was cut short (by
- * max_tokens or the context): "length", with the text as it is, never a made-up object.
+ * max_tokens or the context): "length", with the text as it is, never a made-up object. One
+ * that the request's own `stop` string ended is "stop", as asked.
  */
 function finishReason(
   result: GenerateResult,
@@ -45,6 +46,7 @@ function finishReason(
 ): FinishReason {
   if (calls.length > 0) return "tool_calls";
   if (result.stopReason === "maxTokens") return "length";
+  if (result.stopReason === "stop") return "stop";
   return structuredAnswerOk(result.text, structured) ? "stop" : "length";
 }
 
