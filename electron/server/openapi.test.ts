@@ -64,6 +64,18 @@ describe("OpenAPI document, /v1", () => {
     expect(responses.properties).toHaveProperty("input");
   });
 
+  it("describes OpenAI's answers: chat, completions and embeddings with usage", () => {
+    const answer = (path: string) =>
+      doc.paths[path]!.post!.responses["200"]!.content!["application/json"]!.schema;
+    for (const path of ["/v1/chat/completions", "/v1/completions", "/v1/embeddings"]) {
+      expect(answer(path).required, path).toContain("usage");
+    }
+    expect(Object.keys(doc.paths["/v1/chat/completions"]!.post!.responses["200"]!.content!)).toEqual([
+      "application/json",
+      "text/event-stream",
+    ]);
+  });
+
   it("gives errors in OpenAI's shape, Anthropic's for /v1/messages", () => {
     const ref = (path: string, verb: string) =>
       doc.paths[path]![verb]!.responses["400"]!.content!["application/json"]!.schema.$ref;

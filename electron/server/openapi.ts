@@ -69,6 +69,125 @@ const anthropicError = {
   required: ["type", "error"],
 } satisfies JsonSchema;
 
+const usage = {
+  type: "object",
+  properties: {
+    prompt_tokens: { type: "integer" },
+    completion_tokens: { type: "integer" },
+    total_tokens: { type: "integer" },
+  },
+  required: ["prompt_tokens", "total_tokens"],
+} satisfies JsonSchema;
+
+/** The answers' main fields (clients ignore the rest; the streamed events are described in words). */
+const v1Answers = {
+  models: {
+    type: "object",
+    properties: {
+      object: { const: "list" },
+      data: {
+        type: "array",
+        items: {
+          type: "object",
+          properties: {
+            id: { type: "string" },
+            object: { const: "model" },
+            created: { type: "integer" },
+            owned_by: { type: "string" },
+          },
+          required: ["id", "object", "created", "owned_by"],
+        },
+      },
+    },
+    required: ["object", "data"],
+  },
+  chat: {
+    type: "object",
+    properties: {
+      id: { type: "string" },
+      object: { const: "chat.completion" },
+      created: { type: "integer" },
+      model: { type: "string" },
+      choices: {
+        type: "array",
+        items: {
+          type: "object",
+          properties: {
+            index: { type: "integer" },
+            message: {
+              type: "object",
+              properties: {
+                role: { const: "assistant" },
+                content: { type: ["string", "null"] },
+                tool_calls: { type: "array" },
+              },
+            },
+            logprobs: {
+              type: ["object", "null"],
+              description: "`{content: [{token, logprob, bytes, top_logprobs}]}`",
+            },
+            finish_reason: { enum: ["stop", "length", "tool_calls"] },
+          },
+        },
+      },
+      usage,
+    },
+    required: ["id", "object", "created", "model", "choices", "usage"],
+  },
+  completion: {
+    type: "object",
+    properties: {
+      id: { type: "string" },
+      object: { const: "text_completion" },
+      created: { type: "integer" },
+      model: { type: "string" },
+      choices: {
+        type: "array",
+        items: {
+          type: "object",
+          properties: {
+            index: { type: "integer" },
+            text: { type: "string" },
+            logprobs: {
+              type: ["object", "null"],
+              description: "`{tokens, token_logprobs, top_logprobs, text_offset}`",
+            },
+            finish_reason: { enum: ["stop", "length"] },
+          },
+        },
+      },
+      usage,
+    },
+    required: ["id", "object", "created", "model", "choices", "usage"],
+  },
+  embeddings: {
+    type: "object",
+    properties: {
+      object: { const: "list" },
+      data: {
+        type: "array",
+        items: {
+          type: "object",
+          properties: {
+            object: { const: "embedding" },
+            index: { type: "integer" },
+            embedding: {
+              oneOf: [
+                { type: "array", items: { type: "number" } },
+                { type: "string", description: "base64: little-endian float32" },
+              ],
+            },
+          },
+          required: ["object", "index", "embedding"],
+        },
+      },
+      model: { type: "string" },
+      usage,
+    },
+    required: ["object", "data", "model", "usage"],
+  },
+} satisfies Record<string, JsonSchema>;
+
 type V1ErrorShape = "OpenAiError" | "AnthropicError";
 
 function v1Errors(shape: V1ErrorShape): Record<string, unknown> {
@@ -96,11 +215,13 @@ function v1Operation(options: {
   summary: string;
   request?: z.ZodType;
   answer: string;
+  /** The JSON answer's schema, where it is OpenAI's well-known shape. */
+  answerSchema?: JsonSchema;
   streams?: boolean;
   errors?: V1ErrorShape;
 }): Record<string, unknown> {
   const content: Record<string, unknown> = {
-    "application/json": { schema: { type: "object", description: options.answer } },
+    "application/json": { schema: options.answerSchema ?? { type: "object", description: options.answer } },
   };
   if (options.streams)
     content["text/event-stream"] = {
@@ -133,6 +254,7 @@ function v1Paths(): Record<string, unknown> {
         operationId: "v1.models",
         summary: "The loaded base model (by file name), every enabled adapter that fits it, and `auto`.",
         answer: '`{object: "list", data: [{id, object: "model", created, owned_by}]}`',
+        answerSchema: v1Answers.models,
       }),
     },
     "/v1/chat/completions": {
@@ -143,6 +265,7 @@ function v1Paths(): Record<string, unknown> {
           "one choice. `adapters` (non-standard) blends installed adapters.",
         request: ChatCompletionRequest,
         answer: "A `chat.completion` (or `chat.completion.chunk` events, then `[DONE]`).",
+        answerSchema: v1Answers.chat,
         streams: true,
       }),
     },
@@ -152,6 +275,7 @@ function v1Paths(): Record<string, unknown> {
         summary: "OpenAI legacy completions: one raw prompt continued without the chat template.",
         request: CompletionRequest,
         answer: "A `text_completion` (or `text_completion` events, then `[DONE]`).",
+        answerSchema: v1Answers.completion,
         streams: true,
       }),
     },
@@ -163,6 +287,7 @@ function v1Paths(): Record<string, unknown> {
           "(little-endian float32).",
         request: EmbeddingRequest,
         answer: '`{object: "list", data: [{object: "embedding", index, embedding}], model, usage}`',
+        answerSchema: v1Answers.embeddings,
       }),
     },
     "/v1/responses": {
