@@ -32,7 +32,7 @@ const MAX_LOGIT_BIAS = 300;
 export const SamplerFields = {
   max_tokens: z.number().int().min(1).max(1_000_000).nullish(),
   temperature: z.number().min(0).max(2).nullish(),
-  top_p: z.number().gt(0).max(1).nullish(),
+  top_p: z.number().min(0).max(1).nullish(),
   frequency_penalty: z.number().min(-2).max(2).nullish(),
   presence_penalty: z.number().min(-2).max(2).nullish(),
   seed: z.number().int().nullish(),
@@ -71,11 +71,11 @@ export const IgnoredFields = {
 };
 
 export const ResponseFormat = z.discriminatedUnion("type", [
-  z.object({ type: z.literal("text") }),
-  z.object({ type: z.literal("json_object") }),
-  z.object({
+  z.strictObject({ type: z.literal("text") }),
+  z.strictObject({ type: z.literal("json_object") }),
+  z.strictObject({
     type: z.literal("json_schema"),
-    json_schema: z.object({
+    json_schema: z.strictObject({
       name: z.string().min(1).max(64),
       description: z.string().nullish(),
       schema: z.record(z.string(), z.unknown()).nullish(),

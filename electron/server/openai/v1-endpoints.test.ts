@@ -66,6 +66,13 @@ describe("chat completions: strict requests", () => {
     [{ ...hello, frobnicate: true }, "frobnicate"],
     [{ ...hello, functions: [] }, "functions"],
     [{ ...hello, stream_options: { include_usage: true, extra: 1 } }, "stream_options.extra"],
+    [
+      {
+        ...hello,
+        response_format: { type: "json_schema", json_schema: { name: "x", schema: {}, extra: 1 } },
+      },
+      "response_format.json_schema.extra",
+    ],
   ])("an unknown field gets OpenAI's message naming it: %j", async (body, field) => {
     await expectBadRequest(
       await post("chat/completions", body),
