@@ -8,6 +8,7 @@ import { benchAgentTools } from "./agent-tools";
 import { benchCycle } from "./cycle";
 import { benchDemo } from "./demo";
 import { benchDownload } from "./download";
+import { benchEmbeddings } from "./embeddings";
 import { benchFit } from "./fit";
 import { benchGenui } from "./genui";
 import { benchMarkdown } from "./markdown";
@@ -17,6 +18,7 @@ import { benchNativeBuild } from "./native-build";
 import { benchRedaction } from "./redaction";
 import { benchReleases } from "./releases";
 import { benchServe } from "./serve";
+import { benchStructuredOutput } from "./structured-output";
 import { benchSync } from "./sync";
 import { benchToolCalls } from "./tool-calls";
 
@@ -48,6 +50,8 @@ const benches: Record<string, () => Promise<void>> = {
   memory: () => benchMemory({ runs: Number(values.runs) }),
   mcp: () => benchMcp({ runs: Number(values.runs) }),
   "tool-calls": () => benchToolCalls({ runs: Number(values.runs) }),
+  "structured-output": () => benchStructuredOutput({ runs: Number(values.runs) }),
+  embeddings: () => benchEmbeddings({ runs: Number(values.runs) }),
   "agent-tools": () => benchAgentTools({ runs: Number(values.runs) }),
   demo: () => benchDemo(),
   cycle: () => benchCycle({ examples: Number(values.examples) }),
