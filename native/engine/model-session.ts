@@ -497,8 +497,11 @@ export class ModelSession {
   }
 
   /**
-   * The answer's logprobs (see scoreAnswer), for the tokens whose text `text` is: a stop string
-   * or an end-of-generation token the model produced is not part of the answer, so not scored.
+   * The answer's logprobs (see scoreAnswer), for the tokens whose text `text` is: tokens the
+   * model generated outside the text are not scored — a stop string or end-of-generation token
+   * after it, and a thought segment before it (a reasoning model's `<think>…</think>`, which
+   * LlamaChat keeps out of `response`). The text is found in what the tokens spell; should it
+   * not be there as such (a wrapper that rewrites it), the tokens from the first one are taken.
    */
   private async score(
     sequence: LlamaContextSequence,
@@ -507,14 +510,22 @@ export class ModelSession {
     text: string,
     top: number,
   ): Promise<TokenLogprob[]> {
+    const pieces = generated.map((token) => this.model.detokenize([token]));
+    const starts: number[] = [];
+    let offset = 0;
+    for (const piece of pieces) {
+      starts.push(offset);
+      offset += piece.length;
+    }
+    const at = text === "" ? -1 : pieces.join("").indexOf(text);
+    const first = Math.max(0, starts.indexOf(at));
     const answer: Token[] = [];
     let length = 0;
-    for (const token of generated) {
-      if (length >= text.length) break;
-      answer.push(token);
-      length += this.model.detokenize([token]).length;
+    for (let i = first; i < generated.length && length < text.length; i++) {
+      answer.push(generated[i]!);
+      length += pieces[i]!.length;
     }
-    return scoreAnswer(sequence, this.model, promptLength, answer, top);
+    return scoreAnswer(sequence, this.model, promptLength + first, answer, top);
   }
 
   /**
