@@ -235,11 +235,15 @@ export class FakeEngine implements EngineClient {
   }
 }
 
-/** Where the first stop string that ends after `from` starts in `text`, or null. */
+/**
+ * Where the first stop string at or after `from` (the latest token) starts in `text`, or null.
+ * Simpler than the real engine, which also finds a stop string spanning tokens: the fake never
+ * takes back text it has streamed.
+ */
 function firstStop(text: string, stop: string[] | undefined, from: number): number | null {
   let best: number | null = null;
   for (const s of stop ?? []) {
-    const at = text.indexOf(s, Math.max(0, from - s.length + 1));
+    const at = text.indexOf(s, from);
     if (at >= 0 && (best === null || at < best)) best = at;
   }
   return best;
