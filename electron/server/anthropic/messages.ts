@@ -21,6 +21,7 @@ import {
 import { anthropicErrorBody, sendAnthropicError } from "./errors";
 import { describeIssue, MessagesRequest } from "./schemas";
 import { engineTurn, routeText, type EngineTurn } from "./translate";
+import { SseChannel } from "../openai/sse";
 
 /** Anthropic's default temperature. */
 const DEFAULT_TEMPERATURE = 1;
@@ -177,15 +178,21 @@ export function createMessagesHandler({ core, queue }: V1Context) {
  * message_delta the exact `input_tokens` (the SDK's stream helper takes it from there).
  */
 class MessageStream {
-  started = false;
+  private readonly sse: SseChannel;
   private blocks = 0;
   private openText: number | null = null;
   private pinged = false;
 
   constructor(
-    private readonly reply: FastifyReply,
+    reply: FastifyReply,
     private readonly meta: { id: string; model: string },
-  ) {}
+  ) {
+    this.sse = new SseChannel(reply);
+  }
+
+  get started(): boolean {
+    return this.sse.started;
+  }
 
   text(text: string): void {
     if (!text) return;
@@ -229,16 +236,7 @@ class MessageStream {
   }
 
   private start(): void {
-    if (this.started) return;
-    this.started = true;
-    this.reply.hijack();
-    this.reply.raw.writeHead(200, {
-      "content-type": "text/event-stream; charset=utf-8",
-      "cache-control": "no-cache, no-transform",
-      connection: "keep-alive",
-      "x-content-type-options": "nosniff",
-      "x-accel-buffering": "no",
-    });
+    if (!this.sse.open()) return;
     this.event("message_start", {
       message: {
         id: this.meta.id,
@@ -277,12 +275,10 @@ class MessageStream {
   }
 
   private write(event: string, data: unknown): void {
-    if (!this.reply.raw.writableEnded) {
-      this.reply.raw.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
-    }
+    this.sse.send(data, event);
   }
 
   private end(): void {
-    if (!this.reply.raw.writableEnded) this.reply.raw.end();
+    this.sse.end();
   }
 }

@@ -22,6 +22,7 @@ import {
   type StructuredCheck,
 } from "./sampling";
 import { abortOnClose, newId, nowSeconds, resolveTurn, toOpenAiError, usageOf, type V1Context } from "./turn";
+import { SseChannel } from "./sse";
 
 /** The text the router decides on: the last user message (a tool result is answered for it). */
 function lastUserText(messages: Request["messages"]): string {
@@ -195,12 +196,18 @@ export function createChatCompletionHandler({ core, queue }: V1Context) {
  * that fails at once (busy, crashed) still gets a real HTTP error status.
  */
 class SseStream {
-  started = false;
+  private readonly sse: SseChannel;
 
   constructor(
-    private readonly reply: FastifyReply,
+    reply: FastifyReply,
     private readonly meta: { id: string; created: number; model: string },
-  ) {}
+  ) {
+    this.sse = new SseChannel(reply);
+  }
+
+  get started(): boolean {
+    return this.sse.started;
+  }
 
   delta(content: string): void {
     this.start();
@@ -242,16 +249,7 @@ class SseStream {
   }
 
   private start(): void {
-    if (this.started) return;
-    this.started = true;
-    this.reply.hijack();
-    this.reply.raw.writeHead(200, {
-      "content-type": "text/event-stream; charset=utf-8",
-      "cache-control": "no-cache, no-transform",
-      connection: "keep-alive",
-      "x-content-type-options": "nosniff",
-      "x-accel-buffering": "no",
-    });
+    if (!this.sse.open()) return;
     this.chunk({ role: "assistant", content: "" }, null);
   }
 
@@ -276,12 +274,10 @@ class SseStream {
   }
 
   private write(data: unknown): void {
-    if (!this.reply.raw.writableEnded) this.reply.raw.write(`data: ${JSON.stringify(data)}\n\n`);
+    this.sse.send(data);
   }
 
   private end(): void {
-    if (this.reply.raw.writableEnded) return;
-    this.reply.raw.write("data: [DONE]\n\n");
-    this.reply.raw.end();
+    this.sse.end(true);
   }
 }

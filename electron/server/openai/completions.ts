@@ -19,6 +19,7 @@ import {
   withParam,
   type V1Context,
 } from "./turn";
+import { SseChannel } from "./sse";
 
 function invalid(message: string, param: string): OpenAiError {
   return new OpenAiError(400, "invalid_request_error", "invalid_request", message, param);
@@ -137,12 +138,18 @@ export function createCompletionHandler({ core, queue }: V1Context) {
  * still gets its HTTP status.
  */
 class CompletionStream {
-  started = false;
+  private readonly sse: SseChannel;
 
   constructor(
-    private readonly reply: FastifyReply,
+    reply: FastifyReply,
     private readonly meta: { id: string; created: number; model: string },
-  ) {}
+  ) {
+    this.sse = new SseChannel(reply);
+  }
+
+  get started(): boolean {
+    return this.sse.started;
+  }
 
   text(text: string): void {
     this.start();
@@ -166,16 +173,7 @@ class CompletionStream {
   }
 
   private start(): void {
-    if (this.started) return;
-    this.started = true;
-    this.reply.hijack();
-    this.reply.raw.writeHead(200, {
-      "content-type": "text/event-stream; charset=utf-8",
-      "cache-control": "no-cache, no-transform",
-      connection: "keep-alive",
-      "x-content-type-options": "nosniff",
-      "x-accel-buffering": "no",
-    });
+    if (!this.sse.open()) return;
   }
 
   private base() {
@@ -192,12 +190,10 @@ class CompletionStream {
   }
 
   private write(data: unknown): void {
-    if (!this.reply.raw.writableEnded) this.reply.raw.write(`data: ${JSON.stringify(data)}\n\n`);
+    this.sse.send(data);
   }
 
   private end(): void {
-    if (this.reply.raw.writableEnded) return;
-    this.reply.raw.write("data: [DONE]\n\n");
-    this.reply.raw.end();
+    this.sse.end(true);
   }
 }

@@ -45,6 +45,7 @@ import {
   withParam,
   type V1Context,
 } from "./turn";
+import { SseChannel } from "./sse";
 
 function invalid(message: string, param: string | null): OpenAiError {
   return new OpenAiError(400, "invalid_request_error", "invalid_request", message, param);
@@ -523,7 +524,7 @@ export function createResponsesHandler({ core, queue }: V1Context) {
  * first token, so a request that fails at once (busy, crashed) still gets a real HTTP status.
  */
 class ResponsesSse {
-  started = false;
+  private readonly sse: SseChannel;
   /** The text streamed so far (the message item's text). */
   text = "";
   private sequence = 0;
@@ -531,10 +532,16 @@ class ResponsesSse {
   private readonly output: OutputItem[] = [];
 
   constructor(
-    private readonly reply: FastifyReply,
+    reply: FastifyReply,
     private readonly meta: ResponseMeta,
     private readonly messageId: string,
-  ) {}
+  ) {
+    this.sse = new SseChannel(reply);
+  }
+
+  get started(): boolean {
+    return this.sse.started;
+  }
 
   delta(text: string): void {
     if (text === "") return;
@@ -627,20 +634,11 @@ class ResponsesSse {
   }
 
   close(): void {
-    if (!this.reply.raw.writableEnded) this.reply.raw.end();
+    this.sse.end();
   }
 
   private start(): void {
-    if (this.started) return;
-    this.started = true;
-    this.reply.hijack();
-    this.reply.raw.writeHead(200, {
-      "content-type": "text/event-stream; charset=utf-8",
-      "cache-control": "no-cache, no-transform",
-      connection: "keep-alive",
-      "x-content-type-options": "nosniff",
-      "x-accel-buffering": "no",
-    });
+    if (!this.sse.open()) return;
     const response = responseObject(this.meta, {
       status: "in_progress",
       output: [],
@@ -668,8 +666,6 @@ class ResponsesSse {
   }
 
   private event(type: string, data: Record<string, unknown>): void {
-    if (this.reply.raw.writableEnded) return;
-    const payload = { type, sequence_number: this.sequence++, ...data };
-    this.reply.raw.write(`event: ${type}\ndata: ${JSON.stringify(payload)}\n\n`);
+    this.sse.send({ type, sequence_number: this.sequence++, ...data }, type);
   }
 }

@@ -1,0 +1,50 @@
+/**
+ * The server-sent-events channel every streaming /v1 endpoint writes through (chat
+ * completions, completions, responses, Anthropic messages). The 200 and its headers go out only
+ * when the first event does, so a request that fails at once (busy, no model, a bad adapter)
+ * still gets a real HTTP error status; each protocol's writer decides what its events are.
+ */
+import type { FastifyReply } from "fastify";
+
+const HEADERS = {
+  "content-type": "text/event-stream; charset=utf-8",
+  "cache-control": "no-cache, no-transform",
+  connection: "keep-alive",
+  "x-content-type-options": "nosniff",
+  // Proxies (nginx) must not buffer the stream.
+  "x-accel-buffering": "no",
+} as const;
+
+export class SseChannel {
+  private opened = false;
+
+  constructor(private readonly reply: FastifyReply) {}
+
+  /** True once the headers were sent: from then on, failures can only be events. */
+  get started(): boolean {
+    return this.opened;
+  }
+
+  /** Sends the headers; true on the first call only (the caller then writes its opening events). */
+  open(): boolean {
+    if (this.opened) return false;
+    this.opened = true;
+    this.reply.hijack();
+    this.reply.raw.writeHead(200, HEADERS);
+    return true;
+  }
+
+  /** One event: `data:` JSON, with an `event:` line when the protocol names its events. */
+  send(data: unknown, event?: string): void {
+    if (this.reply.raw.writableEnded) return;
+    const name = event === undefined ? "" : `event: ${event}\n`;
+    this.reply.raw.write(`${name}data: ${JSON.stringify(data)}\n\n`);
+  }
+
+  /** Ends the stream; OpenAI's chat and completion streams end with `data: [DONE]`. */
+  end(done = false): void {
+    if (this.reply.raw.writableEnded) return;
+    if (done) this.reply.raw.write("data: [DONE]\n\n");
+    this.reply.raw.end();
+  }
+}
