@@ -339,6 +339,7 @@ export class ModelSession {
       stopReason:
         toolCalls.length > 0 ? "toolCalls" : response ? toStopReason(response.metadata.stopReason) : "abort",
       ...(toolCalls.length > 0 ? { toolCalls } : {}),
+      ...stopSequenceOf(response?.metadata, options.stop),
       tokens: used.usedOutputTokens,
       ttftMs,
       durationMs: performance.now() - started,
@@ -430,6 +431,7 @@ export class ModelSession {
     return {
       text: response?.response ?? streamed,
       stopReason: response ? toStopReason(response.metadata.stopReason) : "abort",
+      ...stopSequenceOf(response?.metadata, options.stop),
       tokens: used.usedOutputTokens,
       ttftMs,
       durationMs: performance.now() - started,
@@ -693,6 +695,19 @@ async function modelGpuLayers(
 function flashAttentionName(value: boolean | "auto"): LoadedSettings["flashAttention"] {
   if (value === "auto") return "auto";
   return value ? "on" : "off";
+}
+
+/**
+ * Which of the request's stop strings ended the answer (Anthropic's `stop_sequence`):
+ * node-llama-cpp reports the trigger that matched, as the parts it was given.
+ */
+function stopSequenceOf(
+  metadata: { stopReason: string; customStopTrigger?: readonly (string | Token)[] } | undefined,
+  stop: readonly string[] | undefined,
+): { stopSequence?: string } {
+  if (metadata?.stopReason !== "customStopTrigger" || !metadata.customStopTrigger || !stop) return {};
+  const text = metadata.customStopTrigger.filter((part) => typeof part === "string").join("");
+  return stop.includes(text) ? { stopSequence: text } : {};
 }
 
 function toStopReason(

@@ -343,6 +343,8 @@ export interface GenerateResult {
   promptTokensEvaluated: number;
   /** The prompt's length in tokens, exactly as laid out (for usage counts). */
   promptTokens?: number;
+  /** With stopReason "stop": which of GenerateOptions.stop ended the answer. */
+  stopSequence?: string;
   /** With GenerateOptions.logprobs: one entry per generated token. */
   logprobs?: TokenLogprob[];
   contextTokens: number;

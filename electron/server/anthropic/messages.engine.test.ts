@@ -140,7 +140,8 @@ describe("/v1/messages with the real engine and the Anthropic SDK", () => {
     // A word from the middle of the free answer: the stopped answer is the text before it.
     const word = text.split(/\s+/).filter((w) => w.length > 2)[2] ?? text.slice(4, 8);
     expect(word.length).toBeGreaterThan(0);
-    const stopped = await greedy({ ...params, stop_sequences: [word] });
+    // Two sequences, the one that matches second: the engine names it (not a guess from one).
+    const stopped = await greedy({ ...params, stop_sequences: ["§never§", word] });
     expect(stopped.stop_reason).toBe("stop_sequence");
     expect(stopped.stop_sequence).toBe(word);
     const stoppedText = stopped.content[0]?.type === "text" ? stopped.content[0].text : "";

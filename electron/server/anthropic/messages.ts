@@ -63,11 +63,16 @@ function stopReason(result: GenerateResult, uses: readonly ToolUseContent[]): St
 }
 
 /**
- * Which of `stop_sequences` ended the answer. The engine reports that one did, not which: with
- * one sequence that is it; with several, null (Anthropic's value when none is known).
+ * Which of `stop_sequences` ended the answer: the engine reports the one that matched; an
+ * engine that does not (fakes) leaves it known only when there was one.
  */
-function stopSequence(reason: StopReason, sequences: readonly string[] | undefined): string | null {
+function stopSequence(
+  reason: StopReason,
+  result: GenerateResult,
+  sequences: readonly string[] | undefined,
+): string | null {
   if (reason !== "stop_sequence") return null;
+  if (result.stopSequence) return result.stopSequence;
   return sequences?.length === 1 ? sequences[0]! : null;
 }
 
@@ -141,7 +146,7 @@ export function createMessagesHandler({ core, queue }: V1Context) {
           role: "assistant",
           content,
           stop_reason: reason,
-          stop_sequence: stopSequence(reason, body.stop_sequences),
+          stop_sequence: stopSequence(reason, result, body.stop_sequences),
           usage: usage(result),
           // Non-standard: which adapters answered and why (clients ignore unknown fields).
           routing: resolved.routing,
@@ -157,7 +162,7 @@ export function createMessagesHandler({ core, queue }: V1Context) {
       const uses = toolUses(result, tools);
       stream.toolUses(uses);
       const reason = stopReason(result, uses);
-      stream.finish(reason, stopSequence(reason, body.stop_sequences), usage(result));
+      stream.finish(reason, stopSequence(reason, result, body.stop_sequences), usage(result));
     } catch (error) {
       const failure = toOpenAiError(error);
       // Before the first byte the client still gets a proper status; afterwards only an error event.
