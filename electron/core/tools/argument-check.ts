@@ -4,8 +4,8 @@
  * produce arguments the tool must not see.
  */
 import Ajv, { type ValidateFunction } from "ajv";
-import Ajv2019 from "ajv/dist/2019";
-import Ajv2020 from "ajv/dist/2020";
+import Ajv2019 from "ajv/dist/2019.js";
+import Ajv2020 from "ajv/dist/2020.js";
 import { grammarSchemaProblem } from "../../../native/engine/tool-schema";
 
 const options = { allErrors: false, strict: false, validateFormats: false } as const;
