@@ -1,7 +1,7 @@
 import { useState } from "react";
 import type { AdapterInfo } from "../../../electron/api";
 import { useAdapterState, useController } from "../app/controller-context";
-import type { CompareState } from "../state/adapter-controller";
+import type { CompareState } from "./adapter-controller";
 
 /** One test prompt answered by the base model alone and with the adapter, side by side. */
 export function AdapterCompare({ adapter, compare }: { adapter: AdapterInfo; compare: CompareState }) {

@@ -7,7 +7,7 @@ import {
   pickerValue,
   selectableAdapters,
   selectionFromPicker,
-} from "../state/adapter-logic";
+} from "./adapter-logic";
 import { BlendDialog } from "./BlendDialog";
 
 const OPEN_BLEND = "open-blend";

@@ -3,7 +3,7 @@ import type { KeyboardEvent } from "react";
 import type { AdapterSelection, Message } from "../../../electron/api";
 import { useAdapterState, useAppState, useController } from "../app/controller-context";
 import { currentAdapters } from "../state/app-store";
-import { regenerateSelection, selectableAdapters } from "../state/adapter-logic";
+import { regenerateSelection, selectableAdapters } from "./adapter-logic";
 
 /**
  * Under the last answer: "Regenerate" (same adapters as that answer) and the

@@ -1,7 +1,7 @@
 import { useState } from "react";
 import type { AdapterInfo, AdapterSelection } from "../../../electron/api";
 import { Modal } from "../app/Modal";
-import { blendFromScales, formatScale, initialBlendScales } from "../state/adapter-logic";
+import { blendFromScales, formatScale, initialBlendScales } from "./adapter-logic";
 
 /** Mix adapters: one slider per adapter (0 leaves it out, 1 is full strength, up to 2). */
 export function BlendDialog({

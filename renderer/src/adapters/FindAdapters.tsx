@@ -1,7 +1,7 @@
 import { useId, useState } from "react";
 import { useAdapterState, useAppState, useController } from "../app/controller-context";
-import { hubFileKey } from "../state/adapter-controller";
-import { fileName, formatBytes } from "../state/hub-logic";
+import { hubFileKey } from "./adapter-controller";
+import { fileName, formatBytes } from "../models/hub-logic";
 
 /**
  * "Find adapters for this model": LoRA adapter GGUFs on the hub whose base matches the loaded

@@ -2,7 +2,7 @@ import { useId, useState } from "react";
 import type { Release } from "../../../electron/api";
 import { errorMessage } from "../api";
 import { useAdapterState, useController } from "../app/controller-context";
-import { releaseRow } from "../state/release-logic";
+import { releaseRow } from "./release-logic";
 
 type Loaded =
   { state: "loading" } | { state: "done"; release: Release | null } | { state: "error"; message: string };

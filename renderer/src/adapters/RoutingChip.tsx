@@ -1,7 +1,7 @@
 import { useMemo } from "react";
 import type { RoutingInfo } from "../../../electron/api";
 import { useAdapterState } from "../app/controller-context";
-import { adapterNames, describeRouting } from "../state/adapter-logic";
+import { adapterNames, describeRouting } from "./adapter-logic";
 import { ReleaseDetails } from "./ReleaseDetails";
 
 /**

@@ -1,7 +1,7 @@
 import { useId } from "react";
 import type { AdapterVersionInfo, ContractSummary, GateProgress } from "../../../electron/api";
 import { useController, useReleaseState } from "../app/controller-context";
-import { formatBytes } from "../state/adapter-logic";
+import { formatBytes } from "./adapter-logic";
 import {
   describeContract,
   describeGate,
@@ -10,7 +10,7 @@ import {
   sourceLabel,
   versionBadge,
   versionKey,
-} from "../state/release-logic";
+} from "./release-logic";
 
 const timeFormat = new Intl.DateTimeFormat(undefined, { dateStyle: "medium", timeStyle: "short" });
 

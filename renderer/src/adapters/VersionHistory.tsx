@@ -1,8 +1,8 @@
 import { useEffect, useId, useRef, useState } from "react";
 import type { AdapterInfo, AdapterVersionInfo } from "../../../electron/api";
 import { useController, useReleaseState } from "../app/controller-context";
-import { formatBytes } from "../state/adapter-logic";
-import { prunable } from "../state/release-logic";
+import { formatBytes } from "./adapter-logic";
+import { prunable } from "./release-logic";
 import { ConfirmButtons } from "./ConfirmButtons";
 import { VersionCard } from "./VersionCard";
 

@@ -1,5 +1,5 @@
 import type { Message } from "../../../electron/api";
-import { contextNote, memoriesUsedLabel } from "../state/memory-logic";
+import { contextNote, memoriesUsedLabel } from "../memory/memory-logic";
 
 /**
  * What shaped an answer beyond the visible chat: the memories put into its prompt

@@ -3,7 +3,7 @@ import { AdapterPicker } from "../adapters/AdapterPicker";
 import { useAppState, useController } from "../app/controller-context";
 import { COMPOSER_INPUT_ID } from "../app/dom-ids";
 import { canChat } from "../state/app-store";
-import { isStreaming } from "../state/chat-logic";
+import { isStreaming } from "./chat-logic";
 
 /** Message box: Enter sends, Shift+Enter adds a line; Stop replaces Send while the answer streams. */
 export function Composer() {

@@ -9,7 +9,7 @@ import {
   formatDuration,
   resultPreview,
   serverLabel,
-} from "../state/tool-logic";
+} from "./tool-logic";
 
 const count = new Intl.NumberFormat();
 

@@ -4,7 +4,7 @@ import { useAppState, useController } from "../app/controller-context";
 import { hashForConversation } from "../app/hash-route";
 import { downloadText } from "../app/download";
 import { DownloadIcon, PencilIcon, TrashIcon } from "../app/icons";
-import { pendingStep } from "../state/tool-logic";
+import { pendingStep } from "../chat/tool-logic";
 
 /**
  * One conversation: a link that opens it, inline rename (Enter saves, Escape cancels), export

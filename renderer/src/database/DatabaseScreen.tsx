@@ -1,5 +1,5 @@
 import { useController, useDatabaseState } from "../app/controller-context";
-import { formatBytes, formatTime } from "../state/privacy-logic";
+import { formatBytes, formatTime } from "../privacy/privacy-logic";
 
 /**
  * Full screen shown when core could not open the conversation database: why, the backups

@@ -9,7 +9,7 @@ import type { Message } from "../../../electron/api";
 import type { InteractionValues, MessageInteraction } from "../../../electron/api/genui";
 import { errorMessage } from "../api";
 import { useAppState, useController } from "../app/controller-context";
-import { mergeSent } from "../state/chat-logic";
+import { mergeSent } from "../chat/chat-logic";
 import { GenuiProvider, type GenuiActions } from "./genui-context";
 import { GenuiDocument } from "./GenuiDocument";
 import { StreamingDocument } from "./streaming-document";

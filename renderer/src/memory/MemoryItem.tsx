@@ -2,7 +2,7 @@ import { useId, useState } from "react";
 import type { Memory } from "../../../electron/api";
 import { useController, useMemoryState } from "../app/controller-context";
 import { hashForConversation } from "../app/hash-route";
-import { memorySourceLabel } from "../state/memory-logic";
+import { memorySourceLabel } from "./memory-logic";
 
 /** One memory: its text and source; Keep/Discard when proposed, else Edit and Delete (confirmed). */
 export function MemoryItem({ memory, onNavigate }: { memory: Memory; onNavigate: () => void }) {

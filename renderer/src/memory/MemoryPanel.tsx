@@ -1,7 +1,7 @@
 import { useId, useMemo, useState } from "react";
 import { useController, useMemoryState, useSettingsState } from "../app/controller-context";
 import { Modal } from "../app/Modal";
-import { splitMemories } from "../state/memory-logic";
+import { splitMemories } from "./memory-logic";
 import { MemoryItem } from "./MemoryItem";
 
 /**

@@ -7,7 +7,7 @@ import {
   downloadPercent,
   fileName,
   isActiveDownload,
-} from "../state/hub-logic";
+} from "./hub-logic";
 
 /**
  * One download: progress bar with %, speed and ETA, pause / resume / cancel (asked twice: it

@@ -1,5 +1,5 @@
 import type { FitEstimate } from "../../../electron/api";
-import { describeFit } from "../state/hub-logic";
+import { describeFit } from "./hub-logic";
 
 /**
  * The fit estimate in plain words: fits or not, RAM and VRAM against this machine, the context

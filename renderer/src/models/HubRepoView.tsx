@@ -10,8 +10,8 @@ import {
   hubErrorHint,
   localModelFor,
   modelFiles,
-} from "../state/hub-logic";
-import type { GpuLayers } from "../state/hub-logic";
+} from "./hub-logic";
+import type { GpuLayers } from "./hub-logic";
 import { DownloadRow } from "./DownloadRow";
 import { FitSummary } from "./FitSummary";
 import { HubTokenForm } from "./HubTokenForm";

@@ -3,9 +3,9 @@ import type { LoadSettings } from "../../../electron/api";
 import { useAppState, useController, useLocalModelsState } from "../app/controller-context";
 import { COMPOSER_INPUT_ID } from "../app/dom-ids";
 import { Modal } from "../app/Modal";
-import type { LoadDialogState } from "../state/local-models-controller";
-import { draftFromSettings, fitInputFromDraft, formatTokens, settingsFromDraft } from "../state/hub-logic";
-import type { LoadDraft } from "../state/hub-logic";
+import type { LoadDialogState } from "./local-models-controller";
+import { draftFromSettings, fitInputFromDraft, formatTokens, settingsFromDraft } from "./hub-logic";
+import type { LoadDraft } from "./hub-logic";
 import { FitSummary } from "./FitSummary";
 import { LoadProgress } from "./LoadProgress";
 

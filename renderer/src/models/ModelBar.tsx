@@ -8,7 +8,7 @@ import {
   useSettingsState,
 } from "../app/controller-context";
 import { MenuIcon } from "../app/icons";
-import { downloadsSummary } from "../state/hub-logic";
+import { downloadsSummary } from "./hub-logic";
 import { LoadProgress } from "./LoadProgress";
 
 /** Header: the loaded model, GPU or CPU, load progress and engine errors, and the Model button. */

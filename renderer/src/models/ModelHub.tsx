@@ -7,7 +7,7 @@ import {
   hubErrorHint,
   isActiveDownload,
   TIER_LABELS,
-} from "../state/hub-logic";
+} from "./hub-logic";
 import { DownloadRow } from "./DownloadRow";
 import { HubRepoView } from "./HubRepoView";
 import { HubTokenForm } from "./HubTokenForm";

@@ -1,5 +1,5 @@
 import { useAppState, useController, useHubState, useLocalModelsState } from "../app/controller-context";
-import { formatBytes } from "../state/hub-logic";
+import { formatBytes } from "./hub-logic";
 import { FileChooser } from "../app/FileChooser";
 import { LoadProgress } from "./LoadProgress";
 

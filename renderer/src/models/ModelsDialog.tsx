@@ -2,7 +2,7 @@ import { Tab, TabList, TabPanel, Tabs } from "react-aria-components";
 import type { Key } from "react-aria-components";
 import { useController, useHubState, useLocalModelsState } from "../app/controller-context";
 import { Modal } from "../app/Modal";
-import type { ModelsTab } from "../state/hub-controller";
+import type { ModelsTab } from "./hub-controller";
 import { LocalModels } from "./LocalModels";
 import { ModelHub } from "./ModelHub";
 

@@ -1,7 +1,7 @@
 import { useId } from "react";
 import type { PrivacyState, SharingLevel } from "../../../electron/api";
 import { useController, usePrivacyState } from "../app/controller-context";
-import { SHARING_HINTS, SHARING_LABELS, SHARING_LEVELS } from "../state/privacy-logic";
+import { SHARING_HINTS, SHARING_LABELS, SHARING_LEVELS } from "./privacy-logic";
 
 /**
  * The "Feedback sharing" radio group. Choosing a level that shares more shows a confirm step

@@ -1,6 +1,6 @@
 import type { SyncStatus } from "../../../electron/api";
 import { useController, usePrivacyState } from "../app/controller-context";
-import { formatTime, queuedLabel, syncStateLabel } from "../state/privacy-logic";
+import { formatTime, queuedLabel, syncStateLabel } from "./privacy-logic";
 
 /** Live sync status (privacy.sync events), refusals with the server's reasons, "Sync now". */
 export function SyncStatusView({ sync }: { sync: SyncStatus }) {

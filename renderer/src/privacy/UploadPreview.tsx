@@ -1,5 +1,5 @@
 import { useController, usePrivacyState } from "../app/controller-context";
-import { formatBytes } from "../state/privacy-logic";
+import { formatBytes } from "./privacy-logic";
 
 /** "Preview next upload": the exact JSON of the next batch, as text in a read-only block. */
 export function UploadPreview() {

@@ -1,14 +1,14 @@
 import { useState } from "react";
 import type { UpdateCheck } from "../../../electron/api";
 import { useController, useReleaseState, useUpdateState } from "../app/controller-context";
-import type { NameOf } from "../state/release-logic";
+import type { NameOf } from "../adapters/release-logic";
 import {
   describeCheck,
   describeUpdate,
   describeUpdateItem,
   downloadFraction,
   versionKey,
-} from "../state/release-logic";
+} from "../adapters/release-logic";
 
 const timeFormat = new Intl.DateTimeFormat(undefined, { dateStyle: "medium", timeStyle: "short" });
 

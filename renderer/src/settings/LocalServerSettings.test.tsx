@@ -4,7 +4,7 @@ import { describe, expect, it } from "vitest";
 import type { LocalServerStatus } from "../../../electron/api";
 import { ControllerProvider } from "../app/controller-context";
 import { AppController } from "../state/app-controller";
-import type { LocalServerState } from "../state/local-server-controller";
+import type { LocalServerState } from "./local-server-controller";
 import { ScriptedApi } from "../state/testing/scripted-api";
 import { LocalServerSettings } from "./LocalServerSettings";
 

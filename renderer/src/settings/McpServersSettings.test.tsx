@@ -4,7 +4,7 @@ import { describe, expect, it } from "vitest";
 import type { McpServerStatus, ToolInfo } from "../../../electron/api";
 import { ControllerProvider } from "../app/controller-context";
 import { AppController } from "../state/app-controller";
-import type { McpState } from "../state/mcp-controller";
+import type { McpState } from "./mcp-controller";
 import { ScriptedApi } from "../state/testing/scripted-api";
 import { McpServersSettings } from "./McpServersSettings";
 

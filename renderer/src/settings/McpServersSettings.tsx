@@ -3,8 +3,8 @@ import type { McpServerStatus, ToolInfo } from "../../../electron/api";
 import { ConfirmButtons } from "../adapters/ConfirmButtons";
 import { useController, useMcpState } from "../app/controller-context";
 import { JsonFileInput } from "../app/JsonFileInput";
-import { EMPTY_SERVER_FORM, SERVER_STATE_LABEL, serverFromForm } from "../state/tool-logic";
-import type { ServerForm } from "../state/tool-logic";
+import { EMPTY_SERVER_FORM, SERVER_STATE_LABEL, serverFromForm } from "../chat/tool-logic";
+import type { ServerForm } from "../chat/tool-logic";
 
 // mcp.import takes at most this many characters; a bigger file is refused before it is read.
 const MAX_IMPORT_CHARS = 1_000_000;

@@ -1,5 +1,5 @@
 import { useAdapterState, useReleaseState } from "../app/controller-context";
-import { releaseRow } from "../state/release-logic";
+import { releaseRow } from "../adapters/release-logic";
 
 const timeFormat = new Intl.DateTimeFormat(undefined, { dateStyle: "medium", timeStyle: "medium" });
 

@@ -3,7 +3,7 @@ import { createStore } from "zustand/vanilla";
 import type { StoreApi } from "zustand/vanilla";
 import type { AdapterSelection, Conversation, EngineStatus, SearchHit } from "../../../electron/api";
 import type { ConnectionState } from "../api";
-import type { MessagesByConversation } from "./chat-logic";
+import type { MessagesByConversation } from "../chat/chat-logic";
 
 /** "database": core could not open the database; the database screen offers recovery. */
 export type AppPhase = "loading" | "loaded" | "error" | "database";

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { ApiError, McpServerSpec } from "../../../electron/api";
 import type { McpServerStatus, ToolStep } from "../../../electron/api";
-import { createAppStore } from "./app-store";
+import { createAppStore } from "../state/app-store";
 import { ChatController } from "./chat-controller";
 import { applyDeltas, applyDone, mergeFetched, mergeSent } from "./chat-logic";
 import {
@@ -15,8 +15,8 @@ import {
   upsertServer,
   upsertStep,
 } from "./tool-logic";
-import { message } from "./testing/fixtures";
-import { ScriptedApi } from "./testing/scripted-api";
+import { message } from "../state/testing/fixtures";
+import { ScriptedApi } from "../state/testing/scripted-api";
 
 function step(over: Partial<ToolStep> & Pick<ToolStep, "id">): ToolStep {
   return {

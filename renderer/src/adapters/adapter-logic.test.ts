@@ -12,7 +12,7 @@ import {
   selectableAdapters,
   selectionFromPicker,
 } from "./adapter-logic";
-import { adapterInfo as adapter } from "./testing/fixtures";
+import { adapterInfo as adapter } from "../state/testing/fixtures";
 
 const names = adapterNames([adapter("chat", "Chat"), adapter("coding", "Coding")]);
 

@@ -9,7 +9,7 @@ import type { StoreApi } from "zustand/vanilla";
 import type { McpServerSpec, McpServerStatus, ToolInfo } from "../../../electron/api";
 import { errorMessage } from "../api";
 import type { RendererApi } from "../api";
-import { upsertServer } from "./tool-logic";
+import { upsertServer } from "../chat/tool-logic";
 
 export interface ImportOutcome {
   added: string[];

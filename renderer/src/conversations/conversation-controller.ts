@@ -6,8 +6,8 @@
 import type { AdapterSelection, Conversation } from "../../../electron/api";
 import { errorMessage } from "../api";
 import type { RendererApi } from "../api";
-import type { AppState, AppStore } from "./app-store";
-import { mergeFetched, upsertConversation } from "./chat-logic";
+import type { AppState, AppStore } from "../state/app-store";
+import { mergeFetched, upsertConversation } from "../chat/chat-logic";
 import { searchQuery, withDetailError, withoutConversation } from "./conversation-logic";
 
 export class ConversationController {

@@ -5,9 +5,9 @@
  */
 import type { Conversation, Message } from "../../../electron/api";
 import { errorMessage } from "../api";
-import type { AppState } from "./app-store";
-import type { MessagesByConversation } from "./chat-logic";
-import { removeConversation, upsertConversation } from "./chat-logic";
+import type { AppState } from "../state/app-store";
+import type { MessagesByConversation } from "../chat/chat-logic";
+import { removeConversation, upsertConversation } from "../chat/chat-logic";
 
 /** The longest query sent to conversations.search. */
 export const MAX_SEARCH_QUERY = 500;

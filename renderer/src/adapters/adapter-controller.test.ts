@@ -1,9 +1,9 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { ApiError } from "../../../electron/api";
 import type { Conversation } from "../../../electron/api";
-import { AppController } from "./app-controller";
-import { adapterInfo as adapter, message, readyEngine } from "./testing/fixtures";
-import { ScriptedApi } from "./testing/scripted-api";
+import { AppController } from "../state/app-controller";
+import { adapterInfo as adapter, message, readyEngine } from "../state/testing/fixtures";
+import { ScriptedApi } from "../state/testing/scripted-api";
 
 const engine = readyEngine({ path: "/m/base.gguf", name: "base", isDemo: false });
 

@@ -5,7 +5,7 @@
  */
 import { errorMessage } from "../api";
 import type { RendererApi } from "../api";
-import type { AppState, AppStore } from "./app-store";
+import type { AppState, AppStore } from "../state/app-store";
 import { withDeleteMemories, withoutPendingDelete, withPendingDelete } from "./conversation-logic";
 
 /** How long a deleted conversation can be restored with Undo. */

@@ -9,7 +9,7 @@ import type { StoreApi } from "zustand/vanilla";
 import type { UpdateCheck, UpdateProgress, UpdateSettings } from "../../../electron/api";
 import { errorMessage } from "../api";
 import type { RendererApi } from "../api";
-import { versionKey } from "./release-logic";
+import { versionKey } from "../adapters/release-logic";
 
 export interface UpdateState {
   settings: UpdateSettings | null;

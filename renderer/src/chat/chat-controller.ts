@@ -7,8 +7,8 @@
 import type { AdapterSelection, EventPayload, Message, ToolDecision } from "../../../electron/api";
 import { errorMessage } from "../api";
 import type { RendererApi } from "../api";
-import { canChat } from "./app-store";
-import type { AppState, AppStore } from "./app-store";
+import { canChat } from "../state/app-store";
+import type { AppState, AppStore } from "../state/app-store";
 import {
   applyDeltas,
   applyDone,
@@ -18,7 +18,7 @@ import {
   titleFromText,
 } from "./chat-logic";
 import type { Delta } from "./chat-logic";
-import { findMessage, withCreatedConversation } from "./conversation-logic";
+import { findMessage, withCreatedConversation } from "../conversations/conversation-logic";
 import { DeltaBatcher } from "./delta-batcher";
 import type { Schedule } from "./delta-batcher";
 import { applyToolStep } from "./tool-logic";

@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { ApiError } from "../../../electron/api";
 import type { Conversation, SearchHit } from "../../../electron/api";
-import { initialAppState } from "./app-store";
-import type { AppState } from "./app-store";
+import { initialAppState } from "../state/app-store";
+import type { AppState } from "../state/app-store";
 import {
   findMessage,
   searchQuery,
@@ -13,7 +13,7 @@ import {
   withoutPendingDelete,
   withPendingDelete,
 } from "./conversation-logic";
-import { message } from "./testing/fixtures";
+import { message } from "../state/testing/fixtures";
 
 function conversation(id: string, updatedAt = 1): Conversation {
   return { id, title: id, createdAt: 1, updatedAt, adapters: "auto" };

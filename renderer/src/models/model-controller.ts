@@ -5,7 +5,7 @@
 import type { EngineStatus, LoadSettings } from "../../../electron/api";
 import { errorMessage } from "../api";
 import type { RendererApi } from "../api";
-import type { AppState, AppStore } from "./app-store";
+import type { AppState, AppStore } from "../state/app-store";
 
 export class ModelController {
   constructor(

@@ -13,7 +13,7 @@ import type {
   LocalModel,
   RecommendedModel,
 } from "../../../electron/api";
-import { formatBytes } from "./adapter-logic";
+import { formatBytes } from "../adapters/adapter-logic";
 
 export { formatBytes };
 
