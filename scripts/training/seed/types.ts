@@ -2,7 +2,7 @@
  * Shared shapes and helpers of the seed-data generator: one SFT example, a domain's disjoint
  * train/held-out pools, and the seeded choice of (subject, wording) pairs.
  */
-import { hashSeed, mulberry32 } from "../../../native/gguf/prng";
+import { hashSeed, mulberry32 } from "../../../common/prng";
 
 export const SEED_DOMAINS = ["chat", "coding", "agent", "ui"] as const;
 export type SeedDomain = (typeof SEED_DOMAINS)[number];
