@@ -5,6 +5,7 @@ export default defineConfig({
     include: [
       "electron/**/*.test.ts",
       "native/**/*.test.ts",
+      "common/**/*.test.ts",
       "renderer/**/*.test.{ts,tsx}",
       "cloud/**/*.test.ts",
       "scripts/**/*.test.ts",

@@ -16,7 +16,7 @@ import { gv, writeGguf, type GgufWriteTensor } from "../native/gguf/writer";
 import { normalizeAdapters } from "../native/engine/live-adapters";
 import { engineThreads, loadLlamaBackend, type LlamaBackend } from "../native/engine/llama-backend";
 import { ModelSession } from "../native/engine/model-session";
-import type { AdapterUse, ChatTurn, KvPolicy } from "../native/engine/protocol";
+import type { AdapterUse, ChatTurn, KvPolicy } from "../common/engine-protocol";
 import { median, percentile, report, type BenchRow } from "./stats";
 
 const POLICIES: KvPolicy[] = ["reevaluate", "sequence-per-set", "activated"];

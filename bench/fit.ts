@@ -12,7 +12,7 @@
 import { readFileSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { FitResult, KvCacheType, LoadedModel } from "../native/engine/protocol";
+import type { FitResult, KvCacheType, LoadedModel } from "../common/engine-protocol";
 import { writeFixtures } from "../native/gguf/fixtures";
 import { isTinyModelSize, type TinyModelSize } from "../native/gguf/tiny-model";
 import { spawnNodeEngine } from "../electron/core/engine/spawn-node";

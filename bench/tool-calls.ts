@@ -17,7 +17,7 @@
 import { DEFAULT_SYSTEM_PROMPT } from "../electron/core/chat/turn-deps";
 import { loadLlamaBackend } from "../native/engine/llama-backend";
 import { ModelSession } from "../native/engine/model-session";
-import type { ChatTurn, GenerateOptions, GenerateResult, ToolDefinition } from "../native/engine/protocol";
+import type { ChatTurn, GenerateOptions, GenerateResult, ToolDefinition } from "../common/engine-protocol";
 import { demoAdaptersDir, demoBasePath, DEMO_TOOL_CALL_FORMATS } from "../native/gguf/demo-files";
 import { join } from "node:path";
 import { median, report, type BenchRow } from "./stats";

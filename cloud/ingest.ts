@@ -4,7 +4,7 @@
  * itself (with its reason) so one malformed item never costs the user the other 199.
  */
 import { z } from "zod";
-import { BatchRequest, FeedbackItem, LIMITS, TEXT_FIELDS } from "./protocol";
+import { BatchRequest, FeedbackItem, LIMITS, TEXT_FIELDS } from "../common/feedback-protocol";
 
 /** Adapter domains the service trains; an item about another one is rejected. */
 export const DEFAULT_DOMAINS = ["chat", "coding", "agent", "ui"] as const;

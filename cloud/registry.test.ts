@@ -2,9 +2,9 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { RegistryIndex } from "./registry-protocol";
+import { RegistryIndex } from "../common/registry-protocol";
 import { startCloud, type RunningCloud } from "./server";
-import { codingManifest, publishAdapter } from "./testing/hand-built-versions";
+import { codingManifest, publishAdapter } from "../testing/cloud/hand-built-versions";
 
 let dir: string;
 let cloud: RunningCloud;

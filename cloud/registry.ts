@@ -24,7 +24,7 @@ import {
   REGISTRY_FORMAT,
   RegistryIndex,
   type RegistryEntry,
-} from "./registry-protocol";
+} from "../common/registry-protocol";
 
 export interface RegistryOptions {
   dataDir: string;

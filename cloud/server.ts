@@ -1,7 +1,7 @@
 /**
  * The reference feedback service: installs register for a token, upload redacted feedback in
  * gzip batches, can delete everything they uploaded; an admin exports per-domain datasets.
- * No fault-injection hook lives here: tests put cloud/testing/fault-proxy.ts in front.
+ * No fault-injection hook lives here: tests put testing/cloud/fault-proxy.ts in front.
  */
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from "fastify";
 import { promisify } from "node:util";
@@ -11,7 +11,7 @@ import { exportDataset, type PiiScan } from "./export";
 import { checkBatch, DEFAULT_DOMAINS } from "./ingest";
 import { redact } from "../electron/core/feedback/redaction";
 import { parseExportQuery, type RawQuery } from "./prepare/query";
-import { LIMITS, PROTOCOL_VERSION, RegisterRequest, type BatchResponse, type FeedbackItem } from "./protocol";
+import { LIMITS, PROTOCOL_VERSION, RegisterRequest, type BatchResponse, type FeedbackItem } from "../common/feedback-protocol";
 import { registerRegistry, type RegistryStore } from "./registry";
 import { FeedbackStore } from "./store";
 

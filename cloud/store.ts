@@ -5,7 +5,7 @@
 import BetterSqlite3, { type Database } from "better-sqlite3";
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
-import type { FeedbackItem } from "./protocol";
+import type { FeedbackItem } from "../common/feedback-protocol";
 
 export const CLOUD_DB_FILE = "cloud.db";
 

@@ -18,7 +18,7 @@ import { type TrainedAdapterManifest, writeManifest } from "../cloud/training/ad
 import { demoAdapter } from "../native/gguf/adapters";
 import { demoBaseInitSpec } from "../native/gguf/demo-base";
 import { DEMO_TOOL_CALL_FORMATS } from "../native/gguf/demo-files";
-import type { ToolCallFormat } from "../native/engine/protocol";
+import type { ToolCallFormat } from "../common/engine-protocol";
 import { writeGguf } from "../native/gguf/writer";
 import { readDatasetFile } from "../cloud/training/dataset-file";
 import { checkTorch, locatePython, runTrainer } from "../cloud/training/python-trainer";

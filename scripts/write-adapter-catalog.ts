@@ -8,7 +8,7 @@ import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { z } from "zod";
-import { RegistryIndex } from "../cloud/registry-protocol";
+import { RegistryIndex } from "../common/registry-protocol";
 import { ManifestFile } from "../electron/core/adapters/adapter-manifest";
 import { writeFixtures } from "../native/gguf/fixtures";
 

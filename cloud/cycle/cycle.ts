@@ -22,7 +22,7 @@ import {
   publishAdapter,
   publishManifestOf,
 } from "../registry-client";
-import type { PublishManifest, RegistryEntry } from "../registry-protocol";
+import type { PublishManifest, RegistryEntry } from "../../common/registry-protocol";
 import { trainAdapter, type TrainOptions, type TrainProgress, type TrainResult } from "../training/train";
 import { domainSuite, runCloudGate } from "./cloud-gate";
 

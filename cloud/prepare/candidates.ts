@@ -12,7 +12,7 @@
  * chosen against one to the same prompt whose call was denied, invalid, failed or stopped, or
  * that was rated bad: both sides laid out with their calls (the tools of both offered).
  */
-import type { FeedbackItem } from "../protocol";
+import type { FeedbackItem } from "../../common/feedback-protocol";
 import { hasText } from "../ingest";
 import { normalizeText, promptKey, type Message } from "./normalize";
 import {

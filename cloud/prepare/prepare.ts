@@ -7,7 +7,7 @@
  */
 import { createHash } from "node:crypto";
 import { hasText } from "../ingest";
-import { FeedbackItem } from "../protocol";
+import { FeedbackItem } from "../../common/feedback-protocol";
 import type { StoredItem } from "../store";
 import {
   buildCandidates,

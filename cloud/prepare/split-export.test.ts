@@ -1,13 +1,13 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import type { FeedbackItem } from "../protocol";
+import type { FeedbackItem } from "../../common/feedback-protocol";
 import type { StoredItem } from "../store";
 import { lineTexts, type Line } from "./candidates";
 import { answerKey, promptKey, type Message } from "./normalize";
 import { prepareExport } from "./prepare";
 import { DROP_REASONS } from "./report";
 import { splitOf, splitPosition } from "./split";
-import { ask, atSignScan, good, regenerated, row } from "./testing";
+import { ask, atSignScan, good, regenerated, row } from "../../testing/cloud/prepare";
 
 /** The test's lines are text conversations (no tool calls). */
 const textMessages = (line: Line & { messages: unknown }): Message[] => line.messages as Message[];

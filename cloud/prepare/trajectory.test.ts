@@ -5,9 +5,9 @@
  * to the same prompt.
  */
 import { describe, expect, it } from "vitest";
-import type { FeedbackItem, TrajectoryStepWire } from "../protocol";
+import type { FeedbackItem, TrajectoryStepWire } from "../../common/feedback-protocol";
 import { prepareExport } from "./prepare";
-import { ask, row } from "./testing";
+import { ask, row } from "../../testing/cloud/prepare";
 
 const outcome = { steps: 1, done: 1, denied: 0, errors: 0, invalid: 0, stopped: 0, truncated: 0, totalMs: 5 };
 const timer = {

@@ -1,12 +1,12 @@
 /**
- * Agent training data from trajectories (an answer's tool calls, cloud/protocol.ts
+ * Agent training data from trajectories (an answer's tool calls, common/feedback-protocol.ts
  * TrajectoryWire), in OpenAI's chat format: the prompt, then for each call an assistant message
  * with `tool_calls` and a `tool` message with its result, then the final answer; the tools the
  * answer called go in `tools`. Only a trajectory whose every call was allowed and answered is a
  * target: a denied, invalid, failed or stopped call (or a bad outcome of the answer, checked by
  * the caller) keeps the whole answer out, since the calls are what the Agent would learn.
  */
-import type { FeedbackItem, TrajectoryStepWire, TrajectoryWire } from "../protocol";
+import type { FeedbackItem, TrajectoryStepWire, TrajectoryWire } from "../../common/feedback-protocol";
 import type { Message } from "./normalize";
 
 /** An OpenAI-style tool call of an assistant message (arguments as a JSON string). */

@@ -5,7 +5,7 @@
  * seed, loss curve, trainer, torch, device and harness version.
  */
 import { rename, writeFile } from "node:fs/promises";
-import type { ToolCallFormat } from "../../native/engine/protocol";
+import type { ToolCallFormat } from "../../common/engine-protocol";
 import type { AdapterManifest } from "../../native/gguf/fixtures";
 
 /** The trainer's REPORT.json (the shared trainer CLI interface). */

@@ -10,7 +10,7 @@
  */
 import { readFile } from "node:fs/promises";
 import { basename } from "node:path";
-import type { ToolCallRecord, ToolDefinition } from "../../native/engine/protocol";
+import type { ToolCallRecord, ToolDefinition } from "../../common/engine-protocol";
 import { TrainError } from "./train-error";
 
 export interface ChatMessage {

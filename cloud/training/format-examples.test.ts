@@ -8,14 +8,14 @@ import type { LlamaModel, Token } from "node-llama-cpp";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DEFAULT_SYSTEM_PROMPT } from "../../electron/core/chat/turn-deps";
 import { GENUI_INSTRUCTIONS, uiSystemPrompt } from "../../electron/core/genui/genui-prompt";
-import { tempDir } from "../../electron/core/testing/temp-dir";
+import { tempDir } from "../../testing/core/temp-dir";
 import { loadLlamaBackend, type LlamaBackend } from "../../native/engine/llama-backend";
 import { ModelSession } from "../../native/engine/model-session";
-import type { ChatTurn } from "../../native/engine/protocol";
+import type { ChatTurn } from "../../common/engine-protocol";
 import { EOS_ID } from "../../native/gguf/byte-vocab";
 import { readDatasetFile, type ChatMessage } from "./dataset-file";
 import { ChatFormatter, systemPromptFor } from "./format-examples";
-import { preferenceLine, sftLine, sftLines, writeJsonl, writeTinyBase } from "./testing/test-data";
+import { preferenceLine, sftLine, sftLines, writeJsonl, writeTinyBase } from "../../testing/cloud/training/test-data";
 import { formatDataset, splitHeldOut, type TokenizeOptions } from "./tokenize-dataset";
 
 let dir: ReturnType<typeof tempDir>;

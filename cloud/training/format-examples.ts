@@ -18,7 +18,7 @@ import { DEFAULT_SYSTEM_PROMPT } from "../../electron/core/chat/turn-deps";
 import { uiSystemPrompt } from "../../electron/core/genui/genui-prompt";
 import { chooseChatWrapper } from "../../native/engine/chat-wrapper";
 import { toChatHistory } from "../../native/engine/history";
-import type { ChatTurn, ToolCallFormat, ToolDefinition } from "../../native/engine/protocol";
+import type { ChatTurn, ToolCallFormat, ToolDefinition } from "../../common/engine-protocol";
 import { toFunctions, toolChatWrapper } from "../../native/engine/tool-calls";
 import type { ChatMessage, ToolRound } from "./dataset-file";
 

@@ -10,7 +10,7 @@ import { writeFile } from "node:fs/promises";
 import { basename } from "node:path";
 import type { LlamaModel } from "node-llama-cpp";
 import { loadLlamaBackend } from "../../native/engine/llama-backend";
-import type { ToolCallFormat } from "../../native/engine/protocol";
+import type { ToolCallFormat } from "../../common/engine-protocol";
 import { ToolRequestError } from "../../native/engine/tool-calls";
 import { type DatasetFile, type MalformedLine, type RawExample } from "./dataset-file";
 import { ChatFormatter, systemPromptFor } from "./format-examples";

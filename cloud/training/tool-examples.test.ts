@@ -9,14 +9,14 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { LlamaModel, Token } from "node-llama-cpp";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { tempDir } from "../../electron/core/testing/temp-dir";
+import { tempDir } from "../../testing/core/temp-dir";
 import { loadLlamaBackend, type LlamaBackend } from "../../native/engine/llama-backend";
 import { ModelSession } from "../../native/engine/model-session";
-import type { ChatTurn, ToolCallFormat, ToolDefinition } from "../../native/engine/protocol";
+import type { ChatTurn, ToolCallFormat, ToolDefinition } from "../../common/engine-protocol";
 import { demoAdaptersDir, demoBasePath } from "../../native/gguf/demo-files";
 import { parseExampleLine, readDatasetFile, type ToolRound } from "./dataset-file";
 import { ChatFormatter, promptTurns, systemPromptFor } from "./format-examples";
-import { writeJsonl } from "./testing/test-data";
+import { writeJsonl } from "../../testing/cloud/training/test-data";
 import { formatDataset } from "./tokenize-dataset";
 import { trainAdapter } from "./train";
 

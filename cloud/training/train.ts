@@ -11,7 +11,7 @@ import { basename, join, resolve } from "node:path";
 import packageJson from "../../package.json";
 import { harnessVersion } from "../../electron/core/harness";
 import { sha256File } from "../../native/gguf/fixtures";
-import type { ToolCallFormat } from "../../native/engine/protocol";
+import type { ToolCallFormat } from "../../common/engine-protocol";
 import {
   buildManifest,
   writeManifest,

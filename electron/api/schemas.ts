@@ -202,7 +202,7 @@ export const AdapterInfo = z.object({
 export type AdapterInfo = z.infer<typeof AdapterInfo>;
 
 /**
- * KV-cache policy when the adapter set changes between turns (see native/engine/protocol.ts):
+ * KV-cache policy when the adapter set changes between turns (see common/engine-protocol.ts):
  * exact re-evaluation, one cached sequence per adapter set, or activated-LoRA style.
  */
 export const KvPolicySetting = z.enum(["reevaluate", "sequence-per-set", "activated"]);

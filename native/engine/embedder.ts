@@ -1,6 +1,6 @@
 import type { LlamaEmbeddingContext, LlamaModel, Token } from "node-llama-cpp";
 import { EngineFailure } from "./engine-failure";
-import { EMBEDDING_MAX_TOKENS, type EmbedResult } from "./protocol";
+import { EMBEDDING_MAX_TOKENS, type EmbedResult } from "../../common/engine-protocol";
 
 /** Tokens the embedding context holds; router texts are short, longer ones are truncated. */
 const EMBEDDING_CONTEXT_SIZE = 2048;

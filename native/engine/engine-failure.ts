@@ -1,4 +1,4 @@
-import type { EngineErrorCode } from "./protocol";
+import type { EngineErrorCode } from "../../common/engine-protocol";
 
 /**
  * A request the engine refuses or cannot serve, with the code its error reply carries (the

@@ -15,7 +15,7 @@ import type {
   GpuLayersSetting,
   KvCacheType,
   LoadOptions,
-} from "./protocol";
+} from "../../common/engine-protocol";
 
 /**
  * The context a load gets when none is asked for: the training context, at most this many

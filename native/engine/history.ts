@@ -4,7 +4,7 @@ import {
   type ChatModelFunctionCall,
   type ChatModelResponse,
 } from "node-llama-cpp";
-import type { ChatTurn, ToolCallFormat } from "./protocol";
+import type { ChatTurn, ToolCallFormat } from "../../common/engine-protocol";
 
 /**
  * Convert protocol turns into node-llama-cpp chat history, ending with the model item that

@@ -8,7 +8,7 @@ import { TINY_MODEL_SHAPES } from "../gguf/tiny-model";
 import { gv, writeGguf, type GgufWriteTensor } from "../gguf/writer";
 import { loadLlamaBackend, type LlamaBackend } from "./llama-backend";
 import { ModelSession } from "./model-session";
-import type { AdapterUse, ChatTurn, KvPolicy } from "./protocol";
+import type { AdapterUse, ChatTurn, KvPolicy } from "../../common/engine-protocol";
 
 // Exactness of the KV policies after an adapter switch, against a fresh context evaluated
 // under the new set. The demo adapters only touch output.weight, which leaves every cached

@@ -1,5 +1,5 @@
 import { LlamaChat, type ChatWrapper, type LlamaContext, type LlamaContextSequence } from "node-llama-cpp";
-import type { KvPolicy } from "./protocol";
+import type { KvPolicy } from "../../common/engine-protocol";
 
 /**
  * The policy when a request names none. Chosen from bench/adapters.ts: "sequence-per-set" is

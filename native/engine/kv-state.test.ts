@@ -6,7 +6,7 @@ import { writeFixtures, type FixturePaths } from "../gguf/fixtures";
 import { deleteSavedStates, KvStateStore } from "./kv-state-store";
 import { loadLlamaBackend, type LlamaBackend } from "./llama-backend";
 import { ModelSession } from "./model-session";
-import type { ChatTurn, GenerateOptions } from "./protocol";
+import type { ChatTurn, GenerateOptions } from "../../common/engine-protocol";
 
 // Conversations' KV caches kept per session key in the sequences and on disk, with the real
 // tiny model: what gets evaluated, and that reused or restored caches answer exactly.

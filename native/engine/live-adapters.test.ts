@@ -8,7 +8,7 @@ import { writeFixtures, type FixturePaths } from "../gguf/fixtures";
 import { AdapterError, adapterSetKey, normalizeAdapters } from "./live-adapters";
 import { loadLlamaBackend } from "./llama-backend";
 import { ModelSession } from "./model-session";
-import type { AdapterUse, ChatTurn, KvPolicy } from "./protocol";
+import type { AdapterUse, ChatTurn, KvPolicy } from "../../common/engine-protocol";
 
 // Real node-llama-cpp on the tiny fixture model and its four output-layer demo adapters.
 let dir: string;

@@ -2,7 +2,7 @@ import { withLock } from "lifecycle-utils";
 import type { LlamaContext } from "node-llama-cpp";
 import { isGgufError } from "../gguf/gguf-error";
 import { assertAdapterFits, readGguf, type GgufFile } from "../gguf/reader";
-import type { AdapterUse } from "./protocol";
+import type { AdapterUse } from "../../common/engine-protocol";
 
 /** An adapter that cannot be used with the loaded model; the message is meant for the user. */
 export class AdapterError extends Error {

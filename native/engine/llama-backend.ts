@@ -1,6 +1,6 @@
 import os from "node:os";
 import { getLlama, type Llama } from "node-llama-cpp";
-import type { KvCacheType, LoadOptions, MachineMemory } from "./protocol";
+import type { KvCacheType, LoadOptions, MachineMemory } from "../../common/engine-protocol";
 
 /**
  * Compute threads for llama.cpp. One core is left to the JS thread: on 2 cores, 1 compute

@@ -6,7 +6,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { writeFixtures, type FixturePaths } from "../gguf/fixtures";
 import { loadLlamaBackend, type LlamaBackend } from "./llama-backend";
-import type { EngineInfo, EngineMessage, FitResult, LoadedModel } from "./protocol";
+import type { EngineInfo, EngineMessage, FitResult, LoadedModel } from "../../common/engine-protocol";
 import { EngineRuntime } from "./runtime";
 
 // Load settings and the fit estimate on the real engine (in process), on the tiny fixture.

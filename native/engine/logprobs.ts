@@ -1,5 +1,5 @@
 import type { LlamaContextSequence, LlamaModel, Token } from "node-llama-cpp";
-import type { TokenLogprob } from "./protocol";
+import type { TokenLogprob } from "../../common/engine-protocol";
 
 /**
  * The floor for a log-probability: a token the model gives probability 0 (underflow in float32)

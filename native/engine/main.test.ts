@@ -1,7 +1,7 @@
 import { fork, type ChildProcess } from "node:child_process";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { resolveEngineEntry } from "../../electron/core/engine/spawn-node";
-import type { EngineMessage } from "./protocol";
+import type { EngineMessage } from "../../common/engine-protocol";
 
 // The engine entry as a real child process, spoken to over the raw protocol.
 let child: ChildProcess;

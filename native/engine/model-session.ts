@@ -50,7 +50,7 @@ import type {
   TokenLogprob,
   ToolCallFormat,
   ToolCallOut,
-} from "./protocol";
+} from "../../common/engine-protocol";
 
 /** Sequences per context: room for "sequence-per-set" to keep a few adapter sets' caches. */
 export const DEFAULT_SEQUENCES = 4;

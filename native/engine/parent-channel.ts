@@ -1,4 +1,4 @@
-import type { EngineMessage } from "./protocol";
+import type { EngineMessage } from "../../common/engine-protocol";
 
 /** How the engine talks to its parent process. */
 export interface ParentChannel {

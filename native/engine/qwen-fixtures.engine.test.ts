@@ -27,7 +27,7 @@ import { toChatHistory } from "./history";
 import { AdapterError, adapterSetKey } from "./live-adapters";
 import { loadLlamaBackend, type LlamaBackend } from "./llama-backend";
 import { ModelSession } from "./model-session";
-import type { AdapterUse, ChatTurn, KvPolicy } from "./protocol";
+import type { AdapterUse, ChatTurn, KvPolicy } from "../../common/engine-protocol";
 
 let dir: string;
 let backend: LlamaBackend;

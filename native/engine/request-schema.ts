@@ -1,6 +1,6 @@
 import { isAbsolute } from "node:path";
 import { z } from "zod";
-import type { EngineRequest } from "./protocol";
+import type { EngineRequest } from "../../common/engine-protocol";
 import { grammarSchemaProblem, toGrammarSchema, ToolRequestError } from "./tool-schema";
 
 /** OpenAI's rule for function names; node-llama-cpp's name grammar needs no spaces either. */
@@ -46,7 +46,7 @@ const ToolChoiceSchema = z.union([
   z.object({ name: z.string().regex(TOOL_NAME) }).strict(),
 ]);
 
-/** A ToolCallFormat (protocol.ts), as requests and adapter manifests carry it. */
+/** A ToolCallFormat (common/engine-protocol.ts), as requests and adapter manifests carry it. */
 export const ToolCallFormatSchema = z
   .object({
     callPrefix: z.string().min(1).max(256),

@@ -5,7 +5,7 @@ import { estimateFit } from "./fit-estimate";
 import { AdapterError } from "./live-adapters";
 import type { LlamaBackend } from "./llama-backend";
 import { ModelLoadError, ModelSession } from "./model-session";
-import type { EngineInfo, EngineMessage, EngineRequest, FitResult } from "./protocol";
+import type { EngineInfo, EngineMessage, EngineRequest, FitResult } from "../../common/engine-protocol";
 import { parseEngineRequest } from "./request-schema";
 import { ToolRequestError } from "./tool-schema";
 

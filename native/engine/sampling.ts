@@ -1,6 +1,6 @@
 import { TokenBias, type LLamaContextualRepeatPenalty, type LlamaModel, type Token } from "node-llama-cpp";
 import { EngineFailure } from "./engine-failure";
-import type { GenerateOptions } from "./protocol";
+import type { GenerateOptions } from "../../common/engine-protocol";
 
 /** OpenAI's `logit_bias` floor: a token biased this low is never generated. */
 const NEVER = -100;

@@ -15,7 +15,7 @@ import { demoAdaptersDir, demoBasePath, DEMO_TOOL_CALL_FORMATS } from "../gguf/d
 import { writeFixtures } from "../gguf/fixtures";
 import { loadLlamaBackend, type LlamaBackend } from "./llama-backend";
 import { ModelSession } from "./model-session";
-import type { ChatTurn, GenerateOptions, GenerateResult, ToolDefinition } from "./protocol";
+import type { ChatTurn, GenerateOptions, GenerateResult, ToolDefinition } from "../../common/engine-protocol";
 import { ToolRequestError } from "./tool-calls";
 
 let dir: string;

@@ -6,7 +6,7 @@ import type {
   ChatWrapperSettings,
   LlamaChatResponse,
 } from "node-llama-cpp";
-import type { ToolCallFormat, ToolCallOut, ToolChoice, ToolDefinition } from "./protocol";
+import type { ToolCallFormat, ToolCallOut, ToolChoice, ToolDefinition } from "../../common/engine-protocol";
 import { toGrammarSchema, ToolRequestError } from "./tool-schema";
 
 export { ToolRequestError } from "./tool-schema";

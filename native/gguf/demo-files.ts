@@ -1,7 +1,7 @@
 import { existsSync } from "node:fs";
 import { copyFile, mkdir, readdir, readFile, rename, stat } from "node:fs/promises";
 import { join, resolve } from "node:path";
-import type { ToolCallFormat } from "../engine/protocol";
+import type { ToolCallFormat } from "../../common/engine-protocol";
 
 /**
  * Where the demo lives (a folder with base.gguf and adapters/): `resources/demo/base.gguf` and `resources/demo/adapters/` —

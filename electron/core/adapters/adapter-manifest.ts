@@ -2,7 +2,7 @@ import { basename, dirname, extname, join } from "node:path";
 import { z } from "zod";
 import { ToolCallFormatSchema } from "../../../native/engine/request-schema";
 import { ApiError } from "../../api";
-import { describeIssues } from "../dispatch";
+import { describeIssues } from "../../../common/zod-issues";
 import { isNotRegularFileError, readRegularTextFile } from "../files/regular-file";
 
 /**
@@ -17,7 +17,7 @@ export const ADAPTER_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 export const RESERVED_ADAPTER_IDS: readonly string[] = ["auto", "base"];
 
 /**
- * An adapter's own tool-call syntax (native/engine/protocol.ts ToolCallFormat): the Agent
+ * An adapter's own tool-call syntax (common/engine-protocol.ts ToolCallFormat): the Agent
  * specialist trained to answer `{"tool":"set_timer","arguments":{…}}` calls tools in that form,
  * grammar-constrained to the tools' schemas, instead of the chat template's.
  */

@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { ApiError } from "../../api/errors";
-import type { EngineMessage, EngineRequest, GenerateResult } from "../../../native/engine/protocol";
+import type { EngineMessage, EngineRequest, GenerateResult } from "../../../common/engine-protocol";
 import { EngineSupervisor } from "./supervisor";
 import type { EngineProcess } from "./types";
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { EngineMessage, EngineRequest } from "../../../native/engine/protocol";
+import type { EngineMessage, EngineRequest } from "../../../common/engine-protocol";
 import { ApiError } from "../../api/errors";
 import { EngineSupervisor } from "./supervisor";
 import type { EngineLifecycleEvent, EngineProcess, LoadedModel } from "./types";

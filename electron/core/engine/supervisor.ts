@@ -1,5 +1,5 @@
 import { ApiError, type ErrorCode } from "../../api/errors";
-import type { EngineErrorCode, EngineMessage, EngineRequest } from "../../../native/engine/protocol";
+import type { EngineErrorCode, EngineMessage, EngineRequest } from "../../../common/engine-protocol";
 import { describeCrashes, RestartPolicy, type RestartPolicyOptions } from "./restart-policy";
 import type {
   ChatTurn,

@@ -19,7 +19,7 @@ import type {
   LoadOptions,
   RepeatPenaltyOptions,
   TokenLogprob,
-} from "../../../native/engine/protocol";
+} from "../../../common/engine-protocol";
 
 export type {
   AdapterUse,

@@ -1,5 +1,5 @@
 /**
- * Builds the wire item (cloud/protocol.ts FeedbackItem) of a feedback event: the only place
+ * Builds the wire item (common/feedback-protocol.ts FeedbackItem) of a feedback event: the only place
  * where local feedback turns into something that may leave the machine. Text goes in only with
  * the "ratings_and_text" consent, always through `redact()` first, and every field is fitted to
  * the protocol's caps so the service never refuses an item for its size.
@@ -13,7 +13,7 @@ import {
   type ToolDefinitionWire,
   type ToolOutcomeWire,
   type TrajectoryWire,
-} from "../../../cloud/protocol";
+} from "../../../common/feedback-protocol";
 import { TOOL_RESULT_MAX_CHARS, type ToolStep } from "../../api";
 import type { ChatTurn } from "../engine/types";
 import { redact } from "./redaction";

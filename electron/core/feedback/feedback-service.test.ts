@@ -1,14 +1,14 @@
 import type { Database } from "better-sqlite3";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { FeedbackItem } from "../../../cloud/protocol";
+import { FeedbackItem } from "../../../common/feedback-protocol";
 import { ConversationStore } from "../conversations/conversation-store";
-import { tempDir } from "../testing/temp-dir";
+import { tempDir } from "../../../testing/core/temp-dir";
 import { FeedbackService } from "./feedback-service";
 import type { SharingLevel } from "./feedback-items";
 import { MessageContext } from "./message-context";
 import { SqliteOutbox } from "./sqlite-outbox";
-import { ConversationSeed, openFeedbackDatabase } from "./testing";
+import { ConversationSeed, openFeedbackDatabase } from "../../../testing/feedback/feedback-db";
 
 const PII_ANSWER = "Sure! Write to alice.smith@example.com or call +1 (415) 555-2671.";
 

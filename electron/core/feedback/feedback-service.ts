@@ -1,6 +1,6 @@
 import type { Database } from "better-sqlite3";
 import { randomUUID } from "node:crypto";
-import type { ToolDefinitionWire } from "../../../cloud/protocol";
+import type { ToolDefinitionWire } from "../../../common/feedback-protocol";
 import { ApiError, type ToolStep } from "../../api";
 import type { ChatTurn } from "../engine/types";
 import { FeedbackEventStore, type FeedbackEvent } from "./feedback-event-store";

@@ -6,7 +6,7 @@
  * and on "Sync now"; never on the chat path.
  */
 import type { Database, Statement } from "better-sqlite3";
-import type { ToolDefinitionWire } from "../../../cloud/protocol";
+import type { ToolDefinitionWire } from "../../../common/feedback-protocol";
 import { ApiError, type PrivacyState, type SharingLevel, type SyncStatus, type ToolStep } from "../../api";
 import type { Log } from "../dispatch";
 import type { EventBus } from "../events/event-bus";

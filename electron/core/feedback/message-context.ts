@@ -1,5 +1,5 @@
 import type { Database, Statement } from "better-sqlite3";
-import type { ItemVersions } from "../../../cloud/protocol";
+import type { ItemVersions } from "../../../common/feedback-protocol";
 import type { ToolStep } from "../../api";
 import type { ChatTurn } from "../engine/types";
 import { ToolStepStore } from "../tools/tool-step-store";

@@ -1,4 +1,4 @@
-import type { FeedbackItem } from "../../../cloud/protocol";
+import type { FeedbackItem } from "../../../common/feedback-protocol";
 
 export interface OutboxEntry {
   key: string;

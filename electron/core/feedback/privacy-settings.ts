@@ -1,7 +1,7 @@
 import type { Database } from "better-sqlite3";
 import { randomUUID } from "node:crypto";
 import { z } from "zod";
-import type { FeedbackItem } from "../../../cloud/protocol";
+import type { FeedbackItem } from "../../../common/feedback-protocol";
 import { ApiError } from "../../api";
 import { SettingsStore } from "../settings/settings-store";
 import { type SqliteOutbox, nextBatch } from "./sqlite-outbox";

@@ -1,11 +1,11 @@
 import type { Database } from "better-sqlite3";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { type FeedbackItem, LIMITS } from "../../../cloud/protocol";
-import { tempDir } from "../testing/temp-dir";
+import { type FeedbackItem, LIMITS } from "../../../common/feedback-protocol";
+import { tempDir } from "../../../testing/core/temp-dir";
 import { buildItem, UNKNOWN_VERSIONS } from "./feedback-items";
 import { BATCH_ENVELOPE_BYTES, SqliteOutbox, nextBatch, retryDelayMs } from "./sqlite-outbox";
-import { ConversationSeed, openFeedbackDatabase } from "./testing";
+import { ConversationSeed, openFeedbackDatabase } from "../../../testing/feedback/feedback-db";
 
 describe("SqliteOutbox", () => {
   let dir: ReturnType<typeof tempDir>;

@@ -1,5 +1,5 @@
 import type { Database, Statement } from "better-sqlite3";
-import { type FeedbackItem, LIMITS } from "../../../cloud/protocol";
+import { type FeedbackItem, LIMITS } from "../../../common/feedback-protocol";
 import { withoutText } from "./feedback-items";
 import type { Outbox, OutboxEntry } from "./outbox-types";
 

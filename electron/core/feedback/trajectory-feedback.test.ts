@@ -8,15 +8,15 @@ import type { Database } from "better-sqlite3";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { checkBatch, DEFAULT_DOMAINS } from "../../../cloud/ingest";
-import { FeedbackItem, PROTOCOL_VERSION } from "../../../cloud/protocol";
+import { FeedbackItem, PROTOCOL_VERSION } from "../../../common/feedback-protocol";
 import { TOOL_RESULT_MAX_CHARS } from "../../api";
-import { tempDir } from "../testing/temp-dir";
+import { tempDir } from "../../../testing/core/temp-dir";
 import { ToolStepStore } from "../tools/tool-step-store";
 import { MAX_ITEM_BYTES, type SharingLevel, withoutText } from "./feedback-items";
 import { FeedbackService, readsAsCorrection } from "./feedback-service";
 import { MessageContext } from "./message-context";
 import { SqliteOutbox } from "./sqlite-outbox";
-import { ConversationSeed, openFeedbackDatabase } from "./testing";
+import { ConversationSeed, openFeedbackDatabase } from "../../../testing/feedback/feedback-db";
 
 describe("trajectories as feedback", () => {
   let dir: ReturnType<typeof tempDir>;

@@ -4,7 +4,7 @@
  * the tool's own name, or prefixed with its server when another server has one like it). Read
  * from the catalog when the feedback is recorded; a tool gone since then keeps only its name.
  */
-import type { ToolDefinitionWire } from "../../../cloud/protocol";
+import type { ToolDefinitionWire } from "../../../common/feedback-protocol";
 import type { ToolStep } from "../../api";
 import { AgentToolset } from "../tools/agent-toolset";
 import type { CallableTool } from "../tools/tool-types";

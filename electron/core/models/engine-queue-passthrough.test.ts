@@ -4,8 +4,8 @@
  * aborted waiting one ends at once, and an engine without them is refused clearly.
  */
 import { describe, expect, it } from "vitest";
-import { EMBEDDING_MAX_TOKENS } from "../../../native/engine/protocol";
-import { FakeEngine, loadedModel } from "../testing/fake-engine";
+import { EMBEDDING_MAX_TOKENS } from "../../../common/engine-protocol";
+import { FakeEngine, loadedModel } from "../../../testing/engine/fake-engine";
 import type { EngineClient } from "../engine/types";
 import { EngineQueue } from "./engine-queue";
 

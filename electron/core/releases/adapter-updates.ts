@@ -9,7 +9,7 @@ import {
   type UpdateProgress,
   type UpdateSettings,
 } from "../../api";
-import { RegistryIndex, type RegistryEntry } from "../../../cloud/registry-protocol";
+import { RegistryIndex, type RegistryEntry } from "../../../common/registry-protocol";
 import type { ManifestFile } from "../adapters/adapter-manifest";
 import type { Log } from "../dispatch";
 import type { EventBus } from "../events/event-bus";

@@ -5,7 +5,7 @@ import type { Database } from "better-sqlite3";
  * - `feedback_events`: every signal the user gave (rating, correction, regeneration, copy,
  *   router override, GenUI interaction), local and unredacted, with the versions it is about.
  *   Recorded whatever the consent: it stays on this machine.
- * - `feedback_outbox`: the redacted wire items (cloud/protocol.ts FeedbackItem) waiting for
+ * - `feedback_outbox`: the redacted wire items (common/feedback-protocol.ts FeedbackItem) waiting for
  *   upload, keyed by their idempotency key; written in the event's transaction, only with consent.
  * - `feedback_rejected`: items the server refused for good, kept visible with the reason.
  * Deleting a conversation (or a message) deletes its events, and through them their queued and

@@ -4,7 +4,7 @@
  * uncertain (timeout, reset, lost answer, stop) keeps them queued and the server's dedupe by
  * idempotency key makes the resend harmless. Everything is async: the chat never waits on it.
  */
-import { LIMITS } from "../../../../cloud/protocol";
+import { LIMITS } from "../../../../common/feedback-protocol";
 import type { Outbox, OutboxEntry } from "../outbox-types";
 import { nextBatch } from "../sqlite-outbox";
 import { abortableSleep, backoffDelay } from "./backoff";

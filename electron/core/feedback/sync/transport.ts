@@ -12,7 +12,7 @@ import {
   RegisterResponse,
   type BatchRequest,
   type FeedbackItem,
-} from "../../../../cloud/protocol";
+} from "../../../../common/feedback-protocol";
 import { parseRetryAfter } from "./backoff";
 
 const gzipAsync = promisify(gzip);
