@@ -13,10 +13,10 @@ import { join, resolve } from "node:path";
 import { runCycle } from "../cloud/cycle/cycle";
 import { type ManifestOnDisk, publishAdapter, publishManifestOf } from "../cloud/registry-client";
 import { startCloud } from "../cloud/server";
-import { makeItem, registerInstall, uploadBatch } from "../cloud/testing/items";
+import { makeItem, registerInstall, uploadBatch } from "../testing/cloud/items";
 import { defaultContract } from "../electron/core/contract/default-contract";
 import { EngineSupervisor } from "../electron/core/engine/supervisor";
-import { spawnTestEngine } from "../electron/core/testing/real-engine";
+import { spawnTestEngine } from "../testing/engine/real-engine";
 import { demoAdaptersDir, demoBasePath } from "../native/gguf/demo-files";
 import { report } from "./stats";
 

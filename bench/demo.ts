@@ -14,7 +14,7 @@ import type { Contract } from "../electron/core/contract/contract-schema";
 import { defaultContract } from "../electron/core/contract/default-contract";
 import { EngineSupervisor } from "../electron/core/engine/supervisor";
 import { assembleCore } from "../electron/core/index";
-import { spawnTestEngine } from "../electron/core/testing/real-engine";
+import { spawnTestEngine } from "../testing/engine/real-engine";
 import { demoAdaptersDir, demoBasePath, demoDir } from "../native/gguf/demo-files";
 import { report } from "./stats";
 

@@ -1,5 +1,5 @@
 /**
- * Download throughput from the loopback test hub (electron/core/testing/hf-hub-server.ts):
+ * Download throughput from the loopback test hub (testing/hub/hf-hub-server.ts):
  * the app's DownloadManager (node-llama-cpp's createModelDownloader / ipull, then the sha256
  * check against the hub's LFS hash) against `curl` of the same file, interleaved A/B runs,
  * medians and the ratio. The file is filler bytes named .gguf (the transfer does not parse it).
@@ -18,7 +18,7 @@ import { DownloadManager } from "../electron/core/hub/downloads";
 import { HubClient } from "../electron/core/hub/hf-client";
 import { spawnNodeEngine } from "../electron/core/engine/spawn-node";
 import { EngineSupervisor } from "../electron/core/engine/supervisor";
-import { DEMO_REPO, startHubServer } from "../electron/core/testing/hf-hub-server";
+import { DEMO_REPO, startHubServer } from "../testing/hub/hf-hub-server";
 import { createRequire } from "node:module";
 import { pathToFileURL } from "node:url";
 import { median, report, type BenchRow } from "./stats";
@@ -31,7 +31,7 @@ export async function benchDownload(options: { runs: number }): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), "macaron-bench-download-"));
   // The hub in its own process, as a real server is: it must not share this event loop.
   const tsx = pathToFileURL(createRequire(import.meta.url).resolve("tsx")).href;
-  const cli = join(import.meta.dirname, "../electron/core/testing/hf-hub-cli.ts");
+  const cli = join(import.meta.dirname, "../testing/hub/hf-hub-cli.ts");
   const server = spawn(process.execPath, ["--import", tsx, cli, "--dir", dir, "--blob-mb", String(mb)], {
     stdio: ["ignore", "pipe", "inherit"],
   });

@@ -21,7 +21,7 @@ import {
   parseDocument,
   type UiDocument,
 } from "../electron/api/genui";
-import { sizedDocument } from "../electron/core/genui/testing/samples";
+import { sizedDocument } from "../testing/samples/genui-samples";
 import { CHROMIUM_LAUNCH } from "../e2e/chromium";
 import { type BenchRow, median, percentile, report } from "./stats";
 

@@ -1,6 +1,6 @@
 /**
  * `npm run bench -- markdown`: what react-markdown costs on the hostile generator's answers
- * (renderer/src/chat/testing/hostile-markdown.ts), with and without the limits of
+ * (renderer/src/testing/hostile-markdown.ts), with and without the limits of
  * renderer/src/chat/markdown-limits.ts. Node, React's server renderer (parse + render to
  * HTML, no layout): the per-answer work the parse queue gives one task each in the app.
  * - hostile answers at 2,000 characters a run, unlimited: time or the error (stack overflow);
@@ -11,7 +11,7 @@ import { createElement } from "react";
 import { renderToStaticMarkup } from "react-dom/server";
 import ReactMarkdown from "react-markdown";
 import { markdownVerdict } from "../renderer/src/chat/markdown-limits";
-import { edgeMarkdown, hostileMarkdown } from "../renderer/src/chat/testing/hostile-markdown";
+import { edgeMarkdown, hostileMarkdown } from "../renderer/src/testing/hostile-markdown";
 import { type BenchRow, report } from "./stats";
 
 function parse(text: string): { ms: number; error: string | null } {

@@ -6,7 +6,7 @@
  *
  *   npm run bench -- mcp [--runs N]     (N × 100 echo calls per server after 20 warm-up calls)
  */
-import { tempDir } from "../electron/core/testing/temp-dir";
+import { tempDir } from "../testing/core/temp-dir";
 import { McpHub } from "../electron/core/tools/mcp/mcp-hub";
 import {
   everythingSpec,
@@ -14,7 +14,7 @@ import {
   startEverythingHttp,
   startFixtureHttp,
   type HttpServerProcess,
-} from "../electron/core/tools/mcp/mcp-test-servers";
+} from "../testing/mcp/mcp-test-servers";
 import { ToolCatalog } from "../electron/core/tools/tool-catalog";
 import { ToolSwitches } from "../electron/core/tools/tool-switches";
 import type { McpServerSpec } from "../electron/api/tools";

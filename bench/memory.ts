@@ -26,27 +26,17 @@ import { EngineSupervisor } from "../electron/core/engine/supervisor";
 import type { ChatTurn } from "../electron/core/engine/types";
 import { createCore, type Core } from "../electron/core";
 import { DEFAULT_SYSTEM_PROMPT } from "../electron/core/chat/turn-pipeline";
+import { mulberry32 } from "../common/prng";
 import { median, percentile, report, type BenchRow } from "./stats";
-import { value } from "../electron/core/testing/result-value";
-import { promptTokensEvaluated } from "../electron/core/testing/turn-timings";
+import { value } from "../testing/core/result-value";
+import { promptTokensEvaluated } from "../testing/core/turn-timings";
 
 const ENV = { ...process.env, MACARON_ENGINE_THREADS: "1" };
 const ctx = { transport: "http" } as const;
 
-/** Deterministic pseudo-random numbers (mulberry32). */
-function rng(seed: number): () => number {
-  let a = seed;
-  return () => {
-    a = (a + 0x6d2b79f5) | 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 /** A 5,000-word vocabulary drawn with a Zipf-like skew, like real text: few common, many rare. */
 const VOCAB = Array.from({ length: 5000 }, (_, i) => {
-  const r = rng(i + 1);
+  const r = mulberry32(i + 1);
   const len = 3 + Math.floor(r() * 7);
   return Array.from({ length: len }, () => String.fromCharCode(97 + Math.floor(r() * 26))).join("");
 });
@@ -58,7 +48,7 @@ function sentence(r: () => number, words: number): string {
 
 /** Insert `count` messages (20 per conversation) in one transaction with prepared statements. */
 function fill(db: Database, from: number, count: number): number {
-  const r = rng(from + 7);
+  const r = mulberry32(from + 7);
   const conv = db.prepare(
     "INSERT INTO conversations (id, title, created_at, updated_at) VALUES (?, ?, ?, ?)",
   );
@@ -82,7 +72,7 @@ function fill(db: Database, from: number, count: number): number {
 
 /** Queries of every kind: a common word, a rare one, two words, a prefix, a miss. */
 function queries(): string[] {
-  const r = rng(99);
+  const r = mulberry32(99);
   const out: string[] = [];
   for (let i = 0; i < 60; i++) {
     const common = VOCAB[Math.floor(r() * 20)]!;
@@ -124,7 +114,7 @@ function benchStorage(sizes: number[]): BenchRow[] {
           messages.append({
             conversationId: target.id,
             role: "user",
-            content: sentence(rng(i), 12),
+            content: sentence(mulberry32(i), 12),
             status: "complete",
           });
         })();
@@ -259,8 +249,8 @@ async function benchReopen(model: string, runs: number): Promise<BenchRow[]> {
   const history: ChatTurn[] = [{ role: "system", text: "You are Macaron, a helpful local assistant." }];
   // ~3.5k tokens (byte-level tokenizer: one token per character) of past turns.
   for (let i = 0; history.map((t) => t.text).join("").length < 3200; i++) {
-    history.push({ role: "user", text: `Tell me about ${sentence(rng(i), 20)}` });
-    history.push({ role: "assistant", text: sentence(rng(i + 1000), 40) });
+    history.push({ role: "user", text: `Tell me about ${sentence(mulberry32(i), 20)}` });
+    history.push({ role: "assistant", text: sentence(mulberry32(i + 1000), 40) });
   }
   const ask = (i: number): ChatTurn[] => [...history, { role: "user", text: `And question ${i}?` }];
   const rows: BenchRow[] = [];

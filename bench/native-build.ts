@@ -15,7 +15,7 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { writeFixtures } from "../native/gguf/fixtures";
 import { hasLocalBuild, NativeBuild, nodeLlamaCppDir } from "../electron/core/engine/native-build";
-import { copyNodeLlamaCpp } from "../electron/core/testing/node-llama-cpp-copy";
+import { copyNodeLlamaCpp } from "../testing/engine/node-llama-cpp-copy";
 import { median, report, type BenchRow } from "./stats";
 
 const COPY_FOLDER = ".macaron-native-build";

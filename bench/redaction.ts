@@ -5,8 +5,8 @@
  * adversarial inputs.
  */
 import { fileURLToPath } from "node:url";
-import { formatScore, readCorpus, scoreRedaction } from "../electron/core/feedback/corpus/evaluate";
-import { redact } from "../electron/core/feedback/redaction";
+import { formatScore, readCorpus, scoreRedaction } from "../testing/corpora/redaction/evaluate";
+import { redact } from "../common/redaction";
 import { type BenchRow, report } from "./stats";
 
 const HELDOUT_PATH = fileURLToPath(new URL("../resources/redaction-heldout.jsonl", import.meta.url));

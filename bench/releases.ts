@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startCloud } from "../cloud/server";
-import { codingManifest, publishAdapter } from "../cloud/testing/hand-built-versions";
+import { codingManifest, publishAdapter } from "../testing/cloud/hand-built-versions";
 import { demoAdapterSpec } from "../native/gguf/adapters";
 import { writeFixtures } from "../native/gguf/fixtures";
 import { encodeGguf, gv } from "../native/gguf/writer";
@@ -17,7 +17,7 @@ import { DEFAULT_SYSTEM_PROMPT } from "../electron/core/chat/turn-pipeline";
 import { runContract } from "../electron/core/contract/contract-runner";
 import { smokeContract } from "../electron/core/contract/default-contract";
 import { EngineSupervisor } from "../electron/core/engine/supervisor";
-import { spawnTestEngine } from "../electron/core/testing/real-engine";
+import { spawnTestEngine } from "../testing/engine/real-engine";
 import { assembleCore } from "../electron/core/index";
 import { median, report } from "./stats";
 

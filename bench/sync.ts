@@ -19,11 +19,11 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { monitorEventLoopDelay } from "node:perf_hooks";
 import { createInterface } from "node:readline";
-import { FaultProxy, seededSchedule, type Fault, type FaultSchedule } from "../cloud/testing/fault-proxy";
-import { makeItem } from "../cloud/testing/items";
+import { FaultProxy, seededSchedule, type Fault, type FaultSchedule } from "../testing/cloud/fault-proxy";
+import { makeItem } from "../testing/cloud/items";
 import { FeedbackSync } from "../electron/core/feedback/sync/feedback-sync";
-import { fastClock } from "../electron/core/feedback/sync/testing/harness";
-import { QueuedOutbox } from "../electron/core/feedback/sync/testing/queued-outbox";
+import { fastClock } from "../testing/sync/harness";
+import { QueuedOutbox } from "../testing/sync/queued-outbox";
 import { median, percentile, report, type BenchRow } from "./stats";
 
 const ITEMS = 10_000;

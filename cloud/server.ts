@@ -9,7 +9,7 @@ import { gunzip } from "node:zlib";
 import { bearerToken, hashToken, newToken, sameSecret } from "./auth";
 import { exportDataset, type PiiScan } from "./export";
 import { checkBatch, DEFAULT_DOMAINS } from "./ingest";
-import { redact } from "../electron/core/feedback/redaction";
+import { redact } from "../common/redaction";
 import { parseExportQuery, type RawQuery } from "./prepare/query";
 import { LIMITS, PROTOCOL_VERSION, RegisterRequest, type BatchResponse, type FeedbackItem } from "../common/feedback-protocol";
 import { registerRegistry, type RegistryStore } from "./registry";

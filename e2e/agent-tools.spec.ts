@@ -16,7 +16,7 @@ import { ToolsPage } from "./pages/tools-page";
 import { ServerProcess } from "./server";
 
 const root = resolve(import.meta.dirname, "..");
-const FIXTURE = join(root, "electron/core/testing/mcp-fixture-server.ts");
+const FIXTURE = join(root, "testing/mcp/mcp-fixture-server.ts");
 /** A routing example of the demo's Agent adapter, trained to answer it with a set_timer call. */
 const TIMER_REQUEST = "Call a tool and set a timer for 15 minutes.";
 

@@ -10,7 +10,7 @@
  */
 import { join } from "node:path";
 import { expect, test, type Page } from "@playwright/test";
-import { edgeMarkdown, hostileMarkdown } from "../renderer/src/chat/testing/hostile-markdown";
+import { edgeMarkdown, hostileMarkdown } from "../renderer/src/testing/hostile-markdown";
 import { exportFile } from "./export-file";
 import { ChatPage } from "./pages/chat-page";
 import { fixturesDir, ServerProcess } from "./server";

@@ -13,7 +13,7 @@ import {
   WRONG_ADAPTER_REPO,
   startHubServer,
   type HubServer,
-} from "../electron/core/testing/hf-hub-server";
+} from "../testing/hub/hf-hub-server";
 import { DOWNLOAD_CHUNK_BYTES, resumableBytes } from "../electron/core/hub/downloads";
 import { AdaptersPage } from "./pages/adapters-page";
 import { ChatPage } from "./pages/chat-page";

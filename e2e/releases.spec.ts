@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { expect, test, type Page } from "@playwright/test";
 import { startCloud, type RunningCloud } from "../cloud/server";
-import { codingManifest, publishHandBuiltVersions } from "../cloud/testing/hand-built-versions";
+import { codingManifest, publishHandBuiltVersions } from "../testing/cloud/hand-built-versions";
 import { demoAdapterSpec } from "../native/gguf/adapters";
 import { encodeGguf, gv } from "../native/gguf/writer";
 import { AdaptersPage } from "./pages/adapters-page";

@@ -18,9 +18,9 @@ import type { AdapterVersionInfo, Conversation, PrivacyState, Result, UpdateChec
 import { defaultContract } from "../../electron/core/contract/default-contract";
 import { EngineSupervisor } from "../../electron/core/engine/supervisor";
 import { assembleCore, type Core } from "../../electron/core/index";
-import { EventRecorder } from "../../electron/core/testing/events";
-import { spawnTestEngine } from "../../electron/core/testing/real-engine";
-import { tempDir } from "../../electron/core/testing/temp-dir";
+import { EventRecorder } from "../../testing/core/events";
+import { spawnTestEngine } from "../../testing/engine/real-engine";
+import { tempDir } from "../../testing/core/temp-dir";
 import { sha256File } from "../../native/gguf/fixtures";
 import { demoAdaptersDir, demoBasePath } from "../../native/gguf/demo-files";
 import { publishAdapter, publishManifestOf } from "../registry-client";

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { DROP_REASONS, ExportReport } from "./report";
 import { prepareExport, type PrepareOptions } from "./prepare";
 import type { StoredItem } from "../store";
-import { ask, atSignScan, bad, corrected, good, regenerated, row } from "./testing";
+import { ask, atSignScan, bad, corrected, good, regenerated, row } from "../../testing/cloud/prepare";
 
 type Msg = { role: string; content: string };
 type Sft = { messages: Msg[] };

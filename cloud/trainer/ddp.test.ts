@@ -1,9 +1,9 @@
 import { join } from "node:path";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { tempDir } from "../../electron/core/testing/temp-dir";
-import { countingExamples } from "./testing/datasets";
-import { dataFile, losses, writeBase } from "./testing/fixtures";
-import { logSoftmax, maxAbsDiff } from "./testing/llama-logprobs";
+import { tempDir } from "../../testing/core/temp-dir";
+import { countingExamples } from "../../testing/cloud/trainer/datasets";
+import { dataFile, losses, writeBase } from "../../testing/cloud/trainer/fixtures";
+import { logSoftmax, maxAbsDiff } from "../../testing/cloud/trainer/llama-logprobs";
 import {
   assertTorchAvailable,
   eventsNamed,
@@ -11,7 +11,7 @@ import {
   PYTHON,
   startTrainer,
   trainerLogits,
-} from "./testing/trainer-process";
+} from "../../testing/cloud/trainer/trainer-process";
 
 /**
  * Two processes under torchrun (gloo, CPU) train like one: each step's global batch is split

@@ -1,14 +1,14 @@
 import { existsSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { tempDir } from "../../electron/core/testing/temp-dir";
+import { tempDir } from "../../testing/core/temp-dir";
 import { writeWrongBaseAdapter } from "../../native/gguf/adapters";
 import { tinyModelSpec } from "../../native/gguf/tiny-model";
 import { tinyQwenSpec } from "../../native/gguf/tiny-qwen";
 import { gv, writeGguf } from "../../native/gguf/writer";
-import { countingExamples, sftLine } from "./testing/datasets";
-import { dataFile, errorEvent, train, writeBase } from "./testing/fixtures";
-import { assertTorchAvailable, eventsNamed, runTrainer } from "./testing/trainer-process";
+import { countingExamples, sftLine } from "../../testing/cloud/trainer/datasets";
+import { dataFile, errorEvent, train, writeBase } from "../../testing/cloud/trainer/fixtures";
+import { assertTorchAvailable, eventsNamed, runTrainer } from "../../testing/cloud/trainer/trainer-process";
 
 /** Every failure ends as one error event with the spec's code, a clear message and exit code. */
 

@@ -1,19 +1,19 @@
 import { join } from "node:path";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { tempDir } from "../../electron/core/testing/temp-dir";
+import { tempDir } from "../../testing/core/temp-dir";
 import { readGguf } from "../../native/gguf/reader";
 import { tinyModelSpec } from "../../native/gguf/tiny-model";
 import { writeGguf } from "../../native/gguf/writer";
-import { bytes } from "./testing/datasets";
-import { dataFile, losses, mean, readReport } from "./testing/fixtures";
-import { llamaLogProbs, loadTestLlama, logSoftmax, maxAbsDiff } from "./testing/llama-logprobs";
+import { bytes } from "../../testing/cloud/trainer/datasets";
+import { dataFile, losses, mean, readReport } from "../../testing/cloud/trainer/fixtures";
+import { llamaLogProbs, loadTestLlama, logSoftmax, maxAbsDiff } from "../../testing/cloud/trainer/llama-logprobs";
 import {
   assertTorchAvailable,
   eventsNamed,
   expectDone,
   runTrainer,
   trainerLogits,
-} from "./testing/trainer-process";
+} from "../../testing/cloud/trainer/trainer-process";
 
 /** Full-parameter pretraining writes a base model llama.cpp runs, with the input's layout. */
 

@@ -8,15 +8,15 @@ import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ManifestFile } from "../../electron/core/adapters/adapter-manifest";
-import { tempDir } from "../../electron/core/testing/temp-dir";
+import { tempDir } from "../../testing/core/temp-dir";
 import { loadLlamaBackend, type LlamaBackend } from "../../native/engine/llama-backend";
 import { ModelSession } from "../../native/engine/model-session";
 import { assertAdapterFits, readGguf } from "../../native/gguf/reader";
 import { QWEN_ARCHITECTURES, tinyQwenSpec, type QwenArchitecture } from "../../native/gguf/tiny-qwen";
 import { writeGguf } from "../../native/gguf/writer";
 import type { TrainedAdapterManifest } from "./adapter-manifest";
-import { runTrainCli } from "./testing/cli-process";
-import { sftLines, writeJsonl } from "./testing/test-data";
+import { runTrainCli } from "../../testing/cloud/training/cli-process";
+import { sftLines, writeJsonl } from "../../testing/cloud/training/test-data";
 
 let dir: ReturnType<typeof tempDir>;
 let data: string;

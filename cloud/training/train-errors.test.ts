@@ -5,9 +5,9 @@
 import { chmod, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { tempDir } from "../../electron/core/testing/temp-dir";
-import { runTrainCli } from "./testing/cli-process";
-import { sftLine, sftLines, writeJsonl, writeTinyBase } from "./testing/test-data";
+import { tempDir } from "../../testing/core/temp-dir";
+import { runTrainCli } from "../../testing/cloud/training/cli-process";
+import { sftLine, sftLines, writeJsonl, writeTinyBase } from "../../testing/cloud/training/test-data";
 
 let dir: ReturnType<typeof tempDir>;
 let base: string;

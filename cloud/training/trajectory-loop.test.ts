@@ -22,9 +22,9 @@ import type {
 } from "../../electron/api";
 import { EngineSupervisor } from "../../electron/core/engine/supervisor";
 import { assembleCore, type Core } from "../../electron/core/index";
-import { EventRecorder } from "../../electron/core/testing/events";
-import { spawnTestEngine } from "../../electron/core/testing/real-engine";
-import { tempDir } from "../../electron/core/testing/temp-dir";
+import { EventRecorder } from "../../testing/core/events";
+import { spawnTestEngine } from "../../testing/engine/real-engine";
+import { tempDir } from "../../testing/core/temp-dir";
 import { loadLlamaBackend } from "../../native/engine/llama-backend";
 import { demoAdaptersDir, demoBasePath } from "../../native/gguf/demo-files";
 import { fetchExport } from "../prepare/client";
@@ -34,7 +34,7 @@ import { formatDataset } from "./tokenize-dataset";
 import { trainAdapter } from "./train";
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
-const FIXTURE = join(ROOT, "electron/core/testing/mcp-fixture-server.ts");
+const FIXTURE = join(ROOT, "testing/mcp/mcp-fixture-server.ts");
 const ctx = { transport: "ipc" } as const;
 const ADMIN = "admin-key-trajectory-loop-1234";
 const dir = tempDir("macaron-trajectory-loop-");

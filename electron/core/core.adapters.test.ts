@@ -6,14 +6,14 @@
 import BetterSqlite3 from "better-sqlite3";
 import { mkdirSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { startFakeCore } from "./testing/fake-core";
+import { startFakeCore } from "../../testing/core/fake-core";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import type { AdapterInfo, AppSettings, Conversation, ConversationDetail, Message } from "../api";
 import { sha256File, writeFixtures } from "../../native/gguf/fixtures";
 import { assembleCore, type Core } from "./index";
-import { FakeEngine } from "./testing/fake-engine";
-import { tempDir } from "./testing/temp-dir";
-import { value } from "./testing/result-value";
+import { FakeEngine } from "../../testing/engine/fake-engine";
+import { tempDir } from "../../testing/core/temp-dir";
+import { value } from "../../testing/core/result-value";
 
 const ctx = { transport: "ipc" } as const;
 const cleanups: (() => unknown)[] = [];

@@ -13,9 +13,9 @@ import { openDatabase } from "./db/database";
 import { migrate } from "./db/migrate";
 import { migrations } from "./db/migrations";
 import { assembleCore, type Core } from "./index";
-import { FakeEngine } from "./testing/fake-engine";
-import { tempDir } from "./testing/temp-dir";
-import { value } from "./testing/result-value";
+import { FakeEngine } from "../../testing/engine/fake-engine";
+import { tempDir } from "../../testing/core/temp-dir";
+import { value } from "../../testing/core/result-value";
 
 const ctx = { transport: "ipc" } as const;
 const cleanups: (() => unknown)[] = [];

@@ -28,9 +28,9 @@ import { buildServer } from "../server/app";
 import { copyIntoFolder } from "./adapters/adapter-files";
 import { assembleCore, type Core } from "./index";
 import { EngineSupervisor } from "./engine/supervisor";
-import { spawnTestEngine } from "./testing/real-engine";
-import { EventRecorder } from "./testing/events";
-import { value } from "./testing/result-value";
+import { spawnTestEngine } from "../../testing/engine/real-engine";
+import { EventRecorder } from "../../testing/core/events";
+import { value } from "../../testing/core/result-value";
 
 const ctx = { transport: "http" } as const;
 const API_KEY = "d".repeat(64);

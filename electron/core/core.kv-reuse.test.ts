@@ -8,12 +8,12 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { ensureFixtureModel } from "../../native/gguf/fixtures";
 import type { Conversation, Message } from "../api";
-import { spawnTestEngine } from "./testing/real-engine";
+import { spawnTestEngine } from "../../testing/engine/real-engine";
 import { createCore, type Core } from "./index";
-import { EventRecorder } from "./testing/events";
-import { tempDir } from "./testing/temp-dir";
-import { promptTokensEvaluated } from "./testing/turn-timings";
-import { value } from "./testing/result-value";
+import { EventRecorder } from "../../testing/core/events";
+import { tempDir } from "../../testing/core/temp-dir";
+import { promptTokensEvaluated } from "../../testing/core/turn-timings";
+import { value } from "../../testing/core/result-value";
 
 const ctx = { transport: "http" } as const;
 const dir = tempDir("macaron-core-kv-");

@@ -4,14 +4,14 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Conversation, Memory, Message } from "../api";
-import { spawnTestEngine } from "./testing/real-engine";
+import { spawnTestEngine } from "../../testing/engine/real-engine";
 import { createCore, type Core } from "./index";
 import { PROPOSED_FACTS_SCHEMA, validProposedFacts } from "./memory/memory-text";
-import { EventRecorder } from "./testing/events";
-import { tempDir } from "./testing/temp-dir";
-import { promptTokensEvaluated } from "./testing/turn-timings";
-import { value } from "./testing/result-value";
-import { fixtureDemoDir } from "./testing/fixture-demo";
+import { EventRecorder } from "../../testing/core/events";
+import { tempDir } from "../../testing/core/temp-dir";
+import { promptTokensEvaluated } from "../../testing/core/turn-timings";
+import { value } from "../../testing/core/result-value";
+import { fixtureDemoDir } from "../../testing/core/fixture-demo";
 
 const ctx = { transport: "http" } as const;
 const dir = tempDir("macaron-memory-int-");

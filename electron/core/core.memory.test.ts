@@ -4,14 +4,14 @@
  */
 import BetterSqlite3 from "better-sqlite3";
 import { join } from "node:path";
-import { startFakeCore } from "./testing/fake-core";
+import { startFakeCore } from "../../testing/core/fake-core";
 import { afterEach, describe, expect, it } from "vitest";
 import type { Conversation, ConversationDetail, Memory, Message } from "../api";
 import { assembleCore, type Core } from "./index";
-import { type EventRecorder } from "./testing/events";
-import { FakeEngine } from "./testing/fake-engine";
-import { tempDir } from "./testing/temp-dir";
-import { value } from "./testing/result-value";
+import { type EventRecorder } from "../../testing/core/events";
+import { FakeEngine } from "../../testing/engine/fake-engine";
+import { tempDir } from "../../testing/core/temp-dir";
+import { value } from "../../testing/core/result-value";
 
 const ctx = { transport: "ipc" } as const;
 const cleanups: (() => unknown)[] = [];

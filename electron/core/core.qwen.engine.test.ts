@@ -12,11 +12,11 @@ import type { AdapterInfo, Conversation, Message } from "../api";
 import { writeFixtures, type FixturePaths } from "../../native/gguf/fixtures";
 import { TINY_QWEN_NAMES } from "../../native/gguf/tiny-qwen";
 import { createCore, type Core } from "./index";
-import { EventRecorder } from "./testing/events";
-import { fixtureDemoDir } from "./testing/fixture-demo";
-import { spawnTestEngine } from "./testing/real-engine";
-import { value } from "./testing/result-value";
-import { tempDir } from "./testing/temp-dir";
+import { EventRecorder } from "../../testing/core/events";
+import { fixtureDemoDir } from "../../testing/core/fixture-demo";
+import { spawnTestEngine } from "../../testing/engine/real-engine";
+import { value } from "../../testing/core/result-value";
+import { tempDir } from "../../testing/core/temp-dir";
 
 const ctx = { transport: "ipc" } as const;
 const data = tempDir("macaron-core-qwen-");

@@ -7,10 +7,10 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import type { Conversation, ConversationDetail, EngineStatus, Message } from "../api";
 import { assembleCore, type Core } from "./index";
-import { EventRecorder } from "./testing/events";
-import { FakeEngine } from "./testing/fake-engine";
-import { tempDir } from "./testing/temp-dir";
-import { value } from "./testing/result-value";
+import { EventRecorder } from "../../testing/core/events";
+import { FakeEngine } from "../../testing/engine/fake-engine";
+import { tempDir } from "../../testing/core/temp-dir";
+import { value } from "../../testing/core/result-value";
 
 const ctx = { transport: "ipc" } as const;
 const cleanups: (() => unknown)[] = [];

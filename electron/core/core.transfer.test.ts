@@ -2,10 +2,10 @@
 import { afterEach, describe, expect, it } from "vitest";
 import type { Conversation, ConversationDetail, Memory, Message } from "../api";
 import { assembleCore, type Core } from "./index";
-import { EventRecorder } from "./testing/events";
-import { FakeEngine } from "./testing/fake-engine";
-import { tempDir } from "./testing/temp-dir";
-import { value } from "./testing/result-value";
+import { EventRecorder } from "../../testing/core/events";
+import { FakeEngine } from "../../testing/engine/fake-engine";
+import { tempDir } from "../../testing/core/temp-dir";
+import { value } from "../../testing/core/result-value";
 
 const ctx = { transport: "http" } as const;
 const cleanups: (() => unknown)[] = [];

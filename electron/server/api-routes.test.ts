@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import WebSocket from "ws";
 import { methodNames } from "../api";
-import { FakeCore, listenForTest, readJson } from "./test-core";
+import { FakeCore, listenForTest, readJson } from "../../testing/server/test-core";
 
 interface JsonSchemaDoc {
   required?: string[];

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import WebSocket from "ws";
 import { buildServer } from "./app";
 import { LoginCodes, secretsEqual } from "./auth";
-import { FakeCore, readJson, type EnvelopeReply } from "./test-core";
+import { FakeCore, readJson, type EnvelopeReply } from "../../testing/server/test-core";
 
 interface TestServer {
   url: string;

@@ -13,10 +13,10 @@ import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { describe, expect, it, onTestFinished } from "vitest";
 import { DOWNLOAD_CHUNK_BYTES, resumableBytes } from "../core/hub/downloads";
-import { DEMO_REPO, SMALL_REPO, type HubServer } from "../core/testing/hf-hub-server";
-import { useTestHub } from "../core/testing/test-hub";
-import { tempDir } from "../core/testing/temp-dir";
-import { readJson } from "./test-core";
+import { DEMO_REPO, SMALL_REPO, type HubServer } from "../../testing/hub/hf-hub-server";
+import { useTestHub } from "../../testing/hub/test-hub";
+import { tempDir } from "../../testing/core/temp-dir";
+import { readJson } from "../../testing/server/test-core";
 
 const tsxLoader = pathToFileURL(createRequire(import.meta.url).resolve("tsx")).href;
 const cli = join(import.meta.dirname, "cli.ts");

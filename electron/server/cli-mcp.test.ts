@@ -7,8 +7,8 @@ import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { McpServerStatus } from "../api/tools";
-import { fixtureSpec } from "../core/tools/mcp/mcp-test-servers";
-import { readJson } from "./test-core";
+import { fixtureSpec } from "../../testing/mcp/mcp-test-servers";
+import { readJson } from "../../testing/server/test-core";
 
 const tsxLoader = pathToFileURL(createRequire(import.meta.url).resolve("tsx")).href;
 const cli = join(import.meta.dirname, "cli.ts");

@@ -7,7 +7,7 @@
 import { connect } from "node:net";
 import { request, type IncomingHttpHeaders } from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { FakeCore, listenForTest } from "./test-core";
+import { FakeCore, listenForTest } from "../../testing/server/test-core";
 
 let server: Awaited<ReturnType<typeof listenForTest>>;
 let host: string;

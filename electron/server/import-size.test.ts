@@ -8,11 +8,11 @@ import { request } from "node:http";
 import { afterEach, describe, expect, it } from "vitest";
 import { IMPORT_JSON_MAX_CHARS } from "../api";
 import { assembleCore, type Core } from "../core";
-import { FakeEngine } from "../core/testing/fake-engine";
-import { tempDir } from "../core/testing/temp-dir";
+import { FakeEngine } from "../../testing/engine/fake-engine";
+import { tempDir } from "../../testing/core/temp-dir";
 import { API_BODY_LIMIT, IMPORT_BODY_LIMIT } from "./api-routes";
 import { buildServer } from "./app";
-import { readJson, type EnvelopeReply } from "./test-core";
+import { readJson, type EnvelopeReply } from "../../testing/server/test-core";
 
 const API_KEY = "test-key-0123456789";
 const cleanups: (() => unknown)[] = [];

@@ -9,7 +9,7 @@ import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ensureFixtureModel } from "../../native/gguf/fixtures";
 import { startServer, type RunningServer } from "./start";
-import { readJson } from "./test-core";
+import { readJson } from "../../testing/server/test-core";
 
 let dir: string;
 let server: RunningServer;

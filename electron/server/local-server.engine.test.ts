@@ -10,7 +10,7 @@ import { join } from "node:path";
 import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { LocalServerStatus, Result } from "../api";
-import { spawnTestEngine } from "../core/testing/real-engine";
+import { spawnTestEngine } from "../../testing/engine/real-engine";
 import { startServer, type RunningServer } from "./start";
 
 let dir: string;

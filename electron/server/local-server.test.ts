@@ -8,8 +8,8 @@ import OpenAI from "openai";
 import { afterEach, describe, expect, it } from "vitest";
 import type { EventPayload, LocalServerStatus, Result } from "../api";
 import { assembleCore, type Core } from "../core";
-import { FakeEngine } from "../core/testing/fake-engine";
-import { tempDir } from "../core/testing/temp-dir";
+import { FakeEngine } from "../../testing/engine/fake-engine";
+import { tempDir } from "../../testing/core/temp-dir";
 import { serveLocalApi } from "./local-server";
 
 const ctx = { transport: "ipc" } as const;

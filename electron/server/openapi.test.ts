@@ -2,7 +2,7 @@ import Fastify from "fastify";
 import { describe, expect, it } from "vitest";
 import { buildOpenApiDocument } from "./openapi";
 import { registerOpenAiRoutes } from "./openai/routes";
-import { FakeCore } from "./test-core";
+import { FakeCore } from "../../testing/server/test-core";
 
 interface Doc {
   paths: Record<

@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { UI_NOT_BUILT } from "./static-ui";
-import { FakeCore, listenForTest } from "./test-core";
+import { FakeCore, listenForTest } from "../../testing/server/test-core";
 
 describe("serving the built UI", () => {
   let dir: string;

@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { StoredDocument } from "./catalog";
 import { PartialJson, completedPart } from "./partial";
 import { documentText } from "./text";
-import { mutatedDocumentArb } from "../../core/genui/testing/arbitraries";
+import { mutatedDocumentArb } from "../../../testing/samples/genui-arbitraries";
 import { validateDocument } from "./validate";
 
 /** The spec as a model would stream it, or null when it is too deep to serialise at all. */

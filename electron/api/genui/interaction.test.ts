@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { UiNode } from "./catalog";
 import { checkInteraction, interactionText } from "./interaction";
-import { everyComponentDocument, runLogForm } from "../../core/genui/testing/samples";
+import { everyComponentDocument, runLogForm } from "../../../testing/samples/genui-samples";
 import { findNode, validateDocument } from "./validate";
 
 /** expect.stringContaining, typed (it returns any). */

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { PartialJson, completedPart } from "./partial";
-import { everyComponentDocument, runLogDocument } from "../../core/genui/testing/samples";
+import { everyComponentDocument, runLogDocument } from "../../../testing/samples/genui-samples";
 import { validateDocument, walkNodes } from "./validate";
 
 function parse(text: string, chunk = 1): PartialJson {

@@ -8,7 +8,7 @@ import {
   everyComponentDocument,
   hostileSpecs,
   sizedDocument,
-} from "../../core/genui/testing/samples";
+} from "../../../testing/samples/genui-samples";
 import { findNode, parseDocument, validateDocument, walkNodes } from "./validate";
 
 /** expect.stringContaining, typed (it returns any). */

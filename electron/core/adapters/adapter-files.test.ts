@@ -3,7 +3,7 @@ import { mkdirSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileS
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { ApiError } from "../../api";
-import { tempDir } from "../testing/temp-dir";
+import { tempDir } from "../../../testing/core/temp-dir";
 import { copyIntoFolder, removeUnfinishedCopies } from "./adapter-files";
 
 const dirs: { remove: () => void }[] = [];

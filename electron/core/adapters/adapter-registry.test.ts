@@ -14,8 +14,8 @@ import { writeFixtures, type FixturePaths } from "../../../native/gguf/fixtures"
 import { writeWrongBaseAdapter } from "../../../native/gguf/adapters";
 import { openDatabase } from "../db/database";
 import { EventBus } from "../events/event-bus";
-import { EventRecorder } from "../testing/events";
-import { tempDir } from "../testing/temp-dir";
+import { EventRecorder } from "../../../testing/core/events";
+import { tempDir } from "../../../testing/core/temp-dir";
 import { AdapterRegistry } from "./adapter-registry";
 import { AdapterStore } from "./adapter-store";
 

@@ -10,7 +10,7 @@ import { openDatabase } from "../db/database";
 import { EventBus } from "../events/event-bus";
 import { AdapterRouter } from "../router/adapter-router";
 import { MemoryRouterStore } from "../router/store";
-import { tempDir } from "../testing/temp-dir";
+import { tempDir } from "../../../testing/core/temp-dir";
 import { AdapterRegistry } from "./adapter-registry";
 import { AdapterRouting } from "./adapter-routing";
 import { AdapterStore } from "./adapter-store";

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { demoAdapterFiles, demoBasePath, DEMO_TOOL_CALL_FORMATS } from "../../../native/gguf/demo-files";
 import { openDatabase } from "../db/database";
 import { EventBus } from "../events/event-bus";
-import { tempDir } from "../testing/temp-dir";
+import { tempDir } from "../../../testing/core/temp-dir";
 import { AdapterRegistry } from "./adapter-registry";
 import { AdapterStore } from "./adapter-store";
 import { installDemoAdapters } from "./bundled-adapters";

@@ -2,8 +2,8 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { openDatabase } from "../db/database";
 import { textHash } from "../router";
-import { routerStoreContract } from "../router/store.contract";
-import { tempDir } from "../testing/temp-dir";
+import { routerStoreContract } from "../../../testing/contracts/router-store.contract";
+import { tempDir } from "../../../testing/core/temp-dir";
 import { SqliteRouterStore } from "./sqlite-router-store";
 
 const dir = tempDir("macaron-router-store-");

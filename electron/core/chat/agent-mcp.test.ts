@@ -17,13 +17,13 @@ import {
   TOOL_RESULT_MAX_CHARS,
   type ToolStep,
 } from "../../api";
-import { startFakeCore } from "../testing/fake-core";
-import type { GenerateScript } from "../testing/fake-engine";
-import { tempDir } from "../testing/temp-dir";
-import { startFixtureHttp } from "../tools/mcp/mcp-test-servers";
+import { startFakeCore } from "../../../testing/core/fake-core";
+import type { GenerateScript } from "../../../testing/engine/fake-engine";
+import { tempDir } from "../../../testing/core/temp-dir";
+import { startFixtureHttp } from "../../../testing/mcp/mcp-test-servers";
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../../..");
-const FIXTURE = join(ROOT, "electron/core/testing/mcp-fixture-server.ts");
+const FIXTURE = join(ROOT, "testing/mcp/mcp-fixture-server.ts");
 
 function fixture(callsFile: string): McpServerSpec {
   return {

@@ -14,11 +14,11 @@ import {
   type ToolStep,
 } from "../../api";
 import { assembleCore } from "../index";
-import { EventRecorder } from "../testing/events";
-import { FakeEngine } from "../testing/fake-engine";
-import { startFakeCore } from "../testing/fake-core";
-import { FIXTURE_DEMO } from "../testing/fixture-demo";
-import { value } from "../testing/result-value";
+import { EventRecorder } from "../../../testing/core/events";
+import { FakeEngine } from "../../../testing/engine/fake-engine";
+import { startFakeCore } from "../../../testing/core/fake-core";
+import { FIXTURE_DEMO } from "../../../testing/core/fixture-demo";
+import { value } from "../../../testing/core/result-value";
 import { DENIED_RESULT } from "../tools/tool-results";
 
 const agent = { pinned: "agent" } as const;
@@ -286,7 +286,7 @@ describe("built-in tools through the same path", () => {
   });
 
   it("core shutting down while a call waits: the step ends stopped and the answer interrupted", async () => {
-    const { tempDir } = await import("../testing/temp-dir");
+    const { tempDir } = await import("../../../testing/core/temp-dir");
     const dir = tempDir();
     const ctx = { transport: "ipc" } as const;
     try {
@@ -329,7 +329,7 @@ describe("built-in tools through the same path", () => {
 
 describe("trajectories are kept", () => {
   it("after reopening the database, and through export and import", async () => {
-    const { tempDir } = await import("../testing/temp-dir");
+    const { tempDir } = await import("../../../testing/core/temp-dir");
     const dir = tempDir();
     const ctx = { transport: "ipc" } as const;
     const open = async () => {

@@ -10,10 +10,10 @@ import { fileURLToPath } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
 import type { Conversation, McpServerStatus, Message, ToolStep } from "../../api";
 import { createCore, type Core } from "../index";
-import { EventRecorder } from "../testing/events";
-import { spawnTestEngine } from "../testing/real-engine";
-import { value } from "../testing/result-value";
-import { tempDir } from "../testing/temp-dir";
+import { EventRecorder } from "../../../testing/core/events";
+import { spawnTestEngine } from "../../../testing/engine/real-engine";
+import { value } from "../../../testing/core/result-value";
+import { tempDir } from "../../../testing/core/temp-dir";
 import { checkArguments } from "../tools/argument-check";
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../../..");
@@ -53,7 +53,7 @@ describe("the demo Agent calls tools on the real engine", () => {
         args: [
           "--import",
           "tsx",
-          join(ROOT, "electron/core/testing/mcp-fixture-server.ts"),
+          join(ROOT, "testing/mcp/mcp-fixture-server.ts"),
           "--calls-file",
           callsFile,
         ],

@@ -7,9 +7,9 @@ import { MessageStore } from "../conversations/message-store";
 import { openDatabase } from "../db/database";
 import { EventBus } from "../events/event-bus";
 import { EngineQueue } from "../models/engine-queue";
-import { EventRecorder } from "../testing/events";
-import { crashed, FakeEngine, loadedModel } from "../testing/fake-engine";
-import { tempDir } from "../testing/temp-dir";
+import { EventRecorder } from "../../../testing/core/events";
+import { crashed, FakeEngine, loadedModel } from "../../../testing/engine/fake-engine";
+import { tempDir } from "../../../testing/core/temp-dir";
 import {
   DEFAULT_SYSTEM_PROMPT,
   NO_MODEL_MESSAGE,

@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { sha256File, writeFixtures, type FixturePaths } from "../../../native/gguf/fixtures";
 import { demoAdapterSpec } from "../../../native/gguf/adapters";
 import { gv, writeGguf } from "../../../native/gguf/writer";
-import { tempDir } from "../testing/temp-dir";
+import { tempDir } from "../../../testing/core/temp-dir";
 import { runContractCommand } from "./contract-command";
 import type { ContractReport } from "./contract-runner";
 

@@ -2,7 +2,7 @@ import BetterSqlite3 from "better-sqlite3";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { tempDir } from "../testing/temp-dir";
+import { tempDir } from "../../../testing/core/temp-dir";
 import { openDatabase } from "./database";
 import { DatabaseFromFutureError, DatabaseOpenError } from "./errors";
 import { migrate, schemaVersion } from "./migrate";

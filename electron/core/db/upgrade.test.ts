@@ -6,7 +6,7 @@ import BetterSqlite3, { type Database } from "better-sqlite3";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { tempDir } from "../testing/temp-dir";
+import { tempDir } from "../../../testing/core/temp-dir";
 import { BackupFolder, KEEP_BACKUPS } from "./backups";
 import { openDatabase } from "./database";
 import { openAppDatabase } from "./database-file";

@@ -12,7 +12,7 @@ import { pathToFileURL } from "node:url";
 import { afterAll, expect, it } from "vitest";
 import type { EngineBuild } from "../../api";
 import { writeFixtures } from "../../../native/gguf/fixtures";
-import { copyNodeLlamaCpp } from "../testing/node-llama-cpp-copy";
+import { copyNodeLlamaCpp } from "../../../testing/engine/node-llama-cpp-copy";
 import { hasLocalBuild, NativeBuild } from "./native-build";
 
 const cleanup: string[] = [];

@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { ensureFixtureModel } from "../../../native/gguf/fixtures";
-import { spawnTestEngine } from "../testing/real-engine";
+import { spawnTestEngine } from "../../../testing/engine/real-engine";
 import { EngineSupervisor } from "./supervisor";
 import type { ChatTurn, GenerateResult } from "./types";
 

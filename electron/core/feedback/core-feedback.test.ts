@@ -10,11 +10,11 @@ import { afterEach, describe, expect, it } from "vitest";
 import { createCloudApp } from "../../../cloud/server";
 import type { Conversation, ConversationDetail, Message, PrivacyState, SyncStatus } from "../../api";
 import { assembleCore, type Core, type CoreParts } from "../index";
-import { EventRecorder } from "../testing/events";
-import { FakeEngine } from "../testing/fake-engine";
-import { tempDir } from "../testing/temp-dir";
+import { EventRecorder } from "../../../testing/core/events";
+import { FakeEngine } from "../../../testing/engine/fake-engine";
+import { tempDir } from "../../../testing/core/temp-dir";
 import { DEFAULT_FEEDBACK_ENDPOINT } from "./feedback-endpoint";
-import { value } from "../testing/result-value";
+import { value } from "../../../testing/core/result-value";
 
 const ctx = { transport: "ipc" } as const;
 const cleanups: (() => unknown)[] = [];

@@ -1,12 +1,12 @@
 import type { Database } from "better-sqlite3";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { tempDir } from "../testing/temp-dir";
+import { tempDir } from "../../../testing/core/temp-dir";
 import { FeedbackService } from "./feedback-service";
 import { MessageContext } from "./message-context";
 import { PrivacySettingsService } from "./privacy-settings";
 import { SqliteOutbox, nextBatch } from "./sqlite-outbox";
-import { ConversationSeed, openFeedbackDatabase } from "./testing";
+import { ConversationSeed, openFeedbackDatabase } from "../../../testing/feedback/feedback-db";
 
 describe("PrivacySettingsService", () => {
   let dir: ReturnType<typeof tempDir>;

@@ -6,7 +6,7 @@
  */
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
-import { formatScore, readCorpus, scoreRedaction } from "./corpus/evaluate";
+import { formatScore, readCorpus, scoreRedaction } from "../../../testing/corpora/redaction/evaluate";
 
 const HELDOUT_PATH = fileURLToPath(new URL("../../../resources/redaction-heldout.jsonl", import.meta.url));
 

@@ -12,9 +12,9 @@ import type { LlamaContextSequence } from "node-llama-cpp";
 import { describe, expect, it, onTestFinished } from "vitest";
 import type { EngineStatus, ModelInfo } from "../../api";
 import { KvStateStore } from "../../../native/engine/kv-state-store";
-import { startFakeCore } from "../testing/fake-core";
-import { tempDir } from "../testing/temp-dir";
-import { openRegularFile, statRegularFile } from "./regular-file";
+import { startFakeCore } from "../../../testing/core/fake-core";
+import { tempDir } from "../../../testing/core/temp-dir";
+import { openRegularFile, statRegularFile } from "../../../common/files/regular-file";
 
 const ctx = { transport: "http" } as const;
 const posix = process.platform !== "win32";

@@ -5,14 +5,14 @@
  */
 import BetterSqlite3 from "better-sqlite3";
 import { join } from "node:path";
-import { startFakeCore } from "../testing/fake-core";
+import { startFakeCore } from "../../../testing/core/fake-core";
 import { afterEach, describe, expect, it } from "vitest";
 import type { Conversation, ConversationDetail, Message } from "../../api";
 import { CATALOG_VERSION, type UiDocument } from "../../api/genui";
-import { runLogDocument, everyComponentDocument } from "./testing/samples";
+import { runLogDocument, everyComponentDocument } from "../../../testing/samples/genui-samples";
 import type { Core } from "../index";
-import type { EventRecorder } from "../testing/events";
-import type { FakeEngine } from "../testing/fake-engine";
+import type { EventRecorder } from "../../../testing/core/events";
+import type { FakeEngine } from "../../../testing/engine/fake-engine";
 import { GENUI_INSTRUCTIONS } from "./genui-prompt";
 
 /** expect.stringContaining, typed (it returns any). */

@@ -7,12 +7,12 @@
 import { afterAll, describe, expect, it } from "vitest";
 import type { Conversation, ConversationDetail, Message } from "../../api";
 import { PartialJson, StoredDocument } from "../../api/genui";
-import { spawnTestEngine } from "../testing/real-engine";
+import { spawnTestEngine } from "../../../testing/engine/real-engine";
 import { createCore, type Core } from "../index";
-import { EventRecorder } from "../testing/events";
-import { tempDir } from "../testing/temp-dir";
-import { value } from "../testing/result-value";
-import { fixtureDemoDir } from "../testing/fixture-demo";
+import { EventRecorder } from "../../../testing/core/events";
+import { tempDir } from "../../../testing/core/temp-dir";
+import { value } from "../../../testing/core/result-value";
+import { fixtureDemoDir } from "../../../testing/core/fixture-demo";
 
 const ctx = { transport: "http" } as const;
 const dir = tempDir("macaron-genui-engine-");

@@ -11,7 +11,7 @@ import { cp, readFile, stat, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, expect, it, onTestFinished } from "vitest";
 import type { Download } from "../../api";
-import { tempDir } from "../testing/temp-dir";
+import { tempDir } from "../../../testing/core/temp-dir";
 import {
   DEMO_REPO,
   GATED_REPO,
@@ -19,8 +19,8 @@ import {
   SMALL_REPO,
   SPLIT_REPO,
   type HubServer,
-} from "../testing/hf-hub-server";
-import { useTestHub } from "../testing/test-hub";
+} from "../../../testing/hub/hf-hub-server";
+import { useTestHub } from "../../../testing/hub/test-hub";
 import {
   DOWNLOAD_CHUNK_BYTES,
   DownloadManager,

@@ -8,8 +8,8 @@ import {
   NO_GGUF_REPO,
   SPLIT_REPO,
   type HubServer,
-} from "../testing/hf-hub-server";
-import { useTestHub } from "../testing/test-hub";
+} from "../../../testing/hub/hf-hub-server";
+import { useTestHub } from "../../../testing/hub/test-hub";
 import { baseModelOf, groupGgufFiles, HubClient, hubEndpoint, parseQuant, splitPartPaths } from "./hf-client";
 
 let hub: HubServer;

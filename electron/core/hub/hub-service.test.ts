@@ -9,7 +9,7 @@ import { stat, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import type { AdapterInfo, Download, HubModel, HubRepo, LocalModel, RecommendedModel } from "../../api";
-import { startFakeCore } from "../testing/fake-core";
+import { startFakeCore } from "../../../testing/core/fake-core";
 import {
   ADAPTER_REPO,
   DEMO_REPO,
@@ -17,8 +17,8 @@ import {
   SPLIT_REPO,
   WRONG_ADAPTER_REPO,
   type HubServer,
-} from "../testing/hf-hub-server";
-import { useTestHub } from "../testing/test-hub";
+} from "../../../testing/hub/hf-hub-server";
+import { useTestHub } from "../../../testing/hub/test-hub";
 
 let hub: HubServer;
 

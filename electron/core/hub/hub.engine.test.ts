@@ -6,9 +6,9 @@
 import { getLlama, LlamaLogLevel, type Llama } from "node-llama-cpp";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { estimateFit } from "../../../native/engine/fit-estimate";
-import { GATED_REPO, SPLIT_REPO, type HubServer } from "../testing/hf-hub-server";
-import { useTestHub } from "../testing/test-hub";
-import { tempDir } from "../testing/temp-dir";
+import { GATED_REPO, SPLIT_REPO, type HubServer } from "../../../testing/hub/hf-hub-server";
+import { useTestHub } from "../../../testing/hub/test-hub";
+import { tempDir } from "../../../testing/core/temp-dir";
 import { HubService } from "./hub-service";
 import { ModelLibrary } from "./model-library";
 import { FileTokenStore } from "./token-store";

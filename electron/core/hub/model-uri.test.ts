@@ -3,9 +3,9 @@ import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { DEMO_REPO, SPLIT_REPO, type HubServer } from "../testing/hf-hub-server";
-import { useTestHub } from "../testing/test-hub";
-import { tempDir } from "../testing/temp-dir";
+import { DEMO_REPO, SPLIT_REPO, type HubServer } from "../../../testing/hub/hf-hub-server";
+import { useTestHub } from "../../../testing/hub/test-hub";
+import { tempDir } from "../../../testing/core/temp-dir";
 import { isModelUri, parseHubUri, resolveModelArg } from "./model-uri";
 
 let hub: HubServer;

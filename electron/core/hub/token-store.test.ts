@@ -1,6 +1,6 @@
 import { readFile, stat } from "node:fs/promises";
 import { describe, expect, it } from "vitest";
-import { tempDir } from "../testing/temp-dir";
+import { tempDir } from "../../../testing/core/temp-dir";
 import { FileTokenStore, SafeStorageTokenStore, type SafeStorageLike } from "./token-store";
 
 /** A stand-in for Electron's safeStorage: reversible, but never the plain text on disk. */

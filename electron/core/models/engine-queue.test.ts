@@ -1,6 +1,6 @@
 import { describe, expect, it, vi } from "vitest";
 import { ApiError } from "../../api";
-import { FakeEngine, loadedModel } from "../testing/fake-engine";
+import { FakeEngine, loadedModel } from "../../../testing/engine/fake-engine";
 import { EngineQueue } from "./engine-queue";
 
 const options = { temperature: 0, maxTokens: 8 };

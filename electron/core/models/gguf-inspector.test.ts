@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ApiError } from "../../api";
 import { ensureFixtureModel } from "../../../native/gguf/fixtures";
-import { tempDir } from "../testing/temp-dir";
+import { tempDir } from "../../../testing/core/temp-dir";
 import { ggufInspector } from "./gguf-inspector";
 
 const dir = tempDir();

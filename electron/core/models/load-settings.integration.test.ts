@@ -7,10 +7,10 @@ import { afterAll, describe, expect, it } from "vitest";
 import type { Conversation, EngineBuild, EngineStatus, FitEstimate, LoadSettings, Message } from "../../api";
 import { writeFixtures } from "../../../native/gguf/fixtures";
 import { createCore, type Core } from "../index";
-import { EventRecorder } from "../testing/events";
-import { spawnTestEngine } from "../testing/real-engine";
-import { value } from "../testing/result-value";
-import { tempDir } from "../testing/temp-dir";
+import { EventRecorder } from "../../../testing/core/events";
+import { spawnTestEngine } from "../../../testing/engine/real-engine";
+import { value } from "../../../testing/core/result-value";
+import { tempDir } from "../../../testing/core/temp-dir";
 
 const ctx = { transport: "http" } as const;
 const dir = tempDir("macaron-load-settings-int-");

@@ -4,7 +4,7 @@ import { describe, expect, it } from "vitest";
 import { sha256File } from "../../../native/gguf/fixtures";
 import { openDatabase } from "../db/database";
 import { SettingsStore } from "../settings/settings-store";
-import { tempDir } from "../testing/temp-dir";
+import { tempDir } from "../../../testing/core/temp-dir";
 import { ModelFingerprint } from "./model-fingerprint";
 
 const dir = tempDir();

@@ -10,9 +10,9 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { EngineStatus } from "../../api";
 import { writeFixtures } from "../../../native/gguf/fixtures";
 import { createCore, type Core } from "../index";
-import { EventRecorder } from "../testing/events";
-import { spawnTestEngine } from "../testing/real-engine";
-import { tempDir } from "../testing/temp-dir";
+import { EventRecorder } from "../../../testing/core/events";
+import { spawnTestEngine } from "../../../testing/engine/real-engine";
+import { tempDir } from "../../../testing/core/temp-dir";
 
 const ctx = { transport: "http" as const };
 let dir: ReturnType<typeof tempDir>;

@@ -5,8 +5,8 @@ import { ApiError, type EngineStatus, type ModelInfo } from "../../api";
 import { openDatabase } from "../db/database";
 import { EventBus } from "../events/event-bus";
 import { SettingsStore } from "../settings/settings-store";
-import { EventRecorder } from "../testing/events";
-import { FakeEngine, loadedModel } from "../testing/fake-engine";
+import { EventRecorder } from "../../../testing/core/events";
+import { FakeEngine, loadedModel } from "../../../testing/engine/fake-engine";
 import { LAST_MODEL_KEY, type ModelInspector, ModelService } from "./model-service";
 
 function info(path: string): ModelInfo {

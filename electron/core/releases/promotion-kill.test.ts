@@ -15,16 +15,16 @@ import { createInterface } from "node:readline";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { AdapterVersionInfo, Conversation, Message, Release, Result } from "../../api";
-import { codingManifest } from "../../../cloud/testing/hand-built-versions";
+import { codingManifest } from "../../../testing/cloud/hand-built-versions";
 import { demoAdapterSpec } from "../../../native/gguf/adapters";
 import { writeFixtures, type FixturePaths } from "../../../native/gguf/fixtures";
 import { encodeGguf, gv } from "../../../native/gguf/writer";
 import { spawnNodeEngine } from "../engine/spawn-node";
 import { createCore, type Core } from "../index";
-import { EventRecorder } from "../testing/events";
-import { tempDir } from "../testing/temp-dir";
+import { EventRecorder } from "../../../testing/core/events";
+import { tempDir } from "../../../testing/core/temp-dir";
 
-const CHILD = fileURLToPath(new URL("./testing/promote-child.ts", import.meta.url));
+const CHILD = fileURLToPath(new URL("../../../testing/releases/promote-child.ts", import.meta.url));
 const TSX = pathToFileURL(createRequire(import.meta.url).resolve("tsx")).href;
 // The fixture adapters answer with markers: the smoke contract is their gate.
 const ENV = { ...process.env, MACARON_ENGINE_THREADS: "1", MACARON_CONTRACT: "smoke" };

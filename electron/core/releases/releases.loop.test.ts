@@ -21,21 +21,21 @@ import type {
   UpdateCheck,
 } from "../../api";
 import { startCloud, type RunningCloud } from "../../../cloud/server";
-import { makeItem, registerInstall, uploadBatch } from "../../../cloud/testing/items";
+import { makeItem, registerInstall, uploadBatch } from "../../../testing/cloud/items";
 import {
   codingManifest,
   publishAdapter,
   publishHandBuiltVersions,
-} from "../../../cloud/testing/hand-built-versions";
+} from "../../../testing/cloud/hand-built-versions";
 import { demoAdapterSpec, wrongBaseAdapterSpec } from "../../../native/gguf/adapters";
 import { writeFixtures, type FixturePaths } from "../../../native/gguf/fixtures";
 import { encodeGguf, gv } from "../../../native/gguf/writer";
 import { EngineSupervisor } from "../engine/supervisor";
-import { spawnTestEngine } from "../testing/real-engine";
+import { spawnTestEngine } from "../../../testing/engine/real-engine";
 import { smokeContract } from "../contract/default-contract";
 import { assembleCore, type Core } from "../index";
-import { EventRecorder } from "../testing/events";
-import { tempDir } from "../testing/temp-dir";
+import { EventRecorder } from "../../../testing/core/events";
+import { tempDir } from "../../../testing/core/temp-dir";
 
 const ctx = { transport: "ipc" } as const;
 const dir = tempDir("macaron-releases-loop-");

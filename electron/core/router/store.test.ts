@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { MemoryRouterStore, textHash } from "./store";
-import { routerStoreContract } from "./store.contract";
+import { routerStoreContract } from "../../../testing/contracts/router-store.contract";
 
 routerStoreContract("memory", () => new MemoryRouterStore());
 

@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { tempDir } from "../testing/temp-dir";
+import { tempDir } from "../../../testing/core/temp-dir";
 import { ToolCatalog } from "./tool-catalog";
 import { TOOL_SWITCHES_FILE, ToolSwitches } from "./tool-switches";
 import { BUILTIN_SERVER, type CallableTool, type ToolSource } from "./tool-types";

@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { ConversationStore } from "../conversations/conversation-store";
 import { MessageStore } from "../conversations/message-store";
 import { openDatabase } from "../db/database";
-import { tempDir } from "../testing/temp-dir";
+import { tempDir } from "../../../testing/core/temp-dir";
 import { ToolStepStore } from "./tool-step-store";
 
 const cleanups: (() => void)[] = [];

@@ -14,7 +14,7 @@ import type {
 import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DEFAULT_SYSTEM_PROMPT } from "../../core/chat/turn-deps";
-import { spawnTestEngine } from "../../core/testing/real-engine";
+import { spawnTestEngine } from "../../../testing/engine/real-engine";
 import { startServer, type RunningServer } from "../start";
 
 let dir: string;

@@ -6,7 +6,7 @@ import type { Message, RawMessageStreamEvent } from "@anthropic-ai/sdk/resources
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
 import { ApiError } from "../../api";
 import type { GenerateResult } from "../../core/engine/types";
-import { FakeCore, listenForTest, readJson } from "../test-core";
+import { FakeCore, listenForTest, readJson } from "../../../testing/server/test-core";
 import type { AnthropicErrorBody } from "./errors";
 
 let server: Awaited<ReturnType<typeof listenForTest>>;

@@ -6,10 +6,10 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { spawnTestEngine } from "../../core/testing/real-engine";
+import { spawnTestEngine } from "../../../testing/engine/real-engine";
 import { startServer, type RunningServer } from "../start";
-import { readJson } from "../test-core";
-import { fixtureDemoDir } from "../../core/testing/fixture-demo";
+import { readJson } from "../../../testing/server/test-core";
+import { fixtureDemoDir } from "../../../testing/core/fixture-demo";
 
 let dir: string;
 let server: RunningServer;

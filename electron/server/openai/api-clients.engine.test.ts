@@ -13,7 +13,7 @@ import { zodResponseFormat } from "openai/helpers/zod";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { checkArguments } from "../../core/tools/argument-check";
-import { spawnTestEngine } from "../../core/testing/real-engine";
+import { spawnTestEngine } from "../../../testing/engine/real-engine";
 import { startServer, type RunningServer } from "../start";
 
 let dir: string;

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
 import { ApiError } from "../../api";
 import type { ChatCompletion, ChatCompletionChunk } from "openai/resources/chat/completions";
-import { FakeCore, listenForTest, readJson, type OpenAiErrorReply } from "../test-core";
+import { FakeCore, listenForTest, readJson, type OpenAiErrorReply } from "../../../testing/server/test-core";
 
 let server: Awaited<ReturnType<typeof listenForTest>>;
 const core = new FakeCore();

@@ -11,7 +11,7 @@ import type { ResponseInputItem, ResponseStreamEvent } from "openai/resources/re
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DEFAULT_SYSTEM_PROMPT } from "../../core/chat/turn-deps";
 import { checkArguments } from "../../core/tools/argument-check";
-import { spawnTestEngine } from "../../core/testing/real-engine";
+import { spawnTestEngine } from "../../../testing/engine/real-engine";
 import { startServer, type RunningServer } from "../start";
 
 let dir: string;

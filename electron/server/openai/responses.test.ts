@@ -8,7 +8,7 @@ import type { Response as OpenAiResponse, ResponseStreamEvent } from "openai/res
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
 import { ApiError } from "../../api";
 import type { GenerateOptions, GenerateResult } from "../../core/engine/types";
-import { FakeCore, listenForTest, readJson, type OpenAiErrorReply } from "../test-core";
+import { FakeCore, listenForTest, readJson, type OpenAiErrorReply } from "../../../testing/server/test-core";
 
 let server: Awaited<ReturnType<typeof listenForTest>>;
 let client: OpenAI;

@@ -9,10 +9,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { writeFixtures } from "../../../native/gguf/fixtures";
-import { spawnTestEngine } from "../../core/testing/real-engine";
-import { fixtureDemoDir } from "../../core/testing/fixture-demo";
+import { spawnTestEngine } from "../../../testing/engine/real-engine";
+import { fixtureDemoDir } from "../../../testing/core/fixture-demo";
 import { startServer, type RunningServer } from "../start";
-import { readJson, type OpenAiErrorReply } from "../test-core";
+import { readJson, type OpenAiErrorReply } from "../../../testing/server/test-core";
 
 let dir: string;
 let server: RunningServer;

@@ -5,8 +5,8 @@
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
 import type { Core } from "../../core/core-types";
-import { FakeEngine } from "../../core/testing/fake-engine";
-import { FakeCore, listenForTest, readJson, type OpenAiErrorReply } from "../test-core";
+import { FakeEngine } from "../../../testing/engine/fake-engine";
+import { FakeCore, listenForTest, readJson, type OpenAiErrorReply } from "../../../testing/server/test-core";
 
 const engine = new FakeEngine();
 const core: Core = Object.assign(new FakeCore(), { engine });

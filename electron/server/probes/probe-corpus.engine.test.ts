@@ -13,9 +13,9 @@ import { isAbsolute, join, relative, resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ConversationDetail } from "../../api";
 import { validateDocument } from "../../api/genui";
-import { runLogDocument } from "../../core/genui/testing/samples";
-import { fixtureDemoDir } from "../../core/testing/fixture-demo";
-import { spawnTestEngine } from "../../core/testing/real-engine";
+import { runLogDocument } from "../../../testing/samples/genui-samples";
+import { fixtureDemoDir } from "../../../testing/core/fixture-demo";
+import { spawnTestEngine } from "../../../testing/engine/real-engine";
 import { IMPORT_ROUTE } from "../api-routes";
 import { startServer, type RunningServer } from "../start";
 import {
@@ -25,7 +25,7 @@ import {
   pathProbes,
   specProbes,
   type PathProbe,
-} from "./corpus";
+} from "../../../testing/corpora/probes";
 
 /** The most one probe may take, start to answer. Refusals are checks, not work: 5 s is generous. */
 const PROBE_BUDGET_MS = 5_000;

@@ -2,8 +2,8 @@ import { afterEach, describe, expect, it } from "vitest";
 import { ApiError } from "../../../electron/api";
 import type { Conversation } from "../../../electron/api";
 import { AppController } from "../state/app-controller";
-import { adapterInfo as adapter, message, readyEngine } from "../state/testing/fixtures";
-import { ScriptedApi } from "../state/testing/scripted-api";
+import { adapterInfo as adapter, message, readyEngine } from "../testing/fixtures";
+import { ScriptedApi } from "../testing/scripted-api";
 
 const engine = readyEngine({ path: "/m/base.gguf", name: "base", isDemo: false });
 
@@ -119,9 +119,9 @@ describe("AppController adapters", () => {
       assistantMessage: message({ id: "a1", role: "assistant", status: "streaming", createdAt: 2 }),
     });
     const c = await started(api);
-    await c.setAdapters({ pinned: "coding" });
-    expect(c.currentAdapters()).toEqual({ pinned: "coding" });
-    expect(await c.send("hi")).toBe(true);
+    await c.conversations.setAdapters({ pinned: "coding" });
+    expect(c.conversations.currentAdapters()).toEqual({ pinned: "coding" });
+    expect(await c.chat.send("hi")).toBe(true);
     const names = api.calls.map(([m]) => m).filter((m) => m.startsWith("c"));
     expect(names).toEqual([
       "conversations.list",
@@ -129,7 +129,7 @@ describe("AppController adapters", () => {
       "conversations.setAdapters",
       "chat.send",
     ]);
-    expect(c.currentAdapters()).toEqual({ pinned: "coding" });
+    expect(c.conversations.currentAdapters()).toEqual({ pinned: "coding" });
     expect(c.store.getState().draftAdapters).toBe("auto");
   });
 
@@ -143,12 +143,12 @@ describe("AppController adapters", () => {
         release = () => reject(new ApiError("invalid_input", "No adapter with id nope."));
       });
     const c = await started(api, "c1");
-    const pending = c.setAdapters({ pinned: "nope" });
+    const pending = c.conversations.setAdapters({ pinned: "nope" });
     await flushPromises();
-    expect(c.currentAdapters()).toEqual({ pinned: "nope" });
+    expect(c.conversations.currentAdapters()).toEqual({ pinned: "nope" });
     release();
     expect(await pending).toBe(false);
-    expect(c.currentAdapters()).toBe("auto");
+    expect(c.conversations.currentAdapters()).toBe("auto");
     expect(c.store.getState().notice).toMatch(/No adapter with id nope/);
   });
 
@@ -166,13 +166,13 @@ describe("AppController adapters", () => {
       assistantMessage: message({ id: "a2", role: "assistant", status: "streaming", createdAt: 3 }),
     });
     const c = await started(api, "c1");
-    expect(await c.regenerate({ pinned: "chat" })).toBe(true);
+    expect(await c.chat.regenerate({ pinned: "chat" })).toBe(true);
     expect(api.calls.at(-1)).toEqual([
       "chat.regenerate",
       { conversationId: "c1", adapters: { pinned: "chat" } },
     ]);
     expect(c.store.getState().messages.c1!.map((m) => m.id)).toEqual(["u1", "a2"]);
     // While it streams, a second request is refused locally.
-    expect(await c.regenerate()).toBe(false);
+    expect(await c.chat.regenerate()).toBe(false);
   });
 });

@@ -1,18 +1,18 @@
 import { describe, expect, it } from "vitest";
 import type { RoutingInfo } from "../../../electron/api";
+import { formatBytes } from "../../../common/format-bytes";
 import {
   adapterNames,
   blendFromScales,
   describeRouting,
   describeSelection,
-  formatBytes,
   initialBlendScales,
   pickerValue,
   regenerateSelection,
   selectableAdapters,
   selectionFromPicker,
 } from "./adapter-logic";
-import { adapterInfo as adapter } from "../state/testing/fixtures";
+import { adapterInfo as adapter } from "../testing/fixtures";
 
 const names = adapterNames([adapter("chat", "Chat"), adapter("coding", "Coding")]);
 

@@ -2,8 +2,8 @@ import { describe, expect, it, vi } from "vitest";
 import { ApiError } from "../../../electron/api";
 import type { GateProgress, Release, UpdateSettings } from "../../../electron/api";
 import { ReleaseController } from "./release-controller";
-import { gateProgress, versionInfo as version } from "../state/testing/fixtures";
-import { ScriptedApi } from "../state/testing/scripted-api";
+import { gateProgress, versionInfo as version } from "../testing/fixtures";
+import { ScriptedApi } from "../testing/scripted-api";
 import { UpdateController } from "../settings/update-controller";
 
 const nameOf = (id: string) => (id === "coding" ? "Coding" : id);

@@ -18,7 +18,7 @@ import {
   versionBadge,
   versionStatusLabel,
 } from "./release-logic";
-import { gateProgress as gate, versionInfo as version } from "../state/testing/fixtures";
+import { gateProgress as gate, versionInfo as version } from "../testing/fixtures";
 
 const nameOf = (id: string) => ({ coding: "Coding", chat: "Chat" })[id] ?? id;
 

@@ -7,7 +7,7 @@ import { describe, expect, it } from "vitest";
 import type { Message } from "../../../electron/api";
 import { ControllerProvider } from "../app/controller-context";
 import { AppController } from "../state/app-controller";
-import { ScriptedApi } from "../state/testing/scripted-api";
+import { ScriptedApi } from "../testing/scripted-api";
 import { MessageView } from "./MessageView";
 
 /** Core's sentence for an answer cut off by a full disk (electron/core/db/disk-full.ts). */

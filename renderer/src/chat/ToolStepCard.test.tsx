@@ -8,7 +8,7 @@ import type { ToolStep } from "../../../electron/api";
 import { TOOL_RESULT_MAX_CHARS } from "../../../electron/api";
 import { ControllerProvider } from "../app/controller-context";
 import { AppController } from "../state/app-controller";
-import { ScriptedApi } from "../state/testing/scripted-api";
+import { ScriptedApi } from "../testing/scripted-api";
 import { ToolSteps } from "./ToolStepCard";
 
 function step(over: Partial<ToolStep> & Pick<ToolStep, "id">): ToolStep {

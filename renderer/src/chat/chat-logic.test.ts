@@ -11,7 +11,7 @@ import {
   titleFromText,
   upsertConversation,
 } from "./chat-logic";
-import { message } from "../state/testing/fixtures";
+import { message } from "../testing/fixtures";
 
 function msg(over: Partial<Message> & Pick<Message, "id" | "conversationId">): Message {
   return message({ role: "assistant", status: "streaming", createdAt: 1000, ...over });

@@ -2,8 +2,8 @@ import { describe, expect, it } from "vitest";
 import { ApiError } from "../../../electron/api";
 import type { Message } from "../../../electron/api";
 import { FeedbackController } from "./feedback-controller";
-import { message } from "../state/testing/fixtures";
-import { ScriptedApi } from "../state/testing/scripted-api";
+import { message } from "../testing/fixtures";
+import { ScriptedApi } from "../testing/scripted-api";
 
 const answer = message({ id: "a1", role: "assistant", content: "The answer" });
 

@@ -7,7 +7,7 @@ import { renderToStaticMarkup } from "react-dom/server";
 import { describe, expect, it } from "vitest";
 import { lineNesting, markdownVerdict, MARKDOWN_MAX_CHARS, MARKDOWN_MAX_NESTING } from "./markdown-limits";
 import { SafeMarkdownView } from "./safe-markdown";
-import { edgeMarkdown, hostileMarkdown } from "./testing/hostile-markdown";
+import { edgeMarkdown, hostileMarkdown } from "../testing/hostile-markdown";
 
 const platform = { openExternal: null } as unknown as Parameters<typeof SafeMarkdownView>[0]["platform"];
 

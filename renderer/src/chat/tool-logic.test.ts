@@ -15,8 +15,8 @@ import {
   upsertServer,
   upsertStep,
 } from "./tool-logic";
-import { message } from "../state/testing/fixtures";
-import { ScriptedApi } from "../state/testing/scripted-api";
+import { message } from "../testing/fixtures";
+import { ScriptedApi } from "../testing/scripted-api";
 
 function step(over: Partial<ToolStep> & Pick<ToolStep, "id">): ToolStep {
   return {

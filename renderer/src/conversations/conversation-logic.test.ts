@@ -13,7 +13,7 @@ import {
   withoutPendingDelete,
   withPendingDelete,
 } from "./conversation-logic";
-import { message } from "../state/testing/fixtures";
+import { message } from "../testing/fixtures";
 
 function conversation(id: string, updatedAt = 1): Conversation {
   return { id, title: id, createdAt: 1, updatedAt, adapters: "auto" };

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { ApiError } from "../../../electron/api";
 import type { DatabaseStatus } from "../../../electron/api";
 import { DatabaseController, isDatabaseUnavailable } from "./database-controller";
-import { ScriptedApi } from "../state/testing/scripted-api";
+import { ScriptedApi } from "../testing/scripted-api";
 import { TransferController, importSummary } from "../conversations/transfer-controller";
 
 const corrupt: DatabaseStatus = {

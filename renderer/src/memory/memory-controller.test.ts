@@ -3,7 +3,7 @@ import { ApiError } from "../../../electron/api";
 import type { Memory } from "../../../electron/api";
 import { contextNote, memoriesUsedLabel, memorySourceLabel, splitMemories } from "./memory-logic";
 import { MemoryController } from "./memory-controller";
-import { ScriptedApi } from "../state/testing/scripted-api";
+import { ScriptedApi } from "../testing/scripted-api";
 
 function memory(over: Partial<Memory> & Pick<Memory, "id">): Memory {
   return {

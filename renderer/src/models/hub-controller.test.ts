@@ -3,7 +3,7 @@ import { ApiError } from "../../../electron/api";
 import type { HubModel, LoadSettings } from "../../../electron/api";
 import { AppController } from "../state/app-controller";
 import { SEARCH_DEBOUNCE_MS } from "./hub-controller";
-import { readyEngine } from "../state/testing/fixtures";
+import { readyEngine } from "../testing/fixtures";
 import {
   download,
   engineBuild,
@@ -14,8 +14,8 @@ import {
   loadSettings,
   localModel,
   recommended,
-} from "../state/testing/hub-fixtures";
-import { ScriptedApi } from "../state/testing/scripted-api";
+} from "../testing/hub-fixtures";
+import { ScriptedApi } from "../testing/scripted-api";
 
 /** Core with no model, no conversations and nothing downloaded; each test adds what it needs. */
 function scriptedApi(): ScriptedApi {

@@ -22,7 +22,7 @@ import {
   settingsFromDraft,
   upsertDownload,
 } from "./hub-logic";
-import { download, fitEstimate, hubFile, localModel } from "../state/testing/hub-fixtures";
+import { download, fitEstimate, hubFile, localModel } from "../testing/hub-fixtures";
 
 const GB = 1024 ** 3;
 

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { ApiError } from "../../../electron/api";
 import type { PrivacyState, SharingLevel, SyncStatus } from "../../../electron/api";
 import { PrivacyController } from "./privacy-controller";
-import { ScriptedApi } from "../state/testing/scripted-api";
+import { ScriptedApi } from "../testing/scripted-api";
 
 const sync: SyncStatus = {
   state: "disabled",

@@ -5,7 +5,7 @@ import type { LocalServerStatus } from "../../../electron/api";
 import { ControllerProvider } from "../app/controller-context";
 import { AppController } from "../state/app-controller";
 import type { LocalServerState } from "./local-server-controller";
-import { ScriptedApi } from "../state/testing/scripted-api";
+import { ScriptedApi } from "../testing/scripted-api";
 import { LocalServerSettings } from "./LocalServerSettings";
 
 const KEY = "ab".repeat(32);

@@ -5,7 +5,7 @@ import type { McpServerStatus, ToolInfo } from "../../../electron/api";
 import { ControllerProvider } from "../app/controller-context";
 import { AppController } from "../state/app-controller";
 import type { McpState } from "./mcp-controller";
-import { ScriptedApi } from "../state/testing/scripted-api";
+import { ScriptedApi } from "../testing/scripted-api";
 import { McpServersSettings } from "./McpServersSettings";
 
 const tool = (server: string, name: string, enabled = true): ToolInfo => ({

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { ApiError } from "../../../electron/api";
 import type { LocalServerStatus } from "../../../electron/api";
 import { LocalServerController } from "./local-server-controller";
-import { ScriptedApi } from "../state/testing/scripted-api";
+import { ScriptedApi } from "../testing/scripted-api";
 
 function status(over: Partial<LocalServerStatus> = {}): LocalServerStatus {
   return {

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { ApiError } from "../../../electron/api";
 import type { McpServerStatus, ToolInfo } from "../../../electron/api";
 import { McpController } from "./mcp-controller";
-import { ScriptedApi } from "../state/testing/scripted-api";
+import { ScriptedApi } from "../testing/scripted-api";
 
 function tool(server: string, name: string, enabled = true): ToolInfo {
   return { server, name, description: `${name} tool`, inputSchema: { type: "object" }, enabled };

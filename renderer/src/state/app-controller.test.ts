@@ -13,7 +13,7 @@ import type {
 import type { ConnectionState, RendererApi } from "../api";
 import { EventFanout } from "../api/event-fanout";
 import { AppController, UNDO_DELETE_MS } from "./app-controller";
-import { message, readyEngine } from "./testing/fixtures";
+import { message, readyEngine } from "../testing/fixtures";
 
 const demo = readyEngine({ path: "/m/demo.gguf", name: "demo", isDemo: true });
 
@@ -185,7 +185,7 @@ describe("AppController", () => {
     const api = new FakeApi();
     api.engine = demo;
     const app = await started(api);
-    expect(await app.send("  Hello there  ")).toBe(true);
+    expect(await app.chat.send("  Hello there  ")).toBe(true);
     expect(api.calls.map(([m]) => m)).toContain("conversations.create");
     const id = app.store.getState().currentId!;
     expect(id).toBe("c1");
@@ -221,7 +221,7 @@ describe("AppController", () => {
   it("says why nothing was sent when no model is loaded", async () => {
     const api = new FakeApi();
     const app = await started(api);
-    expect(await app.send("hi")).toBe(false);
+    expect(await app.chat.send("hi")).toBe(false);
     expect(app.store.getState().composerError).toMatch(/No model is loaded/);
     expect(api.calls.map(([m]) => m)).not.toContain("chat.send");
   });
@@ -231,7 +231,7 @@ describe("AppController", () => {
     api.engine = demo;
     const app = await started(api);
     api.failNext = new ApiError("no_model", "No model is loaded.");
-    expect(await app.send("hi")).toBe(false);
+    expect(await app.chat.send("hi")).toBe(false);
     expect(app.store.getState().composerError).toBe("No model is loaded.");
     expect(app.store.getState().sending).toBe(false);
   });
@@ -244,11 +244,11 @@ describe("AppController", () => {
       { id: "y", title: "drop me", createdAt: 2, updatedAt: 2, adapters: "auto" },
     ];
     const app = await started(api, "y");
-    app.requestDelete("x");
-    app.requestDelete("y");
+    app.deletes.request("x");
+    app.deletes.request("y");
     expect(app.store.getState().pendingDeletes.map((c) => c.id)).toEqual(["x", "y"]);
     expect(app.store.getState().currentId).toBeNull();
-    app.undoDelete("x");
+    app.deletes.undo("x");
     await vi.advanceTimersByTimeAsync(UNDO_DELETE_MS);
     expect(api.calls.filter(([m]) => m === "conversations.delete")).toEqual([
       ["conversations.delete", { id: "y" }],
@@ -291,10 +291,10 @@ describe("AppController", () => {
     const api = new FakeApi();
     api.engine = demo;
     const app = await started(api);
-    await app.stop();
+    await app.chat.stop();
     expect(api.calls.some(([m]) => m === "chat.stop")).toBe(false);
-    await app.send("hi");
-    await app.stop();
+    await app.chat.send("hi");
+    await app.chat.stop();
     expect(api.calls.find(([m]) => m === "chat.stop")?.[1]).toEqual({ conversationId: "c1" });
   });
 
@@ -302,10 +302,10 @@ describe("AppController", () => {
     const api = new FakeApi();
     const app = await started(api);
     api.failNext = new ApiError("model_invalid", "Not a GGUF file: /tmp/x");
-    expect(await app.openModel("/tmp/x")).toBe(false);
+    expect(await app.models.open("/tmp/x")).toBe(false);
     expect(app.store.getState().modelError).toBe("Not a GGUF file: /tmp/x");
-    expect(await app.openModel("   ")).toBe(false);
-    expect(await app.openDemo()).toBe(true);
+    expect(await app.models.open("   ")).toBe(false);
+    expect(await app.models.openDemo()).toBe(true);
     expect(app.store.getState()).toMatchObject({ engine: demo, modelError: null, modelBusy: false });
   });
 
@@ -328,10 +328,10 @@ describe("AppController", () => {
     const api = new FakeApi();
     api.conversations = [{ id: "x", title: "metric units", createdAt: 1, updatedAt: 1, adapters: "auto" }];
     const app = await started(api);
-    await app.search("metric");
+    await app.conversations.search("metric");
     expect(api.calls).toContainEqual(["conversations.search", { query: "metric", limit: 50 }]);
     expect(app.store.getState().searchHits?.map((h) => h.conversationId)).toEqual(["x"]);
-    await app.search("  ");
+    await app.conversations.search("  ");
     expect(app.store.getState().searchHits).toBeNull();
   });
 
@@ -340,10 +340,10 @@ describe("AppController", () => {
     const api = new FakeApi();
     api.conversations = [{ id: "x", title: "with memories", createdAt: 1, updatedAt: 1, adapters: "auto" }];
     const app = await started(api);
-    app.requestDelete("x");
+    app.deletes.request("x");
     await vi.advanceTimersByTimeAsync(UNDO_DELETE_MS - 1000);
     // Deciding restarts the countdown.
-    app.setDeleteMemories("x", true);
+    app.deletes.setDeleteMemories("x", true);
     await vi.advanceTimersByTimeAsync(UNDO_DELETE_MS - 1000);
     expect(api.calls.filter(([m]) => m === "conversations.delete")).toEqual([]);
     await vi.advanceTimersByTimeAsync(1000);

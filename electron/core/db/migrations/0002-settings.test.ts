@@ -1,7 +1,7 @@
 import BetterSqlite3, { type Database } from "better-sqlite3";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { tempDir } from "../../testing/temp-dir";
+import { tempDir } from "../../../../testing/core/temp-dir";
 import { migrate0001 } from "./0001-conversations";
 import { migrate0002 } from "./0002-settings";
 

@@ -10,10 +10,10 @@ import {
   type Fault,
   type FaultSchedule,
   type ProxiedRequest,
-} from "../../../../cloud/testing/fault-proxy";
-import { makeItem } from "../../../../cloud/testing/items";
-import { startRig, type SyncRig } from "./testing/harness";
-import { QueuedOutbox } from "./testing/queued-outbox";
+} from "../../../../testing/cloud/fault-proxy";
+import { makeItem } from "../../../../testing/cloud/items";
+import { startRig, type SyncRig } from "../../../../testing/sync/harness";
+import { QueuedOutbox } from "../../../../testing/sync/queued-outbox";
 
 const N = 1000;
 const allKeys = Array.from({ length: N }, (_, i) => `fb-${String(i).padStart(6, "0")}`);

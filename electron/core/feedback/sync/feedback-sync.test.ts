@@ -1,11 +1,11 @@
 import { createServer, type AddressInfo } from "node:net";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { makeItem } from "../../../../cloud/testing/items";
-import { FaultProxy, type Fault } from "../../../../cloud/testing/fault-proxy";
+import { makeItem } from "../../../../testing/cloud/items";
+import { FaultProxy, type Fault } from "../../../../testing/cloud/fault-proxy";
 import { backoffDelay, parseRetryAfter } from "./backoff";
 import type { SyncStatus } from "./feedback-sync";
 import { batchIdFor } from "./transport";
-import { startRig, type SyncRig } from "./testing/harness";
+import { startRig, type SyncRig } from "../../../../testing/sync/harness";
 
 /** The URL of a port nothing listens on (just released by the OS). */
 async function closedPort(): Promise<string> {

@@ -1,7 +1,7 @@
 import { readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { tempDir } from "../../testing/temp-dir";
+import { tempDir } from "../../../../testing/core/temp-dir";
 import { targetOf } from "./mcp-connection";
 import { jsonErrorOffset, loadSavedConfig, MCP_CONFIG_FILE, parseMcpConfig, saveConfig } from "./mcp-config";
 

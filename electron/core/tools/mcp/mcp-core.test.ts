@@ -7,11 +7,11 @@ import { execFileSync } from "node:child_process";
 import { afterEach, describe, expect, it } from "vitest";
 import type { McpServerStatus, ToolInfo } from "../../../api/tools";
 import { assembleCore, type Core } from "../../index";
-import { EventRecorder } from "../../testing/events";
-import { FakeEngine } from "../../testing/fake-engine";
-import { value } from "../../testing/result-value";
-import { tempDir } from "../../testing/temp-dir";
-import { fixtureSpec } from "./mcp-test-servers";
+import { EventRecorder } from "../../../../testing/core/events";
+import { FakeEngine } from "../../../../testing/engine/fake-engine";
+import { value } from "../../../../testing/core/result-value";
+import { tempDir } from "../../../../testing/core/temp-dir";
+import { fixtureSpec } from "../../../../testing/mcp/mcp-test-servers";
 
 const ctx = { transport: "http" } as const;
 const cleanups: (() => unknown)[] = [];

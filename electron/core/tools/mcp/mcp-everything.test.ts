@@ -3,12 +3,12 @@
  * over stdio and over Streamable HTTP: what other apps' users add is what this talks to.
  */
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { tempDir } from "../../testing/temp-dir";
+import { tempDir } from "../../../../testing/core/temp-dir";
 import { ToolCatalog } from "../tool-catalog";
 import { ToolSwitches } from "../tool-switches";
 import type { ToolOutcome } from "../tool-types";
 import { McpHub } from "./mcp-hub";
-import { everythingSpec, startEverythingHttp, type HttpServerProcess } from "./mcp-test-servers";
+import { everythingSpec, startEverythingHttp, type HttpServerProcess } from "../../../../testing/mcp/mcp-test-servers";
 
 let dir: { path: string; remove: () => void };
 let hub: McpHub;

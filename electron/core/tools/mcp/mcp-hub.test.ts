@@ -1,5 +1,5 @@
 /**
- * McpHub on real server processes: the fixture MCP server (electron/core/testing/mcp-fixture-server.ts)
+ * McpHub on real server processes: the fixture MCP server (testing/mcp/mcp-fixture-server.ts)
  * over stdio and Streamable HTTP, commands that do not exist or exit, a URL that refuses.
  */
 import { existsSync, readFileSync, statSync, writeFileSync } from "node:fs";
@@ -7,13 +7,13 @@ import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { EventPayload } from "../../../api";
 import { TOOL_RESULT_MAX_CHARS, type McpServerStatus } from "../../../api/tools";
-import { tempDir } from "../../testing/temp-dir";
+import { tempDir } from "../../../../testing/core/temp-dir";
 import { ToolCatalog } from "../tool-catalog";
 import { ToolSwitches } from "../tool-switches";
 import type { CallableTool, ToolOutcome } from "../tool-types";
 import { MCP_CONFIG_FILE } from "./mcp-config";
 import { McpHub, type McpHubOptions } from "./mcp-hub";
-import { fixtureSpec, freePort, startFixtureHttp, type HttpServerProcess } from "./mcp-test-servers";
+import { fixtureSpec, freePort, startFixtureHttp, type HttpServerProcess } from "../../../../testing/mcp/mcp-test-servers";
 
 let dir: { path: string; remove: () => void };
 let hubs: McpHub[] = [];

@@ -1,0 +1,40 @@
+import { onTestFinished } from "vitest";
+import { assembleCore, type Core, type CoreParts } from "../../electron/core/index";
+import { EventRecorder } from "./events";
+import { FakeEngine } from "../engine/fake-engine";
+import { value } from "./result-value";
+import { tempDir } from "./temp-dir";
+import { FIXTURE_DEMO } from "./fixture-demo";
+
+const ctx = { transport: "ipc" } as const;
+
+export interface FakeCore {
+  core: Core;
+  engine: FakeEngine;
+  events: EventRecorder;
+  dataDir: string;
+  /** Dispatch `method` and unwrap its ok value (throws on an error result). */
+  call: <T>(method: string, input: unknown) => Promise<T>;
+}
+
+/**
+ * Core over a scripted FakeEngine on a fresh data folder, with the demo model open. Call it
+ * inside a test: core is closed and the folder deleted when the test finishes.
+ */
+export async function startFakeCore(parts: Partial<Omit<CoreParts, "dataDir">> = {}): Promise<FakeCore> {
+  const dir = tempDir();
+  const engine = new FakeEngine();
+  const core = await assembleCore(
+    { dataDir: dir.path, log: () => undefined, ...FIXTURE_DEMO, ...parts },
+    () => engine,
+  );
+  onTestFinished(async () => {
+    await core.close();
+    dir.remove();
+  });
+  const events = new EventRecorder((l) => core.subscribe(l));
+  const call = async <T>(method: string, input: unknown): Promise<T> =>
+    value<T>(await core.dispatch(method, input, ctx));
+  await call("models.openDemo", {});
+  return { core, engine, events, dataDir: dir.path, call };
+}

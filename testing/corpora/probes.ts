@@ -1,0 +1,130 @@
+/**
+ * The probe corpus: hostile inputs kept as data under corpus/ (GenUI specs, GenUI
+ * interactions, conversation imports, file paths), with the few that are too big to commit
+ * written as placeholders ("@ROWS:20000") that `expand` turns into the real value. The
+ * probe test (probe-corpus.engine.test.ts) feeds every one through the headless server.
+ */
+import { readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+
+export const CORPUS_DIR = join(import.meta.dirname, "probes");
+
+export interface SpecProbe {
+  name: string;
+  spec: unknown;
+}
+export interface InteractionProbe {
+  name: string;
+  componentId: string;
+  action: string;
+  values?: unknown;
+}
+export interface ImportProbe {
+  name: string;
+  json: string;
+}
+/** How the probe's file is made in a scratch folder before the call; "none": nothing is made. */
+export type PathMake = "missing" | "folder" | "empty" | "text" | "fifo" | "socket" | "symlink" | "none";
+export interface PathProbe {
+  name: string;
+  make: PathMake;
+  /** Relative to the scratch folder (sent both absolute and relative to the working directory). */
+  path?: string;
+  /** Sent exactly as written. */
+  absolute?: string;
+  /** For symlinks: what the link points to (relative to the scratch folder, or absolute). */
+  target?: string;
+}
+
+/** A chain of `depth` Cards around a Text (iterative: the point is input too deep to recurse over). */
+function deepCards(depth: number): unknown {
+  let node: unknown = { type: "Text", id: "leaf", props: { markdown: "deep" } };
+  for (let i = 0; i < depth; i++) node = { type: "Card", id: `d${i}`, props: {}, children: [node] };
+  return { version: 1, blocks: [{ kind: "ui", root: node }] };
+}
+
+/** Replaces the placeholders of the corpus files by the values they stand for. */
+export function expand(value: unknown): unknown {
+  if (typeof value === "string") {
+    const [tag, a, b] = value.split(":");
+    switch (tag) {
+      case "@REPEAT":
+        return (a ?? "x").repeat(Number(b));
+      case "@ROWS":
+        return Array.from({ length: Number(a) }, (_, i) => [i]);
+      case "@BLOCKS":
+        return Array.from({ length: Number(a) }, (_, i) => ({ kind: "text", markdown: `block ${i}` }));
+      case "@DEEP":
+        return deepCards(Number(a));
+      case "@FIELDS":
+        return Object.fromEntries(Array.from({ length: Number(a) }, (_, i) => [`f${i}`, i]));
+      case "@LONGPATH": {
+        // Folders of 200 characters, so that no single name is over NAME_MAX.
+        const length = Number(a);
+        const parts: string[] = [];
+        while (parts.join("/").length < length) parts.push("d".repeat(200));
+        return parts.join("/").slice(0, length);
+      }
+      default:
+        return value;
+    }
+  }
+  if (Array.isArray(value)) return value.map(expand);
+  if (value && typeof value === "object") {
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, expand(v)]));
+  }
+  return value;
+}
+
+function readJson<T>(name: string): T {
+  return JSON.parse(readFileSync(join(CORPUS_DIR, name), "utf8")) as T;
+}
+
+export function specProbes(): SpecProbe[] {
+  return readJson<SpecProbe[]>("genui-specs.json").map((p) => ({ name: p.name, spec: expand(p.spec) }));
+}
+
+export function interactionProbes(): InteractionProbe[] {
+  return readJson<InteractionProbe[]>("genui-interactions.json").map((p) => expand(p) as InteractionProbe);
+}
+
+/** Hostile `model` values for /v1/chat/completions. */
+export function openAiModelProbes(): string[] {
+  return readJson<string[]>("openai-models.json").map((m) => expand(m) as string);
+}
+
+export function pathProbes(): PathProbe[] {
+  return readJson<PathProbe[]>("paths.json").map((p) => expand(p) as PathProbe);
+}
+
+/** The committed import files, as raw text, plus the generated ones too big to commit. */
+export function importProbes(): ImportProbe[] {
+  const dir = join(CORPUS_DIR, "imports");
+  const files = readdirSync(dir)
+    .sort()
+    .map((name) => ({ name, json: readFileSync(join(dir, name), "utf8") }));
+  const head = '{"format":"macaron-export","version":1,"exportedAt":0,"conversations":';
+  const conversation = (id: string, content: string) =>
+    JSON.stringify({
+      id,
+      title: id,
+      createdAt: 0,
+      updatedAt: 0,
+      messages: [{ id: `${id}-m`, role: "user", content, status: "complete", createdAt: 0 }],
+    });
+  return [
+    ...files,
+    { name: "brackets nested 100k deep", json: "[".repeat(100_000) + "]".repeat(100_000) },
+    { name: "objects nested 65 deep", json: '{"a":'.repeat(65) + "1" + "}".repeat(65) },
+    { name: "content over 1M characters", json: `${head}[${conversation("big", "x".repeat(1_000_001))}]}` },
+    {
+      name: "10,001 conversations",
+      json: `${head}[${Array.from({ length: 10_001 }, (_, i) => conversation(`c${i}`, "x")).join(",")}]}`,
+    },
+    { name: "a number of 100k digits", json: `${head}[],"exportedAt":${"9".repeat(100_000)}}` },
+    {
+      name: "a string of 2M backslash escapes",
+      json: `${head}[${conversation("esc", "\\n".repeat(1_000_000))}]}`,
+    },
+  ];
+}

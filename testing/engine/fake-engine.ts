@@ -1,0 +1,269 @@
+/**
+ * A scripted EngineClient for unit tests of core services (the real one is exercised by
+ * core.integration.test.ts). Each generate() follows the next script: emit tokens, then
+ * finish, fail, or hang until aborted.
+ */
+import { ApiError } from "../../electron/api";
+import { EMBEDDING_MAX_TOKENS } from "../../common/engine-protocol";
+import type {
+  ChatTurn,
+  EmbedResult,
+  EngineClient,
+  EngineLifecycleEvent,
+  GenerateOptions,
+  GenerateResult,
+  LoadedModel,
+  TokenLogprob,
+  ToolCallOut,
+} from "../../electron/core/engine/types";
+
+export interface GenerateScript {
+  tokens: string[];
+  /** "finish" (default): resolve with eos; "hang": wait for the abort; an Error: reject. */
+  end?: "finish" | "hang" | Error;
+  /** After the tokens, end with these tool calls (stopReason "toolCalls"), as a model calling tools does. */
+  toolCalls?: ToolCallOut[];
+}
+
+export interface GenerateCall {
+  history: ChatTurn[];
+  options: GenerateOptions;
+}
+
+export interface CompleteCall {
+  prompt: string;
+  options: GenerateOptions;
+}
+
+/** The fake's tokenizer: one token per whitespace-separated word. */
+export function fakeTokenCount(text: string): number {
+  return text.split(/\s+/).filter((word) => word.length > 0).length;
+}
+
+export function loadedModel(path: string): LoadedModel {
+  return { path, contextSize: 512, gpu: null, threads: 1, trainContextSize: 512 };
+}
+
+export class FakeEngine implements EngineClient {
+  loaded: LoadedModel | null = null;
+  readonly calls: GenerateCall[] = [];
+  readonly scripts: GenerateScript[] = [];
+  defaultScript: GenerateScript = { tokens: ["Hello", " world", "!"] };
+  /**
+   * Grammar-constrained requests (options.jsonSchema, e.g. memory proposals) are answered from
+   * here instead of `scripts`, and recorded in `jsonCalls` instead of `calls`, so that they do
+   * not disturb the chat scripts of a test.
+   */
+  readonly jsonAnswers: string[] = [];
+  defaultJsonAnswer = '{"facts":[]}';
+  readonly jsonCalls: GenerateCall[] = [];
+  /** complete() calls (raw prompts); they follow `scripts` as generate() does. */
+  readonly completeCalls: CompleteCall[] = [];
+  /** Called synchronously when generate() starts (before any token). */
+  onGenerate: ((call: GenerateCall) => void) | null = null;
+  /** When set, load() rejects with it (after reporting some progress). */
+  loadError: Error | null = null;
+  readonly loads: string[] = [];
+  closed = false;
+  private generating = false;
+  private readonly listeners = new Set<(event: EngineLifecycleEvent) => void>();
+
+  async load(path: string, onProgress?: (p: number) => void): Promise<LoadedModel> {
+    this.loads.push(path);
+    onProgress?.(0.5);
+    await new Promise<void>((resolve) => setImmediate(resolve));
+    if (this.loadError) {
+      this.loaded = null;
+      throw this.loadError;
+    }
+    onProgress?.(1);
+    this.loaded = loadedModel(path);
+    return this.loaded;
+  }
+
+  /** A deterministic bag-of-characters embedding: texts sharing letters are close. */
+  async embed(texts: string[]): Promise<number[][]> {
+    await Promise.resolve();
+    return texts.map((text) => {
+      const v = new Array<number>(32).fill(0);
+      for (const ch of text.toLowerCase()) v[ch.charCodeAt(0) % 32]! += 1;
+      const norm = Math.hypot(...v) || 1;
+      return v.map((x) => x / norm);
+    });
+  }
+
+  /**
+   * embed() with token counts from fakeTokenCount; like the real engine, an input over
+   * EMBEDDING_MAX_TOKENS rejects with context_length_exceeded naming its index.
+   */
+  async embedCounted(texts: string[]): Promise<EmbedResult> {
+    const tokens = texts.map(fakeTokenCount);
+    const over = tokens.findIndex((count) => count > EMBEDDING_MAX_TOKENS);
+    if (over >= 0)
+      throw new ApiError(
+        "context_length_exceeded",
+        `Input ${over} has ${tokens[over]} tokens; embeddings take at most ${EMBEDDING_MAX_TOKENS}.`,
+      );
+    const vectors = await this.embed(texts);
+    return { vectors: vectors.map((v, i) => (tokens[i] === 0 ? v.map(() => 0) : v)), tokens };
+  }
+
+  async generate(
+    history: ChatTurn[],
+    options: GenerateOptions,
+    onToken: (text: string) => void,
+    signal?: AbortSignal,
+  ): Promise<GenerateResult> {
+    const call = { history: structuredClone(history), options: { ...options } };
+    return this.oneAtATime(() => {
+      let script: GenerateScript;
+      if (options.jsonSchema || options.json) {
+        this.jsonCalls.push(call);
+        script = { tokens: [this.jsonAnswers.shift() ?? this.defaultJsonAnswer] };
+      } else {
+        this.calls.push(call);
+        this.onGenerate?.(call);
+        script = this.scripts.shift() ?? this.defaultScript;
+      }
+      return this.run(script, options, 10, false, onToken, signal);
+    });
+  }
+
+  /**
+   * A raw completion: records the call and follows the next script as generate() does; the
+   * prompt counts fakeTokenCount tokens, and the first `options.stop` string met ends the text
+   * (stopReason "stop"), as the real engine does.
+   */
+  async complete(
+    prompt: string,
+    options: GenerateOptions,
+    onToken: (text: string) => void,
+    signal?: AbortSignal,
+  ): Promise<GenerateResult> {
+    return this.oneAtATime(() => {
+      this.completeCalls.push({ prompt, options: { ...options } });
+      const script = this.scripts.shift() ?? this.defaultScript;
+      return this.run(script, options, Math.max(1, fakeTokenCount(prompt)), true, onToken, signal);
+    });
+  }
+
+  /** Like the real engine: one generation at a time. */
+  private async oneAtATime(work: () => Promise<GenerateResult>): Promise<GenerateResult> {
+    if (this.generating)
+      throw new ApiError("busy", "A generation is running; stop it before you start another one.");
+    this.generating = true;
+    try {
+      return await work();
+    } finally {
+      this.generating = false;
+    }
+  }
+
+  private async run(
+    script: GenerateScript,
+    options: GenerateOptions,
+    promptTokens: number,
+    /** Cut at `options.stop` and `options.maxTokens` (complete; generate's scripts say it all). */
+    bounded: boolean,
+    onToken: (text: string) => void,
+    signal?: AbortSignal,
+  ): Promise<GenerateResult> {
+    const started = Date.now();
+    let text = "";
+    let tokens = 0;
+    let stopped = false;
+    const emitted: string[] = [];
+    for (const token of script.tokens) {
+      if (signal?.aborted) break;
+      if (bounded && tokens >= options.maxTokens) break;
+      await new Promise<void>((resolve) => setImmediate(resolve));
+      const stop = bounded ? firstStop(text + token, options.stop, text.length) : null;
+      const piece = stop === null ? token : (text + token).slice(text.length, stop);
+      if (piece) onToken(piece);
+      text += piece;
+      tokens++;
+      emitted.push(piece);
+      if (stop !== null) {
+        stopped = true;
+        break;
+      }
+    }
+    const cut = !stopped && !signal?.aborted && tokens < script.tokens.length;
+    if (script.end === "hang" && !signal?.aborted) {
+      await new Promise<void>((resolve) =>
+        signal?.addEventListener("abort", () => resolve(), { once: true }),
+      );
+    }
+    if (script.end instanceof Error && !signal?.aborted) throw script.end;
+    const calls = !signal?.aborted && !stopped && !cut && script.toolCalls?.length ? script.toolCalls : null;
+    return {
+      text,
+      stopReason: signal?.aborted
+        ? "abort"
+        : stopped
+          ? "stop"
+          : cut
+            ? "maxTokens"
+            : calls
+              ? "toolCalls"
+              : "eos",
+      ...(calls ? { toolCalls: structuredClone(calls) } : {}),
+      ...(options.logprobs ? { logprobs: fakeLogprobs(emitted, options.logprobs.top) } : {}),
+      tokens,
+      ttftMs: tokens > 0 ? 1 : null,
+      durationMs: Math.max(1, Date.now() - started),
+      promptTokensEvaluated: promptTokens,
+      promptTokens,
+      contextTokens: promptTokens + tokens,
+      contextSize: 512,
+    };
+  }
+
+  onLifecycle(listener: (event: EngineLifecycleEvent) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  /** Simulate the supervisor reporting a lifecycle event. */
+  emitLifecycle(event: EngineLifecycleEvent): void {
+    for (const l of this.listeners) l(event);
+  }
+
+  close(): Promise<void> {
+    this.closed = true;
+    return Promise.resolve();
+  }
+}
+
+/**
+ * Where the first stop string at or after `from` (the latest token) starts in `text`, or null.
+ * Simpler than the real engine, which also finds a stop string spanning tokens: the fake never
+ * takes back text it has streamed.
+ */
+function firstStop(text: string, stop: string[] | undefined, from: number): number | null {
+  let best: number | null = null;
+  for (const s of stop ?? []) {
+    const at = text.indexOf(s, from);
+    if (at >= 0 && (best === null || at < best)) best = at;
+  }
+  return best;
+}
+
+/**
+ * Deterministic logprobs for the fake: the chosen token is the most likely one (-0.1), followed
+ * by `top - 1` made-up alternatives, each less likely than the one before.
+ */
+function fakeLogprobs(tokens: string[], top: number): TokenLogprob[] {
+  const entry = (token: string, logprob: number) => ({
+    token,
+    logprob,
+    bytes: [...Buffer.from(token)],
+  });
+  return tokens.map((token) => ({
+    ...entry(token, -0.1),
+    top: Array.from({ length: top }, (_, i) => (i === 0 ? entry(token, -0.1) : entry(`alt${i}`, -1 - i))),
+  }));
+}
+
+export const crashed = (): ApiError =>
+  new ApiError("engine_crashed", "The engine stopped unexpectedly while answering. It is being restarted.");
