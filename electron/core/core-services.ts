@@ -26,7 +26,8 @@ import type { Core } from "./core-types";
 import type { Log } from "./dispatch";
 import type { EngineClient } from "./engine/types";
 import type { EventBus } from "./events/event-bus";
-import { feedbackHandlers, withFeedbackHooks } from "./feedback/feedback-handlers";
+import type { AfterTurn } from "./chat/after-turn";
+import { feedbackAfterTurn, feedbackHandlers, withPinFeedback } from "./feedback/feedback-handlers";
 import { toolDefinitionsFrom } from "./feedback/trajectory-tools";
 import { FeedbackSharing, type FeedbackSharingDeps } from "./feedback/feedback-sharing";
 import type { Handlers } from "./handlers";
@@ -286,6 +287,32 @@ export async function startServices(
   const stoppedSteps = agent.stopLeftovers();
   if (stoppedSteps > 0)
     log(`${stoppedSteps} tool call(s) were cut off by the last shutdown; marked stopped`, null);
+  // What follows from a turn, in this order: memories, the router, implicit feedback.
+  const afterTurn: AfterTurn[] = [
+    {
+      // After chat.done, never before it; the engine queue runs it when nothing else waits.
+      answered: (turn) => {
+        if (turn.kind !== "send" || turn.message.status !== "complete") return;
+        // No facts are proposed after a regenerate: the first answer to this message did that.
+        memory.proposeAfterAnswer({
+          conversationId: turn.conversationId,
+          userMessageId: turn.userMessageId,
+          userText: turn.userText,
+          prompt: turn.prompt,
+          answer: turn.message.content,
+          adapters: turn.adapters,
+          kvPolicy: turn.kvPolicy,
+        });
+      },
+    },
+    {
+      // "Answer again with Coding": the user says which adapter this text should have had.
+      committed: (turn) => {
+        if (turn.pinned !== null) routing.recordOverride(turn.userText, turn.pinned);
+      },
+    },
+    feedbackAfterTurn({ sharing, messages, log }),
+  ];
   const pipeline = new TurnPipeline({
     db,
     conversations,
@@ -305,6 +332,7 @@ export async function startServices(
     log,
     genui: genuiTurns,
     agent,
+    afterTurn,
   });
   const genui = new GenuiService({
     store: genuiStore,
@@ -441,14 +469,18 @@ export async function startServices(
     );
   }
 
-  // Regenerations and router overrides become feedback, observed around the chat handlers.
-  const hooks = withFeedbackHooks(handlers, { sharing, messages, events, log });
+  // Pinning after an answer becomes a router override (turns report theirs through afterTurn).
+  handlers["conversations.setAdapters"] = withPinFeedback(handlers["conversations.setAdapters"], {
+    sharing,
+    messages,
+    log,
+  });
   sharing.start();
   updates.start();
 
   let closing: Promise<void> | null = null;
   return {
-    handlers: hooks.handlers,
+    handlers,
     engine,
     adapters: {
       listEnabled: async () => (await registry.list()).filter((a) => a.enabled),
@@ -474,7 +506,6 @@ export async function startServices(
         unsubscribeReleases();
         await updates.close();
         await releases.close();
-        hooks.dispose();
         await sharing.close();
         await memory.close();
         unsubscribeLoads();

@@ -12,6 +12,7 @@ import type { EventBus } from "../events/event-bus";
 import type { GenuiTurns } from "../genui/genui-turns";
 import type { MemoryService } from "../memory/memory-service";
 import type { AgentTurns } from "../tools/agent-loop";
+import type { AfterTurn } from "./after-turn";
 
 export const DEFAULT_SYSTEM_PROMPT = "You are Macaron, a helpful local assistant.";
 export const NO_MODEL_MESSAGE = "No model is loaded. Open a .gguf model or try the demo model.";
@@ -45,7 +46,7 @@ export interface TurnPipelineDeps {
   /** The KV policy passed to the engine (from the settings). */
   kvPolicy?: () => KvPolicy;
   modelHashes?: ModelHashes;
-  /** Long-term memories: retrieved into prompts, proposed after answers. */
+  /** Long-term memories: retrieved into prompts and remembered on request ("remember that …"). */
   memory?: MemoryService;
   /** What to do when a conversation outgrows the context (default sliding-window). */
   contextStrategy?: () => AppSettings["contextStrategy"];
@@ -54,6 +55,11 @@ export interface TurnPipelineDeps {
   genui?: GenuiTurns;
   /** The Agent's tool calls: turns the Agent specialist leads get the tools. Without it, no tools. */
   agent?: AgentTurns;
+  /**
+   * Called in order after each turn commits and after its answer ends (after-turn.ts): memory
+   * proposals, feedback, router overrides. Without them a turn has no effects beyond its rows.
+   */
+  afterTurn?: readonly AfterTurn[];
 }
 
 /** The context size of the loaded model, or the engine's default. */

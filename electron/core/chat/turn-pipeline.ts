@@ -13,6 +13,7 @@ import type { ContextInfo } from "../conversations/message-store";
 import type { ChatTurn, GenerateOptions } from "../engine/types";
 import type { MessageInteraction } from "../../api/genui";
 import type { AnswerFormat, GenuiTurns } from "../genui/genui-turns";
+import { type AfterTurn, type TurnCommitted, notifyAll } from "./after-turn";
 import { AnswerPrompts } from "./answer-prompt";
 import { AnswerRecords } from "./answer-record";
 import { AnswerStreamer } from "./answer-stream";
@@ -30,12 +31,6 @@ export {
   type ModelHashes,
   type TurnPipelineDeps,
 } from "./turn-deps";
-
-/** The user turn an answer replies to, for facts proposed after it. */
-interface AnswerSource {
-  userMessageId: string;
-  userText: string;
-}
 
 export interface SendInput {
   conversationId: string;
@@ -66,7 +61,8 @@ export interface SendResult {
  *
  * The parts: the turn's plan (turn-plan.ts), its prompt and engine options (answer-prompt.ts),
  * the answer's rows (answer-record.ts), the streaming (answer-stream.ts) and the running
- * generations (generations.ts). This class orders them.
+ * generations (generations.ts). This class orders them. What follows from a turn elsewhere
+ * (memories, feedback, the router) is done by its after-turn observers (after-turn.ts).
  */
 export class TurnPipeline {
   private readonly generations = new Generations();
@@ -74,9 +70,13 @@ export class TurnPipeline {
   private readonly prompts: AnswerPrompts;
   private readonly answers: AnswerRecords;
   private readonly streamer: AnswerStreamer;
+  private readonly observers: readonly AfterTurn[];
+  private readonly log: (message: string, err: unknown) => void;
 
   constructor(private readonly deps: TurnPipelineDeps) {
     const log = deps.log ?? console.error;
+    this.log = log;
+    this.observers = deps.afterTurn ?? [];
     const tokens = new LoadedModelTokens(deps.engine);
     this.planner = new TurnPlanner(deps, tokens, log);
     this.prompts = new AnswerPrompts(deps, tokens);
@@ -105,7 +105,8 @@ export class TurnPipeline {
       const plan = await this.plan(conversation.id, selection, input.text, input.sampling, input.format);
       this.answers.saveUnsaved();
       const now = Date.now();
-      const { userMessage, assistantMessage, updated, remembered } = db.transaction(() => {
+      const { userMessage, assistantMessage, updated, remembered, previous } = db.transaction(() => {
+        const previous = messages.list(conversation.id).at(-1) ?? null;
         const isFirst = messages.countByRole(conversation.id, "user") === 0;
         if (isFirst && conversation.title === DEFAULT_TITLE) {
           conversations.rename(conversation.id, titleFromMessage(input.text) || DEFAULT_TITLE, now);
@@ -128,14 +129,22 @@ export class TurnPipeline {
           assistantMessage: assistant,
           updated: conversations.get(conversation.id),
           remembered,
+          previous,
         };
       })();
       events.emit("conversations.changed", { conversation: updated, deletedId: null });
       if (remembered) memory?.emitChanged();
-      const context = this.start(gen, conversation.id, assistantMessage.id, plan, {
+      const turn: TurnCommitted = {
+        kind: "send",
+        conversationId: conversation.id,
         userMessageId: userMessage.id,
         userText: input.text,
-      });
+        answerId: assistantMessage.id,
+        previous,
+        selection,
+        pinned: null,
+      };
+      const context = this.start(gen, plan, turn);
       return { userMessage, assistantMessage: { ...assistantMessage, context } };
     });
   }
@@ -170,13 +179,22 @@ export class TurnPipeline {
         messages.markReplaced(previous.id, assistant.id);
         return { assistantMessage: assistant, updated: conversations.get(conversation.id) };
       })();
-      if (input.adapters && typeof input.adapters === "object" && "pinned" in input.adapters) {
-        // "Answer again with Coding": the user says which adapter this text should have had.
-        this.deps.routing?.recordOverride(question.content, input.adapters.pinned);
-      }
       events.emit("conversations.changed", { conversation: updated, deletedId: null });
-      // No facts are proposed again: the first answer to this message did that.
-      const context = this.start(gen, conversation.id, assistantMessage.id, plan, null);
+      // "Answer again with Coding": the user says which adapter this text should have had.
+      const pinned =
+        input.adapters && typeof input.adapters === "object" && "pinned" in input.adapters
+          ? input.adapters.pinned
+          : null;
+      const context = this.start(gen, plan, {
+        kind: "regenerate",
+        conversationId: conversation.id,
+        userMessageId: question.id,
+        userText: question.content,
+        answerId: assistantMessage.id,
+        previous,
+        selection,
+        pinned,
+      });
       return { assistantMessage: { ...assistantMessage, context } };
     });
   }
@@ -266,13 +284,8 @@ export class TurnPipeline {
    * Fit the prompt into the context (recorded on the answer), then begin generating the
    * committed answer in the background. Returns how the history was fitted.
    */
-  private start(
-    gen: Generation,
-    conversationId: string,
-    messageId: string,
-    plan: TurnPlan,
-    source: AnswerSource | null,
-  ): ContextInfo {
+  private start(gen: Generation, plan: TurnPlan, turn: TurnCommitted): ContextInfo {
+    const { conversationId, answerId: messageId } = turn;
     const fitted = this.prompts.fit(conversationId, plan);
     try {
       this.deps.messages.saveContext(messageId, fitted.context);
@@ -283,37 +296,33 @@ export class TurnPipeline {
     }
     const options = this.prompts.options(conversationId, plan);
     const ui = this.prompts.uiFor(plan);
-    gen.done = this.generate(gen, conversationId, messageId, fitted.turns, options, source, ui, plan);
+    gen.done = this.generate(gen, turn, fitted.turns, options, ui, plan);
     this.answers.backfillModelHash(messageId);
+    notifyAll(this.observers, "committed", turn, this.log);
     return fitted.context;
   }
 
   private async generate(
     gen: Generation,
-    conversationId: string,
-    messageId: string,
+    turn: TurnCommitted,
     history: ChatTurn[],
     options: GenerateOptions,
-    source: AnswerSource | null,
     ui: GenuiTurns | undefined,
     plan: TurnPlan,
   ): Promise<void> {
+    const { conversationId, answerId: messageId } = turn;
     const answer = await this.streamer.stream(gen, conversationId, messageId, history, options, plan.agent);
     const message = this.answers.finish(messageId, answer, ui);
     // Free the conversation before chat.done, so a listener may send the next turn at once.
     this.generations.end(conversationId);
-    if (message) this.deps.events.emit("chat.done", { conversationId, message });
-    if (message?.status === "complete" && source) {
-      // After chat.done, never before it; the engine queue runs it when nothing else waits.
-      this.deps.memory?.proposeAfterAnswer({
-        conversationId,
-        userMessageId: source.userMessageId,
-        userText: source.userText,
-        prompt: history,
-        answer: message.content,
-        adapters: options.adapters,
-        kvPolicy: options.kvPolicy,
-      });
-    }
+    if (!message) return;
+    this.deps.events.emit("chat.done", { conversationId, message });
+    // After chat.done, never before it.
+    notifyAll(
+      this.observers,
+      "answered",
+      { ...turn, message, prompt: history, adapters: options.adapters, kvPolicy: options.kvPolicy },
+      this.log,
+    );
   }
 }
