@@ -1,21 +1,10 @@
-import type { z } from "zod";
 import { ApiError, isMethodName, methods, type Result } from "../api";
 import type { CallContext } from "./core-types";
+import { describeIssues } from "../../common/zod-issues";
 import { diskFullError, isDiskFull } from "./db/disk-full";
 import type { Handlers } from "./handlers";
 
 export type Log = (message: string, err: unknown) => void;
-
-/** A readable sentence from zod issues, e.g. `text: Too small: expected string to have >=1 characters`. */
-export function describeIssues(error: z.ZodError): string {
-  return error.issues
-    .slice(0, 5)
-    .map((issue) => {
-      const where = issue.path.length > 0 ? issue.path.map(String).join(".") : "input";
-      return `${where}: ${issue.message}`;
-    })
-    .join("; ");
-}
 
 /**
  * Run one API call: validate the input, call its handler, validate the output.

@@ -6,7 +6,7 @@
 import { readFile } from "node:fs/promises";
 import { basename } from "node:path";
 import { z } from "zod";
-import { describeIssues } from "../dispatch";
+import { describeIssues } from "../../../common/zod-issues";
 
 const Text = z.string().max(100_000);
 

@@ -16,7 +16,7 @@ import {
   ToolStep,
 } from "../../api";
 import { MessageInteraction, validateDocument } from "../../api/genui";
-import { describeIssues } from "../dispatch";
+import { describeIssues } from "../../../common/zod-issues";
 
 export const EXPORT_FORMAT = "macaron-export";
 export const EXPORT_VERSION = 1;

@@ -9,7 +9,7 @@ import { rename, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import type { ZodError } from "zod";
 import { McpServerName, McpServerSpec } from "../../../api/tools";
-import { describeIssues } from "../../dispatch";
+import { describeIssues } from "../../../../common/zod-issues";
 import { makePrivate } from "../../files/private-files";
 
 export const MCP_CONFIG_FILE = "mcp.json";
