@@ -104,23 +104,3 @@ export function checkLimits(raw: unknown, limits: UiLimits = UI_LIMITS): LimitRe
   }
   return { ok: true, nodes, size };
 }
-
-/**
- * Deepest nesting of arrays/objects in JSON text, counted without parsing (strings skipped), so
- * that text can be refused before JSON.parse builds a deep structure.
- */
-export function jsonTextDepth(text: string): number {
-  let depth = 0;
-  let max = 0;
-  let inString = false;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (inString) {
-      if (c === 0x5c) i++;
-      else if (c === 0x22) inString = false;
-    } else if (c === 0x22) inString = true;
-    else if (c === 0x7b || c === 0x5b) max = Math.max(max, ++depth);
-    else if (c === 0x7d || c === 0x5d) depth--;
-  }
-  return max;
-}

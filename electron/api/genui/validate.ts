@@ -16,7 +16,8 @@ import {
   type UiDocument,
   type UiNode,
 } from "./catalog";
-import { FORBIDDEN_KEYS, UI_LIMITS, checkLimits, jsonTextDepth, type UiLimits } from "./limits";
+import { jsonDepth } from "../../../common/json-depth";
+import { FORBIDDEN_KEYS, UI_LIMITS, checkLimits, type UiLimits } from "./limits";
 
 export interface NodeIssue {
   /** The node's id (or a generated one when it had none). */
@@ -253,7 +254,7 @@ function positiveZeros<T>(value: T): T {
 /** Parse JSON text and validate it; the text is depth-checked before JSON.parse. */
 export function parseDocument(text: string, limits: UiLimits = UI_LIMITS): ValidationResult {
   if (text.length > limits.maxTotalSize * 2) return { ok: false, reason: "The answer's UI is too large." };
-  if (jsonTextDepth(text) > limits.maxJsonDepth)
+  if (jsonDepth(text) > limits.maxJsonDepth)
     return {
       ok: false,
       reason: `The answer's UI is too large: it is nested more than ${limits.maxJsonDepth} levels deep.`,

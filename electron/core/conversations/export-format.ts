@@ -16,6 +16,7 @@ import {
   ToolStep,
 } from "../../api";
 import { MessageInteraction, validateDocument } from "../../api/genui";
+import { jsonDepth } from "../../../common/json-depth";
 import { describeIssues } from "../../../common/zod-issues";
 
 export const EXPORT_FORMAT = "macaron-export";
@@ -190,24 +191,6 @@ const FORBIDDEN_KEYS = new Set(["__proto__", "constructor", "prototype"]);
 
 const invalid = (reason: string): ApiError =>
   new ApiError("invalid_input", `This file cannot be imported: ${reason}.`);
-
-/** Deepest nesting of arrays/objects in JSON text, counted without parsing (strings skipped). */
-export function jsonDepth(text: string): number {
-  let depth = 0;
-  let max = 0;
-  let inString = false;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (inString) {
-      if (c === 0x5c)
-        i++; // backslash: skip the escaped character
-      else if (c === 0x22) inString = false;
-    } else if (c === 0x22) inString = true;
-    else if (c === 0x7b || c === 0x5b) max = Math.max(max, ++depth);
-    else if (c === 0x7d || c === 0x5d) depth--;
-  }
-  return max;
-}
 
 /**
  * Parse and validate an export file. Throws ApiError("invalid_input") with the reason:

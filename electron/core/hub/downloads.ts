@@ -21,6 +21,7 @@ import { mkdir, open, readFile, rename, rm, stat, statfs, writeFile } from "node
 import { basename, dirname, join, relative, resolve, sep } from "node:path";
 import { createModelDownloader } from "node-llama-cpp";
 import { ApiError, type Download, type HubFile } from "../../api";
+import { formatBytes } from "../../../common/format-bytes";
 import { sha256File } from "../../../native/gguf/fixtures";
 import { hubStatusError, networkError, type HubClient } from "./hf-client";
 
@@ -149,12 +150,8 @@ export async function resumableBytes(finalPath: string, size: number): Promise<n
   }
 }
 
-function formatBytes(n: number): string {
-  if (n >= 1e9) return `${(n / 1e9).toFixed(1)} GB`;
-  if (n >= 1e6) return `${(n / 1e6).toFixed(1)} MB`;
-  if (n >= 1e3) return `${(n / 1e3).toFixed(0)} kB`;
-  return `${n} B`;
-}
+/** Disk space as the disk counts it: "410 kB", "11.0 MB". */
+const DISK_BYTES = { base: 1000 } as const;
 
 /** Refuses when `needBytes` do not fit on the disk of `dir` (with a 1% / 16 MiB margin). */
 export async function checkFreeSpace(
@@ -169,7 +166,7 @@ export async function checkFreeSpace(
   if (free < needBytes + margin) {
     throw new ApiError(
       "invalid_input",
-      `Not enough disk space: the download needs ${formatBytes(needBytes)} but only ${formatBytes(free)} is free in ${dir}.`,
+      `Not enough disk space: the download needs ${formatBytes(needBytes, DISK_BYTES)} but only ${formatBytes(free, DISK_BYTES)} is free in ${dir}.`,
     );
   }
 }

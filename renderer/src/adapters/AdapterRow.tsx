@@ -1,7 +1,8 @@
 import { useEffect, useRef, useState } from "react";
 import type { AdapterInfo } from "../../../electron/api";
 import { useAdapterState, useController, useReleaseState } from "../app/controller-context";
-import { formatBytes, formatScale } from "./adapter-logic";
+import { formatBytes } from "../../../common/format-bytes";
+import { formatScale } from "./adapter-logic";
 import { ConfirmButtons } from "./ConfirmButtons";
 
 // A slider sends many changes while dragged: save once it rests.

@@ -1,7 +1,8 @@
 import { useId, useState } from "react";
 import { useAdapterState, useAppState, useController } from "../app/controller-context";
 import { hubFileKey } from "./adapter-controller";
-import { fileName, formatBytes } from "../models/hub-logic";
+import { formatBytes } from "../../../common/format-bytes";
+import { fileName } from "../models/hub-logic";
 
 /**
  * "Find adapters for this model": LoRA adapter GGUFs on the hub whose base matches the loaded

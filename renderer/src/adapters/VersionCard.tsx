@@ -1,7 +1,7 @@
 import { useId } from "react";
 import type { AdapterVersionInfo, ContractSummary, GateProgress } from "../../../electron/api";
 import { useController, useReleaseState } from "../app/controller-context";
-import { formatBytes } from "./adapter-logic";
+import { formatBytes } from "../../../common/format-bytes";
 import {
   describeContract,
   describeGate,

@@ -1,7 +1,7 @@
 import { useEffect, useId, useRef, useState } from "react";
 import type { AdapterInfo, AdapterVersionInfo } from "../../../electron/api";
 import { useController, useReleaseState } from "../app/controller-context";
-import { formatBytes } from "./adapter-logic";
+import { formatBytes } from "../../../common/format-bytes";
 import { prunable } from "./release-logic";
 import { ConfirmButtons } from "./ConfirmButtons";
 import { VersionCard } from "./VersionCard";

@@ -155,17 +155,3 @@ export function regenerateSelection(
 export function selectableAdapters(adapters: readonly AdapterInfo[] | null): AdapterInfo[] {
   return (adapters ?? []).filter((a) => a.enabled && a.fitsLoadedModel !== false);
 }
-
-const sizeFormat = new Intl.NumberFormat("en", { maximumFractionDigits: 1 });
-
-export function formatBytes(bytes: number): string {
-  if (bytes < 1024) return `${bytes} B`;
-  const units = ["KB", "MB", "GB", "TB"];
-  let value = bytes / 1024;
-  let unit = 0;
-  while (value >= 1024 && unit < units.length - 1) {
-    value /= 1024;
-    unit += 1;
-  }
-  return `${sizeFormat.format(value)} ${units[unit]}`;
-}

@@ -12,7 +12,7 @@ import type {
   UpdateCheck,
   UpdateProgress,
 } from "../../../electron/api";
-import { formatBytes } from "./adapter-logic";
+import { formatBytes } from "../../../common/format-bytes";
 
 /** Adapter id -> display name (falls back to the id for an adapter the UI does not know). */
 export type NameOf = (adapterId: string) => string;

@@ -1,11 +1,11 @@
 import { useEffect, useId, useRef } from "react";
 import type { HubFile } from "../../../electron/api";
 import { useController, useHubState, useLocalModelsState } from "../app/controller-context";
+import { formatBytes } from "../../../common/format-bytes";
 import {
   contextChoices,
   downloadFor,
   fileName,
-  formatBytes,
   formatTokens,
   hubErrorHint,
   localModelFor,

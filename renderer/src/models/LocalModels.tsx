@@ -1,7 +1,8 @@
 import { useState } from "react";
 import type { LocalModel } from "../../../electron/api";
 import { useAppState, useController, useLocalModelsState } from "../app/controller-context";
-import { formatBytes, formatParameters, formatTokens } from "./hub-logic";
+import { formatBytes } from "../../../common/format-bytes";
+import { formatParameters, formatTokens } from "./hub-logic";
 
 /**
  * "My models": the model files in the data folder (downloaded here or put there), with Load

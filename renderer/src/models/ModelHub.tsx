@@ -1,13 +1,7 @@
 import { useEffect, useId, useRef } from "react";
 import { useController, useHubState } from "../app/controller-context";
-import {
-  formatBytes,
-  formatCount,
-  groupByTier,
-  hubErrorHint,
-  isActiveDownload,
-  TIER_LABELS,
-} from "./hub-logic";
+import { formatBytes } from "../../../common/format-bytes";
+import { formatCount, groupByTier, hubErrorHint, isActiveDownload, TIER_LABELS } from "./hub-logic";
 import { DownloadRow } from "./DownloadRow";
 import { HubRepoView } from "./HubRepoView";
 import { HubTokenForm } from "./HubTokenForm";

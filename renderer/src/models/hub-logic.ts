@@ -13,9 +13,7 @@ import type {
   LocalModel,
   RecommendedModel,
 } from "../../../electron/api";
-import { formatBytes } from "../adapters/adapter-logic";
-
-export { formatBytes };
+import { formatBytes } from "../../../common/format-bytes";
 
 export type GpuLayers = LoadSettings["gpuLayers"];
 export type ModelTier = RecommendedModel["tier"];

@@ -1,5 +1,6 @@
 /** Pure wording and rules of the Privacy page: sharing levels, sync status, sizes. */
 import type { SharingLevel, SyncStatus } from "../../../electron/api";
+import { formatBytes as formatSize } from "../../../common/format-bytes";
 
 export const SHARING_LEVELS: readonly SharingLevel[] = ["off", "ratings", "ratings_and_text"];
 
@@ -45,15 +46,7 @@ export function syncStateLabel(state: SyncStatus["state"]): string {
 
 /** "1.2 KB (1234 bytes)": the exact count for the curious, a readable size for everyone else. */
 export function formatBytes(bytes: number): string {
-  if (bytes < 1024) return `${bytes} ${bytes === 1 ? "byte" : "bytes"}`;
-  const units = ["KB", "MB", "GB"];
-  let value = bytes / 1024;
-  let unit = 0;
-  while (value >= 1024 && unit < units.length - 1) {
-    value /= 1024;
-    unit += 1;
-  }
-  return `${value.toFixed(1)} ${units[unit]} (${bytes} bytes)`;
+  return formatSize(bytes, { fixed: true, words: true, exact: true });
 }
 
 /**
