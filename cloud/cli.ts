@@ -3,7 +3,7 @@
  * The reference feedback service; prints `listening on http://HOST:PORT` once it accepts connections.
  */
 import { parseArgs } from "node:util";
-import { parsePort, runServiceCli } from "../electron/server/service-cli";
+import { parsePort, runServiceCli } from "../common/service-cli";
 import { startCloud } from "./server";
 
 const USAGE = `Usage: npm run cloud -- --data-dir DIR [--port 0] [--host 127.0.0.1] [--admin-key KEY]

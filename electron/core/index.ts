@@ -1,5 +1,5 @@
 import type { Database } from "better-sqlite3";
-import { ensurePrivateDirSync } from "./files/private-files";
+import { ensurePrivateDirSync } from "../../common/files/private-files";
 import { resolve } from "node:path";
 import { ApiError, type DatabaseStatus, type EngineStatus, methodNames } from "../api";
 import { type ServiceParts, type Services, startServices } from "./core-services";
@@ -8,6 +8,7 @@ import { DatabaseFile } from "./db/database-file";
 import type { Migration } from "./db/migrations";
 import { dispatch, type Log } from "./dispatch";
 import { EngineSupervisor } from "./engine/supervisor";
+import { GenerationService } from "./models/generation-service";
 import type { EngineClient } from "./engine/types";
 import { EventBus } from "./events/event-bus";
 import { FEEDBACK_ENDPOINT_ENV } from "./feedback/feedback-endpoint";
@@ -78,7 +79,7 @@ const IDLE: EngineStatus = { state: "idle", model: null, error: null, gpu: null,
  */
 export async function assembleCore(parts: CoreParts, makeEngine: () => EngineClient): Promise<Core> {
   const log: Log = parts.log ?? ((message, err) => console.error(`[core] ${message}`, err ?? ""));
-  // The data folder holds the conversations: 0700 (see files/private-files.ts).
+  // The data folder holds the conversations: 0700 (see common/files/private-files.ts).
   ensurePrivateDirSync(parts.dataDir);
   const events = new EventBus(log);
   const file = new DatabaseFile({ dataDir: parts.dataDir, log, migrations: parts.migrations });
@@ -128,6 +129,8 @@ export async function assembleCore(parts: CoreParts, makeEngine: () => EngineCli
     get engine() {
       return services?.engine ?? unavailableEngine;
     },
+    // One for core's life: /v1 requests keep their order across a database repair.
+    generation: new GenerationService(() => services?.engine ?? unavailableEngine),
     adapters: {
       listEnabled: async () => (services ? services.adapters.listEnabled() : []),
       resolve: (selection, text) =>

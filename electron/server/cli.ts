@@ -7,7 +7,7 @@ import { homedir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { parseMcpConfig, type ParsedConfig } from "../core/tools/mcp/mcp-config";
-import { parsePort, runServiceCli } from "./service-cli";
+import { parsePort, runServiceCli } from "../../common/service-cli";
 import { LOGIN_CODE_TTL_MS } from "./auth";
 import { startServer } from "./start";
 

@@ -15,7 +15,7 @@ import { FileTokenStore } from "../core/hub/token-store";
 import { buildServer } from "./app";
 import { LoginCodes } from "./auth";
 import { serveLocalApi } from "./local-server";
-import { ensurePrivateDirSync } from "../core/files/private-files";
+import { ensurePrivateDirSync } from "../../common/files/private-files";
 import type { NamedSpec } from "../core/tools/mcp/mcp-config";
 
 export interface StartServerOptions {

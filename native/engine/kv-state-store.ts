@@ -3,7 +3,7 @@ import { createReadStream } from "node:fs";
 import { readdir, readFile, rename, stat, unlink, utimes, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import type { LlamaContextSequence, Token } from "node-llama-cpp";
-import { ensurePrivateDir, makePrivate, PRIVATE_FILE_MODE } from "../../electron/core/files/private-files";
+import { ensurePrivateDir, makePrivate, PRIVATE_FILE_MODE } from "../../common/files/private-files";
 import { z } from "zod";
 
 /** Bump when the sidecar or the meaning of a saved state changes: older files are then deleted. */

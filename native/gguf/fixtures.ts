@@ -8,7 +8,7 @@ import {
   type DemoAdapterId,
   type FixtureArchitecture,
 } from "./adapters";
-import { openRegularFile } from "../../electron/core/files/regular-file";
+import { openRegularFile } from "../../common/files/regular-file";
 import { readGguf } from "./reader";
 import {
   TINY_MODEL_ARCHITECTURE,

@@ -1,6 +1,6 @@
 import type { FileHandle } from "node:fs/promises";
 import { basename } from "node:path";
-import { isNotRegularFileError, openRegularFile } from "../../electron/core/files/regular-file";
+import { isNotRegularFileError, openRegularFile } from "../../common/files/regular-file";
 import { EndOfFile, FileCursor } from "./file-cursor";
 import { ggmlTypeInfo } from "./ggml-types";
 import { GgufError } from "./gguf-error";

@@ -13,7 +13,7 @@ import {
   checkPlainText,
   checkToolCall,
 } from "../../electron/core/contract/task-assertions";
-import { containsPii } from "../../electron/core/feedback/redaction";
+import { containsPii } from "../../common/redaction";
 import { AGENT_TOOLS } from "./seed/agent";
 import { grammarShape } from "./seed/grammar-shape";
 import { pretrainCorpus, SEED_DOMAINS, SEED_FAMILIES, seedDatasets, seedFiles } from "./seed-data";

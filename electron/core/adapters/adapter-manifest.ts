@@ -3,7 +3,7 @@ import { z } from "zod";
 import { ToolCallFormatSchema } from "../../../native/engine/request-schema";
 import { ApiError } from "../../api";
 import { describeIssues } from "../../../common/zod-issues";
-import { isNotRegularFileError, readRegularTextFile } from "../files/regular-file";
+import { isNotRegularFileError, readRegularTextFile } from "../../../common/files/regular-file";
 
 /**
  * The manifest that travels beside an adapter file (`<name>.json`, the format written by

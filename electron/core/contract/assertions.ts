@@ -1,5 +1,5 @@
 import type { GenerateResult } from "../engine/types";
-import { containsPii } from "../feedback/redaction";
+import { containsPii } from "../../../common/redaction";
 import type { Assertion, AssertionType } from "./contract-schema";
 import { validateJsonSchema } from "./json-schema";
 import {

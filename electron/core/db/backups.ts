@@ -1,6 +1,6 @@
 import type { Database } from "better-sqlite3";
 import { readdirSync, rmSync, statSync } from "node:fs";
-import { ensurePrivateDirSync, makePrivateSync } from "../files/private-files";
+import { ensurePrivateDirSync, makePrivateSync } from "../../../common/files/private-files";
 import { join } from "node:path";
 
 /** How many backups are kept; older ones are removed when a new one is written. */

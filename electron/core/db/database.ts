@@ -1,6 +1,6 @@
 import BetterSqlite3, { type Database } from "better-sqlite3";
 import { closeSync, openSync, readSync, statSync } from "node:fs";
-import { makePrivateSync, PRIVATE_FILE_MODE } from "../files/private-files";
+import { makePrivateSync, PRIVATE_FILE_MODE } from "../../../common/files/private-files";
 import { join } from "node:path";
 import { DatabaseOpenError } from "./errors";
 import { migrate } from "./migrate";

@@ -16,7 +16,7 @@ import {
 } from "../../../common/feedback-protocol";
 import { TOOL_RESULT_MAX_CHARS, type ToolStep } from "../../api";
 import type { ChatTurn } from "../engine/types";
-import { redact } from "./redaction";
+import { redact } from "../../../common/redaction";
 
 export type FeedbackKind = FeedbackItemType["kind"];
 export type SharingLevel = "off" | "ratings" | "ratings_and_text";

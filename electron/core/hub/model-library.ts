@@ -9,7 +9,7 @@ import { basename, extname, join, relative, resolve, sep } from "node:path";
 import { GgufFileType } from "node-llama-cpp";
 import { ApiError, type LocalModel } from "../../api";
 import { classifyGguf, readGguf, type GgufFile } from "../../../native/gguf/reader";
-import { isNotRegularFileError, statRegularFileIfExists } from "../files/regular-file";
+import { isNotRegularFileError, statRegularFileIfExists } from "../../../common/files/regular-file";
 import { PARTIAL_SUFFIX, readSidecar, sidecarPath } from "./downloads";
 import { parseQuant, splitPart, splitPartPaths } from "./hf-client";
 

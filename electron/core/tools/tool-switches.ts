@@ -8,7 +8,7 @@ import { readFileSync } from "node:fs";
 import { rename, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { z } from "zod";
-import { makePrivate } from "../files/private-files";
+import { makePrivate } from "../../../common/files/private-files";
 
 export const TOOL_SWITCHES_FILE = "tool-switches.json";
 

@@ -10,7 +10,7 @@ import { join } from "node:path";
 import type { ZodError } from "zod";
 import { McpServerName, McpServerSpec } from "../../../api/tools";
 import { describeIssues } from "../../../../common/zod-issues";
-import { makePrivate } from "../../files/private-files";
+import { makePrivate } from "../../../../common/files/private-files";
 
 export const MCP_CONFIG_FILE = "mcp.json";
 
