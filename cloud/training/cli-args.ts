@@ -1,6 +1,6 @@
 /** The command line of `npm run train` (train-cli.ts): usage and parsing into TrainOptions. */
 import { parseArgs } from "node:util";
-import type { TrainOptions } from "./train";
+import type { TrainOptions } from "./train-options";
 import { TrainError } from "./train-error";
 
 export const USAGE = `Usage: npm run train -- --base FILE.gguf --data FILE.jsonl --out DIR --id ID [options]

@@ -12,7 +12,7 @@ import {
   summarizeModel,
   type GgufFile,
 } from "../../native/gguf/reader";
-import type { TrainOptions } from "./train";
+import type { TrainOptions } from "./train-options";
 import { TrainError } from "./train-error";
 
 function fail(code: "bad_args", message: string): never {

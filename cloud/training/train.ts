@@ -24,72 +24,17 @@ import {
   tokenizeDataset,
   type DatasetStats,
   type TokenizedDataset,
-  type MaxLengthPolicy,
   type TrainMethod,
 } from "./tokenize-dataset";
 import { checkBase, checkOptions, checkParent, nextVersion } from "./train-checks";
 import { TrainError } from "./train-error";
+import type { TrainOptions } from "./train-options";
 import { trainerArgs } from "./trainer-args";
+
+export type { TrainOptions } from "./train-options";
 
 /** Context assumed for a base whose GGUF does not say (the engine's default). */
 const FALLBACK_CONTEXT = 4096;
-
-export interface TrainOptions {
-  /** The base model GGUF. */
-  base: string;
-  /** The chat dataset (JSONL as the cloud export writes it). */
-  data: string;
-  /** Folder that receives ID.gguf and ID.json (created if needed). */
-  out: string;
-  id: string;
-  /** Default: the parent's domain, else "chat". "ui" formats prompts with the UI-mode system prompt. */
-  domain?: string;
-  /** Default "sft". */
-  method?: TrainMethod;
-  /**
-   * The adapter's own tool-call syntax, used to lay out tool-call examples and written to its
-   * manifest; default: the parent manifest's toolCallFormat (the demo Agent has one), else the
-   * chat template's own syntax.
-   */
-  toolFormat?: ToolCallFormat;
-  /** A parent LoRA GGUF to continue from (its manifest beside it gives version, name, scale). */
-  from?: string;
-  parentVersion?: string;
-  /** Default: 1.0.0, or the parent's version with its minor number raised. */
-  version?: string;
-  name?: string;
-  description?: string;
-  heldout?: string;
-  /** Longest example in tokens; default (and at most) the base's context length. */
-  maxLength?: number;
-  /** Default "drop". */
-  maxLengthPolicy?: MaxLengthPolicy;
-  /** Skip and count malformed lines instead of failing on the first. */
-  skipMalformed?: boolean;
-  rank?: number;
-  alpha?: number;
-  dropout?: number;
-  lr?: number;
-  epochs?: number;
-  steps?: number;
-  batchSize?: number;
-  beta?: number;
-  seed?: number;
-  targets?: string[];
-  /** Processes (torchrun) for data-parallel training; default 1. */
-  nproc?: number;
-  /** Torch threads per process (the trainer's default: 1). */
-  threads?: number;
-  /** Default "auto": CUDA or MPS when torch has it, else CPU. */
-  device?: "cpu" | "cuda" | "mps" | "auto";
-  maxSeconds?: number;
-  checkpointEvery?: number;
-  /** The interpreter (default: see locatePython). */
-  python?: string;
-  /** The trainer's environment (default process.env). */
-  env?: NodeJS.ProcessEnv;
-  signal?: AbortSignal;
-}
 
 export type TrainProgress =
   | { type: "stage"; stage: "checking" | "tokenizing" | "training" | "writing"; message: string }

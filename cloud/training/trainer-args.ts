@@ -3,7 +3,7 @@
  * what the caller set is passed: the trainer's own defaults apply otherwise.
  */
 import type { TokenizedDataset, TrainMethod } from "./tokenize-dataset";
-import type { TrainOptions } from "./train";
+import type { TrainOptions } from "./train-options";
 
 export interface RunPaths {
   method: TrainMethod;
