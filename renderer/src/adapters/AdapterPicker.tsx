@@ -1,5 +1,5 @@
 import { useMemo, useState } from "react";
-import { useAdapterState, useAppState, useController } from "../app/controller-context";
+import { useAdapterState, useAppState, useConversationController } from "../app/controller-context";
 import { currentAdapters } from "../state/app-store";
 import {
   adapterNames,
@@ -18,7 +18,7 @@ const OPEN_BLEND = "open-blend";
  * the change applies from the next turn.
  */
 export function AdapterPicker() {
-  const controller = useController();
+  const conversations = useConversationController();
   const selection = useAppState(currentAdapters);
   const adapters = useAdapterState((s) => s.adapters);
   const [blendOpen, setBlendOpen] = useState(false);
@@ -43,7 +43,7 @@ export function AdapterPicker() {
             return;
           }
           const next = selectionFromPicker(e.target.value);
-          if (next) void controller.setAdapters(next);
+          if (next) void conversations.setAdapters(next);
         }}
       >
         <option value="auto">Auto (router)</option>
@@ -67,7 +67,7 @@ export function AdapterPicker() {
           selection={selection}
           onApply={(next) => {
             setBlendOpen(false);
-            void controller.setAdapters(next);
+            void conversations.setAdapters(next);
           }}
           onClose={() => setBlendOpen(false)}
         />

@@ -1,7 +1,7 @@
 import { useEffect, useId, useRef, useState } from "react";
 import type { KeyboardEvent } from "react";
 import type { AdapterSelection, Message } from "../../../electron/api";
-import { useAdapterState, useAppState, useController } from "../app/controller-context";
+import { useAdapterState, useAppState, useChatController } from "../app/controller-context";
 import { currentAdapters } from "../state/app-store";
 import { regenerateSelection, selectableAdapters } from "./adapter-logic";
 
@@ -10,7 +10,7 @@ import { regenerateSelection, selectableAdapters } from "./adapter-logic";
  * "Answer again with…" menu (a specific adapter, or the base model alone).
  */
 export function AnswerAgain({ message }: { message: Message }) {
-  const controller = useController();
+  const chat = useChatController();
   const sending = useAppState((s) => s.sending);
   const selection = useAppState(currentAdapters);
   const adapters = useAdapterState((s) => s.adapters);
@@ -34,7 +34,7 @@ export function AnswerAgain({ message }: { message: Message }) {
 
   const answerWith = (adapters: AdapterSelection | undefined) => {
     setOpen(false);
-    void controller.regenerate(adapters);
+    void chat.regenerate(adapters);
   };
 
   const onMenuKey = (e: KeyboardEvent<HTMLDivElement>) => {

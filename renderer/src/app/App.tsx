@@ -47,7 +47,7 @@ export function App() {
   // URL hash -> store (back/forward, clicked links).
   useEffect(() => {
     const onHash = () => {
-      controller.selectConversation(conversationIdFromHash(window.location.hash));
+      controller.conversations.select(conversationIdFromHash(window.location.hash));
       setNavOpen(false);
     };
     window.addEventListener("hashchange", onHash);
@@ -65,7 +65,7 @@ export function App() {
 
   // Closing the page during the Undo window still deletes: the user asked for it.
   useEffect(() => {
-    const onHide = () => controller.flushDeletes();
+    const onHide = () => controller.deletes.flush();
     window.addEventListener("pagehide", onHide);
     return () => window.removeEventListener("pagehide", onHide);
   }, [controller]);

@@ -2,6 +2,11 @@ import { createContext, useContext } from "react";
 import type { ReactNode } from "react";
 import { useStore } from "zustand";
 import type { AppController } from "../state/app-controller";
+import type { ChatController } from "../chat/chat-controller";
+import type { ConversationController } from "../conversations/conversation-controller";
+import type { DeleteController } from "../conversations/delete-controller";
+import type { GenuiController } from "../genui/genui-controller";
+import type { ModelController } from "../models/model-controller";
 import type { AdapterState } from "../adapters/adapter-controller";
 import type { AppState } from "../state/app-store";
 import type { DatabaseViewState } from "../database/database-controller";
@@ -33,6 +38,31 @@ export function useController(): AppController {
   const controller = useContext(ControllerContext);
   if (!controller) throw new Error("useController needs a ControllerProvider above it");
   return controller;
+}
+
+/** Sending, stopping and regenerating answers; tool permission prompts. */
+export function useChatController(): ChatController {
+  return useController().chat;
+}
+
+/** Opening, renaming and searching conversations; a conversation's adapter choice. */
+export function useConversationController(): ConversationController {
+  return useController().conversations;
+}
+
+/** Deleting conversations with Undo. */
+export function useDeleteController(): DeleteController {
+  return useController().deletes;
+}
+
+/** The loaded model: opening a file or the demo, the model panel. */
+export function useModelController(): ModelController {
+  return useController().models;
+}
+
+/** Interactions with UI-mode answers. */
+export function useGenuiController(): GenuiController {
+  return useController().genui;
 }
 
 /** Select from the app store; the selector must return stable references (no new arrays). */

@@ -32,7 +32,7 @@ export function useShortcuts(controller: AppController): void {
       const key = event.key.toLowerCase();
       if ((mod && event.shiftKey && key === "o") || (mod && !event.shiftKey && key === "n")) {
         event.preventDefault();
-        controller.newChat();
+        controller.conversations.newChat();
         requestAnimationFrame(() => focusById(COMPOSER_INPUT_ID));
       } else if (
         (mod && !event.shiftKey && key === "l") ||
@@ -48,7 +48,7 @@ export function useShortcuts(controller: AppController): void {
         const { currentId, messages } = controller.store.getState();
         if (currentId && messages[currentId]?.some((m) => m.status === "streaming")) {
           event.preventDefault();
-          void controller.stop();
+          void controller.chat.stop();
         }
       }
     };

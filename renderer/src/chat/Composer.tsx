@@ -1,13 +1,13 @@
 import { useState } from "react";
 import { AdapterPicker } from "../adapters/AdapterPicker";
-import { useAppState, useController } from "../app/controller-context";
+import { useAppState, useChatController } from "../app/controller-context";
 import { COMPOSER_INPUT_ID } from "../app/dom-ids";
 import { canChat } from "../state/app-store";
 import { isStreaming } from "./chat-logic";
 
 /** Message box: Enter sends, Shift+Enter adds a line; Stop replaces Send while the answer streams. */
 export function Composer() {
-  const controller = useController();
+  const chat = useChatController();
   const [text, setText] = useState("");
   const ready = useAppState(canChat);
   const sending = useAppState((s) => s.sending);
@@ -24,7 +24,7 @@ export function Composer() {
     if (sending || streaming || loadingModel || !text.trim()) return;
     const sent = text;
     // The text is cleared only once the core accepted it: a failed send keeps what was typed.
-    if (await controller.send(sent)) setText((current) => (current === sent ? "" : current));
+    if (await chat.send(sent)) setText((current) => (current === sent ? "" : current));
   };
 
   return (
@@ -41,7 +41,7 @@ export function Composer() {
           <button
             type="button"
             className="button button--small button--ghost"
-            onClick={() => controller.dismissComposerError()}
+            onClick={() => chat.dismissError()}
           >
             Dismiss
           </button>
@@ -80,7 +80,7 @@ export function Composer() {
           <button
             type="button"
             className="button button--danger"
-            onClick={() => void controller.stop()}
+            onClick={() => void chat.stop()}
             aria-keyshortcuts="Escape"
             title="Stop (Esc)"
           >

@@ -1,7 +1,7 @@
 import { memo, useEffect, useId, useRef, useState } from "react";
 import type { ToolDecision, ToolStep } from "../../../electron/api";
 import { TOOL_RESULT_MAX_CHARS } from "../../../electron/api";
-import { useController } from "../app/controller-context";
+import { useChatController } from "../app/controller-context";
 import {
   DECISION_LABEL,
   STEP_STATE_LABEL,
@@ -126,7 +126,7 @@ const DECISION_BUTTONS: { decision: ToolDecision; label: string; className: stri
  * a button, so that a key meant for the message box cannot answer it by accident.
  */
 function PermissionPrompt({ conversationId, step }: { conversationId: string; step: ToolStep }) {
-  const controller = useController();
+  const chat = useChatController();
   const ref = useRef<HTMLDivElement>(null);
   const questionId = useId();
   const hintId = useId();
@@ -140,7 +140,7 @@ function PermissionPrompt({ conversationId, step }: { conversationId: string; st
   const decide = async (decision: ToolDecision) => {
     setBusy(true);
     setError(null);
-    const problem = await controller.decideTool(conversationId, step.messageId, step.id, decision);
+    const problem = await chat.decideTool(conversationId, step.messageId, step.id, decision);
     setBusy(false);
     setError(problem);
   };

@@ -44,7 +44,8 @@ export const ConversationItem = memo(function ConversationItem({
     if (!editing) return;
     setEditing(false);
     const title = draft.trim();
-    if (save && title && title !== conversation.title) void controller.rename(conversation.id, title);
+    if (save && title && title !== conversation.title)
+      void controller.conversations.rename(conversation.id, title);
     requestAnimationFrame(() => renameButton.current?.focus());
   };
 
@@ -119,7 +120,7 @@ export const ConversationItem = memo(function ConversationItem({
             className="icon-button"
             aria-label="Delete"
             title="Delete"
-            onClick={() => controller.requestDelete(conversation.id)}
+            onClick={() => controller.deletes.request(conversation.id)}
           >
             <TrashIcon />
           </button>

@@ -1,5 +1,5 @@
 import { useEffect, useMemo, useState } from "react";
-import { useAppState, useController } from "../app/controller-context";
+import { useAppState, useConversationController } from "../app/controller-context";
 import { COMPOSER_INPUT_ID, SEARCH_INPUT_ID } from "../app/dom-ids";
 import { SHORTCUTS } from "../app/use-shortcuts";
 import { visibleConversations, visibleHits } from "../state/app-store";
@@ -11,7 +11,7 @@ const SEARCH_DEBOUNCE_MS = 200;
 
 /** Sidebar: new chat, search, the conversation list with rename and delete. */
 export function ConversationNav({ open, onNavigate }: { open: boolean; onNavigate: () => void }) {
-  const controller = useController();
+  const controller = useConversationController();
   const conversations = useAppState((s) => s.conversations);
   const searchHits = useAppState((s) => s.searchHits);
   const pendingDeletes = useAppState((s) => s.pendingDeletes);

@@ -21,11 +21,15 @@ export function Toasts() {
             <input
               type="checkbox"
               checked={deleteMemoryIds.includes(c.id)}
-              onChange={(e) => controller.setDeleteMemories(c.id, e.target.checked)}
+              onChange={(e) => controller.deletes.setDeleteMemories(c.id, e.target.checked)}
             />
             Also delete memories from this conversation
           </label>
-          <button type="button" className="button button--small" onClick={() => controller.undoDelete(c.id)}>
+          <button
+            type="button"
+            className="button button--small"
+            onClick={() => controller.deletes.undo(c.id)}
+          >
             Undo
           </button>
         </div>

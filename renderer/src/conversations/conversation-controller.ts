@@ -6,6 +6,7 @@
 import type { AdapterSelection, Conversation } from "../../../electron/api";
 import { errorMessage } from "../api";
 import type { RendererApi } from "../api";
+import { currentAdapters } from "../state/app-store";
 import type { AppState, AppStore } from "../state/app-store";
 import { mergeFetched, upsertConversation } from "../chat/chat-logic";
 import { searchQuery, withDetailError, withoutConversation } from "./conversation-logic";
@@ -24,6 +25,16 @@ export class ConversationController {
     if (id !== state.currentId) this.set({ currentId: id, composerError: null });
     // Fetch once; an event-created conversation (another window) has no detail yet.
     if (id && (state.detail[id] === undefined || state.detail[id] === "error")) void this.loadDetail(id);
+  }
+
+  /** A new chat, created on the first send. */
+  newChat(): void {
+    this.select(null);
+  }
+
+  /** The open conversation's adapter choice. */
+  currentAdapters(): AdapterSelection {
+    return currentAdapters(this.store.getState());
   }
 
   /** Fetch a conversation and its messages (conversations.get). */

@@ -1,15 +1,13 @@
 /**
  * An assistant message in UI mode: its stored document, or while it streams, the components
- * complete so far. Interactions go through genui.interact; the messages it starts join the
- * transcript like chat.send's. What was submitted comes from the transcript's user turns
+ * complete so far. Interactions go through the genui controller (genui.interact); the messages
+ * it starts join the transcript like chat.send's. What was submitted comes from the transcript's user turns
  * (Message.interaction), so it survives reloads.
  */
 import { useCallback, useMemo } from "react";
 import type { Message } from "../../../electron/api";
 import type { InteractionValues, MessageInteraction } from "../../../electron/api/genui";
-import { errorMessage } from "../api";
-import { useAppState, useController } from "../app/controller-context";
-import { mergeSent } from "../chat/chat-logic";
+import { useAppState, useController, useGenuiController } from "../app/controller-context";
 import { GenuiProvider, type GenuiActions } from "./genui-context";
 import { GenuiDocument } from "./GenuiDocument";
 import { StreamingDocument } from "./streaming-document";
@@ -26,7 +24,8 @@ function submissions(messages: readonly Message[], answerId: string): Map<string
 }
 
 export function GenuiAnswer({ message }: { message: Message }) {
-  const controller = useController();
+  const genui = useGenuiController();
+  const platform = useController().api.platform;
   const transcript = useAppState((s) => s.messages[message.conversationId] ?? NO_MESSAGES);
   const submitted = useMemo(() => submissions(transcript, message.id), [transcript, message.id]);
   // One incremental parser per message while it streams (or for an answer cut off without a document).
@@ -37,27 +36,15 @@ export function GenuiAnswer({ message }: { message: Message }) {
   if (!document && (streaming || message.content.trimStart().startsWith("{")))
     document = stream.update(message.content);
 
+  const { conversationId, id } = message;
   const interact = useCallback(
-    async (componentId: string, action: string, values: InteractionValues) => {
-      try {
-        const r = await controller.api.call("genui.interact", {
-          conversationId: message.conversationId,
-          messageId: message.id,
-          componentId,
-          action,
-          values,
-        });
-        const sent = [r.userMessage, r.assistantMessage].filter((m): m is Message => m !== null);
-        if (sent.length > 0) controller.store.setState((s) => ({ messages: mergeSent(s.messages, sent) }));
-      } catch (err) {
-        throw new Error(errorMessage(err));
-      }
-    },
-    [controller, message.conversationId, message.id],
+    (componentId: string, action: string, values: InteractionValues) =>
+      genui.interact({ conversationId, id }, componentId, action, values),
+    [genui, conversationId, id],
   );
   const actions = useMemo<GenuiActions>(
-    () => ({ interact, submitted, enabled: !streaming, platform: controller.api.platform }),
-    [interact, submitted, streaming, controller.api.platform],
+    () => ({ interact, submitted, enabled: !streaming, platform }),
+    [interact, submitted, streaming, platform],
   );
 
   if (!document) return null;

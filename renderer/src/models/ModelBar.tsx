@@ -85,7 +85,7 @@ export function ModelBar({
           className="button"
           aria-expanded={panelOpen}
           aria-controls="model-panel"
-          onClick={() => controller.setModelPanelOpen(!panelOpen)}
+          onClick={() => controller.models.setPanelOpen(!panelOpen)}
         >
           Model
         </button>

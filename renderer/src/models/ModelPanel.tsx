@@ -1,5 +1,5 @@
 import { useAppState, useController, useHubState, useLocalModelsState } from "../app/controller-context";
-import { formatBytes } from "./hub-logic";
+import { formatBytes } from "../../../common/format-bytes";
 import { FileChooser } from "../app/FileChooser";
 import { LoadProgress } from "./LoadProgress";
 
@@ -60,14 +60,19 @@ export function ModelPanel() {
             My models ({localCount})
           </button>
         )}
-        <button type="button" className="button" disabled={busy} onClick={() => void controller.openDemo()}>
+        <button
+          type="button"
+          className="button"
+          disabled={busy}
+          onClick={() => void controller.models.openDemo()}
+        >
           Try the demo model
         </button>
         {hasModel && (
           <button
             type="button"
             className="button button--ghost"
-            onClick={() => controller.setModelPanelOpen(false)}
+            onClick={() => controller.models.setPanelOpen(false)}
           >
             Close
           </button>
@@ -103,7 +108,7 @@ export function ModelPanel() {
         <h3 className="model-panel__subheading">Or open a .gguf file you already have</h3>
         <FileChooser
           canPick={controller.api.platform.kind === "electron"}
-          onPick={() => void controller.pickAndOpenModel()}
+          onPick={() => void controller.models.pickAndOpen()}
           pickLabel="Open model…"
           busy={busy}
           formClassName="model-panel__path"
@@ -113,7 +118,7 @@ export function ModelPanel() {
           placeholder="/home/me/models/model.gguf"
           submitLabel="Open model"
           note="A path on the machine running the Macaron server."
-          onSubmit={(path) => controller.openModel(path)}
+          onSubmit={(path) => controller.models.open(path)}
           keepPath
         />
       </div>

@@ -3,15 +3,15 @@
  * turns user intents and pushed events into store updates. One instance per app; dispose()
  * releases everything (no module-level state).
  *
- * Start-up, reconnects and event routing live here; the work is done by the controllers it
- * owns. Those with their own store (adapters, settings, ...) are public; those sharing the app
- * store (chat, conversations, deletes, models) are reached through the methods below.
+ * Start-up, reconnects and event routing live here; the work is done by the feature controllers
+ * it composes, each beside its feature's components (renderer/src/<feature>/). Components call
+ * the controller they need directly (app/controller-context.tsx has a hook per controller);
+ * those sharing the app store (chat, conversations, deletes, models, genui) get it here.
  */
-import type { AdapterSelection, ToolDecision } from "../../../electron/api";
 import { errorMessage } from "../api";
 import type { RendererApi } from "../api";
 import { AdapterController } from "../adapters/adapter-controller";
-import { createAppStore, currentAdapters } from "./app-store";
+import { createAppStore } from "./app-store";
 import type { AppState, AppStore } from "./app-store";
 import { ChatController } from "../chat/chat-controller";
 import { sortConversations } from "../chat/chat-logic";
@@ -25,6 +25,7 @@ import { LocalServerController } from "../settings/local-server-controller";
 import { McpController } from "../settings/mcp-controller";
 import type { Schedule } from "../chat/delta-batcher";
 import { FeedbackController } from "../chat/feedback-controller";
+import { GenuiController } from "../genui/genui-controller";
 import { MemoryController } from "../memory/memory-controller";
 import { ModelController } from "../models/model-controller";
 import { PrivacyController } from "../privacy/privacy-controller";
@@ -60,10 +61,16 @@ export class AppController {
   /** MCP servers and the tools the Agent may call (Settings, "Tools & MCP servers"). */
   readonly mcp: McpController;
   readonly localServer: LocalServerController;
-  private readonly chat: ChatController;
-  private readonly conversations: ConversationController;
-  private readonly deletes: DeleteController;
-  private readonly models: ModelController;
+  /** Sending, streaming, stopping and regenerating answers; tool permission prompts. */
+  readonly chat: ChatController;
+  /** Opening, renaming and searching conversations; a conversation's adapter choice. */
+  readonly conversations: ConversationController;
+  /** Deleting conversations with Undo. */
+  readonly deletes: DeleteController;
+  /** The loaded model: opening a file or the demo, the model panel. */
+  readonly models: ModelController;
+  /** Interactions with UI-mode answers (genui.interact). */
+  readonly genui: GenuiController;
   private readonly disposers: Array<() => void> = [];
   private started = false;
 
@@ -91,6 +98,7 @@ export class AppController {
     this.conversations = new ConversationController(api, this.store);
     this.deletes = new DeleteController(api, this.store, (id) => this.conversations.forget(id));
     this.models = new ModelController(api, this.store);
+    this.genui = new GenuiController(api, this.store);
     this.localModels = new LocalModelsController(api, async (path, settings) => {
       const ok = await this.models.open(path, settings);
       return { ok, error: ok ? null : this.store.getState().modelError };
@@ -146,116 +154,15 @@ export class AppController {
     this.localServer.dispose();
   }
 
-  /** Open a conversation (null: a new chat that is created on the first send). */
-  selectConversation(id: string | null): void {
-    this.conversations.select(id);
-  }
-
-  newChat(): void {
-    this.selectConversation(null);
-  }
-
-  /**
-   * Send `text` in the current conversation, creating it first when it is new.
-   * Resolves true when the message was accepted; on failure the error is in `composerError`.
-   */
-  send(text: string): Promise<boolean> {
-    return this.chat.send(text);
-  }
-
-  /**
-   * Set the open conversation's adapters (a new chat keeps the choice until its first send).
-   * Shown at once; rolled back with a notice when core refuses it.
-   */
-  setAdapters(selection: AdapterSelection): Promise<boolean> {
-    return this.conversations.setAdapters(selection);
-  }
-
-  /**
-   * Answer the last question again, with `adapters` or (undefined) the conversation's own
-   * choice. The new answer takes the old one's place in the transcript.
-   */
-  regenerate(adapters?: AdapterSelection): Promise<boolean> {
-    return this.chat.regenerate(adapters);
-  }
-
-  /** The open conversation's adapter choice. */
-  currentAdapters(): AdapterSelection {
-    return currentAdapters(this.store.getState());
-  }
-
-  /** Stop the generation in the current conversation; the partial answer stays as "stopped". */
-  stop(): Promise<void> {
-    return this.chat.stop();
-  }
-
-  /**
-   * Answer a tool call's permission prompt: allow once, always (this tool, this conversation)
-   * or deny. Resolves null when core took it, else why not.
-   */
-  decideTool(conversationId: string, messageId: string, stepId: string, decision: ToolDecision) {
-    return this.chat.decideTool(conversationId, messageId, stepId, decision);
-  }
-
-  dismissComposerError(): void {
-    this.chat.dismissError();
-  }
-
-  /** Rename; resolves false (with a notice) when the server refused. */
-  rename(id: string, title: string): Promise<boolean> {
-    return this.conversations.rename(id, title);
-  }
-
-  /** Hide the conversation now and delete it after UNDO_DELETE_MS unless undone. */
-  requestDelete(id: string): void {
-    this.deletes.request(id);
-  }
-
-  /** "Also delete memories from this conversation" in the Undo toast (restarts the countdown). */
-  setDeleteMemories(id: string, deleteMemories: boolean): void {
-    this.deletes.setDeleteMemories(id, deleteMemories);
-  }
-
-  undoDelete(id: string): void {
-    this.deletes.undo(id);
-  }
-
-  /** Delete everything still waiting for Undo now (the page is closing: the user meant it). */
-  flushDeletes(): void {
-    this.deletes.flush();
-  }
-
+  /** The toast area's message (a failed delete, rename, import, ...) is app-wide: dismissed here. */
   dismissNotice(): void {
     this.set({ notice: null });
-  }
-
-  /** Full-text search over titles and messages; an empty query shows the plain list again. */
-  search(query: string): Promise<void> {
-    return this.conversations.search(query);
-  }
-
-  setModelPanelOpen(open: boolean): void {
-    this.models.setPanelOpen(open);
-  }
-
-  /** Load a .gguf file from a path on the machine running core. */
-  openModel(path: string): Promise<boolean> {
-    return this.models.open(path);
   }
 
   /** Open the Models dialog (hub search or the models on this machine). */
   openModels(tab: "find" | "local" = "find"): void {
     this.hub.setOpen(true, tab);
     void this.localModels.refresh();
-  }
-
-  openDemo(): Promise<boolean> {
-    return this.models.openDemo();
-  }
-
-  /** Electron: native file dialog, then load; resolves false when cancelled or failed. */
-  pickAndOpenModel(): Promise<boolean> {
-    return this.models.pickAndOpen();
   }
 
   private fetchStatusAndList() {
