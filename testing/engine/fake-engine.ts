@@ -1,7 +1,9 @@
 /**
- * A scripted EngineClient for unit tests of core services (the real one is exercised by
- * core.integration.test.ts). Each generate() follows the next script: emit tokens, then
- * finish, fail, or hang until aborted.
+ * The one scripted EngineClient of the tests (the real one is exercised by
+ * core.integration.test.ts): core services and, through testing/server/test-core.ts, the
+ * transports. Each generate() follows the next script: emit tokens, then finish, fail, or hang
+ * until aborted. `FakeEngineOptions` make it behave as the transports' tests expect
+ * (`TRANSPORT_ENGINE`).
  */
 import { ApiError } from "../../electron/api";
 import { EMBEDDING_MAX_TOKENS } from "../../common/engine-protocol";
@@ -28,7 +30,29 @@ export interface GenerateScript {
 export interface GenerateCall {
   history: ChatTurn[];
   options: GenerateOptions;
+  /** The caller's signal, when it passed one. */
+  signal?: AbortSignal;
 }
+
+export interface FakeEngineOptions {
+  /** The prompt's token count that generate() reports (default 10). */
+  promptTokens?: number;
+  /** generate() stops at options.maxTokens (stopReason "maxTokens"), as the real engine does; default false. */
+  maxTokens?: boolean;
+  /**
+   * Grammar-constrained requests follow `scripts` and are recorded in `calls` like any other,
+   * instead of `jsonAnswers` / `jsonCalls`; default false.
+   */
+  jsonFromScripts?: boolean;
+}
+
+/** As the transports' tests (testing/server/test-core.ts) expect: 7 prompt tokens, "Hel", "lo", "!". */
+export const TRANSPORT_ENGINE: FakeEngineOptions & { tokens: string[] } = {
+  promptTokens: 7,
+  maxTokens: true,
+  jsonFromScripts: true,
+  tokens: ["Hel", "lo", "!"],
+};
 
 export interface CompleteCall {
   prompt: string;
@@ -63,10 +87,36 @@ export class FakeEngine implements EngineClient {
   onGenerate: ((call: GenerateCall) => void) | null = null;
   /** When set, load() rejects with it (after reporting some progress). */
   loadError: Error | null = null;
+  /** When set, generate() and complete() reject with it (the call is still recorded). */
+  failWith: Error | null = null;
   readonly loads: string[] = [];
   closed = false;
   private generating = false;
   private readonly listeners = new Set<(event: EngineLifecycleEvent) => void>();
+  private readonly options: FakeEngineOptions;
+
+  constructor(options: FakeEngineOptions & { tokens?: string[] } = {}) {
+    const { tokens, ...rest } = options;
+    this.options = rest;
+    if (tokens) this.defaultScript = { tokens };
+  }
+
+  /** The default script's tokens (the answer when no script is queued). */
+  get tokens(): string[] {
+    return this.defaultScript.tokens;
+  }
+  set tokens(tokens: string[]) {
+    this.defaultScript = { ...this.defaultScript, tokens };
+  }
+
+  /** Whether the default script hangs until aborted after its tokens. */
+  get hang(): boolean {
+    return this.defaultScript.end === "hang";
+  }
+  set hang(hang: boolean) {
+    const { end: _end, ...rest } = this.defaultScript;
+    this.defaultScript = hang ? { ...rest, end: "hang" } : rest;
+  }
 
   async load(path: string, onProgress?: (p: number) => void): Promise<LoadedModel> {
     this.loads.push(path);
@@ -114,10 +164,19 @@ export class FakeEngine implements EngineClient {
     onToken: (text: string) => void,
     signal?: AbortSignal,
   ): Promise<GenerateResult> {
-    const call = { history: structuredClone(history), options: { ...options } };
+    const call: GenerateCall = {
+      history: structuredClone(history),
+      options: { ...options },
+      ...(signal ? { signal } : {}),
+    };
+    const json = (options.jsonSchema || options.json) && !this.options.jsonFromScripts;
+    if (this.failWith) {
+      (json ? this.jsonCalls : this.calls).push(call);
+      throw this.failWith;
+    }
     return this.oneAtATime(() => {
       let script: GenerateScript;
-      if (options.jsonSchema || options.json) {
+      if (json) {
         this.jsonCalls.push(call);
         script = { tokens: [this.jsonAnswers.shift() ?? this.defaultJsonAnswer] };
       } else {
@@ -125,7 +184,8 @@ export class FakeEngine implements EngineClient {
         this.onGenerate?.(call);
         script = this.scripts.shift() ?? this.defaultScript;
       }
-      return this.run(script, options, 10, false, onToken, signal);
+      const bounds = { maxTokens: this.options.maxTokens ?? false, stop: false };
+      return this.run(script, options, this.options.promptTokens ?? 10, bounds, onToken, signal);
     });
   }
 
@@ -140,10 +200,15 @@ export class FakeEngine implements EngineClient {
     onToken: (text: string) => void,
     signal?: AbortSignal,
   ): Promise<GenerateResult> {
+    if (this.failWith) {
+      this.completeCalls.push({ prompt, options: { ...options } });
+      throw this.failWith;
+    }
     return this.oneAtATime(() => {
       this.completeCalls.push({ prompt, options: { ...options } });
       const script = this.scripts.shift() ?? this.defaultScript;
-      return this.run(script, options, Math.max(1, fakeTokenCount(prompt)), true, onToken, signal);
+      const bounds = { maxTokens: true, stop: true };
+      return this.run(script, options, Math.max(1, fakeTokenCount(prompt)), bounds, onToken, signal);
     });
   }
 
@@ -163,8 +228,8 @@ export class FakeEngine implements EngineClient {
     script: GenerateScript,
     options: GenerateOptions,
     promptTokens: number,
-    /** Cut at `options.stop` and `options.maxTokens` (complete; generate's scripts say it all). */
-    bounded: boolean,
+    /** Cut at `options.maxTokens` and at `options.stop` (complete; generate's scripts say it all). */
+    bounds: { maxTokens: boolean; stop: boolean },
     onToken: (text: string) => void,
     signal?: AbortSignal,
   ): Promise<GenerateResult> {
@@ -175,9 +240,9 @@ export class FakeEngine implements EngineClient {
     const emitted: string[] = [];
     for (const token of script.tokens) {
       if (signal?.aborted) break;
-      if (bounded && tokens >= options.maxTokens) break;
+      if (bounds.maxTokens && tokens >= options.maxTokens) break;
       await new Promise<void>((resolve) => setImmediate(resolve));
-      const stop = bounded ? firstStop(text + token, options.stop, text.length) : null;
+      const stop = bounds.stop ? firstStop(text + token, options.stop, text.length) : null;
       const piece = stop === null ? token : (text + token).slice(text.length, stop);
       if (piece) onToken(piece);
       text += piece;

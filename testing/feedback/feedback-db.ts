@@ -1,24 +1,18 @@
 /**
- * Test support: a real SQLite file with the app's schema including migration 0004 (added here
- * if db/migrations/index.ts does not register it), and a seeded conversation with answers.
+ * Test support: a real SQLite file with the app's schema (all migrations, feedback's 0004
+ * included), and a seeded conversation with answers.
  */
 import BetterSqlite3, { type Database } from "better-sqlite3";
 import { randomUUID } from "node:crypto";
 import { migrate } from "../../electron/core/db/migrate";
-import { type Migration, migrations } from "../../electron/core/db/migrations";
-import { migrate0004 } from "../../electron/core/db/migrations/0004-feedback";
+import { migrations } from "../../electron/core/db/migrations";
 
-/** The app's migrations, with 0004 added when the list does not register it (yet). */
-export const FEEDBACK_MIGRATIONS: readonly Migration[] = migrations.some((m) => m.version === 4)
-  ? migrations
-  : [...migrations.filter((m) => m.version < 4), { version: 4, name: "feedback", up: migrate0004 }];
-
-/** Open `path` like openDatabase does (WAL, foreign keys) and migrate through 0004. */
+/** Open `path` like openDatabase does (WAL, foreign keys) and migrate it. */
 export function openFeedbackDatabase(path: string): Database {
   const db = new BetterSqlite3(path);
   db.pragma("journal_mode = WAL");
   db.pragma("foreign_keys = ON");
-  migrate(db, FEEDBACK_MIGRATIONS);
+  migrate(db, migrations);
   return db;
 }
 

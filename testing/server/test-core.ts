@@ -1,6 +1,7 @@
 /**
- * A small in-memory Core for unit-testing the transports in isolation. The real core is
- * exercised by integration.test.ts.
+ * A small in-memory Core for unit-testing the transports in isolation, over the one fake engine
+ * (testing/engine/fake-engine.ts, as TRANSPORT_ENGINE). The real core is exercised by
+ * electron/server/integration.test.ts.
  */
 import {
   ApiError,
@@ -13,91 +14,14 @@ import {
   type EventPayload,
   type Result,
 } from "../../electron/api";
-import type { CallContext, Core, CoreAdapters, EventListener, ResolvedSelection } from "../../electron/core/core-types";
 import type {
-  ChatTurn,
-  EngineClient,
-  GenerateOptions,
-  GenerateResult,
-  LoadedModel,
-} from "../../electron/core/engine/types";
-
-export interface GenerateCall {
-  history: ChatTurn[];
-  options: GenerateOptions;
-  signal?: AbortSignal;
-}
-
-/** An engine that answers with a fixed list of tokens, or waits for abort when `hang` is set. */
-export class ScriptedEngine implements EngineClient {
-  loaded: LoadedModel | null = null;
-  tokens = ["Hel", "lo", "!"];
-  hang = false;
-  private active = false;
-  failWith: ApiError | null = null;
-  readonly calls: GenerateCall[] = [];
-
-  load(path: string): Promise<LoadedModel> {
-    this.loaded = { path, contextSize: 512, gpu: null, threads: 1, trainContextSize: 512 };
-    return Promise.resolve(this.loaded);
-  }
-
-  async generate(
-    history: ChatTurn[],
-    options: GenerateOptions,
-    onToken: (t: string) => void,
-    signal?: AbortSignal,
-  ) {
-    this.calls.push({ history, options, signal });
-    if (this.failWith) throw this.failWith;
-    // Like the real engine: one generation at a time.
-    if (this.active) throw new ApiError("busy", "A generation is running");
-    this.active = true;
-    try {
-      return await this.run(options, onToken, signal);
-    } finally {
-      this.active = false;
-    }
-  }
-
-  private async run(options: GenerateOptions, onToken: (t: string) => void, signal?: AbortSignal) {
-    const started = Date.now();
-    const emitted: string[] = [];
-    for (const token of this.tokens.slice(0, options.maxTokens)) {
-      if (signal?.aborted) break;
-      emitted.push(token);
-      onToken(token);
-      await Promise.resolve();
-    }
-    if (this.hang && !signal?.aborted) {
-      await new Promise<void>((resolve) =>
-        signal?.addEventListener("abort", () => resolve(), { once: true }),
-      );
-    }
-    const result: GenerateResult = {
-      text: emitted.join(""),
-      stopReason: signal?.aborted ? "abort" : emitted.length < this.tokens.length ? "maxTokens" : "eos",
-      tokens: emitted.length,
-      ttftMs: 1,
-      durationMs: Date.now() - started,
-      promptTokensEvaluated: 7,
-      contextTokens: 7 + emitted.length,
-      contextSize: 512,
-    };
-    return result;
-  }
-
-  /** Two fixed dimensions per text: enough for code that only passes vectors through. */
-  embed(texts: string[]): Promise<number[][]> {
-    return Promise.resolve(texts.map((t) => [t.length, 1]));
-  }
-
-  onLifecycle(): () => void {
-    return () => {};
-  }
-
-  async close(): Promise<void> {}
-}
+  CallContext,
+  Core,
+  CoreAdapters,
+  EventListener,
+  ResolvedSelection,
+} from "../../electron/core/core-types";
+import { FakeEngine, TRANSPORT_ENGINE } from "../engine/fake-engine";
 
 /** An installed adapter for FakeAdapters (enabled, fitting, version 1.0.0). */
 export function fakeAdapter(id: string, domain = id): AdapterInfo {
@@ -170,7 +94,7 @@ export class FakeAdapters implements CoreAdapters {
 
 /** Implements models.status and conversations.create; everything else is not_found. */
 export class FakeCore implements Core {
-  readonly engine = new ScriptedEngine();
+  readonly engine = new FakeEngine(TRANSPORT_ENGINE);
   readonly adapters = new FakeAdapters();
   readonly dispatched: Array<{ method: string; input: unknown; ctx: CallContext }> = [];
   private readonly listeners = new Set<EventListener>();
