@@ -9,6 +9,7 @@ import type {
 } from "../api";
 import type { AdapterUse, EngineClient, KvPolicy, SpawnEngine, ToolCallFormat } from "./engine/types";
 import type { TokenStore } from "./hub/token-store";
+import type { CoreGeneration } from "./models/generation-service";
 import type { NamedSpec } from "./tools/mcp/mcp-config";
 
 export type EventListener = <E extends EventName>(event: E, payload: EventPayload<E>) => void;
@@ -49,8 +50,13 @@ export interface Core {
   dispatch(method: string, input: unknown, ctx: CallContext): Promise<Result<unknown>>;
   /** Every event core emits; returns a disposer. */
   subscribe(listener: EventListener): () => void;
-  /** The engine, for the OpenAI-compatible endpoints (stateless generation). */
+  /** The engine (its queue), for in-process callers: benchmarks, the contract runner, tests. */
   readonly engine: EngineClient;
+  /**
+   * Stateless generation for the OpenAI- and Anthropic-compatible endpoints: one at a time in
+   * arrival order, through the engine queue the chat uses (models/generation-service.ts).
+   */
+  readonly generation: CoreGeneration;
   /** The installed adapters and the router, for the OpenAI-compatible endpoints. */
   readonly adapters: CoreAdapters;
   engineStatus(): EngineStatus;

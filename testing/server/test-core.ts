@@ -21,6 +21,7 @@ import type {
   EventListener,
   ResolvedSelection,
 } from "../../electron/core/core-types";
+import { GenerationService } from "../../electron/core/models/generation-service";
 import { FakeEngine, TRANSPORT_ENGINE } from "../engine/fake-engine";
 
 /** An installed adapter for FakeAdapters (enabled, fitting, version 1.0.0). */
@@ -95,6 +96,7 @@ export class FakeAdapters implements CoreAdapters {
 /** Implements models.status and conversations.create; everything else is not_found. */
 export class FakeCore implements Core {
   readonly engine = new FakeEngine(TRANSPORT_ENGINE);
+  readonly generation = new GenerationService(() => this.engine);
   readonly adapters = new FakeAdapters();
   readonly dispatched: Array<{ method: string; input: unknown; ctx: CallContext }> = [];
   private readonly listeners = new Set<EventListener>();

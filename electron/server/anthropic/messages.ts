@@ -90,7 +90,7 @@ function samplers(body: MessagesRequest): Pick<GenerateOptions, "temperature" | 
   };
 }
 
-export function createMessagesHandler({ core, queue }: V1Context) {
+export function createMessagesHandler({ core }: V1Context) {
   return async function messages(request: FastifyRequest, reply: FastifyReply) {
     const parsed = MessagesRequest.safeParse(request.body);
     if (!parsed.success) {
@@ -129,7 +129,7 @@ export function createMessagesHandler({ core, queue }: V1Context) {
     // A client that goes away must not keep the engine busy (nor wait in the queue).
     const signal = abortOnClose(reply);
     const generate = (onToken: (text: string) => void) =>
-      queue.run(signal, () => core.engine.generate(history, options, onToken, signal));
+      core.generation.generate(history, options, onToken, signal);
 
     if (!body.stream) {
       let streamed = "";

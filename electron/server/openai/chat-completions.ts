@@ -61,7 +61,7 @@ const usage = usageOf;
 type ChatLogprobs = ReturnType<typeof chatLogprobs>;
 type Usage = ReturnType<typeof usage>;
 
-export function createChatCompletionHandler({ core, queue }: V1Context) {
+export function createChatCompletionHandler({ core }: V1Context) {
   return async function chatCompletion(request: FastifyRequest, reply: FastifyReply) {
     const parsed = ChatCompletionRequest.safeParse(request.body);
     if (!parsed.success) {
@@ -138,7 +138,7 @@ export function createChatCompletionHandler({ core, queue }: V1Context) {
     // A client that goes away must not keep the engine busy (nor wait in the queue).
     const signal = abortOnClose(reply);
     const generate = (onToken: (text: string) => void) =>
-      queue.run(signal, () => core.engine.generate(history, options, onToken, signal));
+      core.generation.generate(history, options, onToken, signal);
 
     if (!body.stream) {
       let text = "";

@@ -49,7 +49,7 @@ function refuseUnsupported(body: CompletionRequest): void {
 const finishReason = (result: GenerateResult): "stop" | "length" =>
   result.stopReason === "maxTokens" ? "length" : "stop";
 
-export function createCompletionHandler({ core, queue }: V1Context) {
+export function createCompletionHandler({ core }: V1Context) {
   return async function completion(request: FastifyRequest, reply: FastifyReply) {
     const parsed = CompletionRequest.safeParse(request.body);
     if (!parsed.success) {
@@ -62,8 +62,7 @@ export function createCompletionHandler({ core, queue }: V1Context) {
     try {
       refuseUnsupported(body);
       prompt = promptOf(body);
-      const complete = core.engine.complete?.bind(core.engine);
-      if (!complete)
+      if (!core.generation.canComplete)
         throw new OpenAiError(
           501,
           "server_error",
@@ -84,13 +83,12 @@ export function createCompletionHandler({ core, queue }: V1Context) {
     } catch (error) {
       return sendOpenAiError(reply, withParam(toOpenAiError(error), "prompt"));
     }
-    const complete = core.engine.complete!.bind(core.engine);
     const meta = { id: newId("cmpl-"), created: nowSeconds(), model: body.model };
     const logprobsOf = (result: GenerateResult) =>
       options.logprobs ? legacyLogprobs(result.logprobs, prompt.length) : null;
     const signal = abortOnClose(reply);
     const run = (onToken: (text: string) => void) =>
-      queue.run(signal, () => complete(prompt, options, onToken, signal));
+      core.generation.complete(prompt, options, onToken, signal);
 
     if (!body.stream) {
       try {

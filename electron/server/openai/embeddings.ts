@@ -26,7 +26,7 @@ export function toBase64(vector: readonly number[]): string {
   return bytes.toString("base64");
 }
 
-export function createEmbeddingsHandler({ core, queue }: V1Context) {
+export function createEmbeddingsHandler({ core }: V1Context) {
   /** Vector size by model file, once known: a wrong `dimensions` is then refused before any work. */
   const sizes = new Map<string, number>();
   const wrongDimensions = (requested: number, size: number) =>
@@ -56,17 +56,16 @@ export function createEmbeddingsHandler({ core, queue }: V1Context) {
       const known = sizes.get(loaded.path);
       if (body.dimensions != null && known !== undefined && body.dimensions !== known)
         throw wrongDimensions(body.dimensions, known);
-      const embedCounted = core.engine.embedCounted?.bind(core.engine);
-      if (!embedCounted)
+      if (!core.generation.canEmbed)
         throw new OpenAiError(
           501,
           "server_error",
           "not_implemented",
           "This engine cannot report embeddings.",
         );
-      // Through the shared queue: an embedding waits for a running generation instead of
-      // failing with "busy" (the engine does one thing at a time).
-      const { vectors, tokens } = await queue.run(abortOnClose(reply), () => embedCounted(texts));
+      // In line with the generations: an embedding waits for a running one instead of failing
+      // with "busy" (the engine does one thing at a time).
+      const { vectors, tokens } = await core.generation.embed(texts, abortOnClose(reply));
       const size = vectors[0]?.length ?? 0;
       sizes.set(loaded.path, size);
       if (body.dimensions != null && body.dimensions !== size) throw wrongDimensions(body.dimensions, size);

@@ -409,7 +409,7 @@ function responseObject(
   };
 }
 
-export function createResponsesHandler({ core, queue }: V1Context) {
+export function createResponsesHandler({ core }: V1Context) {
   return async function responses(request: FastifyRequest, reply: FastifyReply) {
     const parsed = ResponsesRequest.safeParse(request.body);
     if (!parsed.success) {
@@ -476,7 +476,7 @@ export function createResponsesHandler({ core, queue }: V1Context) {
     // A client that goes away must not keep the engine busy (nor wait in the queue).
     const signal = abortOnClose(reply);
     const generate = (onToken: (text: string) => void) =>
-      queue.run(signal, () => core.engine.generate(history, options, onToken, signal));
+      core.generation.generate(history, options, onToken, signal);
 
     if (!body.stream) {
       let streamed = "";

@@ -1,6 +1,6 @@
 /**
  * What every generating endpoint under /v1 shares (chat completions, completions, responses,
- * Anthropic messages): one queue for the engine, the model id resolved to a base or adapter
+ * Anthropic messages): core's generation service, the model id resolved to a base or adapter
  * selection, errors in one internal form (OpenAiError, re-shaped per protocol), and
  * cancellation when the client goes away.
  */
@@ -11,17 +11,18 @@ import type { AdapterSelection } from "../../api";
 import type { Core, ResolvedSelection } from "../../core/core-types";
 import type { GenerateResult, LoadedModel } from "../../core/engine/types";
 import { fromApiErrorCode, OpenAiError } from "./errors";
-import { GenerationQueue } from "./generation-queue";
 import { misfitMessage, selectionForModel } from "./models";
 
-/** The services a /v1 handler gets: one queue for all endpoints, so generations never interleave. */
+/**
+ * The services a /v1 handler gets. Generations go through `core.generation`: one at a time in
+ * arrival order for all endpoints, so they never interleave.
+ */
 export interface V1Context {
   core: Core;
-  queue: GenerationQueue;
 }
 
 export function createV1Context(core: Core): V1Context {
-  return { core, queue: new GenerationQueue() };
+  return { core };
 }
 
 export interface TurnTarget {
@@ -73,7 +74,7 @@ export async function resolveModelId(
   core: Core,
   model: string,
 ): Promise<{ loaded: LoadedModel; selection: AdapterSelection }> {
-  const loaded = core.engine.loaded;
+  const loaded = core.generation.loaded;
   if (!loaded) {
     throw new OpenAiError(503, "server_error", "model_not_loaded", "No model is loaded. Load one first.");
   }

@@ -4,7 +4,7 @@
  * cancels and asks again at once: the new request can reach the server before the old
  * socket's close does, and then waits for the old generation to be aborted.
  */
-import { ApiError } from "../../api";
+import { ApiError } from "../../api/errors";
 
 export class GenerationQueue {
   private tail: Promise<unknown> = Promise.resolve();

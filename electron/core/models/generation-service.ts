@@ -1,0 +1,97 @@
+/**
+ * Stateless generation for the local API (/v1): the OpenAI- and Anthropic-shaped endpoints
+ * call this instead of the engine. Requests run one at a time in arrival order
+ * (generation-queue.ts: a second client waits, one that left while waiting never runs, too
+ * many waiting is "busy"), then through core's engine queue (engine-queue.ts), where they take
+ * their turn with chat answers and preempt background work.
+ */
+import { ApiError } from "../../api/errors";
+import type {
+  ChatTurn,
+  EmbedResult,
+  EngineClient,
+  GenerateOptions,
+  GenerateResult,
+  LoadedModel,
+} from "../engine/types";
+import { GenerationQueue } from "./generation-queue";
+
+/** What the /v1 endpoints may ask of the engine (Core.generation). */
+export interface CoreGeneration {
+  /** The loaded model, or null. */
+  readonly loaded: LoadedModel | null;
+  /** Whether the engine can continue raw prompts (complete). */
+  readonly canComplete: boolean;
+  /** Whether the engine can embed with token counts (embed). */
+  readonly canEmbed: boolean;
+  /** A chat generation; rejects with ApiError("aborted") if `signal` fired while it waited. */
+  generate(
+    history: ChatTurn[],
+    options: GenerateOptions,
+    onToken: (text: string) => void,
+    signal: AbortSignal,
+  ): Promise<GenerateResult>;
+  /** A raw prompt continued; rejects as generate does, and when the engine cannot (canComplete). */
+  complete(
+    prompt: string,
+    options: GenerateOptions,
+    onToken: (text: string) => void,
+    signal: AbortSignal,
+  ): Promise<GenerateResult>;
+  /** Embeddings with each text's token count; rejects as generate does, and when the engine cannot. */
+  embed(texts: string[], signal: AbortSignal): Promise<EmbedResult>;
+}
+
+/** CoreGeneration over the engine `engine()` returns at each call (core's engine queue). */
+export class GenerationService implements CoreGeneration {
+  private readonly queue: GenerationQueue;
+
+  constructor(
+    private readonly engine: () => EngineClient,
+    maxWaiting?: number,
+  ) {
+    this.queue = new GenerationQueue(maxWaiting);
+  }
+
+  get loaded(): LoadedModel | null {
+    return this.engine().loaded;
+  }
+
+  get canComplete(): boolean {
+    return this.engine().complete !== undefined;
+  }
+
+  get canEmbed(): boolean {
+    return this.engine().embedCounted !== undefined;
+  }
+
+  generate(
+    history: ChatTurn[],
+    options: GenerateOptions,
+    onToken: (text: string) => void,
+    signal: AbortSignal,
+  ): Promise<GenerateResult> {
+    return this.queue.run(signal, () => this.engine().generate(history, options, onToken, signal));
+  }
+
+  complete(
+    prompt: string,
+    options: GenerateOptions,
+    onToken: (text: string) => void,
+    signal: AbortSignal,
+  ): Promise<GenerateResult> {
+    return this.queue.run(signal, () => {
+      const engine = this.engine();
+      if (!engine.complete) throw new ApiError("internal", "This engine cannot complete raw prompts.");
+      return engine.complete(prompt, options, onToken, signal);
+    });
+  }
+
+  embed(texts: string[], signal: AbortSignal): Promise<EmbedResult> {
+    return this.queue.run(signal, () => {
+      const engine = this.engine();
+      if (!engine.embedCounted) throw new ApiError("internal", "This engine cannot count embedding tokens.");
+      return engine.embedCounted(texts);
+    });
+  }
+}
