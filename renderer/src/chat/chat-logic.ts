@@ -5,9 +5,10 @@
  */
 import type { Conversation, EventPayload, Message } from "../../../electron/api";
 import { streamingPlaceholder } from "./streaming-placeholder";
+import type { MessagesByConversation } from "./messages-by-conversation";
 import { mergeSteps } from "./tool-logic";
 
-export type MessagesByConversation = Readonly<Record<string, readonly Message[]>>;
+export type { MessagesByConversation } from "./messages-by-conversation";
 export type Delta = EventPayload<"chat.delta">;
 
 /**

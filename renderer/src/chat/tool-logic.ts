@@ -5,7 +5,7 @@
  * next to the field, before core is asked).
  */
 import type { McpServerSpec, McpServerStatus, Message, ToolStep } from "../../../electron/api";
-import type { MessagesByConversation } from "./chat-logic";
+import type { MessagesByConversation } from "./messages-by-conversation";
 import { streamingPlaceholder } from "./streaming-placeholder";
 
 /**
