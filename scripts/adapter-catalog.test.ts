@@ -1,7 +1,7 @@
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { ManifestFile } from "../electron/core/adapters/adapter-manifest";
+import { ManifestFile } from "../common/adapter-manifest";
 import { ADAPTERS_DIR, adapterCatalogFiles } from "./write-adapter-catalog";
 
 describe("adapters/ (committed manifests and formats)", () => {

@@ -9,7 +9,7 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { z } from "zod";
 import { RegistryIndex } from "../common/registry-protocol";
-import { ManifestFile } from "../electron/core/adapters/adapter-manifest";
+import { ManifestFile } from "../common/adapter-manifest";
 import { writeFixtures } from "../native/gguf/fixtures";
 
 export const ADAPTERS_DIR = resolve(import.meta.dirname, "../adapters");

@@ -1,12 +1,12 @@
 /**
  * The manifest written beside a trained adapter (`DIR/ID.json`): the AdapterManifest the app
- * installs (native/gguf/fixtures.ts, read by electron/core/adapters/adapter-manifest.ts) with a
+ * installs (common/adapter-manifest.ts, the one schema) with a
  * lineage that says how it was made: parent, dataset, held-out loss, method, hyperparameters,
  * seed, loss curve, trainer, torch, device and harness version.
  */
 import { rename, writeFile } from "node:fs/promises";
 import type { ToolCallFormat } from "../../common/engine-protocol";
-import type { AdapterManifest } from "../../native/gguf/fixtures";
+import type { AdapterManifest } from "../../common/adapter-manifest";
 
 /** The trainer's REPORT.json (the shared trainer CLI interface). */
 export interface TrainerReport {
@@ -66,11 +66,7 @@ export interface TrainingLineage {
   harnessVersion: string;
 }
 
-export type TrainedAdapterManifest = Omit<AdapterManifest, "lineage"> & {
-  /** The call syntax the adapter was trained to (and the engine gives it): see ToolCallFormat. */
-  toolCallFormat?: ToolCallFormat;
-  lineage: TrainingLineage;
-};
+export type TrainedAdapterManifest = Omit<AdapterManifest, "lineage"> & { lineage: TrainingLineage };
 
 export interface ManifestInput {
   id: string;

@@ -7,7 +7,7 @@
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ManifestFile } from "../../electron/core/adapters/adapter-manifest";
+import { ManifestFile } from "../../common/adapter-manifest";
 import { tempDir } from "../../testing/core/temp-dir";
 import { loadLlamaBackend, type LlamaBackend } from "../../native/engine/llama-backend";
 import { ModelSession } from "../../native/engine/model-session";

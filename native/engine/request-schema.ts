@@ -1,5 +1,6 @@
 import { isAbsolute } from "node:path";
 import { z } from "zod";
+import { ToolCallFormatSchema } from "../../common/adapter-manifest";
 import type { EngineRequest } from "../../common/engine-protocol";
 import { grammarSchemaProblem, toGrammarSchema, ToolRequestError } from "./tool-schema";
 
@@ -45,19 +46,6 @@ const ToolChoiceSchema = z.union([
   z.literal("required"),
   z.object({ name: z.string().regex(TOOL_NAME) }).strict(),
 ]);
-
-/** A ToolCallFormat (common/engine-protocol.ts), as requests and adapter manifests carry it. */
-export const ToolCallFormatSchema = z
-  .object({
-    callPrefix: z.string().min(1).max(256),
-    paramsPrefix: z.string().max(256),
-    callSuffix: z.string().max(256),
-    resultPrefix: z.string().max(256),
-    resultSuffix: z.string().max(256),
-    /** false: the adapter learned its tools; no function documentation in the system prompt. */
-    documented: z.boolean(),
-  })
-  .strict();
 
 const AdapterUseSchema = z.object({
   path: z.string().refine(isAbsolute, "must be an absolute path to an adapter file"),

@@ -3,7 +3,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { basename, join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ManifestFile } from "../../electron/core/adapters/adapter-manifest";
+import { ManifestFile } from "../../common/adapter-manifest";
 import { demoAdapterFiles, demoDir, DEMO_TOOL_CALL_FORMATS, ensureDemoModel } from "./demo-files";
 import { writeFixtures } from "./fixtures";
 

@@ -3,7 +3,8 @@ import { mkdtemp, readdir, readFile, rm, stat, writeFile } from "node:fs/promise
 import { tmpdir } from "node:os";
 import { join, relative } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ensureFixtureModel, writeFixtures, type AdapterManifest } from "./fixtures";
+import type { AdapterManifest } from "../../common/adapter-manifest";
+import { ensureFixtureModel, writeFixtures } from "./fixtures";
 import { assertAdapterFits, readGguf, summarizeModel } from "./reader";
 import { TINY_MODEL_NAME } from "./tiny-model";
 

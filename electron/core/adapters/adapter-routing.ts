@@ -1,7 +1,7 @@
 import { existsSync } from "node:fs";
 import { ApiError, type AdapterSelection, type AppliedAdapter, type RoutingInfo } from "../../api";
 import type { AdapterUse, ToolCallFormat } from "../engine/types";
-import { ToolCallFormatManifest } from "./adapter-manifest";
+import { ToolCallFormatSchema } from "../../../common/adapter-manifest";
 import type { AdapterRouter, RouterCandidate, RouterMode } from "../router";
 import type { AdapterFit, AdapterRegistry } from "./adapter-registry";
 import type { InstalledAdapter } from "./adapter-store";
@@ -199,7 +199,7 @@ function leadingToolFormat(
   let lead: AppliedAdapter | undefined;
   for (const a of applied) if (!lead || a.scale > lead.scale) lead = a;
   if (!lead) return undefined;
-  const parsed = ToolCallFormatManifest.safeParse(byId.get(lead.id)?.manifest.toolCallFormat);
+  const parsed = ToolCallFormatSchema.safeParse(byId.get(lead.id)?.manifest.toolCallFormat);
   return parsed.success ? parsed.data : undefined;
 }
 

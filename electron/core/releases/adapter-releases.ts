@@ -3,7 +3,7 @@ import { rm } from "node:fs/promises";
 import { ApiError, type AdapterVersionInfo, type Release, type ReleaseReason } from "../../api";
 import { readGguf, type GgufFile } from "../../../native/gguf/reader";
 import { copyIntoFolder, removeUnfinishedCopies } from "../adapters/adapter-files";
-import type { ManifestFile } from "../adapters/adapter-manifest";
+import type { ManifestFile } from "../../../common/adapter-manifest";
 import type { ContractReport } from "../contract/contract-runner";
 import type { Log } from "../dispatch";
 import type { EventBus } from "../events/event-bus";

@@ -10,7 +10,7 @@ import {
   type UpdateSettings,
 } from "../../api";
 import { RegistryIndex, type RegistryEntry } from "../../../common/registry-protocol";
-import type { ManifestFile } from "../adapters/adapter-manifest";
+import type { ManifestFile } from "../../../common/adapter-manifest";
 import type { Log } from "../dispatch";
 import type { EventBus } from "../events/event-bus";
 import type { SettingsStore } from "../settings/settings-store";

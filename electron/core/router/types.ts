@@ -7,7 +7,7 @@
 export type EmbedFn = (texts: string[]) => Promise<number[][]>;
 
 /**
- * An enabled adapter the router may pick. An AdapterManifest (native/gguf/fixtures.ts) has
+ * An enabled adapter the router may pick. An AdapterManifest (common/adapter-manifest.ts) has
  * these fields, so a manifest can be passed as it is.
  */
 export interface RouterCandidate {
