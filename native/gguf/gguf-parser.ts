@@ -1,5 +1,6 @@
 import type { FileHandle } from "node:fs/promises";
 import { basename } from "node:path";
+import { formatBytes } from "../../common/format-bytes";
 import { isNotRegularFileError, openRegularFile } from "../../common/files/regular-file";
 import { EndOfFile, FileCursor } from "./file-cursor";
 import { ggmlTypeInfo } from "./ggml-types";
@@ -60,17 +61,7 @@ function quoted(path: string): string {
   return `"${basename(path)}"`;
 }
 
-function formatBytes(n: number): string {
-  if (n < 1024) return `${n} bytes`;
-  const units = ["KB", "MB", "GB", "TB"];
-  let value = n / 1024;
-  let unit = 0;
-  while (value >= 1024 && unit < units.length - 1) {
-    value /= 1024;
-    unit++;
-  }
-  return `${value.toFixed(1)} ${units[unit]}`;
-}
+const FILE_BYTES = { fixed: true, words: true } as const;
 
 function toNumber(value: bigint): number | bigint {
   return value <= BigInt(Number.MAX_SAFE_INTEGER) && value >= BigInt(Number.MIN_SAFE_INTEGER)
@@ -263,8 +254,8 @@ function notGguf(path: string): GgufError {
 function truncated(path: string, fileSize: number, needed?: number): GgufError {
   const detail =
     needed === undefined
-      ? `it ends after ${formatBytes(fileSize)}, in the middle of its header`
-      : `it is ${formatBytes(fileSize)} but its contents need ${formatBytes(needed)}`;
+      ? `it ends after ${formatBytes(fileSize, FILE_BYTES)}, in the middle of its header`
+      : `it is ${formatBytes(fileSize, FILE_BYTES)} but its contents need ${formatBytes(needed, FILE_BYTES)}`;
   return new GgufError(
     "truncated",
     `${quoted(path)} is incomplete: ${detail} (the download or copy may not have finished).`,
