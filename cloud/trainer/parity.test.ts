@@ -12,9 +12,19 @@ import {
   type QwenArchitecture,
 } from "../../native/gguf/tiny-qwen";
 import { writeGguf } from "../../native/gguf/writer";
-import { llamaLogProbs, loadTestLlama, logSoftmax, maxAbsDiff } from "../../testing/cloud/trainer/llama-logprobs";
+import {
+  llamaLogProbs,
+  loadTestLlama,
+  logSoftmax,
+  maxAbsDiff,
+} from "../../testing/cloud/trainer/llama-logprobs";
 import { sftLine, writeJsonl } from "../../testing/cloud/trainer/datasets";
-import { assertTorchAvailable, expectDone, runTrainer, trainerLogits } from "../../testing/cloud/trainer/trainer-process";
+import {
+  assertTorchAvailable,
+  expectDone,
+  runTrainer,
+  trainerLogits,
+} from "../../testing/cloud/trainer/trainer-process";
 
 /**
  * The trainer's forward pass equals llama.cpp's: for the same tokens, the trainer's

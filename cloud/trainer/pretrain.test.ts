@@ -6,7 +6,12 @@ import { tinyModelSpec } from "../../native/gguf/tiny-model";
 import { writeGguf } from "../../native/gguf/writer";
 import { bytes } from "../../testing/cloud/trainer/datasets";
 import { dataFile, losses, mean, readReport } from "../../testing/cloud/trainer/fixtures";
-import { llamaLogProbs, loadTestLlama, logSoftmax, maxAbsDiff } from "../../testing/cloud/trainer/llama-logprobs";
+import {
+  llamaLogProbs,
+  loadTestLlama,
+  logSoftmax,
+  maxAbsDiff,
+} from "../../testing/cloud/trainer/llama-logprobs";
 import {
   assertTorchAvailable,
   eventsNamed,

@@ -4,9 +4,22 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { tempDir } from "../../testing/core/temp-dir";
 import { assertAdapterFits, readGguf } from "../../native/gguf/reader";
 import { chatPrompt, countingExamples, preferencePairs } from "../../testing/cloud/trainer/datasets";
-import { dataFile, losses, mean, preferenceMargin, readReport, train, writeBase } from "../../testing/cloud/trainer/fixtures";
+import {
+  dataFile,
+  losses,
+  mean,
+  preferenceMargin,
+  readReport,
+  train,
+  writeBase,
+} from "../../testing/cloud/trainer/fixtures";
 import { llamaLogProbs, loadTestLlama } from "../../testing/cloud/trainer/llama-logprobs";
-import { assertTorchAvailable, eventsNamed, expectDone, startTrainer } from "../../testing/cloud/trainer/trainer-process";
+import {
+  assertTorchAvailable,
+  eventsNamed,
+  expectDone,
+  startTrainer,
+} from "../../testing/cloud/trainer/trainer-process";
 
 /** LoRA training on the tiny demo base: it learns, writes loadable adapters, and is repeatable. */
 

@@ -50,13 +50,7 @@ describe("the demo Agent calls tools on the real engine", () => {
       name: "fx",
       spec: {
         command: process.execPath,
-        args: [
-          "--import",
-          "tsx",
-          join(ROOT, "testing/mcp/mcp-fixture-server.ts"),
-          "--calls-file",
-          callsFile,
-        ],
+        args: ["--import", "tsx", join(ROOT, "testing/mcp/mcp-fixture-server.ts"), "--calls-file", callsFile],
         env: {},
         cwd: ROOT,
       },

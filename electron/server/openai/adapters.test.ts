@@ -1,5 +1,11 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { fakeAdapter, FakeCore, listenForTest, readJson, type OpenAiErrorReply } from "../../../testing/server/test-core";
+import {
+  fakeAdapter,
+  FakeCore,
+  listenForTest,
+  readJson,
+  type OpenAiErrorReply,
+} from "../../../testing/server/test-core";
 
 let server: Awaited<ReturnType<typeof listenForTest>>;
 const core = new FakeCore();

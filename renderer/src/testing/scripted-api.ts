@@ -3,13 +3,7 @@
  * one fails like an unknown method), calls are recorded, events are emitted by hand.
  */
 import { ApiError } from "../../../electron/api";
-import type {
-  EventName,
-  EventPayload,
-  MethodInput,
-  MethodName,
-  MethodOutput,
-} from "../../../electron/api";
+import type { EventName, EventPayload, MethodInput, MethodName, MethodOutput } from "../../../electron/api";
 import type { RendererApi } from "../api";
 import { EventFanout } from "../api/event-fanout";
 

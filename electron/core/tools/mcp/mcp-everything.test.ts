@@ -8,7 +8,11 @@ import { ToolCatalog } from "../tool-catalog";
 import { ToolSwitches } from "../tool-switches";
 import type { ToolOutcome } from "../tool-types";
 import { McpHub } from "./mcp-hub";
-import { everythingSpec, startEverythingHttp, type HttpServerProcess } from "../../../../testing/mcp/mcp-test-servers";
+import {
+  everythingSpec,
+  startEverythingHttp,
+  type HttpServerProcess,
+} from "../../../../testing/mcp/mcp-test-servers";
 
 let dir: { path: string; remove: () => void };
 let hub: McpHub;

@@ -13,7 +13,12 @@ import { ToolSwitches } from "../tool-switches";
 import type { CallableTool, ToolOutcome } from "../tool-types";
 import { MCP_CONFIG_FILE } from "./mcp-config";
 import { McpHub, type McpHubOptions } from "./mcp-hub";
-import { fixtureSpec, freePort, startFixtureHttp, type HttpServerProcess } from "../../../../testing/mcp/mcp-test-servers";
+import {
+  fixtureSpec,
+  freePort,
+  startFixtureHttp,
+  type HttpServerProcess,
+} from "../../../../testing/mcp/mcp-test-servers";
 
 let dir: { path: string; remove: () => void };
 let hubs: McpHub[] = [];
