@@ -1,11 +1,11 @@
 import { useState } from "react";
 import type { AdapterInfo } from "../../../electron/api";
-import { useAdapterState, useController } from "../app/controller-context";
+import { useAdapterState, useAdapterController } from "../app/controller-context";
 import type { CompareState } from "./adapter-controller";
 
 /** One test prompt answered by the base model alone and with the adapter, side by side. */
 export function AdapterCompare({ adapter, compare }: { adapter: AdapterInfo; compare: CompareState }) {
-  const controller = useController();
+  const adapters = useAdapterController();
   const [prompt, setPrompt] = useState(compare.prompt);
   const running = useAdapterState((s) => s.compare?.status === "running");
   const headingId = `compare-${adapter.id}-heading`;
@@ -17,7 +17,7 @@ export function AdapterCompare({ adapter, compare }: { adapter: AdapterInfo; com
         className="adapter-compare__form"
         onSubmit={(e) => {
           e.preventDefault();
-          void controller.adapters.compare(adapter.id, prompt);
+          void adapters.compare(adapter.id, prompt);
         }}
       >
         <label htmlFor="compare-prompt">Test prompt</label>

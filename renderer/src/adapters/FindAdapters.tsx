@@ -1,5 +1,5 @@
 import { useId, useState } from "react";
-import { useAdapterState, useAppState, useController } from "../app/controller-context";
+import { useAdapterState, useAppState, useAdapterController } from "../app/controller-context";
 import { hubFileKey } from "./adapter-controller";
 import { formatBytes } from "../../../common/format-bytes";
 import { fileName } from "../models/hub-logic";
@@ -10,7 +10,7 @@ import { fileName } from "../models/hub-logic";
  * a file install (its refusal is shown as it comes).
  */
 export function FindAdapters() {
-  const controller = useController();
+  const adaptersController = useAdapterController();
   const model = useAppState((s) => s.engine?.model ?? null);
   const hub = useAdapterState((s) => s.hub);
   const [query, setQuery] = useState("");
@@ -29,7 +29,7 @@ export function FindAdapters() {
         onSubmit={(e) => {
           e.preventDefault();
           e.stopPropagation();
-          void controller.adapters.findForBase(query);
+          void adaptersController.findForBase(query);
         }}
       >
         <label htmlFor={`${id}-q`} className="visually-hidden">
@@ -84,7 +84,7 @@ export function FindAdapters() {
                           className="button button--small"
                           aria-label={`Install ${fileName(f.path)} from ${r.repo}`}
                           disabled={installing}
-                          onClick={() => void controller.adapters.installFromHub(r.repo, f.path)}
+                          onClick={() => void adaptersController.installFromHub(r.repo, f.path)}
                         >
                           {installing ? "Installing…" : "Install"}
                         </button>

@@ -1,7 +1,7 @@
 import { useId, useState } from "react";
 import type { Release } from "../../../electron/api";
 import { errorMessage } from "../api";
-import { useAdapterState, useController } from "../app/controller-context";
+import { useAdapterState, useReleaseController } from "../app/controller-context";
 import { releaseRow } from "./release-logic";
 
 type Loaded =
@@ -12,7 +12,7 @@ type Loaded =
  * fetched only when the user opens it: most answers are never asked about.
  */
 export function ReleaseDetails({ messageId }: { messageId: string }) {
-  const controller = useController();
+  const releases = useReleaseController();
   const adapters = useAdapterState((s) => s.adapters);
   const [open, setOpen] = useState(false);
   const [loaded, setLoaded] = useState<Loaded | null>(null);
@@ -23,7 +23,7 @@ export function ReleaseDetails({ messageId }: { messageId: string }) {
     setOpen(!open);
     if (open || (loaded && loaded.state !== "error")) return;
     setLoaded({ state: "loading" });
-    controller.releases.releaseForMessage(messageId).then(
+    releases.releaseForMessage(messageId).then(
       (release) => setLoaded({ state: "done", release }),
       (error: unknown) => setLoaded({ state: "error", message: errorMessage(error) }),
     );

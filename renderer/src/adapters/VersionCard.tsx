@@ -1,6 +1,6 @@
 import { useId } from "react";
 import type { AdapterVersionInfo, ContractSummary, GateProgress } from "../../../electron/api";
-import { useController, useReleaseState } from "../app/controller-context";
+import { useReleaseController, useReleaseState } from "../app/controller-context";
 import { formatBytes } from "../../../common/format-bytes";
 import {
   describeContract,
@@ -19,7 +19,7 @@ const timeFormat = new Intl.DateTimeFormat(undefined, { dateStyle: "medium", tim
  * where it came from, release notes, the contract result, and what can be done with it.
  */
 export function VersionCard({ info }: { info: AdapterVersionInfo }) {
-  const controller = useController();
+  const releases = useReleaseController();
   const key = versionKey(info.adapterId, info.version);
   const gate = useReleaseState((s) => s.gates[key]);
   const busy = useReleaseState((s) => s.busy.includes(key));
@@ -85,8 +85,8 @@ export function VersionCard({ info }: { info: AdapterVersionInfo }) {
       <VersionActions
         info={info}
         busy={busy || running}
-        onRollback={() => void controller.releases.rollback(info.adapterId, info.version)}
-        onRun={() => void controller.releases.runContract(info.adapterId, info.version)}
+        onRollback={() => void releases.rollback(info.adapterId, info.version)}
+        onRun={() => void releases.runContract(info.adapterId, info.version)}
       />
     </article>
   );

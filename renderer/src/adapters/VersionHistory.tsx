@@ -1,6 +1,6 @@
 import { useEffect, useId, useRef, useState } from "react";
 import type { AdapterInfo, AdapterVersionInfo } from "../../../electron/api";
-import { useController, useReleaseState } from "../app/controller-context";
+import { useReleaseController, useReleaseState } from "../app/controller-context";
 import { formatBytes } from "../../../common/format-bytes";
 import { prunable } from "./release-logic";
 import { ConfirmButtons } from "./ConfirmButtons";
@@ -10,7 +10,7 @@ const NO_VERSIONS: AdapterVersionInfo[] = [];
 
 /** Every known version of one adapter, newest first, with "Delete old versions". */
 export function VersionHistory({ adapter }: { adapter: AdapterInfo }) {
-  const controller = useController();
+  const releases = useReleaseController();
   const versions = useReleaseState((s) => s.versions[adapter.id]);
   const error = useReleaseState((s) => s.versionsError);
   const actionError = useReleaseState((s) => s.actionError);
@@ -28,7 +28,7 @@ export function VersionHistory({ adapter }: { adapter: AdapterInfo }) {
         <button
           type="button"
           className="button button--small button--ghost"
-          onClick={() => controller.releases.openVersions(null)}
+          onClick={() => releases.openVersions(null)}
         >
           Hide versions
         </button>
@@ -64,7 +64,7 @@ export function VersionHistory({ adapter }: { adapter: AdapterInfo }) {
 
 /** Deletes the kept files of retired and rejected versions, after a confirmation. */
 function PruneVersions({ adapter, versions }: { adapter: AdapterInfo; versions: AdapterVersionInfo[] }) {
-  const controller = useController();
+  const releases = useReleaseController();
   const pruning = useReleaseState((s) => s.pruning === adapter.id);
   const result = useReleaseState((s) => s.pruneResult);
   const [confirming, setConfirming] = useState(false);
@@ -85,7 +85,7 @@ function PruneVersions({ adapter, versions }: { adapter: AdapterInfo; versions: 
           <ConfirmButtons
             confirmLabel="Yes, delete"
             busy={pruning}
-            onConfirm={() => void controller.releases.prune(adapter.id).then(() => setConfirming(false))}
+            onConfirm={() => void releases.prune(adapter.id).then(() => setConfirming(false))}
             onCancel={() => setConfirming(false)}
           />
         </div>

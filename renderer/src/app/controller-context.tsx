@@ -2,25 +2,26 @@ import { createContext, useContext } from "react";
 import type { ReactNode } from "react";
 import { useStore } from "zustand";
 import type { AppController } from "../state/app-controller";
+import type { AdapterController, AdapterState } from "../adapters/adapter-controller";
+import type { SettingsController, SettingsState } from "../settings/settings-controller";
+import type { FeedbackController, FeedbackState } from "../chat/feedback-controller";
+import type { PrivacyController, PrivacyViewState } from "../privacy/privacy-controller";
+import type { MemoryController, MemoryState } from "../memory/memory-controller";
+import type { DatabaseController, DatabaseViewState } from "../database/database-controller";
+import type { TransferController } from "../conversations/transfer-controller";
+import type { ReleaseController, ReleaseState } from "../adapters/release-controller";
+import type { UpdateController, UpdateState } from "../settings/update-controller";
+import type { HubController, HubState } from "../models/hub-controller";
+import type { LocalModelsController, LocalModelsState } from "../models/local-models-controller";
+import type { EngineBuildController, EngineBuildState } from "../settings/engine-build-controller";
+import type { McpController, McpState } from "../settings/mcp-controller";
+import type { LocalServerController, LocalServerState } from "../settings/local-server-controller";
 import type { ChatController } from "../chat/chat-controller";
 import type { ConversationController } from "../conversations/conversation-controller";
 import type { DeleteController } from "../conversations/delete-controller";
 import type { GenuiController } from "../genui/genui-controller";
 import type { ModelController } from "../models/model-controller";
-import type { AdapterState } from "../adapters/adapter-controller";
 import type { AppState } from "../state/app-store";
-import type { DatabaseViewState } from "../database/database-controller";
-import type { EngineBuildState } from "../settings/engine-build-controller";
-import type { HubState } from "../models/hub-controller";
-import type { LocalModelsState } from "../models/local-models-controller";
-import type { FeedbackState } from "../chat/feedback-controller";
-import type { MemoryState } from "../memory/memory-controller";
-import type { LocalServerState } from "../settings/local-server-controller";
-import type { McpState } from "../settings/mcp-controller";
-import type { PrivacyViewState } from "../privacy/privacy-controller";
-import type { ReleaseState } from "../adapters/release-controller";
-import type { SettingsState } from "../settings/settings-controller";
-import type { UpdateState } from "../settings/update-controller";
 
 const ControllerContext = createContext<AppController | null>(null);
 
@@ -63,6 +64,62 @@ export function useModelController(): ModelController {
 /** Interactions with UI-mode answers. */
 export function useGenuiController(): GenuiController {
   return useController().genui;
+}
+
+export function useAdapterController(): AdapterController {
+  return useController().adapters;
+}
+
+export function useSettingsController(): SettingsController {
+  return useController().settings;
+}
+
+export function useFeedbackController(): FeedbackController {
+  return useController().feedback;
+}
+
+export function usePrivacyController(): PrivacyController {
+  return useController().privacy;
+}
+
+export function useMemoryController(): MemoryController {
+  return useController().memory;
+}
+
+export function useDatabaseController(): DatabaseController {
+  return useController().database;
+}
+
+export function useTransferController(): TransferController {
+  return useController().transfer;
+}
+
+export function useReleaseController(): ReleaseController {
+  return useController().releases;
+}
+
+export function useUpdateController(): UpdateController {
+  return useController().updates;
+}
+
+export function useHubController(): HubController {
+  return useController().hub;
+}
+
+export function useLocalModelsController(): LocalModelsController {
+  return useController().localModels;
+}
+
+export function useEngineBuildController(): EngineBuildController {
+  return useController().engineBuild;
+}
+
+export function useMcpController(): McpController {
+  return useController().mcp;
+}
+
+export function useLocalServerController(): LocalServerController {
+  return useController().localServer;
 }
 
 /** Select from the app store; the selector must return stable references (no new arrays). */

@@ -1,6 +1,6 @@
 import { useEffect, useId, useRef, useState } from "react";
 import type { Message } from "../../../electron/api";
-import { useController, useFeedbackState } from "../app/controller-context";
+import { useFeedbackController, useFeedbackState } from "../app/controller-context";
 import { CopyIcon, PencilIcon, ThumbDownIcon, ThumbUpIcon } from "../app/icons";
 import { copyText } from "./clipboard";
 import { CorrectionEditor } from "./CorrectionEditor";
@@ -11,7 +11,7 @@ import { CorrectionEditor } from "./CorrectionEditor";
  * them is a training signal, sent only if the user opted in on the Privacy page.
  */
 export function AnswerFeedback({ message }: { message: Message }) {
-  const controller = useController();
+  const feedback = useFeedbackController();
   const busy = useFeedbackState((s) => s.busy.includes(message.id));
   const error = useFeedbackState((s) => s.errors[message.id] ?? null);
   const correction = useFeedbackState((s) => s.corrections[message.id] ?? null);
@@ -28,13 +28,13 @@ export function AnswerFeedback({ message }: { message: Message }) {
   const rate = (rating: "good" | "bad") => {
     setAskReason(rating === "bad");
     // A thumbs-down counts at once; the reason, if any, follows as an update.
-    if (message.rating !== rating) void controller.feedback.rate(message.id, rating);
+    if (message.rating !== rating) void feedback.rate(message.id, rating);
   };
 
   const copy = async () => {
     const ok = await copyText(message.content);
     setCopyState(ok ? "copied" : "failed");
-    if (ok) void controller.feedback.copied(message.id);
+    if (ok) void feedback.copied(message.id);
   };
 
   return (
@@ -91,7 +91,7 @@ export function AnswerFeedback({ message }: { message: Message }) {
         <ReasonForm
           onDone={(reason) => {
             setAskReason(false);
-            if (reason) void controller.feedback.rate(message.id, "bad", reason);
+            if (reason) void feedback.rate(message.id, "bad", reason);
           }}
         />
       )}
@@ -101,7 +101,7 @@ export function AnswerFeedback({ message }: { message: Message }) {
           busy={busy}
           onCancel={() => setEditing(false)}
           onSave={async (text) => {
-            if (await controller.feedback.correct(message.id, text)) setEditing(false);
+            if (await feedback.correct(message.id, text)) setEditing(false);
           }}
         />
       )}

@@ -1,4 +1,4 @@
-import { useController, useDatabaseState } from "../app/controller-context";
+import { useDatabaseController, useDatabaseState } from "../app/controller-context";
 import { formatBytes, formatTime } from "../privacy/privacy-logic";
 
 /**
@@ -6,7 +6,7 @@ import { formatBytes, formatTime } from "../privacy/privacy-logic";
  * to restore, or a fresh start. The damaged file is always kept, never deleted.
  */
 export function DatabaseScreen() {
-  const controller = useController();
+  const databaseController = useDatabaseController();
   const status = useDatabaseState((s) => s.status);
   const busy = useDatabaseState((s) => s.busy);
   const error = useDatabaseState((s) => s.error);
@@ -44,7 +44,7 @@ export function DatabaseScreen() {
                   className="button button--primary"
                   disabled={busy}
                   aria-label={`Restore this backup (${formatTime(b.createdAt)})`}
-                  onClick={() => void controller.database.restoreBackup(b.id)}
+                  onClick={() => void databaseController.restoreBackup(b.id)}
                 >
                   Restore this backup
                 </button>
@@ -56,7 +56,7 @@ export function DatabaseScreen() {
         type="button"
         className="button"
         disabled={busy}
-        onClick={() => void controller.database.startFresh()}
+        onClick={() => void databaseController.startFresh()}
       >
         Start fresh (keep the damaged file)
       </button>

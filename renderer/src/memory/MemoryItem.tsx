@@ -1,12 +1,12 @@
 import { useId, useState } from "react";
 import type { Memory } from "../../../electron/api";
-import { useController, useMemoryState } from "../app/controller-context";
+import { useMemoryController, useMemoryState } from "../app/controller-context";
 import { hashForConversation } from "../app/hash-route";
 import { memorySourceLabel } from "./memory-logic";
 
 /** One memory: its text and source; Keep/Discard when proposed, else Edit and Delete (confirmed). */
 export function MemoryItem({ memory, onNavigate }: { memory: Memory; onNavigate: () => void }) {
-  const controller = useController();
+  const memoryController = useMemoryController();
   const busy = useMemoryState((s) => s.busyIds.includes(memory.id));
   const [editing, setEditing] = useState(false);
   const [confirming, setConfirming] = useState(false);
@@ -22,7 +22,7 @@ export function MemoryItem({ memory, onNavigate }: { memory: Memory; onNavigate:
           onSubmit={(e) => {
             e.preventDefault();
             e.stopPropagation();
-            void controller.memory.edit(memory.id, draft).then((ok) => ok && setEditing(false));
+            void memoryController.edit(memory.id, draft).then((ok) => ok && setEditing(false));
           }}
         >
           <label htmlFor={id} className="visually-hidden">
@@ -76,7 +76,7 @@ export function MemoryItem({ memory, onNavigate }: { memory: Memory; onNavigate:
                 type="button"
                 className="button button--small button--primary"
                 disabled={busy}
-                onClick={() => void controller.memory.keep(memory.id)}
+                onClick={() => void memoryController.keep(memory.id)}
               >
                 Keep
               </button>
@@ -84,7 +84,7 @@ export function MemoryItem({ memory, onNavigate }: { memory: Memory; onNavigate:
                 type="button"
                 className="button button--small"
                 disabled={busy}
-                onClick={() => void controller.memory.remove(memory.id)}
+                onClick={() => void memoryController.remove(memory.id)}
               >
                 Discard
               </button>
@@ -96,7 +96,7 @@ export function MemoryItem({ memory, onNavigate }: { memory: Memory; onNavigate:
                 type="button"
                 className="button button--small button--danger"
                 disabled={busy}
-                onClick={() => void controller.memory.remove(memory.id)}
+                onClick={() => void memoryController.remove(memory.id)}
               >
                 Yes, delete
               </button>

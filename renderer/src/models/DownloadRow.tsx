@@ -1,6 +1,6 @@
 import { useState } from "react";
 import type { Download } from "../../../electron/api";
-import { useController } from "../app/controller-context";
+import { useHubController } from "../app/controller-context";
 import {
   describeDownload,
   downloadAnnouncement,
@@ -14,7 +14,7 @@ import {
  * deletes the partial file), the error when it failed, and Load once it is done.
  */
 export function DownloadRow({ download, onLoad }: { download: Download; onLoad?: (path: string) => void }) {
-  const controller = useController();
+  const hub = useHubController();
   const [confirmCancel, setConfirmCancel] = useState(false);
   const pct = downloadPercent(download);
   const name = fileName(download.file);
@@ -50,11 +50,7 @@ export function DownloadRow({ download, onLoad }: { download: Download; onLoad?:
       </span>
       <div className="download__actions">
         {canPause && (
-          <button
-            type="button"
-            className="button button--small"
-            onClick={() => void controller.hub.pause(download.id)}
-          >
+          <button type="button" className="button button--small" onClick={() => void hub.pause(download.id)}>
             Pause
           </button>
         )}
@@ -63,7 +59,7 @@ export function DownloadRow({ download, onLoad }: { download: Download; onLoad?:
             type="button"
             className="button button--small"
             // A failed download continues from its partial file too.
-            onClick={() => void controller.hub.resume(download.id)}
+            onClick={() => void hub.resume(download.id)}
           >
             {download.state === "paused" ? "Resume" : "Try again"}
           </button>
@@ -77,7 +73,7 @@ export function DownloadRow({ download, onLoad }: { download: Download; onLoad?:
                 className="button button--small button--danger"
                 onClick={() => {
                   setConfirmCancel(false);
-                  void controller.hub.cancel(download.id);
+                  void hub.cancel(download.id);
                 }}
               >
                 Yes, cancel
@@ -114,7 +110,7 @@ export function DownloadRow({ download, onLoad }: { download: Download; onLoad?:
             type="button"
             className="button button--small button--ghost"
             aria-label={`Remove ${name} from the list`}
-            onClick={() => controller.hub.dismiss(download.id)}
+            onClick={() => hub.dismiss(download.id)}
           >
             Dismiss
           </button>

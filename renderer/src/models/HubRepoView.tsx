@@ -1,6 +1,6 @@
 import { useEffect, useId, useRef } from "react";
 import type { HubFile } from "../../../electron/api";
-import { useController, useHubState, useLocalModelsState } from "../app/controller-context";
+import { useHubController, useHubState, useLocalModelsState } from "../app/controller-context";
 import { formatBytes } from "../../../common/format-bytes";
 import {
   contextChoices,
@@ -22,7 +22,7 @@ import { HubTokenForm } from "./HubTokenForm";
  * running download, or Load for a file already here).
  */
 export function HubRepoView({ onBack, onLoad }: { onBack: () => void; onLoad: (path: string) => void }) {
-  const controller = useController();
+  const hubController = useHubController();
   const view = useHubState((s) => s.repo);
   const selected = useHubState((s) => s.selectedFile);
   const token = useHubState((s) => s.token);
@@ -71,7 +71,7 @@ export function HubRepoView({ onBack, onLoad }: { onBack: () => void; onLoad: (p
             <button
               type="button"
               className="button"
-              onClick={() => void controller.hub.openRepo(view.repo, view.preferredQuant)}
+              onClick={() => void hubController.openRepo(view.repo, view.preferredQuant)}
             >
               Try again
             </button>
@@ -128,7 +128,7 @@ export function HubRepoView({ onBack, onLoad }: { onBack: () => void; onLoad: (p
                 <button
                   type="button"
                   className="button button--primary"
-                  onClick={() => void controller.hub.download(view.repo, file.path)}
+                  onClick={() => void hubController.download(view.repo, file.path)}
                 >
                   Download {file.quant ?? fileName(file.path)} ({formatBytes(file.sizeBytes)})
                 </button>
@@ -160,7 +160,7 @@ export function HubRepoView({ onBack, onLoad }: { onBack: () => void; onLoad: (p
 }
 
 function FileChoice({ files, selected, repo }: { files: HubFile[]; selected: string | null; repo: string }) {
-  const controller = useController();
+  const hubController = useHubController();
   const locals = useLocalModelsState((s) => s.models);
   const name = useId();
   return (
@@ -181,7 +181,7 @@ function FileChoice({ files, selected, repo }: { files: HubFile[]; selected: str
                 name={name}
                 value={f.path}
                 checked={f.path === selected}
-                onChange={() => controller.hub.selectFile(f.path)}
+                onChange={() => hubController.selectFile(f.path)}
               />
               <label htmlFor={id}>
                 <span className="hub-file__quant">{f.quant ?? "—"}</span>
@@ -200,7 +200,7 @@ function FileChoice({ files, selected, repo }: { files: HubFile[]; selected: str
 
 /** Context size and GPU layers for the estimate (the load settings dialog offers the rest). */
 function FitControls() {
-  const controller = useController();
+  const hubController = useHubController();
   const contextSize = useHubState((s) => s.contextSize);
   const gpuLayers = useHubState((s) => s.gpuLayers);
   const fit = useHubState((s) => s.fit);
@@ -209,7 +209,7 @@ function FitControls() {
   const choices = train > 0 ? contextChoices(train) : [2048, 4096, 8192, 16384, 32768];
   const gpuMode = typeof gpuLayers === "number" ? "custom" : gpuLayers;
   const total = fit.estimate?.totalLayers ?? 0;
-  const setGpu = (value: GpuLayers) => controller.hub.setFitInput({ gpuLayers: value });
+  const setGpu = (value: GpuLayers) => hubController.setFitInput({ gpuLayers: value });
 
   return (
     <div className="fit-block">
@@ -222,7 +222,7 @@ function FitControls() {
             className="input"
             value={contextSize === null ? "" : String(contextSize)}
             onChange={(e) =>
-              controller.hub.setFitInput({
+              hubController.setFitInput({
                 contextSize: e.target.value === "" ? null : Number(e.target.value),
               })
             }

@@ -1,5 +1,5 @@
 import { useId, useState } from "react";
-import { useController, useHubState } from "../app/controller-context";
+import { useHubController, useHubState } from "../app/controller-context";
 
 /** Where the token is kept, for the user. */
 export function tokenStorageText(storage: "safeStorage" | "file"): string {
@@ -19,7 +19,7 @@ export function HubTokenForm({
   submitLabel?: string;
   onDone?: () => void;
 }) {
-  const controller = useController();
+  const hub = useHubController();
   const saving = useHubState((s) => s.tokenSaving);
   const error = useHubState((s) => s.tokenError);
   const storage = useHubState((s) => s.token?.storage ?? null);
@@ -32,7 +32,7 @@ export function HubTokenForm({
       onSubmit={(e) => {
         e.preventDefault();
         e.stopPropagation();
-        void controller.hub.setToken(value).then((ok) => {
+        void hub.setToken(value).then((ok) => {
           if (!ok) return;
           setValue("");
           onDone?.();

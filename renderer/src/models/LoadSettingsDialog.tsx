@@ -1,6 +1,6 @@
 import { useId, useState } from "react";
 import type { LoadSettings } from "../../../electron/api";
-import { useAppState, useController, useLocalModelsState } from "../app/controller-context";
+import { useAppState, useLocalModelsController, useLocalModelsState } from "../app/controller-context";
 import { COMPOSER_INPUT_ID } from "../app/dom-ids";
 import { Modal } from "../app/Modal";
 import type { LoadDialogState } from "./local-models-controller";
@@ -21,15 +21,11 @@ const KV_LABELS: Record<LoadSettings["kvCacheType"], string> = {
  * follows context and GPU layers. Remembered per model by core. Load shows the engine's progress.
  */
 export function LoadSettingsDialog({ onLoaded }: { onLoaded?: () => void }) {
-  const controller = useController();
+  const localModels = useLocalModelsController();
   const load = useLocalModelsState((s) => s.load);
   if (!load) return null;
   return (
-    <Modal
-      title={`Load ${load.name}`}
-      onClose={() => controller.localModels.closeLoadDialog()}
-      className="load-dialog"
-    >
+    <Modal title={`Load ${load.name}`} onClose={() => localModels.closeLoadDialog()} className="load-dialog">
       {load.status === "loading" && <p role="status">Reading the model's settings…</p>}
       {load.status === "error" && (
         <div className="form-error" role="alert">
@@ -52,7 +48,7 @@ function LoadForm({
   settings: LoadSettings;
   onLoaded?: () => void;
 }) {
-  const controller = useController();
+  const localModels = useLocalModelsController();
   const engine = useAppState((s) => s.engine);
   const [draft, setDraft] = useState<LoadDraft>(() => draftFromSettings(settings));
   const [fieldError, setFieldError] = useState<{ field: keyof LoadDraft; error: string } | null>(null);
@@ -70,7 +66,7 @@ function LoadForm({
     setFieldError(null);
     setSaved(false);
     if ("contextSize" in patch || "gpuMode" in patch || "gpuLayers" in patch)
-      controller.localModels.fitSoon(load.path, fitInputFromDraft(next));
+      localModels.fitSoon(load.path, fitInputFromDraft(next));
   };
   const parsed = () => {
     const result = settingsFromDraft(draft, limits);
@@ -100,7 +96,7 @@ function LoadForm({
         e.stopPropagation();
         const s = parsed();
         if (!s) return;
-        void controller.localModels.load(load.path, s).then((ok) => {
+        void localModels.load(load.path, s).then((ok) => {
           if (!ok) return;
           onLoaded?.();
           // The dialogs close; the conversation is where the user goes next.
@@ -277,7 +273,7 @@ function LoadForm({
           disabled={load.opening}
           onClick={() => {
             const s = parsed();
-            if (s) void controller.localModels.saveSettings(load.path, s).then(setSaved);
+            if (s) void localModels.saveSettings(load.path, s).then(setSaved);
           }}
         >
           Save without loading

@@ -1,6 +1,6 @@
 import { useState } from "react";
 import type { LocalModel } from "../../../electron/api";
-import { useAppState, useController, useLocalModelsState } from "../app/controller-context";
+import { useAppState, useLocalModelsController, useLocalModelsState } from "../app/controller-context";
 import { formatBytes } from "../../../common/format-bytes";
 import { formatParameters, formatTokens } from "./hub-logic";
 
@@ -10,7 +10,7 @@ import { formatParameters, formatTokens } from "./hub-logic";
  * says why).
  */
 export function LocalModels({ onLoad, onFind }: { onLoad: (model: LocalModel) => void; onFind: () => void }) {
-  const controller = useController();
+  const localModels = useLocalModelsController();
   const models = useLocalModelsState((s) => s.models);
   const listError = useLocalModelsState((s) => s.listError);
   const loadedPath = useAppState((s) => s.engine?.model?.path ?? null);
@@ -22,7 +22,7 @@ export function LocalModels({ onLoad, onFind }: { onLoad: (model: LocalModel) =>
           <div className="form-error" role="alert">
             Could not list the models on this computer: {listError}
           </div>
-          <button type="button" className="button" onClick={() => void controller.localModels.refresh()}>
+          <button type="button" className="button" onClick={() => void localModels.refresh()}>
             Try again
           </button>
         </div>
@@ -90,7 +90,7 @@ function LocalModelRow({
   loaded: boolean;
   onLoad: () => void;
 }) {
-  const controller = useController();
+  const localModels = useLocalModelsController();
   const deleting = useLocalModelsState((s) => s.deleting === model.path);
   const deleteError = useLocalModelsState((s) =>
     s.deleteError?.path === model.path ? s.deleteError.message : null,
@@ -137,7 +137,7 @@ function LocalModelRow({
               type="button"
               className="button button--small button--danger"
               disabled={deleting}
-              onClick={() => void controller.localModels.remove(model.path).then(() => setConfirming(false))}
+              onClick={() => void localModels.remove(model.path).then(() => setConfirming(false))}
             >
               Yes, delete
             </button>
@@ -157,7 +157,7 @@ function LocalModelRow({
             aria-label={`Delete ${label}`}
             disabled={deleting}
             onClick={() => {
-              controller.localModels.dismissDeleteError();
+              localModels.dismissDeleteError();
               setConfirming(true);
             }}
           >

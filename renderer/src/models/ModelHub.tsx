@@ -1,5 +1,5 @@
 import { useEffect, useId, useRef } from "react";
-import { useController, useHubState } from "../app/controller-context";
+import { useHubController, useHubState } from "../app/controller-context";
 import { formatBytes } from "../../../common/format-bytes";
 import { formatCount, groupByTier, hubErrorHint, isActiveDownload, TIER_LABELS } from "./hub-logic";
 import { DownloadRow } from "./DownloadRow";
@@ -12,7 +12,7 @@ import { HubTokenForm } from "./HubTokenForm";
  * rendered as markup or loaded (no model cards, no images): only names and numbers.
  */
 export function ModelHub({ onLoad }: { onLoad: (path: string) => void }) {
-  const controller = useController();
+  const hub = useHubController();
   const query = useHubState((s) => s.query);
   const repo = useHubState((s) => s.repo);
   const downloads = useHubState((s) => s.downloads);
@@ -25,14 +25,14 @@ export function ModelHub({ onLoad }: { onLoad: (path: string) => void }) {
   // Opening the dialog on the list puts the cursor in the search box (after the dialog's own
   // focusing, which picks its first button).
   useEffect(() => {
-    if (controller.hub.store.getState().repo) return;
+    if (hub.store.getState().repo) return;
     const frame = requestAnimationFrame(() => {
       // Not when the user is moving between the tabs with the keyboard.
       if (document.activeElement?.closest('[role="tablist"]')) return;
       searchRef.current?.focus();
     });
     return () => cancelAnimationFrame(frame);
-  }, [controller]);
+  }, [hub]);
 
   useEffect(() => {
     if (repo !== null || !lastRepo.current) return;
@@ -45,7 +45,7 @@ export function ModelHub({ onLoad }: { onLoad: (path: string) => void }) {
 
   const open = (id: string, quant: string | null) => {
     lastRepo.current = id;
-    void controller.hub.openRepo(id, quant);
+    void hub.openRepo(id, quant);
   };
   const selected = useHubState((s) => s.selectedFile);
   const hidden = useHubState((s) => s.hiddenDownloads);
@@ -71,7 +71,7 @@ export function ModelHub({ onLoad }: { onLoad: (path: string) => void }) {
         </section>
       )}
       {repo ? (
-        <HubRepoView onBack={() => void controller.hub.openRepo(null)} onLoad={onLoad} />
+        <HubRepoView onBack={() => void hub.openRepo(null)} onLoad={onLoad} />
       ) : (
         <>
           <form
@@ -80,7 +80,7 @@ export function ModelHub({ onLoad }: { onLoad: (path: string) => void }) {
             onSubmit={(e) => {
               e.preventDefault();
               e.stopPropagation();
-              void controller.hub.search();
+              void hub.search();
             }}
           >
             <label htmlFor={searchId}>Search Hugging Face for GGUF models</label>
@@ -94,7 +94,7 @@ export function ModelHub({ onLoad }: { onLoad: (path: string) => void }) {
                 spellCheck={false}
                 placeholder="e.g. qwen2.5 1.5b instruct"
                 value={query}
-                onChange={(e) => controller.hub.setQuery(e.target.value)}
+                onChange={(e) => hub.setQuery(e.target.value)}
               />
               <button type="submit" className="button">
                 Search
@@ -121,7 +121,7 @@ function looksLikeRepo(query: string): boolean {
 }
 
 function SearchResults({ onOpen }: { onOpen: (repo: string, quant: string | null) => void }) {
-  const controller = useController();
+  const hub = useHubController();
   const results = useHubState((s) => s.results);
   const searchedQuery = useHubState((s) => s.searchedQuery);
   const searching = useHubState((s) => s.searching);
@@ -137,7 +137,7 @@ function SearchResults({ onOpen }: { onOpen: (repo: string, quant: string | null
           {hubErrorHint(error.kind) && <span className="hub-error__hint"> {hubErrorHint(error.kind)}</span>}
         </div>
         {error.kind === "token" && <HubTokenForm />}
-        <button type="button" className="button" onClick={() => void controller.hub.search()}>
+        <button type="button" className="button" onClick={() => void hub.search()}>
           Try again
         </button>
       </div>
@@ -207,7 +207,7 @@ function SearchResults({ onOpen }: { onOpen: (repo: string, quant: string | null
 }
 
 function Recommended({ onOpen }: { onOpen: (repo: string, quant: string | null) => void }) {
-  const controller = useController();
+  const hub = useHubController();
   const recommended = useHubState((s) => s.recommended);
   const error = useHubState((s) => s.recommendedError);
   const headingId = useId();
@@ -222,7 +222,7 @@ function Recommended({ onOpen }: { onOpen: (repo: string, quant: string | null) 
           <div className="form-error" role="alert">
             Could not load the recommended models: {error}
           </div>
-          <button type="button" className="button" onClick={() => void controller.hub.loadRecommended()}>
+          <button type="button" className="button" onClick={() => void hub.loadRecommended()}>
             Try again
           </button>
         </div>

@@ -1,8 +1,8 @@
-import { useController, usePrivacyState } from "../app/controller-context";
+import { usePrivacyController, usePrivacyState } from "../app/controller-context";
 
 /** "Delete my uploaded data", behind a confirm step; the service's answer is shown. */
 export function DeleteUploaded() {
-  const controller = useController();
+  const privacy = usePrivacyController();
   const confirming = usePrivacyState((s) => s.confirmingDelete);
   const deleting = usePrivacyState((s) => s.deleting);
   const result = usePrivacyState((s) => s.deleteResult);
@@ -14,7 +14,7 @@ export function DeleteUploaded() {
           type="button"
           className="button button--danger"
           disabled={deleting}
-          onClick={() => controller.privacy.setConfirmingDelete(true)}
+          onClick={() => privacy.setConfirmingDelete(true)}
         >
           {deleting ? "Deleting…" : "Delete my uploaded data"}
         </button>
@@ -28,15 +28,11 @@ export function DeleteUploaded() {
             <button
               type="button"
               className="button button--danger"
-              onClick={() => void controller.privacy.deleteUploaded()}
+              onClick={() => void privacy.deleteUploaded()}
             >
               Yes, delete my data
             </button>
-            <button
-              type="button"
-              className="button"
-              onClick={() => controller.privacy.setConfirmingDelete(false)}
-            >
+            <button type="button" className="button" onClick={() => privacy.setConfirmingDelete(false)}>
               Cancel
             </button>
           </div>

@@ -1,4 +1,4 @@
-import { useController, usePrivacyState } from "../app/controller-context";
+import { usePrivacyController, usePrivacyState } from "../app/controller-context";
 import { Modal } from "../app/Modal";
 import { DeleteUploaded } from "./DeleteUploaded";
 import { SharingChoice } from "./SharingChoice";
@@ -10,13 +10,13 @@ import { UploadPreview } from "./UploadPreview";
  * (off by default), the endpoint, the exact next upload, sync status and deleting what was sent.
  */
 export function PrivacyDialog() {
-  const controller = useController();
+  const privacyController = usePrivacyController();
   const privacy = usePrivacyState((s) => s.privacy);
   const loadError = usePrivacyState((s) => s.loadError);
   const actionError = usePrivacyState((s) => s.actionError);
 
   return (
-    <Modal title="Privacy" onClose={() => controller.privacy.setOpen(false)} className="privacy-dialog">
+    <Modal title="Privacy" onClose={() => privacyController.setOpen(false)} className="privacy-dialog">
       <Explanation />
       {privacy === null && !loadError && <p role="status">Loading…</p>}
       {loadError && (

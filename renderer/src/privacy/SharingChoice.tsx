@@ -1,6 +1,6 @@
 import { useId } from "react";
 import type { PrivacyState, SharingLevel } from "../../../electron/api";
-import { useController, usePrivacyState } from "../app/controller-context";
+import { usePrivacyController, usePrivacyState } from "../app/controller-context";
 import { SHARING_HINTS, SHARING_LABELS, SHARING_LEVELS } from "./privacy-logic";
 
 /**
@@ -8,7 +8,7 @@ import { SHARING_HINTS, SHARING_LABELS, SHARING_LEVELS } from "./privacy-logic";
  * here in the page; turning sharing down or off applies at once and says what was deleted.
  */
 export function SharingChoice({ privacy }: { privacy: PrivacyState }) {
-  const controller = useController();
+  const privacyController = usePrivacyController();
   const pending = usePrivacyState((s) => s.pendingLevel);
   const saving = usePrivacyState((s) => s.saving);
   const applying = usePrivacyState((s) => s.applyingLevel);
@@ -30,7 +30,7 @@ export function SharingChoice({ privacy }: { privacy: PrivacyState }) {
               checked={selected === level}
               disabled={saving}
               aria-describedby={`${groupId}-${level}-hint`}
-              onChange={() => void controller.privacy.chooseLevel(level)}
+              onChange={() => void privacyController.chooseLevel(level)}
             />
             <label htmlFor={`${groupId}-${level}`}>{SHARING_LABELS[level]}</label>
             <p id={`${groupId}-${level}-hint`} className="muted radio-group__hint">
@@ -51,11 +51,11 @@ export function SharingChoice({ privacy }: { privacy: PrivacyState }) {
               type="button"
               className="button button--primary"
               disabled={saving}
-              onClick={() => void controller.privacy.confirmLevel()}
+              onClick={() => void privacyController.confirmLevel()}
             >
               Turn on sharing
             </button>
-            <button type="button" className="button" onClick={() => controller.privacy.cancelLevel()}>
+            <button type="button" className="button" onClick={() => privacyController.cancelLevel()}>
               Cancel
             </button>
           </div>

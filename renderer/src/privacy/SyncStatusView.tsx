@@ -1,10 +1,10 @@
 import type { SyncStatus } from "../../../electron/api";
-import { useController, usePrivacyState } from "../app/controller-context";
+import { usePrivacyController, usePrivacyState } from "../app/controller-context";
 import { formatTime, queuedLabel, syncStateLabel } from "./privacy-logic";
 
 /** Live sync status (privacy.sync events), refusals with the server's reasons, "Sync now". */
 export function SyncStatusView({ sync }: { sync: SyncStatus }) {
-  const controller = useController();
+  const privacyController = usePrivacyController();
   const syncing = usePrivacyState((s) => s.syncing);
   const sharing = usePrivacyState((s) => s.privacy?.sharing ?? "off");
 
@@ -53,7 +53,7 @@ export function SyncStatusView({ sync }: { sync: SyncStatus }) {
         type="button"
         className="button"
         disabled={syncing || sharing === "off"}
-        onClick={() => void controller.privacy.syncNow()}
+        onClick={() => void privacyController.syncNow()}
       >
         {syncing ? "Syncing…" : "Sync now"}
       </button>

@@ -1,20 +1,15 @@
-import { useController, usePrivacyState } from "../app/controller-context";
+import { usePrivacyController, usePrivacyState } from "../app/controller-context";
 import { formatBytes } from "./privacy-logic";
 
 /** "Preview next upload": the exact JSON of the next batch, as text in a read-only block. */
 export function UploadPreview() {
-  const controller = useController();
+  const privacy = usePrivacyController();
   const preview = usePrivacyState((s) => s.preview);
   const previewing = usePrivacyState((s) => s.previewing);
 
   return (
     <section className="privacy__preview" aria-label="Next upload">
-      <button
-        type="button"
-        className="button"
-        disabled={previewing}
-        onClick={() => void controller.privacy.preview()}
-      >
+      <button type="button" className="button" disabled={previewing} onClick={() => void privacy.preview()}>
         Preview next upload
       </button>
       {preview && (

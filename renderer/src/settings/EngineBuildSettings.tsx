@@ -1,5 +1,5 @@
 import { useEffect, useId, useState } from "react";
-import { useController, useEngineBuildState } from "../app/controller-context";
+import { useEngineBuildController, useEngineBuildState } from "../app/controller-context";
 
 const STATE_TEXT = {
   prebuilt: "Not built for this computer yet.",
@@ -13,15 +13,15 @@ const STATE_TEXT = {
  * log tail when it fails (the prebuilt binaries stay in use), and going back to prebuilt.
  */
 export function EngineBuildSettings() {
-  const controller = useController();
+  const engineBuild = useEngineBuildController();
   const status = useEngineBuildState((s) => s.status);
   const error = useEngineBuildState((s) => s.error);
   const busy = useEngineBuildState((s) => s.busy);
   const [showLog, setShowLog] = useState(false);
   const headingId = useId();
   useEffect(() => {
-    void controller.engineBuild.load();
-  }, [controller]);
+    void engineBuild.load();
+  }, [engineBuild]);
   const building = status?.state === "building";
 
   return (
@@ -70,7 +70,7 @@ export function EngineBuildSettings() {
             type="button"
             className="button"
             disabled={busy || building}
-            onClick={() => void controller.engineBuild.build()}
+            onClick={() => void engineBuild.build()}
           >
             {status.state === "built" || status.state === "failed"
               ? "Build again"
@@ -81,7 +81,7 @@ export function EngineBuildSettings() {
               type="button"
               className="button button--ghost"
               disabled={busy || building}
-              onClick={() => void controller.engineBuild.usePrebuilt()}
+              onClick={() => void engineBuild.usePrebuilt()}
             >
               Use the prebuilt binaries
             </button>

@@ -1,5 +1,5 @@
 import { useEffect, useId, useState } from "react";
-import { useController, useHubState } from "../app/controller-context";
+import { useHubController, useHubState } from "../app/controller-context";
 import { HubTokenForm, tokenStorageText } from "../models/HubTokenForm";
 
 /**
@@ -7,7 +7,7 @@ import { HubTokenForm, tokenStorageText } from "../models/HubTokenForm";
  * itself), where, and set / replace / remove.
  */
 export function HubTokenSettings() {
-  const controller = useController();
+  const hub = useHubController();
   const token = useHubState((s) => s.token);
   const error = useHubState((s) => s.tokenError);
   const saving = useHubState((s) => s.tokenSaving);
@@ -15,8 +15,8 @@ export function HubTokenSettings() {
   const [confirmRemove, setConfirmRemove] = useState(false);
   const headingId = useId();
   useEffect(() => {
-    void controller.hub.loadToken();
-  }, [controller]);
+    void hub.loadToken();
+  }, [hub]);
 
   return (
     <section className="settings-section" aria-labelledby={headingId}>
@@ -56,7 +56,7 @@ export function HubTokenSettings() {
                 type="button"
                 className="button button--small button--danger"
                 disabled={saving}
-                onClick={() => void controller.hub.setToken(null).then(() => setConfirmRemove(false))}
+                onClick={() => void hub.setToken(null).then(() => setConfirmRemove(false))}
               >
                 Yes, remove
               </button>

@@ -1,7 +1,7 @@
 import { useEffect, useId, useState } from "react";
 import type { LocalServerStatus } from "../../../electron/api";
 import { ConfirmButtons } from "../adapters/ConfirmButtons";
-import { useController, useLocalServerState } from "../app/controller-context";
+import { useLocalServerController, useLocalServerState } from "../app/controller-context";
 import { copyText } from "../chat/clipboard";
 
 const MIN_PORT = 1024;
@@ -15,15 +15,15 @@ const MASK = "•".repeat(24);
  * why it is not running when the port is taken.
  */
 export function LocalServerSettings() {
-  const controller = useController();
+  const localServer = useLocalServerController();
   const status = useLocalServerState((s) => s.status);
   const error = useLocalServerState((s) => s.error);
   const busy = useLocalServerState((s) => s.busy);
   const headingId = useId();
   const hintId = useId();
   useEffect(() => {
-    void controller.localServer.load();
-  }, [controller]);
+    void localServer.load();
+  }, [localServer]);
 
   return (
     <section className="settings-section local-server" aria-labelledby={headingId}>
@@ -42,7 +42,7 @@ export function LocalServerSettings() {
               checked={status.enabled}
               disabled={busy}
               aria-describedby={hintId}
-              onChange={(e) => void controller.localServer.configure({ enabled: e.target.checked })}
+              onChange={(e) => void localServer.configure({ enabled: e.target.checked })}
             />
             Serve the API on this computer
           </label>
@@ -68,7 +68,7 @@ export function LocalServerSettings() {
 }
 
 function PortForm({ port, busy }: { port: number; busy: boolean }) {
-  const controller = useController();
+  const localServer = useLocalServerController();
   const [draft, setDraft] = useState(String(port));
   const inputId = useId();
   const hintId = useId();
@@ -80,7 +80,7 @@ function PortForm({ port, busy }: { port: number; busy: boolean }) {
       className="local-server__port"
       onSubmit={(e) => {
         e.preventDefault();
-        if (changed) void controller.localServer.configure({ port: wanted });
+        if (changed) void localServer.configure({ port: wanted });
       }}
     >
       <label htmlFor={inputId}>Port</label>
@@ -105,7 +105,7 @@ function PortForm({ port, busy }: { port: number; busy: boolean }) {
 
 /** The address and key clients need, and a curl line to try them. */
 function Connection({ status, url, busy }: { status: LocalServerStatus; url: string; busy: boolean }) {
-  const controller = useController();
+  const localServer = useLocalServerController();
   const [shown, setShown] = useState(false);
   const [confirming, setConfirming] = useState(false);
   const [copied, setCopied] = useState<string | null>(null);
@@ -153,7 +153,7 @@ function Connection({ status, url, busy }: { status: LocalServerStatus; url: str
               confirmLabel="Yes, new key"
               busy={busy}
               onConfirm={() =>
-                void controller.localServer.regenerateKey().then(() => {
+                void localServer.regenerateKey().then(() => {
                   setConfirming(false);
                   setShown(true);
                 })

@@ -1,7 +1,7 @@
 import { useEffect, useId, useRef, useState } from "react";
 import type { McpServerStatus, ToolInfo } from "../../../electron/api";
 import { ConfirmButtons } from "../adapters/ConfirmButtons";
-import { useController, useMcpState } from "../app/controller-context";
+import { useMcpController, useMcpState } from "../app/controller-context";
 import { JsonFileInput } from "../app/JsonFileInput";
 import { EMPTY_SERVER_FORM, SERVER_STATE_LABEL, serverFromForm } from "../chat/tool-logic";
 import type { ServerForm } from "../chat/tool-logic";
@@ -17,13 +17,13 @@ const MAX_IMPORT_CHARS = 1_000_000;
  * permission in the chat.
  */
 export function McpServersSettings() {
-  const controller = useController();
+  const mcpController = useMcpController();
   const servers = useMcpState((s) => s.servers);
   const loadError = useMcpState((s) => s.loadError);
   const headingId = useId();
   useEffect(() => {
-    void controller.mcp.load();
-  }, [controller]);
+    void mcpController.load();
+  }, [mcpController]);
 
   return (
     <section className="settings-section mcp-settings" aria-labelledby={headingId}>
@@ -68,7 +68,7 @@ const STATE_CLASS: Record<McpServerStatus["state"], string> = {
 };
 
 function ServerCard({ server }: { server: McpServerStatus }) {
-  const controller = useController();
+  const mcpController = useMcpController();
   const busy = useMcpState((s) => s.busy.includes(server.name));
   const error = useMcpState((s) => s.errors[server.name] ?? null);
   const logs = useMcpState((s) => s.logs[server.name]);
@@ -118,7 +118,7 @@ function ServerCard({ server }: { server: McpServerStatus }) {
           className="button button--small"
           aria-expanded={!!logs}
           onClick={() =>
-            logs ? controller.mcp.hideLogs(server.name) : void controller.mcp.loadLogs(server.name)
+            logs ? mcpController.hideLogs(server.name) : void mcpController.loadLogs(server.name)
           }
         >
           {logs ? "Hide logs" : `Show logs (${server.logLines})`}
@@ -127,7 +127,7 @@ function ServerCard({ server }: { server: McpServerStatus }) {
           type="button"
           className="button button--small"
           disabled={busy}
-          onClick={() => void controller.mcp.restart(server.name)}
+          onClick={() => void mcpController.restart(server.name)}
         >
           Restart
         </button>
@@ -135,7 +135,7 @@ function ServerCard({ server }: { server: McpServerStatus }) {
           <ConfirmButtons
             confirmLabel={`Yes, remove ${server.name}`}
             busy={busy}
-            onConfirm={() => void controller.mcp.remove(server.name)}
+            onConfirm={() => void mcpController.remove(server.name)}
             onCancel={() => setConfirming(false)}
           />
         ) : (
@@ -156,7 +156,7 @@ function ServerCard({ server }: { server: McpServerStatus }) {
 
 /** Tools with their on/off switch; a tool that is off is never offered to the model. */
 function ToolList({ label, tools, busy }: { label: string; tools: readonly ToolInfo[]; busy: boolean }) {
-  const controller = useController();
+  const mcpController = useMcpController();
   return (
     <ul className="mcp-tools" aria-label={label}>
       {tools.map((tool) => (
@@ -166,7 +166,7 @@ function ToolList({ label, tools, busy }: { label: string; tools: readonly ToolI
               type="checkbox"
               checked={tool.enabled}
               disabled={busy}
-              onChange={(e) => void controller.mcp.setToolEnabled(tool.server, tool.name, e.target.checked)}
+              onChange={(e) => void mcpController.setToolEnabled(tool.server, tool.name, e.target.checked)}
             />
             <code>{tool.name}</code>
           </label>
@@ -178,7 +178,7 @@ function ToolList({ label, tools, busy }: { label: string; tools: readonly ToolI
 }
 
 function AddServerForm() {
-  const controller = useController();
+  const mcpController = useMcpController();
   const adding = useMcpState((s) => s.adding);
   const addError = useMcpState((s) => s.addError);
   const [form, setForm] = useState<ServerForm>(EMPTY_SERVER_FORM);
@@ -193,7 +193,7 @@ function AddServerForm() {
       return;
     }
     setProblem(null);
-    if (await controller.mcp.add(checked.name, checked.spec)) setForm(EMPTY_SERVER_FORM);
+    if (await mcpController.add(checked.name, checked.spec)) setForm(EMPTY_SERVER_FORM);
   };
 
   const error = problem ?? addError;
@@ -341,7 +341,7 @@ function AddServerForm() {
 
 /** Paste or choose an `mcpServers` JSON file; each server is added or refused on its own. */
 function ImportServers() {
-  const controller = useController();
+  const mcpController = useMcpController();
   const importing = useMcpState((s) => s.importing);
   const outcome = useMcpState((s) => s.importOutcome);
   const importError = useMcpState((s) => s.importError);
@@ -351,7 +351,7 @@ function ImportServers() {
   const id = useId();
 
   const run = async (text: string) => {
-    const result = await controller.mcp.importJson(text);
+    const result = await mcpController.importJson(text);
     if (result && result.errors.length === 0) setJson("");
   };
 
