@@ -9,7 +9,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { AdapterSelection } from "../../electron/api";
-import { DEFAULT_SYSTEM_PROMPT } from "../../electron/core/chat/turn-deps";
+import { DEFAULT_SYSTEM_PROMPT } from "../../common/prompts";
 import {
   type ContractReport,
   type ContractTarget,

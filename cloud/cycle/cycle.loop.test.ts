@@ -21,7 +21,7 @@ import { assembleCore, type Core } from "../../electron/core/index";
 import { EventRecorder } from "../../testing/core/events";
 import { spawnTestEngine } from "../../testing/engine/real-engine";
 import { tempDir } from "../../testing/core/temp-dir";
-import { sha256File } from "../../native/gguf/fixtures";
+import { sha256File } from "../../common/hashing";
 import { demoAdaptersDir, demoBasePath } from "../../native/gguf/demo-files";
 import { publishAdapter, publishManifestOf } from "../registry-client";
 import { startCloud, type RunningCloud } from "../server";

@@ -14,8 +14,7 @@
 import type { ChatModelFunctions, ChatWrapper, LlamaModel, Token } from "node-llama-cpp";
 import type { Message } from "../../electron/api";
 import { buildPrompt } from "../../electron/core/chat/prompt";
-import { DEFAULT_SYSTEM_PROMPT } from "../../electron/core/chat/turn-deps";
-import { uiSystemPrompt } from "../../electron/core/genui/genui-prompt";
+import { DEFAULT_SYSTEM_PROMPT, uiSystemPrompt } from "../../common/prompts";
 import { chooseChatWrapper } from "../../native/engine/chat-wrapper";
 import { toChatHistory } from "../../native/engine/history";
 import type { ChatTurn, ToolCallFormat, ToolDefinition } from "../../common/engine-protocol";

@@ -4,7 +4,7 @@ import {
   readManifestBeside,
   RESERVED_ADAPTER_IDS,
 } from "../../electron/core/adapters/adapter-manifest";
-import { sha256File } from "../../native/gguf/fixtures";
+import { sha256File } from "../../common/hashing";
 import {
   assertAdapterFits,
   assertLoadableModel,

@@ -13,7 +13,7 @@ import { spawnTestEngine } from "../../testing/engine/real-engine";
 import { tempDir } from "../../testing/core/temp-dir";
 import { startServer, type RunningServer } from "../../electron/server/start";
 import { readJson } from "../../testing/server/test-core";
-import { sha256File } from "../../native/gguf/fixtures";
+import { sha256File } from "../../common/hashing";
 import type { TrainedAdapterManifest } from "./adapter-manifest";
 import { runTrainCli } from "../../testing/cloud/training/cli-process";
 import { sftLines, writeJsonl, writeTinyBase } from "../../testing/cloud/training/test-data";

@@ -10,7 +10,7 @@ import { mkdir, readFile, rename, rm, stat } from "node:fs/promises";
 import { basename, join, resolve } from "node:path";
 import packageJson from "../../package.json";
 import { harnessVersion } from "../../electron/core/harness";
-import { sha256File } from "../../native/gguf/fixtures";
+import { sha256File } from "../../common/hashing";
 import type { ToolCallFormat } from "../../common/engine-protocol";
 import {
   buildManifest,

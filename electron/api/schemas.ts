@@ -1,8 +1,10 @@
 /**
- * Domain schemas shared by every transport. This folder imports nothing of the project:
+ * Domain schemas shared by every transport. This folder imports nothing of the project but
+ * common/ (the pure code every side shares):
  * the renderer, the preload, core and the headless server all build on it.
  */
 import { z } from "zod";
+import { ModelInfo } from "../../common/model-info";
 import { StoredDocument } from "./genui/catalog";
 import { MessageInteraction } from "./genui/interaction";
 import { KvCacheType } from "./hub";
@@ -10,19 +12,8 @@ import { ToolStep } from "./tools";
 
 export const Id = z.string().min(1).max(64);
 
-/** Summary of a GGUF file as read by native/gguf, shown before and after loading. */
-export const ModelInfo = z.object({
-  path: z.string(),
-  name: z.string(),
-  architecture: z.string(),
-  sizeBytes: z.number().int().nonnegative(),
-  contextLength: z.number().int().nonnegative(),
-  embeddingLength: z.number().int().nonnegative(),
-  blockCount: z.number().int().nonnegative(),
-  /** True for the demo model (the tiny trained one, or the untrained test fixture). */
-  isDemo: z.boolean(),
-});
-export type ModelInfo = z.infer<typeof ModelInfo>;
+/** Summary of a GGUF file as read by native/gguf (common/model-info.ts), shown before and after loading. */
+export { ModelInfo };
 
 export const EngineState = z.enum(["idle", "loading", "ready", "error", "restarting"]);
 export type EngineState = z.infer<typeof EngineState>;

@@ -4,7 +4,6 @@
  * or after the user restored a backup or started fresh).
  */
 import { join } from "node:path";
-import { deleteSavedStates } from "../../native/engine/kv-state-store";
 import type { Database } from "better-sqlite3";
 import { demoAdapterFiles, ensureDemoModel } from "../../native/gguf/demo-files";
 import packageJson from "../../package.json";
@@ -411,14 +410,13 @@ export async function startServices(
       search: new ConversationSearch(db),
       transfer: new ConversationTransfer(db, { conversations, messages, memories: memoryStore }),
       forgetCache: async (id) => {
-        const kvDir = join(parts.dataDir, "kv");
+        // The engine deletes the saved files too (they hold the conversation's tokens), also
+        // when none is running: the supervisor then starts one for it.
         try {
-          await engine.forget(id, kvDir);
+          await engine.forget(id, join(parts.dataDir, "kv"));
         } catch (err) {
-          log("could not drop the deleted conversation's live cache", err);
+          log("could not drop the deleted conversation's cache", err);
         }
-        // Also without a running engine: the saved files hold the conversation's tokens.
-        await deleteSavedStates(kvDir, id);
       },
     }),
     ...chatHandlers(pipeline),

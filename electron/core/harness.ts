@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 import { CATALOG_VERSION, catalogJsonSchema } from "../api/genui";
 import { DEFAULT_SYSTEM_PROMPT } from "./chat/turn-pipeline";
 import { DEFAULT_CONTRACT_LABEL } from "./contract/default-contract";
-import { GENUI_INSTRUCTIONS } from "./genui/genui-prompt";
+import { GENUI_INSTRUCTIONS } from "../../common/prompts";
 import {
   FALLBACK_ADAPTER_ID,
   KERNEL_TEMPERATURE,

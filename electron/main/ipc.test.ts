@@ -2,7 +2,7 @@ import type { IpcMainInvokeEvent } from "electron";
 import { describe, expect, it } from "vitest";
 import type { CallContext, EventListener } from "../core/core-types";
 import type { Result } from "../api";
-import { IpcChannel } from "../preload/channels";
+import { IpcChannel } from "../../common/ipc-channels";
 import { createAppOrigin } from "./app-origin";
 import { registerIpcTransport, type IpcRegistrar, type WindowContents } from "./ipc";
 

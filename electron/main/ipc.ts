@@ -9,7 +9,7 @@
 import type { IpcMainInvokeEvent } from "electron";
 import { isMethodName, type EventName, type Result } from "../api";
 import type { Core } from "../core/core-types";
-import { IpcChannel } from "../preload/channels";
+import { IpcChannel } from "../../common/ipc-channels";
 import type { AppOrigin } from "./app-origin";
 import { checkExternalUrl } from "./external-links";
 

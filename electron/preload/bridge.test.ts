@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { createPreloadBridge, type IpcPort } from "./bridge";
-import { IpcChannel } from "./channels";
+import { IpcChannel } from "../../common/ipc-channels";
 
 type Listener = (event: unknown, ...args: unknown[]) => void;
 

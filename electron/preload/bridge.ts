@@ -4,7 +4,7 @@
  * gets these four functions only, never ipcRenderer itself.
  */
 import { isEventName, isMethodName, type EventName, type PreloadBridge, type Result } from "../api";
-import { IpcChannel } from "./channels";
+import { IpcChannel } from "../../common/ipc-channels";
 
 /** The part of ipcRenderer the bridge uses. Listener arguments arrive as sent by main. */
 export interface IpcPort {

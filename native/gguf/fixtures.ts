@@ -1,4 +1,3 @@
-import { createHash } from "node:crypto";
 import { mkdir, stat, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import {
@@ -8,7 +7,7 @@ import {
   type DemoAdapterId,
   type FixtureArchitecture,
 } from "./adapters";
-import { openRegularFile } from "../../common/files/regular-file";
+import { sha256File } from "../../common/hashing";
 import { readGguf } from "./reader";
 import {
   TINY_MODEL_ARCHITECTURE,
@@ -65,19 +64,6 @@ export interface FixtureOptions {
    * `adapters-<arch>/`.
    */
   architecture?: FixtureArchitecture;
-}
-
-/** sha256 of a file, streamed (the bench model is ~200 MB). */
-export async function sha256File(path: string): Promise<string> {
-  const hash = createHash("sha256");
-  // A regular file only (O_NONBLOCK + fstat): one swapped for a FIFO after validation cannot block.
-  const { handle } = await openRegularFile(path);
-  try {
-    for await (const chunk of handle.createReadStream({ autoClose: false })) hash.update(chunk as Buffer);
-  } finally {
-    await handle.close();
-  }
-  return hash.digest("hex");
 }
 
 function baseFileName(size: TinyModelSize): string {

@@ -28,7 +28,6 @@ export {
 } from "./adapters";
 export {
   ensureFixtureModel,
-  sha256File,
   writeFixtures,
   type AdapterManifest,
   type FixtureAdapterPaths,

@@ -1,5 +1,5 @@
 import { basename, extname } from "node:path";
-import type { ModelInfo } from "../../electron/api/schemas";
+import type { ModelInfo } from "../../common/model-info";
 import { GgufError } from "./gguf-error";
 import { readGguf, type GgufFile, type GgufMetadataValue } from "./gguf-parser";
 

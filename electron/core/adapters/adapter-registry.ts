@@ -2,7 +2,7 @@ import { existsSync } from "node:fs";
 import { rm, stat } from "node:fs/promises";
 import { basename, join, resolve } from "node:path";
 import { ApiError, type AdapterInfo } from "../../api";
-import { sha256File } from "../../../native/gguf/fixtures";
+import { sha256File } from "../../../common/hashing";
 import {
   assertAdapterFits,
   classifyGguf,

@@ -14,7 +14,7 @@ import type { MemoryService } from "../memory/memory-service";
 import type { AgentTurns } from "../tools/agent-loop";
 import type { AfterTurn } from "./after-turn";
 
-export const DEFAULT_SYSTEM_PROMPT = "You are Macaron, a helpful local assistant.";
+export { DEFAULT_SYSTEM_PROMPT } from "../../../common/prompts";
 export const NO_MODEL_MESSAGE = "No model is loaded. Open a .gguf model or try the demo model.";
 /** Harness version when none is given (unit tests); core passes the real one (harness.ts). */
 export const UNVERSIONED_HARNESS = "0.0.0+unversioned";

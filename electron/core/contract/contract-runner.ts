@@ -1,7 +1,7 @@
 import type { AdapterSelection, RoutingInfo } from "../../api";
 import { grammarJsonSchema } from "../../api/genui";
 import type { AdapterUse, ChatTurn, GenerateOptions, GenerateResult } from "../engine/types";
-import { uiSystemPrompt } from "../genui/genui-prompt";
+import { uiSystemPrompt } from "../../../common/prompts";
 import { type AssertionResult, caseScore, checkAssertion } from "./assertions";
 import type { Contract, ContractCase } from "./contract-schema";
 import { type CaseReport, type ContractReport, type LiveCase, summarize } from "./contract-verdict";

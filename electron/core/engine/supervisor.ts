@@ -260,11 +260,34 @@ export class EngineSupervisor implements EngineClient {
 
   /**
    * Drop a conversation's KV cache in the engine and its saved state files in `stateDir` (the
-   * conversation was deleted). Without a running engine there is nothing live to drop.
+   * conversation was deleted). The engine alone owns those files: while it restarts this waits
+   * for it; when none runs (it gave up after a crash loop) a short-lived one is started to delete
+   * them, with nothing live to drop.
    */
   async forget(sessionKey: string, stateDir?: string): Promise<void> {
-    if (this.state !== "ready") return;
-    await this.request({ type: "forget", sessionKey, stateDir }, { action: "forgetting a conversation" });
+    const body = { type: "forget", sessionKey, stateDir } as const;
+    const action = "forgetting a conversation";
+    if (this._state !== "failed") {
+      try {
+        await this.whenAvailable();
+        await this.request(body, { action });
+        return;
+      } catch (error) {
+        if (!this.failure || !stateDir) throw error; // not given up: the engine could not answer
+      }
+    }
+    if (!stateDir) return;
+    const child = this.startChild();
+    try {
+      await child.ready;
+      await this.request(body, { action }, child);
+    } finally {
+      child.failReady(new ApiError("internal", "The engine was shut down."));
+      if (!child.exited) {
+        child.proc.kill();
+        await child.exit;
+      }
+    }
   }
 
   onLifecycle(listener: (event: EngineLifecycleEvent) => void): () => void {
@@ -476,8 +499,8 @@ export class EngineSupervisor implements EngineClient {
       onProgress?: (p: number) => void;
       signal?: AbortSignal;
     },
+    child: Child = this.child,
   ): Promise<unknown> {
-    const child = this.child;
     const id = this.nextId++;
     return new Promise((resolve, reject) => {
       // close() may have run while the caller awaited whenAvailable().

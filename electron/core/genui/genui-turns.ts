@@ -8,7 +8,7 @@ import {
   validateDocument,
 } from "../../api/genui";
 import type { RoutingInfo } from "../../api";
-import { uiSystemPrompt } from "./genui-prompt";
+import { uiSystemPrompt } from "../../../common/prompts";
 import type { GenuiStore } from "./genui-store";
 
 export type AnswerFormat = "text" | "ui";

@@ -13,7 +13,7 @@ import { runLogDocument, everyComponentDocument } from "../../../testing/samples
 import type { Core } from "../index";
 import type { EventRecorder } from "../../../testing/core/events";
 import type { FakeEngine } from "../../../testing/engine/fake-engine";
-import { GENUI_INSTRUCTIONS } from "./genui-prompt";
+import { GENUI_INSTRUCTIONS } from "../../../common/prompts";
 
 /** expect.stringContaining, typed (it returns any). */
 const containing = (text: string): string => expect.stringContaining(text) as string;

@@ -22,7 +22,7 @@ import { basename, dirname, join, relative, resolve, sep } from "node:path";
 import { createModelDownloader } from "node-llama-cpp";
 import { ApiError, type Download, type HubFile } from "../../api";
 import { formatBytes } from "../../../common/format-bytes";
-import { sha256File } from "../../../native/gguf/fixtures";
+import { sha256File } from "../../../common/hashing";
 import { hubStatusError, networkError, type HubClient } from "./hf-client";
 
 export type DownloadKind = Download["kind"];

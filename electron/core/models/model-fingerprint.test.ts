@@ -1,7 +1,7 @@
 import { utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { sha256File } from "../../../native/gguf/fixtures";
+import { sha256File } from "../../../common/hashing";
 import { openDatabase } from "../db/database";
 import { SettingsStore } from "../settings/settings-store";
 import { tempDir } from "../../../testing/core/temp-dir";

@@ -1,6 +1,6 @@
 import { statSync } from "node:fs";
 import { stat } from "node:fs/promises";
-import { sha256File } from "../../../native/gguf/fixtures";
+import { sha256File } from "../../../common/hashing";
 import type { SettingsStore } from "../settings/settings-store";
 
 export const SHA_CACHE_KEY = "models.sha256";

@@ -1,6 +1,6 @@
 import { basename } from "node:path";
 import { ApiError } from "../../api";
-import { sha256File } from "../../../native/gguf/fixtures";
+import { sha256File } from "../../../common/hashing";
 import {
   assertAdapterFits,
   classifyGguf,

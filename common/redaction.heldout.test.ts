@@ -6,9 +6,9 @@
  */
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
-import { formatScore, readCorpus, scoreRedaction } from "../../../testing/corpora/redaction/evaluate";
+import { formatScore, readCorpus, scoreRedaction } from "../testing/corpora/redaction/evaluate";
 
-const HELDOUT_PATH = fileURLToPath(new URL("../../../resources/redaction-heldout.jsonl", import.meta.url));
+const HELDOUT_PATH = fileURLToPath(new URL("../resources/redaction-heldout.jsonl", import.meta.url));
 
 describe("redaction held-out corpus", () => {
   const lines = readCorpus(HELDOUT_PATH);
@@ -41,7 +41,7 @@ describe("redaction held-out corpus", () => {
   });
 });
 
-const PROBES_PATH = fileURLToPath(new URL("../../../resources/redaction-probes.jsonl", import.meta.url));
+const PROBES_PATH = fileURLToPath(new URL("../resources/redaction-probes.jsonl", import.meta.url));
 
 /**
  * Two probes of formats neither corpus has (resources/redaction-probes.jsonl), each written

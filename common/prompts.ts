@@ -1,4 +1,10 @@
 /**
+ * The prompts the app sends and the trainer lays out the same way (cloud/training): the default
+ * system prompt and what the model is told in UI mode. Part of the harness hash.
+ */
+export const DEFAULT_SYSTEM_PROMPT = "You are Macaron, a helpful local assistant.";
+
+/**
  * What the model is told in UI mode, appended to the system prompt. Short on purpose: the
  * grammar enforces the syntax, this says what the components mean. Part of the harness hash.
  */

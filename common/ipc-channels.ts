@@ -1,7 +1,7 @@
 /**
  * The IPC channel names shared by the preload (renderer side) and electron/main (main side).
- * Kept here, with no imports, because the sandboxed preload may import only `electron` and
- * electron/api; main imports this file too, so the two sides cannot drift apart.
+ * Kept here, with no imports, because the sandboxed preload may import only `electron`,
+ * electron/api and common/; main imports this file too, so the two sides cannot drift apart.
  */
 export const IpcChannel = {
   /** (method, input) → Result envelope. */

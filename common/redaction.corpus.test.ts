@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { formatScore, readCorpus, scoreRedaction } from "../../../testing/corpora/redaction/evaluate";
-import { CORPUS_PATH, corpusJsonl, generateCorpus } from "../../../testing/corpora/redaction/generate-corpus";
+import { formatScore, readCorpus, scoreRedaction } from "../testing/corpora/redaction/evaluate";
+import { CORPUS_PATH, corpusJsonl, generateCorpus } from "../testing/corpora/redaction/generate-corpus";
 
 describe("redaction corpus", () => {
   it("the committed corpus is what the generator produces (reproducible)", () => {
