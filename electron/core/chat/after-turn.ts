@@ -25,6 +25,8 @@ export interface TurnCommitted {
   selection: AdapterSelection;
   /** The adapter the user pinned for this turn explicitly ("answer again with X"); else null. */
   pinned: string | null;
+  /** The user message is the use of a component (GenUI), not text the user typed. */
+  interaction: boolean;
 }
 
 /** The turn's answer has ended and `chat.done` has been emitted. */

@@ -143,6 +143,7 @@ export class TurnPipeline {
         previous,
         selection,
         pinned: null,
+        interaction: input.interaction !== undefined,
       };
       const context = this.start(gen, plan, turn);
       return { userMessage, assistantMessage: { ...assistantMessage, context } };
@@ -194,6 +195,7 @@ export class TurnPipeline {
         previous,
         selection,
         pinned,
+        interaction: false,
       });
       return { assistantMessage: { ...assistantMessage, context } };
     });

@@ -60,7 +60,8 @@ export function feedbackAfterTurn(deps: FeedbackObserverDeps): AfterTurn {
     committed: (turn) => {
       const { previous } = turn;
       if (turn.kind === "send") {
-        if (previous?.role === "assistant" && previous.steps.length > 0)
+        // Typed messages only (chat.send): a component's use is not a reply to the answer's calls.
+        if (!turn.interaction && previous?.role === "assistant" && previous.steps.length > 0)
           safely("follow-up", () => sharing.record((f) => f.followUp(previous.id, turn.userText)));
         return;
       }
