@@ -10,11 +10,11 @@ import { createServer, type Server } from "node:net";
 import { basename, join, relative } from "node:path";
 import type { LlamaContextSequence } from "node-llama-cpp";
 import { describe, expect, it, onTestFinished } from "vitest";
-import type { EngineStatus, ModelInfo } from "../../electron/api";
+import type { EngineStatus, ModelInfo } from "../api";
 import { KvStateStore } from "../../native/engine/kv-state-store";
 import { startFakeCore } from "../../testing/core/fake-core";
 import { tempDir } from "../../testing/core/temp-dir";
-import { openRegularFile, statRegularFile } from "./regular-file";
+import { openRegularFile, statRegularFile } from "../../common/files/regular-file";
 
 const ctx = { transport: "http" } as const;
 const posix = process.platform !== "win32";
