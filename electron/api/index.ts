@@ -1,4 +1,5 @@
 export * from "./schemas";
+export * from "./message-defaults";
 export * from "./releases";
 export * from "./hub";
 export * from "./tools";

@@ -10,8 +10,7 @@ import {
   AppliedAdapter,
   GenerationStats,
   Id,
-  MessageRole,
-  MessageStatus,
+  Message,
   TOOL_RESULT_MAX_CHARS,
   ToolStep,
 } from "../../api";
@@ -73,13 +72,14 @@ const ExportedStep = z.strictObject({
 });
 export type ExportedStep = z.output<typeof ExportedStep>;
 
-const ExportedMessage = z.strictObject({
-  id: Id,
+/**
+ * A message as the API's Message (electron/api/schemas.ts) with the import's guards: no unknown
+ * keys, capped sizes, times Date can hold, and what the importer re-checks or remaps.
+ */
+const ExportedMessage = Message.extend({
   /** Optional: the message sits inside its conversation anyway. Must match when present. */
-  conversationId: Id.optional(),
-  role: MessageRole,
+  conversationId: Message.shape.conversationId.optional(),
   content: Text(LIMITS.contentChars),
-  status: MessageStatus,
   error: Text(10_000).nullable().default(null),
   createdAt: Time,
   stats: GenerationStats.strict().nullable().default(null),
@@ -88,22 +88,14 @@ const ExportedMessage = z.strictObject({
    * Exported for the reader; not imported: ratings and corrections are feedback given on the
    * machine that exported (feedback_events), and must not be re-queued for upload from here.
    */
-  rating: z.enum(["good", "bad"]).nullable().optional(),
-  corrected: z.boolean().optional(),
+  rating: Message.shape.rating.unwrap().optional(),
+  corrected: Message.shape.corrected.unwrap().optional(),
   memoriesUsed: z
     .array(z.strictObject({ id: Id, text: Text(LIMITS.memoryChars) }))
     .max(64)
     .default([]),
-  context: z
-    .strictObject({
-      strategy: z.enum(["full", "sliding-window", "summary"]),
-      includedMessages: z.number().int().nonnegative(),
-      droppedMessages: z.number().int().nonnegative(),
-    })
-    .nullable()
-    .default(null),
+  context: z.strictObject(Message.shape.context.unwrap().unwrap().shape).nullable().default(null),
   /** GenUI: a UI answer's document, validated node by node like a model answer (invalid nodes become inert). */
-  format: z.enum(["text", "ui"]).optional(),
   ui: z
     .unknown()
     .optional()
@@ -118,7 +110,7 @@ const ExportedMessage = z.strictObject({
   interaction: MessageInteraction.strict().nullable().optional(),
   /** The Agent's tool calls (an answer's trajectory), in order. */
   steps: z.array(ExportedStep).max(LIMITS.stepsPerMessage).default([]),
-});
+}).strict();
 export type ExportedMessage = z.output<typeof ExportedMessage>;
 
 const ExportedConversation = z.strictObject({

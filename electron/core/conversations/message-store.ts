@@ -1,6 +1,13 @@
 import type { Database, Statement } from "better-sqlite3";
 import { randomUUID } from "node:crypto";
-import { GenerationStats, Message, type MessageRole, type MessageStatus, type ToolStep } from "../../api";
+import {
+  GenerationStats,
+  Message,
+  messageDefaults,
+  type MessageRole,
+  type MessageStatus,
+  type ToolStep,
+} from "../../api";
 import { routingFromColumns } from "../chat/turn-store";
 import { type GenuiColumns, genuiFields } from "../genui/genui-store";
 import { ToolStepStore } from "../tools/tool-step-store";
@@ -147,19 +154,7 @@ export class MessageStore {
   append(msg: NewMessage, now = Date.now()): Message {
     const id = randomUUID();
     this.insertStmt.run(id, msg.conversationId, msg.role, msg.content, msg.status, now, msg.conversationId);
-    return {
-      id,
-      ...msg,
-      error: null,
-      createdAt: now,
-      stats: null,
-      routing: null,
-      rating: null,
-      corrected: false,
-      memoriesUsed: [],
-      context: null,
-      steps: [],
-    };
+    return { ...messageDefaults(), id, ...msg, error: null, createdAt: now, stats: null };
   }
 
   get(id: string): Message | null {

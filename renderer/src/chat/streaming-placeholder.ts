@@ -1,4 +1,4 @@
-import type { Message } from "../../../electron/api";
+import { messageDefaults, type Message } from "../../../electron/api";
 
 /**
  * The assistant message shown for an answer whose first event (a delta, a tool step) arrived
@@ -11,6 +11,7 @@ export function streamingPlaceholder(
   over: Partial<Pick<Message, "content" | "steps">>,
 ): Message {
   return {
+    ...messageDefaults(),
     id,
     conversationId,
     role: "assistant",
@@ -19,12 +20,6 @@ export function streamingPlaceholder(
     error: null,
     createdAt: now,
     stats: null,
-    routing: null,
-    rating: null,
-    corrected: false,
-    memoriesUsed: [],
-    context: null,
-    steps: [],
     ...over,
   };
 }
