@@ -1,9 +1,5 @@
 /** The checks a training run makes before it tokenizes anything: options, base, parent. */
-import {
-  ADAPTER_ID_PATTERN,
-  readManifestBeside,
-  RESERVED_ADAPTER_IDS,
-} from "../../electron/core/adapters/adapter-manifest";
+import { ADAPTER_ID_PATTERN, readManifestFile, RESERVED_ADAPTER_IDS } from "../../common/adapter-manifest";
 import { sha256File } from "../../common/hashing";
 import {
   assertAdapterFits,
@@ -64,7 +60,7 @@ export async function checkBase(path: string) {
 export async function checkParent(path: string, base: GgufFile) {
   try {
     await assertAdapterFits(path, base);
-    return { sha256: await sha256File(path), manifest: await readManifestBeside(path).catch(() => null) };
+    return { sha256: await sha256File(path), manifest: await readManifestFile(path).catch(() => null) };
   } catch (err) {
     if (isGgufError(err)) throw new TrainError("bad_parent", `Parent adapter: ${err.message}`);
     throw err;

@@ -7,7 +7,7 @@ import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import packageJson from "../../package.json";
-import { ManifestFile } from "../../electron/core/adapters/adapter-manifest";
+import { ManifestFile } from "../../common/adapter-manifest";
 import { harnessVersion } from "../../electron/core/harness";
 import { spawnTestEngine } from "../../testing/engine/real-engine";
 import { tempDir } from "../../testing/core/temp-dir";

@@ -7,6 +7,7 @@ import {
   type DemoAdapterId,
   type FixtureArchitecture,
 } from "./adapters";
+import type { AdapterManifest } from "../../common/adapter-manifest";
 import { sha256File } from "../../common/hashing";
 import { readGguf } from "./reader";
 import {
@@ -23,21 +24,6 @@ import { writeGguf, type GgufWriteSpec } from "./writer";
  * Writes the demo base model and the four demo adapters with their manifests: the offline
  * demo, the tests and the benchmarks all start from these files. Same input, same bytes.
  */
-
-/** The manifest written beside each adapter (`adapters/<id>.json`). */
-export interface AdapterManifest {
-  id: string;
-  name: string;
-  domain: string;
-  version: string;
-  description: string;
-  sha256: string;
-  sizeBytes: number;
-  base: { architecture: string; embeddingLength: number; baseName: string; baseSha256: string };
-  defaultScale: number;
-  routingExamples: string[];
-  lineage: { parent: string | null; trainedFrom: string };
-}
 
 export interface FixtureAdapterPaths {
   id: DemoAdapterId;

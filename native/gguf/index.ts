@@ -29,7 +29,6 @@ export {
 export {
   ensureFixtureModel,
   writeFixtures,
-  type AdapterManifest,
   type FixtureAdapterPaths,
   type FixtureOptions,
   type FixturePaths,

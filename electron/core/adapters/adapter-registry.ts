@@ -12,13 +12,8 @@ import {
   type GgufMetadataValue,
 } from "../../../native/gguf/reader";
 import type { EventBus } from "../events/event-bus";
-import {
-  idFromFileName,
-  readManifestBeside,
-  RESERVED_ADAPTER_IDS,
-  ADAPTER_ID_PATTERN,
-  type StoredManifest,
-} from "./adapter-manifest";
+import { idFromFileName, readManifestBeside, type StoredManifest } from "./adapter-manifest";
+import { ADAPTER_ID_PATTERN, RESERVED_ADAPTER_IDS } from "../../../common/adapter-manifest";
 import { checkAdapterFile, copyIntoFolder } from "./adapter-files";
 import type { AdapterStore, InstalledAdapter } from "./adapter-store";
 

@@ -9,7 +9,7 @@ import {
   type GgufFile,
 } from "../../../native/gguf/reader";
 import { checkAdapterFile } from "../adapters/adapter-files";
-import type { ManifestFile } from "../adapters/adapter-manifest";
+import type { ManifestFile } from "../../../common/adapter-manifest";
 import type { VersionManifest } from "./release-store";
 
 const invalid = (message: string): ApiError => new ApiError("invalid_input", message);
