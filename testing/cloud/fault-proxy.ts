@@ -19,6 +19,7 @@ import {
   type ServerResponse,
 } from "node:http";
 import type { Socket } from "node:net";
+import { mulberry32 } from "../../common/prng";
 
 export const FAULTS = [
   "none",
@@ -42,18 +43,6 @@ export interface ProxiedRequest {
 
 export type FaultSchedule = (n: number, req: { method: string; path: string }) => Fault;
 
-/** Mulberry32: a small seeded PRNG, so a failing schedule can be replayed from its seed. */
-export function seededRandom(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 /**
  * A seeded schedule: `prefix[n]` for the first requests (to be sure each fault happens), then
  * each fault with its rate (the rest pass through).
@@ -63,7 +52,8 @@ export function seededSchedule(
   rates: Partial<Record<Fault, number>>,
   prefix: Fault[] = [],
 ): FaultSchedule {
-  const random = seededRandom(seed);
+  // common/prng.ts: a failing schedule can be replayed from its seed.
+  const random = mulberry32(seed);
   const entries = Object.entries(rates) as [Fault, number][];
   return (n) => {
     const r = random();
