@@ -4,7 +4,7 @@
  * 3 UTF-8 bytes per token, under the ~4 of typical BPE vocabularies on English) plus the chat
  * template's tokens around every message.
  */
-import { DEFAULT_BYTES_PER_TOKEN, TokenEstimator } from "../../electron/core/chat/token-estimate";
+import { DEFAULT_BYTES_PER_TOKEN, TokenEstimator } from "../../common/token-estimate";
 import type { Message } from "./normalize";
 
 export const DEFAULT_MAX_TOKENS = 4096;
