@@ -10,7 +10,7 @@
 import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { runCycle } from "../cloud/cycle/cycle";
+import { runCycle } from "../scripts/cycle/cycle";
 import { type ManifestOnDisk, publishAdapter, publishManifestOf } from "../cloud/registry-client";
 import { startCloud } from "../cloud/server";
 import { makeItem, registerInstall, uploadBatch } from "../testing/cloud/items";

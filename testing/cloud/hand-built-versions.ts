@@ -3,7 +3,7 @@
  * promotion, rollback, the Releases UI): made from the deterministic marker fixtures, NOT
  * trained. v2 is the coding fixture with its LoRA B scaled (passes the smoke contract), v3 is
  * the UI fixture named coding (answers "uuuu": rejected). The learning loop itself, with the
- * PyTorch trainer, is cloud/cycle/cycle.loop.test.ts.
+ * PyTorch trainer, is scripts/cycle/cycle.loop.test.ts.
  */
 import { createHash } from "node:crypto";
 import { demoAdapter, demoAdapterSpec } from "../../native/gguf/adapters";

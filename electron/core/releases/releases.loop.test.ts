@@ -3,7 +3,7 @@
  * (node-llama-cpp on the tiny fixture model) and the marker fixture adapters: feedback uploaded
  * → dataset exported → hand-built coding v2 (passes the smoke contract) and v3 (regresses) are
  * published → the app resumes a partial download, promotes v2, rejects v3 naming the failing
- * cases → rollback to v1. (The learning loop with real training is cloud/cycle/cycle.loop.test.ts.)
+ * cases → rollback to v1. (The learning loop with real training is scripts/cycle/cycle.loop.test.ts.)
  * Then the refusals
  * (damaged download, wrong sha256 in the index, another base) and a crash mid-promotion.
  */

@@ -12,7 +12,7 @@ import { defaultContract } from "../../electron/core/contract/default-contract";
 import { formatReport } from "../../electron/core/contract/report-table";
 import { EngineSupervisor } from "../../electron/core/engine/supervisor";
 import { spawnNodeEngine } from "../../electron/core/engine/spawn-node";
-import { progressPrinter } from "../training/progress-printer";
+import { progressPrinter } from "../../cloud/training/progress-printer";
 import { runCycle } from "./cycle";
 
 const USAGE = `Usage: npm run cycle -- --cloud URL --admin-key KEY --domain D --base FILE.gguf [options]

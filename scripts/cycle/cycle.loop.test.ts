@@ -23,9 +23,9 @@ import { spawnTestEngine } from "../../testing/engine/real-engine";
 import { tempDir } from "../../testing/core/temp-dir";
 import { sha256File } from "../../common/hashing";
 import { demoAdaptersDir, demoBasePath } from "../../native/gguf/demo-files";
-import { publishAdapter, publishManifestOf } from "../registry-client";
-import { startCloud, type RunningCloud } from "../server";
-import { trainAdapter } from "../training/train";
+import { publishAdapter, publishManifestOf } from "../../cloud/registry-client";
+import { startCloud, type RunningCloud } from "../../cloud/server";
+import { trainAdapter } from "../../cloud/training/train";
 import { runCycle, type CycleResult } from "./cycle";
 
 const ctx = { transport: "ipc" } as const;

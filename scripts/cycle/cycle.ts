@@ -13,17 +13,22 @@ import { join } from "node:path";
 import type { ContractReport } from "../../electron/core/contract/contract-runner";
 import type { Contract } from "../../electron/core/contract/contract-schema";
 import type { EngineClient } from "../../electron/core/engine/types";
-import { fetchExport } from "../prepare/client";
-import type { ExportReport } from "../prepare/report";
+import { fetchExport } from "../../cloud/prepare/client";
+import type { ExportReport } from "../../cloud/prepare/report";
 import {
   downloadEntry,
   fetchRegistryIndex,
   liveEntry,
   publishAdapter,
   publishManifestOf,
-} from "../registry-client";
+} from "../../cloud/registry-client";
 import type { PublishManifest, RegistryEntry } from "../../common/registry-protocol";
-import { trainAdapter, type TrainOptions, type TrainProgress, type TrainResult } from "../training/train";
+import {
+  trainAdapter,
+  type TrainOptions,
+  type TrainProgress,
+  type TrainResult,
+} from "../../cloud/training/train";
 import { domainSuite, runCloudGate } from "./cloud-gate";
 
 export interface CycleOptions {
