@@ -351,11 +351,35 @@ export interface GenerateResult {
   contextSize: number;
 }
 
+/** What the engine answers to each request type: the `value` of its "result" message. */
+export interface EngineReplies {
+  load: LoadedModel;
+  unload: null;
+  generate: GenerateResult;
+  abort: { aborted: boolean };
+  ping: { pid: number };
+  embed: number[][];
+  embedCounted: EmbedResult;
+  complete: GenerateResult;
+  forget: { deletedFiles: number };
+  fit: FitResult;
+  info: EngineInfo;
+}
+
+export type EngineRequestType = EngineRequest["type"];
+
+/** The reply to a request of type `K`. */
+export type EngineReply<K extends EngineRequestType> = EngineReplies[K];
+
 export type EngineMessage =
   /** Sent once when the process is ready to take requests. */
   | { type: "ready"; pid: number }
   | { type: "progress"; id: number; progress: number }
   | { type: "token"; id: number; text: string }
+  /**
+   * `value`: the EngineReply of the type of request `id` (unknown on the wire: the supervisor
+   * pairs it with its request by id and types it there).
+   */
   | { type: "result"; id: number; value: unknown }
   | { type: "error"; id: number; code: EngineErrorCode; message: string };
 

@@ -5,11 +5,19 @@ import { estimateFit } from "./fit-estimate";
 import { AdapterError } from "./live-adapters";
 import type { LlamaBackend } from "./llama-backend";
 import { ModelLoadError, ModelSession } from "./model-session";
-import type { EngineInfo, EngineMessage, EngineRequest, FitResult } from "../../common/engine-protocol";
+import type {
+  EngineMessage,
+  EngineReply,
+  GenerateResult,
+  EngineRequest,
+  EngineRequestType,
+} from "../../common/engine-protocol";
 import { parseEngineRequest } from "./request-schema";
 import { ToolRequestError } from "./tool-schema";
 
-type Request<T extends EngineRequest["type"]> = Extract<EngineRequest, { type: T }>;
+type Request<T extends EngineRequestType> = Extract<EngineRequest, { type: T }>;
+/** The reply a request of type `T` resolves to (EngineReplies in the protocol). */
+type Reply<T extends EngineRequestType> = Promise<EngineReply<T>>;
 
 /**
  * The engine's request handling, independent of the channel it talks over (fork IPC or
@@ -61,7 +69,8 @@ export class EngineRuntime {
     });
   }
 
-  private dispatch(request: EngineRequest): Promise<unknown> {
+  /** Each case answers with its request type's reply (its handler's return type says which). */
+  private dispatch(request: EngineRequest): Reply<EngineRequestType> {
     switch (request.type) {
       case "load":
         return this.load(request);
@@ -72,7 +81,7 @@ export class EngineRuntime {
       case "abort":
         return Promise.resolve(this.abort(request));
       case "ping":
-        return Promise.resolve({ pid: process.pid });
+        return Promise.resolve({ pid: process.pid } satisfies EngineReply<"ping">);
       case "embed":
         return this.embed(request);
       case "forget":
@@ -100,7 +109,7 @@ export class EngineRuntime {
     }
   }
 
-  private async load(request: Request<"load">): Promise<unknown> {
+  private async load(request: Request<"load">): Reply<"load"> {
     this.assertIdle("load a model");
     return withLock([this, "model"], async () => {
       // Dispose first: two models in memory at once is what runs a machine out of RAM.
@@ -132,7 +141,7 @@ export class EngineRuntime {
    * A memory estimate (see estimateFit). Outside the model lock: it reads a GGUF header and
    * simulates allocations, so it can answer while a model loads or a generation runs.
    */
-  private async fit(request: Request<"fit">): Promise<FitResult> {
+  private async fit(request: Request<"fit">): Reply<"fit"> {
     if (this.disposed) throw new EngineFailure("internal", "The engine is shutting down.");
     const backend = await this.backendOrFail();
     const fit = withoutType(request);
@@ -148,7 +157,7 @@ export class EngineRuntime {
   }
 
   /** Which binaries llama.cpp was loaded from (node-llama-cpp's buildType). */
-  private async info(): Promise<EngineInfo> {
+  private async info(): Reply<"info"> {
     const backend = await this.backendOrFail();
     const { repo, release } = backend.llama.llamaCppRelease;
     return { buildType: backend.llama.buildType, gpu: backend.gpu, llamaCpp: `${repo}@${release}` };
@@ -163,7 +172,7 @@ export class EngineRuntime {
   }
 
   /** Under the model lock, so no generation re-saves the session while it is being dropped. */
-  private async forget(request: Request<"forget">): Promise<{ deletedFiles: number }> {
+  private async forget(request: Request<"forget">): Reply<"forget"> {
     return withLock([this, "model"], async () => {
       await this.session?.forget(request.sessionKey);
       const deletedFiles = request.stateDir
@@ -173,7 +182,7 @@ export class EngineRuntime {
     });
   }
 
-  private async unload(): Promise<null> {
+  private async unload(): Reply<"unload"> {
     this.assertIdle("unload the model");
     return withLock([this, "model"], async () => {
       await this.session?.dispose();
@@ -182,14 +191,14 @@ export class EngineRuntime {
     });
   }
 
-  private generate(request: Request<"generate">): Promise<unknown> {
+  private generate(request: Request<"generate">): Reply<"generate"> {
     return this.generating(request.id, (session, onText, signal) =>
       session.generate(request.history, request.options, onText, signal),
     );
   }
 
   /** A raw completion: a generation like any other (busy, abort, streamed tokens). */
-  private complete(request: Request<"complete">): Promise<unknown> {
+  private complete(request: Request<"complete">): Reply<"complete"> {
     return this.generating(request.id, (session, onText, signal) =>
       session.complete(request.prompt, request.options, onText, signal),
     );
@@ -201,8 +210,12 @@ export class EngineRuntime {
    */
   private async generating(
     id: number,
-    run: (session: ModelSession, onText: (text: string) => void, signal: AbortSignal) => Promise<unknown>,
-  ): Promise<unknown> {
+    run: (
+      session: ModelSession,
+      onText: (text: string) => void,
+      signal: AbortSignal,
+    ) => Promise<GenerateResult>,
+  ): Promise<GenerateResult> {
     this.assertIdle("start another one");
     const generation = { id, controller: new AbortController() };
     this.generation = generation;
@@ -232,7 +245,7 @@ export class EngineRuntime {
    * Embeddings under the base model. Waits for a generation in progress (the model lock) rather
    * than answering "busy": the router embeds before it generates, so this is short.
    */
-  private async embed(request: Request<"embed">): Promise<number[][]> {
+  private async embed(request: Request<"embed">): Reply<"embed"> {
     if (this.disposed) throw new EngineFailure("internal", "The engine is shutting down.");
     return withLock([this, "model"], async () => {
       const session = this.session;
@@ -242,7 +255,7 @@ export class EngineRuntime {
   }
 
   /** embed with token counts (EmbedResult), in line with generations as embed is. */
-  private async embedCounted(request: Request<"embedCounted">): Promise<unknown> {
+  private async embedCounted(request: Request<"embedCounted">): Reply<"embedCounted"> {
     if (this.disposed) throw new EngineFailure("internal", "The engine is shutting down.");
     return withLock([this, "model"], async () => {
       const session = this.session;
@@ -251,7 +264,7 @@ export class EngineRuntime {
     });
   }
 
-  private abort(request: Request<"abort">): { aborted: boolean } {
+  private abort(request: Request<"abort">): EngineReply<"abort"> {
     if (this.generation?.id !== request.target) return { aborted: false };
     this.generation.controller.abort();
     return { aborted: true };

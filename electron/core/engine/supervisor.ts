@@ -1,5 +1,11 @@
 import { ApiError, type ErrorCode } from "../../api/errors";
-import type { EngineErrorCode, EngineMessage, EngineRequest } from "../../../common/engine-protocol";
+import type {
+  EngineErrorCode,
+  EngineMessage,
+  EngineReply,
+  EngineRequest,
+  EngineRequestType,
+} from "../../../common/engine-protocol";
 import { describeCrashes, RestartPolicy, type RestartPolicyOptions } from "./restart-policy";
 import type {
   ChatTurn,
@@ -42,10 +48,12 @@ export interface EngineSupervisorOptions extends RestartPolicyOptions {
 
 export type SupervisorState = "starting" | "ready" | "restarting" | "failed" | "closed";
 
-type RequestBody = EngineRequest extends infer R ? (R extends EngineRequest ? Omit<R, "id"> : never) : never;
+/** A request of type `K` without its id (the supervisor numbers requests). */
+type RequestBody<K extends EngineRequestType> = Omit<Extract<EngineRequest, { type: K }>, "id">;
 
 interface Pending {
   action: string;
+  /** With the "result" message's value: the reply to this request's type. */
   resolve(value: unknown): void;
   reject(error: Error): void;
   onToken?: (text: string) => void;
@@ -134,10 +142,10 @@ export class EngineSupervisor implements EngineClient {
     if (this._state === "failed") this.restartAfterFailure();
     await this.whenAvailable();
     try {
-      const model = (await this.request(this.loadRequest(path, options), {
+      const model = await this.request(this.loadRequest(path, options), {
         action: "loading the model",
         onProgress,
-      })) as LoadedModel;
+      });
       this.lastLoad = { path, options };
       this._loaded = model;
       return model;
@@ -154,16 +162,13 @@ export class EngineSupervisor implements EngineClient {
   /** Memory estimate of a GGUF on this machine (the engine reads its header; nothing is loaded). */
   async fit(source: FitSource, options: FitOptions = {}): Promise<FitResult> {
     await this.whenAvailable();
-    return (await this.request(
-      { type: "fit", source, ...options },
-      { action: "estimating memory" },
-    )) as FitResult;
+    return await this.request({ type: "fit", source, ...options }, { action: "estimating memory" });
   }
 
   /** Which llama.cpp binaries the engine process runs. */
   async info(): Promise<EngineInfo> {
     await this.whenAvailable();
-    return (await this.request({ type: "info" }, { action: "reporting its build" })) as EngineInfo;
+    return await this.request({ type: "info" }, { action: "reporting its build" });
   }
 
   /**
@@ -212,10 +217,10 @@ export class EngineSupervisor implements EngineClient {
     signal?: AbortSignal,
   ): Promise<GenerateResult> {
     await this.whenAvailable();
-    return (await this.request(
+    return await this.request(
       { type: "generate", history, options },
       { action: "answering", onToken, signal },
-    )) as GenerateResult;
+    );
   }
 
   /**
@@ -225,7 +230,7 @@ export class EngineSupervisor implements EngineClient {
   async embed(texts: string[]): Promise<number[][]> {
     if (texts.length === 0) return [];
     await this.whenAvailable();
-    return (await this.request({ type: "embed", texts }, { action: "computing embeddings" })) as number[][];
+    return await this.request({ type: "embed", texts }, { action: "computing embeddings" });
   }
 
   /**
@@ -235,10 +240,7 @@ export class EngineSupervisor implements EngineClient {
   async embedCounted(texts: string[]): Promise<EmbedResult> {
     if (texts.length === 0) return { vectors: [], tokens: [] };
     await this.whenAvailable();
-    return (await this.request(
-      { type: "embedCounted", texts },
-      { action: "computing embeddings" },
-    )) as EmbedResult;
+    return await this.request({ type: "embedCounted", texts }, { action: "computing embeddings" });
   }
 
   /**
@@ -252,10 +254,10 @@ export class EngineSupervisor implements EngineClient {
     signal?: AbortSignal,
   ): Promise<GenerateResult> {
     await this.whenAvailable();
-    return (await this.request(
+    return await this.request(
       { type: "complete", prompt, options },
       { action: "completing", onToken, signal },
-    )) as GenerateResult;
+    );
   }
 
   /**
@@ -321,7 +323,7 @@ export class EngineSupervisor implements EngineClient {
     }
   }
 
-  private loadRequest(path: string, options: LoadOptions): RequestBody {
+  private loadRequest(path: string, options: LoadOptions): RequestBody<"load"> {
     const { contextSize, sequences, stateDir } = this.options;
     return { type: "load", path, contextSize, sequences, stateDir, ...definedFields(options) };
   }
@@ -444,9 +446,9 @@ export class EngineSupervisor implements EngineClient {
     if (!this.lastLoad) return null;
     try {
       const { path, options } = this.lastLoad;
-      const model = (await this.request(this.loadRequest(path, options), {
+      const model = await this.request(this.loadRequest(path, options), {
         action: "reloading the model",
-      })) as LoadedModel;
+      });
       this._loaded = model;
       return { type: "model-reloaded", model };
     } catch (error) {
@@ -491,8 +493,9 @@ export class EngineSupervisor implements EngineClient {
     }
   }
 
-  private request(
-    body: RequestBody,
+  /** Send `body`; resolves with the engine's reply to a request of its type (EngineReplies). */
+  private request<K extends EngineRequestType>(
+    body: { type: K } & RequestBody<K>,
     hooks: {
       action: string;
       onToken?: (t: string) => void;
@@ -500,9 +503,9 @@ export class EngineSupervisor implements EngineClient {
       signal?: AbortSignal;
     },
     child: Child = this.child,
-  ): Promise<unknown> {
+  ): Promise<EngineReply<K>> {
     const id = this.nextId++;
-    return new Promise((resolve, reject) => {
+    return new Promise<EngineReply<K>>((resolve, reject) => {
       // close() may have run while the caller awaited whenAvailable().
       if (this._state === "closed") return reject(new ApiError("internal", "The engine has been shut down."));
       if (child.exited)
@@ -516,7 +519,8 @@ export class EngineSupervisor implements EngineClient {
         action: hooks.action,
         onToken: hooks.onToken,
         onProgress: hooks.onProgress,
-        resolve: (value) => (cleanup(), resolve(value)),
+        // The reply to request `id`, so of its type: the one place the id's pairing is trusted.
+        resolve: (value) => (cleanup(), resolve(value as EngineReply<K>)),
         reject: (error) => (cleanup(), reject(error)),
       });
       child.proc.send({ ...body, id });
