@@ -14,7 +14,13 @@ import type { ChatTurn } from "../../common/engine-protocol";
 import { EOS_ID } from "../../native/gguf/byte-vocab";
 import { readDatasetFile, type ChatMessage } from "./dataset-file";
 import { ChatFormatter, systemPromptFor } from "./format-examples";
-import { preferenceLine, sftLine, sftLines, writeJsonl, writeTinyBase } from "../../testing/cloud/training/test-data";
+import {
+  preferenceLine,
+  sftLine,
+  sftLines,
+  writeJsonl,
+  writeTinyBase,
+} from "../../testing/cloud/training/test-data";
 import { formatDataset, splitHeldOut, type TokenizeOptions } from "./tokenize-dataset";
 
 let dir: ReturnType<typeof tempDir>;
