@@ -4,7 +4,12 @@
  */
 import { createHash } from "node:crypto";
 import { writeFile } from "node:fs/promises";
-import { MANIFEST_HEADER, RegistryEntry, RegistryIndex, type PublishManifest } from "../common/registry-protocol";
+import {
+  MANIFEST_HEADER,
+  RegistryEntry,
+  RegistryIndex,
+  type PublishManifest,
+} from "../common/registry-protocol";
 
 export interface RegistryAccess {
   /** Base URL of the service, e.g. http://127.0.0.1:8787. */

@@ -4,7 +4,13 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { gzipSync } from "node:zlib";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { BatchResponse, DeleteResponse, LIMITS, RegisterResponse, type FeedbackItem } from "../common/feedback-protocol";
+import {
+  BatchResponse,
+  DeleteResponse,
+  LIMITS,
+  RegisterResponse,
+  type FeedbackItem,
+} from "../common/feedback-protocol";
 import { startCloud, type RunningCloud } from "./server";
 import { fetchExport, fetchExportReport } from "./prepare/client";
 import { makeItem, TEST_VERSIONS } from "../testing/cloud/items";

@@ -11,7 +11,13 @@ import { exportDataset, type PiiScan } from "./export";
 import { checkBatch, DEFAULT_DOMAINS } from "./ingest";
 import { redact } from "../common/redaction";
 import { parseExportQuery, type RawQuery } from "./prepare/query";
-import { LIMITS, PROTOCOL_VERSION, RegisterRequest, type BatchResponse, type FeedbackItem } from "../common/feedback-protocol";
+import {
+  LIMITS,
+  PROTOCOL_VERSION,
+  RegisterRequest,
+  type BatchResponse,
+  type FeedbackItem,
+} from "../common/feedback-protocol";
 import { registerRegistry, type RegistryStore } from "./registry";
 import { FeedbackStore } from "./store";
 

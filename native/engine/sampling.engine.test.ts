@@ -11,7 +11,12 @@ import { demoBasePath } from "../gguf/demo-files";
 import { EngineFailure } from "./engine-failure";
 import { loadLlamaBackend, type LlamaBackend } from "./llama-backend";
 import { ModelSession } from "./model-session";
-import { EMBEDDING_MAX_TOKENS, type ChatTurn, type EngineMessage, type GenerateOptions } from "../../common/engine-protocol";
+import {
+  EMBEDDING_MAX_TOKENS,
+  type ChatTurn,
+  type EngineMessage,
+  type GenerateOptions,
+} from "../../common/engine-protocol";
 import { EngineRuntime } from "./runtime";
 
 /** Small, so that a prompt near the context is cheap. */

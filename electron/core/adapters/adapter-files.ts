@@ -11,7 +11,12 @@ import { pipeline } from "node:stream/promises";
 import { ApiError } from "../../api";
 import { isDiskFull } from "../db/disk-full";
 import { PRIVATE_FILE_MODE } from "../../../common/files/private-files";
-import { isNotRegularFileError, openRegularFile, quotedPath, statRegularFile } from "../../../common/files/regular-file";
+import {
+  isNotRegularFileError,
+  openRegularFile,
+  quotedPath,
+  statRegularFile,
+} from "../../../common/files/regular-file";
 
 /** Temp names of copies in progress (`.install-` and `.version-` are the names older builds used). */
 const UNFINISHED_COPY = /^\.(copy|install|version)-[0-9a-f]{12}\.tmp$/;
