@@ -82,7 +82,7 @@ module.exports = {
       severity: "error",
       comment: "Server-side packages do not belong in the renderer.",
       from: { path: "^renderer/", pathNot: TEST_FILES },
-      to: { path: "^node_modules/(better-sqlite3|node-llama-cpp|fastify|@fastify/[^/]+|ws|openai)/" },
+      to: { path: "(^|/)node_modules/(better-sqlite3|node-llama-cpp|fastify|@fastify/[^/]+|ws|openai)/" },
     },
     {
       name: "api-imports-only-api-common-zod",
@@ -90,14 +90,14 @@ module.exports = {
       comment:
         "electron/api is the contract main and renderer share: it imports only itself, common/ and zod.",
       from: { path: "^electron/api/", pathNot: TEST_FILES },
-      to: { pathNot: "^(electron/api/|common/|node_modules/zod/)" },
+      to: { pathNot: ["^(electron/api|common)/", "(^|/)node_modules/zod/"] },
     },
     {
       name: "preload-imports-only-api-common-electron",
       severity: "error",
       comment: "The preload bridges the page: it imports only itself, electron/api, common/ and electron.",
       from: { path: "^electron/preload/", pathNot: TEST_FILES },
-      to: { pathNot: "^(electron/preload/|electron/api/|common/|node_modules/electron/)" },
+      to: { pathNot: ["^(electron/preload|electron/api|common)/", "(^|/)node_modules/electron/"] },
     },
     {
       name: "core-not-to-main-server-renderer-cloud",
@@ -141,7 +141,7 @@ module.exports = {
       comment:
         "Only electron/main and electron/preload run inside Electron; everything else runs under plain Node or in the page.",
       from: { path: "^(common|electron/(api|core|server)|native|cloud|renderer)/", pathNot: NOT_PRODUCT },
-      to: { path: "^node_modules/electron/" },
+      to: { path: "(^|/)node_modules/electron/" },
     },
 
     // ---- test support only from tests ---------------------------------------------------
@@ -158,7 +158,7 @@ module.exports = {
       severity: "error",
       comment: "Product code never imports vitest, @playwright/test or fast-check.",
       from: { path: OURS, pathNot: NOT_PRODUCT },
-      to: { path: "^node_modules/(vitest|@vitest|@playwright/test|fast-check)/" },
+      to: { path: "(^|/)node_modules/(vitest|@vitest|@playwright/test|fast-check)/" },
     },
   ],
   options: {
