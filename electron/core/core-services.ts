@@ -7,7 +7,6 @@ import { join } from "node:path";
 import type { Database } from "better-sqlite3";
 import { demoAdapterFiles, ensureDemoModel } from "../../native/gguf/demo-files";
 import packageJson from "../../package.json";
-import type { EventPayload } from "../api";
 import { adapterHandlers } from "./adapters/adapter-handlers";
 import { AdapterRegistry } from "./adapters/adapter-registry";
 import { AdapterRouting } from "./adapters/adapter-routing";
@@ -230,8 +229,10 @@ export async function startServices(
     log,
   });
   // Installs and removals change the live set: record versions and the release at once.
-  const unsubscribeReleases = events.subscribe((event) => {
-    if (event === "adapters.changed") releases.reconcile("install");
+  // Observers stop once core starts closing (see close).
+  let observing = true;
+  registry.onChanged(() => {
+    if (observing) releases.reconcile("install");
   });
   const memoryStore = new MemoryStore(db);
   const memory = new MemoryService({
@@ -344,13 +345,16 @@ export async function startServices(
   });
   // After each load: hash the model file (turn records) in the background, never per turn;
   // then warm the router under that hash (its embedding cache is keyed by it).
-  const unsubscribeLoads = events.subscribe((event, payload) => {
-    if (event !== "engine.status") return;
-    const status = payload as EventPayload<"engine.status">;
+  models.onStatus((status) => {
+    if (!observing) return;
     if (status.state === "loading") memory.abortProposals();
     if (status.state !== "ready" || !status.model) return;
-    // Whether each adapter fits depends on the base: the Adapters panel must refresh.
-    if (registry.count > 0) events.emit("adapters.changed", {});
+    // Whether each adapter fits depends on the base: the Adapters panel must refresh, and the
+    // live set may have changed with it.
+    if (registry.count > 0) {
+      events.emit("adapters.changed", {});
+      releases.reconcile("install");
+    }
     fingerprint
       .sha256(status.model.path)
       .then(() => {
@@ -501,12 +505,12 @@ export async function startServices(
         await pipeline.close();
         await mcpHub.close().catch((err: unknown) => log("could not stop the MCP servers", err));
         await hub.close().catch((err: unknown) => log("could not pause the model downloads", err));
-        unsubscribeReleases();
+        // From here on no observer reacts (the services they call are closing).
+        observing = false;
         await updates.close();
         await releases.close();
         await sharing.close();
         await memory.close();
-        unsubscribeLoads();
         router.dispose();
         await startup.catch(() => undefined);
         await nativeBuild.close();

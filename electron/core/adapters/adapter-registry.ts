@@ -64,6 +64,8 @@ export class AdapterRegistry {
   /** Fit results against the current base, by adapter id + sha256. */
   private fits = new Map<string, Promise<AdapterFit>>();
 
+  private readonly changeObservers: (() => void)[] = [];
+
   constructor(private readonly deps: AdapterRegistryDeps) {
     this.dir = join(deps.dataDir, "adapters");
     this.log = deps.log ?? console.error;
@@ -300,6 +302,15 @@ export class AdapterRegistry {
 
   private changed(): void {
     this.deps.events.emit("adapters.changed", {});
+    for (const observer of this.changeObservers) observer();
+  }
+
+  /**
+   * Run `observer` after every change to the installed adapters or their settings (core
+   * records versions and the release): an explicit call, not a listener on the UI's event bus.
+   */
+  onChanged(observer: () => void): void {
+    this.changeObservers.push(observer);
   }
 }
 

@@ -43,6 +43,8 @@ const IDLE: EngineStatus = { state: "idle", model: null, error: null, gpu: null,
  */
 export class ModelService {
   private current: EngineStatus = IDLE;
+  /** Core's reactions to a status change (see onStatus), called in order after the event. */
+  private readonly statusObservers: ((status: EngineStatus) => void)[] = [];
   /** Model loads run one after another: a second open waits for the first. */
   private queue: Promise<unknown> = Promise.resolve();
   private readonly unsubscribe: () => void;
@@ -244,6 +246,15 @@ export class ModelService {
       status = { ...status, error: status.error.split(shown.resolved).join(shown.given) };
     this.current = status;
     this.deps.events.emit("engine.status", status);
+    for (const observer of this.statusObservers) observer(status);
+  }
+
+  /**
+   * Run `observer` after every status change (core hashes a loaded model, reconciles releases
+   * and warms the router): an explicit in-process call, not a listener on the UI's event bus.
+   */
+  onStatus(observer: (status: EngineStatus) => void): void {
+    this.statusObservers.push(observer);
   }
 }
 
