@@ -17,11 +17,14 @@ const NOT_PRODUCT = [TEST_FILES, TEST_FOLDERS, TEST_SUPPORT, TEST_SCRIPTS];
 const OURS = "^(common|electron|renderer|native|cloud|testing|bench|e2e|scripts|adapters)/";
 
 /**
- * Arrows from cloud/ into the app not yet untangled (ARCHITECTURE.md, "Folders and arrows": the
- * trainer's prompt layout and harness version). Each allows exactly these targets from exactly
- * this file; remove the entry when its import moves to common/.
+ * The trainer (cloud/training: `npm run train`, driven by the improvement cycle) trains adapters
+ * FOR the app's harness: it lays examples out with the app's own prompt code and stamps the
+ * app's harness version, so a trained adapter sees exactly the prompts it will get (a copy would
+ * drift, which is what the harness version exists to catch). These are its only arrows into the
+ * app, each from exactly this file to exactly these targets. The cloud service itself
+ * (everything in cloud/ but the trainer) imports nothing of the app: see "cloud-service-apart".
  */
-const CLOUD_KNOWN = [
+const TRAINER_USES_HARNESS = [
   {
     from: "^cloud/training/train\\.ts$",
     to: "^electron/core/harness\\.ts$",
@@ -118,16 +121,27 @@ module.exports = {
       name: "cloud-not-to-electron-renderer",
       severity: "error",
       comment: "The cloud service shares only common/ (and the engine, which the trainer runs) with the app.",
-      from: { path: "^cloud/", pathNot: [...NOT_PRODUCT, ...CLOUD_KNOWN.map((known) => known.from)] },
+      from: {
+        path: "^cloud/",
+        pathNot: [...NOT_PRODUCT, ...TRAINER_USES_HARNESS.map((known) => known.from)],
+      },
       to: { path: "^(electron|renderer)/" },
     },
-    ...CLOUD_KNOWN.map((known) => ({
+    ...TRAINER_USES_HARNESS.map((known) => ({
       name: "cloud-not-to-electron-renderer",
       severity: "error",
-      comment: `The cloud service shares only common/ with the app. Known exception: ${known.why}`,
+      comment: `The trainer's only arrow into the app: ${known.why}`,
       from: { path: known.from },
       to: { path: "^(electron|renderer)/", pathNot: known.to },
     })),
+    {
+      name: "cloud-service-apart",
+      severity: "error",
+      comment:
+        "The cloud service (ingest, export, prepare, registry, its server and CLI) shares only common/ with the app: not even the engine.",
+      from: { path: "^cloud/", pathNot: [...NOT_PRODUCT, "^cloud/(training|trainer)/"] },
+      to: { path: "^(electron|renderer|native)/" },
+    },
     {
       name: "server-not-to-main",
       severity: "error",
