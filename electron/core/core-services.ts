@@ -25,7 +25,7 @@ import type { Log } from "./dispatch";
 import type { EngineClient } from "./engine/types";
 import type { EventBus } from "./events/event-bus";
 import type { AfterTurn } from "./chat/after-turn";
-import { feedbackAfterTurn, feedbackHandlers, withPinFeedback } from "./feedback/feedback-handlers";
+import { feedbackAfterTurn, feedbackHandlers, pinFeedback } from "./feedback/feedback-handlers";
 import { toolDefinitionsFrom } from "./feedback/trajectory-tools";
 import { FeedbackSharing, type FeedbackSharingDeps } from "./feedback/feedback-sharing";
 import type { Handlers } from "./handlers";
@@ -413,6 +413,8 @@ export async function startServices(
       memory,
       search: new ConversationSearch(db),
       transfer: new ConversationTransfer(db, { conversations, messages, memories: memoryStore }),
+      // Pinning after an answer becomes a router override (turns report theirs through afterTurn).
+      onPinned: pinFeedback({ sharing, messages, log }),
       forgetCache: async (id) => {
         // The engine deletes the saved files too (they hold the conversation's tokens), also
         // when none is running: the supervisor then starts one for it.
@@ -471,12 +473,6 @@ export async function startServices(
     );
   }
 
-  // Pinning after an answer becomes a router override (turns report theirs through afterTurn).
-  handlers["conversations.setAdapters"] = withPinFeedback(handlers["conversations.setAdapters"], {
-    sharing,
-    messages,
-    log,
-  });
   sharing.start();
   updates.start();
 

@@ -21,13 +21,26 @@ export interface ConversationHandlerDeps {
   memory: MemoryService;
   /** Drops the deleted conversation's KV cache (live and saved files: they hold its tokens). */
   forgetCache?: (conversationId: string) => Promise<void>;
+  /** After a conversation was pinned to an adapter (core records the router override as feedback). */
+  onPinned?: (conversationId: string, adapterId: string) => void;
 }
 
 const notFound = (): ApiError =>
   new ApiError("not_found", "This conversation does not exist (it may have been deleted).");
 
 export function conversationHandlers(deps: ConversationHandlerDeps): DomainHandlers<"conversations"> {
-  const { conversations, messages, pipeline, events, routing, search, transfer, memory, forgetCache } = deps;
+  const {
+    conversations,
+    messages,
+    pipeline,
+    events,
+    routing,
+    search,
+    transfer,
+    memory,
+    forgetCache,
+    onPinned,
+  } = deps;
   return {
     "conversations.list": ({ query }) => conversations.list(query),
     "conversations.search": ({ query, limit }) => search.search(query, limit),
@@ -75,6 +88,7 @@ export function conversationHandlers(deps: ConversationHandlerDeps): DomainHandl
           .at(-1);
         if (lastUser) routing.recordOverride(lastUser.content, adapters.pinned);
       }
+      if (typeof adapters === "object" && "pinned" in adapters) onPinned?.(id, adapters.pinned);
       events.emit("conversations.changed", { conversation, deletedId: null });
       return conversation;
     },

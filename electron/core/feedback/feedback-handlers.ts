@@ -2,7 +2,7 @@ import { ApiError, type Message } from "../../api";
 import type { AfterTurn } from "../chat/after-turn";
 import type { MessageStore } from "../conversations/message-store";
 import type { Log } from "../dispatch";
-import type { DomainHandlers, Handler } from "../handlers";
+import type { DomainHandlers } from "../handlers";
 import type { FeedbackSharing } from "./feedback-sharing";
 
 function answer(messages: MessageStore, id: string): Message {
@@ -92,26 +92,18 @@ export function feedbackAfterTurn(deps: FeedbackObserverDeps): AfterTurn {
 }
 
 /**
- * conversations.setAdapters, observed: pinning X after an answer says which adapter that
- * answer should have had (a router override of it). Conversations are not turns, so this one
- * is added beside the handler rather than through the pipeline.
+ * What core does after a conversation is pinned to an adapter (ConversationHandlerDeps.onPinned):
+ * pinning X after an answer says which adapter that answer should have had (a router override
+ * of it). Conversations are not turns, so this observer is the handler's, not the pipeline's.
  */
-export function withPinFeedback(
-  setAdapters: Handler<"conversations.setAdapters">,
-  deps: FeedbackObserverDeps,
-): Handler<"conversations.setAdapters"> {
+export function pinFeedback(deps: FeedbackObserverDeps): (conversationId: string, pinned: string) => void {
   const { sharing, messages, log } = deps;
   const safely = feedbackRecorder(log);
-  return async (input, ctx) => {
-    const result = await setAdapters(input, ctx);
-    const selection = input.adapters;
-    if (typeof selection === "object" && "pinned" in selection) {
-      safely("router override", () => {
-        const last = messages.list(input.id).at(-1);
-        if (last?.status === "complete") override(sharing, safely, last, selection.pinned);
-      });
-    }
-    return result;
+  return (conversationId, pinned) => {
+    safely("router override", () => {
+      const last = messages.list(conversationId).at(-1);
+      if (last?.status === "complete") override(sharing, safely, last, pinned);
+    });
   };
 }
 
