@@ -12,7 +12,7 @@
  * calls and the answer, never the results (a tool's output is not the model's to predict).
  */
 import type { ChatModelFunctions, ChatWrapper, LlamaModel, Token } from "node-llama-cpp";
-import type { Message } from "../../electron/api";
+import { messageDefaults, type Message } from "../../electron/api";
 import { buildPrompt } from "../../electron/core/chat/prompt";
 import { DEFAULT_SYSTEM_PROMPT, uiSystemPrompt } from "../../common/prompts";
 import { chooseChatWrapper } from "../../native/engine/chat-wrapper";
@@ -40,12 +40,7 @@ function asMessage(m: ChatMessage, i: number): Message {
     error: null,
     createdAt: 0,
     stats: null,
-    routing: null,
-    rating: null,
-    corrected: false,
-    memoriesUsed: [],
-    context: null,
-    steps: [],
+    ...messageDefaults(),
   };
 }
 
