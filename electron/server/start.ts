@@ -85,7 +85,8 @@ function urlHost(host: string): string {
  * finds out whether it loaded and, if not, asks core for the user-facing reason.
  */
 async function explainModelFailure(core: Core, model: string): Promise<string | null> {
-  if (core.engine.loaded && resolve(core.engine.loaded.path) === resolve(model)) return null;
+  const loaded = core.generation.loaded;
+  if (loaded && resolve(loaded.path) === resolve(model)) return null;
   const status = core.engineStatus();
   if (status.state === "error" && status.error) return status.error;
   const inspected = await core.dispatch("models.inspect", { path: model }, { transport: "http" });

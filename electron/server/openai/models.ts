@@ -26,7 +26,7 @@ export function modelIdFromPath(path: string): string {
 }
 
 export async function listModels(core: Core, now: () => number = Date.now): Promise<OpenAiModel[]> {
-  const loaded = core.engine.loaded;
+  const loaded = core.generation.loaded;
   const nowSec = Math.floor(now() / 1000);
   const models: OpenAiModel[] = [];
   if (loaded) {
