@@ -3,9 +3,6 @@
  * headless server on loopback, the real engine (node-llama-cpp) with the trained demo that
  * ships with the app (its base and its Agent adapter), greedy where output is compared.
  */
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import Anthropic, { AuthenticationError, BadRequestError } from "@anthropic-ai/sdk";
 import type {
   MessageCreateParamsNonStreaming,
@@ -14,32 +11,23 @@ import type {
 import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DEFAULT_SYSTEM_PROMPT } from "../../core/chat/turn-deps";
-import { spawnTestEngine } from "../../../testing/engine/real-engine";
-import { startServer, type RunningServer } from "../start";
+import type { RunningServer } from "../start";
+import { startDemoServer, type DemoServer } from "../../../testing/server/demo-server";
 
-let dir: string;
+let demo: DemoServer;
 let server: RunningServer;
 let client: Anthropic;
 /** The base model's id on /v1 (its file name). */
 let base: string;
 
 beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), "macaron-v1-messages-"));
-  server = await startServer({
-    dataDir: join(dir, "data"),
-    rendererDir: join(dir, "no-ui"),
-    spawnEngine: spawnTestEngine(),
-  });
-  const opened = await server.core.dispatch("models.openDemo", {}, { transport: "http" });
-  if (!opened.ok) throw new Error(opened.error.message);
+  demo = await startDemoServer("v1-messages");
+  ({ server, base } = demo);
   // The SDK adds /v1/messages to its base URL itself: the server's origin, not …/v1.
   client = new Anthropic({ apiKey: server.apiKey, baseURL: server.url, maxRetries: 0 });
-  const models = await new OpenAI({ apiKey: server.apiKey, baseURL: `${server.url}/v1` }).models.list();
-  base = models.data[0]!.id;
 }, 120_000);
 afterAll(async () => {
-  await server?.close();
-  rmSync(dir, { recursive: true, force: true });
+  await demo?.close();
 });
 
 const ask = (text: string): MessageParam[] => [{ role: "user", content: text }];

@@ -3,9 +3,6 @@
  * official `openai` client and the Vercel AI SDK's OpenAI-compatible provider against the
  * headless server on loopback, the real engine (node-llama-cpp) on the demo base model.
  */
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { createOpenAICompatible } from "@ai-sdk/openai-compatible";
 import { cosineSimilarity, embed, embedMany, generateText, jsonSchema, Output, streamText } from "ai";
 import OpenAI, { APIError } from "openai";
@@ -13,10 +10,10 @@ import { zodResponseFormat } from "openai/helpers/zod";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { checkArguments } from "../../core/tools/argument-check";
-import { spawnTestEngine } from "../../../testing/engine/real-engine";
-import { startServer, type RunningServer } from "../start";
+import type { RunningServer } from "../start";
+import { startDemoServer, type DemoServer } from "../../../testing/server/demo-server";
 
-let dir: string;
+let demo: DemoServer;
 let server: RunningServer;
 let client: OpenAI;
 let provider: ReturnType<typeof createOpenAICompatible>;
@@ -24,14 +21,8 @@ let provider: ReturnType<typeof createOpenAICompatible>;
 let base: string;
 
 beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), "macaron-v1-clients-"));
-  server = await startServer({
-    dataDir: join(dir, "data"),
-    rendererDir: join(dir, "no-ui"),
-    spawnEngine: spawnTestEngine(),
-  });
-  const opened = await server.core.dispatch("models.openDemo", {}, { transport: "http" });
-  if (!opened.ok) throw new Error(opened.error.message);
+  demo = await startDemoServer("v1-clients");
+  ({ server, base } = demo);
   client = new OpenAI({ apiKey: server.apiKey, baseURL: `${server.url}/v1`, maxRetries: 0 });
   provider = createOpenAICompatible({
     name: "macaron",
@@ -40,11 +31,9 @@ beforeAll(async () => {
     includeUsage: true,
     supportsStructuredOutputs: true,
   });
-  base = (await client.models.list()).data[0]!.id;
 }, 120_000);
 afterAll(async () => {
-  await server?.close();
-  rmSync(dir, { recursive: true, force: true });
+  await demo?.close();
 });
 
 const question = [{ role: "user" as const, content: "Tell me something about the sea." }];

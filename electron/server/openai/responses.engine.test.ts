@@ -3,39 +3,27 @@
  * `responses.stream` against the headless server on loopback, the real engine (node-llama-cpp)
  * with the trained demo that ships with the app (its base and its Agent adapter).
  */
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import OpenAI, { APIError } from "openai";
 import type { ResponseInputItem, ResponseStreamEvent } from "openai/resources/responses/responses";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DEFAULT_SYSTEM_PROMPT } from "../../core/chat/turn-deps";
 import { checkArguments } from "../../core/tools/argument-check";
-import { spawnTestEngine } from "../../../testing/engine/real-engine";
-import { startServer, type RunningServer } from "../start";
+import type { RunningServer } from "../start";
+import { startDemoServer, type DemoServer } from "../../../testing/server/demo-server";
 
-let dir: string;
+let demo: DemoServer;
 let server: RunningServer;
 let client: OpenAI;
 /** The base model's id on /v1 (its file name). */
 let base: string;
 
 beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), "macaron-v1-responses-"));
-  server = await startServer({
-    dataDir: join(dir, "data"),
-    rendererDir: join(dir, "no-ui"),
-    spawnEngine: spawnTestEngine(),
-  });
-  const opened = await server.core.dispatch("models.openDemo", {}, { transport: "http" });
-  if (!opened.ok) throw new Error(opened.error.message);
+  demo = await startDemoServer("v1-responses");
+  ({ server, base } = demo);
   client = new OpenAI({ apiKey: server.apiKey, baseURL: `${server.url}/v1`, maxRetries: 0 });
-  const models = await client.models.list();
-  base = models.data[0]!.id;
 }, 120_000);
 afterAll(async () => {
-  await server?.close();
-  rmSync(dir, { recursive: true, force: true });
+  await demo?.close();
 });
 
 const timerParams = {
