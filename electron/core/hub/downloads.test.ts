@@ -7,7 +7,7 @@
  */
 import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
-import { cp, readFile, stat, writeFile } from "node:fs/promises";
+import { cp, open, readFile, stat, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, expect, it, onTestFinished } from "vitest";
 import type { Download } from "../../api";
@@ -186,6 +186,36 @@ describe("DownloadManager", () => {
     expect(ranged.length).toBeGreaterThan(0);
     for (const r of ranged)
       expect(Number(/bytes=(\d+)-/.exec(r.range!)![1])).toBeGreaterThanOrEqual(2 * DOWNLOAD_CHUNK_BYTES);
+  });
+
+  it("a partial file that claims bytes it lacks (killed mid-write) is downloaded again from zero, once", async () => {
+    hub.setFault(SMALL_KEY, { kind: "stall", offset: 2 * DOWNLOAD_CHUNK_BYTES });
+    onTestFinished(() => hub.setFault(SMALL_KEY, null));
+    const { m, dataDir } = manager();
+    const started = await m.start(SMALL_REPO, SMALL);
+    await until(
+      async () => (await resumableBytes(started.path, started.totalBytes)) >= 2 * DOWNLOAD_CHUNK_BYTES,
+    );
+    await m.close();
+    // ipull saved "chunk 0 complete" but the chunk's write never landed: zeros where data was.
+    const torn = await open(`${started.path}.ipull`, "r+");
+    await torn.write(Buffer.alloc(DOWNLOAD_CHUNK_BYTES), 0, DOWNLOAD_CHUNK_BYTES, 0);
+    await torn.close();
+    hub.setFault(SMALL_KEY, null);
+
+    const from = hub.requests.length;
+    const logged: string[] = [];
+    const { m: restarted, events } = manager({ dataDir, log: (message) => logged.push(message) });
+    const listed = (await restarted.list())[0]!;
+    expect(listed.downloadedBytes).toBe(2 * DOWNLOAD_CHUNK_BYTES);
+    await restarted.resume(listed.id);
+    const done = await restarted.wait(listed.id);
+    expect(done).toMatchObject({ state: "done", error: null });
+    expect(sha256(done.path)).toBe(sha256(sourceOf(SMALL_REPO, SMALL)));
+    expect(logged.join("\n")).toMatch(/did not check out; downloading it again from the start/);
+    // The second transfer fetched the start of the file again.
+    expect(fileRequests(SMALL_KEY, from).some((r) => !r.range || /^bytes=0-/.test(r.range))).toBe(true);
+    expect(events.filter((e) => e.state === "verifying").length).toBe(2);
   });
 
   it("refuses a file whose sha256 does not match the hub's LFS hash and deletes it", async () => {

@@ -91,6 +91,10 @@ interface DownloadRecord extends Download {
   dir: string;
   /** The resolve URL of the first part (its directory is the repo's). */
   url: string;
+  /** Bytes the current transfer kept from a partial file (0: it started from zero). */
+  resumedFrom?: number;
+  /** A resumed download that failed its check was started again from zero once. */
+  restartedFresh?: boolean;
 }
 
 /** The sidecar beside a downloaded model's first part. */
@@ -473,6 +477,7 @@ export class DownloadManager {
   private async run(record: DownloadRecord, slot: Active): Promise<void> {
     const auth = await this.deps.client.authHeaders();
     let last = { t: Date.now(), bytes: record.downloadedBytes };
+    record.resumedFrom = record.downloadedBytes;
     this.setState(record, "downloading");
     const stallMs = this.deps.stallTimeoutMs ?? 60_000;
     let progressAt = Date.now();
@@ -561,6 +566,7 @@ export class DownloadManager {
       const path = paths[i]!;
       const size = (await stat(path).catch(() => null))?.size;
       if (size !== part.sizeBytes) {
+        if (await this.restartFresh(record)) return;
         await this.deleteFiles(record);
         record.downloadedBytes = 0;
         record.error = `${basename(path)} arrived incomplete (${size ?? 0} of ${part.sizeBytes} bytes); it was deleted. Download it again.`;
@@ -569,6 +575,7 @@ export class DownloadManager {
       if (!part.sha256) continue;
       const actual = await sha256File(path);
       if (actual !== part.sha256.toLowerCase()) {
+        if (await this.restartFresh(record)) return;
         await this.deleteFiles(record);
         record.downloadedBytes = 0;
         record.error =
@@ -590,6 +597,27 @@ export class DownloadManager {
     await writeFile(tmp, `${JSON.stringify(sidecar, null, 2)}\n`);
     await rename(tmp, sidecarPath(record.path));
     this.setState(record, "done");
+  }
+
+  /**
+   * A resumed download that fails its check starts again from zero, once. ipull marks a chunk
+   * complete and saves that before the chunk's own writes have landed, so a process killed in
+   * between leaves a partial file that claims bytes it does not hold; the sha256 catches it, and
+   * the user gets the model instead of an error. Queued here, started when this run's slot ends.
+   */
+  private async restartFresh(record: DownloadRecord): Promise<boolean> {
+    if (!record.resumedFrom || record.restartedFresh || this.closed) return false;
+    record.restartedFresh = true;
+    this.deps.log?.(
+      `download of ${record.repo}/${record.file}: the partial file kept from before did not check out; downloading it again from the start`,
+      null,
+    );
+    await this.deleteFiles(record);
+    record.downloadedBytes = 0;
+    record.resumedFrom = 0;
+    this.queue.push(record.id);
+    this.setState(record, "queued");
+    return true;
   }
 
   private progress(record: DownloadRecord): void {
