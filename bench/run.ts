@@ -22,8 +22,10 @@ import { benchStructuredOutput } from "./structured-output";
 import { benchSync } from "./sync";
 import { benchToolCalls } from "./tool-calls";
 
-const { positionals, values } = parseArgs({
+// Not strict: the benchmarks registered as modules below read their own options.
+const { positionals: given, values } = parseArgs({
   allowPositionals: true,
+  strict: false,
   options: {
     size: { type: "string", default: "tiny" },
     runs: { type: "string", default: "3" },
@@ -32,7 +34,19 @@ const { positionals, values } = parseArgs({
     threads: { type: "string", default: "1" },
     keep: { type: "boolean", default: false },
   },
-});
+}) as {
+  positionals: string[];
+  values: { size: string; runs: string; tokens: string; examples: string; threads: string; keep: boolean };
+};
+// Option values are positionals too when not strict (`--sizes 10000`): only the first names a bench.
+const positionals = given.slice(0, 1);
+
+/**
+ * Benchmarks that parse their own options: `bench/<name>.ts` exports `main(argv)`, given the
+ * arguments after the name. Imported only when run.
+ */
+const MODULES = ["search", "ipc", "hops", "ttft"];
+const load = (name: string) => import(`./${name}.ts`) as Promise<{ main(argv: string[]): Promise<void> }>;
 
 const benches: Record<string, () => Promise<void>> = {
   serve: () => benchServe({ size: values.size, runs: Number(values.runs), tokens: Number(values.tokens) }),
@@ -62,7 +76,12 @@ const benches: Record<string, () => Promise<void>> = {
     benchNativeBuild({ runs: Number(values.runs), threads: Number(values.threads), keep: values.keep }),
 };
 
-const names = positionals.length > 0 ? positionals : Object.keys(benches).filter((n) => n !== "native-build");
+for (const name of MODULES)
+  benches[name] = async () => (await load(name)).main(process.argv.slice(process.argv.indexOf(name) + 1));
+
+// Build llama.cpp (and llama-server) from the bundled source, minutes each: run them on purpose only.
+const onPurpose = new Set(["native-build", "ttft"]);
+const names = positionals.length > 0 ? positionals : Object.keys(benches).filter((n) => !onPurpose.has(n));
 for (const name of names) {
   const bench = benches[name];
   if (!bench) {
