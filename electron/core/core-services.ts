@@ -14,6 +14,7 @@ import { AdapterStore } from "./adapters/adapter-store";
 import { type DemoAdapterFiles, installAdaptersFrom, installDemoAdapters } from "./adapters/bundled-adapters";
 import { SqliteRouterStore } from "./adapters/sqlite-router-store";
 import { chatHandlers } from "./chat/chat-handlers";
+import { QueryEmbeddings } from "./chat/query-embeddings";
 import { DEFAULT_SYSTEM_PROMPT, TurnPipeline } from "./chat/turn-pipeline";
 import { conversationHandlers } from "./conversations/conversation-handlers";
 import { ConversationSearch } from "./conversations/conversation-search";
@@ -188,8 +189,11 @@ export async function startServices(
     basePath: () => engine.loaded?.path ?? null,
     log,
   });
+  // The router and memory retrieval both embed the user's text of a turn: once, shared.
+  const queryEmbeddings = new QueryEmbeddings((texts) => engine.embed(texts), modelKey);
   const router = new AdapterRouter({
     embed: (texts) => engine.embed(texts),
+    embedQuery: (text) => queryEmbeddings.get(text),
     modelKey,
     store: new SqliteRouterStore(db),
   });
@@ -240,6 +244,7 @@ export async function startServices(
     events,
     settings: () => appSettings.get(),
     embed: (texts) => engine.embed(texts),
+    embedQuery: (text) => queryEmbeddings.get(text),
     modelKey,
     generateInBackground: (history, options, signal) => engine.generateInBackground(history, options, signal),
     log,

@@ -46,9 +46,28 @@ function cosine(a: ArrayLike<number>, b: ArrayLike<number>): number {
 export interface RetrievalDeps {
   store: MemoryStore;
   embed: (texts: string[]) => Promise<number[][]>;
+  /**
+   * The embedding of the turn's (trimmed) text, shared with the adapter router, which embeds
+   * it too (chat/query-embeddings.ts). Without it the text goes in the same batch as the
+   * memories missing a vector.
+   */
+  embedQuery?: (text: string) => Promise<number[]>;
   /** Which model's embeddings the cache holds (vectors differ between models). */
   modelKey: () => string;
   log: (message: string, err: unknown) => void;
+}
+
+/** The query's vector and those of `texts`; the query through embedQuery when it is shared. */
+async function embedWithQuery(
+  deps: RetrievalDeps,
+  text: string,
+  texts: string[],
+): Promise<[number[] | undefined, number[][]]> {
+  if (!deps.embedQuery) {
+    const [query, ...rest] = await deps.embed([text, ...texts]);
+    return [query, rest];
+  }
+  return Promise.all([deps.embedQuery(text.trim()), texts.length > 0 ? deps.embed(texts) : []]);
 }
 
 /**
@@ -66,7 +85,11 @@ async function byEmbedding(deps: RetrievalDeps, text: string, active: readonly M
       if (cached) vectors.set(m.id, cached);
       else if (missing.length < MAX_NEW_VECTORS) missing.push(m);
     }
-    const [query, ...fresh] = await deps.embed([text, ...missing.map((m) => m.text)]);
+    const [query, fresh] = await embedWithQuery(
+      deps,
+      text,
+      missing.map((m) => m.text),
+    );
     if (!query) return [];
     missing.forEach((m, i) => {
       const v = fresh[i];

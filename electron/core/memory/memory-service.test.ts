@@ -121,6 +121,38 @@ describe("MemoryService", () => {
     expect(events.of("memories.changed")).toHaveLength(4);
   });
 
+  it("takes the query's vector from embedQuery when shared, ranking as it would alone", async () => {
+    service.create("The user drinks green tea every morning");
+    service.create("The user has a dog called Rex");
+    const alone = await service.retrieve("Which tea should I buy?", 4096, estimate);
+    const fake = new FakeEngine();
+    const asked: string[] = [];
+    const calls: string[][] = [];
+    const shared = new MemoryService({
+      store,
+      events: new EventBus(),
+      settings: () => settings,
+      embed: (texts) => {
+        calls.push(texts);
+        return fake.embed(texts);
+      },
+      embedQuery: async (text) => {
+        asked.push(text);
+        return (await fake.embed([text]))[0]!;
+      },
+      modelKey: () => "model-b",
+      log: () => undefined,
+    });
+    expect(await shared.retrieve(" Which tea should I buy? ", 4096, estimate)).toEqual(alone);
+    expect(asked).toEqual(["Which tea should I buy?"]);
+    // The memories' vectors (not cached for model-b yet) in one batch, without the query.
+    expect(calls.map((c) => [...c].sort())).toEqual([
+      ["The user drinks green tea every morning", "The user has a dog called Rex"],
+    ]);
+    await shared.retrieve("tea", 4096, estimate);
+    expect(calls).toHaveLength(1); // all cached now: only the shared query
+  });
+
   it("retrieves by words and embeddings within the budget, never proposed ones, nothing when off", async () => {
     const tea = service.create("The user drinks green tea every morning");
     service.create("The user has a dog called Rex");

@@ -28,6 +28,8 @@ export interface MemoryServiceDeps {
   events: EventBus;
   settings: () => Pick<AppSettings, "memoryEnabled">;
   embed: (texts: string[]) => Promise<number[][]>;
+  /** The turn's embedding, shared with the router (see RetrievalDeps.embedQuery). */
+  embedQuery?: (text: string) => Promise<number[]>;
   /** Key of the loaded model for the vector cache. */
   modelKey: () => string;
   /** Without it no facts are proposed. */

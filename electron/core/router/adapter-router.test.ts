@@ -229,6 +229,50 @@ describe("AdapterRouter seed vector cache", () => {
   });
 });
 
+describe("AdapterRouter shared turn embedding", () => {
+  it("takes the turn's vector from embedQuery (trimmed), deciding as it would alone", async () => {
+    const alone = setup();
+    const embed = lexicalEmbedder();
+    const asked: string[] = [];
+    const shared = new AdapterRouter({
+      embed,
+      embedQuery: async (text) => {
+        asked.push(text);
+        return (await lexicalEmbedder()([text]))[0]!;
+      },
+      modelKey: () => "model-1",
+      store: new MemoryRouterStore(),
+      clock: { now: () => 0 },
+    });
+    for (const text of ["  Write a python function that sorts a list  ", "Plot my expenses"]) {
+      const expected = await alone.router.decide({ text, candidates, mode: auto });
+      const got = await shared.decide({ text, candidates, mode: auto });
+      expect({ ...got, latencyMs: 0 }).toEqual({ ...expected, latencyMs: 0 });
+    }
+    expect(asked).toEqual(["Write a python function that sorts a list", "Plot my expenses"]);
+    // Only the routing examples went through embed: the turns did not.
+    const seedCount = candidates.reduce((n, c) => n + c.routingExamples.length, 0);
+    expect(embed.calls.map((c) => c.length)).toEqual([seedCount]);
+  });
+
+  it("falls back when the shared embedding fails or is invalid", async () => {
+    let answer: () => Promise<number[]> = () => Promise.reject(new Error("engine restarting"));
+    const router = new AdapterRouter({
+      embed: lexicalEmbedder(),
+      embedQuery: () => answer(),
+      modelKey: () => "m",
+      store: new MemoryRouterStore(),
+    });
+    const failed = await router.decide({ text: "hello", candidates, mode: auto });
+    expect(failed.reason).toBe("auto: embedding failed: engine restarting; fallback chat");
+    answer = () => Promise.resolve([Number.NaN]);
+    const invalid = await router.decide({ text: "hello", candidates, mode: auto });
+    expect(invalid.reason).toBe(
+      "auto: embedding failed: the engine returned an invalid embedding; fallback chat",
+    );
+  });
+});
+
 describe("AdapterRouter learning from overrides", () => {
   const probe = "Draw the quarterly revenue numbers for the team.";
   const similar = "Draw the quarterly revenue numbers for my team.";

@@ -30,6 +30,11 @@ export interface AdapterRouterDeps {
   /** Base-model embeddings (EngineClient.embed). */
   embed: EmbedFn;
   /**
+   * The embedding of one turn's text, shared with whoever else embeds it for the same turn
+   * (memory retrieval: see chat/query-embeddings.ts). Without it the turn is embedded by `embed`.
+   */
+  embedQuery?: (text: string) => Promise<number[]>;
+  /**
    * Identity of the loaded base model (its sha256, or failing that its path). Embeddings are
    * cached under it: another model means other vectors.
    */
@@ -151,7 +156,10 @@ export class AdapterRouter {
     try {
       const classifier = await this.classifierFor(candidates);
       if (classifier.labels.length === 0) return this.fallback(candidates, "no routing examples");
-      const [vector] = await this.embed([text.trim()]);
+      const query = text.trim();
+      const vector = this.deps.embedQuery
+        ? checkedVector(await this.deps.embedQuery(query))
+        : (await this.embed([query]))[0];
       probabilities = classifier.classify(vector ?? []);
     } catch (error) {
       return this.fallback(
@@ -280,13 +288,16 @@ export class AdapterRouter {
         `the engine returned ${Array.isArray(vectors) ? vectors.length : "no"} embeddings for ${texts.length} texts`,
       );
     }
-    return vectors.map((v) => {
-      const vector = Float32Array.from(v);
-      if (vector.length === 0 || !vector.every(Number.isFinite))
-        throw new Error("the engine returned an invalid embedding");
-      return vector;
-    });
+    return vectors.map(checkedVector);
   }
+}
+
+/** One engine vector as float32 (see embed above); throws for an empty or non-finite one. */
+function checkedVector(v: ArrayLike<number>): Float32Array {
+  const vector = Float32Array.from(v);
+  if (vector.length === 0 || !vector.every(Number.isFinite))
+    throw new Error("the engine returned an invalid embedding");
+  return vector;
 }
 
 function clamp01(value: number): number {
