@@ -29,9 +29,14 @@ function quote(term: string): string {
  * while the user is still typing ("pas" finds "pasta"). Null when the text has no words.
  */
 export function searchQuery(text: string): string | null {
+  const phrases = searchPhrases(text);
+  return phrases.length === 0 ? null : phrases.join(" ");
+}
+
+/** The phrases searchQuery() joins, one per term (the last one a prefix); empty without words. */
+export function searchPhrases(text: string): string[] {
   const terms = queryTerms(text);
-  if (terms.length === 0) return null;
-  return terms.map((t, i) => (i === terms.length - 1 ? `${quote(t)}*` : quote(t))).join(" ");
+  return terms.map((t, i) => (i === terms.length - 1 ? `${quote(t)}*` : quote(t)));
 }
 
 /** Any term may match (OR), best ranked by bm25: candidates for memory retrieval. */

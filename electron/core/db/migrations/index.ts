@@ -8,6 +8,7 @@ import { migrate0006 } from "./0006-releases";
 import { migrate0007 } from "./0007-genui";
 import { migrate0008 } from "./0008-tool-steps";
 import { migrate0009 } from "./0009-feedback-tool-kinds";
+import { migrate0010 } from "./0010-search-transcript";
 
 export interface Migration {
   version: number;
@@ -26,6 +27,7 @@ export const migrations: readonly Migration[] = [
   { version: 7, name: "genui", up: migrate0007 },
   { version: 8, name: "tool-steps", up: migrate0008 },
   { version: 9, name: "feedback-tool-kinds", up: migrate0009 },
+  { version: 10, name: "search-transcript", up: migrate0010 },
 ];
 
 export const LATEST_SCHEMA_VERSION = migrations[migrations.length - 1]?.version ?? 0;
