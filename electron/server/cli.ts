@@ -8,8 +8,8 @@ import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { parseMcpConfig, type ParsedConfig } from "../core/tools/mcp/mcp-config";
 import { parsePort, runServiceCli } from "../../common/service-cli";
-import { LOGIN_CODE_TTL_MS } from "./auth";
-import { startServer } from "./start";
+import { spawnNodeEngine } from "../core/engine/spawn-node";
+import { earlyEngine } from "./early-engine";
 
 const USAGE = `Usage: npm run serve -- [--host 127.0.0.1] [--port 0] [--data-dir ~/.macaron] [--model MODEL] [--api-key KEY]
 
@@ -93,6 +93,13 @@ runServiceCli({
   async start(args) {
     for (const { name, message } of args.mcpConfig?.errors ?? [])
       console.error(`warning: --mcp-config: server "${name}" is skipped: ${message}`);
+    // The engine first, then the server's modules (HTTP framework, core, migrations): loading
+    // them takes about as long as the engine's own start, so the two overlap (early-engine.ts).
+    const engine = earlyEngine(spawnNodeEngine());
+    const { startServer, LOGIN_CODE_TTL_MS } = await import("./start").catch((err: unknown) => {
+      engine.dispose();
+      throw err;
+    });
     const server = await startServer({
       host: args.host,
       port: args.port,
@@ -104,7 +111,8 @@ runServiceCli({
       adaptersDir: args.adapters,
       mcpServers: args.mcpConfig?.servers,
       onDownloadLine: (line) => console.error(line),
-    });
+      spawnEngine: engine.spawnEngine,
+    }).finally(() => engine.dispose());
     if (server.modelError)
       console.error(`error: could not load ${args.model}: ${server.modelError} (serving without a model)`);
     if (server.generatedKey) console.log(`api key: ${server.apiKey}`);

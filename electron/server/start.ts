@@ -14,6 +14,7 @@ import { isModelUri, resolveModelArg } from "../core/hub/model-uri";
 import { FileTokenStore } from "../core/hub/token-store";
 import { buildServer } from "./app";
 import { LoginCodes } from "./auth";
+import { earlyEngine } from "./early-engine";
 import { serveLocalApi } from "./local-server";
 import { ensurePrivateDirSync } from "../../common/files/private-files";
 import type { NamedSpec } from "../core/tools/mcp/mcp-config";
@@ -71,6 +72,9 @@ export interface RunningServer {
   close(): Promise<void>;
 }
 
+// For cli.ts, which imports this module only once the engine is forked.
+export { LOGIN_CODE_TTL_MS } from "./auth";
+
 /** out/renderer relative to this file: electron/server/ and out/main/ are both two levels deep. */
 export function defaultRendererDir(moduleUrl: string = import.meta.url): string {
   return join(dirname(fileURLToPath(moduleUrl)), "../../out/renderer");
@@ -93,14 +97,13 @@ async function explainModelFailure(core: Core, model: string): Promise<string | 
   return inspected.ok ? "the model failed to load (see the log above)" : inspected.error.message;
 }
 
-export async function startServer(options: StartServerOptions): Promise<RunningServer> {
-  const host = options.host ?? "127.0.0.1";
-  const generatedKey = options.apiKey === undefined;
-  const apiKey = options.apiKey ?? randomBytes(32).toString("hex");
+/** Downloads a hub `model` first (a failure is reported, not thrown), then starts core. */
+async function openCore(
+  options: StartServerOptions,
+  spawnEngine: SpawnEngine,
+): Promise<{ core: Core; model: string | undefined; downloadError: string | null }> {
   let model = options.model;
   let downloadError: string | null = null;
-  // Private before anything (a model download, the token file) is written into it.
-  ensurePrivateDirSync(options.dataDir);
   if (model && isModelUri(model)) {
     try {
       model = await resolveModelArg(model, {
@@ -115,7 +118,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
   }
   const core = await createCore({
     dataDir: options.dataDir,
-    spawnEngine: options.spawnEngine ?? spawnNodeEngine(),
+    spawnEngine,
     initialModel: model,
     defaultMaxTokens: options.defaultMaxTokens,
     defaultTemperature: options.defaultTemperature,
@@ -125,6 +128,20 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     // The "Local API server" setting works in browser mode too: the same code as the desktop app.
     localApi: serveLocalApi,
   });
+  return { core, model, downloadError };
+}
+
+export async function startServer(options: StartServerOptions): Promise<RunningServer> {
+  const host = options.host ?? "127.0.0.1";
+  const generatedKey = options.apiKey === undefined;
+  const apiKey = options.apiKey ?? randomBytes(32).toString("hex");
+  // Private before anything (a model download, the token file) is written into it.
+  ensurePrivateDirSync(options.dataDir);
+  // Forked before the download, the database and the services start (see early-engine.ts).
+  const engine = earlyEngine(options.spawnEngine ?? spawnNodeEngine());
+  const { core, model, downloadError } = await openCore(options, engine.spawnEngine).finally(() =>
+    engine.dispose(),
+  );
   const loginCodes = new LoginCodes();
   let app: FastifyInstance;
   try {
