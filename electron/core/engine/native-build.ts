@@ -139,8 +139,11 @@ export const spawnRunner: BuildRunner = (command, onLine, signal) =>
     child.on("close", (code, sig) => resolve({ code, signal: sig }));
   });
 
-/** GPU toolkits worth building for: only those node-llama-cpp finds usable on this machine. */
-async function detectGpu(): Promise<"auto" | false> {
+/**
+ * GPU toolkits worth building for: only those node-llama-cpp finds usable on this machine
+ * ("auto" then builds for them, e.g. CUDA), else a CPU build (`--gpu false`).
+ */
+export async function detectGpu(): Promise<"auto" | false> {
   const { getLlamaGpuTypes } = await import("node-llama-cpp");
   const supported = await getLlamaGpuTypes("supported");
   return supported.some((gpu) => gpu !== false) ? "auto" : false;
