@@ -5,8 +5,10 @@
 #   needs it, so `npm run setup` for users does not install it. Debian's torch calls whatever
 #   libblas.so.3 is installed; the reference BLAS it pulls in made a 0.7M-parameter training
 #   step 13x slower than OpenBLAS (821 vs 10.6k tokens/s, one thread), hence libopenblas0;
-# - cmake, a C++ compiler and Ninja for the real "build llama.cpp for this machine" test
-#   (node-llama-cpp compiles its bundled source with them).
+# - cmake, a C++ compiler and Ninja, with which node-llama-cpp compiles its bundled llama.cpp
+#   source: for the real "build llama.cpp for this machine" test, and for the build that
+#   `npm run setup` runs after this script (the engine tests then load that build; without
+#   these tools set-up says so and the tests run the prebuilt binaries).
 set -e
 need=""
 [ -x /usr/bin/chromium ] || need="$need chromium"

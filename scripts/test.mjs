@@ -16,6 +16,24 @@ function run(cmd, args) {
   return r.status ?? 1;
 }
 
+// Which llama.cpp binaries the engine tests load: set-up builds them for this machine when it can
+// (electron/core/engine/native-cache.ts writes the marker), else node-llama-cpp's prebuilt ones.
+function engineBanner(llama = "node_modules/node-llama-cpp/llama") {
+  try {
+    const { folderName } = JSON.parse(readFileSync(`${llama}/lastBuild.json`, "utf8"));
+    if (!existsSync(`${llama}/localBuilds/${folderName}/buildDone.status`))
+      return "engine: prebuilt binaries";
+    const marker = existsSync(`${llama}/localBuilds/.macaron-build.json`)
+      ? JSON.parse(readFileSync(`${llama}/localBuilds/.macaron-build.json`, "utf8"))
+      : null;
+    const backend = marker === null ? folderName : marker.gpu === false ? "cpu" : "gpu auto";
+    return `engine: llama.cpp built for this machine (${backend}, ${marker?.key ?? "built by hand"})`;
+  } catch {
+    return "engine: prebuilt binaries";
+  }
+}
+console.log(engineBanner());
+
 const only = process.argv[2]; // "unit" | "e2e" | undefined
 const totals = { passed: 0, failed: 0, skipped: 0 };
 let crashed = false;
