@@ -2,8 +2,8 @@ import { resolve } from "node:path";
 import react from "@vitejs/plugin-react";
 import { defineConfig } from "electron-vite";
 
-// One build for the three Electron bundles. The headless server runs the same core code
-// under Node (tsx) and serves out/renderer, so the renderer build is shared by both modes.
+// One build for the three Electron bundles. The headless server (out/main/cli.js, plain Node)
+// runs the same core code and serves out/renderer, so the renderer build is shared by both modes.
 export default defineConfig({
   main: {
     build: {
@@ -12,8 +12,13 @@ export default defineConfig({
         input: {
           index: resolve(__dirname, "electron/main/index.ts"),
           engine: resolve(__dirname, "native/engine/main.ts"),
+          // `npm start` headless / `npm run serve`: no tsx at run time.
+          cli: resolve(__dirname, "electron/server/cli.ts"),
         },
         external: ["node-llama-cpp", "better-sqlite3"],
+        // Shared chunks next to the entries, not in chunks/: paths relative to import.meta
+        // (out/renderer, resources/demo, engine.js beside spawn-node) assume two levels deep.
+        output: { chunkFileNames: "[name]-[hash].js" },
       },
     },
   },

@@ -3,6 +3,9 @@
 // start (no binary — it cannot be downloaded on the dev machines — no display, missing
 // libraries), run headless mode instead and say so in one line.
 // Extra arguments go to the headless server: `npm start -- --port 9000 --model m.gguf`.
+// `npm run serve` is `start.mjs --serve`: headless mode only, with the server's own defaults.
+// Headless mode runs the built out/main/cli.js under plain Node (no tsx: its loader and the
+// npm wrapper cost ~0.65 s per start); from sources: `npx tsx electron/server/cli.ts`.
 import { spawn, spawnSync } from "node:child_process";
 import { existsSync, readdirSync, statSync } from "node:fs";
 import { createRequire } from "node:module";
@@ -12,16 +15,8 @@ import { fileURLToPath } from "node:url";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const require = createRequire(join(root, "package.json"));
-const extraArgs = process.argv.slice(2);
-
-/** Run node on a script with inherited stdio; exit with its code when it fails. */
-function runNodeOrExit(args, what) {
-  const result = spawnSync(process.execPath, args, { cwd: root, stdio: "inherit" });
-  if (result.status !== 0) {
-    console.error(`${what} failed (exit ${result.status ?? result.signal}).`);
-    process.exit(result.status ?? 1);
-  }
-}
+const serveOnly = process.argv[2] === "--serve";
+const extraArgs = process.argv.slice(serveOnly ? 3 : 2);
 
 /** Newest modification time under `path` (0 when missing), skipping tests and dot folders. */
 function newestMtime(path) {
@@ -33,32 +28,60 @@ function newestMtime(path) {
     .reduce((max, name) => Math.max(max, newestMtime(join(path, name))), 0);
 }
 
+/** What the bundles are built from (tests and dot folders aside, see newestMtime). */
+const SOURCES = ["electron", "native", "common", "renderer", "electron.vite.config.ts", "package.json"];
+
+/** Whether one of `outputs` is missing or older than the sources. */
+function isStale(outputs) {
+  const oldestOutput = Math.min(
+    ...outputs.map((p) => (existsSync(join(root, p)) ? statSync(join(root, p)).mtimeMs : 0)),
+  );
+  return oldestOutput < Math.max(...SOURCES.map((p) => newestMtime(join(root, p))));
+}
+
+function build() {
+  return spawnSync(
+    process.execPath,
+    [join(root, "node_modules", "electron-vite", "bin", "electron-vite.js"), "build"],
+    // stdout too goes to stderr: a caller reading our stdout sees the server's lines only.
+    { cwd: root, stdio: ["ignore", 2, 2] },
+  ).status;
+}
+
 /**
  * The desktop app needs all three bundles (main + engine, preload, renderer); rebuild them
  * when one is missing or older than the sources.
  */
 function ensureDesktopBuild() {
-  const outputs = [
-    "out/main/index.js",
-    "out/main/engine.js",
-    "out/preload/index.js",
-    "out/renderer/index.html",
-  ];
-  const sources = ["electron", "native", "renderer", "electron.vite.config.ts", "package.json"];
-  const oldestOutput = Math.min(
-    ...outputs.map((p) => (existsSync(join(root, p)) ? statSync(join(root, p)).mtimeMs : 0)),
-  );
-  const newestSource = Math.max(...sources.map((p) => newestMtime(join(root, p))));
-  if (oldestOutput >= newestSource) return;
+  if (
+    !isStale(["out/main/index.js", "out/main/engine.js", "out/preload/index.js", "out/renderer/index.html"])
+  )
+    return;
   console.error("start: building the app (electron-vite build)…");
-  runNodeOrExit([join(root, "node_modules", "electron-vite", "bin", "electron-vite.js"), "build"], "Build");
+  const status = build();
+  if (status !== 0) {
+    console.error(`Build failed (exit ${status}).`);
+    process.exit(status ?? 1);
+  }
 }
 
-/** Headless mode serves out/renderer; ensure-build.mjs rebuilds it when stale. */
-function ensureHeadlessBuild() {
-  const ensure = join(root, "scripts", "ensure-build.mjs");
-  if (existsSync(ensure)) runNodeOrExit([ensure], "Build");
-  else ensureDesktopBuild();
+const HEADLESS_BUILD = ["out/main/cli.js", "out/main/engine.js", "out/renderer/index.html"];
+
+/**
+ * The command line of headless mode: node out/main/cli.js, built first when stale. Should the
+ * build fail, the server still starts, from the sources under tsx (the API is useful without
+ * the UI; the pages then answer 503 or show the old build).
+ */
+function headlessCommand() {
+  if (isStale(HEADLESS_BUILD)) {
+    console.error("start: building headless mode (electron-vite build)…");
+    const status = build();
+    if (status !== 0) {
+      console.error(`start: the build failed (exit ${status}); starting from the sources (tsx) instead`);
+      return [require.resolve("tsx/cli"), join(root, "electron", "server", "cli.ts")];
+    }
+  }
+  return [join(root, "out", "main", "cli.js")];
 }
 
 /** The Electron binary if it can run here, or the reason it cannot. */
@@ -116,8 +139,10 @@ function headlessArgs() {
   return [...defaults.filter(([flag]) => !given.has(flag)).flat(), ...extraArgs];
 }
 
-const electron = probeElectron();
-if (electron.ok) {
+const electron = serveOnly ? { ok: false } : probeElectron();
+if (serveOnly) {
+  runAndExit(process.execPath, [...headlessCommand(), ...extraArgs]);
+} else if (electron.ok) {
   ensureDesktopBuild();
   // ELECTRON_RUN_AS_NODE in the environment would turn the app into a plain Node script.
   const env = { ...process.env };
@@ -127,7 +152,5 @@ if (electron.ok) {
   console.log(
     `Electron runtime not available on this machine (${electron.reason}); starting headless mode — open the URL below in a browser.`,
   );
-  ensureHeadlessBuild();
-  const tsxCli = require.resolve("tsx/cli");
-  runAndExit(process.execPath, [tsxCli, join(root, "electron", "server", "cli.ts"), ...headlessArgs()]);
+  runAndExit(process.execPath, [...headlessCommand(), ...headlessArgs()]);
 }

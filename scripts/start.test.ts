@@ -1,5 +1,5 @@
 import { spawn, spawnSync } from "node:child_process";
-import { chmodSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
@@ -95,4 +95,39 @@ describe.runIf(process.platform !== "win32")("npm start", () => {
     expect(result.stdout).not.toContain("headless");
     expect(result.status).toBe(3);
   });
+
+  it.runIf(process.platform === "linux")(
+    "--serve (npm run serve) runs the built out/main/cli.js under plain node, with the server's defaults",
+    async () => {
+      const dataDir = tempDir();
+      const child = spawn(process.execPath, [startScript, "--serve", "--data-dir", dataDir], {
+        cwd: root,
+        env: fakeElectron('echo "must not run" >&2; exit 9'),
+        stdio: ["ignore", "pipe", "pipe"],
+      });
+      const lines: string[] = [];
+      try {
+        // The hint line names the server's pid (kill -USR2 PID).
+        const pid = await new Promise<string>((resolve, reject) => {
+          createInterface({ input: child.stdout }).on("line", (line) => {
+            lines.push(line);
+            const match = /kill -USR2 (\d+)/.exec(line);
+            if (match?.[1]) resolve(match[1]);
+          });
+          child.on("exit", (code) => reject(new Error(`exited ${code}: ${lines.join("\n")}`)));
+        });
+        const argv = readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0");
+        expect(argv[1]).toBe(join(root, "out", "main", "cli.js"));
+        expect(argv.join(" ")).not.toMatch(/tsx/);
+        expect(lines.some((l) => l.startsWith("Electron runtime not available"))).toBe(false);
+        // Port 0, the server's own default, not start's 8080.
+        const listening = lines.find((l) => l.startsWith("listening on "));
+        expect(new URL(listening!.slice("listening on ".length)).port).not.toBe("8080");
+      } finally {
+        const exited = new Promise((resolve) => child.once("exit", resolve));
+        child.kill("SIGTERM");
+        await exited;
+      }
+    },
+  );
 });
