@@ -82,7 +82,20 @@ function referenceSearch(db: Database, text: string): { key: string; rank: numbe
 const keyOf = (h: SearchHit): string => h.messageId ?? `title:${h.conversationId}`;
 
 // Few words, so that queries match often; "café" checks the tokenizer's diacritics on both sides.
-const WORDS = ["tea", "team", "teapot", "green", "café", "cafe", "brew", "bitter", "zebra", "stripe"];
+const WORDS = [
+  "tea",
+  "team",
+  "teapot",
+  "teapots",
+  "green",
+  "café",
+  "cafe",
+  "Cafés",
+  "brew",
+  "bitter",
+  "zebra",
+  "don't",
+];
 const wordArb = fc.constantFrom(...WORDS);
 const textArb = (max: number) => fc.array(wordArb, { minLength: 1, maxLength: max }).map((w) => w.join(" "));
 interface Corpus {
@@ -101,6 +114,10 @@ const queryArb = fc.oneof(
   // Typed halfway: the last word is a prefix.
   fc.tuple(textArb(2), wordArb, fc.integer({ min: 1, max: 4 })).map(([a, w, n]) => `${a} ${w.slice(0, n)}`),
   wordArb.map((w) => w.slice(0, 2)),
+  // Long enough to be completed from the index's words rather than read from a prefix index.
+  fc
+    .tuple(wordArb, fc.constantFrom("teap", "teapo", "teapot", "cafe", "Café", "bitt", "zebr", "don'"))
+    .map(([a, p]) => `${a} ${p}`),
 );
 
 let db: Database;
@@ -151,19 +168,28 @@ describe("property: ConversationSearch agrees with the old query", () => {
   }, 120_000);
 
   it("newest-first path: exactly the newest true matches, newest first", () => {
-    // Every phrase counts as common; tiny windows make it walk down through several of them.
-    const search = new ConversationSearch(db, { commonRows: 0, firstWindow: 2 });
+    // Every phrase counts as common. Few allowed completions: some prefixes stay prefix queries.
+    const searches = [0, 1, 2, undefined].map(
+      (maxCompletions) => new ConversationSearch(db, { commonRows: 0, maxCompletions }),
+    );
     fc.assert(
-      fc.property(corpusArb, queryArb, fc.integer({ min: 1, max: 30 }), (corpus, text, limit) => {
-        load(corpus);
-        const all = referenceSearch(db, text);
-        if (all.length > 0) expect(search.order(text)).toBe("newest");
-        const expected = all
-          .map((r) => r.hit)
-          .sort((a, b) => b.createdAt - a.createdAt)
-          .slice(0, limit);
-        expect(search.search(text, limit)).toEqual(expected);
-      }),
+      fc.property(
+        corpusArb,
+        queryArb,
+        fc.integer({ min: 1, max: 30 }),
+        fc.nat(3),
+        (corpus, text, limit, which) => {
+          const search = searches[which]!;
+          load(corpus);
+          const all = referenceSearch(db, text);
+          if (all.length > 0) expect(search.order(text)).toBe("newest");
+          const expected = all
+            .map((r) => r.hit)
+            .sort((a, b) => b.createdAt - a.createdAt)
+            .slice(0, limit);
+          expect(search.search(text, limit)).toEqual(expected);
+        },
+      ),
       { numRuns: 300 },
     );
   }, 120_000);

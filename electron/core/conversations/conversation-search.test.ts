@@ -87,4 +87,28 @@ describe("ConversationSearch", () => {
     conversations.delete(c.id);
     expect(search.search("horse")).toEqual([]);
   });
+
+  it("answers a query with a very common word newest first, all other queries by rank", () => {
+    // Three rows is "very common" here (COMMON_ROWS in the app).
+    const common = new ConversationSearch(db, { commonRows: 3 });
+    const c = conversations.create("Notes", 1);
+    const written = ["tea", "tea tea tea teapot", "tea zebra", "teapots and tea", "tea again"].map(
+      (text, i) =>
+        messages.append({ conversationId: c.id, role: "user", content: text, status: "complete" }, 10 + i),
+    );
+    expect(common.order("tea")).toBe("newest");
+    expect(common.order("zebra")).toBe("rank");
+    expect(common.order("zebra tea")).toBe("newest"); // one common word is enough
+    // The newest matches, newest first; bm25 would put the "tea tea tea" one first.
+    expect(common.search("tea", 2).map((h) => h.messageId)).toEqual([written[4]!.id, written[3]!.id]);
+    // A prefix long enough to be completed from the index's words: the same matches.
+    expect(common.search("Teap").map((h) => h.messageId)).toEqual([written[3]!.id, written[1]!.id]);
+    expect(
+      common
+        .search("teap")[0]!
+        .snippet.filter((p) => p.match)
+        .map((p) => p.text),
+    ).toEqual(["teapots"]);
+    expect(common.search("zebra").map((h) => h.messageId)).toEqual([written[2]!.id]);
+  });
 });

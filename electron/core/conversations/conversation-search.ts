@@ -1,6 +1,7 @@
 import type { Database, Statement } from "better-sqlite3";
 import type { MessageRole, SearchHit } from "../../api";
-import { MATCH_CLOSE, MATCH_OPEN, searchPhrases, snippetParts } from "../db/fts-query";
+import { MATCH_CLOSE, MATCH_OPEN, quote, queryTerms, searchPhrases, snippetParts } from "../db/fts-query";
+import { FTS_TOKENIZER } from "../db/migrations/0005-memory";
 
 interface MessageHitRow {
   message_id: string;
@@ -32,13 +33,16 @@ const DEFAULT_LIMIT = 50;
  */
 export const COMMON_ROWS = 5000;
 
-/** The first window of rowids the newest-first search looks in; each next one is 4 times wider. */
-const FIRST_WINDOW = 16_384;
+/**
+ * A prefix with more completions than this stays a prefix query in the newest-first path (see
+ * lazyQuery): listing them costs a seek each.
+ */
+const MAX_COMPLETIONS = 256;
 
 export interface SearchOptions {
-  /** Tests: a small corpus reaches the newest-first path with a small threshold. */
+  /** Tests: a small corpus reaches the newest-first path, and its fallback, with small values. */
   commonRows?: number;
-  firstWindow?: number;
+  maxCompletions?: number;
 }
 
 /**
@@ -49,16 +53,15 @@ export interface SearchOptions {
 export type SearchOrder = "rank" | "newest";
 
 type Params = { query: string; limit: number };
-type WindowParams = Params & { from: number; below: number };
 
 /** The statements for one FTS5 index: rank or newest first, cut inside FTS5, then joined. */
 interface IndexStatements<Row> {
   /** How many rows match, counting no further than the limit. */
   probe: Statement<Params, { n: number }>;
   ranked: Statement<Params, Row>;
-  /** Matches with from <= rowid < below, newest first. */
-  newest: Statement<WindowParams, Row>;
-  maxRowid: Statement<[], { max: number | null }>;
+  newest: Statement<Params, Row>;
+  /** The first indexed word in [from, to): the completions of a prefix, one seek each. */
+  firstTerm: Statement<[string, string], string>;
 }
 
 function indexStatements<Row>(
@@ -68,8 +71,10 @@ function indexStatements<Row>(
   marked: string,
   /** The outer query: joins `hits` (rowid, rank, marked) to the rows shown. */
   outer: (hits: string) => string,
-  table: string,
 ): IndexStatements<Row> {
+  // An "instance" vocabulary reads one occurrence to find a word; a "row" one would count
+  // every document of it first. temp: a view on the index for this connection, not schema.
+  db.exec(`CREATE VIRTUAL TABLE IF NOT EXISTS temp.${fts}_terms USING fts5vocab(main, ${fts}, instance)`);
   return {
     probe: db.prepare(
       `SELECT count(*) AS n FROM (SELECT 1 FROM ${fts} WHERE ${fts} MATCH @query LIMIT @limit)`,
@@ -81,13 +86,15 @@ function indexStatements<Row>(
         WHERE ${fts} MATCH @query ORDER BY rank LIMIT @limit)`) + " ORDER BY hits.rank",
     ),
     // FTS5 walks its document lists in rowid order and stops at the LIMIT: nothing is scored.
-    // The window bounds what a prefix phrase merges (its words' lists) to the rowids asked.
     newest: db.prepare(
       outer(`(SELECT rowid, 0 AS rank, ${marked} AS marked FROM ${fts}
-        WHERE ${fts} MATCH @query AND rowid >= @from AND rowid < @below
-        ORDER BY rowid DESC LIMIT @limit)`) + " ORDER BY hits.rowid DESC",
+        WHERE ${fts} MATCH @query ORDER BY rowid DESC LIMIT @limit)`) + " ORDER BY hits.rowid DESC",
     ),
-    maxRowid: db.prepare(`SELECT max(rowid) AS max FROM ${table}`),
+    firstTerm: db
+      .prepare<[string, string], string>(
+        `SELECT term FROM temp.${fts}_terms WHERE term >= ? AND term < ? LIMIT 1`,
+      )
+      .pluck(),
   };
 }
 
@@ -104,13 +111,13 @@ export class ConversationSearch {
   private readonly messages: IndexStatements<MessageHitRow>;
   private readonly titles: IndexStatements<TitleHitRow>;
   private readonly idsStmt: Statement<{ query: string }, { id: string }>;
-
+  private readonly tokenizer: { clear: Statement; add: Statement<[string]>; tokens: Statement<[], string> };
   private readonly commonRows: number;
-  private readonly firstWindow: number;
+  private readonly maxCompletions: number;
 
   constructor(db: Database, options: SearchOptions = {}) {
     this.commonRows = options.commonRows ?? COMMON_ROWS;
-    this.firstWindow = options.firstWindow ?? FIRST_WINDOW;
+    this.maxCompletions = options.maxCompletions ?? MAX_COMPLETIONS;
     const open = `'${MATCH_OPEN}'`;
     const close = `'${MATCH_CLOSE}'`;
     this.messages = indexStatements(
@@ -123,7 +130,6 @@ export class ConversationSearch {
         FROM ${hits} AS hits
         JOIN messages m ON m.rowid = hits.rowid
         JOIN conversations c ON c.id = m.conversation_id`,
-      "messages",
     );
     this.titles = indexStatements(
       db,
@@ -133,8 +139,17 @@ export class ConversationSearch {
         SELECT c.id AS conversation_id, c.created_at, c.title, hits.marked, hits.rank
         FROM ${hits} AS hits
         JOIN conversations c ON c.rowid = hits.rowid`,
-      "conversations",
     );
+    // The indexes' own tokenizer, to turn a typed prefix into the form the index stores
+    // ("Caf" is "caf"): an FTS5 table of one row, on this connection only.
+    db.exec(`
+      CREATE VIRTUAL TABLE IF NOT EXISTS temp.search_tokenizer USING fts5(text, tokenize='${FTS_TOKENIZER}');
+      CREATE VIRTUAL TABLE IF NOT EXISTS temp.search_tokenizer_terms USING fts5vocab(temp, search_tokenizer, instance);`);
+    this.tokenizer = {
+      clear: db.prepare("DELETE FROM temp.search_tokenizer"),
+      add: db.prepare("INSERT INTO temp.search_tokenizer (text) VALUES (?)"),
+      tokens: db.prepare<[], string>("SELECT term FROM temp.search_tokenizer_terms ORDER BY offset").pluck(),
+    };
     this.idsStmt = db.prepare(`
       SELECT c.id FROM conversations_fts JOIN conversations c ON c.rowid = conversations_fts.rowid
       WHERE conversations_fts MATCH @query
@@ -148,22 +163,74 @@ export class ConversationSearch {
    * than COMMON_ROWS messages or titles. Each probe counts no further than that.
    */
   order(text: string): SearchOrder {
-    return this.orderOf(searchPhrases(text));
+    const terms = queryTerms(text);
+    return terms.length === 0 ? "rank" : this.plan(terms).order;
   }
 
-  private orderOf(phrases: string[]): SearchOrder {
-    const common = (index: IndexStatements<unknown>, phrase: string): boolean =>
-      index.probe.get({ query: phrase, limit: this.commonRows + 1 })!.n > this.commonRows;
-    for (const phrase of phrases) {
-      // A long prefix ("tendan*") merges the lists of every word it starts; when the word as
-      // typed is common already, that answers without the merge.
-      const exact = phrase.endsWith("*") ? phrase.slice(0, -1) : null;
-      for (const index of [this.messages, this.titles]) {
-        if (exact !== null && common(index, exact)) return "newest";
-        if (common(index, phrase)) return "newest";
-      }
+  private plan(terms: string[]): { order: SearchOrder; lazy: Map<IndexStatements<unknown>, string | null> } {
+    const last = this.singleToken(terms.at(-1)!);
+    const lazy = new Map<IndexStatements<unknown>, string | null>();
+    let order: SearchOrder = "rank";
+    for (const index of [this.messages, this.titles] as IndexStatements<unknown>[]) {
+      const phrases = this.lazyPhrases(index, terms, last);
+      lazy.set(index, phrases && phrases.join(" AND "));
+      const common = (phrase: string): boolean =>
+        index.probe.get({ query: phrase, limit: this.commonRows + 1 })!.n > this.commonRows;
+      // The word as typed, when indexed, is the first completion: a common word answers without
+      // walking all its completions in step.
+      const typed = last === null ? [] : [quote(last)];
+      if (order === "rank" && phrases && (typed.some(common) || phrases.some(common))) order = "newest";
     }
-    return "rank";
+    return { order, lazy };
+  }
+
+  /**
+   * The query's phrases for `index` in a form FTS5 reads lazily, or null when the last word
+   * completes to nothing there (nothing matches). FTS5 turns a prefix phrase into one document
+   * list by merging those of all its words before returning the first row: "tend*" with the
+   * common "tendon" among them reads all of tendon's list (~35 ms at a million messages) even
+   * for LIMIT 1. Its completions OR-ed are walked in step instead, and stop at the LIMIT. A prefix
+   * of one to three letters is one list already (migration 0010's prefix indexes) and so is
+   * kept, like one with more than MAX_COMPLETIONS completions or one that is not a single word.
+   */
+  private lazyPhrases(
+    index: IndexStatements<unknown>,
+    terms: string[],
+    last: string | null,
+  ): string[] | null {
+    const phrases = terms.map(quote);
+    const prefix = `${phrases.pop()!}*`;
+    if (last === null || [...last].length <= 3) return [...phrases, prefix];
+    const completions = this.completions(index, last);
+    if (completions === null) return [...phrases, prefix];
+    if (completions.length === 0) return null;
+    return [...phrases, `(${completions.map(quote).join(" OR ")})`];
+  }
+
+  /** The indexed words that start with `token`, or null when there are more than maxCompletions. */
+  private completions(index: IndexStatements<unknown>, token: string): string[] | null {
+    // Every text above the token's completions: no indexed word holds U+10FFFF.
+    const end = `${token}\u{10FFFF}`;
+    const out: string[] = [];
+    // Words are letters and digits: "word\u0001" sorts right after "word" and before any longer
+    // word, so each seek skips the previous word without reading its occurrences.
+    for (
+      let t = index.firstTerm.get(token, end);
+      t !== undefined;
+      t = index.firstTerm.get(`${t}\u0001`, end)
+    ) {
+      if (out.length === this.maxCompletions) return null;
+      out.push(t);
+    }
+    return out;
+  }
+
+  /** `term` as the index stores it, when it is one word for the tokenizer; else null. */
+  private singleToken(term: string): string | null {
+    this.tokenizer.clear.run();
+    this.tokenizer.add.run(term);
+    const tokens = this.tokenizer.tokens.all();
+    return tokens.length === 1 ? tokens[0]! : null;
   }
 
   /**
@@ -172,18 +239,24 @@ export class ConversationSearch {
    * Empty for text without words.
    */
   search(text: string, limit = DEFAULT_LIMIT): SearchHit[] {
-    const phrases = searchPhrases(text);
-    if (phrases.length === 0) return [];
-    const query = phrases.join(" ");
-    if (this.orderOf(phrases) === "newest") {
-      const titles = this.newest(this.titles, query, limit).map(titleHit);
-      const messages = this.newest(this.messages, query, limit).map(messageHit);
+    const terms = queryTerms(text);
+    if (terms.length === 0) return [];
+    const { order, lazy } = this.plan(terms);
+    if (order === "newest") {
+      const newest = <Row>(index: IndexStatements<Row>): Row[] => {
+        const query = lazy.get(index);
+        return query ? index.newest.all({ query, limit }) : [];
+      };
+      const titles = newest(this.titles).map(titleHit);
+      const messages = newest(this.messages).map(messageHit);
       // Stable: messages already come newest written first.
       return [...messages, ...titles]
         .sort((a, b) => b.hit.createdAt - a.hit.createdAt)
         .slice(0, limit)
         .map((r) => r.hit);
     }
+    // The query as the user typed it, prefix and all: bm25 scores a prefix as one phrase.
+    const query = searchPhrases(text).join(" ");
     const titles = this.titles.ranked.all({ query, limit }).map(titleHit);
     const messages = this.messages.ranked.all({ query, limit }).map(messageHit);
     // bm25 is negative: lower is better.
@@ -191,18 +264,6 @@ export class ConversationSearch {
       .sort((a, b) => a.rank - b.rank)
       .slice(0, limit)
       .map((r) => r.hit);
-  }
-
-  /** The `limit` matches with the highest rowids, looking in ever wider windows down from the top. */
-  private newest<Row>(index: IndexStatements<Row>, query: string, limit: number): Row[] {
-    const rows: Row[] = [];
-    let below = (index.maxRowid.get()?.max ?? 0) + 1;
-    for (let width = this.firstWindow; below > 1 && rows.length < limit; width *= 4) {
-      const from = Math.max(1, below - width);
-      rows.push(...index.newest.all({ query, limit: limit - rows.length, from, below }));
-      below = from;
-    }
-    return rows;
   }
 
   /** Ids of the conversations whose title or transcript matches (the sidebar filter). */

@@ -20,7 +20,8 @@ export function queryTerms(text: string, max = MAX_TERMS): string[] {
     .slice(0, max);
 }
 
-function quote(term: string): string {
+/** `term` as one FTS5 string: a phrase of its words, nothing in it read as syntax. */
+export function quote(term: string): string {
   return `"${term.replace(/"/g, '""')}"`;
 }
 

@@ -88,6 +88,23 @@ describe("migration 0010 (the messages index holds the transcript only)", () => 
     integrity(db);
   });
 
+  it("titles stay indexed and in sync (the index made again under 0005's triggers)", () => {
+    const db = atV9();
+    migrate(db);
+    const titles = (q: string): number =>
+      db
+        .prepare("SELECT count(*) FROM conversations_fts WHERE conversations_fts MATCH ?")
+        .pluck()
+        .get(q) as number;
+    expect(titles("zeb*")).toBe(1);
+    db.prepare("UPDATE conversations SET title = 'Horse facts' WHERE id = 'c1'").run();
+    expect(titles("zebra")).toBe(0);
+    expect(titles("ho*")).toBe(1);
+    db.prepare("INSERT INTO conversations_fts(conversations_fts, rank) VALUES ('integrity-check', 1)").run();
+    db.prepare("DELETE FROM conversations WHERE id = 'c1'").run();
+    expect(titles("horse")).toBe(0);
+  });
+
   it("a rebuild (needed after a VACUUM) indexes the same rows as the triggers", () => {
     const db = atV9();
     migrate(db);
