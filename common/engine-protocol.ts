@@ -266,6 +266,8 @@ export type EngineRequest =
       /** Full history ending with the user turn to answer. */
       history: ChatTurn[];
       options: GenerateOptions;
+      /** false: no "token" messages, only the result (whose text is the whole answer). Default true. */
+      stream?: boolean;
     }
   /** Abort the generation started by request `target`. The generation then ends with reason "abort". */
   | { id: number; type: "abort"; target: number }
@@ -282,7 +284,7 @@ export type EngineRequest =
    * is (with BOS when the model wants one). Same options and result as "generate", except tools
    * (refused) and sessionKey (ignored: a shared cache).
    */
-  | { id: number; type: "complete"; prompt: string; options: GenerateOptions }
+  | { id: number; type: "complete"; prompt: string; options: GenerateOptions; stream?: boolean }
   /**
    * Drop a conversation's cached KV (live sequences and saved state files in `stateDir`): its
    * conversation was deleted, and the cache holds its tokens.
@@ -375,6 +377,10 @@ export type EngineMessage =
   /** Sent once when the process is ready to take requests. */
   | { type: "ready"; pid: number }
   | { type: "progress"; id: number; progress: number }
+  /**
+   * Streamed text of generation `id` (unless it asked for `stream: false`): one or more tokens'
+   * text, merged per few ms by the engine (DeltaBatcher); all of them are sent before the result.
+   */
   | { type: "token"; id: number; text: string }
   /**
    * `value`: the EngineReply of the type of request `id` (unknown on the wire: the supervisor

@@ -172,7 +172,9 @@ describe("crash safety", () => {
   it("a committed message is visible to another connection at once; a partial answer is saved while it streams", async () => {
     const s = await setup({ flushIntervalMs: 5 });
     s.engine.scripts.push({ tokens: ["Half", " an", " answer"], end: "hang" });
-    const delta = s.events.next("chat.delta", (d) => d.delta === " answer");
+    // Deltas may merge pieces (DeltaBatcher): wait until they add up to the whole text.
+    let shown = "";
+    const delta = s.events.next("chat.delta", (d) => (shown += d.delta) === "Half an answer");
     const sent = await s.call<{ userMessage: Message; assistantMessage: Message }>("chat.send", {
       conversationId: s.conv.id,
       text: "Tell me something long",

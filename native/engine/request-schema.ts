@@ -188,6 +188,7 @@ export const EngineRequestSchema = z.discriminatedUnion("type", [
     type: z.literal("generate"),
     history: z.array(ChatTurnSchema).min(1),
     options: GenerateOptionsChecked,
+    stream: z.boolean().optional(),
   }),
   z.object({ id, type: z.literal("abort"), target: id }),
   z.object({ id, type: z.literal("ping") }),
@@ -202,6 +203,7 @@ export const EngineRequestSchema = z.discriminatedUnion("type", [
       message: "a raw completion cannot call tools",
       path: ["tools"],
     }),
+    stream: z.boolean().optional(),
   }),
   z.object({
     id,

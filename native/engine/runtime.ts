@@ -1,3 +1,4 @@
+import { batchWindowFromEnv, DeltaBatcher } from "../../common/delta-batcher";
 import { deleteSavedStates } from "./kv-state-store";
 import { withLock } from "lifecycle-utils";
 import { EngineFailure } from "./engine-failure";
@@ -16,6 +17,19 @@ import { parseEngineRequest } from "./request-schema";
 import { ToolRequestError } from "./tool-schema";
 
 type Request<T extends EngineRequestType> = Extract<EngineRequest, { type: T }>;
+
+/**
+ * How long streamed tokens are merged into one "token" message (ms; the first goes at once).
+ * A message per token costs a structured clone, a pipe write and a wake-up of the parent each;
+ * measured with `npm run bench -- hops` (bench/hops.ts) on the tiny fixture model. 0 = one
+ * message per token (MACARON_TOKEN_BATCH_MS=0, kept for that benchmark's "before" runs).
+ */
+export const TOKEN_BATCH_MS = 4;
+
+export interface EngineRuntimeOptions {
+  /** See TOKEN_BATCH_MS; default from MACARON_TOKEN_BATCH_MS, else TOKEN_BATCH_MS. */
+  tokenBatchMs?: number;
+}
 /** The reply a request of type `T` resolves to (EngineReplies in the protocol). */
 type Reply<T extends EngineRequestType> = Promise<EngineReply<T>>;
 
@@ -28,11 +42,16 @@ export class EngineRuntime {
   private generation: { id: number; controller: AbortController } | null = null;
   private backend: Promise<LlamaBackend> | null = null;
   private disposed = false;
+  private readonly tokenBatchMs: number;
 
   constructor(
     private readonly send: (message: EngineMessage) => void,
     private readonly loadBackend: () => Promise<LlamaBackend>,
-  ) {}
+    options: EngineRuntimeOptions = {},
+  ) {
+    this.tokenBatchMs =
+      options.tokenBatchMs ?? batchWindowFromEnv(process.env.MACARON_TOKEN_BATCH_MS, TOKEN_BATCH_MS);
+  }
 
   /** Start loading llama.cpp (~0.8 s) now, so the first model load does not wait for it. */
   warmUp(): void {
@@ -192,24 +211,26 @@ export class EngineRuntime {
   }
 
   private generate(request: Request<"generate">): Reply<"generate"> {
-    return this.generating(request.id, (session, onText, signal) =>
+    return this.generating(request.id, request.stream !== false, (session, onText, signal) =>
       session.generate(request.history, request.options, onText, signal),
     );
   }
 
   /** A raw completion: a generation like any other (busy, abort, streamed tokens). */
   private complete(request: Request<"complete">): Reply<"complete"> {
-    return this.generating(request.id, (session, onText, signal) =>
+    return this.generating(request.id, request.stream !== false, (session, onText, signal) =>
       session.complete(request.prompt, request.options, onText, signal),
     );
   }
 
   /**
    * Run one generation (request `id`): one at a time ("busy" otherwise), abortable by an
-   * "abort" request naming `id`, its text streamed as "token" messages.
+   * "abort" request naming `id`, its text streamed as "token" messages (merged per
+   * `tokenBatchMs`) unless `stream` is false: then the result alone carries the text.
    */
   private async generating(
     id: number,
+    stream: boolean,
     run: (
       session: ModelSession,
       onText: (text: string) => void,
@@ -219,17 +240,16 @@ export class EngineRuntime {
     this.assertIdle("start another one");
     const generation = { id, controller: new AbortController() };
     this.generation = generation;
+    const tokens = stream
+      ? new DeltaBatcher((text) => this.send({ type: "token", id, text }), { windowMs: this.tokenBatchMs })
+      : null;
     try {
       // Under the model lock: a load in flight finishes before this generation starts.
       return await withLock([this, "model"], async () => {
         const session = this.session;
         if (!session) throw new EngineFailure("no_model", "No model is loaded. Load a model first.");
         try {
-          return await run(
-            session,
-            (text) => this.send({ type: "token", id, text }),
-            generation.controller.signal,
-          );
+          return await run(session, (text) => tokens?.push(text), generation.controller.signal);
         } catch (error) {
           if (error instanceof AdapterError) throw new EngineFailure("adapter_failed", error.message);
           if (error instanceof ToolRequestError) throw new EngineFailure("invalid_request", error.message);
@@ -237,6 +257,8 @@ export class EngineRuntime {
         }
       });
     } finally {
+      // Every token before the result or error, which handle() sends once this returns.
+      tokens?.flush();
       this.generation = null;
     }
   }

@@ -46,6 +46,14 @@ export interface EngineSupervisorOptions extends RestartPolicyOptions {
   closeGraceMs?: number;
 }
 
+/**
+ * Pass as `onToken` when only the whole text is wanted (/v1 non-streaming, background work,
+ * comparisons): the supervisor then asks the engine for no "token" messages at all (`stream:
+ * false`), and the result alone carries the text, one message instead of one per few tokens.
+ * A function rather than `undefined` so that every EngineClient (fakes, queues) can still call it.
+ */
+export const NO_TOKENS: (text: string) => void = () => {};
+
 export type SupervisorState = "starting" | "ready" | "restarting" | "failed" | "closed";
 
 /** A request of type `K` without its id (the supervisor numbers requests). */
@@ -218,7 +226,7 @@ export class EngineSupervisor implements EngineClient {
   ): Promise<GenerateResult> {
     await this.whenAvailable();
     return await this.request(
-      { type: "generate", history, options },
+      { type: "generate", history, options, ...streamField(onToken) },
       { action: "answering", onToken, signal },
     );
   }
@@ -255,7 +263,7 @@ export class EngineSupervisor implements EngineClient {
   ): Promise<GenerateResult> {
     await this.whenAvailable();
     return await this.request(
-      { type: "complete", prompt, options },
+      { type: "complete", prompt, options, ...streamField(onToken) },
       { action: "completing", onToken, signal },
     );
   }
@@ -547,6 +555,11 @@ export class EngineSupervisor implements EngineClient {
       }
     }
   }
+}
+
+/** `stream: false` for a caller that wants no tokens (NO_TOKENS); else nothing (streamed). */
+function streamField(onToken: (text: string) => void): { stream?: false } {
+  return onToken === NO_TOKENS ? { stream: false } : {};
 }
 
 /** `options` without its undefined fields (they would override the supervisor's defaults). */

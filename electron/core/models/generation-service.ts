@@ -14,6 +14,7 @@ import type {
   GenerateResult,
   LoadedModel,
 } from "../engine/types";
+import { NO_TOKENS } from "../engine/supervisor";
 import { GenerationQueue } from "./generation-queue";
 
 /** What the /v1 endpoints may ask of the engine (Core.generation). */
@@ -24,18 +25,21 @@ export interface CoreGeneration {
   readonly canComplete: boolean;
   /** Whether the engine can embed with token counts (embed). */
   readonly canEmbed: boolean;
-  /** A chat generation; rejects with ApiError("aborted") if `signal` fired while it waited. */
+  /**
+   * A chat generation; rejects with ApiError("aborted") if `signal` fired while it waited.
+   * Without `onToken` nothing is streamed: the engine sends the result alone (its text whole).
+   */
   generate(
     history: ChatTurn[],
     options: GenerateOptions,
-    onToken: (text: string) => void,
+    onToken: ((text: string) => void) | undefined,
     signal: AbortSignal,
   ): Promise<GenerateResult>;
   /** A raw prompt continued; rejects as generate does, and when the engine cannot (canComplete). */
   complete(
     prompt: string,
     options: GenerateOptions,
-    onToken: (text: string) => void,
+    onToken: ((text: string) => void) | undefined,
     signal: AbortSignal,
   ): Promise<GenerateResult>;
   /** Embeddings with each text's token count; rejects as generate does, and when the engine cannot. */
@@ -68,22 +72,24 @@ export class GenerationService implements CoreGeneration {
   generate(
     history: ChatTurn[],
     options: GenerateOptions,
-    onToken: (text: string) => void,
+    onToken: ((text: string) => void) | undefined,
     signal: AbortSignal,
   ): Promise<GenerateResult> {
-    return this.queue.run(signal, () => this.engine().generate(history, options, onToken, signal));
+    return this.queue.run(signal, () =>
+      this.engine().generate(history, options, onToken ?? NO_TOKENS, signal),
+    );
   }
 
   complete(
     prompt: string,
     options: GenerateOptions,
-    onToken: (text: string) => void,
+    onToken: ((text: string) => void) | undefined,
     signal: AbortSignal,
   ): Promise<GenerateResult> {
     return this.queue.run(signal, () => {
       const engine = this.engine();
       if (!engine.complete) throw new ApiError("internal", "This engine cannot complete raw prompts.");
-      return engine.complete(prompt, options, onToken, signal);
+      return engine.complete(prompt, options, onToken ?? NO_TOKENS, signal);
     });
   }
 

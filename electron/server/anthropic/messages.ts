@@ -21,7 +21,7 @@ import {
 import { anthropicErrorBody, sendAnthropicError } from "./errors";
 import { describeIssue, MessagesRequest } from "./schemas";
 import { engineTurn, routeText, type EngineTurn } from "./translate";
-import { SseChannel } from "../openai/sse";
+import { SseChannel, withBatchedDeltas } from "../openai/sse";
 
 /** Anthropic's default temperature. */
 const DEFAULT_TEMPERATURE = 1;
@@ -128,16 +128,16 @@ export function createMessagesHandler({ core }: V1Context) {
 
     // A client that goes away must not keep the engine busy (nor wait in the queue).
     const signal = abortOnClose(reply);
-    const generate = (onToken: (text: string) => void) =>
+    const generate = (onToken?: (text: string) => void) =>
       core.generation.generate(history, options, onToken, signal);
 
     if (!body.stream) {
-      let streamed = "";
       try {
-        const result = await generate((t) => (streamed += t));
+        // No token listener: the engine sends no tokens, only the result with the whole text.
+        const result = await generate();
         const uses = toolUses(result, tools);
         // With calls, the result's text is what came before them (never the call's own syntax).
-        const text = uses.length > 0 ? result.text : result.text || streamed;
+        const text = result.text;
         const reason = stopReason(result, uses);
         const content: ResponseContent[] = [...(text ? [{ type: "text" as const, text }] : []), ...uses];
         return reply.send({
@@ -158,7 +158,7 @@ export function createMessagesHandler({ core }: V1Context) {
 
     const stream = new MessageStream(reply, meta);
     try {
-      const result = await generate((t) => stream.text(t));
+      const result = await withBatchedDeltas((t) => stream.text(t), generate);
       const uses = toolUses(result, tools);
       stream.toolUses(uses);
       const reason = stopReason(result, uses);

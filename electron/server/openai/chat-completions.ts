@@ -22,7 +22,7 @@ import {
   type StructuredCheck,
 } from "./sampling";
 import { abortOnClose, newId, nowSeconds, resolveTurn, toOpenAiError, usageOf, type V1Context } from "./turn";
-import { SseChannel } from "./sse";
+import { SseChannel, withBatchedDeltas } from "./sse";
 
 /** The text the router decides on: the last user message (a tool result is answered for it). */
 function lastUserText(messages: Request["messages"]): string {
@@ -137,16 +137,16 @@ export function createChatCompletionHandler({ core }: V1Context) {
 
     // A client that goes away must not keep the engine busy (nor wait in the queue).
     const signal = abortOnClose(reply);
-    const generate = (onToken: (text: string) => void) =>
+    const generate = (onToken?: (text: string) => void) =>
       core.generation.generate(history, options, onToken, signal);
 
     if (!body.stream) {
-      let text = "";
       try {
-        const result = await generate((t) => (text += t));
+        // No token listener: the engine sends no tokens, only the result with the whole text.
+        const result = await generate();
         const calls = callsOf(result, tools);
         // With calls, the result's text is what came before them (never the call's own syntax).
-        const content = calls.length > 0 ? result.text : result.text || text;
+        const content = result.text;
         return reply.send({
           ...meta,
           object: "chat.completion",
@@ -173,7 +173,7 @@ export function createChatCompletionHandler({ core }: V1Context) {
 
     const stream = new SseStream(reply, meta);
     try {
-      const result = await generate((t) => stream.delta(t));
+      const result = await withBatchedDeltas((t) => stream.delta(t), generate);
       const calls = callsOf(result, tools);
       stream.toolCalls(calls);
       stream.finish(

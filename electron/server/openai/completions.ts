@@ -19,7 +19,7 @@ import {
   withParam,
   type V1Context,
 } from "./turn";
-import { SseChannel } from "./sse";
+import { SseChannel, withBatchedDeltas } from "./sse";
 
 function invalid(message: string, param: string): OpenAiError {
   return new OpenAiError(400, "invalid_request_error", "invalid_request", message, param);
@@ -87,20 +87,20 @@ export function createCompletionHandler({ core }: V1Context) {
     const logprobsOf = (result: GenerateResult) =>
       options.logprobs ? legacyLogprobs(result.logprobs, prompt.length) : null;
     const signal = abortOnClose(reply);
-    const run = (onToken: (text: string) => void) =>
+    const run = (onToken?: (text: string) => void) =>
       core.generation.complete(prompt, options, onToken, signal);
 
     if (!body.stream) {
       try {
-        let streamed = "";
-        const result = await run((t) => (streamed += t));
+        // No token listener: the engine sends no tokens, only the result with the whole text.
+        const result = await run();
         return reply.send({
           ...meta,
           object: "text_completion",
           choices: [
             {
               index: 0,
-              text: result.text || streamed,
+              text: result.text,
               logprobs: logprobsOf(result),
               finish_reason: finishReason(result),
             },
@@ -114,7 +114,7 @@ export function createCompletionHandler({ core }: V1Context) {
 
     const stream = new CompletionStream(reply, meta);
     try {
-      const result = await run((t) => stream.text(t));
+      const result = await withBatchedDeltas((t) => stream.text(t), run);
       stream.finish(
         finishReason(result),
         logprobsOf(result),

@@ -45,7 +45,7 @@ import {
   withParam,
   type V1Context,
 } from "./turn";
-import { SseChannel } from "./sse";
+import { SseChannel, withBatchedDeltas } from "./sse";
 
 function invalid(message: string, param: string | null): OpenAiError {
   return new OpenAiError(400, "invalid_request_error", "invalid_request", message, param);
@@ -475,14 +475,14 @@ export function createResponsesHandler({ core }: V1Context) {
 
     // A client that goes away must not keep the engine busy (nor wait in the queue).
     const signal = abortOnClose(reply);
-    const generate = (onToken: (text: string) => void) =>
+    const generate = (onToken?: (text: string) => void) =>
       core.generation.generate(history, options, onToken, signal);
 
     if (!body.stream) {
-      let streamed = "";
       try {
-        const result = await generate((t) => (streamed += t));
-        const outcome = outcomeOf(result, streamed, tools, structured);
+        // No token listener: the engine sends no tokens, only the result with the whole text.
+        const result = await generate();
+        const outcome = outcomeOf(result, result.text, tools, structured);
         const callIds = outcome.calls.map(() => newId("fc_"));
         return reply.send(
           responseObject(meta, {
@@ -499,7 +499,7 @@ export function createResponsesHandler({ core }: V1Context) {
 
     const stream = new ResponsesSse(reply, meta, messageId);
     try {
-      const result = await generate((t) => stream.delta(t));
+      const result = await withBatchedDeltas((t) => stream.delta(t), generate);
       // The client went away mid-answer: nobody is left to read the rest.
       if (signal.aborted && stream.started) {
         stream.close();

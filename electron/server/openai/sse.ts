@@ -5,6 +5,34 @@
  * still gets a real HTTP error status; each protocol's writer decides what its events are.
  */
 import type { FastifyReply } from "fastify";
+import { batchWindowFromEnv, DeltaBatcher } from "../../../common/delta-batcher";
+
+/**
+ * Streamed text pieces are merged into one delta event per this many ms (the first at once):
+ * each event costs a JSON.stringify, a socket write and a client-side parse. The engine already
+ * merges tokens per window (native/engine/runtime.ts TOKEN_BATCH_MS); this covers the pieces
+ * that still come closer together (MACARON_TOKEN_BATCH_MS=0 turns both off, for bench/hops.ts).
+ */
+export const SSE_BATCH_MS = 4;
+
+/**
+ * Run `generate` with its streamed text merged per SSE_BATCH_MS into calls of `write` (one delta
+ * event each, its text the pieces concatenated, which is what clients accumulate anyway). What
+ * is pending is written before this settles, so a tool call, the final event or an error event
+ * written next comes after all of the text.
+ */
+export async function withBatchedDeltas<T>(
+  write: (text: string) => void,
+  generate: (onToken: (text: string) => void) => Promise<T>,
+  windowMs: number = batchWindowFromEnv(process.env.MACARON_TOKEN_BATCH_MS, SSE_BATCH_MS),
+): Promise<T> {
+  const deltas = new DeltaBatcher(write, { windowMs });
+  try {
+    return await generate((text) => deltas.push(text));
+  } finally {
+    deltas.flush();
+  }
+}
 
 const HEADERS = {
   "content-type": "text/event-stream; charset=utf-8",
