@@ -17,7 +17,6 @@ import { benchMemory } from "./memory";
 import { benchNativeBuild } from "./native-build";
 import { benchRedaction } from "./redaction";
 import { benchReleases } from "./releases";
-import { benchServe } from "./serve";
 import { benchStructuredOutput } from "./structured-output";
 import { benchSync } from "./sync";
 import { benchToolCalls } from "./tool-calls";
@@ -45,11 +44,10 @@ const positionals = given.slice(0, 1);
  * Benchmarks that parse their own options: `bench/<name>.ts` exports `main(argv)`, given the
  * arguments after the name. Imported only when run.
  */
-const MODULES = ["search", "ipc", "hops", "ttft"];
+const MODULES = ["serve", "search", "ipc", "hops", "ttft"];
 const load = (name: string) => import(`./${name}.ts`) as Promise<{ main(argv: string[]): Promise<void> }>;
 
 const benches: Record<string, () => Promise<void>> = {
-  serve: () => benchServe({ size: values.size, runs: Number(values.runs), tokens: Number(values.tokens) }),
   // Defaults to "small" (a quick run); "--size bench" gives the numbers that matter.
   adapters: () =>
     benchAdapters({
