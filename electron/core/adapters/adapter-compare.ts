@@ -1,5 +1,6 @@
 import { ApiError } from "../../api";
 import { NO_MODEL_MESSAGE } from "../chat/turn-pipeline";
+import { NO_TOKENS } from "../engine/supervisor";
 import type { ChatTurn, EngineClient, KvPolicy } from "../engine/types";
 import { notInstalled, type AdapterRegistry } from "./adapter-registry";
 
@@ -40,7 +41,8 @@ export async function compareAdapter(
     maxTokens: input.maxTokens ?? COMPARE_DEFAULT_MAX_TOKENS,
     kvPolicy: deps.kvPolicy(),
   };
-  const ignore = (): void => undefined;
+  // Only the whole texts are compared: no tokens streamed.
+  const ignore = NO_TOKENS;
   const base = await deps.engine.generate(history, { ...common, adapters: [] }, ignore);
   const withAdapter = await deps.engine.generate(
     history,

@@ -1,4 +1,5 @@
 import type { Core } from "../core-types";
+import { NO_TOKENS } from "../engine/supervisor";
 import type { ContractTarget } from "./contract-runner";
 
 /**
@@ -9,6 +10,6 @@ import type { ContractTarget } from "./contract-runner";
 export function coreTarget(core: Pick<Core, "adapters" | "engine">): ContractTarget {
   return {
     resolve: (selection, text) => core.adapters.resolve(selection, text),
-    generate: (history, options, signal) => core.engine.generate(history, options, () => undefined, signal),
+    generate: (history, options, signal) => core.engine.generate(history, options, NO_TOKENS, signal),
   };
 }

@@ -1,4 +1,5 @@
 import { ApiError } from "../../api/errors";
+import { NO_TOKENS } from "../engine/supervisor";
 import type {
   ChatTurn,
   EmbedResult,
@@ -236,7 +237,8 @@ export class EngineQueue implements EngineClient {
       const result = await this.inner.generate(
         task.history,
         task.options,
-        () => undefined,
+        // Background work wants the whole text only: the engine streams nothing.
+        NO_TOKENS,
         task.controller.signal,
       );
       if (task.preempted && !task.signal.aborted) this.background.unshift(task);
