@@ -34,7 +34,9 @@ const CHILD_ENV = "MACARON_IPC_BENCH_CHILD";
 // The child: answers each ask with `count` messages of its case, then "end".
 if (process.env[CHILD_ENV] === "1" && process.send) {
   const send = (message: unknown) => process.send!(message);
-  const vectors = Array.from({ length: 16 }, (_, i) => Array.from({ length: 768 }, (_, j) => Math.sin(i + j)));
+  const vectors = Array.from({ length: 16 }, (_, i) =>
+    Array.from({ length: 768 }, (_, j) => Math.sin(i + j)),
+  );
   process.on("message", (raw) => {
     const ask = raw as Ask;
     for (let i = 0; i < ask.count; i++) {
@@ -97,7 +99,11 @@ export async function main(argv: string[]): Promise<void> {
   const cases: { name: string; ask: Ask; unit: "µs" | "ms" }[] = [
     { name: "token message", ask: { case: "tokens", count: tokens }, unit: "µs" },
     { name: "embeddings reply (16×768)", ask: { case: "embeddings", count: 50 }, unit: "ms" },
-    { name: "history request (100 turns)", ask: { case: "history", count: 50, history: history(100) }, unit: "ms" },
+    {
+      name: "history request (100 turns)",
+      ask: { case: "history", count: 50, history: history(100) },
+      unit: "ms",
+    },
   ];
   const children = {
     json: await spawnChild("json"),

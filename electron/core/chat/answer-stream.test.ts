@@ -38,7 +38,9 @@ function setup(engine: FakeEngine, deltaBatchMs?: number) {
   const bus = new EventBus();
   const events = new EventRecorder((l) => bus.subscribe(l));
   const saved: string[] = [];
-  const messages = { saveContent: (_id: string, content: string) => saved.push(content) } as unknown as MessageStore;
+  const messages = {
+    saveContent: (_id: string, content: string) => saved.push(content),
+  } as unknown as MessageStore;
   const tokens = { learn: () => undefined } as unknown as LoadedModelTokens;
   const streamer = new AnswerStreamer({
     engine,
@@ -71,7 +73,10 @@ describe("AnswerStreamer deltas", () => {
   it("add up to the answer and start with its first piece, for any pieces", async () => {
     await fc.assert(
       fc.asyncProperty(
-        fc.array(fc.string({ unit: "grapheme", minLength: 1, maxLength: 5 }), { minLength: 1, maxLength: 40 }),
+        fc.array(fc.string({ unit: "grapheme", minLength: 1, maxLength: 5 }), {
+          minLength: 1,
+          maxLength: 40,
+        }),
         async (pieces) => {
           const engine = new FakeEngine();
           engine.loaded = loadedModel("/models/m.gguf");

@@ -95,7 +95,8 @@ describe("TurnPipeline", () => {
     const { message } = await done;
     expect(seenAtGenerate).toEqual(["user:complete:Tell me a story", "assistant:streaming:"]);
     const deltas = s.events.of("chat.delta");
-    for (const d of deltas) expect(d).toMatchObject({ conversationId: conv.id, messageId: assistantMessage.id });
+    for (const d of deltas)
+      expect(d).toMatchObject({ conversationId: conv.id, messageId: assistantMessage.id });
     // The first piece at once; the ones right after it may be merged (DeltaBatcher), in order.
     expect(deltas[0]?.delta).toBe("Hello");
     expect(deltas.map((d) => d.delta).join("")).toBe("Hello world!");
