@@ -6,6 +6,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterEach, describe, expect, it } from "vitest";
+import { copyNodeLlamaCpp } from "../../../testing/engine/node-llama-cpp-copy";
 import { hasLocalBuild, localBuildPaths, type BuildRunner } from "./native-build";
 import {
   cachedEntry,
@@ -15,6 +16,7 @@ import {
   ensureNativeBuild,
   findToolchain,
   keyInputs,
+  probeBuild,
   readBuildMarker,
   type EnsureOptions,
   type Probe,
@@ -244,6 +246,15 @@ describe("ensureNativeBuild", () => {
     );
     expect(result).toMatchObject({ outcome: "fallback", reason: "cmake not found on PATH" });
     expect(runner.calls).toBe(0);
+  });
+});
+
+describe("probeBuild", () => {
+  it("a package without a local build: llama.cpp loads (and tests) the prebuilt binaries, and says so", async () => {
+    // A copy without any build, whatever the app's package has (set-up may have built into it).
+    const { root, packageDir } = copyNodeLlamaCpp(".macaron-native-probe-test", { source: false });
+    dirs.push(root);
+    expect(await probeBuild(packageDir, false)).toEqual({ buildType: "prebuilt", gpu: false });
   });
 });
 

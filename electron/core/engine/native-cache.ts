@@ -17,7 +17,7 @@
 import { spawn, spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import { createWriteStream, existsSync, readFileSync } from "node:fs";
-import { cp, mkdir, rename, rm, writeFile } from "node:fs/promises";
+import { cp, mkdir, mkdtemp, rename, rm, writeFile } from "node:fs/promises";
 import { cpus, homedir, tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
@@ -219,34 +219,48 @@ export type Probe = (packageDir: string, gpu: "auto" | false) => Promise<ProbeRe
  * with the GPU choice, never building), in a fresh process: a build for another CPU can kill
  * the process that loads it (SIGILL), and a loaded addon cannot be unloaded.
  */
-export const probeBuild: Probe = (packageDir, gpu) =>
-  new Promise((resolve, reject) => {
-    const index = pathToFileURL(join(packageDir, "dist", "index.js")).href;
-    const script = `
-      const nlc = await import(${JSON.stringify(index)});
-      const llama = await nlc.getLlama({ gpu: ${JSON.stringify(gpu)}, build: "never", progressLogs: false, logLevel: "error" });
-      console.log(JSON.stringify({ buildType: llama.buildType, gpu: llama.gpu }));
-      await llama.dispose();`;
-    const child = spawn(process.execPath, ["--input-type=module", "-e", script], {
-      env: { ...process.env, ELECTRON_RUN_AS_NODE: "1" },
-      stdio: ["ignore", "pipe", "pipe"],
-      timeout: 120_000,
+export const probeBuild: Probe = async (packageDir, gpu) => {
+  // A script file, not `node -e`: node-llama-cpp tests a prebuilt binary in a fork() of itself,
+  // and a fork inherits execArgv, so under -e the fork runs this script again instead of the
+  // test and every prebuilt binary "fails" (NoBinaryFoundError).
+  const dir = await mkdtemp(join(tmpdir(), "macaron-llama-probe-"));
+  const file = join(dir, "probe.mjs");
+  await writeFile(
+    file,
+    `const nlc = await import(${JSON.stringify(pathToFileURL(join(packageDir, "dist", "index.js")).href)});
+const llama = await nlc.getLlama({ gpu: ${JSON.stringify(gpu)}, build: "never", progressLogs: false, logLevel: "error" });
+console.log(JSON.stringify({ buildType: llama.buildType, gpu: llama.gpu }));
+await llama.dispose();
+`,
+  );
+  try {
+    return await new Promise<ProbeResult>((resolve, reject) => {
+      const child = spawn(process.execPath, [file], {
+        env: { ...process.env, ELECTRON_RUN_AS_NODE: "1" },
+        stdio: ["ignore", "pipe", "pipe"],
+        timeout: 120_000,
+      });
+      let out = "";
+      let err = "";
+      child.stdout.setEncoding("utf8").on("data", (c: string) => (out += c));
+      child.stderr.setEncoding("utf8").on("data", (c: string) => (err += c));
+      child.on("error", reject);
+      child.on("close", (code, signal) => {
+        const last = out.trim().split("\n").at(-1) ?? "";
+        try {
+          resolve(ProbeResult.parse(JSON.parse(last)));
+        } catch {
+          // Node ends a crash with its version line: the error is the last line that says so.
+          const lines = err.trim().split("\n");
+          const tail = (lines.findLast((l) => /error/i.test(l)) ?? lines.at(-1) ?? "no output").trim();
+          reject(new Error(`llama.cpp did not load (${signal ?? `exit code ${code}`}): ${tail}`));
+        }
+      });
     });
-    let out = "";
-    let err = "";
-    child.stdout.setEncoding("utf8").on("data", (c: string) => (out += c));
-    child.stderr.setEncoding("utf8").on("data", (c: string) => (err += c));
-    child.on("error", reject);
-    child.on("close", (code, signal) => {
-      const last = out.trim().split("\n").at(-1) ?? "";
-      try {
-        resolve(ProbeResult.parse(JSON.parse(last)));
-      } catch {
-        const tail = err.trim().split("\n").at(-1) ?? "no output";
-        reject(new Error(`llama.cpp did not load (${signal ?? `exit code ${code}`}): ${tail}`));
-      }
-    });
-  });
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+};
 
 export type EnsureResult =
   | { outcome: "cached" | "built"; key: string; gpu: "auto" | false; seconds: number; logFile: string | null }
