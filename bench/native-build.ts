@@ -2,9 +2,11 @@
  * Prebuilt vs built for this machine: builds llama.cpp with the app's own build code
  * (electron/core/engine/native-build.ts) into a COPY of node-llama-cpp under
  * node_modules/.macaron-native-build, so the app's node-llama-cpp (and every other test and
- * process on the machine) keeps its prebuilt binaries; then measures prompt and generation
- * tok/s on the ~99M bench model, prebuilt and local build interleaved (A/B, B/A, …), same
- * prompt, warm; then deletes the copy (`--keep` leaves it for another run).
+ * process on the machine) keeps whatever it runs; then measures prompt and generation tok/s on
+ * the ~99M bench model, prebuilt and local build interleaved (A/B, B/A, …), same prompt, warm;
+ * then deletes the copies (`--keep` leaves them for another run). The prebuilt side is a second
+ * copy without any local build (node_modules/.macaron-native-build-prebuilt), not the app's
+ * package: `npm run setup` builds llama.cpp into that one, and getLlama() prefers a local build.
  *
  *   npm run bench -- native-build [--runs 5] [--threads 1]
  */
@@ -14,13 +16,14 @@ import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { writeFixtures } from "../native/gguf/fixtures";
-import { hasLocalBuild, NativeBuild, nodeLlamaCppDir } from "../electron/core/engine/native-build";
+import { hasLocalBuild, NativeBuild } from "../electron/core/engine/native-build";
 import { copyNodeLlamaCpp } from "../testing/engine/node-llama-cpp-copy";
 import { median, report, type BenchRow } from "./stats";
 
 const COPY_FOLDER = ".macaron-native-build";
 const COPY_ROOT = resolve(import.meta.dirname, "..", "node_modules", COPY_FOLDER);
 const COPY = join(COPY_ROOT, "node_modules", "node-llama-cpp");
+const PREBUILT_FOLDER = ".macaron-native-build-prebuilt";
 
 interface Speed {
   buildType: string;
@@ -53,11 +56,7 @@ export async function benchNativeBuild(options: {
   threads: number;
   keep: boolean;
 }): Promise<void> {
-  if (hasLocalBuild(nodeLlamaCppDir())) {
-    throw new Error(
-      "The app's node-llama-cpp already has a local build: the prebuilt side would not be prebuilt.",
-    );
-  }
+  const prebuiltCopy = copyNodeLlamaCpp(PREBUILT_FOLDER, { source: false });
   const dir = mkdtempSync(join(tmpdir(), "macaron-bench-native-"));
   let buildSeconds = NaN;
   try {
@@ -92,7 +91,7 @@ export async function benchNativeBuild(options: {
       // Interleaved, alternating which goes first: the shared machine's load drifts.
       const order = run % 2 === 0 ? (["prebuilt", "local"] as const) : (["local", "prebuilt"] as const);
       for (const which of order) {
-        const result = speed(which === "prebuilt" ? nodeLlamaCppDir() : COPY, model, options.threads);
+        const result = speed(which === "prebuilt" ? prebuiltCopy.packageDir : COPY, model, options.threads);
         if (result.buildType !== (which === "prebuilt" ? "prebuilt" : "localBuild"))
           throw new Error(`${which} ran ${result.buildType}`);
         (which === "prebuilt" ? prebuilt : local).push(result);
@@ -121,6 +120,7 @@ export async function benchNativeBuild(options: {
     );
   } finally {
     rmSync(dir, { recursive: true, force: true });
+    rmSync(prebuiltCopy.root, { recursive: true, force: true });
     if (!options.keep) rmSync(COPY_ROOT, { recursive: true, force: true });
   }
 }

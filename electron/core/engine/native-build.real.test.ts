@@ -2,7 +2,11 @@
  * The real build for this machine: the app's NativeBuild compiles node-llama-cpp's bundled
  * llama.cpp source (offline, 4–6 minutes of both cores here) into a copy of node-llama-cpp —
  * the app's own package keeps its prebuilt binaries for every other test — and llama.cpp then
- * loads that build and generates. Speed of the result: bench/native-build.ts.
+ * loads that build and generates. Then the set-up's cache (native-cache.ts): that build stored,
+ * and installed from the cache into a second fresh copy with no build run at all, which llama.cpp
+ * loads as its local build. The build here never reads the cache: it is the test of the build.
+ * Both copies start from the prebuilt state whatever the app's package holds (set-up builds
+ * into that one). Speed of the result: bench/native-build.ts.
  */
 import { execFileSync } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -13,7 +17,15 @@ import { afterAll, expect, it } from "vitest";
 import type { EngineBuild } from "../../api";
 import { writeFixtures } from "../../../native/gguf/fixtures";
 import { copyNodeLlamaCpp } from "../../../testing/engine/node-llama-cpp-copy";
-import { hasLocalBuild, NativeBuild } from "./native-build";
+import { hasLocalBuild, NativeBuild, type BuildRunner } from "./native-build";
+import {
+  cacheKey,
+  ensureNativeBuild,
+  findToolchain,
+  keyInputs,
+  readBuildMarker,
+  storeBuild,
+} from "./native-cache";
 
 const cleanup: string[] = [];
 afterAll(() => {
@@ -34,6 +46,9 @@ function generateWith(packageDir: string, model: string): { buildType: string; t
   const out = execFileSync(process.execPath, ["--input-type=module", "-e", script], { encoding: "utf8" });
   return JSON.parse(out.trim().split("\n").at(-1)!) as { buildType: string; text: string };
 }
+
+/** The first test's copy holding the real build, and the fixture model. */
+let built: { packageDir: string; model: string } | null = null;
 
 it(
   "builds llama.cpp from the bundled source; the local build loads and generates",
@@ -67,6 +82,35 @@ it(
     const local = generateWith(packageDir, model);
     expect(local.buildType).toBe("localBuild");
     expect(local.text.length).toBeGreaterThan(0);
+    built = { packageDir, model };
   },
   20 * 60_000,
 );
+
+it("a cache hit installs that build into a fresh copy, without building; llama.cpp loads it as its local build", async () => {
+  expect(built, "needs the build of the test above").not.toBeNull();
+  const cache = mkdtempSync(join(tmpdir(), "macaron-native-cache-real-"));
+  cleanup.push(cache);
+  const toolchain = findToolchain(process.env);
+  if ("missing" in toolchain) throw new Error(toolchain.missing);
+  const inputs = keyInputs({ packageDir: built!.packageDir, gpu: false, toolchain });
+  await storeBuild(built!.packageDir, cache, cacheKey(inputs), inputs);
+
+  const fresh = copyNodeLlamaCpp(".macaron-native-cache-test");
+  cleanup.push(fresh.root);
+  expect(hasLocalBuild(fresh.packageDir)).toBe(false);
+  const noBuild: BuildRunner = () => Promise.reject(new Error("a cache hit must not build"));
+  const result = await ensureNativeBuild({
+    packageDir: fresh.packageDir,
+    env: process.env,
+    cacheRoot: cache,
+    gpu: false,
+    runner: noBuild,
+    print: (line) => console.log(line),
+  });
+  expect(result).toMatchObject({ outcome: "cached", key: cacheKey(inputs) });
+  expect(readBuildMarker(fresh.packageDir)).toEqual({ key: cacheKey(inputs), gpu: false });
+  const local = generateWith(fresh.packageDir, built!.model);
+  expect(local.buildType).toBe("localBuild");
+  expect(local.text.length).toBeGreaterThan(0);
+});
