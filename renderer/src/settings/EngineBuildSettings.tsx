@@ -1,5 +1,5 @@
 import { useEffect, useId, useState } from "react";
-import { useEngineBuildController, useEngineBuildState } from "../app/controller-context";
+import { useAppState, useEngineBuildController, useEngineBuildState } from "../app/controller-context";
 
 const STATE_TEXT = {
   prebuilt: "Not built for this computer yet.",
@@ -17,6 +17,10 @@ export function EngineBuildSettings() {
   const status = useEngineBuildState((s) => s.status);
   const error = useEngineBuildState((s) => s.error);
   const busy = useEngineBuildState((s) => s.busy);
+  // The backend is known once the engine has loaded a model (EngineStatus.gpu: null on the CPU).
+  const backend = useAppState((s) =>
+    s.engine?.model ? (s.engine.gpu === null ? "CPU" : s.engine.gpu.toUpperCase()) : null,
+  );
   const [showLog, setShowLog] = useState(false);
   const headingId = useId();
   useEffect(() => {
@@ -40,6 +44,7 @@ export function EngineBuildSettings() {
             <strong>
               In use: {status.using === "local" ? "built for this computer" : "prebuilt binaries"}.
             </strong>
+            {backend && <> Backend: {backend}.</>}
           </p>
           {building && (
             <div className="load-progress">
