@@ -18,12 +18,19 @@ import { copyFileSync, mkdtempSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import type { MessageRole, SearchHit } from "../electron/api";
-import { COMMON_ROWS, ConversationSearch } from "../electron/core/conversations/conversation-search";
+import type { SearchHit } from "../electron/api";
+import {
+  COMMON_ROWS,
+  ConversationSearch,
+  messageHit,
+  titleHit,
+  type MessageHitRow,
+  type TitleHitRow,
+} from "../electron/core/conversations/conversation-search";
 import { ConversationStore } from "../electron/core/conversations/conversation-store";
 import { MessageStore } from "../electron/core/conversations/message-store";
 import { connectDatabase } from "../electron/core/db/database";
-import { MATCH_CLOSE, MATCH_OPEN, searchQuery, snippetParts } from "../electron/core/db/fts-query";
+import { MATCH_CLOSE, MATCH_OPEN, searchQuery } from "../electron/core/db/fts-query";
 import { migrate } from "../electron/core/db/migrate";
 import { migrations } from "../electron/core/db/migrations";
 import { corpusQueries, fillCorpus, type QueryClass } from "./search-corpus";
@@ -34,8 +41,8 @@ const OLD_SCHEMA = 9;
 
 /** The search as it was at schema 9 (the baseline): kept verbatim here, not in the app. */
 class OldSearch {
-  private readonly messagesStmt: Statement<{ query: string; limit: number }, OldMessageRow>;
-  private readonly titlesStmt: Statement<{ query: string; limit: number }, OldTitleRow>;
+  private readonly messagesStmt: Statement<{ query: string; limit: number }, MessageHitRow>;
+  private readonly titlesStmt: Statement<{ query: string; limit: number }, TitleHitRow>;
 
   constructor(db: Database) {
     const open = `'${MATCH_OPEN}'`;
@@ -62,45 +69,14 @@ class OldSearch {
   search(text: string, limit = 50): SearchHit[] {
     const query = searchQuery(text);
     if (!query) return [];
-    const titles = this.titlesStmt.all({ query, limit }).map((r) => ({
-      rank: r.rank * 2,
-      hit: {
-        conversationId: r.conversation_id,
-        conversationTitle: r.title,
-        messageId: null,
-        role: null,
-        snippet: snippetParts(r.marked),
-        createdAt: r.created_at,
-      },
-    }));
-    const messages = this.messagesStmt.all({ query, limit }).map((r) => ({
-      rank: r.rank,
-      hit: {
-        conversationId: r.conversation_id,
-        conversationTitle: r.title,
-        messageId: r.message_id,
-        role: r.role,
-        snippet: snippetParts(r.marked),
-        createdAt: r.created_at,
-      },
-    }));
+    const titles = this.titlesStmt.all({ query, limit }).map(titleHit);
+    const messages = this.messagesStmt.all({ query, limit }).map(messageHit);
     return [...titles, ...messages]
       .sort((a, b) => a.rank - b.rank)
       .slice(0, limit)
       .map((r) => r.hit);
   }
 }
-
-interface OldMessageRow {
-  message_id: string;
-  conversation_id: string;
-  role: MessageRole;
-  created_at: number;
-  title: string;
-  marked: string;
-  rank: number;
-}
-type OldTitleRow = Omit<OldMessageRow, "message_id" | "role">;
 
 /** One user message committed in its own transaction (what a turn waits for), in ms. */
 function appendMs(db: Database, conversationId: string, i: number): number {

@@ -3,8 +3,8 @@ import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { SearchHit } from "../../api";
 import { openDatabase } from "../db/database";
-import { MATCH_CLOSE, MATCH_OPEN, searchQuery, snippetParts } from "../db/fts-query";
-import { ConversationSearch } from "./conversation-search";
+import { MATCH_CLOSE, MATCH_OPEN, searchQuery } from "../db/fts-query";
+import { ConversationSearch, messageHit, titleHit } from "./conversation-search";
 import { ConversationStore } from "./conversation-store";
 import { MessageStore } from "./message-store";
 
@@ -52,30 +52,8 @@ function referenceSearch(db: Database, text: string): { key: string; rank: numbe
     rank: number;
   }[];
   return [
-    ...titles.map((r) => ({
-      key: `title:${r.conversation_id}`,
-      rank: r.rank * 2,
-      hit: {
-        conversationId: r.conversation_id,
-        conversationTitle: r.title,
-        messageId: null,
-        role: null,
-        snippet: snippetParts(r.marked),
-        createdAt: r.created_at,
-      },
-    })),
-    ...messages.map((r) => ({
-      key: r.message_id,
-      rank: r.rank,
-      hit: {
-        conversationId: r.conversation_id,
-        conversationTitle: r.title,
-        messageId: r.message_id,
-        role: r.role,
-        snippet: snippetParts(r.marked),
-        createdAt: r.created_at,
-      },
-    })),
+    ...titles.map((r) => ({ key: `title:${r.conversation_id}`, ...titleHit(r) })),
+    ...messages.map((r) => ({ key: r.message_id, ...messageHit(r) })),
   ].sort((a, b) => a.rank - b.rank);
 }
 

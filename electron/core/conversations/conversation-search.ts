@@ -3,7 +3,8 @@ import type { MessageRole, SearchHit } from "../../api";
 import { MATCH_CLOSE, MATCH_OPEN, quote, queryTerms, searchPhrases, snippetParts } from "../db/fts-query";
 import { FTS_TOKENIZER } from "../db/migrations/0005-memory";
 
-interface MessageHitRow {
+/** A message row as the search statements return it (also the benchmark's and tests' old query). */
+export interface MessageHitRow {
   message_id: string;
   conversation_id: string;
   role: MessageRole;
@@ -13,7 +14,7 @@ interface MessageHitRow {
   rank: number;
 }
 
-interface TitleHitRow {
+export interface TitleHitRow {
   conversation_id: string;
   created_at: number;
   title: string;
@@ -274,7 +275,7 @@ export class ConversationSearch {
   }
 }
 
-function titleHit(r: TitleHitRow): { rank: number; hit: SearchHit } {
+export function titleHit(r: TitleHitRow): { rank: number; hit: SearchHit } {
   return {
     rank: r.rank * TITLE_BOOST,
     hit: {
@@ -288,7 +289,7 @@ function titleHit(r: TitleHitRow): { rank: number; hit: SearchHit } {
   };
 }
 
-function messageHit(r: MessageHitRow): { rank: number; hit: SearchHit } {
+export function messageHit(r: MessageHitRow): { rank: number; hit: SearchHit } {
   return {
     rank: r.rank,
     hit: {
