@@ -159,9 +159,7 @@ describe("DownloadManager", () => {
     onTestFinished(() => hub.setFault(SMALL_KEY, null));
     const { m, dataDir } = manager();
     const started = await m.start(SMALL_REPO, SMALL);
-    await until(
-      async () => (await resumableBytes(started.path, started.totalBytes)) >= 2 * DOWNLOAD_CHUNK_BYTES,
-    );
+    await until(() => twoChunksOnDisk(started.path, started.totalBytes));
     // What a crash leaves on disk: a copy of the data folder now (the state file says "downloading").
     const crashed = tempDir("macaron-dl-crashed-").path;
     await cp(dataDir, crashed, { recursive: true });
@@ -193,9 +191,7 @@ describe("DownloadManager", () => {
     onTestFinished(() => hub.setFault(SMALL_KEY, null));
     const { m, dataDir } = manager();
     const started = await m.start(SMALL_REPO, SMALL);
-    await until(
-      async () => (await resumableBytes(started.path, started.totalBytes)) >= 2 * DOWNLOAD_CHUNK_BYTES,
-    );
+    await until(() => twoChunksOnDisk(started.path, started.totalBytes));
     await m.close();
     // ipull saved "chunk 0 complete" but the chunk's write never landed: zeros where data was.
     const torn = await open(`${started.path}.ipull`, "r+");
@@ -354,6 +350,17 @@ describe("DownloadManager", () => {
 });
 
 /** Waits (polling the disk) for a condition a test cannot be told about otherwise. */
+/**
+ * ipull counts two chunks complete and their bytes are on disk: it saves "complete" before the
+ * chunk's writes land, so a copy or kill in between would leave a torn partial file.
+ */
+async function twoChunksOnDisk(path: string, size: number): Promise<boolean> {
+  const two = 2 * DOWNLOAD_CHUNK_BYTES;
+  if ((await resumableBytes(path, size)) < two) return false;
+  const partial = await readFile(`${path}.ipull`);
+  return partial.subarray(0, two).equals(readFileSync(sourceOf(SMALL_REPO, SMALL)).subarray(0, two));
+}
+
 async function until(check: () => Promise<boolean>, timeoutMs = 20_000): Promise<void> {
   const end = Date.now() + timeoutMs;
   while (!(await check())) {
