@@ -35,8 +35,11 @@ import {
  */
 
 const TOLERANCE = 5e-4;
-// Measured 1.3e-2 on the small base: F16 rounding of the activations, not a model difference.
-const F16_TOLERANCE = 5e-2;
+// F16 rounding of the activations, not a model difference (that shows as whole units): measured
+// on the small base 1.3e-2 with node-llama-cpp's prebuilt CPU binaries and 5.3e-2 with llama.cpp
+// built for this machine (GGML_NATIVE on an AVX-512 FP16 CPU rounds more of the F16 dot products;
+// set-up builds it by default), so the bound holds for both.
+const F16_TOLERANCE = 1e-1;
 const V = vocabularySize();
 const IM_START = 256;
 const IM_END = 257;
