@@ -14,13 +14,14 @@
  * and depends only on platform, arch, GPU and release, all of which are in the key.) The CMake
  * build tree beside Release/ is not kept: nothing loads it.
  */
-import { spawn, spawnSync } from "node:child_process";
+import { execFile, spawn, spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import { createWriteStream, existsSync, readFileSync } from "node:fs";
 import { cp, mkdir, mkdtemp, rename, rm, writeFile } from "node:fs/promises";
 import { cpus, homedir, tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
+import { promisify } from "node:util";
 import { z } from "zod";
 import {
   detectGpu,
@@ -32,6 +33,8 @@ import {
 } from "./native-build";
 
 /** Written into llama/localBuilds (a dot-name: hasLocalBuild ignores it) by every install. */
+const execFileAsync = promisify(execFile);
+
 export const BUILD_MARKER = ".macaron-build.json";
 
 export const BuildMarker = z.object({ key: z.string(), gpu: z.union([z.literal("auto"), z.literal(false)]) });
@@ -207,7 +210,29 @@ export async function installBuild(
     recursive: true,
   });
   await cp(join(entry.dir, "lastBuild.json"), lastBuild);
+  await cloneBundledSource(packageDir);
   await writeMarker(packageDir, marker);
+}
+
+/**
+ * node-llama-cpp runs a local build only with llama.cpp's source clone in llama/llama.cpp (it
+ * reads the grammars, e.g. for JSON answers, from there; "Grammars folder not found" otherwise):
+ * a cache hit clones it from the bundled git bundle, as node-llama-cpp's own build does (seconds,
+ * offline).
+ */
+async function cloneBundledSource(packageDir: string): Promise<void> {
+  const source = join(packageDir, "llama", "llama.cpp");
+  if (existsSync(join(source, ".git"))) return;
+  const bundle = join(packageDir, "llama", "gitRelease.bundle");
+  // No bundle, no git, a damaged bundle: nothing cloned, and the probe (which asks for the JSON
+  // grammar) finds the build unusable, so it is built instead.
+  try {
+    await rm(source, { recursive: true, force: true });
+    await execFileAsync("git", ["clone", "--quiet", bundle, source]);
+    await execFileAsync("git", ["-C", source, "remote", "remove", "origin"]);
+  } catch {
+    await rm(source, { recursive: true, force: true });
+  }
 }
 
 export const ProbeResult = z.object({ buildType: z.string(), gpu: z.union([z.string(), z.literal(false)]) });
@@ -229,6 +254,8 @@ export const probeBuild: Probe = async (packageDir, gpu) => {
     file,
     `const nlc = await import(${JSON.stringify(pathToFileURL(join(packageDir, "dist", "index.js")).href)});
 const llama = await nlc.getLlama({ gpu: ${JSON.stringify(gpu)}, build: "never", progressLogs: false, logLevel: "error" });
+// A local build reads its grammars (JSON answers) from the source clone beside it.
+await llama.getGrammarFor("json");
 console.log(JSON.stringify({ buildType: llama.buildType, gpu: llama.gpu }));
 await llama.dispose();
 `,
@@ -306,8 +333,8 @@ export async function ensureNativeBuild(options: EnsureOptions): Promise<EnsureR
   if (cacheRoot) {
     const entry = cachedEntry(cacheRoot, key);
     if (entry) {
-      await installBuild(entry, packageDir, marker);
       try {
+        await installBuild(entry, packageDir, marker);
         const loaded = await probe(packageDir, gpu);
         if (loaded.buildType === "localBuild")
           return { outcome: "cached", key, gpu, seconds: seconds(), logFile: null };
