@@ -127,7 +127,15 @@ export class AdapterRouter {
     this.learnedVersion++;
     this.index = null;
     try {
-      await this.vectorsFor(this.deps.modelKey(), [text]);
+      // The turn's text was embedded for its routing decision: the shared memo has it.
+      const embedQuery = this.deps.embedQuery;
+      await this.vectorsFor(
+        this.deps.modelKey(),
+        [text],
+        embedQuery
+          ? (texts) => Promise.all(texts.map(async (t) => checkedVector(await embedQuery(t))))
+          : undefined,
+      );
     } catch {
       // See above: retried when the classifier is next built.
     }
@@ -263,12 +271,16 @@ export class AdapterRouter {
   }
 
   /** Vectors of `texts` by text hash: from the store, embedding (and storing) the missing ones. */
-  private async vectorsFor(modelKey: string, texts: readonly string[]): Promise<Map<string, Float32Array>> {
+  private async vectorsFor(
+    modelKey: string,
+    texts: readonly string[],
+    embed: (texts: string[]) => Promise<Float32Array[]> = (t) => this.embed(t),
+  ): Promise<Map<string, Float32Array>> {
     const byHash = new Map(texts.map((t) => [textHash(t), t]));
     const found = this.deps.store.getVectors(modelKey, [...byHash.keys()]);
     const missing = [...byHash].filter(([hash]) => !found.has(hash));
     if (missing.length > 0) {
-      const embedded = await this.embed(missing.map(([, text]) => text));
+      const embedded = await embed(missing.map(([, text]) => text));
       const fresh = new Map(missing.map(([hash], i) => [hash, embedded[i] ?? new Float32Array()]));
       this.deps.store.putVectors(modelKey, fresh);
       for (const [hash, vector] of fresh) found.set(hash, vector);
