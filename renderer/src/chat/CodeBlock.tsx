@@ -1,10 +1,12 @@
-import { useEffect, useState } from "react";
+import { useEffect, useMemo, useState } from "react";
 import { CopyIcon } from "../app/icons";
 import { copyText } from "./clipboard";
+import { highlightCode } from "./highlight";
+import "./code-highlight.css";
 
 type CopyState = "idle" | "copied" | "failed";
 
-/** A fenced code block with its language and a Copy button. */
+/** A fenced code block with its language (highlighted when it has a grammar) and a Copy button. */
 export function CodeBlock({ code, language }: { code: string; language: string | null }) {
   const [state, setState] = useState<CopyState>("idle");
 
@@ -15,6 +17,7 @@ export function CodeBlock({ code, language }: { code: string; language: string |
   }, [state]);
 
   const text = code.endsWith("\n") ? code.slice(0, -1) : code;
+  const highlighted = useMemo(() => highlightCode(text, language), [text, language]);
   return (
     <div className="code-block">
       <div className="code-block__bar">
@@ -32,7 +35,9 @@ export function CodeBlock({ code, language }: { code: string; language: string |
         </span>
       </div>
       <pre>
-        <code className={language ? `language-${language}` : undefined}>{text}</code>
+        <code className={language ? `language-${language}${highlighted === null ? "" : " hljs"}` : undefined}>
+          {highlighted ?? text}
+        </code>
       </pre>
     </div>
   );

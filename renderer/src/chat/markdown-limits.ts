@@ -14,10 +14,16 @@ export const MARKDOWN_MAX_CHARS = 24_000;
 export const MARKDOWN_MAX_NESTING = 8;
 /** Most containers over all lines (each costs a scan per line: 1,500 list items take ~200 ms). */
 export const MARKDOWN_MAX_CONTAINERS = 1_000;
-/** Most inline delimiters (`*` `_` `` ` `` `[` `]` `~`) in one block (text between blank lines): cost is quadratic in them. */
+/** Most inline delimiters (`*` `_` `` ` `` `[` `]` `~` `$`) in one block (text between blank lines): cost is quadratic in them. */
 export const MARKDOWN_MAX_BLOCK_DELIMITERS = 300;
 /** Most inline delimiters in the whole answer. */
 export const MARKDOWN_MAX_DELIMITERS = 4_000;
+/** Most `$` in the answer: each pair is a formula KaTeX typesets (~0.2–1 ms each). */
+export const MARKDOWN_MAX_MATH_MARKS = 400;
+/** Most `|` in the answer: each may open a table cell (GFM), a DOM element of its own (4,000: a 1,000-row table of three columns). */
+export const MARKDOWN_MAX_TABLE_CELLS = 4_000;
+/** Most `|` on one line: a table row wider than this is no table a person reads (each cell is a DOM element). */
+export const MARKDOWN_MAX_LINE_CELLS = 100;
 /** Longest line parsed as markdown (a run with no line break is one block the parser scans whole). */
 export const MARKDOWN_MAX_LINE_CHARS = 10_000;
 
@@ -27,7 +33,9 @@ export const PLAIN_PREVIEW_CHARS = 10_000;
 export type MarkdownVerdict = { markdown: true } | { markdown: false; reason: string };
 
 const LIST_MARKER = /^(?:[-*+]|\d{1,9}[.)])(?=[ \t]|$)/;
-const DELIMITER = /[*_`[\]~]/g;
+const DELIMITER = /[*_`[\]~$]/g;
+const MATH_MARK = /\$/g;
+const TABLE_CELL = /\|/g;
 
 /** How many containers the start of `line` opens: `>`, list markers, and 2-space indents. */
 export function lineNesting(line: string): number {
@@ -72,6 +80,20 @@ export function markdownVerdict(text: string): MarkdownVerdict {
       reason: `it is longer than ${MARKDOWN_MAX_CHARS.toLocaleString("en")} characters`,
     };
   }
+  const mathMarks = text.match(MATH_MARK)?.length ?? 0;
+  if (mathMarks > MARKDOWN_MAX_MATH_MARKS) {
+    return {
+      markdown: false,
+      reason: `it has more than ${MARKDOWN_MAX_MATH_MARKS.toLocaleString("en")} math marks ($)`,
+    };
+  }
+  const cells = text.match(TABLE_CELL)?.length ?? 0;
+  if (cells > MARKDOWN_MAX_TABLE_CELLS) {
+    return {
+      markdown: false,
+      reason: `it has more than ${MARKDOWN_MAX_TABLE_CELLS.toLocaleString("en")} table cells`,
+    };
+  }
   let blockDelimiters = 0;
   let delimiters = 0;
   let containers = 0;
@@ -80,6 +102,12 @@ export function markdownVerdict(text: string): MarkdownVerdict {
       return {
         markdown: false,
         reason: `a line is longer than ${MARKDOWN_MAX_LINE_CHARS.toLocaleString("en")} characters`,
+      };
+    }
+    if ((line.match(TABLE_CELL)?.length ?? 0) > MARKDOWN_MAX_LINE_CELLS) {
+      return {
+        markdown: false,
+        reason: `a table row has more than ${MARKDOWN_MAX_LINE_CELLS} cells`,
       };
     }
     if (line.trim() === "") {

@@ -3,10 +3,20 @@
  * raw HTML stays text (no rehype-raw), images are never fetched (a model-written URL could leak
  * data to any server), links are http(s)/mailto only, show their real URL and open only after
  * the user confirms (Electron: openExternal; browser: a new tab without opener).
+ * GitHub-flavoured markdown (tables, task lists as disabled checkboxes, strikethrough, autolinks
+ * through the same link policy) and math ($…$, $$…$$) typeset by KaTeX, whose CSS and fonts are
+ * bundled (no remote fonts: the CSP's font-src stays 'self'). KaTeX runs untrusted (no \href,
+ * \url, \includegraphics or \html… commands) and within expansion and size limits, and its output
+ * is built from the formula's own characters, so HTML inside math stays text.
  */
 import { useState, type ComponentProps, type ReactNode } from "react";
 import ReactMarkdown from "react-markdown";
-import type { Components, ExtraProps } from "react-markdown";
+import type { Components, ExtraProps, Options as MarkdownOptions } from "react-markdown";
+import rehypeKatex, { type Options as KatexOptions } from "rehype-katex";
+import remarkGfm from "remark-gfm";
+import remarkMath from "remark-math";
+import "katex/dist/katex.min.css";
+import "./markdown.css";
 import type { ApiClient } from "../../../electron/api";
 import { CodeBlock } from "./CodeBlock";
 import { textOf } from "./hast-text";
@@ -15,6 +25,14 @@ import { markdownVerdict, PLAIN_PREVIEW_CHARS } from "./markdown-limits";
 type Platform = ApiClient["platform"];
 
 const SAFE_LINK = /^(https?:\/\/|mailto:)/i;
+
+/**
+ * KaTeX untrusted and bounded: macro expansion (KaTeX's own default is 1,000) and sizes a model
+ * could blow up; a formula that fails shows as its source in the error colour, never throws.
+ */
+const KATEX: KatexOptions = { trust: false, strict: "ignore", maxExpand: 300, maxSize: 20 };
+const REMARK_PLUGINS: MarkdownOptions["remarkPlugins"] = [remarkGfm, remarkMath];
+const REHYPE_PLUGINS: MarkdownOptions["rehypePlugins"] = [[rehypeKatex, KATEX]];
 
 export function SafeLink({
   href,
@@ -119,7 +137,12 @@ export function SafeMarkdownView({
   };
   return (
     <div className="markdown">
-      <ReactMarkdown components={components} skipHtml={false}>
+      <ReactMarkdown
+        components={components}
+        skipHtml={false}
+        remarkPlugins={REMARK_PLUGINS}
+        rehypePlugins={REHYPE_PLUGINS}
+      >
         {text}
       </ReactMarkdown>
     </div>
