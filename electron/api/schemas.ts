@@ -205,6 +205,8 @@ export const AppSettings = z.object({
   memoryEnabled: z.boolean().default(true),
   /** What happens when a conversation outgrows the context window. */
   contextStrategy: z.enum(["sliding-window", "summary"]).default("sliding-window"),
+  /** The window's colours: follow the system (live), or always light or dark. */
+  theme: z.enum(["system", "light", "dark"]).default("system"),
 });
 export type AppSettings = z.infer<typeof AppSettings>;
 

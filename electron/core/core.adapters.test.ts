@@ -298,7 +298,7 @@ describe("core adapters (scripted engine)", () => {
       "not_found",
     );
 
-    const defaults = { memoryEnabled: true, contextStrategy: "sliding-window" };
+    const defaults = { memoryEnabled: true, contextStrategy: "sliding-window", theme: "system" };
     expect(await s.call<AppSettings>("settings.get", {})).toEqual({
       kvPolicy: "sequence-per-set",
       ...defaults,

@@ -7,6 +7,7 @@ import { createApiClient } from "./api";
 import { App } from "./app/App";
 import { ControllerProvider } from "./app/controller-context";
 import { conversationIdFromHash } from "./app/hash-route";
+import { applyTheme, cachedTheme } from "./app/theme";
 import { AppController } from "./state/app-controller";
 import "./styles/base.css";
 import "./styles/layout.css";
@@ -16,6 +17,9 @@ import "./styles/memory.css";
 import "./styles/releases.css";
 import "./styles/models.css";
 import "./styles/tools.css";
+
+// Before the first render: the last theme chosen here, until the settings answer.
+applyTheme(cachedTheme());
 
 const root = document.getElementById("root");
 if (!root) throw new Error("index.html has no #root element");

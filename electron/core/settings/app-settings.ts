@@ -23,6 +23,7 @@ export class AppSettingsService {
       kvPolicy: DEFAULT_KV_POLICY,
       memoryEnabled: true,
       contextStrategy: "sliding-window",
+      theme: "system",
     };
     if (typeof stored !== "object" || stored === null) return defaults;
     const merged = AppSettings.safeParse({ ...defaults, ...stored });

@@ -23,6 +23,12 @@ const KV_POLICY_HINTS: Record<KvPolicySetting, string> = {
     "Keeps the cache across switches: fastest, but earlier text is not re-read with the new adapters.",
 };
 
+const THEME_LABELS: Record<AppSettings["theme"], string> = {
+  system: "System (follows your computer)",
+  light: "Light",
+  dark: "Dark",
+};
+
 const CONTEXT_LABELS: Record<AppSettings["contextStrategy"], string> = {
   "sliding-window": "Leave out the oldest messages (sliding window)",
   summary: "Summarize the oldest messages",
@@ -47,6 +53,26 @@ export function SettingsDialog() {
   return (
     <Modal title="Settings" onClose={() => controller.settings.setOpen(false)} className="settings-dialog">
       {settings === null && !error && <p role="status">Loading settings…</p>}
+      {settings && (
+        <div className="field">
+          <label htmlFor="theme">Theme</label>
+          {/* Not disabled while saving: the change shows at once (App applies the answer). */}
+          <select
+            id="theme"
+            className="input"
+            value={settings.theme}
+            onChange={(e) =>
+              void controller.settings.update({ theme: e.target.value as AppSettings["theme"] })
+            }
+          >
+            {(Object.keys(THEME_LABELS) as Array<AppSettings["theme"]>).map((theme) => (
+              <option key={theme} value={theme}>
+                {THEME_LABELS[theme]}
+              </option>
+            ))}
+          </select>
+        </div>
+      )}
       {settings && (
         <div className="field">
           <label htmlFor="kv-policy">KV cache policy when adapters change</label>
