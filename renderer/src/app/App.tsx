@@ -1,4 +1,4 @@
-import { useEffect, useState } from "react";
+import { useCallback, useEffect, useState } from "react";
 import { AdaptersPanel } from "../adapters/AdaptersPanel";
 import { ChatView } from "../chat/ChatView";
 import { ConversationNav } from "../conversations/ConversationNav";
@@ -21,7 +21,9 @@ import {
   usePrivacyState,
   useSettingsState,
 } from "./controller-context";
+import { COMPOSER_INPUT_ID, NAV_TOGGLE_ID } from "./dom-ids";
 import { conversationIdFromHash, hashForConversation } from "./hash-route";
+import { applyTheme } from "./theme";
 import { useShortcuts } from "./use-shortcuts";
 
 /** The app shell; carries the readiness (`data-app-state`) and connection signals for tests. */
@@ -42,7 +44,23 @@ export function App() {
   const panelVisible = phase === "loaded" && (!hasModel || panelOpen);
   const browser = controller.api.platform.kind === "browser";
 
+  const theme = useSettingsState((s) => s.settings?.theme ?? null);
+
   useShortcuts(controller);
+
+  // The theme is an app setting: read it once the core answers (main.tsx painted the cached one).
+  useEffect(() => {
+    if (phase === "loaded") void controller.settings.load();
+  }, [controller, phase]);
+  useEffect(() => {
+    if (theme) applyTheme(theme);
+  }, [theme]);
+
+  // Closing the drawer from inside it (Esc) puts focus back on the button that opened it.
+  const closeNav = useCallback((returnFocus: boolean) => {
+    setNavOpen(false);
+    if (returnFocus) document.getElementById(NAV_TOGGLE_ID)?.focus();
+  }, []);
 
   // URL hash -> store (back/forward, clicked links).
   useEffect(() => {
@@ -80,9 +98,22 @@ export function App() {
 
   return (
     <div className="app" data-app-state={phase} data-connection={browser ? connection : undefined}>
-      <ConversationNav open={navOpen} onNavigate={() => setNavOpen(false)} />
+      <a
+        className="skip-link"
+        href="#chat"
+        onClick={(e) => {
+          // Not a hash change: the hash is the conversation route.
+          e.preventDefault();
+          setNavOpen(false);
+          document.getElementById(COMPOSER_INPUT_ID)?.focus();
+        }}
+      >
+        Skip to chat
+      </a>
+      <ConversationNav open={navOpen} onClose={closeNav} />
       {navOpen && <div className="nav-backdrop" aria-hidden="true" onClick={() => setNavOpen(false)} />}
-      <main className="main">
+      <main className="main" id="chat">
+        <h1 className="visually-hidden">Macaron</h1>
         <ModelBar
           navOpen={navOpen}
           onToggleNav={() => setNavOpen((o) => !o)}

@@ -1,72 +1,66 @@
-/** Inline SVG icons: no icon font, no remote content. Decorative; buttons carry the names. */
-import type { ReactNode } from "react";
+/**
+ * The app's icons, all from lucide-react (inline SVG: no icon font, no remote content, nothing
+ * the CSP has to allow). Every icon is decorative: the control around it carries the name (a
+ * text label or an aria-label), so screen readers never read a glyph. Import icons from here,
+ * not from lucide-react, so the set stays one size and stroke and can be swapped in one place.
+ */
+import {
+  Brain,
+  Check,
+  ChevronDown,
+  Copy,
+  Download,
+  Ellipsis,
+  Menu,
+  Monitor,
+  Moon,
+  Package,
+  Pencil,
+  Plus,
+  Puzzle,
+  Search,
+  SendHorizontal,
+  Settings,
+  Shield,
+  Sparkles,
+  Square,
+  Sun,
+  ThumbsDown,
+  ThumbsUp,
+  Trash,
+  X,
+  type LucideIcon,
+} from "lucide-react";
 
-function Icon({ children }: { children: ReactNode }) {
-  return (
-    <svg
-      className="icon"
-      viewBox="0 0 24 24"
-      width="16"
-      height="16"
-      aria-hidden="true"
-      focusable="false"
-      fill="none"
-      stroke="currentColor"
-      strokeWidth="2"
-      strokeLinecap="round"
-      strokeLinejoin="round"
-    >
-      {children}
-    </svg>
+function icon(Glyph: LucideIcon, size = 16) {
+  const Decorative = () => (
+    <Glyph className="icon" size={size} strokeWidth={2} aria-hidden="true" focusable="false" />
   );
+  Decorative.displayName = `${Glyph.displayName ?? "Lucide"}Icon`;
+  return Decorative;
 }
 
-export const PencilIcon = () => (
-  <Icon>
-    <path d="M12 20h9" />
-    <path d="M16.5 3.5a2.1 2.1 0 0 1 3 3L7 19l-4 1 1-4Z" />
-  </Icon>
-);
-
-export const TrashIcon = () => (
-  <Icon>
-    <path d="M3 6h18" />
-    <path d="M8 6V4h8v2" />
-    <path d="M19 6l-1 14H6L5 6" />
-  </Icon>
-);
-
-export const CopyIcon = () => (
-  <Icon>
-    <rect x="9" y="9" width="12" height="12" rx="2" />
-    <path d="M5 15H4a1 1 0 0 1-1-1V4a1 1 0 0 1 1-1h10a1 1 0 0 1 1 1v1" />
-  </Icon>
-);
-
-export const MenuIcon = () => (
-  <Icon>
-    <path d="M4 6h16M4 12h16M4 18h16" />
-  </Icon>
-);
-
-export const DownloadIcon = () => (
-  <Icon>
-    <path d="M12 3v12" />
-    <path d="m7 10 5 5 5-5" />
-    <path d="M5 21h14" />
-  </Icon>
-);
-
-export const ThumbUpIcon = () => (
-  <Icon>
-    <path d="M7 10v11H4a1 1 0 0 1-1-1v-9a1 1 0 0 1 1-1Z" />
-    <path d="M7 10l4-7a2 2 0 0 1 3 2l-1 5h6a2 2 0 0 1 2 2.3l-1.4 7A2 2 0 0 1 17.6 21H7" />
-  </Icon>
-);
-
-export const ThumbDownIcon = () => (
-  <Icon>
-    <path d="M17 14V3h3a1 1 0 0 1 1 1v9a1 1 0 0 1-1 1Z" />
-    <path d="M17 14l-4 7a2 2 0 0 1-3-2l1-5H5a2 2 0 0 1-2-2.3l1.4-7A2 2 0 0 1 6.4 3H17" />
-  </Icon>
-);
+export const PencilIcon = icon(Pencil);
+export const TrashIcon = icon(Trash);
+export const CopyIcon = icon(Copy);
+export const MenuIcon = icon(Menu, 18);
+export const DownloadIcon = icon(Download);
+export const ThumbUpIcon = icon(ThumbsUp);
+export const ThumbDownIcon = icon(ThumbsDown);
+export const SendIcon = icon(SendHorizontal);
+export const StopIcon = icon(Square);
+export const PlusIcon = icon(Plus);
+export const SearchIcon = icon(Search);
+export const SettingsIcon = icon(Settings);
+export const MemoryIcon = icon(Brain);
+export const PrivacyIcon = icon(Shield);
+export const AdaptersIcon = icon(Puzzle);
+export const ModelIcon = icon(Package);
+export const MoreIcon = icon(Ellipsis, 18);
+export const CloseIcon = icon(X);
+export const ChevronDownIcon = icon(ChevronDown);
+export const CheckIcon = icon(Check);
+export const SparklesIcon = icon(Sparkles);
+export const SunIcon = icon(Sun);
+export const MoonIcon = icon(Moon);
+export const SystemIcon = icon(Monitor);

@@ -96,6 +96,8 @@ export const ConversationItem = memo(function ConversationItem({
             ref={renameButton}
             type="button"
             className="icon-button"
+            // One Tab stop per conversation: the arrows reach these (ConversationNav).
+            tabIndex={-1}
             aria-label="Rename"
             title="Rename"
             onClick={startRename}
@@ -105,6 +107,7 @@ export const ConversationItem = memo(function ConversationItem({
           <button
             type="button"
             className="icon-button"
+            tabIndex={-1}
             aria-label="Export"
             title="Export as a file"
             onClick={() =>
@@ -118,6 +121,7 @@ export const ConversationItem = memo(function ConversationItem({
           <button
             type="button"
             className="icon-button"
+            tabIndex={-1}
             aria-label="Delete"
             title="Delete"
             onClick={() => controller.deletes.request(conversation.id)}

@@ -1,6 +1,8 @@
-import { useEffect, useMemo, useState } from "react";
+import { useEffect, useMemo, useRef, useState } from "react";
+import type { KeyboardEvent } from "react";
 import { useAppState, useConversationController } from "../app/controller-context";
 import { COMPOSER_INPUT_ID, SEARCH_INPUT_ID } from "../app/dom-ids";
+import { PlusIcon } from "../app/icons";
 import { SHORTCUTS } from "../app/use-shortcuts";
 import { visibleConversations, visibleHits } from "../state/app-store";
 import { ConversationItem } from "./ConversationItem";
@@ -9,8 +11,39 @@ import { TransferActions } from "./TransferActions";
 
 const SEARCH_DEBOUNCE_MS = 200;
 
+/**
+ * Moves focus within the conversation list: Up/Down (Home/End) between conversations, Left/Right
+ * between a conversation's link and its actions. Each conversation is one Tab stop (its link);
+ * the actions are reached with the arrows, so a long list does not cost four Tabs a row.
+ */
+function onListKeyDown(e: KeyboardEvent<HTMLUListElement>) {
+  const target = e.target as HTMLElement;
+  const row = target.closest("li");
+  if (!row || target.tagName === "INPUT") return;
+  const links = [...e.currentTarget.querySelectorAll<HTMLElement>(".conversation__link")];
+  const inRow = [...row.querySelectorAll<HTMLElement>(".conversation__link, .conversation__actions button")];
+  const at = links.indexOf(row.querySelector<HTMLElement>(".conversation__link")!);
+  let next: HTMLElement | undefined;
+  if (e.key === "ArrowDown") next = links[at + 1];
+  else if (e.key === "ArrowUp") next = links[at - 1];
+  else if (e.key === "Home") next = links[0];
+  else if (e.key === "End") next = links.at(-1);
+  else if (e.key === "ArrowRight") next = inRow[inRow.indexOf(target) + 1];
+  else if (e.key === "ArrowLeft") next = inRow[inRow.indexOf(target) - 1];
+  else return;
+  e.preventDefault();
+  next?.focus();
+}
+
 /** Sidebar: new chat, search, the conversation list with rename and delete. */
-export function ConversationNav({ open, onNavigate }: { open: boolean; onNavigate: () => void }) {
+export function ConversationNav({
+  open,
+  onClose,
+}: {
+  open: boolean;
+  /** Closes the drawer (narrow widths); `returnFocus` puts focus back on its toggle. */
+  onClose: (returnFocus: boolean) => void;
+}) {
   const controller = useConversationController();
   const conversations = useAppState((s) => s.conversations);
   const searchHits = useAppState((s) => s.searchHits);
@@ -18,6 +51,12 @@ export function ConversationNav({ open, onNavigate }: { open: boolean; onNavigat
   const currentId = useAppState((s) => s.currentId);
   const phase = useAppState((s) => s.phase);
   const [query, setQuery] = useState("");
+  const nav = useRef<HTMLElement>(null);
+
+  // The drawer takes focus when it opens, so the keyboard lands where the eyes do.
+  useEffect(() => {
+    if (open) nav.current?.querySelector<HTMLElement>("button, input")?.focus();
+  }, [open]);
 
   // Derived here, not in a selector: a selector returning a new array re-renders forever.
   const visible = useMemo(
@@ -35,18 +74,33 @@ export function ConversationNav({ open, onNavigate }: { open: boolean; onNavigat
 
   const newChat = () => {
     controller.newChat();
-    onNavigate();
+    onClose(false);
     document.getElementById(COMPOSER_INPUT_ID)?.focus();
   };
 
   return (
     <nav
+      ref={nav}
       id="conversation-nav"
       className={open ? "sidebar sidebar--open" : "sidebar"}
       aria-label="Conversations"
+      // Picking a chat (list or search result) closes the drawer, also when it is the open one
+      // (no hashchange then).
+      onClick={(e) => {
+        if ((e.target as HTMLElement).closest("a[href^='#']")) onClose(false);
+      }}
+      onKeyDown={(e) => {
+        // Inner Escapes (clearing the search, cancelling a rename) prevent the default first.
+        if (e.key === "Escape" && open && !e.defaultPrevented) {
+          e.preventDefault();
+          e.stopPropagation();
+          onClose(true);
+        }
+      }}
     >
       <div className="sidebar__top">
         <span className="brand" aria-hidden="true">
+          <span className="brand__mark" />
           Macaron
         </span>
         <button
@@ -56,6 +110,7 @@ export function ConversationNav({ open, onNavigate }: { open: boolean; onNavigat
           aria-keyshortcuts="Control+Shift+O Meta+Shift+O Control+N Meta+N"
           title="New chat (Ctrl+Shift+O)"
         >
+          <PlusIcon />
           New chat
         </button>
       </div>
@@ -85,13 +140,20 @@ export function ConversationNav({ open, onNavigate }: { open: boolean; onNavigat
           {phase === "loaded" && visible.length === 0 && (
             <p className="sidebar__empty">No conversations yet.</p>
           )}
-          <ul className="conversation-list">
+          <ul
+            className="conversation-list"
+            aria-describedby="conversation-list-keys"
+            onKeyDown={onListKeyDown}
+          >
             {visible.map((c) => (
               <ConversationItem key={c.id} conversation={c} current={c.id === currentId} />
             ))}
           </ul>
         </>
       )}
+      <p id="conversation-list-keys" className="visually-hidden">
+        Up and down arrows move between conversations; left and right reach rename, export and delete.
+      </p>
       <TransferActions />
       <details className="shortcuts">
         <summary>Keyboard shortcuts</summary>

@@ -7,7 +7,21 @@ import {
   usePrivacyState,
   useSettingsState,
 } from "../app/controller-context";
-import { MenuIcon } from "../app/icons";
+import { useRef } from "react";
+import type { ReactNode } from "react";
+import { Button, Menu, MenuItem, MenuTrigger, Popover } from "react-aria-components";
+import { NAV_TOGGLE_ID } from "../app/dom-ids";
+import {
+  AdaptersIcon,
+  DownloadIcon,
+  MemoryIcon,
+  MenuIcon,
+  ModelIcon,
+  MoreIcon,
+  PrivacyIcon,
+  SettingsIcon,
+} from "../app/icons";
+import { returnFocusTo } from "../app/Modal";
 import { downloadsSummary } from "./hub-logic";
 import { LoadProgress } from "./LoadProgress";
 
@@ -34,10 +48,47 @@ export function ModelBar({
   const hubOpen = useHubState((s) => s.open);
   const running = downloadsSummary(downloads);
 
+  // One list for both layouts: buttons in the header when it is wide, a "More" menu when not.
+  const dialogs: HeaderDialog[] = [
+    {
+      id: "adapters",
+      label: "Adapters",
+      icon: <AdaptersIcon />,
+      open: adaptersOpen,
+      onOpen: () => controller.adapters.setPanelOpen(true),
+    },
+    {
+      id: "memory",
+      label: "Memory",
+      icon: <MemoryIcon />,
+      open: memoryOpen,
+      onOpen: () => {
+        controller.memory.setOpen(true);
+        // The panel's "Use memory" switch shows the current setting.
+        void controller.settings.load();
+      },
+    },
+    {
+      id: "privacy",
+      label: "Privacy",
+      icon: <PrivacyIcon />,
+      open: privacyOpen,
+      onOpen: () => controller.privacy.setOpen(true),
+    },
+    {
+      id: "settings",
+      label: "Settings",
+      icon: <SettingsIcon />,
+      open: settingsOpen,
+      onOpen: () => controller.settings.setOpen(true),
+    },
+  ];
+
   return (
     <header className="model-bar">
       <button
         type="button"
+        id={NAV_TOGGLE_ID}
         className="icon-button model-bar__nav-toggle"
         aria-label="Show conversations"
         aria-controls="conversation-nav"
@@ -49,11 +100,19 @@ export function ModelBar({
       <div className="model-bar__info">
         {model ? (
           <>
-            <span className="model-bar__name" title={model.path}>
+            {/* Cut with an ellipsis at a readable width; the full name and file are in the tooltip. */}
+            <span className="model-bar__name" title={`${model.name}\n${model.path}`}>
               {model.name}
             </span>
-            {model.isDemo && <span className="badge badge--warn">Demo — a tiny trained model</span>}
-            <span className="badge" title={engine?.gpu ? `GPU backend: ${engine.gpu}` : "Running on the CPU"}>
+            {model.isDemo && (
+              <span className="badge badge--warn" title="Demo — a tiny trained model">
+                Demo<span className="model-bar__wide"> — a tiny trained model</span>
+              </span>
+            )}
+            <span
+              className="badge model-bar__backend"
+              title={engine?.gpu ? `GPU backend: ${engine.gpu}` : "Running on the CPU"}
+            >
               {engine?.gpu ? `GPU (${engine.gpu})` : "CPU"}
             </span>
           </>
@@ -64,7 +123,7 @@ export function ModelBar({
       </div>
       {engine?.state === "loading" && <LoadProgress progress={engine.progress} />}
       {engine?.state === "error" && engine.error && showEngineError && (
-        <div className="model-bar__error" role="alert">
+        <div className="model-bar__error" role="alert" title={engine.error}>
           {engine.error}
         </div>
       )}
@@ -74,9 +133,12 @@ export function ModelBar({
           className="button button--small model-bar__downloads"
           aria-haspopup="dialog"
           aria-expanded={hubOpen}
+          // Its text is cut at narrow widths (the icon stays): the name keeps the whole label.
+          aria-label={running.label}
           onClick={() => controller.openModels("find")}
         >
-          {running.label}
+          <DownloadIcon />
+          <span className="model-bar__wide">{running.label}</span>
         </button>
       )}
       {model && (
@@ -87,37 +149,67 @@ export function ModelBar({
           aria-controls="model-panel"
           onClick={() => controller.models.setPanelOpen(!panelOpen)}
         >
+          <ModelIcon />
           Model
         </button>
       )}
-      <DialogButton open={adaptersOpen} onClick={() => controller.adapters.setPanelOpen(true)}>
-        Adapters
-      </DialogButton>
-      <DialogButton
-        open={memoryOpen}
-        onClick={() => {
-          controller.memory.setOpen(true);
-          // The panel's "Use memory" switch shows the current setting.
-          void controller.settings.load();
-        }}
-      >
-        Memory
-      </DialogButton>
-      <DialogButton open={privacyOpen} onClick={() => controller.privacy.setOpen(true)}>
-        Privacy
-      </DialogButton>
-      <DialogButton open={settingsOpen} onClick={() => controller.settings.setOpen(true)}>
-        Settings
-      </DialogButton>
+      <div className="model-bar__dialogs">
+        {dialogs.map((d) => (
+          <button
+            key={d.id}
+            type="button"
+            className="button"
+            aria-haspopup="dialog"
+            aria-expanded={d.open}
+            onClick={d.onOpen}
+          >
+            {d.icon}
+            {d.label}
+          </button>
+        ))}
+      </div>
+      <OverflowMenu dialogs={dialogs} />
     </header>
   );
 }
 
-/** A header button that opens one of the app's dialogs. */
-function DialogButton({ open, onClick, children }: { open: boolean; onClick: () => void; children: string }) {
+interface HeaderDialog {
+  id: string;
+  label: string;
+  icon: ReactNode;
+  open: boolean;
+  onOpen: () => void;
+}
+
+/**
+ * The dialogs' buttons at narrow widths (CSS shows this or the buttons, never both): the header
+ * stays one row down to 360 px. The dialog returns focus to this trigger, as the item that
+ * opened it is gone with the menu.
+ */
+function OverflowMenu({ dialogs }: { dialogs: HeaderDialog[] }) {
+  const trigger = useRef<HTMLButtonElement>(null);
   return (
-    <button type="button" className="button" aria-haspopup="dialog" aria-expanded={open} onClick={onClick}>
-      {children}
-    </button>
+    <MenuTrigger>
+      <Button ref={trigger} className="icon-button model-bar__more" aria-label="More">
+        <MoreIcon />
+      </Button>
+      <Popover className="menu-popover" placement="bottom end">
+        <Menu
+          className="menu"
+          aria-label="More"
+          onAction={(key) => {
+            returnFocusTo(trigger.current);
+            dialogs.find((d) => d.id === key)?.onOpen();
+          }}
+        >
+          {dialogs.map((d) => (
+            <MenuItem key={d.id} id={d.id} className="menu__item" textValue={d.label}>
+              {d.icon}
+              {d.label}
+            </MenuItem>
+          ))}
+        </Menu>
+      </Popover>
+    </MenuTrigger>
   );
 }

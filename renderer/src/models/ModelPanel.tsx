@@ -30,9 +30,10 @@ export function ModelPanel() {
       <h2 id="model-panel-heading">{heading}</h2>
       {!hasModel && (
         <p>
-          Macaron runs a language model on this computer. Find one on Hugging Face and download it here (the
-          recommended list suits most computers, and each model says whether it fits this one), or try the
-          tiny demo model first to see how the app works (short, simple answers).
+          Macaron runs a language model on this computer. Start with the tiny demo model that comes with the
+          app to see how it works (short, simple answers, no download), then find a real one on Hugging Face
+          and download it here (the recommended list suits most computers, and each model says whether it fits
+          this one).
         </p>
       )}
       {hasModel && engine?.model && (
@@ -42,9 +43,20 @@ export function ModelPanel() {
       )}
       {loading && <LoadProgress progress={engine?.state === "loading" ? engine.progress : null} />}
       <div className="model-panel__actions">
+        {/* First run: the demo ships with the app, so it is the fastest way to a working chat. */}
+        {!hasModel && (
+          <button
+            type="button"
+            className="button button--primary"
+            disabled={busy}
+            onClick={() => void controller.models.openDemo()}
+          >
+            Try the demo model
+          </button>
+        )}
         <button
           type="button"
-          className="button button--primary"
+          className={hasModel ? "button button--primary" : "button"}
           aria-haspopup="dialog"
           onClick={() => controller.openModels("find")}
         >
@@ -60,14 +72,16 @@ export function ModelPanel() {
             My models ({localCount})
           </button>
         )}
-        <button
-          type="button"
-          className="button"
-          disabled={busy}
-          onClick={() => void controller.models.openDemo()}
-        >
-          Try the demo model
-        </button>
+        {hasModel && (
+          <button
+            type="button"
+            className="button"
+            disabled={busy}
+            onClick={() => void controller.models.openDemo()}
+          >
+            Try the demo model
+          </button>
+        )}
         {hasModel && (
           <button
             type="button"
