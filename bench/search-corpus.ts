@@ -90,12 +90,15 @@ export function fillCorpus(db: Database, from: number, to: number): number {
       }
       const role = i % 2 === 0 ? "user" : "assistant";
       const length = role === "user" ? 4 + Math.floor(r() * 16) : 15 + Math.floor(r() * 60);
+      const content = sentence(r, length);
+      // A regeneration: a new version of the previous answer, which leaves the transcript with
+      // the question after it (the random draws stay in the order they had, so the texts do).
+      const regenerated = role === "assistant" && lastAnswer !== null && r() < 0.05;
       const m = messages.append(
-        { conversationId, role, content: sentence(r, length), status: "complete" },
+        { conversationId, role, content, status: "complete" },
         i,
+        regenerated && lastAnswer ? { versionOf: lastAnswer } : {},
       );
-      // A regeneration: the previous answer leaves the transcript.
-      if (role === "assistant" && lastAnswer && r() < 0.05) messages.markReplaced(lastAnswer, m.id);
       if (role === "assistant") lastAnswer = m.id;
     }
   })();

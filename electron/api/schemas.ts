@@ -150,6 +150,11 @@ export const Message = z.object({
   interaction: MessageInteraction.nullable().optional(),
   /** Assistant turns: the tool calls of the answer, in order (its trajectory). */
   steps: z.array(ToolStep).default([]),
+  /**
+   * Versions (edits of a question, answers given again): the ids of this message and its
+   * siblings, oldest first, when there is more than one; chat.showVersion shows another.
+   */
+  versions: z.array(Id).optional(),
 });
 export type Message = z.infer<typeof Message>;
 

@@ -6,7 +6,7 @@
  * database as soon as a write fits again (saveUnsaved, before the next turn).
  */
 import type { Message } from "../../api";
-import type { MessageFinal } from "../conversations/message-store";
+import type { AppendPlace, MessageFinal } from "../conversations/message-store";
 import { DISK_FULL_ANSWER_MESSAGE, isDiskFull } from "../db/disk-full";
 import type { GenuiTurns } from "../genui/genui-turns";
 import type { StreamedAnswer } from "./answer-stream";
@@ -25,12 +25,13 @@ export class AnswerRecords {
   }
 
   /** The streaming assistant message and its turn record; inside the caller's transaction. */
-  append(conversationId: string, plan: TurnPlan, now: number): Message {
+  append(conversationId: string, plan: TurnPlan, now: number, place: AppendPlace = {}): Message {
     const { messages } = this.deps;
     const { resolved, sampling, memories, format } = plan;
     const assistant = messages.append(
       { conversationId, role: "assistant", content: "", status: "streaming" },
       now,
+      place,
     );
     const modelPath = this.deps.engine.loaded?.path ?? null;
     const { routing } = resolved;

@@ -5,6 +5,8 @@ export function chatHandlers(pipeline: TurnPipeline): DomainHandlers<"chat"> {
   return {
     "chat.send": (input) => pipeline.send(input),
     "chat.regenerate": (input) => pipeline.regenerate(input),
+    "chat.edit": ({ messageId, ...input }) => pipeline.send({ ...input, editOf: messageId }),
+    "chat.showVersion": ({ messageId }) => ({ messages: pipeline.showVersion(messageId) }),
     "chat.decideTool": ({ conversationId, stepId, decision }) =>
       pipeline.decideTool(conversationId, stepId, decision),
     "chat.stop": ({ conversationId }) => ({ stopped: pipeline.stop(conversationId) }),

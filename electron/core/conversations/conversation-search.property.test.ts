@@ -25,7 +25,7 @@ function referenceSearch(db: Database, text: string): { key: string; rank: numbe
       FROM messages_fts
       JOIN messages m ON m.rowid = messages_fts.rowid
       JOIN conversations c ON c.id = m.conversation_id
-      WHERE messages_fts MATCH ? AND m.replaced_by IS NULL
+      WHERE messages_fts MATCH ? AND m.shown = 1
       ORDER BY rank`,
     )
     .all(query) as {
@@ -115,12 +115,12 @@ function load(corpus: Corpus[]): void {
     let previous: string | null = null;
     for (const [i, m] of c.messages.entries()) {
       const role = i % 2 === 0 ? "user" : "assistant";
+      // A regeneration is a new version of the previous answer, as turn-pipeline makes it.
       const added = messages.append(
         { conversationId: id, role, content: m.content, status: "complete" },
         now++,
+        role === "assistant" && m.replaced && previous ? { versionOf: previous } : {},
       );
-      // A regeneration replaces the previous answer, as turn-pipeline does.
-      if (role === "assistant" && m.replaced && previous) messages.markReplaced(previous, added.id);
       if (role === "assistant") previous = added.id;
     }
   }

@@ -80,8 +80,12 @@ describe("ConversationSearch", () => {
     const c = conversations.create("T", 1);
     say(c.id, "question");
     const old = say(c.id, "zebra answer", "assistant");
-    const next = say(c.id, "horse answer", "assistant");
-    messages.markReplaced(old.id, next.id);
+    // A regeneration: the new answer is a version of the old one, shown in its place.
+    messages.append(
+      { conversationId: c.id, role: "assistant", content: "horse answer", status: "complete" },
+      Date.now(),
+      { versionOf: old.id },
+    );
     expect(search.search("zebra")).toEqual([]);
     expect(search.search("horse")).toHaveLength(1);
     conversations.delete(c.id);

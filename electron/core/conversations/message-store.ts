@@ -23,6 +23,10 @@ interface MessageRow extends GenuiColumns {
   stats_json: string | null;
   seq: number;
   replaced_by: string | null;
+  /** The message tree (migration 0011): the message this one follows, and whether it is shown. */
+  parent_id: string | null;
+  chosen: number;
+  shown: number;
   context_json: string | null;
   /** The latest rating and whether a correction exists (feedback_events, migration 0004). */
   rating: string | null;
@@ -58,7 +62,12 @@ function parseContext(json: string | null): ContextInfo | null {
   }
 }
 
-function toMessage(row: MessageRow, memoriesUsed: MemoryUse[] = [], steps: ToolStep[] = []): Message {
+function toMessage(
+  row: MessageRow,
+  memoriesUsed: MemoryUse[] = [],
+  steps: ToolStep[] = [],
+  versions?: string[],
+): Message {
   return {
     id: row.id,
     conversationId: row.conversation_id,
@@ -77,6 +86,8 @@ function toMessage(row: MessageRow, memoriesUsed: MemoryUse[] = [], steps: ToolS
     steps,
     // GenUI (migration 0007): format, ui and interaction, only when present.
     ...genuiFields(row),
+    // Edits and regenerations (migration 0011): only when there is more than one version.
+    ...(versions && versions.length > 1 ? { versions } : {}),
   };
 }
 
@@ -95,6 +106,16 @@ export interface NewMessage {
   status: MessageStatus;
 }
 
+/** Where append() puts a message in the conversation's tree. */
+export interface AppendPlace {
+  /**
+   * A new version of this message (an edited question, an answer given again): its sibling,
+   * shown in its place, with the branch below the old one kept but hidden. Absent: the message
+   * follows the end of the shown branch.
+   */
+  versionOf?: string;
+}
+
 export interface MessageFinal {
   content: string;
   status: MessageStatus;
@@ -102,16 +123,29 @@ export interface MessageFinal {
   stats: GenerationStats | null;
 }
 
-/** Messages table, ordered by `seq` inside each conversation. */
+/**
+ * Messages table, ordered by `seq` inside each conversation. Messages form a tree (migration
+ * 0011): versions of a message are siblings (same parent), one of them chosen; the transcript
+ * is the shown branch (`shown`, maintained here from the choices), read in `seq` order, which
+ * is root to leaf because a child is always written after its parent.
+ */
 export class MessageStore {
-  private readonly insertStmt: Statement<[string, string, string, string, string, number, string]>;
+  private readonly insertStmt: Statement<
+    [string, string, string, string, string, number, string, string | null]
+  >;
+  private readonly leafStmt: Statement<[string], string>;
+  private readonly placeStmt: Statement<[string], { conversation_id: string; parent_id: string | null }>;
+  private readonly unchooseStmt: Statement<[string, string | null]>;
+  private readonly chooseStmt: Statement<[string]>;
+  private readonly refreshStmt: Statement<{ c: string }>;
+  private readonly siblingsStmt: Statement<[string, string | null], string>;
+  private readonly treeStmt: Statement<[string], { id: string; parent_id: string | null }>;
   private readonly getStmt: Statement<[string], MessageRow>;
   private readonly listStmt: Statement<[string], MessageRow>;
   private readonly countStmt: Statement<[string, string], { n: number }>;
   private readonly contentStmt: Statement<[string, string]>;
   private readonly finishStmt: Statement<[string, string, string | null, string | null, string]>;
   private readonly interruptStmt: Statement<[]>;
-  private readonly replaceStmt: Statement<[string, string]>;
   private readonly contextStmt: Statement<[string | null, string]>;
   private readonly usedByMessageStmt: Statement<[string], MemoryUse & { message_id: string }>;
   private readonly usedByConversationStmt: Statement<[string], MemoryUse & { message_id: string }>;
@@ -122,24 +156,44 @@ export class MessageStore {
    */
   private readonly unwritten = new Map<string, MessageFinal>();
 
-  constructor(db: Database) {
+  constructor(private readonly db: Database) {
     this.steps = new ToolStepStore(db);
     // seq is computed in the INSERT itself, so that it is atomic with the row.
     this.insertStmt = db.prepare(`
-      INSERT INTO messages (id, conversation_id, role, content, status, created_at, seq)
-      VALUES (?, ?, ?, ?, ?, ?, (SELECT COALESCE(MAX(seq), 0) + 1 FROM messages WHERE conversation_id = ?))`);
-    this.getStmt = db.prepare(`${SELECT} WHERE m.id = ?`);
-    // Regenerated answers (replaced_by set) stay in the database but leave the transcript.
-    this.listStmt = db.prepare(
-      `${SELECT} WHERE m.conversation_id = ? AND m.replaced_by IS NULL ORDER BY m.seq`,
+      INSERT INTO messages (id, conversation_id, role, content, status, created_at, seq, parent_id, chosen, shown)
+      VALUES (?, ?, ?, ?, ?, ?, (SELECT COALESCE(MAX(seq), 0) + 1 FROM messages WHERE conversation_id = ?), ?, 1, 1)`);
+    this.leafStmt = db
+      .prepare("SELECT id FROM messages WHERE conversation_id = ? AND shown = 1 ORDER BY seq DESC LIMIT 1")
+      .pluck() as Statement<[string], string>;
+    this.placeStmt = db.prepare("SELECT conversation_id, parent_id FROM messages WHERE id = ?");
+    this.unchooseStmt = db.prepare(
+      "UPDATE messages SET chosen = 0 WHERE conversation_id = ? AND parent_id IS ? AND chosen = 1",
     );
+    this.chooseStmt = db.prepare("UPDATE messages SET chosen = 1 WHERE id = ?");
+    // The shown branch: from the chosen root down through chosen children. Only rows whose
+    // flag changes are written, so the search index's triggers touch just the branches swapped.
+    this.refreshStmt = db.prepare(`
+      WITH RECURSIVE branch(id) AS (
+        SELECT id FROM messages WHERE conversation_id = @c AND parent_id IS NULL AND chosen = 1
+        UNION ALL
+        SELECT m.id FROM messages m JOIN branch b ON m.parent_id = b.id WHERE m.chosen = 1
+      )
+      UPDATE messages SET shown = (id IN branch)
+      WHERE conversation_id = @c AND shown <> (id IN branch)`);
+    this.siblingsStmt = db
+      .prepare("SELECT id FROM messages WHERE conversation_id = ? AND parent_id IS ? ORDER BY seq")
+      .pluck() as Statement<[string, string | null], string>;
+    this.treeStmt = db.prepare("SELECT id, parent_id FROM messages WHERE conversation_id = ? ORDER BY seq");
+    this.getStmt = db.prepare(`${SELECT} WHERE m.id = ?`);
+    // Versions not shown (earlier answers, edited questions and what followed them) stay in the
+    // database but are not the transcript.
+    this.listStmt = db.prepare(`${SELECT} WHERE m.conversation_id = ? AND m.shown = 1 ORDER BY m.seq`);
     this.countStmt = db.prepare("SELECT COUNT(*) AS n FROM messages WHERE conversation_id = ? AND role = ?");
     this.contentStmt = db.prepare("UPDATE messages SET content = ? WHERE id = ?");
     this.finishStmt = db.prepare(
       "UPDATE messages SET content = ?, status = ?, error = ?, stats_json = ? WHERE id = ?",
     );
     this.interruptStmt = db.prepare("UPDATE messages SET status = 'interrupted' WHERE status = 'streaming'");
-    this.replaceStmt = db.prepare("UPDATE messages SET replaced_by = ? WHERE id = ?");
     this.contextStmt = db.prepare("UPDATE messages SET context_json = ? WHERE id = ?");
     const used = `
       SELECT mm.message_id, mem.id, mem.text FROM message_memories mm
@@ -150,21 +204,74 @@ export class MessageStore {
       WHERE m.conversation_id = ? ORDER BY mem.created_at, mem.id`);
   }
 
-  /** Append a message at the end of its conversation. */
-  append(msg: NewMessage, now = Date.now()): Message {
+  /**
+   * Append a message at the end of the shown branch, or (place.versionOf) as a new version of
+   * a message, shown in its place. Throws when `versionOf` is not a message of the conversation
+   * (callers check first).
+   */
+  append(msg: NewMessage, now = Date.now(), place: AppendPlace = {}): Message {
     const id = randomUUID();
-    this.insertStmt.run(id, msg.conversationId, msg.role, msg.content, msg.status, now, msg.conversationId);
-    return { ...messageDefaults(), id, ...msg, error: null, createdAt: now, stats: null };
+    return this.db.transaction(() => {
+      let parentId: string | null;
+      if (place.versionOf !== undefined) {
+        const of = this.placeStmt.get(place.versionOf);
+        if (!of || of.conversation_id !== msg.conversationId) {
+          throw new Error(`message ${place.versionOf} is not in conversation ${msg.conversationId}`);
+        }
+        parentId = of.parent_id;
+        this.unchooseStmt.run(msg.conversationId, parentId);
+      } else {
+        parentId = this.leafStmt.get(msg.conversationId) ?? null;
+      }
+      this.insertStmt.run(
+        id,
+        msg.conversationId,
+        msg.role,
+        msg.content,
+        msg.status,
+        now,
+        msg.conversationId,
+        parentId,
+      );
+      if (place.versionOf !== undefined) this.refreshStmt.run({ c: msg.conversationId });
+      const versions = place.versionOf !== undefined ? this.siblingsStmt.all(msg.conversationId, parentId) : [];
+      return {
+        ...messageDefaults(),
+        id,
+        ...msg,
+        error: null,
+        createdAt: now,
+        stats: null,
+        ...(versions.length > 1 ? { versions } : {}),
+      };
+    })();
+  }
+
+  /**
+   * Show the branch through message `id`: it becomes the chosen version among its siblings, and
+   * below it the versions chosen last time it was shown. Returns its conversation's id, or null
+   * when there is no such message.
+   */
+  showVersion(id: string): string | null {
+    return this.db.transaction(() => {
+      const place = this.placeStmt.get(id);
+      if (!place) return null;
+      this.unchooseStmt.run(place.conversation_id, place.parent_id);
+      this.chooseStmt.run(id);
+      this.refreshStmt.run({ c: place.conversation_id });
+      return place.conversation_id;
+    })();
   }
 
   get(id: string): Message | null {
     const row = this.getStmt.get(id);
     if (!row) return null;
     const used = this.usedByMessageStmt.all(id).map((u) => ({ id: u.id, text: u.text }));
-    return this.withUnwritten(toMessage(row, used, this.steps.forMessage(id)));
+    const versions = this.siblingsStmt.all(row.conversation_id, row.parent_id);
+    return this.withUnwritten(toMessage(row, used, this.steps.forMessage(id), versions));
   }
 
-  /** The messages of a conversation in order, without answers replaced by a regeneration. */
+  /** The shown branch of a conversation, in order; each message with its versions' ids. */
   list(conversationId: string): Message[] {
     const used = new Map<string, MemoryUse[]>();
     for (const u of this.usedByConversationStmt.all(conversationId)) {
@@ -173,9 +280,26 @@ export class MessageStore {
       used.set(u.message_id, list);
     }
     const steps = this.steps.forConversation(conversationId);
+    const versions = this.versionsIn(conversationId);
     return this.listStmt
       .all(conversationId)
-      .map((row) => this.withUnwritten(toMessage(row, used.get(row.id), steps.get(row.id))));
+      .map((row) =>
+        this.withUnwritten(
+          toMessage(row, used.get(row.id), steps.get(row.id), versions.get(row.parent_id ?? "")),
+        ),
+      );
+  }
+
+  /** The ids of each parent's children in a conversation, oldest first ("" for the roots). */
+  private versionsIn(conversationId: string): Map<string, string[]> {
+    const byParent = new Map<string, string[]>();
+    for (const { id, parent_id } of this.treeStmt.all(conversationId)) {
+      const key = parent_id ?? "";
+      const list = byParent.get(key);
+      if (list) list.push(id);
+      else byParent.set(key, [id]);
+    }
+    return byParent;
   }
 
   /** Keep how an answer ended when writing it failed (a full disk); finish() writes it later. */
@@ -203,11 +327,6 @@ export class MessageStore {
   /** Record how the history was fitted into the context for the answer `id`. */
   saveContext(id: string, context: ContextInfo | null): void {
     this.contextStmt.run(context ? JSON.stringify(context) : null, id);
-  }
-
-  /** Take an answer out of the transcript: `replacementId` answers in its place. */
-  markReplaced(id: string, replacementId: string): void {
-    this.replaceStmt.run(replacementId, id);
   }
 
   countByRole(conversationId: string, role: MessageRole): number {

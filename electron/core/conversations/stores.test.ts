@@ -140,13 +140,11 @@ describe("MessageStore", () => {
       content: "zebra",
       status: "complete",
     });
-    const next = messages.append({
-      conversationId: c.id,
-      role: "assistant",
-      content: "A2",
-      status: "complete",
-    });
-    messages.markReplaced(old.id, next.id);
+    messages.append(
+      { conversationId: c.id, role: "assistant", content: "A2", status: "complete" },
+      Date.now(),
+      { versionOf: old.id },
+    );
     expect(messages.list(c.id).map((m) => m.content)).toEqual(["Q", "A2"]);
     expect(messages.get(old.id)?.content).toBe("zebra");
     expect(conversations.list("zebra")).toEqual([]);

@@ -34,12 +34,15 @@ export class MessageContext {
       [string],
       string
     >;
-    // Answers replaced by a regeneration left the transcript, except the message asked about.
+    // The message's own branch (migration 0011): it and its ancestors, whichever versions are
+    // shown now, so feedback on an earlier version carries the conversation it answered.
     this.upToStmt = db.prepare(`
-      SELECT m.role, m.content FROM messages m, messages target
-      WHERE target.id = @id AND m.conversation_id = target.conversation_id AND m.seq <= target.seq
-        AND (m.replaced_by IS NULL OR m.id = @id)
-      ORDER BY m.seq`);
+      WITH RECURSIVE up(id, parent_id, role, content, seq) AS (
+        SELECT id, parent_id, role, content, seq FROM messages WHERE id = @id
+        UNION ALL
+        SELECT m.id, m.parent_id, m.role, m.content, m.seq FROM messages m JOIN up ON m.id = up.parent_id
+      )
+      SELECT role, content FROM up ORDER BY seq`);
     this.steps = new ToolStepStore(db);
   }
 
