@@ -82,18 +82,20 @@ export class ChatController {
 
   /**
    * Answer the last question again, with `adapters` or (undefined) the conversation's own
-   * choice. The new answer takes the old one's place in the transcript.
+   * choice, and `format` ("text": a UI answer that failed to show, answered as text) or the
+   * previous answer's. The new answer takes the old one's place in the transcript.
    */
-  async regenerate(adapters?: AdapterSelection): Promise<boolean> {
+  async regenerate(adapters?: AdapterSelection, format?: "text" | "ui"): Promise<boolean> {
     const state = this.store.getState();
     const id = state.currentId;
     if (!id || state.sending || isStreaming(state.messages[id])) return false;
     this.set({ sending: true, composerError: null });
     try {
-      const { assistantMessage } = await this.api.call(
-        "chat.regenerate",
-        adapters === undefined ? { conversationId: id } : { conversationId: id, adapters },
-      );
+      const { assistantMessage } = await this.api.call("chat.regenerate", {
+        conversationId: id,
+        ...(adapters === undefined ? {} : { adapters }),
+        ...(format === undefined ? {} : { format }),
+      });
       this.set((s) => ({ messages: replaceLastAnswer(s.messages, assistantMessage) }));
       return true;
     } catch (error) {
