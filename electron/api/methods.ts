@@ -307,6 +307,31 @@ export const methods = {
     output: z.object({ assistantMessage: Message }),
   },
   /**
+   * Edit and resend a question: `text` becomes a new version of the user message `messageId`
+   * (shown in its place; the old one and what followed it stay as an earlier branch), answered
+   * like chat.send (returns at once, tokens as `chat.delta`, the end as `chat.done`).
+   */
+  "chat.edit": {
+    input: z
+      .object({
+        conversationId: Id,
+        messageId: Id,
+        text: z.string().min(1).max(100_000),
+        adapters: AdapterSelection.optional(),
+        sampling: SamplingSettings.optional(),
+      })
+      .strict(),
+    output: z.object({ userMessage: Message, assistantMessage: Message }),
+  },
+  /**
+   * Show another version of a message (Message.versions): its branch becomes the transcript,
+   * below it the versions shown there last. Returns the transcript; busy while generating.
+   */
+  "chat.showVersion": {
+    input: z.object({ messageId: Id }).strict(),
+    output: z.object({ messages: z.array(Message) }),
+  },
+  /**
    * The user's answer to a tool call waiting for permission (a "pending" step, see the
    * `chat.toolStep` event): allow once, always (for this tool in this conversation), or deny.
    */

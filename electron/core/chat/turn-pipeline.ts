@@ -42,6 +42,8 @@ export interface SendInput {
   format?: AnswerFormat;
   /** This user turn is the use of a component (GenUI), stored with the user message. */
   interaction?: MessageInteraction;
+  /** chat.edit: this text is a new version of that user message (shown in its place). */
+  editOf?: string;
 }
 
 export interface RegenerateInput {
@@ -102,13 +104,19 @@ export class TurnPipeline {
   async send(input: SendInput): Promise<SendResult> {
     const { conversations, messages, events, db, memory, genui } = this.deps;
     const conversation = this.checkCanStart(input.conversationId);
+    if (input.editOf !== undefined) editedIndex(messages.list(conversation.id), input.editOf);
     return this.reserved(conversation.id, async (gen) => {
       const selection = input.adapters ?? conversation.adapters;
       const plan = await this.plan(conversation.id, selection, input.text, input.sampling, input.format);
       this.answers.saveUnsaved();
       const now = Date.now();
       const { userMessage, assistantMessage, updated, remembered, previous } = db.transaction(() => {
-        const previous = messages.list(conversation.id).at(-1) ?? null;
+        const transcript = messages.list(conversation.id);
+        // An edit follows what the edited message followed (checked again: routing was async).
+        const previous =
+          (input.editOf === undefined
+            ? transcript.at(-1)
+            : transcript[editedIndex(transcript, input.editOf) - 1]) ?? null;
         const isFirst = messages.countByRole(conversation.id, "user") === 0;
         if (isFirst && conversation.title === DEFAULT_TITLE) {
           conversations.rename(conversation.id, titleFromMessage(input.text) || DEFAULT_TITLE, now);
@@ -118,6 +126,7 @@ export class TurnPipeline {
         let user = messages.append(
           { conversationId: conversation.id, role: "user", content: input.text, status: "complete" },
           now,
+          input.editOf === undefined ? {} : { versionOf: input.editOf },
         );
         if (input.interaction && genui) {
           genui.saveInteraction(user.id, input.interaction);
@@ -154,8 +163,9 @@ export class TurnPipeline {
 
   /**
    * Answer the last user message again, optionally with other adapters. Only the last answer
-   * can be regenerated; it stays in the database (replaced_by = the new answer) but leaves the
-   * transcript and the history. An explicit pin teaches the router. Throws like send().
+   * can be regenerated; it stays as an earlier version (a sibling of the new answer, see
+   * MessageStore) and leaves the transcript and the history until it is shown again. An explicit
+   * pin teaches the router. Throws like send().
    */
   async regenerate(input: RegenerateInput): Promise<{ assistantMessage: Message }> {
     const { conversations, messages, events, db } = this.deps;
@@ -178,8 +188,8 @@ export class TurnPipeline {
       const now = Date.now();
       const { assistantMessage, updated } = db.transaction(() => {
         conversations.touch(conversation.id, now);
-        const assistant = this.answers.append(conversation.id, plan, now);
-        messages.markReplaced(previous.id, assistant.id);
+        // The old answer stays as an earlier version, with whatever followed it.
+        const assistant = this.answers.append(conversation.id, plan, now, { versionOf: previous.id });
         return { assistantMessage: assistant, updated: conversations.get(conversation.id) };
       })();
       events.emit("conversations.changed", { conversation: updated, deletedId: null });
@@ -201,6 +211,25 @@ export class TurnPipeline {
       });
       return { assistantMessage: { ...assistantMessage, context } };
     });
+  }
+
+  /**
+   * Show the branch through message `messageId` (one of its versions); returns the transcript
+   * as it is now. Throws not_found, or busy while the conversation is generating (the answer
+   * being written is on the shown branch).
+   */
+  showVersion(messageId: string): Message[] {
+    const { messages } = this.deps;
+    const message = messages.get(messageId);
+    if (!message) throw new ApiError("not_found", "This message does not exist (it may have been deleted).");
+    if (this.generations.has(message.conversationId)) {
+      throw new ApiError(
+        "busy",
+        "An answer is still being generated in this conversation. Stop it or wait for it to finish.",
+      );
+    }
+    messages.showVersion(messageId);
+    return messages.list(message.conversationId);
   }
 
   /** The user's decision on a tool call waiting in a conversation (chat.decideTool). */
@@ -329,4 +358,13 @@ export class TurnPipeline {
       this.log,
     );
   }
+}
+
+/** Where the user message `id` is in the transcript; invalid_input unless it is shown there. */
+function editedIndex(transcript: readonly Message[], id: string): number {
+  const index = transcript.findIndex((m) => m.id === id);
+  if (index < 0 || transcript[index]!.role !== "user") {
+    throw new ApiError("invalid_input", "Only a message of yours that is shown can be edited.");
+  }
+  return index;
 }
