@@ -1,6 +1,7 @@
 import { usePrivacyController, usePrivacyState } from "../app/controller-context";
 import { Modal } from "../app/Modal";
 import { DeleteUploaded } from "./DeleteUploaded";
+import { EndpointField } from "./EndpointField";
 import { SharingChoice } from "./SharingChoice";
 import { SyncStatusView } from "./SyncStatusView";
 import { UploadPreview } from "./UploadPreview";
@@ -27,9 +28,7 @@ export function PrivacyDialog() {
       {privacy && (
         <>
           <SharingChoice privacy={privacy} />
-          <p className="privacy__endpoint">
-            Feedback service: <code>{privacy.endpoint || "none set"}</code>
-          </p>
+          <EndpointField endpoint={privacy.endpoint} />
           <p className="muted privacy__install">
             Random install id: <code>{privacy.installId}</code>
           </p>

@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import { ApiError } from "../../../electron/api";
 import type { PrivacyState, SharingLevel, SyncStatus } from "../../../electron/api";
 import { PrivacyController } from "./privacy-controller";
+import { configuredEndpoint } from "./privacy-logic";
 import { ScriptedApi } from "../testing/scripted-api";
 
 const sync: SyncStatus = {
@@ -127,5 +128,47 @@ describe("PrivacyController", () => {
     expect(await controller.confirmLevel()).toBe(false);
     expect(controller.store.getState().privacy?.sharing).toBe("off");
     expect(controller.store.getState().actionError).toMatch(/must use https/);
+  });
+});
+
+describe("PrivacyController.setEndpoint", () => {
+  it("stores the feedback service URL (trimmed) and says it was saved", async () => {
+    const { api, controller } = setup("off");
+    api.handlers["privacy.update"] = ({ endpoint }) => ({
+      privacy: { ...privacy("off"), endpoint: endpoint ?? "" },
+      purged: 0,
+    });
+    await controller.load();
+    expect(await controller.setEndpoint("  https://feedback.example.org  ")).toBe(true);
+    expect(api.inputs("privacy.update")).toEqual([{ endpoint: "https://feedback.example.org" }]);
+    expect(controller.store.getState()).toMatchObject({
+      endpointSaved: true,
+      savingEndpoint: false,
+      actionError: null,
+    });
+    expect(controller.store.getState().privacy?.endpoint).toBe("https://feedback.example.org");
+    controller.editEndpoint();
+    expect(controller.store.getState().endpointSaved).toBe(false);
+  });
+
+  it("keeps the old URL and says why when core refuses it", async () => {
+    const { api, controller } = setup("off");
+    await controller.load();
+    api.handlers["privacy.update"] = () => {
+      throw new ApiError("invalid_input", "The feedback endpoint must use https (plain http only to localhost).");
+    };
+    expect(await controller.setEndpoint("http://example.org")).toBe(false);
+    expect(controller.store.getState().privacy?.endpoint).toBe("https://fb.example");
+    expect(controller.store.getState().endpointSaved).toBe(false);
+    expect(controller.store.getState().actionError).toMatch(/^Could not save the feedback service URL: .*https/);
+  });
+});
+
+describe("configuredEndpoint", () => {
+  it("shows core's never-contacted .invalid placeholder as no URL, and a real one as itself", () => {
+    expect(configuredEndpoint("https://feedback.macaron.invalid")).toBe("");
+    expect(configuredEndpoint("not a url")).toBe("");
+    expect(configuredEndpoint("https://fb.example")).toBe("https://fb.example");
+    expect(configuredEndpoint("http://localhost:8080/feedback")).toBe("http://localhost:8080/feedback");
   });
 });

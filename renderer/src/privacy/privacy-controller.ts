@@ -26,6 +26,10 @@ export interface PrivacyViewState {
   /** The level being saved: the radio follows the click at once, not after the round trip. */
   applyingLevel: SharingLevel | null;
   saving: boolean;
+  /** The feedback service URL being saved. */
+  savingEndpoint: boolean;
+  /** "Saved" after the URL was stored (cleared on the next edit or close). */
+  endpointSaved: boolean;
   /** "Stopped sharing — N queued items deleted" after turning sharing off. */
   stoppedMessage: string | null;
   preview: PrivacyPreview | null;
@@ -48,6 +52,8 @@ function initialState(): PrivacyViewState {
     pendingLevel: null,
     applyingLevel: null,
     saving: false,
+    savingEndpoint: false,
+    endpointSaved: false,
     stoppedMessage: null,
     preview: null,
     previewing: false,
@@ -167,6 +173,29 @@ export class PrivacyController {
     } finally {
       this.set({ deleting: false });
     }
+  }
+
+  /**
+   * Store the feedback service URL ("" clears it: nothing is uploaded until one is set). Core
+   * checks it (https, or http to localhost); a refusal keeps the old one and says why.
+   */
+  async setEndpoint(endpoint: string): Promise<boolean> {
+    this.set({ savingEndpoint: true, endpointSaved: false, actionError: null });
+    try {
+      const { privacy } = await this.api.call("privacy.update", { endpoint: endpoint.trim() });
+      this.set({ privacy, endpointSaved: true });
+      return true;
+    } catch (error) {
+      this.set({ actionError: `Could not save the feedback service URL: ${errorMessage(error)}` });
+      return false;
+    } finally {
+      this.set({ savingEndpoint: false });
+    }
+  }
+
+  /** The URL field was edited: an earlier "Saved" no longer describes it. */
+  editEndpoint(): void {
+    if (this.store.getState().endpointSaved) this.set({ endpointSaved: false });
   }
 
   private async applyLevel(level: SharingLevel): Promise<boolean> {

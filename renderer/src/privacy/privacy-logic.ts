@@ -62,3 +62,17 @@ export function formatTime(at: number | null, locale?: string): string {
   if (at === null) return "never";
   return new Date(at).toLocaleString(locale);
 }
+
+/**
+ * The endpoint as the user set it, for the "Feedback service URL" field: "" when none is set.
+ * Without one, core reports a placeholder under the reserved `.invalid` domain (RFC 2606),
+ * which it never contacts; that is "none set", not a value to edit.
+ */
+export function configuredEndpoint(endpoint: string): string {
+  try {
+    const host = new URL(endpoint).hostname;
+    return host === "invalid" || host.endsWith(".invalid") ? "" : endpoint;
+  } catch {
+    return "";
+  }
+}
