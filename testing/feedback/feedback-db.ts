@@ -32,13 +32,27 @@ export class ConversationSeed {
     );
   }
 
-  message(role: "user" | "assistant", content: string): string {
+  /** A message after the shown branch's last one (or, `versionOf`, a version shown in its place). */
+  message(role: "user" | "assistant", content: string, versionOf?: string): string {
     const id = randomUUID();
+    const parent =
+      versionOf === undefined
+        ? (this.db
+            .prepare("SELECT id FROM messages WHERE conversation_id = ? AND shown = 1 ORDER BY seq DESC LIMIT 1")
+            .pluck()
+            .get(this.conversationId) as string | undefined)
+        : (this.db.prepare("SELECT parent_id FROM messages WHERE id = ?").pluck().get(versionOf) as
+            | string
+            | null);
+    // The message tree (migration 0011): an earlier version leaves the shown branch.
+    if (versionOf !== undefined) {
+      this.db.prepare("UPDATE messages SET chosen = 0, shown = 0 WHERE id = ?").run(versionOf);
+    }
     this.db
       .prepare(
-        "INSERT INTO messages (id, conversation_id, role, content, status, created_at, seq) VALUES (?, ?, ?, ?, 'complete', 1, ?)",
+        "INSERT INTO messages (id, conversation_id, role, content, status, created_at, seq, parent_id) VALUES (?, ?, ?, ?, 'complete', 1, ?, ?)",
       )
-      .run(id, this.conversationId, role, content, ++this.seq);
+      .run(id, this.conversationId, role, content, ++this.seq, parent ?? null);
     return id;
   }
 
@@ -72,10 +86,11 @@ export class ConversationSeed {
     return { userId, answerId };
   }
 
-  /** Mark `oldId` replaced by a new answer (what chat.regenerate does), returning the new id. */
+  /**
+   * A new version of the answer `oldId`, shown in its place (what chat.regenerate does; the old
+   * one must be the last shown message), returning the new id.
+   */
   regenerate(oldId: string, answer: string): string {
-    const newId = this.message("assistant", answer);
-    this.db.prepare("UPDATE messages SET replaced_by = ? WHERE id = ?").run(newId, oldId);
-    return newId;
+    return this.message("assistant", answer, oldId);
   }
 }

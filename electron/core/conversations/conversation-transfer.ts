@@ -84,9 +84,9 @@ export class ConversationTransfer {
     );
     this.insertMessage = db.prepare(`
       INSERT INTO messages (id, conversation_id, role, content, status, error, created_at, stats_json, seq, context_json,
-        format, ui_json, interaction_json)
+        format, ui_json, interaction_json, parent_id)
       VALUES (@id, @conversationId, @role, @content, @status, @error, @createdAt, @stats, @seq, @context,
-        @format, @ui, @interaction)`);
+        @format, @ui, @interaction, @parentId)`);
     this.insertTurn = db.prepare(`
       INSERT INTO turns (message_id, model_sha256, harness_version, adapters_json, router_json, sampling_json, kv_policy, created_at)
       VALUES (?, NULL, '${IMPORTED_HARNESS}', ?, ?, '{}', 'reevaluate', ?)`);
@@ -177,6 +177,8 @@ export class ConversationTransfer {
       c.updatedAt,
       JSON.stringify(c.adapters),
     );
+    // An export holds the shown branch: imported, it is a chain (migration 0011's tree).
+    let parentId: string | null = null;
     c.messages.forEach((m, i) => {
       const messageId = randomUUID();
       messageIds.set(m.id, messageId);
@@ -193,7 +195,9 @@ export class ConversationTransfer {
         seq: i + 1,
         context: m.context ? JSON.stringify(m.context) : null,
         ...importedGenui(m, messageIds),
+        parentId,
       });
+      parentId = messageId;
       if (m.role === "assistant" && m.steps.length > 0) {
         // In their order, numbered 0, 1, … whatever the file says (indexes are unique per answer).
         const ordered = [...m.steps].sort((a, b) => a.index - b.index);

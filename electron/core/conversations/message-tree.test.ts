@@ -2,6 +2,8 @@ import type { Database } from "better-sqlite3";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { openDatabase } from "../db/database";
 import { MessageContext } from "../feedback/message-context";
+import { MemoryStore } from "../memory/memory-store";
+import { ConversationTransfer } from "./conversation-transfer";
 import { ConversationStore } from "./conversation-store";
 import { MessageStore } from "./message-store";
 
@@ -113,5 +115,31 @@ describe("MessageStore: versions as a tree", () => {
       { role: "user", text: "Q1 edited" },
       { role: "assistant", text: "B1" },
     ]);
+  });
+
+  it("exports the shown branch, and an import of it is a chain without versions", () => {
+    const q1 = say("user", "Q1");
+    say("assistant", "A1");
+    say("user", "Q1 edited", q1);
+    say("assistant", "B1");
+    const transfer = new ConversationTransfer(db, {
+      conversations,
+      messages,
+      memories: new MemoryStore(db),
+    });
+    const { json } = transfer.export(conversationId);
+    const exported = JSON.parse(json) as { conversations: { messages: { content: string }[] }[] };
+    expect(exported.conversations[0]?.messages.map((m) => m.content)).toEqual(["Q1 edited", "B1"]);
+    const [imported] = transfer.import(json).conversationIds;
+    const list = messages.list(imported!);
+    expect(list.map((m) => m.content)).toEqual(["Q1 edited", "B1"]);
+    expect(list.every((m) => m.versions === undefined)).toBe(true);
+    // Editing the imported question works on the chain like on any transcript.
+    messages.append(
+      { conversationId: imported!, role: "user", content: "Q1 again", status: "complete" },
+      clock++,
+      { versionOf: list[0]!.id },
+    );
+    expect(messages.list(imported!).map((m) => m.content)).toEqual(["Q1 again"]);
   });
 });
