@@ -8,6 +8,7 @@ import { InteractionSummary } from "../genui/InteractionSummary";
 import { InterruptedNote } from "./InterruptedNote";
 import { AnswerNotes } from "./AnswerNotes";
 import { Markdown } from "./Markdown";
+import { MemorySavedNote } from "./MemorySavedNote";
 import { MessageStats } from "./MessageStats";
 import { ToolSteps } from "./ToolStepCard";
 
@@ -70,6 +71,7 @@ function MessageFooter({ message, last }: { message: Message; last: boolean }) {
   return (
     <div className="message__footer">
       <AnswerNotes message={message} />
+      <MemorySavedNote message={message} />
       {message.routing && <RoutingChip routing={message.routing} messageId={message.id} />}
       {message.status === "stopped" && <span className="badge">Stopped</span>}
       <InterruptedNote message={message} />
