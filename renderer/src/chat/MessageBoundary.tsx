@@ -2,10 +2,12 @@
  * An error boundary around every message: an answer that throws while rendering (a renderer
  * bug, a stored message of an unexpected shape) shows a notice with "Show as plain text" in its
  * place, and the rest of the conversation and the composer keep working. Without it one bad
- * message blanks the whole window, and a reload opens the same conversation again.
+ * message blanks the whole window, and a reload opens the same conversation again. A UI answer
+ * that threw also offers "Answer as text".
  */
 import { Component, type ReactNode } from "react";
 import type { Message } from "../../../electron/api";
+import { AnswerAsText } from "./AnswerAsText";
 
 interface Props {
   message: Message;
@@ -64,6 +66,8 @@ export class MessageBoundary extends Component<Props, State> {
               Show as plain text
             </button>
           )}
+          {/* A UI answer that threw as a whole: the same question can be answered as text. */}
+          {message.role === "assistant" && message.format === "ui" && <AnswerAsText message={message} />}
         </div>
       </article>
     );

@@ -2,12 +2,15 @@
  * An assistant message in UI mode: its stored document, or while it streams, the components
  * complete so far. Interactions go through the genui controller (genui.interact); the messages
  * it starts join the transcript like chat.send's. What was submitted comes from the transcript's user turns
- * (Message.interaction), so it survives reloads.
+ * (Message.interaction), so it survives reloads. A finished answer with a part that could not be
+ * shown offers "Answer as text".
  */
-import { useCallback, useMemo } from "react";
+import { useCallback, useMemo, useState } from "react";
 import type { Message } from "../../../electron/api";
 import type { InteractionValues, MessageInteraction } from "../../../electron/api/genui";
 import { useAppState, useController, useGenuiController } from "../app/controller-context";
+import { AnswerAsText } from "../chat/AnswerAsText";
+import { InvalidPartReport } from "./components/InvalidView";
 import { GenuiProvider, type GenuiActions } from "./genui-context";
 import { GenuiDocument } from "./GenuiDocument";
 import { StreamingDocument } from "./streaming-document";
@@ -47,10 +50,22 @@ export function GenuiAnswer({ message }: { message: Message }) {
     [interact, submitted, streaming, platform],
   );
 
+  // How many inert stand-ins are on screen (a streamed, cut-off part may be replaced later).
+  const [invalidParts, setInvalidParts] = useState(0);
+  const report = useCallback(() => {
+    setInvalidParts((n) => n + 1);
+    return () => setInvalidParts((n) => n - 1);
+  }, []);
+
   if (!document) return null;
   return (
-    <GenuiProvider value={actions}>
-      <GenuiDocument document={document} />
-    </GenuiProvider>
+    <>
+      <InvalidPartReport.Provider value={report}>
+        <GenuiProvider value={actions}>
+          <GenuiDocument document={document} />
+        </GenuiProvider>
+      </InvalidPartReport.Provider>
+      {invalidParts > 0 && !streaming && <AnswerAsText message={message} />}
+    </>
   );
 }
