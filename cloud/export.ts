@@ -16,8 +16,8 @@
  * split into train and held-out by a hash of the prompt, and every count is reported.
  */
 import { prepareExport, type PiiScan, type PreparedExport, type PrepareOptions } from "./prepare/prepare";
-import { readExportSource } from "./prepare/source";
-import type { FeedbackStore } from "./store";
+import { BASE_DOMAIN, type DomainCount, type ExportSource } from "./prepare/source";
+import type { CloudStore, Snapshot, StoredItem } from "./store/store";
 
 export type { ExportType } from "./prepare/candidates";
 export type { ExportReport } from "./prepare/report";
@@ -25,8 +25,38 @@ export type { Split } from "./prepare/split";
 export type { PiiScan, PreparedExport, PrepareOptions };
 export { prepareExport };
 
+/**
+ * What one export reads, from one snapshot of either engine: the same inputs as
+ * prepare/source.ts reads from SQLite directly. The rows come page by page; the dataset keeps
+ * them (its duplicate and near-duplicate folding and split compare across all of a domain's
+ * items), the raw export (/v1/export/raw) does not.
+ */
+export async function readSnapshotSource(snap: Snapshot, domain: string): Promise<ExportSource> {
+  const collect = async (it: AsyncIterable<StoredItem>) => {
+    const out: StoredItem[] = [];
+    for await (const row of it) out.push(row);
+    return out;
+  };
+  const items = await collect(
+    snap.items(domain === BASE_DOMAIN ? { domain, orNullDomain: true } : { domain }),
+  );
+  const ratings = await collect(snap.items({ kind: "rating" }));
+  const domains: Record<string, DomainCount> = {};
+  for (const r of await snap.domainCounts()) {
+    const name = r.domain ?? BASE_DOMAIN;
+    const d = (domains[name] ??= { items: 0, byKind: {} });
+    d.items += r.n;
+    d.byKind[r.kind] = (d.byKind[r.kind] ?? 0) + r.n;
+  }
+  return { items, ratings, domains };
+}
+
 /** Both splits and the report of one domain's dataset, read from the store in one snapshot. */
-export function exportDataset(store: FeedbackStore, domain: string, opts: PrepareOptions): PreparedExport {
-  const source = readExportSource(store, domain);
+export async function exportDataset(
+  store: CloudStore,
+  domain: string,
+  opts: PrepareOptions,
+): Promise<PreparedExport> {
+  const source = await store.withSnapshot((snap) => readSnapshotSource(snap, domain));
   return prepareExport({ domain, ...source }, opts);
 }

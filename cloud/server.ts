@@ -19,12 +19,43 @@ import {
   type FeedbackItem,
 } from "../common/feedback-protocol";
 import { registerRegistry, type RegistryStore } from "./registry";
-import { FeedbackStore } from "./store";
+import { createHash } from "node:crypto";
+import { once } from "node:events";
+import { PassThrough } from "node:stream";
+import { BASE_DOMAIN } from "./prepare/source";
+import { SqliteStore } from "./store/sqlite-store";
+import { PostgresStore } from "./store/postgres-store";
+import type { CloudStore } from "./store/store";
 
 const gunzipAsync = promisify(gunzip);
 
-export interface CloudOptions {
+/** Per-install caps; each is shared by every replica (the counts live in the store). */
+export interface InstallLimitOptions {
+  /** Batches one install may post per window; null: no cap. */
+  batchesPerWindow?: number | null;
+  windowMs?: number;
+  /** Items one batch may carry (at most LIMITS.maxItemsPerBatch, the protocol's cap). */
+  maxItemsPerBatch?: number;
+  /** Items one install may have stored; null: no cap. */
+  maxStoredItems?: number | null;
+  /** Retry-After of a 429 for the storage cap (it frees only when the user deletes data). */
+  quotaRetryAfterSeconds?: number;
+}
+
+/** Generous: a real install posts a batch every few minutes at most; the caps stop abuse. */
+export const DEFAULT_INSTALL_LIMITS = {
+  batchesPerWindow: 600,
+  windowMs: 60_000,
+  maxItemsPerBatch: LIMITS.maxItemsPerBatch,
+  maxStoredItems: 1_000_000,
+  quotaRetryAfterSeconds: 3600,
+} as const satisfies Required<InstallLimitOptions>;
+
+export interface CloudOptions<S extends CloudStore = SqliteStore> {
+  /** The adapter registry's folder, and cloud.db unless `store` is given. */
   dataDir: string;
+  /** A store opened by the caller (startCloud opens PostgreSQL from `database`); default SQLite in dataDir. */
+  store?: S;
   /** Bearer key of the export endpoint. */
   adminKey: string;
   /** Re-checks exported text for PII; default: the app's own redactor (same rules as the client). */
@@ -32,14 +63,14 @@ export interface CloudOptions {
   /** Domains items may be about; default chat, coding, agent, ui. */
   domains?: readonly string[];
   /** Size caps; LIMITS unless a test lowers them. */
-  limits?: { maxBatchBytes?: number; maxCompressedBytes?: number };
+  limits?: { maxBatchBytes?: number; maxCompressedBytes?: number; perInstall?: InstallLimitOptions };
   now?: () => number;
   logger?: boolean;
 }
 
-export interface CloudApp {
+export interface CloudApp<S extends CloudStore = SqliteStore> {
   app: FastifyInstance;
-  store: FeedbackStore;
+  store: S;
   /** The adapter registry (index, files, publish): see registry.ts. */
   registry: RegistryStore;
 }
@@ -48,14 +79,16 @@ class HttpError extends Error {
   constructor(
     readonly statusCode: number,
     message: string,
+    readonly retryAfterSeconds?: number,
   ) {
     super(message);
   }
 }
 
-/** Builds the service (not listening yet); closing the app closes the database. */
-export function createCloudApp(opts: CloudOptions): CloudApp {
-  const store = new FeedbackStore(opts.dataDir);
+/** Builds the service (not listening yet); closing the app closes the store after in-flight requests. */
+export function createCloudApp<S extends CloudStore = SqliteStore>(opts: CloudOptions<S>): CloudApp<S> {
+  const store = opts.store ?? (new SqliteStore(opts.dataDir) as CloudStore as S);
+  const perInstall = { ...DEFAULT_INSTALL_LIMITS, ...opts.limits?.perInstall };
   const now = opts.now ?? Date.now;
   const scan = opts.piiScan ?? redact;
   const domains = new Set(opts.domains ?? DEFAULT_DOMAINS);
@@ -67,9 +100,9 @@ export function createCloudApp(opts: CloudOptions): CloudApp {
     logger: opts.logger ?? false,
     bodyLimit: Math.max(maxBatchBytes, maxCompressedBytes),
   });
-  app.addHook("onClose", (_app, done) => {
-    store.close();
-    done();
+  // onClose runs after the in-flight requests have been answered: their batches are stored.
+  app.addHook("onClose", async () => {
+    await store.close();
   });
 
   app.removeAllContentTypeParsers();
@@ -107,35 +140,64 @@ export function createCloudApp(opts: CloudOptions): CloudApp {
   app.setErrorHandler((err: Error & { statusCode?: number }, _req, reply) => {
     const status = err.statusCode && err.statusCode >= 400 && err.statusCode < 600 ? err.statusCode : 500;
     if (status === 500) app.log.error(err);
+    if (err instanceof HttpError && err.retryAfterSeconds !== undefined)
+      void reply.header("retry-after", String(err.retryAfterSeconds));
     void reply.status(status).send({ error: status === 500 ? "internal error" : err.message });
   });
 
   /** The install a Bearer token belongs to; 401 otherwise. */
-  const authInstall = (req: FastifyRequest): string => {
+  const authInstall = async (req: FastifyRequest): Promise<string> => {
     const token = bearerToken(req.headers.authorization);
     if (!token) throw new HttpError(401, "missing Authorization: Bearer <install token>");
-    const installId = store.installForTokenHash(hashToken(token));
+    const installId = await store.installForTokenHash(hashToken(token));
     if (!installId) throw new HttpError(401, "unknown or rotated install token");
     return installId;
   };
 
-  app.get("/v1/health", (_req, reply) =>
-    reply.send({ ok: true, protocol: PROTOCOL_VERSION, items: store.countItems() }),
+  app.get("/v1/health", async (_req, reply) =>
+    reply.send({ ok: true, protocol: PROTOCOL_VERSION, items: await store.count() }),
   );
+  // Liveness: the process answers. Readiness: the store answers and its schema is current (a
+  // load balancer sends traffic only then; during shutdown fastify answers 503 by itself).
+  app.get("/healthz", (_req, reply) => reply.send({ ok: true }));
+  app.get("/readyz", async (_req, reply) => {
+    const r = await store.ready();
+    return reply
+      .status(r.ok ? 200 : 503)
+      .send(r.ok ? { ok: true, engine: store.engine, migrations: r.migrations } : r);
+  });
 
-  app.post("/v1/installs", { bodyLimit: 4096 }, (req, reply) => {
+  app.post("/v1/installs", { bodyLimit: 4096 }, async (req, reply) => {
     const parsed = RegisterRequest.safeParse(req.body);
     if (!parsed.success) throw new HttpError(400, "body must be {installId: uuid}");
     const token = newToken();
-    store.saveInstall(parsed.data.installId, hashToken(token), now());
+    await store.registerInstall(parsed.data.installId, hashToken(token), now());
     return reply.send({ installId: parsed.data.installId, token });
   });
 
-  app.post("/v1/feedback/batches", (req, reply) => {
-    const tokenInstall = authInstall(req);
+  /** Counts the request in the install's rate window; 429 with the window's end past the cap. */
+  const checkRate = async (installId: string): Promise<void> => {
+    if (perInstall.batchesPerWindow === null) return;
+    const t = now();
+    const windowStart = Math.floor(t / perInstall.windowMs) * perInstall.windowMs;
+    const n = await store.hitRateWindow(installId, windowStart);
+    if (n > perInstall.batchesPerWindow)
+      throw new HttpError(
+        429,
+        `over ${perInstall.batchesPerWindow} batches per ${perInstall.windowMs / 1000} s for this install`,
+        Math.max(1, Math.ceil((windowStart + perInstall.windowMs - t) / 1000)),
+      );
+  };
+
+  app.post("/v1/feedback/batches", async (req, reply) => {
+    const tokenInstall = await authInstall(req);
+    await checkRate(tokenInstall);
     const check = checkBatch(req.body, domains);
     if (!check.ok) throw new HttpError(400, check.reason);
     if (check.installId !== tokenInstall) throw new HttpError(403, "installId does not match the token");
+    // 413, not 429: the same batch would never pass, and the app splits or refuses on 413.
+    if (check.items.length > perInstall.maxItemsPerBatch)
+      throw new HttpError(413, `over ${perInstall.maxItemsPerBatch} items per batch for this install`);
     const rejected: BatchResponse["rejected"] = [];
     const valid: FeedbackItem[] = [];
     const seen = new Set<string>();
@@ -148,24 +210,58 @@ export function createCloudApp(opts: CloudOptions): CloudApp {
         valid.push(c.item);
       }
     }
-    const { accepted, duplicates } = store.storeBatch(tokenInstall, check.batchId, valid, now());
-    const answer: BatchResponse = { accepted, duplicates: [...duplicates, ...sameBatchDuplicates], rejected };
-    return reply.send(answer);
+    const items = (req.body as { items: unknown[] }).items;
+    const result = await store.ingest({
+      installId: tokenInstall,
+      batchId: check.batchId,
+      digest: createHash("sha256").update(JSON.stringify(items)).digest("hex"),
+      items: valid,
+      at: now(),
+      limits: { maxStoredItems: perInstall.maxStoredItems },
+      answer: ({ accepted, duplicates }): BatchResponse => ({
+        accepted,
+        duplicates: [...duplicates, ...sameBatchDuplicates],
+        rejected,
+      }),
+    });
+    if (result.kind === "unknown-install") throw new HttpError(401, "unknown or rotated install token");
+    if (result.kind === "over-quota")
+      throw new HttpError(
+        429,
+        `this install has ${result.stored} items stored, the cap is ${result.max}`,
+        perInstall.quotaRetryAfterSeconds,
+      );
+    return reply.send(result.response);
   });
 
-  app.delete<{ Params: { installId: string } }>("/v1/installs/:installId/data", (req, reply) => {
-    const tokenInstall = authInstall(req);
+  app.delete<{ Params: { installId: string } }>("/v1/installs/:installId/data", async (req, reply) => {
+    const tokenInstall = await authInstall(req);
     if (req.params.installId !== tokenInstall) throw new HttpError(403, "installId does not match the token");
-    return reply.send({ installId: tokenInstall, deletedItems: store.deleteInstallItems(tokenInstall) });
+    return reply.send({ installId: tokenInstall, deletedItems: await store.deleteItems(tokenInstall) });
+  });
+
+  const requireAdmin = (req: FastifyRequest): void => {
+    const key = bearerToken(req.headers.authorization);
+    if (!key || !sameSecret(key, opts.adminKey)) throw new HttpError(401, "admin key required");
+  };
+
+  // Every stored item of a domain as JSONL (`{installId, receivedAt, item}` a line), streamed
+  // page by page from one snapshot: memory stays flat however many items there are.
+  app.get<{ Params: { file: string } }>("/v1/export/raw/:file", (req, reply) => {
+    requireAdmin(req);
+    const m = /^([a-z0-9_-]{1,64})\.jsonl$/.exec(req.params.file);
+    if (!m) throw new HttpError(404, "raw export path is /v1/export/raw/<domain>.jsonl");
+    return reply
+      .header("content-type", "application/jsonl; charset=utf-8")
+      .send(rawExportStream(store, m[1]!));
   });
 
   // Datasets: /v1/export/<domain>.jsonl (one split's lines) and /v1/export/<domain>.report.json
   // (every count, both splits). Query: type, split, maxTokens, heldoutShare, bytesPerToken.
   app.get<{ Params: { file: string }; Querystring: RawQuery }>(
     "/v1/export/:file",
-    (req, reply: FastifyReply) => {
-      const key = bearerToken(req.headers.authorization);
-      if (!key || !sameSecret(key, opts.adminKey)) throw new HttpError(401, "admin key required");
+    async (req, reply: FastifyReply) => {
+      requireAdmin(req);
       const m = /^([a-z0-9_-]{1,64})\.(jsonl|report\.json)$/.exec(req.params.file);
       if (!m)
         throw new HttpError(
@@ -175,7 +271,7 @@ export function createCloudApp(opts: CloudOptions): CloudApp {
       const parsed = parseExportQuery(req.query);
       if (!parsed.ok) throw new HttpError(400, parsed.reason);
       const { query } = parsed;
-      const { lines, report } = exportDataset(store, m[1]!, { ...query, scan });
+      const { lines, report } = await exportDataset(store, m[1]!, { ...query, scan });
       if (m[2] === "report.json") return reply.send(report);
       return reply
         .header("content-type", "application/jsonl; charset=utf-8")
@@ -188,22 +284,73 @@ export function createCloudApp(opts: CloudOptions): CloudApp {
   return { app, store, registry };
 }
 
-export interface RunningCloud extends CloudApp {
+/**
+ * The raw export as a stream: one snapshot held while the response drains, a page at a time
+ * (backpressure: the next page is read only once the socket took the last one).
+ */
+function rawExportStream(store: CloudStore, domain: string): PassThrough {
+  const out = new PassThrough();
+  const filter = domain === BASE_DOMAIN ? { domain, orNullDomain: true } : { domain };
+  void store
+    .withSnapshot(async (snap) => {
+      let chunk = "";
+      for await (const row of snap.items(filter)) {
+        chunk += `${JSON.stringify({ installId: row.installId, receivedAt: row.receivedAt, item: JSON.parse(row.json) as unknown })}\n`;
+        if (chunk.length < 64 * 1024) continue;
+        if (!(await write(out, chunk))) return; // the client went away: end the snapshot
+        chunk = "";
+      }
+      if (chunk) await write(out, chunk);
+      out.end();
+    })
+    .catch((err: unknown) => out.destroy(err as Error));
+  return out;
+}
+
+/** Writes and waits for the stream to want more; false when it was closed instead. */
+async function write(out: PassThrough, data: string): Promise<boolean> {
+  if (out.destroyed) return false;
+  if (out.write(data)) return true;
+  await Promise.race([once(out, "drain"), once(out, "close")]);
+  return !out.destroyed;
+}
+
+export interface RunningCloud<S extends CloudStore = SqliteStore> extends CloudApp<S> {
   url: string;
   adminKey: string;
   close(): Promise<void>;
 }
 
-/** Starts the service on host:port (0 = a free port). */
+type StartOptions = Omit<CloudOptions, "adminKey" | "store"> & {
+  adminKey?: string;
+  host?: string;
+  port?: number;
+};
+
+/** Starts the service on host:port (0 = a free port); `database` (postgres://…) picks PostgreSQL. */
+export async function startCloud(opts: StartOptions & { database?: undefined }): Promise<RunningCloud>;
 export async function startCloud(
-  opts: Omit<CloudOptions, "adminKey"> & { adminKey?: string; host?: string; port?: number },
-): Promise<RunningCloud> {
+  opts: StartOptions & { database: string },
+): Promise<RunningCloud<CloudStore>>;
+export async function startCloud(
+  opts: StartOptions & { database?: string },
+): Promise<RunningCloud<CloudStore>> {
   const adminKey = opts.adminKey ?? newToken();
-  const cloud = createCloudApp({ ...opts, adminKey });
+  const store: CloudStore = opts.database
+    ? await openStore(opts.database, opts.dataDir)
+    : new SqliteStore(opts.dataDir);
+  const cloud = createCloudApp<CloudStore>({ ...opts, adminKey, store });
   const host = opts.host ?? "127.0.0.1";
   await cloud.app.listen({ host, port: opts.port ?? 0 });
   const addr = cloud.app.server.address();
   const port = typeof addr === "object" && addr ? addr.port : opts.port;
   const shown = host.includes(":") ? `[${host}]` : host;
   return { ...cloud, url: `http://${shown}:${port}`, adminKey, close: () => cloud.app.close() };
+}
+
+/** `postgres://…` / `postgresql://…` opens PostgreSQL; `sqlite` (or nothing) the file in dataDir. */
+export async function openStore(database: string | undefined, dataDir: string): Promise<CloudStore> {
+  if (!database || database === "sqlite") return new SqliteStore(dataDir);
+  if (/^postgres(ql)?:\/\//.test(database)) return PostgresStore.open(database);
+  throw new Error(`--database must be postgres://… or sqlite, not "${database}"`);
 }
