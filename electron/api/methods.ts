@@ -9,6 +9,7 @@ import {
   AppSettings,
   Conversation,
   ConversationDetail,
+  ConversationSettings,
   DatabaseStatus,
   Memory,
   PrivacyState,
@@ -19,6 +20,7 @@ import {
   Id,
   Message,
   ModelInfo,
+  SamplingPreset,
   SamplingSettings,
   LocalServerPort,
   LocalServerStatus,
@@ -332,6 +334,20 @@ export const methods = {
     output: z.object({ messages: z.array(Message) }),
   },
   /**
+   * How many tokens `text` (a message with its attachments, before sending) takes: by the loaded
+   * model's tokenizer, or estimated when no model is loaded (`source`). `room`: the most one
+   * message may take in the prompt (the context less the answer's room and the safety margin).
+   */
+  "chat.countTokens": {
+    input: z.object({ text: z.string().max(400_000) }).strict(),
+    output: z.object({
+      tokens: z.number().int().nonnegative(),
+      source: z.enum(["tokenizer", "estimate"]),
+      room: z.number().int().nonnegative(),
+      contextSize: z.number().int().positive(),
+    }),
+  },
+  /**
    * The user's answer to a tool call waiting for permission (a "pending" step, see the
    * `chat.toolStep` event): allow once, always (for this tool in this conversation), or deny.
    */
@@ -393,6 +409,24 @@ export const methods = {
     input: z.object({ id: Id, adapters: AdapterSelection }).strict(),
     output: Conversation,
   },
+  /** The conversation's own system prompt (null: the app's) and sampling (issue 13). */
+  "conversations.getSettings": { input: z.object({ id: Id }).strict(), output: ConversationSettings },
+  /**
+   * Replace them; every later turn of the conversation uses them. Out-of-range values are refused
+   * (invalid_input naming the field), max tokens also above the loaded model's context.
+   */
+  "conversations.setSettings": {
+    input: ConversationSettings.extend({ id: Id }).strict(),
+    output: ConversationSettings,
+  },
+  /** Named settings, by name. */
+  "presets.list": { input: Empty, output: z.array(SamplingPreset) },
+  /** Save settings under a name; an existing preset of that name (any case) is replaced. */
+  "presets.save": {
+    input: ConversationSettings.extend({ name: SamplingPreset.shape.name }).strict(),
+    output: SamplingPreset,
+  },
+  "presets.delete": { input: z.object({ id: Id }).strict(), output: z.object({ deleted: z.boolean() }) },
 
   "adapters.list": { input: Empty, output: z.array(AdapterInfo) },
   /** Validate (GGUF, architecture, every tensor shape against the base) and install a LoRA file. */

@@ -109,6 +109,46 @@ export const RoutingInfo = z.object({
 });
 export type RoutingInfo = z.infer<typeof RoutingInfo>;
 
+/**
+ * How an answer is sampled (a turn's, a conversation's or a preset's; absent: the default).
+ * maxTokens is also bounded by the loaded model's context, checked where the model is known.
+ * The seed is llama.cpp's (32-bit unsigned) and only matters when temperature > 0.
+ */
+const between = (name: string, min: number, max: number) =>
+  z
+    .number()
+    .min(min, `${name} must be between ${min} and ${max}.`)
+    .max(max, `${name} must be between ${min} and ${max}.`);
+export const SamplingSettings = z.object({
+  temperature: between("Temperature", 0, 2).optional(),
+  topP: between("Top-p", 0, 1).optional(),
+  topK: z.number().int("Top-k must be a whole number.").min(0, "Top-k must be 0 or more.").optional(),
+  minP: between("Min-p", 0, 1).optional(),
+  repeatPenalty: between("Repeat penalty", 1, 2).optional(),
+  maxTokens: between("Max tokens", 1, 32768).int("Max tokens must be a whole number.").optional(),
+  seed: between("The seed", 0, 4_294_967_295).int("The seed must be a whole number.").optional(),
+});
+export type SamplingSettings = z.infer<typeof SamplingSettings>;
+
+/** The longest system prompt a conversation or preset may have, in characters. */
+export const SYSTEM_PROMPT_MAX_CHARS = 20_000;
+
+/** A conversation's own system prompt (null: the app's) and sampling (issue 13). */
+export const ConversationSettings = z.object({
+  systemPrompt: z.string().max(SYSTEM_PROMPT_MAX_CHARS).nullable(),
+  sampling: SamplingSettings.strict(),
+});
+export type ConversationSettings = z.infer<typeof ConversationSettings>;
+
+/** Named conversation settings that can be applied to any conversation. */
+export const SamplingPreset = ConversationSettings.extend({
+  id: Id,
+  name: z.string().min(1).max(80),
+  createdAt: z.number().int(),
+  updatedAt: z.number().int(),
+});
+export type SamplingPreset = z.infer<typeof SamplingPreset>;
+
 export const Message = z.object({
   id: Id,
   conversationId: Id,
@@ -120,6 +160,15 @@ export const Message = z.object({
   stats: GenerationStats.nullable(),
   /** Assistant turns: which adapters answered and how sure the router was. */
   routing: RoutingInfo.nullable().default(null),
+  /**
+   * Assistant turns: the sampling the answer was generated with (defaults filled in) and its
+   * conversation's system prompt (null: the app's default one), from its turn record. Absent
+   * or null: unknown (user turns, imported answers).
+   */
+  generation: z
+    .object({ sampling: SamplingSettings, systemPrompt: z.string().nullable() })
+    .nullable()
+    .optional(),
   /** Assistant turns: the user's latest rating and whether they corrected the answer. */
   rating: z.enum(["good", "bad"]).nullable().default(null),
   corrected: z.boolean().default(false),
@@ -163,12 +212,6 @@ export const ConversationDetail = z.object({
   messages: z.array(Message),
 });
 export type ConversationDetail = z.infer<typeof ConversationDetail>;
-
-export const SamplingSettings = z.object({
-  temperature: z.number().min(0).max(2).optional(),
-  maxTokens: z.number().int().min(1).max(32768).optional(),
-});
-export type SamplingSettings = z.infer<typeof SamplingSettings>;
 
 /** An installed specialist adapter, as the Adapters panel shows it. */
 export const AdapterInfo = z.object({

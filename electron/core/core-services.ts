@@ -14,12 +14,14 @@ import { AdapterStore } from "./adapters/adapter-store";
 import { type DemoAdapterFiles, installAdaptersFrom, installDemoAdapters } from "./adapters/bundled-adapters";
 import { SqliteRouterStore } from "./adapters/sqlite-router-store";
 import { chatHandlers } from "./chat/chat-handlers";
+import { TokenCounter } from "./chat/token-count";
 import { QueryEmbeddings } from "./chat/query-embeddings";
 import { DEFAULT_SYSTEM_PROMPT, TurnPipeline } from "./chat/turn-pipeline";
 import { conversationHandlers } from "./conversations/conversation-handlers";
 import { ConversationSearch } from "./conversations/conversation-search";
 import { ConversationStore } from "./conversations/conversation-store";
 import { ConversationTransfer } from "./conversations/conversation-transfer";
+import { ConversationSettingsStore, presetHandlers } from "./conversations/conversation-settings";
 import { MessageStore } from "./conversations/message-store";
 import type { Core } from "./core-types";
 import type { Log } from "./dispatch";
@@ -408,6 +410,7 @@ export async function startServices(
     log,
   });
   const models_ = modelHandlers(models, library);
+  const conversationSettings = new ConversationSettingsStore(db);
   const handlers: ServiceHandlers = {
     ...conversationHandlers({
       conversations,
@@ -417,7 +420,14 @@ export async function startServices(
       routing,
       memory,
       search: new ConversationSearch(db),
-      transfer: new ConversationTransfer(db, { conversations, messages, memories: memoryStore }),
+      settings: conversationSettings,
+      contextSize: () => engine.loaded?.contextSize ?? null,
+      transfer: new ConversationTransfer(db, {
+        conversations,
+        messages,
+        memories: memoryStore,
+        settings: conversationSettings,
+      }),
       // Pinning after an answer becomes a router override (turns report theirs through afterTurn).
       onPinned: pinFeedback({ sharing, messages, log }),
       forgetCache: async (id) => {
@@ -430,7 +440,9 @@ export async function startServices(
         }
       },
     }),
-    ...chatHandlers(pipeline),
+    // The answer's room as a turn reserves it (TurnPlanner.sampling's default).
+    ...chatHandlers(pipeline, new TokenCounter(engine, () => parts.defaultMaxTokens ?? 1024, log)),
+    ...presetHandlers(conversationSettings),
     ...models_,
     ...hubHandlers(hub),
     ...engineBuildHandlers(nativeBuild),

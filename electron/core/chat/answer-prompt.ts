@@ -25,7 +25,9 @@ export class AnswerPrompts {
   /** The prompt of an answer to the conversation as it stands now, and how it was fitted. */
   fit(conversationId: string, plan: TurnPlan): FittedHistory {
     const { messages, memory } = this.deps;
-    const systemPrompt = this.deps.systemPrompt ?? DEFAULT_SYSTEM_PROMPT;
+    // A conversation's own system prompt takes the app's place; GenUI's instructions and the
+    // memories are still added to it, as to the app's.
+    const systemPrompt = plan.systemPrompt ?? this.deps.systemPrompt ?? DEFAULT_SYSTEM_PROMPT;
     const ui = this.uiFor(plan);
     return buildPrompt({
       transcript: messages.list(conversationId),
@@ -40,7 +42,7 @@ export class AnswerPrompts {
 
   options(conversationId: string, plan: TurnPlan): GenerateOptions {
     // The conversation id keys the engine's KV cache: a reopened conversation skips its history.
-    const options: GenerateOptions = { ...plan.sampling, sessionKey: conversationId };
+    const options: GenerateOptions = { ...engineSampling(plan.sampling), sessionKey: conversationId };
     if (plan.resolved.adapters.length > 0) options.adapters = plan.resolved.adapters;
     if (this.deps.routing) options.kvPolicy = kvPolicyOf(this.deps);
     // UI mode: the grammar keeps the answer valid JSON of the catalog's shape (not its meaning).
@@ -48,4 +50,22 @@ export class AnswerPrompts {
     if (ui) options.jsonSchema = ui.jsonSchema;
     return options;
   }
+}
+
+/**
+ * A turn's sampling as the engine's options: the same fields /v1 fills in
+ * (electron/server/openai/sampling.ts), so chat and the API reach node-llama-cpp one way.
+ */
+export function engineSampling(
+  s: TurnPlan["sampling"],
+): Pick<GenerateOptions, "temperature" | "maxTokens" | "seed" | "topP" | "topK" | "minP" | "repeatPenalty"> {
+  return {
+    temperature: s.temperature,
+    maxTokens: s.maxTokens,
+    ...(s.seed !== undefined ? { seed: s.seed } : {}),
+    ...(s.topP !== undefined ? { topP: s.topP } : {}),
+    ...(s.topK !== undefined ? { topK: s.topK } : {}),
+    ...(s.minP !== undefined ? { minP: s.minP } : {}),
+    ...(s.repeatPenalty !== undefined ? { repeatPenalty: { penalty: s.repeatPenalty } } : {}),
+  };
 }

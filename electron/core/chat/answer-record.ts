@@ -1,6 +1,6 @@
 /**
  * The assistant answer in the database: committed empty and "streaming" together with its turn
- * record (model, harness, adapters, router decision, sampling, KV policy), the model's hash
+ * record (model, harness, adapters, router decision, sampling and system prompt, KV policy), the model's hash
  * filled in once known, and finished with its outcome and timings. An answer whose end cannot
  * be saved because the disk is full still ends: "interrupted" in chat.done at once, and in the
  * database as soon as a write fits again (saveUnsaved, before the next turn).
@@ -50,6 +50,7 @@ export class AnswerRecords {
           skipped: resolved.skipped,
         },
         sampling,
+        systemPrompt: plan.systemPrompt,
         kvPolicy: kvPolicyOf(this.deps),
       },
       now,
@@ -58,7 +59,14 @@ export class AnswerRecords {
     this.deps.memory?.linkToMessage(assistant.id, memories);
     const ui = format === "ui" && this.deps.genui ? { format, ui: null } : {};
     if (ui.format) this.deps.genui?.markAnswer(assistant.id);
-    return { ...assistant, routing, memoriesUsed: memories.map((m) => ({ id: m.id, text: m.text })), ...ui };
+    return {
+      ...assistant,
+      routing,
+      // What it is generated with, shown on the answer's record (the turn row holds the same).
+      generation: { sampling, systemPrompt: plan.systemPrompt },
+      memoriesUsed: memories.map((m) => ({ id: m.id, text: m.text })),
+      ...ui,
+    };
   }
 
   /** A turn that ran before the model's hash was known gets it when hashing ends. */

@@ -8,6 +8,7 @@ import {
   type ToolStep,
 } from "../../api";
 import { DEFAULT_TITLE } from "../conversations/conversation-store";
+import { ConversationSettingsStore } from "../conversations/conversation-settings";
 import { isDiskFull } from "../db/disk-full";
 import type { ContextInfo } from "../conversations/message-store";
 import type { ChatTurn, GenerateOptions } from "../engine/types";
@@ -76,6 +77,7 @@ export class TurnPipeline {
   private readonly streamer: AnswerStreamer;
   private readonly observers: readonly AfterTurn[];
   private readonly log: (message: string, err: unknown) => void;
+  private readonly settings: ConversationSettingsStore;
 
   constructor(private readonly deps: TurnPipelineDeps) {
     const log = deps.log ?? console.error;
@@ -83,6 +85,7 @@ export class TurnPipeline {
     this.observers = deps.afterTurn ?? [];
     const tokens = new LoadedModelTokens(deps.engine);
     this.planner = new TurnPlanner(deps, tokens, log);
+    this.settings = new ConversationSettingsStore(deps.db);
     this.prompts = new AnswerPrompts(deps, tokens);
     this.answers = new AnswerRecords(deps, log);
     this.streamer = new AnswerStreamer({
@@ -302,7 +305,9 @@ export class TurnPipeline {
     sampling: SamplingSettings | undefined,
     requested: AnswerFormat | undefined,
   ): Promise<TurnPlan> {
-    const turnSampling = this.planner.sampling(sampling);
+    // The conversation's settings, read on every turn: a change applies from the next turn on.
+    const own = this.settings.get(conversationId);
+    const turnSampling = this.planner.sampling(sampling, own.sampling);
     const [resolved, memories] = await Promise.all([
       this.planner.route(selection, text),
       this.planner.retrieve(text),
@@ -310,7 +315,7 @@ export class TurnPipeline {
     this.checkStillOpen(conversationId);
     const format = this.planner.formatFor(requested, resolved);
     const agent = this.planner.agentFor(format, resolved);
-    return { sampling: turnSampling, resolved, memories, format, agent };
+    return { sampling: turnSampling, systemPrompt: own.systemPrompt, resolved, memories, format, agent };
   }
 
   /**

@@ -8,10 +8,20 @@ import type { ResolvedAdapters } from "../adapters/adapter-routing";
 import type { AnswerFormat } from "../genui/genui-turns";
 import type { AgentPlan } from "../tools/agent-loop";
 import type { LoadedModelTokens } from "./token-estimate";
+import { checkMaxTokens } from "../conversations/conversation-settings";
 import { contextSizeOf, type TurnPipelineDeps } from "./turn-deps";
 
-/** The sampling of one turn, with the defaults filled in. */
-export interface TurnSampling {
+/** The fields of `s` that are set (an explicit undefined must not hide the conversation's). */
+function definedOf(s: SamplingSettings): SamplingSettings {
+  return Object.fromEntries(Object.entries(s).filter(([, v]) => v !== undefined));
+}
+
+/**
+ * The sampling of one turn: the turn's own (chat.send), else the conversation's, else the
+ * defaults for temperature and max tokens; the other samplers stay absent unless set (the
+ * engine's defaults then apply).
+ */
+export interface TurnSampling extends SamplingSettings {
   temperature: number;
   maxTokens: number;
 }
@@ -19,6 +29,8 @@ export interface TurnSampling {
 /** How one turn is answered. */
 export interface TurnPlan {
   sampling: TurnSampling;
+  /** The conversation's own system prompt; null: the app's (deps.systemPrompt or the default). */
+  systemPrompt: string | null;
   resolved: ResolvedAdapters;
   memories: readonly Memory[];
   format: AnswerFormat;
@@ -33,11 +45,20 @@ export class TurnPlanner {
     private readonly log: (message: string, err: unknown) => void,
   ) {}
 
-  sampling(s: SamplingSettings | undefined): TurnSampling {
-    return {
-      temperature: s?.temperature ?? this.deps.defaultTemperature ?? 0.7,
-      maxTokens: s?.maxTokens ?? this.deps.defaultMaxTokens ?? 1024,
+  /**
+   * `s` (the turn's) over `conversation` (the conversation's settings), field by field.
+   * Throws ApiError invalid_input for a max tokens the loaded model's context cannot hold.
+   */
+  sampling(s: SamplingSettings | undefined, conversation: SamplingSettings = {}): TurnSampling {
+    const merged = { ...conversation, ...definedOf(s ?? {}) };
+    const sampling: TurnSampling = {
+      ...merged,
+      temperature: merged.temperature ?? this.deps.defaultTemperature ?? 0.7,
+      maxTokens: merged.maxTokens ?? this.deps.defaultMaxTokens ?? 1024,
     };
+    // Only what the user chose: the default max tokens is capped by the engine itself.
+    if (merged.maxTokens !== undefined) checkMaxTokens(sampling, contextSizeOf(this.deps.engine));
+    return sampling;
   }
 
   /** The adapters of a turn; throws ApiError invalid_input for a bad choice. */

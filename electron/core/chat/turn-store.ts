@@ -1,5 +1,11 @@
 import type { Database, Statement } from "better-sqlite3";
-import type { AppliedAdapter, GenerationStats, RoutingInfo, SamplingSettings } from "../../api";
+import {
+  type AppliedAdapter,
+  type GenerationStats,
+  type Message,
+  type RoutingInfo,
+  SamplingSettings,
+} from "../../api";
 import type { KvPolicy } from "../engine/types";
 
 /** What the router decided, as stored in turns.router_json. */
@@ -19,8 +25,27 @@ export interface TurnStart {
   harnessVersion: string;
   adapters: AppliedAdapter[];
   router: RouterRecord;
-  sampling: Required<Pick<SamplingSettings, "temperature" | "maxTokens">>;
+  /** The sampling it was generated with, defaults filled in (temperature and max tokens). */
+  sampling: SamplingSettings & Required<Pick<SamplingSettings, "temperature" | "maxTokens">>;
+  /** The conversation's own system prompt; null: the app's (migration 0012). */
+  systemPrompt?: string | null;
   kvPolicy: KvPolicy;
+}
+
+/** Message.generation of a turn from its stored columns; null when there is no turn record. */
+export function generationFromColumns(
+  samplingJson: string | null,
+  systemPrompt: string | null,
+): NonNullable<Message["generation"]> | null {
+  if (samplingJson === null) return null;
+  try {
+    const parsed = SamplingSettings.strip().safeParse(JSON.parse(samplingJson));
+    // An imported turn records no sampling ('{}'): nothing to show.
+    if (!parsed.success || Object.keys(parsed.data).length === 0) return null;
+    return { sampling: parsed.data, systemPrompt };
+  } catch {
+    return null;
+  }
 }
 
 /** How the generation went, written when it ends. */
@@ -59,8 +84,9 @@ export class TurnStore {
   constructor(db: Database) {
     this.insertStmt = db.prepare(`
       INSERT INTO turns (message_id, model_sha256, harness_version, adapters_json, router_json,
-        sampling_json, timings_json, kv_policy, created_at)
-      VALUES (@messageId, @modelSha256, @harnessVersion, @adapters, @router, @sampling, NULL, @kvPolicy, @createdAt)`);
+        sampling_json, system_prompt, timings_json, kv_policy, created_at)
+      VALUES (@messageId, @modelSha256, @harnessVersion, @adapters, @router, @sampling, @systemPrompt, NULL,
+        @kvPolicy, @createdAt)`);
     this.timingsStmt = db.prepare("UPDATE turns SET timings_json = ? WHERE message_id = ?");
     this.shaStmt = db.prepare(
       "UPDATE turns SET model_sha256 = ? WHERE message_id = ? AND model_sha256 IS NULL",
@@ -76,6 +102,7 @@ export class TurnStore {
       adapters: JSON.stringify(turn.adapters),
       router: JSON.stringify(turn.router),
       sampling: JSON.stringify(turn.sampling),
+      systemPrompt: turn.systemPrompt ?? null,
       kvPolicy: turn.kvPolicy,
       createdAt: now,
     });

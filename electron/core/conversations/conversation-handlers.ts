@@ -5,6 +5,7 @@ import type { EventBus } from "../events/event-bus";
 import type { DomainHandlers } from "../handlers";
 import type { MemoryService } from "../memory/memory-service";
 import type { ConversationSearch } from "./conversation-search";
+import { checkMaxTokens, type ConversationSettingsStore } from "./conversation-settings";
 import type { ConversationStore } from "./conversation-store";
 import type { ConversationTransfer } from "./conversation-transfer";
 import type { MessageStore } from "./message-store";
@@ -19,6 +20,10 @@ export interface ConversationHandlerDeps {
   search: ConversationSearch;
   transfer: ConversationTransfer;
   memory: MemoryService;
+  /** Per-conversation system prompt and sampling (issue 13). */
+  settings: ConversationSettingsStore;
+  /** The loaded model's context size (null: none loaded): max tokens must fit in it. */
+  contextSize: () => number | null;
   /** Drops the deleted conversation's KV cache (live and saved files: they hold its tokens). */
   forgetCache?: (conversationId: string) => Promise<void>;
   /** After a conversation was pinned to an adapter (core records the router override as feedback). */
@@ -40,6 +45,8 @@ export function conversationHandlers(deps: ConversationHandlerDeps): DomainHandl
     memory,
     forgetCache,
     onPinned,
+    settings,
+    contextSize,
   } = deps;
   return {
     "conversations.list": ({ query }) => conversations.list(query),
@@ -91,6 +98,15 @@ export function conversationHandlers(deps: ConversationHandlerDeps): DomainHandl
       if (typeof adapters === "object" && "pinned" in adapters) onPinned?.(id, adapters.pinned);
       events.emit("conversations.changed", { conversation, deletedId: null });
       return conversation;
+    },
+    "conversations.getSettings": ({ id }) => {
+      if (!conversations.get(id)) throw notFound();
+      return settings.get(id);
+    },
+    "conversations.setSettings": ({ id, systemPrompt, sampling }) => {
+      if (!conversations.get(id)) throw notFound();
+      checkMaxTokens(sampling, contextSize());
+      return settings.set(id, { systemPrompt, sampling });
     },
     "conversations.delete": async ({ id, deleteMemories }) => {
       // Stop its answer first; the pipeline then finds the message gone and reports nothing.

@@ -4,6 +4,7 @@ import { ApiError, type Memory } from "../../api";
 import type { RouterRecord } from "../chat/turn-store";
 import type { MemoryStore } from "../memory/memory-store";
 import { cleanMemoryText, memoryKey } from "../memory/memory-text";
+import type { ConversationSettingsStore } from "./conversation-settings";
 import type { ConversationStore } from "./conversation-store";
 import {
   EXPORT_FORMAT,
@@ -66,7 +67,7 @@ function slug(text: string): string {
 export class ConversationTransfer {
   private readonly insertConversation: Statement<[string, string, number, number, string]>;
   private readonly insertMessage: Statement<Record<string, unknown>>;
-  private readonly insertTurn: Statement<[string, string, string, number]>;
+  private readonly insertTurn: Statement<[string, string, string, string, string | null, number]>;
   private readonly insertMemory: Statement<Record<string, unknown>>;
   private readonly linkMemory: Statement<[string, string]>;
   private readonly steps: ToolStepStore;
@@ -77,6 +78,8 @@ export class ConversationTransfer {
       conversations: ConversationStore;
       messages: MessageStore;
       memories: MemoryStore;
+      /** Conversation settings go with their conversation, both ways. */
+      settings?: ConversationSettingsStore;
     },
   ) {
     this.insertConversation = db.prepare(
@@ -88,8 +91,9 @@ export class ConversationTransfer {
       VALUES (@id, @conversationId, @role, @content, @status, @error, @createdAt, @stats, @seq, @context,
         @format, @ui, @interaction, @parentId)`);
     this.insertTurn = db.prepare(`
-      INSERT INTO turns (message_id, model_sha256, harness_version, adapters_json, router_json, sampling_json, kv_policy, created_at)
-      VALUES (?, NULL, '${IMPORTED_HARNESS}', ?, ?, '{}', 'reevaluate', ?)`);
+      INSERT INTO turns (message_id, model_sha256, harness_version, adapters_json, router_json, sampling_json,
+        system_prompt, kv_policy, created_at)
+      VALUES (?, NULL, '${IMPORTED_HARNESS}', ?, ?, ?, ?, 'reevaluate', ?)`);
     this.insertMemory = db.prepare(`
       INSERT INTO memories (id, text, source, status, conversation_id, message_id, created_at, updated_at)
       VALUES (@id, @text, @source, @status, @conversationId, @messageId, @createdAt, @updatedAt)`);
@@ -114,7 +118,12 @@ export class ConversationTransfer {
     } else {
       list = conversations.list();
     }
-    const exported = list.map((c) => ({ ...c, messages: messages.list(c.id) }));
+    const settings = this.stores.settings;
+    const exported = list.map((c) => ({
+      ...c,
+      ...(settings ? { settings: settings.get(c.id) } : {}),
+      messages: messages.list(c.id),
+    }));
     let memoryList: Memory[] = memories.list();
     if (id) {
       const related = new Set(memories.idsFromConversation(id));
@@ -177,6 +186,7 @@ export class ConversationTransfer {
       c.updatedAt,
       JSON.stringify(c.adapters),
     );
+    if (c.settings && this.stores.settings) this.stores.settings.set(id, c.settings);
     // An export holds the shown branch: imported, it is a chain (migration 0011's tree).
     let parentId: string | null = null;
     c.messages.forEach((m, i) => {
@@ -219,6 +229,9 @@ export class ConversationTransfer {
           messageId,
           JSON.stringify(m.routing.adapters),
           JSON.stringify(router),
+          // What the answer was generated with, as the file says ('{}': not known).
+          JSON.stringify(m.generation?.sampling ?? {}),
+          m.generation?.systemPrompt ?? null,
           m.createdAt,
         );
       }

@@ -8,6 +8,7 @@ import {
   AdapterSelection,
   ApiError,
   AppliedAdapter,
+  ConversationSettings,
   GenerationStats,
   Id,
   Message,
@@ -119,6 +120,8 @@ const ExportedConversation = z.strictObject({
   createdAt: Time,
   updatedAt: Time,
   adapters: AdapterSelection.default("auto"),
+  /** Its own system prompt and sampling (issue 13); absent: none (files from before them). */
+  settings: ConversationSettings.strict().optional(),
   messages: z.array(ExportedMessage).max(LIMITS.messagesPerConversation),
 });
 export type ExportedConversation = z.output<typeof ExportedConversation>;

@@ -10,6 +10,7 @@ import { migrate0008 } from "./0008-tool-steps";
 import { migrate0009 } from "./0009-feedback-tool-kinds";
 import { migrate0010 } from "./0010-search-transcript";
 import { migrate0011 } from "./0011-message-tree";
+import { migrate0012 } from "./0012-conversation-settings";
 
 export interface Migration {
   version: number;
@@ -30,6 +31,7 @@ export const migrations: readonly Migration[] = [
   { version: 9, name: "feedback-tool-kinds", up: migrate0009 },
   { version: 10, name: "search-transcript", up: migrate0010 },
   { version: 11, name: "message-tree", up: migrate0011 },
+  { version: 12, name: "conversation-settings", up: migrate0012 },
 ];
 
 export const LATEST_SCHEMA_VERSION = migrations[migrations.length - 1]?.version ?? 0;
