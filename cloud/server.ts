@@ -104,6 +104,17 @@ export function createCloudApp<S extends CloudStore = SqliteStore>(opts: CloudOp
   app.addHook("onClose", async () => {
     await store.close();
   });
+  // Shutting down: an answer in flight closes its connection, else a client's keep-alive
+  // socket would hold the closing server open until keepAliveTimeout.
+  let closing = false;
+  app.addHook("preClose", (done) => {
+    closing = true;
+    done();
+  });
+  app.addHook("onSend", (_req, reply, payload, done) => {
+    if (closing) void reply.header("connection", "close");
+    done(null, payload);
+  });
 
   app.removeAllContentTypeParsers();
   app.addContentTypeParser(
