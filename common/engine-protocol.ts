@@ -279,6 +279,8 @@ export type EngineRequest =
    * (context_length_exceeded naming its index) instead of being truncated.
    */
   | { id: number; type: "embedCounted"; texts: string[] }
+  /** How many tokens each text is under the loaded model's tokenizer (no special tokens, no BOS). */
+  | { id: number; type: "countTokens"; texts: string[] }
   /**
    * Continue a raw prompt (OpenAI /v1/completions): no chat template; the prompt is tokenized as
    * is (with BOS when the model wants one). Same options and result as "generate", except tools
@@ -362,6 +364,7 @@ export interface EngineReplies {
   ping: { pid: number };
   embed: number[][];
   embedCounted: EmbedResult;
+  countTokens: number[];
   complete: GenerateResult;
   forget: { deletedFiles: number };
   fit: FitResult;

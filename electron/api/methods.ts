@@ -334,6 +334,20 @@ export const methods = {
     output: z.object({ messages: z.array(Message) }),
   },
   /**
+   * How many tokens `text` (a message with its attachments, before sending) takes: by the loaded
+   * model's tokenizer, or estimated when no model is loaded (`source`). `room`: the most one
+   * message may take in the prompt (the context less the answer's room and the safety margin).
+   */
+  "chat.countTokens": {
+    input: z.object({ text: z.string().max(400_000) }).strict(),
+    output: z.object({
+      tokens: z.number().int().nonnegative(),
+      source: z.enum(["tokenizer", "estimate"]),
+      room: z.number().int().nonnegative(),
+      contextSize: z.number().int().positive(),
+    }),
+  },
+  /**
    * The user's answer to a tool call waiting for permission (a "pending" step, see the
    * `chat.toolStep` event): allow once, always (for this tool in this conversation), or deny.
    */

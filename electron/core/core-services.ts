@@ -14,6 +14,7 @@ import { AdapterStore } from "./adapters/adapter-store";
 import { type DemoAdapterFiles, installAdaptersFrom, installDemoAdapters } from "./adapters/bundled-adapters";
 import { SqliteRouterStore } from "./adapters/sqlite-router-store";
 import { chatHandlers } from "./chat/chat-handlers";
+import { TokenCounter } from "./chat/token-count";
 import { QueryEmbeddings } from "./chat/query-embeddings";
 import { DEFAULT_SYSTEM_PROMPT, TurnPipeline } from "./chat/turn-pipeline";
 import { conversationHandlers } from "./conversations/conversation-handlers";
@@ -439,7 +440,8 @@ export async function startServices(
         }
       },
     }),
-    ...chatHandlers(pipeline),
+    // The answer's room as a turn reserves it (TurnPlanner.sampling's default).
+    ...chatHandlers(pipeline, new TokenCounter(engine, () => parts.defaultMaxTokens ?? 1024, log)),
     ...presetHandlers(conversationSettings),
     ...models_,
     ...hubHandlers(hub),

@@ -194,6 +194,7 @@ export const EngineRequestSchema = z.discriminatedUnion("type", [
   z.object({ id, type: z.literal("ping") }),
   z.object({ id, type: z.literal("embed"), texts: z.array(z.string()).max(1024) }),
   z.object({ id, type: z.literal("embedCounted"), texts: z.array(z.string()).max(2048) }),
+  z.object({ id, type: z.literal("countTokens"), texts: z.array(z.string().max(1_000_000)).max(64) }),
   z.object({
     id,
     type: z.literal("complete"),

@@ -111,6 +111,8 @@ export class EngineRuntime {
         return this.info();
       case "embedCounted":
         return this.embedCounted(request);
+      case "countTokens":
+        return Promise.resolve(this.countTokens(request));
       case "complete":
         return this.complete(request);
     }
@@ -284,6 +286,18 @@ export class EngineRuntime {
       if (!session) throw new EngineFailure("no_model", "No model is loaded. Load a model first.");
       return session.embedCounted(request.texts);
     });
+  }
+
+  /**
+   * Token counts under the loaded model's tokenizer. Synchronous and without the model lock:
+   * tokenizing reads only the vocabulary (a 100 kB text takes milliseconds), so a count never
+   * waits for a generation.
+   */
+  private countTokens(request: Request<"countTokens">): EngineReply<"countTokens"> {
+    if (this.disposed) throw new EngineFailure("internal", "The engine is shutting down.");
+    const session = this.session;
+    if (!session) throw new EngineFailure("no_model", "No model is loaded. Load a model first.");
+    return request.texts.map((text) => session.model.tokenize(text, false).length);
   }
 
   private abort(request: Request<"abort">): EngineReply<"abort"> {

@@ -142,6 +142,13 @@ export class FakeEngine implements EngineClient {
     });
   }
 
+  /** Token counts from fakeTokenCount, as the real engine's tokenizer gives them (a model must be loaded). */
+  async countTokens(texts: string[]): Promise<number[]> {
+    await Promise.resolve();
+    if (!this.loaded) throw new ApiError("no_model", "No model is loaded. Load a model first.");
+    return texts.map(fakeTokenCount);
+  }
+
   /**
    * embed() with token counts from fakeTokenCount; like the real engine, an input over
    * EMBEDDING_MAX_TOKENS rejects with context_length_exceeded naming its index.

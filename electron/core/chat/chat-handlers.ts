@@ -1,8 +1,10 @@
 import type { DomainHandlers } from "../handlers";
+import type { TokenCounter } from "./token-count";
 import type { TurnPipeline } from "./turn-pipeline";
 
-export function chatHandlers(pipeline: TurnPipeline): DomainHandlers<"chat"> {
+export function chatHandlers(pipeline: TurnPipeline, counter: TokenCounter): DomainHandlers<"chat"> {
   return {
+    "chat.countTokens": ({ text }) => counter.count(text),
     "chat.send": (input) => pipeline.send(input),
     "chat.regenerate": (input) => pipeline.regenerate(input),
     "chat.edit": ({ messageId, ...input }) => pipeline.send({ ...input, editOf: messageId }),

@@ -32,6 +32,15 @@ export interface FittedHistory {
 }
 
 /**
+ * Tokens the prompt may take: the context minus the answer's room (at most half the context)
+ * and the safety margin. What fitHistory fits into, and what one new message must fit in.
+ */
+export function promptRoom(contextSize: number, answerTokens: number): number {
+  const answer = Math.min(answerTokens, Math.floor(contextSize / 2));
+  return contextSize - answer - Math.ceil(contextSize * SAFETY_MARGIN);
+}
+
+/**
  * Fit a conversation into the context window minus the answer's room and a safety margin.
  * When it does not fit, whole messages are dropped from the oldest on, the system text and
  * the latest turn are always kept, and the window never starts with an assistant message.
@@ -42,8 +51,7 @@ export interface FittedHistory {
 export function fitHistory(input: FitInput): FittedHistory {
   const { history, contextSize, estimate } = input;
   const cost = (text: string): number => estimate(text) + TOKENS_PER_MESSAGE;
-  const answer = Math.min(input.answerTokens, Math.floor(contextSize / 2));
-  const room = contextSize - answer - Math.ceil(contextSize * SAFETY_MARGIN);
+  const room = promptRoom(contextSize, input.answerTokens);
   const systemCost = input.system ? cost(input.system) : 0;
   const costs = history.map((t) => cost(t.text) + (input.extraTokens?.(t) ?? 0));
   const total = costs.reduce((a, b) => a + b, systemCost);

@@ -252,6 +252,16 @@ export class EngineSupervisor implements EngineClient {
   }
 
   /**
+   * Each text's token count under the loaded model's tokenizer. Rejects with ApiError("no_model")
+   * when no model is loaded.
+   */
+  async countTokens(texts: string[]): Promise<number[]> {
+    if (texts.length === 0) return [];
+    await this.whenAvailable();
+    return await this.request({ type: "countTokens", texts }, { action: "counting tokens" });
+  }
+
+  /**
    * Continue a raw prompt without the chat template (/v1/completions). Streams and aborts as
    * generate does: aborting `signal` resolves with stopReason "abort".
    */

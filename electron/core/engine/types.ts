@@ -96,6 +96,11 @@ export interface EngineClient {
    */
   embedCounted?(texts: string[]): Promise<EmbedResult>;
   /**
+   * Each text's token count under the loaded model's tokenizer (optional: without it, counts
+   * are estimates). Rejects with ApiError("no_model") when no model is loaded.
+   */
+  countTokens?(texts: string[]): Promise<number[]>;
+  /**
    * Continue a raw prompt without the chat template (/v1/completions); like generate otherwise
    * (optional, like embedCounted).
    */

@@ -48,6 +48,9 @@ export class EngineQueue implements EngineClient {
     this.fit = fit
       ? (source: FitSource, options?: FitOptions): Promise<FitResult> => fit(source, options)
       : undefined;
+    // Not in line: the engine counts without the model lock, so a count never waits for an answer.
+    const count = inner.countTokens?.bind(inner);
+    this.countTokens = count ? (texts: string[]): Promise<number[]> => count(texts) : undefined;
   }
 
   get loaded(): LoadedModel | null {
@@ -64,6 +67,7 @@ export class EngineQueue implements EngineClient {
    * generates. Absent when the engine cannot estimate (as on EngineClient).
    */
   readonly fit: EngineClient["fit"];
+  readonly countTokens?: (texts: string[]) => Promise<number[]>;
 
   info(): Promise<EngineInfo> {
     const inner = this.inner;
