@@ -47,9 +47,9 @@ export function startReplica(opts: ReplicaOptions): Promise<Replica> {
   );
   let out = "";
   const exited = new Promise<number | null>((resolve) => proc.once("exit", (code) => resolve(code)));
-  proc.stderr!.on("data", (d: Buffer) => (out += d.toString()));
+  proc.stderr.on("data", (d: Buffer) => (out += d.toString()));
   return new Promise((resolve, reject) => {
-    proc.stdout!.on("data", (d: Buffer) => {
+    proc.stdout.on("data", (d: Buffer) => {
       out += d.toString();
       // The CLI prints this once the port accepts connections: the readiness signal.
       const m = /listening on (http:\/\/\S+)/.exec(out);
