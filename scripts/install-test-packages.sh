@@ -18,6 +18,8 @@ need=""
 command -v cmake >/dev/null 2>&1 || need="$need cmake"
 command -v g++ >/dev/null 2>&1 || need="$need g++"
 command -v ninja >/dev/null 2>&1 || need="$need ninja-build"
+# PostgreSQL's server binaries: the cloud service's store tests start their own throwaway cluster.
+ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || need="$need postgresql"
 [ -n "$need" ] || exit 0
 SUDO=""
 [ "$(id -u)" = "0" ] || SUDO="sudo"
