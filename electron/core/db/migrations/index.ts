@@ -11,6 +11,7 @@ import { migrate0009 } from "./0009-feedback-tool-kinds";
 import { migrate0010 } from "./0010-search-transcript";
 import { migrate0011 } from "./0011-message-tree";
 import { migrate0012 } from "./0012-conversation-settings";
+import { migrate0013 } from "./0013-search-prefixes";
 
 export interface Migration {
   version: number;
@@ -32,6 +33,7 @@ export const migrations: readonly Migration[] = [
   { version: 10, name: "search-transcript", up: migrate0010 },
   { version: 11, name: "message-tree", up: migrate0011 },
   { version: 12, name: "conversation-settings", up: migrate0012 },
+  { version: 13, name: "search-prefixes", up: migrate0013 },
 ];
 
 export const LATEST_SCHEMA_VERSION = migrations[migrations.length - 1]?.version ?? 0;
