@@ -72,6 +72,8 @@ const WORDS = [
   "brew",
   "bitter",
   "zebra",
+  "zebrafish",
+  "bitterness",
   "don't",
 ];
 const wordArb = fc.constantFrom(...WORDS);
@@ -95,6 +97,10 @@ const queryArb = fc.oneof(
   // Long enough to be completed from the index's words rather than read from a prefix index.
   fc
     .tuple(wordArb, fc.constantFrom("teap", "teapo", "teapot", "cafe", "Café", "bitt", "zebr", "don'"))
+    .map(([a, p]) => `${a} ${p}`),
+  // Longer than the 1-6 letter prefix indexes (migration 0013): completed from the index's words.
+  fc
+    .tuple(wordArb, fc.constantFrom("teapots", "zebrafi", "bittern", "bitterne", "zebrafish"))
     .map(([a, p]) => `${a} ${p}`),
 );
 
@@ -147,15 +153,19 @@ describe("property: ConversationSearch agrees with the old query", () => {
 
   it("newest-first path: exactly the newest true matches, newest first", () => {
     // Every phrase counts as common. Few allowed completions: some prefixes stay prefix queries.
-    const searches = [0, 1, 2, undefined].map(
-      (maxCompletions) => new ConversationSearch(db, { commonRows: 0, maxCompletions }),
+    // A 3-letter bound completes the short prefixes too, as before migration 0013.
+    const searches = [0, 1, 2, undefined].flatMap((maxCompletions) =>
+      [3, undefined].map(
+        (indexedPrefixChars) =>
+          new ConversationSearch(db, { commonRows: 0, maxCompletions, indexedPrefixChars }),
+      ),
     );
     fc.assert(
       fc.property(
         corpusArb,
         queryArb,
         fc.integer({ min: 1, max: 30 }),
-        fc.nat(3),
+        fc.nat(searches.length - 1),
         (corpus, text, limit, which) => {
           const search = searches[which]!;
           load(corpus);
@@ -166,6 +176,36 @@ describe("property: ConversationSearch agrees with the old query", () => {
             .sort((a, b) => b.createdAt - a.createdAt)
             .slice(0, limit);
           expect(search.search(text, limit)).toEqual(expected);
+        },
+      ),
+      { numRuns: 300 },
+    );
+  }, 120_000);
+
+  it("sidebar filter: every matching conversation, or `limit` of them (titles first)", () => {
+    const searches = [3, undefined].map(
+      (indexedPrefixChars) => new ConversationSearch(db, { indexedPrefixChars }),
+    );
+    fc.assert(
+      fc.property(
+        corpusArb,
+        queryArb,
+        fc.integer({ min: 1, max: 8 }),
+        fc.nat(1),
+        (corpus, text, limit, which) => {
+          const search = searches[which]!;
+          load(corpus);
+          const all = referenceSearch(db, text);
+          const expected = new Set(all.map((r) => r.hit.conversationId));
+          expect(search.matchingConversationIds(text, 1000)).toEqual(expected);
+          const titles = new Set(
+            all.filter((r) => r.hit.messageId === null).map((r) => r.hit.conversationId),
+          );
+          const cut = search.matchingConversationIds(text, limit);
+          expect(cut.size).toBe(Math.min(limit, expected.size));
+          for (const id of cut) expect(expected.has(id)).toBe(true);
+          // Title matches are taken first, as many as fit.
+          expect([...cut].filter((id) => titles.has(id)).length).toBe(Math.min(limit, titles.size));
         },
       ),
       { numRuns: 300 },

@@ -36,14 +36,29 @@ export const COMMON_ROWS = 5000;
 
 /**
  * A prefix with more completions than this stays a prefix query in the newest-first path (see
- * lazyQuery): listing them costs a seek each.
+ * lazyPhrases): listing them costs a seek each.
  */
 const MAX_COMPLETIONS = 256;
+
+/**
+ * The longest prefix with its own index (migration 0013: prefix='1 2 3 4 5 6'): up to this many
+ * characters a prefix is one document list, read lazily like a word.
+ */
+export const INDEXED_PREFIX_CHARS = 6;
+
+/**
+ * The sidebar filter (matchingConversationIds) names at most this many conversations, those of
+ * the newest matches, and reads at most SIDEBAR_SCAN_FACTOR times as many matching messages.
+ */
+export const SIDEBAR_LIMIT = 200;
+const SIDEBAR_SCAN_FACTOR = 40;
 
 export interface SearchOptions {
   /** Tests: a small corpus reaches the newest-first path, and its fallback, with small values. */
   commonRows?: number;
   maxCompletions?: number;
+  /** Tests: a shorter bound sends short prefixes through the completions, as longer ones go. */
+  indexedPrefixChars?: number;
 }
 
 /**
@@ -63,6 +78,8 @@ interface IndexStatements<Row> {
   newest: Statement<Params, Row>;
   /** The first indexed word in [from, to): the completions of a prefix, one seek each. */
   firstTerm: Statement<[string, string], string>;
+  /** Conversation ids of the matches, newest match first (one per match: the caller dedupes). */
+  conversationIds: Statement<{ query: string }, string>;
 }
 
 function indexStatements<Row>(
@@ -72,6 +89,8 @@ function indexStatements<Row>(
   marked: string,
   /** The outer query: joins `hits` (rowid, rank, marked) to the rows shown. */
   outer: (hits: string) => string,
+  /** The conversation id of an indexed row (`fts.rowid`), for the sidebar filter. */
+  conversationOf: { join: string; id: string },
 ): IndexStatements<Row> {
   // An "instance" vocabulary reads one occurrence to find a word; a "row" one would count
   // every document of it first. temp: a view on the index for this connection, not schema.
@@ -96,6 +115,14 @@ function indexStatements<Row>(
         `SELECT term FROM temp.${fts}_terms WHERE term >= ? AND term < ? LIMIT 1`,
       )
       .pluck(),
+    // The index walks its lists newest first (the ORDER BY is FTS5's own, no sort): iterated and
+    // stopped once enough conversations are found, so a common word joins a few hundred rows.
+    conversationIds: db
+      .prepare<{ query: string }, string>(
+        `SELECT ${conversationOf.id} FROM ${fts} ${conversationOf.join}
+        WHERE ${fts} MATCH @query ORDER BY ${fts}.rowid DESC`,
+      )
+      .pluck(),
   };
 }
 
@@ -111,14 +138,15 @@ function indexStatements<Row>(
 export class ConversationSearch {
   private readonly messages: IndexStatements<MessageHitRow>;
   private readonly titles: IndexStatements<TitleHitRow>;
-  private readonly idsStmt: Statement<{ query: string }, { id: string }>;
   private readonly tokenizer: { clear: Statement; add: Statement<[string]>; tokens: Statement<[], string> };
   private readonly commonRows: number;
   private readonly maxCompletions: number;
+  private readonly indexedPrefixChars: number;
 
   constructor(db: Database, options: SearchOptions = {}) {
     this.commonRows = options.commonRows ?? COMMON_ROWS;
     this.maxCompletions = options.maxCompletions ?? MAX_COMPLETIONS;
+    this.indexedPrefixChars = options.indexedPrefixChars ?? INDEXED_PREFIX_CHARS;
     const open = `'${MATCH_OPEN}'`;
     const close = `'${MATCH_CLOSE}'`;
     this.messages = indexStatements(
@@ -131,6 +159,7 @@ export class ConversationSearch {
         FROM ${hits} AS hits
         JOIN messages m ON m.rowid = hits.rowid
         JOIN conversations c ON c.id = m.conversation_id`,
+      { join: "JOIN messages m ON m.rowid = messages_fts.rowid", id: "m.conversation_id" },
     );
     this.titles = indexStatements(
       db,
@@ -140,6 +169,7 @@ export class ConversationSearch {
         SELECT c.id AS conversation_id, c.created_at, c.title, hits.marked, hits.rank
         FROM ${hits} AS hits
         JOIN conversations c ON c.rowid = hits.rowid`,
+      { join: "JOIN conversations c ON c.rowid = conversations_fts.rowid", id: "c.id" },
     );
     // The indexes' own tokenizer, to turn a typed prefix into the form the index stores
     // ("Caf" is "caf"): an FTS5 table of one row, on this connection only.
@@ -151,12 +181,6 @@ export class ConversationSearch {
       add: db.prepare("INSERT INTO temp.search_tokenizer (text) VALUES (?)"),
       tokens: db.prepare<[], string>("SELECT term FROM temp.search_tokenizer_terms ORDER BY offset").pluck(),
     };
-    this.idsStmt = db.prepare(`
-      SELECT c.id FROM conversations_fts JOIN conversations c ON c.rowid = conversations_fts.rowid
-      WHERE conversations_fts MATCH @query
-      UNION
-      SELECT m.conversation_id FROM messages_fts JOIN messages m ON m.rowid = messages_fts.rowid
-      WHERE messages_fts MATCH @query`);
   }
 
   /**
@@ -193,6 +217,8 @@ export class ConversationSearch {
    * for LIMIT 1. Its completions OR-ed are walked in step instead, and stop at the LIMIT. A prefix
    * of one to three letters is one list already (migration 0010's prefix indexes) and so is
    * kept, like one with more than MAX_COMPLETIONS completions or one that is not a single word.
+   * Since migration 0013 that holds up to six letters (INDEXED_PREFIX_CHARS): a longer prefix
+   * has few completions.
    */
   private lazyPhrases(
     index: IndexStatements<unknown>,
@@ -201,7 +227,7 @@ export class ConversationSearch {
   ): string[] | null {
     const phrases = terms.map(quote);
     const prefix = `${phrases.pop()!}*`;
-    if (last === null || [...last].length <= 3) return [...phrases, prefix];
+    if (last === null || [...last].length <= this.indexedPrefixChars) return [...phrases, prefix];
     const completions = this.completions(index, last);
     if (completions === null) return [...phrases, prefix];
     if (completions.length === 0) return null;
@@ -267,11 +293,31 @@ export class ConversationSearch {
       .map((r) => r.hit);
   }
 
-  /** Ids of the conversations whose title or transcript matches (the sidebar filter). */
-  matchingConversationIds(text: string): Set<string> {
-    const phrases = searchPhrases(text);
-    if (phrases.length === 0) return new Set();
-    return new Set(this.idsStmt.all({ query: phrases.join(" ") }).map((r) => r.id));
+  /**
+   * Ids of the conversations whose title or a shown message matches (the sidebar filter), at
+   * most `limit`: every title match first, then the conversations of the newest matching
+   * messages, reading at most `limit` × SIDEBAR_SCAN_FACTOR of them. All of them whenever fewer
+   * match; until then bounded, where joining every match cost ~100k joins for a common word at
+   * a million messages.
+   */
+  matchingConversationIds(text: string, limit = SIDEBAR_LIMIT): Set<string> {
+    const terms = queryTerms(text);
+    const ids = new Set<string>();
+    if (terms.length === 0 || limit <= 0) return ids;
+    const last = this.singleToken(terms.at(-1)!);
+    const collect = (index: IndexStatements<unknown>, maxRows: number): void => {
+      const phrases = this.lazyPhrases(index, terms, last);
+      if (!phrases) return;
+      let rows = 0;
+      // Leaving the loop early ends the statement (better-sqlite3 resets it).
+      for (const id of index.conversationIds.iterate({ query: phrases.join(" AND ") })) {
+        ids.add(id);
+        if (ids.size >= limit || ++rows >= maxRows) return;
+      }
+    };
+    collect(this.titles, limit);
+    if (ids.size < limit) collect(this.messages, limit * SIDEBAR_SCAN_FACTOR);
+    return ids;
   }
 }
 
