@@ -1,13 +1,16 @@
 /**
  * Conversation search at 10k / 100k / 1M messages: the query before migration 0010 (every match
- * joined to messages and conversations, then sorted and cut) against ConversationSearch today
- * (ranked and cut inside FTS5, newest first for common queries), per query class, in the same
- * run on the same generated history.
+ * joined to messages and conversations, then sorted and cut, on an index of every message
+ * without prefix indexes) against ConversationSearch today (ranked and cut inside FTS5, newest
+ * first for common queries, 1-6 letter prefix indexes), per query class, in the same run on the
+ * same generated history; and the sidebar filter (matchingConversationIds) against the old one
+ * (every match joined, UNION).
  *
  * One history (bench/search-corpus.ts: Zipf-like words, 20 messages per conversation, one
- * answer in twenty regenerated) is written at schema 9 with the app's stores; at each size it
- * is copied and the copy migrated to the latest schema (the migration's time is reported), so
- * the old query runs on the index it was written for and the new one on its own. Queries are
+ * answer in twenty regenerated) is written at schema 12 with the app's stores (they need its
+ * columns); at each size it is copied twice: one copy is migrated to the latest schema (0013's
+ * time and the file sizes are reported), in the other the indexes are made again as they were
+ * before 0010 (the baseline's index, its shown-message test after the join). Queries are
  * interleaved old/new, alternating which goes first, after one untimed pass over each.
  *
  *   npm run bench -- search                                   (10k, 100k, 1M: minutes)
@@ -23,6 +26,7 @@ import {
   COMMON_ROWS,
   ConversationSearch,
   messageHit,
+  SIDEBAR_LIMIT,
   titleHit,
   type MessageHitRow,
   type TitleHitRow,
@@ -30,6 +34,7 @@ import {
 import { ConversationStore } from "../electron/core/conversations/conversation-store";
 import { MessageStore } from "../electron/core/conversations/message-store";
 import { connectDatabase } from "../electron/core/db/database";
+import { FTS_TOKENIZER } from "../electron/core/db/migrations/0005-memory";
 import { MATCH_CLOSE, MATCH_OPEN, searchQuery } from "../electron/core/db/fts-query";
 import { migrate } from "../electron/core/db/migrate";
 import { migrations } from "../electron/core/db/migrations";
@@ -37,12 +42,56 @@ import { corpusQueries, fillCorpus, type QueryClass } from "./search-corpus";
 import { median, percentile, report, type BenchRow } from "./stats";
 
 const CLASSES: QueryClass[] = ["rare", "common", "mixed", "prefix", "phrase", "none"];
-const OLD_SCHEMA = 9;
+/** The schema the history is written at: the latest before 0013 (the app's stores need it). */
+const FILL_SCHEMA = 12;
 
-/** The search as it was at schema 9 (the baseline): kept verbatim here, not in the app. */
+/**
+ * The indexes as they were before migration 0010 (0005's): every message indexed, whether
+ * shown or not, no prefix indexes, plain triggers. Made again in a copy, then rebuilt.
+ */
+function toPre0010Indexes(db: Database): void {
+  db.exec(`
+    DROP TRIGGER messages_fts_insert;
+    DROP TRIGGER messages_fts_delete;
+    DROP TRIGGER messages_fts_update;
+    DROP TABLE messages_fts;
+    DROP VIEW messages_fts_content;
+    CREATE VIRTUAL TABLE messages_fts USING fts5(
+      content, content='messages', content_rowid='rowid', tokenize='${FTS_TOKENIZER}'
+    );
+    CREATE TRIGGER messages_fts_insert AFTER INSERT ON messages BEGIN
+      INSERT INTO messages_fts(rowid, content) VALUES (new.rowid, new.content);
+    END;
+    CREATE TRIGGER messages_fts_delete AFTER DELETE ON messages BEGIN
+      INSERT INTO messages_fts(messages_fts, rowid, content) VALUES ('delete', old.rowid, old.content);
+    END;
+    CREATE TRIGGER messages_fts_update AFTER UPDATE OF content ON messages BEGIN
+      INSERT INTO messages_fts(messages_fts, rowid, content) VALUES ('delete', old.rowid, old.content);
+      INSERT INTO messages_fts(rowid, content) VALUES (new.rowid, new.content);
+    END;
+    INSERT INTO messages_fts(messages_fts) VALUES ('rebuild');
+    DROP TABLE conversations_fts;
+    CREATE VIRTUAL TABLE conversations_fts USING fts5(
+      title, content='conversations', content_rowid='rowid', tokenize='${FTS_TOKENIZER}'
+    );
+    INSERT INTO conversations_fts(conversations_fts) VALUES ('rebuild');`);
+}
+
+/** The sidebar filter's queries: the classes it meets most, in turn. */
+function sidebarQueries(count: number): string[] {
+  const kinds: QueryClass[] = ["common", "prefix", "mixed", "rare"];
+  const each = kinds.map((k) => corpusQueries(k, Math.ceil(count / kinds.length)));
+  return Array.from({ length: count }, (_, i) => each[i % kinds.length]![Math.floor(i / kinds.length)]!);
+}
+
+/**
+ * The search as it was at schema 9 (the baseline): kept here, not in the app, verbatim but for
+ * which messages are shown (`replaced_by IS NULL` then, `shown = 1` since 0011).
+ */
 class OldSearch {
   private readonly messagesStmt: Statement<{ query: string; limit: number }, MessageHitRow>;
   private readonly titlesStmt: Statement<{ query: string; limit: number }, TitleHitRow>;
+  private readonly idsStmt: Statement<{ query: string }, { id: string }>;
 
   constructor(db: Database) {
     const open = `'${MATCH_OPEN}'`;
@@ -54,7 +103,7 @@ class OldSearch {
       FROM messages_fts
       JOIN messages m ON m.rowid = messages_fts.rowid
       JOIN conversations c ON c.id = m.conversation_id
-      WHERE messages_fts MATCH @query AND m.replaced_by IS NULL
+      WHERE messages_fts MATCH @query AND m.shown = 1
       ORDER BY rank LIMIT @limit`);
     this.titlesStmt = db.prepare(`
       SELECT c.id AS conversation_id, c.created_at, c.title,
@@ -64,6 +113,17 @@ class OldSearch {
       JOIN conversations c ON c.rowid = conversations_fts.rowid
       WHERE conversations_fts MATCH @query
       ORDER BY rank LIMIT @limit`);
+    this.idsStmt = db.prepare(`
+      SELECT c.id FROM conversations_fts JOIN conversations c ON c.rowid = conversations_fts.rowid
+      WHERE conversations_fts MATCH @query
+      UNION
+      SELECT m.conversation_id FROM messages_fts JOIN messages m ON m.rowid = messages_fts.rowid
+      WHERE messages_fts MATCH @query AND m.shown = 1`);
+  }
+
+  matchingConversationIds(text: string): Set<string> {
+    const query = searchQuery(text);
+    return new Set(query ? this.idsStmt.all({ query }).map((r) => r.id) : []);
   }
 
   search(text: string, limit = 50): SearchHit[] {
@@ -126,32 +186,44 @@ export async function main(argv: string[]): Promise<void> {
   const rows: BenchRow[] = [];
   const steps: BenchRow[] = [];
   try {
-    const oldPath = join(dir, "v9.db");
-    const oldDb = connectDatabase(oldPath);
+    const historyPath = join(dir, `v${FILL_SCHEMA}.db`);
+    const historyDb = connectDatabase(historyPath);
     migrate(
-      oldDb,
-      migrations.filter((m) => m.version <= OLD_SCHEMA),
+      historyDb,
+      migrations.filter((m) => m.version <= FILL_SCHEMA),
     );
     let have = 0;
     for (const size of sizes) {
-      const fillMs = fillCorpus(oldDb, have, size);
+      const fillMs = fillCorpus(historyDb, have, size);
       have = size;
-      // A closed WAL database is one file: checkpointed, safe to copy.
-      oldDb.pragma("wal_checkpoint(TRUNCATE)");
+      // A checkpointed WAL database is one file: safe to copy.
+      historyDb.pragma("wal_checkpoint(TRUNCATE)");
       const newPath = join(dir, `v-latest-${size}.db`);
-      copyFileSync(oldPath, newPath);
+      const oldPath = join(dir, `v-old-${size}.db`);
+      copyFileSync(historyPath, newPath);
+      copyFileSync(historyPath, oldPath);
       const newDb = connectDatabase(newPath);
-      const t = performance.now();
+      let t = performance.now();
       migrate(newDb);
       const migrateMs = performance.now() - t;
+      const oldDb = connectDatabase(oldPath);
+      t = performance.now();
+      toPre0010Indexes(oldDb);
+      const oldIndexMs = performance.now() - t;
+      newDb.exec("VACUUM");
+      oldDb.exec("VACUUM");
 
       const oldSearch = new OldSearch(oldDb);
       const newSearch = new ConversationSearch(newDb);
-      for (const kind of CLASSES) {
-        const queries = corpusQueries(kind, perClass);
+      const measure = (
+        name: string,
+        queries: string[],
+        runOld: (q: string) => number,
+        runNew: (q: string) => number,
+      ): void => {
         for (const q of queries) {
-          oldSearch.search(q);
-          newSearch.search(q);
+          runOld(q);
+          runNew(q);
         }
         const oldMs: number[] = [];
         const newMs: number[] = [];
@@ -161,34 +233,33 @@ export async function main(argv: string[]): Promise<void> {
         const oldHits: number[] = [];
         const newHits: number[] = [];
         let newest = 0;
+        const timed = (
+          q: string,
+          run: (q: string) => number,
+          ms: number[],
+          cpu: number[],
+          hits: number[],
+        ) => {
+          const c = process.cpuUsage();
+          const s = performance.now();
+          hits.push(run(q));
+          ms.push(performance.now() - s);
+          cpu.push(cpuMs(c));
+        };
         queries.forEach((q, i) => {
-          const runOld = (): void => {
-            const c = process.cpuUsage();
-            const s = performance.now();
-            oldHits.push(oldSearch.search(q).length);
-            oldMs.push(performance.now() - s);
-            oldCpu.push(cpuMs(c));
-          };
-          const runNew = (): void => {
-            const c = process.cpuUsage();
-            const s = performance.now();
-            newHits.push(newSearch.search(q).length);
-            newMs.push(performance.now() - s);
-            newCpu.push(cpuMs(c));
-          };
           if (i % 2 === 0) {
-            runOld();
-            runNew();
+            timed(q, runOld, oldMs, oldCpu, oldHits);
+            timed(q, runNew, newMs, newCpu, newHits);
           } else {
-            runNew();
-            runOld();
+            timed(q, runNew, newMs, newCpu, newHits);
+            timed(q, runOld, oldMs, oldCpu, oldHits);
           }
           if (newSearch.order(q) === "newest") newest++;
         });
         rows.push({
           ...stats("old", oldMs),
           ...stats("new", newMs),
-          name: `${size.toLocaleString("en")} ${kind}`,
+          name: `${size.toLocaleString("en")} ${name}`,
           oldCpuP95Ms: percentile(oldCpu, 95),
           newCpuP50Ms: median(newCpu),
           newCpuP95Ms: percentile(newCpu, 95),
@@ -197,7 +268,22 @@ export async function main(argv: string[]): Promise<void> {
           oldMedianHits: median(oldHits),
           newMedianHits: median(newHits),
         });
+      };
+      for (const kind of CLASSES) {
+        measure(
+          kind,
+          corpusQueries(kind, perClass),
+          (q) => oldSearch.search(q).length,
+          (q) => newSearch.search(q).length,
+        );
       }
+      // The sidebar filter: hits are conversations (the new one stops at SIDEBAR_LIMIT).
+      measure(
+        "sidebar",
+        sidebarQueries(perClass),
+        (q) => oldSearch.matchingConversationIds(q).size,
+        (q) => newSearch.matchingConversationIds(q).size,
+      );
 
       const oldConversation = new ConversationStore(oldDb).create("append bench", 0).id;
       const newConversation = new ConversationStore(newDb).create("append bench", 0).id;
@@ -207,27 +293,34 @@ export async function main(argv: string[]): Promise<void> {
         oldAppend.push(appendMs(oldDb, oldConversation, i));
         newAppend.push(appendMs(newDb, newConversation, i));
       }
-      // Back to the generated history only, so that the next step continues it unchanged.
-      oldDb.prepare("DELETE FROM conversations WHERE id = ?").run(oldConversation);
       newDb.close();
+      oldDb.close();
       steps.push({
         name: `${size.toLocaleString("en")} messages`,
         fillS: fillMs / 1000,
-        migrateTo10S: migrateMs / 1000,
+        migrateToLatestS: migrateMs / 1000,
+        oldIndexS: oldIndexMs / 1000,
+        historyDbMiB: statSync(historyPath).size / 2 ** 20,
         oldDbMiB: statSync(oldPath).size / 2 ** 20,
         newDbMiB: statSync(newPath).size / 2 ** 20,
         oldAppendP50Ms: median(oldAppend),
         newAppendP50Ms: median(newAppend),
       });
       rmSync(newPath, { force: true });
+      rmSync(oldPath, { force: true });
       console.log(`search: ${size} messages done`);
       // Let the progress line out before the next size's minutes of synchronous work.
       await new Promise((resolve) => setImmediate(resolve));
     }
-    oldDb.close();
+    historyDb.close();
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
-  report("search", rows, { commonRows: COMMON_ROWS, queriesPerClass: perClass, steps });
+  report("search", rows, {
+    commonRows: COMMON_ROWS,
+    sidebarLimit: SIDEBAR_LIMIT,
+    queriesPerClass: perClass,
+    steps,
+  });
   console.table(steps);
 }
