@@ -46,6 +46,22 @@ export class ChatPage {
     await this.message.press("Enter");
   }
 
+  /** `count` answers in the transcript, none of them still being written. */
+  async waitAnswered(count: number): Promise<void> {
+    await expect(this.assistantMessages()).toHaveCount(count);
+    await expect(this.transcript.locator("[aria-busy='true']")).toHaveCount(0);
+  }
+
+  /** The "‹ 2 / 3 ›" control of a message, by its buttons' names and its "2 / 3" text. */
+  versions(message: Locator): { previous: Locator; next: Locator; count: Locator } {
+    const group = message.getByRole("group", { name: "Versions" });
+    return {
+      previous: group.getByRole("button", { name: "Previous version" }),
+      next: group.getByRole("button", { name: "Next version" }),
+      count: group.getByText(/^\d+ \/ \d+$/),
+    };
+  }
+
   async useDemoModel(): Promise<void> {
     await this.page.getByRole("button", { name: "Try the demo model" }).click();
     await expect(this.message).toBeEnabled();

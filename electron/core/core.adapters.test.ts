@@ -273,7 +273,9 @@ describe("core adapters (scripted engine)", () => {
     const db = s.db();
     // The replaced answer is kept as an earlier version of the new one (migration 0011).
     expect(assistantMessage.versions).toEqual([first.assistantMessage.id, assistantMessage.id]);
-    expect(db.prepare("SELECT shown FROM messages WHERE id = ?").pluck().get(first.assistantMessage.id)).toBe(0);
+    expect(db.prepare("SELECT shown FROM messages WHERE id = ?").pluck().get(first.assistantMessage.id)).toBe(
+      0,
+    );
     expect(db.prepare("SELECT text, adapter_id FROM router_learned").all()).toEqual([
       { text: "Draw my sales numbers", adapter_id: "coding" },
     ]);

@@ -38,12 +38,13 @@ export class ConversationSeed {
     const parent =
       versionOf === undefined
         ? (this.db
-            .prepare("SELECT id FROM messages WHERE conversation_id = ? AND shown = 1 ORDER BY seq DESC LIMIT 1")
+            .prepare(
+              "SELECT id FROM messages WHERE conversation_id = ? AND shown = 1 ORDER BY seq DESC LIMIT 1",
+            )
             .pluck()
             .get(this.conversationId) as string | undefined)
         : (this.db.prepare("SELECT parent_id FROM messages WHERE id = ?").pluck().get(versionOf) as
-            | string
-            | null);
+            string | null);
     // The message tree (migration 0011): an earlier version leaves the shown branch.
     if (versionOf !== undefined) {
       this.db.prepare("UPDATE messages SET chosen = 0, shown = 0 WHERE id = ?").run(versionOf);

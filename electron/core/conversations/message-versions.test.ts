@@ -47,8 +47,7 @@ function setup() {
     await done;
     return result;
   };
-  const send = (text: string, answer: string) =>
-    turn(answer, () => pipeline.send({ conversationId, text }));
+  const send = (text: string, answer: string) => turn(answer, () => pipeline.send({ conversationId, text }));
   const shown = () => messages.list(conversationId).map((m) => m.content);
   /** The history the engine got on its last call, without the system prompt. */
   const lastHistory = () => engine.calls.at(-1)?.history.map((t) => `${t.role}:${t.text}`);
@@ -93,7 +92,14 @@ describe("message versions through the turn pipeline", () => {
     expect(transcript[0]?.versions).toEqual([q1.id, edited.userMessage.id]);
     // …and the next turn continues it (the KV cache's prefix is this branch's).
     await s.send("Q3", "A3");
-    expect(s.lastHistory()).toEqual(["system:S", "user:Q1", "assistant:A1", "user:Q2", "assistant:A2", "user:Q3"]);
+    expect(s.lastHistory()).toEqual([
+      "system:S",
+      "user:Q1",
+      "assistant:A1",
+      "user:Q2",
+      "assistant:A2",
+      "user:Q3",
+    ]);
 
     // Editing Q2 of this branch keeps Q1 and A1 before it.
     await s.turn("C2", () =>
@@ -113,8 +119,7 @@ describe("message versions through the turn pipeline", () => {
   it("refuses to edit what is not a shown message of the user, and to switch while generating", async () => {
     const s = setup();
     const { userMessage: q1, assistantMessage: a1 } = await s.send("Q1", "A1");
-    const edit = (id: string) =>
-      s.pipeline.send({ conversationId: s.conversationId, text: "x", editOf: id });
+    const edit = (id: string) => s.pipeline.send({ conversationId: s.conversationId, text: "x", editOf: id });
     expect(await apiError(() => edit(a1.id))).toBe("invalid_input");
     expect(await apiError(() => edit("missing"))).toBe("invalid_input");
     await s.turn("B1", () => edit(q1.id));

@@ -11,6 +11,8 @@ import { Markdown } from "./Markdown";
 import { MemorySavedNote } from "./MemorySavedNote";
 import { MessageStats } from "./MessageStats";
 import { ToolSteps } from "./ToolStepCard";
+import { UserQuestion } from "./UserQuestion";
+import { VersionSwitcher } from "./VersionSwitcher";
 
 const ROLE_LABEL: Record<Message["role"], string> = { user: "You", assistant: "Macaron", system: "System" };
 
@@ -51,7 +53,7 @@ export const MessageView = memo(function MessageView({
         ) : message.interaction ? (
           <InteractionSummary interaction={message.interaction} />
         ) : (
-          <p className="message__plain">{message.content}</p>
+          <UserQuestion message={message} />
         )}
         {streaming && !waiting && (
           <span className="typing" aria-label="Macaron is typing" role="img">
@@ -81,6 +83,7 @@ function MessageFooter({ message, last }: { message: Message; last: boolean }) {
         </div>
       )}
       {message.stats && message.status !== "streaming" && <MessageStats stats={message.stats} />}
+      <VersionSwitcher message={message} />
       {last && message.status !== "streaming" && <AnswerAgain message={message} />}
       {finished && <AnswerFeedback message={message} />}
     </div>

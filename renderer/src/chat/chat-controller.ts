@@ -22,6 +22,7 @@ import { findMessage, withCreatedConversation } from "../conversations/conversat
 import { DeltaBatcher } from "./delta-batcher";
 import type { Schedule } from "./delta-batcher";
 import { applyToolStep } from "./tool-logic";
+import { withEdit, withTranscript } from "./versions-logic";
 
 export class ChatController {
   private readonly batcher: DeltaBatcher;
@@ -97,6 +98,48 @@ export class ChatController {
         ...(format === undefined ? {} : { format }),
       });
       this.set((s) => ({ messages: replaceLastAnswer(s.messages, assistantMessage) }));
+      return true;
+    } catch (error) {
+      this.set({ composerError: errorMessage(error) });
+      return false;
+    } finally {
+      this.set({ sending: false });
+    }
+  }
+
+  /**
+   * Edit and resend a question (chat.edit): the new version and its answer take the place of
+   * the edited message and what followed it, which stay as an earlier version.
+   */
+  async edit(conversationId: string, messageId: string, text: string): Promise<boolean> {
+    const trimmed = text.trim();
+    return this.versionCall(conversationId, trimmed.length > 0, async () => {
+      const sent = await this.api.call("chat.edit", { conversationId, messageId, text: trimmed });
+      this.set((s) => ({
+        messages: withEdit(s.messages, messageId, sent.userMessage, sent.assistantMessage),
+      }));
+    });
+  }
+
+  /** Show another version of a message (chat.showVersion): its branch becomes the transcript. */
+  async showVersion(conversationId: string, messageId: string): Promise<boolean> {
+    return this.versionCall(conversationId, true, async () => {
+      const { messages } = await this.api.call("chat.showVersion", { messageId });
+      this.set((s) => ({ messages: withTranscript(s.messages, conversationId, messages) }));
+    });
+  }
+
+  /** One call at a time, never while an answer streams; a failure shows under the composer. */
+  private async versionCall(
+    conversationId: string,
+    ok: boolean,
+    call: () => Promise<void>,
+  ): Promise<boolean> {
+    const state = this.store.getState();
+    if (!ok || state.sending || isStreaming(state.messages[conversationId])) return false;
+    this.set({ sending: true, composerError: null });
+    try {
+      await call();
       return true;
     } catch (error) {
       this.set({ composerError: errorMessage(error) });
