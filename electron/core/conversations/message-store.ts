@@ -8,7 +8,7 @@ import {
   type MessageStatus,
   type ToolStep,
 } from "../../api";
-import { routingFromColumns } from "../chat/turn-store";
+import { generationFromColumns, routingFromColumns } from "../chat/turn-store";
 import { type GenuiColumns, genuiFields } from "../genui/genui-store";
 import { ToolStepStore } from "../tools/tool-step-store";
 
@@ -34,6 +34,9 @@ interface MessageRow extends GenuiColumns {
   /** From the turn record (LEFT JOIN turns); null for user messages. */
   turn_adapters: string | null;
   turn_router: string | null;
+  /** The sampling and system prompt it was generated with (migration 0012). */
+  turn_sampling: string | null;
+  turn_system_prompt: string | null;
 }
 
 function parseStats(json: string | null): GenerationStats | null {
@@ -78,6 +81,7 @@ function toMessage(
     createdAt: row.created_at,
     stats: parseStats(row.stats_json),
     routing: routingFromColumns(row.turn_adapters, row.turn_router),
+    generation: generationFromColumns(row.turn_sampling, row.turn_system_prompt),
     rating: row.rating === "good" || row.rating === "bad" ? row.rating : null,
     corrected: row.corrected === 1,
     memoriesUsed,
@@ -94,6 +98,7 @@ function toMessage(
 // Ratings and corrections are read through feedback_events_message (message_id, kind, created_at).
 const SELECT = `
   SELECT m.*, t.adapters_json AS turn_adapters, t.router_json AS turn_router,
+    t.sampling_json AS turn_sampling, t.system_prompt AS turn_system_prompt,
     (SELECT json_extract(f.payload_json, '$.rating') FROM feedback_events f
       WHERE f.message_id = m.id AND f.kind = 'rating' ORDER BY f.created_at DESC, f.rowid DESC LIMIT 1) AS rating,
     EXISTS (SELECT 1 FROM feedback_events f WHERE f.message_id = m.id AND f.kind = 'correction') AS corrected
