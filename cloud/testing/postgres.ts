@@ -71,8 +71,16 @@ function run(argv: string[], env: NodeJS.ProcessEnv): void {
   execFileSync(argv[0]!, argv.slice(1), { env, stdio: ["ignore", "pipe", "pipe"] });
 }
 
+export interface PostgresClusterOptions {
+  /**
+   * Keep fsync and synchronous commit on (PostgreSQL's defaults), for benchmarks compared with
+   * SQLite's synchronous=FULL; tests turn them off (durability is not what they test).
+   */
+  durable?: boolean;
+}
+
 /** Starts a cluster; throws when PostgreSQL is not installed (check postgresSkipReason first). */
-export async function startPostgres(): Promise<PostgresCluster> {
+export async function startPostgres(opts: PostgresClusterOptions = {}): Promise<PostgresCluster> {
   const bin = postgresBinDir();
   if (!bin) throw new Error(postgresSkipReason()!);
   const user = asPostgres();
@@ -114,12 +122,9 @@ export async function startPostgres(): Promise<PostgresCluster> {
         "-c",
         "listen_addresses=127.0.0.1",
         // A test cluster: durability is not what is tested, speed on a loaded machine is needed.
-        "-c",
-        "fsync=off",
-        "-c",
-        "synchronous_commit=off",
-        "-c",
-        "full_page_writes=off",
+        ...(opts.durable
+          ? []
+          : ["-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off"]),
         "-c",
         "max_connections=200",
       ],
