@@ -53,6 +53,12 @@ async function start(
   return { chat, ui, server };
 }
 
+/** The part of an element (no DOM types in this project's Node config) that says if it scrolls sideways. */
+interface Widths {
+  scrollWidth: number;
+  clientWidth: number;
+}
+
 function nameOf(id: string): string {
   return id === "ui" ? "UI" : id[0]!.toUpperCase() + id.slice(1);
 }
@@ -141,25 +147,26 @@ test("a blend set in the Blend… dialog answers and is shown as a blend", async
 test("the Adapters panel installs, disables, rescales and removes adapters", async ({ page }) => {
   const { ui, server } = await start(page, { adapters: ["chat", "coding", "agent"] });
   await ui.openPanel();
-  await expect(ui.dataRows()).toHaveCount(3);
+  await expect(ui.cards()).toHaveCount(3);
 
   await ui.install(adapterFile("ui"));
-  await expect(ui.row("UI")).toBeVisible();
-  await expect(ui.row("UI")).toContainText("1.0.0");
+  await expect(ui.card("UI")).toBeVisible();
+  await expect(ui.fact("UI", "Version")).toHaveText("1.0.0");
   await expect(ui.adapterPath).toHaveValue("");
 
-  const enableAgent = ui.row("Agent").getByRole("switch", { name: "Enable Agent" });
+  const enableAgent = ui.enableSwitch("Agent");
   await expect(enableAgent).toBeChecked();
-  await enableAgent.uncheck();
+  await ui.toggleEnabled("Agent");
   await expect(enableAgent).not.toBeChecked();
+  await expect(ui.card("Agent")).toContainText("Off");
 
-  await ui.row("Chat").getByRole("slider", { name: "Scale for Chat" }).fill("0.5");
+  await ui.setScale("Chat", 0.5);
   await expect
     .poll(async () => (await server.call<AdapterRow[]>("adapters.list")).find((a) => a.id === "chat")?.scale)
     .toBe(0.5);
 
   await ui.remove("Coding");
-  await expect(ui.dataRows()).toHaveCount(3);
+  await expect(ui.cards()).toHaveCount(3);
   const stored = await server.call<AdapterRow[]>("adapters.list");
   expect(stored.map((a) => a.id).sort()).toEqual(["agent", "chat", "ui"]);
   expect(stored.find((a) => a.id === "agent")?.enabled).toBe(false);
@@ -189,7 +196,7 @@ test("a wrong-base adapter, random bytes and a base model are refused with a cle
   for (const [path, message] of cases) {
     await ui.install(path);
     await expect(alert).toContainText(message);
-    await expect(ui.dataRows()).toHaveCount(2);
+    await expect(ui.cards()).toHaveCount(2);
   }
   expect((await server.call<AdapterRow[]>("adapters.list")).length).toBe(2);
 });
@@ -229,13 +236,14 @@ test("switching adapters while an answer streams: it ends normally and the next 
 test("compare shows base and adapter side by side; settings change the KV cache policy", async ({ page }) => {
   const { ui, server } = await start(page, { adapters: ["coding"] });
   await ui.openPanel();
-  await ui.row("Coding").getByRole("button", { name: "Compare Coding with the base model" }).click();
-  await ui.panel.getByRole("textbox", { name: "Test prompt" }).fill("Reverse a string");
-  await ui.panel.getByRole("button", { name: "Compare", exact: true }).click();
-  await expect(ui.panel.getByRole("heading", { name: "Base model", exact: true })).toBeVisible();
-  const adapterHeading = ui.panel.getByRole("heading", { name: "Coding", exact: true });
+  await ui.card("Coding").getByRole("button", { name: "Compare Coding with the base model" }).click();
+  const compare = ui.card("Coding").getByRole("region", { name: "Compare Coding with the base model" });
+  await compare.getByRole("textbox", { name: "Test prompt" }).fill("Reverse a string");
+  await compare.getByRole("button", { name: "Compare", exact: true }).click();
+  await expect(compare.getByRole("heading", { name: "Base model", exact: true })).toBeVisible();
+  const adapterHeading = compare.getByRole("heading", { name: "Coding", exact: true });
   await expect(adapterHeading).toBeVisible();
-  await expect(ui.panel.locator("pre").last()).toContainText("{{{");
+  await expect(compare.locator("pre").last()).toContainText("{{{");
   await ui.closePanel();
 
   await page.getByRole("button", { name: "Settings" }).click();
@@ -246,4 +254,66 @@ test("compare shows base and adapter side by side; settings change the KV cache 
     .poll(async () => (await server.call<{ kvPolicy: string }>("settings.get")).kvPolicy)
     .toBe("activated");
   await expect(policy).toBeEnabled();
+});
+
+test("at phone width the panel is one column of cards: no sideways scroll, compare in its card, remove asks in view", async ({
+  page,
+}) => {
+  const viewport = { width: 390, height: 844 };
+  await page.setViewportSize(viewport);
+  const { ui } = await start(page, { adapters: ["chat", "coding", "agent"] });
+  await ui.openPanel();
+  await expect(ui.cards()).toHaveCount(3);
+  const overflow = () =>
+    ui.panel.evaluate((dialog: Widths & { ownerDocument: { documentElement: Widths } }) => ({
+      panel: dialog.scrollWidth - dialog.clientWidth,
+      page: dialog.ownerDocument.documentElement.scrollWidth - dialog.ownerDocument.documentElement.clientWidth,
+    }));
+  expect(await overflow()).toEqual({ panel: 0, page: 0 });
+  // One column: every card starts at the same x, each below the one before, names in view.
+  const boxes = await Promise.all((await ui.cards().all()).map((c) => c.boundingBox()));
+  expect(new Set(boxes.map((b) => Math.round(b!.x))).size).toBe(1);
+  for (let i = 1; i < boxes.length; i++) expect(boxes[i]!.y).toBeGreaterThan(boxes[i - 1]!.y + boxes[i - 1]!.height - 1);
+  // Each card's name shows in full across the width (scrolled to, as the panel scrolls down).
+  for (const name of ["Chat", "Coding", "Agent"]) {
+    const heading = ui.card(name).getByRole("heading", { name, exact: true });
+    await heading.scrollIntoViewIfNeeded();
+    await expect(heading).toBeInViewport({ ratio: 1 });
+  }
+
+  // Compare on the middle card: the result is inside that card, not at the end of the panel.
+  const card = ui.card("Coding");
+  await card.getByRole("button", { name: "Compare Coding with the base model" }).click();
+  const compare = card.getByRole("region", { name: "Compare Coding with the base model" });
+  await compare.getByRole("textbox", { name: "Test prompt" }).fill("Reverse a string");
+  await compare.getByRole("button", { name: "Compare", exact: true }).click();
+  const output = compare.locator("pre").last();
+  await expect(output).toContainText("{{{");
+  const cardBox = (await card.boundingBox())!;
+  const resultBox = (await compare.locator("pre").first().boundingBox())!;
+  expect(resultBox.x).toBeGreaterThanOrEqual(cardBox.x);
+  expect(resultBox.x + resultBox.width).toBeLessThanOrEqual(cardBox.x + cardBox.width);
+  expect(resultBox.y).toBeGreaterThanOrEqual(cardBox.y);
+  expect(resultBox.y + resultBox.height).toBeLessThanOrEqual(cardBox.y + cardBox.height);
+  // The Agent card comes after the result, not between the card and its result.
+  expect((await ui.card("Agent").boundingBox())!.y).toBeGreaterThan(resultBox.y + resultBox.height);
+  expect(await overflow()).toEqual({ panel: 0, page: 0 });
+
+  // The remove confirmation of the last card opens wholly inside the viewport; Escape closes
+  // only it (the panel stays) and gives focus back to the Remove button.
+  const removeAgent = ui.card("Agent").getByRole("button", { name: "Remove Agent" });
+  await removeAgent.click();
+  const confirm = ui.removeDialog("Agent");
+  await expect(confirm).toBeVisible();
+  await expect(confirm.getByRole("button", { name: "Yes, remove" })).toBeVisible();
+  const box = (await confirm.boundingBox())!;
+  expect(box.x).toBeGreaterThanOrEqual(0);
+  expect(box.y).toBeGreaterThanOrEqual(0);
+  expect(box.x + box.width).toBeLessThanOrEqual(viewport.width);
+  expect(box.y + box.height).toBeLessThanOrEqual(viewport.height);
+  await page.keyboard.press("Escape");
+  await expect(confirm).toBeHidden();
+  await expect(removeAgent).toBeFocused();
+  await expect(ui.panel).toBeVisible();
+  await expect(ui.cards()).toHaveCount(3);
 });

@@ -35,8 +35,13 @@ export class AdaptersPage {
       .click();
   }
 
+  /** From the header's button, or at phone width from its "More" menu. */
   async openPanel(): Promise<void> {
-    await this.openPanelButton.click();
+    if (await this.openPanelButton.isVisible()) await this.openPanelButton.click();
+    else {
+      await this.page.getByRole("button", { name: "More", exact: true }).click();
+      await this.page.getByRole("menuitem", { name: "Adapters" }).click();
+    }
     await expect(this.panel.getByRole("heading", { name: "Adapters", exact: true })).toBeVisible();
   }
 
@@ -45,16 +50,52 @@ export class AdaptersPage {
     await expect(this.panel).toBeHidden();
   }
 
-  /** The table row of an installed adapter (by its name). */
-  row(name: string): Locator {
-    // The row header holds the name, then the description: match the name at its start.
-    const escaped = name.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
-    const header = this.page.getByRole("rowheader", { name: new RegExp(`^${escaped}\\b`) });
-    return this.panel.getByRole("row").filter({ has: header });
+  /** The card of an installed adapter (an article named by the adapter's name). */
+  card(name: string): Locator {
+    return this.panel.getByRole("article", { name, exact: true });
   }
 
-  dataRows(): Locator {
-    return this.panel.getByRole("row").filter({ has: this.page.getByRole("rowheader") });
+  /** Every installed adapter's card. */
+  cards(): Locator {
+    return this.panel.getByRole("list", { name: "Installed adapters" }).getByRole("article");
+  }
+
+  /** The value of one fact on a card ("Version", "Role", "Size", "Uses", "Base model"). */
+  fact(name: string, label: string): Locator {
+    return this.card(name)
+      .locator("dl > div")
+      .filter({ has: this.page.getByRole("term").filter({ hasText: new RegExp(`^${label}$`) }) })
+      .getByRole("definition");
+  }
+
+  enableSwitch(name: string): Locator {
+    return this.card(name).getByRole("switch", { name: `Enable ${name}` });
+  }
+
+  /**
+   * Flip the enable switch as a pointer does: the switch's input is visually hidden inside its
+   * label (react-aria), so the label is what takes the click.
+   */
+  async toggleEnabled(name: string): Promise<void> {
+    await this.enableSwitch(name).locator("xpath=ancestor::label[1]").click();
+  }
+
+  scaleSlider(name: string): Locator {
+    return this.card(name).getByRole("slider", { name: `Scale for ${name}` });
+  }
+
+  /** Set the scale with the keyboard, one 0.05 step per arrow press, as a user can. */
+  async setScale(name: string, value: number): Promise<void> {
+    const slider = this.scaleSlider(name);
+    const steps = Math.round((value - Number(await slider.inputValue())) / 0.05);
+    await slider.focus();
+    for (let i = 0; i < Math.abs(steps); i++) await slider.press(steps > 0 ? "ArrowRight" : "ArrowLeft");
+    await expect(slider).toHaveValue(String(value));
+  }
+
+  /** The remove confirmation (a popover dialog) of an adapter. */
+  removeDialog(name: string): Locator {
+    return this.page.getByRole("dialog", { name: `Remove ${name}?` });
   }
 
   async install(path: string): Promise<void> {
@@ -63,9 +104,9 @@ export class AdaptersPage {
   }
 
   async remove(name: string): Promise<void> {
-    const row = this.row(name);
-    await row.getByRole("button", { name: `Remove ${name}` }).click();
-    await row.getByRole("button", { name: "Yes, remove" }).click();
-    await expect(row).toHaveCount(0);
+    const card = this.card(name);
+    await card.getByRole("button", { name: `Remove ${name}` }).click();
+    await this.removeDialog(name).getByRole("button", { name: "Yes, remove" }).click();
+    await expect(card).toHaveCount(0);
   }
 }

@@ -12,7 +12,7 @@ export function AdapterCompare({ adapter, compare }: { adapter: AdapterInfo; com
 
   return (
     <section className="adapter-compare" aria-labelledby={headingId}>
-      <h3 id={headingId}>Compare {adapter.name} with the base model</h3>
+      <h4 id={headingId}>Compare {adapter.name} with the base model</h4>
       <form
         className="adapter-compare__form"
         onSubmit={(e) => {
@@ -43,11 +43,11 @@ export function AdapterCompare({ adapter, compare }: { adapter: AdapterInfo; com
       {compare.status === "done" && (
         <div className="adapter-compare__results">
           <div>
-            <h4>Base model</h4>
+            <h5>Base model</h5>
             <pre className="adapter-compare__output">{compare.base}</pre>
           </div>
           <div>
-            <h4>{adapter.name}</h4>
+            <h5>{adapter.name}</h5>
             <pre className="adapter-compare__output">{compare.adapter}</pre>
           </div>
         </div>

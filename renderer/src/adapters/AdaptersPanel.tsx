@@ -1,11 +1,9 @@
-import { useAdapterState, useController, useReleaseState } from "../app/controller-context";
+import { useAdapterState, useController } from "../app/controller-context";
 import { FileChooser } from "../app/FileChooser";
 import { Modal } from "../app/Modal";
-import { AdapterCompare } from "./AdapterCompare";
-import { AdapterRow } from "./AdapterRow";
+import { AdapterCard } from "./AdapterCard";
 import { FindAdapters } from "./FindAdapters";
 import { InstallVersion } from "./InstallVersion";
-import { VersionHistory } from "./VersionHistory";
 
 /** The installed specialist adapters: what they are, on/off, strength, compare, install, remove. */
 export function AdaptersPanel() {
@@ -13,10 +11,6 @@ export function AdaptersPanel() {
   const adapters = useAdapterState((s) => s.adapters);
   const listError = useAdapterState((s) => s.listError);
   const actionError = useAdapterState((s) => s.actionError);
-  const compare = useAdapterState((s) => s.compare);
-  const compared = compare ? adapters?.find((a) => a.id === compare.adapterId) : undefined;
-  const versionsId = useReleaseState((s) => s.openId);
-  const versioned = versionsId ? adapters?.find((a) => a.id === versionsId) : undefined;
   const close = () => {
     controller.releases.openVersions(null);
     controller.adapters.setPanelOpen(false);
@@ -46,39 +40,19 @@ export function AdaptersPanel() {
         </div>
       )}
       {adapters && adapters.length > 0 && (
-        <div className="table-scroll">
-          <table className="adapters-table">
-            <caption className="visually-hidden">Installed adapters</caption>
-            <thead>
-              <tr>
-                <th scope="col">Name</th>
-                <th scope="col">Domain</th>
-                <th scope="col">Version</th>
-                <th scope="col">Size</th>
-                <th scope="col">Base model</th>
-                <th scope="col">Scale</th>
-                <th scope="col">Uses</th>
-                <th scope="col">Enabled</th>
-                <th scope="col">
-                  <span className="visually-hidden">Actions</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {adapters.map((a) => (
-                <AdapterRow key={a.id} adapter={a} />
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <ul className="adapter-cards" aria-label="Installed adapters">
+          {adapters.map((a) => (
+            <li key={a.id}>
+              <AdapterCard adapter={a} />
+            </li>
+          ))}
+        </ul>
       )}
       {actionError && (
         <div className="form-error" role="alert">
           {actionError}
         </div>
       )}
-      {compare && compared && <AdapterCompare key={compared.id} adapter={compared} compare={compare} />}
-      {versioned && <VersionHistory key={versioned.id} adapter={versioned} />}
       <InstallAdapter />
       <FindAdapters />
       {adapters && adapters.length > 0 && <InstallVersion />}

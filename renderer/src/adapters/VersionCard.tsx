@@ -30,7 +30,7 @@ export function VersionCard({ info }: { info: AdapterVersionInfo }) {
   return (
     <article className={`version version--${info.status}`} aria-labelledby={headingId}>
       <div className="version__header">
-        <h4 id={headingId}>Version {info.version}</h4>
+        <h5 id={headingId}>Version {info.version}</h5>
         <span className={`version-badge version-badge--${badge.tone}`}>{badge.label}</span>
         {badge.progress && (
           <span className="version__progress">

@@ -16,7 +16,7 @@ export function VersionHistory({ adapter }: { adapter: AdapterInfo }) {
   const actionError = useReleaseState((s) => s.actionError);
   const headingId = useId();
   const ref = useRef<HTMLElement>(null);
-  // It opens below the table: bring it into view (without stealing focus from the button).
+  // It opens at the end of its card: bring it into view (without stealing focus from the button).
   useEffect(() => {
     ref.current?.scrollIntoView({ block: "nearest" });
   }, []);
@@ -24,7 +24,7 @@ export function VersionHistory({ adapter }: { adapter: AdapterInfo }) {
   return (
     <section ref={ref} className="version-history" aria-labelledby={headingId}>
       <div className="version-history__header">
-        <h3 id={headingId}>Versions of {adapter.name}</h3>
+        <h4 id={headingId}>Versions of {adapter.name}</h4>
         <button
           type="button"
           className="button button--small button--ghost"
