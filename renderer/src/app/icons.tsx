@@ -15,6 +15,7 @@ import {
   Monitor,
   Moon,
   Package,
+  Paperclip,
   Pencil,
   Plus,
   Puzzle,
@@ -22,6 +23,7 @@ import {
   SendHorizontal,
   Settings,
   Shield,
+  SlidersHorizontal,
   Sparkles,
   Square,
   Sun,
@@ -43,6 +45,7 @@ function icon(Glyph: LucideIcon, size = 16) {
 export const PencilIcon = icon(Pencil);
 export const TrashIcon = icon(Trash);
 export const CopyIcon = icon(Copy);
+export const AttachIcon = icon(Paperclip);
 export const MenuIcon = icon(Menu, 18);
 export const DownloadIcon = icon(Download);
 export const ThumbUpIcon = icon(ThumbsUp);
@@ -61,6 +64,7 @@ export const CloseIcon = icon(X);
 export const ChevronDownIcon = icon(ChevronDown);
 export const CheckIcon = icon(Check);
 export const SparklesIcon = icon(Sparkles);
+export const ChatSettingsIcon = icon(SlidersHorizontal);
 export const SunIcon = icon(Sun);
 export const MoonIcon = icon(Moon);
 export const SystemIcon = icon(Monitor);

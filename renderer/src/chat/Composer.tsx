@@ -1,14 +1,24 @@
-import { useState } from "react";
+import { useState, type DragEvent } from "react";
 import { AdapterPicker } from "../adapters/AdapterPicker";
 import { useAppState, useChatController } from "../app/controller-context";
 import { COMPOSER_INPUT_ID } from "../app/dom-ids";
 import { canChat } from "../state/app-store";
+import { admit, composeMessage, readAttachment, type Attachment } from "./attachments";
+import { AttachButton, AttachmentChips, useTokenCounts } from "./AttachmentChips";
 import { isStreaming } from "./chat-logic";
 
-/** Message box: Enter sends, Shift+Enter adds a line; Stop replaces Send while the answer streams. */
+/**
+ * Message box: Enter sends, Shift+Enter adds a line; Stop replaces Send while the answer streams.
+ * Text and code files join the message by the "Attach file" button or by dropping them on it
+ * (see attachments.ts); they are sent as fenced blocks after the typed text.
+ */
 export function Composer() {
   const chat = useChatController();
   const [text, setText] = useState("");
+  const [attachments, setAttachments] = useState<Attachment[]>([]);
+  const [refused, setRefused] = useState<{ name: string; reason: string }[]>([]);
+  const [dropping, setDropping] = useState(false);
+  const { byId: counts, total } = useTokenCounts(attachments, text);
   const ready = useAppState(canChat);
   const sending = useAppState((s) => s.sending);
   const error = useAppState((s) => s.composerError);
@@ -17,22 +27,56 @@ export function Composer() {
   // While a model loads the box is disabled (it keeps its text): Enter cannot silently do nothing.
   const loadingModel = useAppState((s) => s.modelBusy || s.engine?.state === "loading");
 
-  const canSend = ready && !sending && !streaming && text.trim().length > 0;
+  const empty = text.trim().length === 0 && attachments.length === 0;
+  const canSend = ready && !sending && !streaming && !empty;
 
   const send = async () => {
     // Without a model, Enter still goes to the controller, which says why nothing was sent.
-    if (sending || streaming || loadingModel || !text.trim()) return;
+    if (sending || streaming || loadingModel || empty) return;
     const sent = text;
-    // The text is cleared only once the core accepted it: a failed send keeps what was typed.
-    if (await chat.send(sent)) setText((current) => (current === sent ? "" : current));
+    const files = attachments;
+    // Text and files are cleared only once the core accepted them: a failed send keeps both.
+    if (await chat.send(composeMessage(sent, files))) {
+      setText((current) => (current === sent ? "" : current));
+      setAttachments((current) => (current === files ? [] : current));
+      setRefused([]);
+    }
   };
+
+  const addFiles = async (files: File[]) => {
+    const read = await Promise.all(files.map(readAttachment));
+    const unreadable = read.flatMap((r) => (r.ok ? [] : [{ name: r.name, reason: r.reason }]));
+    const readable = read.flatMap((r) => (r.ok ? [r.attachment] : []));
+    setAttachments((current) => {
+      const { added, refused: over } = admit(current, readable, text);
+      setRefused([...unreadable, ...over]);
+      return [...current, ...added];
+    });
+  };
+
+  const hasFiles = (e: DragEvent) => e.dataTransfer.types.includes("Files");
 
   return (
     <form
-      className="composer"
+      className={dropping ? "composer composer--dropping" : "composer"}
       onSubmit={(e) => {
         e.preventDefault();
         void send();
+      }}
+      onDragOver={(e) => {
+        if (!hasFiles(e) || loadingModel) return;
+        e.preventDefault();
+        e.dataTransfer.dropEffect = "copy";
+        setDropping(true);
+      }}
+      onDragLeave={(e) => {
+        if (!e.currentTarget.contains(e.relatedTarget as Node | null)) setDropping(false);
+      }}
+      onDrop={(e) => {
+        if (!hasFiles(e)) return;
+        e.preventDefault();
+        setDropping(false);
+        if (!loadingModel) void addFiles([...e.dataTransfer.files]);
       }}
     >
       {error && (
@@ -49,7 +93,16 @@ export function Composer() {
       )}
       <div className="composer__tools">
         <AdapterPicker />
+        <AttachButton onFiles={(files) => void addFiles(files)} disabled={loadingModel} />
       </div>
+      <AttachmentChips
+        attachments={attachments}
+        counts={counts}
+        total={total}
+        refused={refused}
+        onRemove={(id) => setAttachments((current) => current.filter((a) => a.id !== id))}
+        onDismissRefused={() => setRefused([])}
+      />
       <div className="composer__row">
         <textarea
           id={COMPOSER_INPUT_ID}
