@@ -1,4 +1,6 @@
-import type { GenerationStats } from "../../../electron/api";
+import type { GenerationStats, Message } from "../../../electron/api";
+import { samplingLines, systemPromptLabel } from "../conversations/settings-logic";
+import "../conversations/conversation-settings.css";
 
 const number = new Intl.NumberFormat(undefined, { maximumFractionDigits: 1 });
 
@@ -29,4 +31,37 @@ export function MessageStats({ stats }: { stats: GenerationStats }) {
 
 function formatMs(ms: number): string {
   return ms < 1000 ? `${Math.round(ms)} ms` : `${number.format(ms / 1000)} s`;
+}
+
+/**
+ * What an answer was generated with (its turn record): the sampling, and whether the
+ * conversation's own system prompt replaced the app's (its text on demand).
+ */
+export function GenerationSettings({ generation }: { generation: NonNullable<Message["generation"]> }) {
+  const lines = samplingLines(generation);
+  const prompt = generation.systemPrompt;
+  return (
+    <div className="generation-settings">
+      <dl className="message-stats" aria-label="Generation settings">
+        {lines.map(({ label, value }) => (
+          <div key={label} className="message-stats__item">
+            <dt className="visually-hidden">{label}</dt>
+            <dd>{`${label} ${value}`}</dd>
+          </div>
+        ))}
+        {prompt === null && (
+          <div className="message-stats__item">
+            <dt className="visually-hidden">System prompt</dt>
+            <dd>{systemPromptLabel(generation)}</dd>
+          </div>
+        )}
+      </dl>
+      {prompt !== null && (
+        <details className="generation-settings__prompt">
+          <summary>{systemPromptLabel(generation)}</summary>
+          <p className="generation-settings__prompt-text">{prompt}</p>
+        </details>
+      )}
+    </div>
+  );
 }

@@ -9,7 +9,7 @@ import { InterruptedNote } from "./InterruptedNote";
 import { AnswerNotes } from "./AnswerNotes";
 import { Markdown } from "./Markdown";
 import { MemorySavedNote } from "./MemorySavedNote";
-import { MessageStats } from "./MessageStats";
+import { GenerationSettings, MessageStats } from "./MessageStats";
 import { ToolSteps } from "./ToolStepCard";
 import { UserQuestion } from "./UserQuestion";
 import { VersionSwitcher } from "./VersionSwitcher";
@@ -83,6 +83,9 @@ function MessageFooter({ message, last }: { message: Message; last: boolean }) {
         </div>
       )}
       {message.stats && message.status !== "streaming" && <MessageStats stats={message.stats} />}
+      {message.generation && message.status !== "streaming" && (
+        <GenerationSettings generation={message.generation} />
+      )}
       <VersionSwitcher message={message} />
       {last && message.status !== "streaming" && <AnswerAgain message={message} />}
       {finished && <AnswerFeedback message={message} />}
