@@ -50,7 +50,11 @@ test("memories: added in the panel, remembered from a message, with their source
   await chat.sendMessage("remember that I prefer metric units");
   await expect(chat.assistantMessages()).toHaveCount(1);
   await expect(chat.send).toBeVisible();
-  await memory.open();
+  // The answer says the fact was saved, and leads to it in the Memory panel.
+  const note = memory.savedNote(chat.assistantMessages().last());
+  await expect(note).toHaveText("Saved to memory: I prefer metric units Open Memory");
+  await note.getByRole("button", { name: "Open Memory" }).click();
+  await expect(memory.panel.getByRole("heading", { name: "Memory", exact: true })).toBeVisible();
   const remembered = memory.memory("I prefer metric units");
   await expect(remembered).toBeVisible();
   await expect(remembered).toContainText("You said");

@@ -30,6 +30,11 @@ export class MemoryPage {
     return this.panel.getByRole("listitem", { name: text, exact: true });
   }
 
+  /** "Saved to memory: …" under an answer to a "remember that …" message. */
+  savedNote(answer: Locator): Locator {
+    return answer.getByRole("note", { name: "Saved to memory" });
+  }
+
   async add(text: string): Promise<void> {
     await this.panel.getByRole("textbox", { name: "New memory" }).fill(text);
     await this.panel.getByRole("button", { name: "Add memory" }).click();
