@@ -5,12 +5,18 @@
  * whose nonsense the grammar keeps well-formed and validation turns into inert fallbacks.
  */
 import { join } from "node:path";
+import AxeBuilder from "@axe-core/playwright";
 import BetterSqlite3 from "better-sqlite3";
 import fc from "fast-check";
 import { expect, test, type Page, type Request } from "@playwright/test";
 import { CATALOG_VERSION, validateDocument, type UiDocument } from "../electron/api/genui";
 import { mutatedDocumentArb } from "../testing/samples/genui-arbitraries";
-import { HOSTILE_MARKDOWN, hostileSpecs, runLogDocument } from "../testing/samples/genui-samples";
+import {
+  everyComponentDocument,
+  HOSTILE_MARKDOWN,
+  hostileSpecs,
+  runLogDocument,
+} from "../testing/samples/genui-samples";
 import { exportFile } from "./export-file";
 import { ChatPage } from "./pages/chat-page";
 import { GenuiPage } from "./pages/genui-page";
@@ -231,4 +237,26 @@ test("hostile markdown and specs, and 300 generated + mutated specs, render with
     await expectNothingRan(page, seen);
   }
   expect(rendered).toBe(hostileSpecs().length + HOSTILE_MARKDOWN.length + 300);
+});
+
+test("charts hide their drawing from screen readers with nothing focusable inside it (axe)", async ({
+  page,
+}) => {
+  server = await ServerProcess.start({ model: join(fixturesDir(), "base.gguf") });
+  await server.call("conversations.import", {
+    json: exportFile([{ title: "Every component", answers: [everyComponentDocument()] }]),
+  });
+  const chat = new ChatPage(page);
+  await chat.open(await server.loginUrl());
+  await chat.conversations.getByText("Every component").click();
+  const charts = chat.assistantMessages().first().locator("figure.genui-chart");
+  // Bar, line and pie, each drawn (recharts' svg) before axe looks at them.
+  await expect(charts).toHaveCount(3);
+  for (const chart of await charts.all()) await expect(chart.locator("svg").first()).toBeVisible();
+  const results = await new AxeBuilder({ page }).include(".genui-chart").analyze();
+  expect(
+    results.violations.map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(" ")).join(", ")}`),
+  ).toEqual([]);
+  // The rule that failed before (a tabbable svg and pie group under aria-hidden) was checked.
+  expect(results.passes.map((r) => r.id)).toContain("aria-hidden-focus");
 });

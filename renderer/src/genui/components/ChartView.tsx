@@ -1,7 +1,10 @@
 /**
  * Bar, line and pie charts from data only (recharts). Colours come from our palette, sizes from
  * our layout; the model supplies numbers and labels, which recharts renders as SVG text. The
- * same data is in a visually hidden table for screen readers.
+ * same data is in a visually hidden table for screen readers, so the drawing is aria-hidden, and
+ * nothing inside it may take focus (axe aria-hidden-focus): recharts' keyboard layer (a
+ * tabbable svg) and the pie's tabbable sector group are turned off; the table is the
+ * keyboard- and reader-friendly way to the numbers.
  */
 import {
   Bar,
@@ -37,8 +40,15 @@ export function ChartView({ node }: { node: NodeOf<"Chart"> }) {
   let chart;
   if (kind === "pie") {
     chart = (
-      <PieChart width={WIDTH} height={HEIGHT}>
-        <Pie data={data} dataKey="s0" nameKey="label" outerRadius={80} isAnimationActive={false}>
+      <PieChart width={WIDTH} height={HEIGHT} accessibilityLayer={false}>
+        <Pie
+          data={data}
+          dataKey="s0"
+          nameKey="label"
+          outerRadius={80}
+          isAnimationActive={false}
+          rootTabIndex={-1}
+        >
           {data.map((_, i) => (
             <Cell key={i} fill={PALETTE[i % PALETTE.length]} />
           ))}
@@ -50,7 +60,7 @@ export function ChartView({ node }: { node: NodeOf<"Chart"> }) {
   } else {
     const Chart = kind === "bar" ? BarChart : LineChart;
     chart = (
-      <Chart width={WIDTH} height={HEIGHT} data={data}>
+      <Chart width={WIDTH} height={HEIGHT} data={data} accessibilityLayer={false}>
         <CartesianGrid strokeDasharray="3 3" />
         <XAxis dataKey="label" />
         <YAxis />
