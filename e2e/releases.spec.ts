@@ -17,6 +17,7 @@ interface VersionRow {
   live: boolean;
 }
 interface ReleaseRow {
+  id: number;
   reason: string;
   adapters: Array<{ id: string; version: string }>;
 }
@@ -107,7 +108,7 @@ test("registry updates: the passing version goes live, the regressing one is rej
 
   // The version history: 2.0.0 live (from the registry, lineage 1.0.0), 1.0.0 retired, 3.0.0 rejected.
   await ui.openAdapters();
-  await expect(adapters.row("Coding").getByRole("cell", { name: "2.0.0", exact: true })).toBeVisible();
+  await expect(adapters.fact("Coding", "Version")).toHaveText("2.0.0");
   const history = await ui.openVersions("Coding");
   const v1 = ui.version(history, "1.0.0");
   const v2 = ui.version(history, "2.0.0");
@@ -129,7 +130,7 @@ test("registry updates: the passing version goes live, the regressing one is rej
   await expect(ui.status(v1, "Live")).toBeVisible();
   await expect(ui.status(v2, "Retired")).toBeVisible();
   await expect(v2.getByRole("button", { name: "Roll back to 2.0.0" })).toBeVisible();
-  await expect(adapters.row("Coding").getByRole("cell", { name: "1.0.0", exact: true })).toBeVisible();
+  await expect(adapters.fact("Coding", "Version")).toHaveText("1.0.0");
   const live = await server.call<VersionRow[]>("adapters.versions", { id: "coding" });
   expect(live.find((v) => v.live)?.version).toBe("1.0.0");
   await ui.closeAdapters();
@@ -151,6 +152,22 @@ test("registry updates: the passing version goes live, the regressing one is rej
   });
   expect(release.reason).toBe("rollback");
   expect(release.adapters.find((a) => a.id === "coding")?.version).toBe("1.0.0");
+  // The same release under the answer: "Release details" opens it in a popover wholly in view,
+  // and Escape gives focus back to the button.
+  const details = answer.getByRole("button", { name: "Release details" });
+  await details.click();
+  const popover = page.getByRole("dialog", { name: "Release of this answer" });
+  await expect(popover).toContainText(`#${release.id}: Rolled back`);
+  await expect(popover).toContainText("Coding 1.0.0");
+  const box = (await popover.boundingBox())!;
+  const viewport = page.viewportSize()!;
+  expect(box.x).toBeGreaterThanOrEqual(0);
+  expect(box.y).toBeGreaterThanOrEqual(0);
+  expect(box.x + box.width).toBeLessThanOrEqual(viewport.width);
+  expect(box.y + box.height).toBeLessThanOrEqual(viewport.height);
+  await page.keyboard.press("Escape");
+  await expect(popover).toBeHidden();
+  await expect(details).toBeFocused();
 
   // Delete old versions: the kept files of 2.0.0 (retired) and 3.0.0 (rejected) go.
   await ui.openAdapters();

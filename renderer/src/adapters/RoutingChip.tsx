@@ -7,7 +7,7 @@ import { ReleaseDetails } from "./ReleaseDetails";
 /**
  * Which adapter(s) answered and how sure the router was, under an assistant answer.
  * The router's reason is the chip's description (tooltip and accessible description).
- * With `messageId`, a "Release" button beside it shows the release that produced the answer.
+ * With `messageId`, a "Release details" button beside it shows the release that produced the answer.
  */
 export function RoutingChip({ routing, messageId }: { routing: RoutingInfo; messageId?: string }) {
   const adapters = useAdapterState((s) => s.adapters);
