@@ -41,6 +41,9 @@ export default defineConfig({
     build: {
       outDir: resolve(__dirname, "out/renderer"),
       rollupOptions: { input: { index: resolve(__dirname, "renderer/index.html") } },
+      // Fonts (KaTeX's) stay files: a small one inlined as a data: URL is refused by the CSP's
+      // font-src 'self'. Other assets keep Vite's default inlining.
+      assetsInlineLimit: (file: string) => (/\.(woff2?|ttf|otf)$/.test(file) ? false : undefined),
     },
   },
 });
