@@ -23,6 +23,7 @@ import {
   SendHorizontal,
   Settings,
   Shield,
+  SlidersHorizontal,
   Sparkles,
   Square,
   Sun,
@@ -63,6 +64,7 @@ export const CloseIcon = icon(X);
 export const ChevronDownIcon = icon(ChevronDown);
 export const CheckIcon = icon(Check);
 export const SparklesIcon = icon(Sparkles);
+export const ChatSettingsIcon = icon(SlidersHorizontal);
 export const SunIcon = icon(Sun);
 export const MoonIcon = icon(Moon);
 export const SystemIcon = icon(Monitor);

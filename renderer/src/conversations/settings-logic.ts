@@ -24,13 +24,48 @@ export interface SamplingField {
 
 /** The fields in the order the dialog and the answer record show them; bounds as the API's. */
 export const SAMPLING_FIELDS: readonly SamplingField[] = [
-  { key: "temperature", label: "Temperature", min: 0, max: 2, step: 0.05, hint: "0 answers the same way every time" },
-  { key: "topP", label: "Top-p", min: 0, max: 1, step: 0.01, hint: "keep the likeliest tokens up to this share" },
-  { key: "topK", label: "Top-k", min: 0, max: null, step: 1, hint: "keep this many likeliest tokens (0: all)" },
-  { key: "minP", label: "Min-p", min: 0, max: 1, step: 0.01, hint: "drop tokens less likely than this share of the top one" },
+  {
+    key: "temperature",
+    label: "Temperature",
+    min: 0,
+    max: 2,
+    step: 0.05,
+    hint: "0 answers the same way every time",
+  },
+  {
+    key: "topP",
+    label: "Top-p",
+    min: 0,
+    max: 1,
+    step: 0.01,
+    hint: "keep the likeliest tokens up to this share",
+  },
+  {
+    key: "topK",
+    label: "Top-k",
+    min: 0,
+    max: null,
+    step: 1,
+    hint: "keep this many likeliest tokens (0: all)",
+  },
+  {
+    key: "minP",
+    label: "Min-p",
+    min: 0,
+    max: 1,
+    step: 0.01,
+    hint: "drop tokens less likely than this share of the top one",
+  },
   { key: "repeatPenalty", label: "Repeat penalty", min: 1, max: 2, step: 0.05, hint: "1 is off" },
   { key: "maxTokens", label: "Max tokens", min: 1, max: null, step: 1, hint: "the longest answer" },
-  { key: "seed", label: "Seed", min: 0, max: 4_294_967_295, step: 1, hint: "the same seed repeats an answer" },
+  {
+    key: "seed",
+    label: "Seed",
+    min: 0,
+    max: 4_294_967_295,
+    step: 1,
+    hint: "the same seed repeats an answer",
+  },
 ];
 
 /** The dialog's values: text as typed; a sampling field absent or NaN is "default". */
@@ -74,7 +109,9 @@ export function formProblem(form: SettingsForm, contextSize: number | null): str
 const number = new Intl.NumberFormat("en-US", { maximumFractionDigits: 3, useGrouping: false });
 
 /** The answer record's sampling (label "Temperature", value "0.7"), in SAMPLING_FIELDS order. */
-export function samplingLines(generation: NonNullable<Message["generation"]>): { label: string; value: string }[] {
+export function samplingLines(
+  generation: NonNullable<Message["generation"]>,
+): { label: string; value: string }[] {
   const lines: { label: string; value: string }[] = [];
   for (const { key, label } of SAMPLING_FIELDS) {
     const v = generation.sampling[key];

@@ -7,12 +7,13 @@ import {
   usePrivacyState,
   useSettingsState,
 } from "../app/controller-context";
-import { useRef } from "react";
+import { useRef, useState } from "react";
 import type { ReactNode } from "react";
 import { Button, Menu, MenuItem, MenuTrigger, Popover } from "react-aria-components";
 import { NAV_TOGGLE_ID } from "../app/dom-ids";
 import {
   AdaptersIcon,
+  ChatSettingsIcon,
   DownloadIcon,
   MemoryIcon,
   MenuIcon,
@@ -22,6 +23,7 @@ import {
   SettingsIcon,
 } from "../app/icons";
 import { returnFocusTo } from "../app/Modal";
+import { ConversationSettingsDialog } from "../conversations/ConversationSettingsDialog";
 import { downloadsSummary } from "./hub-logic";
 import { LoadProgress } from "./LoadProgress";
 
@@ -47,9 +49,18 @@ export function ModelBar({
   const downloads = useHubState((s) => s.downloads);
   const hubOpen = useHubState((s) => s.open);
   const running = downloadsSummary(downloads);
+  // The open conversation's settings: nothing else in the app needs to know the dialog is open.
+  const [chatSettingsOpen, setChatSettingsOpen] = useState(false);
 
   // One list for both layouts: buttons in the header when it is wide, a "More" menu when not.
   const dialogs: HeaderDialog[] = [
+    {
+      id: "chat-settings",
+      label: "Chat settings",
+      icon: <ChatSettingsIcon />,
+      open: chatSettingsOpen,
+      onOpen: () => setChatSettingsOpen(true),
+    },
     {
       id: "adapters",
       label: "Adapters",
@@ -169,6 +180,7 @@ export function ModelBar({
         ))}
       </div>
       <OverflowMenu dialogs={dialogs} />
+      {chatSettingsOpen && <ConversationSettingsDialog onClose={() => setChatSettingsOpen(false)} />}
     </header>
   );
 }
