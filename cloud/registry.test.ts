@@ -1,4 +1,5 @@
-import { mkdtempSync, rmSync } from "node:fs";
+import { createHash } from "node:crypto";
+import { mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -50,5 +51,36 @@ describe("adapter registry", () => {
     expect(await part.text()).toBe("abcdef");
     expect((await fetch(`${cloud.url}${entry.url}`, { headers: { range: "bytes=99-" } })).status).toBe(416);
     expect((await fetch(`${cloud.url}/v1/registry/files/..%2Fcloud.db`)).status).toBe(404);
+  });
+
+  it("names files by content hash (one file per content) and indexes every version two services on one folder publish", async () => {
+    // A second service on the same data folder: another replica behind the same load balancer.
+    const other = await startCloud({ dataDir: dir, adminKey: ADMIN });
+    try {
+      const body = Buffer.from("same adapter bytes");
+      const versions = ["3.0.0", "3.0.1", "3.0.2", "3.0.3", "3.0.4", "3.0.5"];
+      const entries = await Promise.all(
+        versions.map((v, i) =>
+          publishAdapter(
+            { url: (i % 2 ? other : cloud).url, adminKey: ADMIN },
+            codingManifest(v, "0".repeat(64), undefined, v),
+            // Two distinct contents: the versions of one content share one file.
+            i < 3 ? body : Buffer.from("other adapter bytes"),
+          ),
+        ),
+      );
+      const index = RegistryIndex.parse(await (await fetch(`${other.url}/v1/registry/index.json`)).json());
+      expect(index.adapters.map((a) => a.version).sort()).toEqual(versions);
+      const sha = createHash("sha256").update(body).digest("hex");
+      expect(entries[0]!.url).toBe(`/v1/registry/files/${sha}.gguf`);
+      expect(new Set(entries.map((e) => e.url)).size).toBe(2);
+      expect(readdirSync(join(dir, "registry", "files")).sort()).toEqual(
+        [...new Set(entries.map((e) => e.url.split("/").pop()!))].sort(),
+      );
+      const served = await fetch(`${cloud.url}${entries[5]!.url}`);
+      expect(await served.text()).toBe("other adapter bytes");
+    } finally {
+      await other.close();
+    }
   });
 });

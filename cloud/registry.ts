@@ -3,7 +3,10 @@
  * (GET /v1/registry/index.json), their files with HTTP Range support for resumable downloads
  * (GET /v1/registry/files/:name), and an admin publish endpoint (POST /v1/registry/publish,
  * raw body = the GGUF, manifest in the `x-macaron-manifest` header as base64url JSON).
- * Files and the index live in <dataDir>/registry; the index is rewritten atomically.
+ * Files and the index live in <dataDir>/registry, a folder several replicas may share: a file
+ * is named by its content's sha256 (the same bytes are one file, never rewritten), written to a
+ * temp file and renamed into place; the index is rewritten the same way, under a lock folder
+ * (mkdir is atomic) so that two replicas publishing at once do not lose either version.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { createHash, randomBytes } from "node:crypto";
@@ -13,9 +16,11 @@ import {
   mkdirSync,
   readFileSync,
   renameSync,
+  rmSync,
   statSync,
   writeFileSync,
 } from "node:fs";
+import { setTimeout as sleep } from "node:timers/promises";
 import { join } from "node:path";
 import { bearerToken, sameSecret } from "./auth";
 import {
@@ -67,19 +72,59 @@ export class RegistryStore {
   }
 
   /** Store `body` as a new version and add it to the index (replacing nothing: versions are immutable). */
-  publish(manifest: ReturnType<typeof PublishManifest.parse>, body: Buffer, now: number): RegistryEntry {
+  async publish(
+    manifest: ReturnType<typeof PublishManifest.parse>,
+    body: Buffer,
+    now: number,
+  ): Promise<RegistryEntry> {
     const sha256 = createHash("sha256").update(body).digest("hex");
     if (manifest.sha256 && manifest.sha256 !== sha256)
       throw new RegistryError(400, `the body's sha256 is ${sha256}, the manifest says ${manifest.sha256}`);
+    // Content-addressed: written before the lock (it is the slow part), and harmless if the
+    // version turns out to exist (the file is what that version would point at anyway).
+    const name = `${sha256}.gguf`;
+    if (!existsSync(this.filePath(name))) writeAtomically(this.filePath(name), body);
+    return this.locked(() => this.addToIndex(manifest, sha256, name, body.length, now));
+  }
+
+  /** Runs `fn` holding the index lock, shared by every replica on the folder. */
+  private async locked<T>(fn: () => T): Promise<T> {
+    const lock = join(this.dir, "index.lock");
+    const until = Date.now() + 10_000;
+    for (;;) {
+      try {
+        mkdirSync(lock);
+        break;
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
+        const held = statSync(lock, { throwIfNoEntry: false });
+        if (!held) continue; // released between the two calls
+        if (Date.now() - held.mtimeMs > STALE_LOCK_MS) rmSync(lock, { recursive: true, force: true });
+        else if (Date.now() > until) throw new RegistryError(503, "the registry index is locked; try again");
+        else await sleep(20);
+      }
+    }
+    try {
+      return fn();
+    } finally {
+      rmSync(lock, { recursive: true, force: true });
+    }
+  }
+
+  private addToIndex(
+    manifest: ReturnType<typeof PublishManifest.parse>,
+    sha256: string,
+    name: string,
+    sizeBytes: number,
+    now: number,
+  ): RegistryEntry {
     const current = this.index(now);
     if (current.adapters.some((a) => a.id === manifest.id && a.version === manifest.version))
       throw new RegistryError(409, `${manifest.id} ${manifest.version} is already published`);
-    const name = `${manifest.id}-${manifest.version}-${sha256.slice(0, 12)}.gguf`;
-    writeAtomically(this.filePath(name), body);
     const entry: RegistryEntry = {
       ...manifest,
       sha256,
-      sizeBytes: body.length,
+      sizeBytes,
       url: `/v1/registry/files/${name}`,
       publishedAt: now,
     };
@@ -88,6 +133,9 @@ export class RegistryStore {
     return entry;
   }
 }
+
+/** A lock older than this was left by a replica that died mid-publish. */
+const STALE_LOCK_MS = 30_000;
 
 function writeAtomically(path: string, data: Buffer): void {
   const temp = `${path}.${randomBytes(4).toString("hex")}.tmp`;
@@ -149,7 +197,7 @@ export function registerRegistry(app: FastifyInstance, opts: RegistryOptions): R
     },
   );
 
-  app.post("/v1/registry/publish", { bodyLimit: maxFileBytes }, (req, reply) => {
+  app.post("/v1/registry/publish", { bodyLimit: maxFileBytes }, async (req, reply) => {
     try {
       const key = bearerToken(req.headers.authorization);
       if (!key || !sameSecret(key, opts.adminKey)) throw new RegistryError(401, "admin key required");
@@ -170,7 +218,7 @@ export function registerRegistry(app: FastifyInstance, opts: RegistryOptions): R
       const manifest = PublishManifest.safeParse(json);
       if (!manifest.success)
         throw new RegistryError(400, `invalid manifest: ${manifest.error.issues[0]?.message ?? ""}`);
-      return reply.send(store.publish(manifest.data, req.body, opts.now()));
+      return reply.send(await store.publish(manifest.data, req.body, opts.now()));
     } catch (err) {
       return fail(reply, err);
     }
