@@ -267,13 +267,15 @@ test("at phone width the panel is one column of cards: no sideways scroll, compa
   const overflow = () =>
     ui.panel.evaluate((dialog: Widths & { ownerDocument: { documentElement: Widths } }) => ({
       panel: dialog.scrollWidth - dialog.clientWidth,
-      page: dialog.ownerDocument.documentElement.scrollWidth - dialog.ownerDocument.documentElement.clientWidth,
+      page:
+        dialog.ownerDocument.documentElement.scrollWidth - dialog.ownerDocument.documentElement.clientWidth,
     }));
   expect(await overflow()).toEqual({ panel: 0, page: 0 });
   // One column: every card starts at the same x, each below the one before, names in view.
   const boxes = await Promise.all((await ui.cards().all()).map((c) => c.boundingBox()));
   expect(new Set(boxes.map((b) => Math.round(b!.x))).size).toBe(1);
-  for (let i = 1; i < boxes.length; i++) expect(boxes[i]!.y).toBeGreaterThan(boxes[i - 1]!.y + boxes[i - 1]!.height - 1);
+  for (let i = 1; i < boxes.length; i++)
+    expect(boxes[i]!.y).toBeGreaterThan(boxes[i - 1]!.y + boxes[i - 1]!.height - 1);
   // Each card's name shows in full across the width (scrolled to, as the panel scrolls down).
   for (const name of ["Chat", "Coding", "Agent"]) {
     const heading = ui.card(name).getByRole("heading", { name, exact: true });

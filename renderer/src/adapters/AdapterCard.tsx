@@ -52,7 +52,9 @@ export function AdapterCard({ adapter }: { adapter: AdapterInfo }) {
         <h3 id={headingId} className="adapter-card__name">
           {adapter.name}
         </h3>
-        <span className={`adapter-card__state adapter-card__state--${fits ? (adapter.enabled ? "on" : "off") : "error"}`}>
+        <span
+          className={`adapter-card__state adapter-card__state--${fits ? (adapter.enabled ? "on" : "off") : "error"}`}
+        >
           {state}
         </span>
       </header>
@@ -81,7 +83,9 @@ export function AdapterCard({ adapter }: { adapter: AdapterInfo }) {
         </div>
         <div className="adapter-card__base">
           <dt>Base model</dt>
-          <dd>{adapter.base.baseName ?? `${adapter.base.architecture}, ${adapter.base.embeddingLength}-dim`}</dd>
+          <dd>
+            {adapter.base.baseName ?? `${adapter.base.architecture}, ${adapter.base.embeddingLength}-dim`}
+          </dd>
         </div>
       </dl>
       <div className="adapter-card__controls">

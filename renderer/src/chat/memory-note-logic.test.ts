@@ -1,7 +1,12 @@
 /** Which answers may carry "Saved to memory", and which memory it names (issue 13). */
 import { describe, expect, it } from "vitest";
 import type { Memory, Message } from "../../../electron/api";
-import { mayBeRememberRequest, memorySavedFrom, rememberQuestionOf, rememberQuestions } from "./memory-note-logic";
+import {
+  mayBeRememberRequest,
+  memorySavedFrom,
+  rememberQuestionOf,
+  rememberQuestions,
+} from "./memory-note-logic";
 
 function msg(id: string, role: Message["role"], content: string): Message {
   return { id, role, content } as Message;

@@ -26,7 +26,8 @@ export function rememberQuestions(messages: readonly Message[]): ReadonlyMap<str
   let question: Message | null = null;
   for (const m of messages) {
     if (m.role === "user") question = m;
-    else if (m.role === "assistant" && question && mayBeRememberRequest(question.content)) map.set(m.id, question.id);
+    else if (m.role === "assistant" && question && mayBeRememberRequest(question.content))
+      map.set(m.id, question.id);
   }
   index = map;
   indexCache.set(messages, index);
@@ -34,7 +35,10 @@ export function rememberQuestions(messages: readonly Message[]): ReadonlyMap<str
 }
 
 /** The id of the "remember …" message an answer replies to, or null. */
-export function rememberQuestionOf(messages: readonly Message[] | undefined, answerId: string): string | null {
+export function rememberQuestionOf(
+  messages: readonly Message[] | undefined,
+  answerId: string,
+): string | null {
   return messages ? (rememberQuestions(messages).get(answerId) ?? null) : null;
 }
 

@@ -20,7 +20,11 @@ export function SearchResults({ hits, currentId }: { hits: readonly SearchHit[];
             aria-current={r.conversationId === currentId ? "page" : undefined}
           >
             <span className="search-hit__title">
-              {r.titleParts && r.titleParts.length > 0 ? <Snippet parts={r.titleParts} /> : r.title || "Untitled"}
+              {r.titleParts && r.titleParts.length > 0 ? (
+                <Snippet parts={r.titleParts} />
+              ) : (
+                r.title || "Untitled"
+              )}
             </span>
             {r.message && r.message.snippet.length > 0 && (
               <span className="search-hit__snippet">

@@ -155,12 +155,17 @@ describe("PrivacyController.setEndpoint", () => {
     const { api, controller } = setup("off");
     await controller.load();
     api.handlers["privacy.update"] = () => {
-      throw new ApiError("invalid_input", "The feedback endpoint must use https (plain http only to localhost).");
+      throw new ApiError(
+        "invalid_input",
+        "The feedback endpoint must use https (plain http only to localhost).",
+      );
     };
     expect(await controller.setEndpoint("http://example.org")).toBe(false);
     expect(controller.store.getState().privacy?.endpoint).toBe("https://fb.example");
     expect(controller.store.getState().endpointSaved).toBe(false);
-    expect(controller.store.getState().actionError).toMatch(/^Could not save the feedback service URL: .*https/);
+    expect(controller.store.getState().actionError).toMatch(
+      /^Could not save the feedback service URL: .*https/,
+    );
   });
 });
 
