@@ -8,6 +8,7 @@ import { describe, expect, it } from "vitest";
 import {
   markdownVerdict,
   MARKDOWN_MAX_LINE_CELLS,
+  MARKDOWN_MAX_LINKS,
   MARKDOWN_MAX_MATH_MARKS,
   MARKDOWN_MAX_TABLE_CELLS,
 } from "./markdown-limits";
@@ -124,15 +125,22 @@ describe("hostile GFM", () => {
       [row(cols), `|${" - |".repeat(cols)}`, ...Array.from({ length: rows }, () => row(cols))].join("\n");
     const huge = table(400, 10);
     expect(huge.match(/\|/g)!.length).toBeGreaterThan(MARKDOWN_MAX_TABLE_CELLS);
-    expect(render(huge)).toContain("Shown as plain text: it has more than 4,000 table cells");
+    expect(render(huge)).toContain("Shown as plain text: it has more than 1,500 table cells");
 
-    const inside = table(150, 10);
+    const inside = table(120, 10);
     expect(inside.match(/\|/g)!.length).toBeLessThanOrEqual(MARKDOWN_MAX_TABLE_CELLS);
     const start = performance.now();
     const html = render(inside);
     // Generous for a shared CI core (React's development build); the real frame budget is the e2e's.
     expect(performance.now() - start).toBeLessThan(3_000);
-    expect(html.match(/<tr>/g)).toHaveLength(151);
+    expect(html.match(/<tr>/g)).toHaveLength(121);
+  });
+
+  it("shows an answer with more bare URLs than the limit as plain text (each one a link component)", () => {
+    const many = "see http://a.example ".repeat(MARKDOWN_MAX_LINKS + 1);
+    expect(render(many)).toContain(`Shown as plain text: it has more than ${MARKDOWN_MAX_LINKS} links`);
+    const fits = "see http://a.example ".repeat(MARKDOWN_MAX_LINKS);
+    expect(render(fits).match(/<a /g)).toHaveLength(MARKDOWN_MAX_LINKS);
   });
 
   it("shows a table wider than the row limit as plain text", () => {

@@ -20,8 +20,10 @@ export const MARKDOWN_MAX_BLOCK_DELIMITERS = 300;
 export const MARKDOWN_MAX_DELIMITERS = 4_000;
 /** Most `$` in the answer: each pair is a formula KaTeX typesets (~0.2–1 ms each). */
 export const MARKDOWN_MAX_MATH_MARKS = 400;
-/** Most `|` in the answer: each may open a table cell (GFM), a DOM element of its own (4,000: a 1,000-row table of three columns). */
-export const MARKDOWN_MAX_TABLE_CELLS = 4_000;
+/** Most `|` in the answer: each may open a table cell (GFM), a DOM element of its own (1,500: a 450-row table of two columns; a 1,000-row table took ~1 s to lay out in Chromium on a shared core). */
+export const MARKDOWN_MAX_TABLE_CELLS = 1_500;
+/** Most bare URLs (`http://`, `https://`, `www.`): GFM makes each a link, a component of its own. */
+export const MARKDOWN_MAX_LINKS = 300;
 /** Most `|` on one line: a table row wider than this is no table a person reads (each cell is a DOM element). */
 export const MARKDOWN_MAX_LINE_CELLS = 100;
 /** Longest line parsed as markdown (a run with no line break is one block the parser scans whole). */
@@ -36,6 +38,7 @@ const LIST_MARKER = /^(?:[-*+]|\d{1,9}[.)])(?=[ \t]|$)/;
 const DELIMITER = /[*_`[\]~$]/g;
 const MATH_MARK = /\$/g;
 const TABLE_CELL = /\|/g;
+const BARE_URL = /https?:\/\/|www\./gi;
 
 /** How many containers the start of `line` opens: `>`, list markers, and 2-space indents. */
 export function lineNesting(line: string): number {
@@ -92,6 +95,13 @@ export function markdownVerdict(text: string): MarkdownVerdict {
     return {
       markdown: false,
       reason: `it has more than ${MARKDOWN_MAX_TABLE_CELLS.toLocaleString("en")} table cells`,
+    };
+  }
+  const links = text.match(BARE_URL)?.length ?? 0;
+  if (links > MARKDOWN_MAX_LINKS) {
+    return {
+      markdown: false,
+      reason: `it has more than ${MARKDOWN_MAX_LINKS.toLocaleString("en")} links`,
     };
   }
   let blockDelimiters = 0;

@@ -78,7 +78,7 @@ export function edgeMarkdown(): HostileCase[] {
     { name: "edge-nesting", text: lines(120, () => `${"> ".repeat(4)}${"- ".repeat(4)}x *y*`) },
     { name: "edge-indent", text: lines(8, (i) => `${"  ".repeat(i)}- item ${i}`) },
     { name: "edge-list", text: lines(990, (i) => `- item ${i}`) },
-    { name: "edge-table", text: `|a|b|\n|-|-|\n${lines(1_000, (i) => `|${i}|x|`)}` },
+    { name: "edge-table", text: `|a|b|\n|-|-|\n${lines(450, (i) => `|${i}|x|`)}` },
     { name: "edge-many-paragraphs", text: paragraphs(13, "*a".repeat(295)) },
     { name: "edge-long-lines", text: lines(2, () => "word ".repeat(1_990)) },
     {
