@@ -77,6 +77,12 @@ describe.skipIf(skip !== null)("cloud service: replicas on one PostgreSQL", () =
   });
 
   it("stores every item of many installs exactly once through faults, and exports them all", async () => {
+    for (const r of replicas)
+      expect(await (await fetch(`${r.url}/readyz`)).json()).toEqual({
+        ok: true,
+        engine: "postgres",
+        migrations: 2,
+      });
     for (const [i, r] of replicas.slice(0, 2).entries())
       proxies.push(
         await FaultProxy.start({
