@@ -117,7 +117,7 @@ export function ModelBar({
             </span>
             {model.isDemo && (
               <span className="badge badge--warn" title="Demo — a tiny trained model">
-                Demo<span className="model-bar__wide"> — a tiny trained model</span>
+                Demo<span className="model-bar__demo-long"> — a tiny trained model</span>
               </span>
             )}
             <span
@@ -158,10 +158,13 @@ export function ModelBar({
           className="button"
           aria-expanded={panelOpen}
           aria-controls="model-panel"
+          // The word goes below 420 px (the icon stays): the name must not go with it.
+          aria-label="Model"
+          title="Model"
           onClick={() => controller.models.setPanelOpen(!panelOpen)}
         >
           <ModelIcon />
-          Model
+          <span className="model-bar__label">Model</span>
         </button>
       )}
       <div className="model-bar__dialogs">
