@@ -84,7 +84,8 @@ export async function startPostgres(opts: PostgresClusterOptions = {}): Promise<
   const bin = postgresBinDir();
   if (!bin) throw new Error(postgresSkipReason()!);
   const user = asPostgres();
-  const dir = mkdtempSync(join(tmpdir(), "macaron-pg-"));
+  // As root, under /tmp: $TMPDIR may be inside a folder the postgres user cannot enter.
+  const dir = mkdtempSync(join(user.uid !== undefined ? "/tmp" : tmpdir(), "macaron-pg-"));
   if (user.uid !== undefined) chownSync(dir, user.uid, user.gid!);
   const data = join(dir, "data");
   const env = { ...process.env, LC_ALL: "C", LANG: "C" };
