@@ -246,7 +246,7 @@ test("compare shows base and adapter side by side; settings change the KV cache 
   await expect(compare.locator("pre").last()).toContainText("{{{");
   await ui.closePanel();
 
-  await page.getByRole("button", { name: "Settings" }).click();
+  await page.getByRole("button", { name: "Settings", exact: true }).click();
   const settings = page.getByRole("dialog", { name: "Settings" });
   const policy = settings.getByRole("combobox", { name: "KV cache policy when adapters change" });
   await policy.selectOption({ label: "Activated LoRA (fastest, approximate)" });
