@@ -14,6 +14,7 @@
  *   HTTP, SSE.
  *
  *   npm run bench -- serve [--size tiny|small|bench] [--runs N] [--tokens N] [--starts N] [--before DIR]
+ *                          [--order both|server-first|direct-first]
  *
  * Every server runs in its own process group with a data folder named macaron-bench-*: it is
  * stopped with its engine however the benchmark ends (`pgrep -f macaron-bench` finds nothing).
@@ -344,33 +345,60 @@ async function measureStarts(
   ]);
 }
 
+/**
+ * Which copy of the model is loaded first: the server's engine (as before) or the direct one.
+ * In one process (the engine's ModelSession against node-llama-cpp direct on the bench model,
+ * same options, interleaved, 2-core VM under load) the copy loaded first took 14–25% more CPU
+ * time per 64-token answer, whichever code drove it, and the two were even with the order
+ * swapped. Here the engine was always loaded first, so both orders are measured and reported
+ * apart and together: a gap that is the load order shows as a ratio that flips with it.
+ */
+export type LoadOrder = "server-first" | "direct-first";
+export const LOAD_ORDERS: readonly LoadOrder[] = ["server-first", "direct-first"];
+
 async function measureThroughput(
   mode: StartMode,
   model: string,
   threads: number,
   runs: number,
   tokens: number,
-): Promise<{ rows: BenchRow[]; extra: Record<string, unknown> }> {
-  const s = await startServer(mode, model, threads);
+  order: LoadOrder,
+): Promise<{
+  ratios: { sse: number[]; json: number[] };
+  got: Record<Kind, Run[]>;
+  extra: Record<string, unknown>;
+}> {
   let direct: Awaited<ReturnType<typeof directModel>> | null = null;
+  let s: Server | null = null;
   try {
+    if (order === "direct-first") {
+      // The engine's settings first (a server that is stopped again), then the direct copy.
+      const probe = await startServer(mode, model, threads);
+      try {
+        direct = await directModel(model, await engineSettings(probe));
+      } finally {
+        await probe.stop();
+      }
+    }
+    s = await startServer(mode, model, threads);
     const id = await baseModelId(s);
     const settings = await engineSettings(s);
-    direct = await directModel(model, settings);
-    const kinds = {
+    direct ??= await directModel(model, settings);
+    const server = s;
+    const kinds: Record<Kind, () => Promise<Run>> = {
       direct: (): Promise<Run> => direct!.run(tokens),
-      sse: (): Promise<Run> => completion(s, id, tokens, true),
-      json: (): Promise<Run> => completion(s, id, tokens, false),
+      sse: (): Promise<Run> => completion(server, id, tokens, true),
+      json: (): Promise<Run> => completion(server, id, tokens, false),
     };
     // Warm-up, not counted: first evaluation of the prompt, first SSE connection, JIT.
     for (const run of Object.values(kinds)) await run();
-    const got = { direct: [] as Run[], sse: [] as Run[], json: [] as Run[] };
+    const got: Record<Kind, Run[]> = { direct: [], sse: [], json: [] };
     // The order turns each round (direct, SSE, JSON; SSE, JSON, direct; …): a server request
     // right after another waits for that one's KV state to be saved, so none may always come second.
-    const order = ["direct", "sse", "json"] as const;
+    const kindOrder = ["direct", "sse", "json"] as const;
     for (let i = 0; i < runs; i++) {
-      for (let j = 0; j < order.length; j++) {
-        const kind = order[(i + j) % order.length]!;
+      for (let j = 0; j < kindOrder.length; j++) {
+        const kind = kindOrder[(i + j) % kindOrder.length]!;
         got[kind].push(await kinds[kind]());
       }
     }
@@ -379,35 +407,54 @@ async function measureThroughput(
       console.error(
         `warning: prompt tokens differ: direct ${promptTokens.direct}, server ${promptTokens.server}`,
       );
-    const generated = Object.fromEntries(Object.entries(got).map(([k, rs]) => [k, rs.map((r) => r.tokens)]));
     const pairRatios = (side: Run[]) => side.map((r, i) => rate(r) / rate(got.direct[i]!));
-    const rows = [
-      stat("node-llama-cpp direct (tok/s)", got.direct.map(rate), { ratio: 1 }),
-      stat("/v1 stream SSE (tok/s)", got.sse.map(rate), { ratio: median(pairRatios(got.sse)) }),
-      stat("/v1 non-stream (tok/s)", got.json.map(rate), { ratio: median(pairRatios(got.json)) }),
-      stat(
-        "node-llama-cpp direct TTFT (ms)",
-        got.direct.map((r) => r.ttftMs),
-      ),
-      stat(
-        "/v1 stream SSE TTFT (ms)",
-        got.sse.map((r) => r.ttftMs),
-      ),
-    ];
     return {
-      rows,
+      ratios: { sse: pairRatios(got.sse), json: pairRatios(got.json) },
+      got,
       extra: {
         modelId: id,
         settings,
         promptTokens,
-        generatedTokens: generated,
-        pairRatios: { sse: pairRatios(got.sse), json: pairRatios(got.json) },
+        generatedTokens: Object.fromEntries(
+          Object.entries(got).map(([k, rs]) => [k, rs.map((r) => r.tokens)]),
+        ),
       },
     };
   } finally {
     await direct?.dispose();
-    await s.stop();
+    await s?.stop();
   }
+}
+
+type Kind = "direct" | "sse" | "json";
+
+/** Rows per load order, then over both: tok/s medians, ratios as medians of per-round ratios. */
+function throughputRows(
+  byOrder: { order: LoadOrder; got: Record<Kind, Run[]>; ratios: { sse: number[]; json: number[] } }[],
+): BenchRow[] {
+  const rows: BenchRow[] = [];
+  const block = (label: string, got: Record<Kind, Run[]>, ratios: { sse: number[]; json: number[] }) => [
+    stat(`node-llama-cpp direct (tok/s)${label}`, got.direct.map(rate), { ratio: 1 }),
+    stat(`/v1 stream SSE (tok/s)${label}`, got.sse.map(rate), { ratio: median(ratios.sse) }),
+    stat(`/v1 non-stream (tok/s)${label}`, got.json.map(rate), { ratio: median(ratios.json) }),
+    stat(
+      `node-llama-cpp direct TTFT (ms)${label}`,
+      got.direct.map((r) => r.ttftMs),
+    ),
+    stat(
+      `/v1 stream SSE TTFT (ms)${label}`,
+      got.sse.map((r) => r.ttftMs),
+    ),
+  ];
+  for (const b of byOrder) rows.push(...block(`, ${b.order}`, b.got, b.ratios));
+  if (byOrder.length > 1) {
+    const all = (k: Kind) => byOrder.flatMap((b) => b.got[k]);
+    const ratios = { sse: byOrder.flatMap((b) => b.ratios.sse), json: byOrder.flatMap((b) => b.ratios.json) };
+    rows.push(
+      ...block(", both orders", { direct: all("direct"), sse: all("sse"), json: all("json") }, ratios),
+    );
+  }
+  return rows;
 }
 
 export async function benchServe(args: {
@@ -416,6 +463,7 @@ export async function benchServe(args: {
   tokens: number;
   starts?: number;
   before?: string;
+  order?: LoadOrder | "both";
 }): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), "macaron-bench-fixtures-"));
   try {
@@ -424,7 +472,20 @@ export async function benchServe(args: {
     const modes = startModes(args.before);
     const starts = args.starts ?? args.runs;
     const startRows = await measureStarts(modes, model, threads, starts);
-    const throughput = await measureThroughput(modes[0]!, model, threads, args.runs, args.tokens);
+    const orders = args.order === undefined || args.order === "both" ? LOAD_ORDERS : [args.order];
+    const byOrder = [];
+    for (const order of orders) {
+      const t = await measureThroughput(modes[0]!, model, threads, args.runs, args.tokens, order);
+      byOrder.push({ order, ...t });
+    }
+    const throughput = {
+      rows: throughputRows(byOrder),
+      extra: {
+        ...byOrder[0]!.extra,
+        loadOrders: orders,
+        pairRatios: Object.fromEntries(byOrder.map((b) => [b.order, b.ratios])),
+      },
+    };
     report(`serve-${args.size}`, [...startRows, ...throughput.rows], {
       size: args.size,
       threads,
@@ -449,14 +510,19 @@ export async function main(argv: string[]): Promise<void> {
       tokens: { type: "string", default: "256" },
       starts: { type: "string" },
       before: { type: "string" },
+      order: { type: "string", default: "both" },
     },
     strict: true,
   });
+  const order = values.order as LoadOrder | "both";
+  if (order !== "both" && !LOAD_ORDERS.includes(order))
+    throw new Error(`--order ${values.order}: expected both, ${LOAD_ORDERS.join(" or ")}`);
   await benchServe({
     size: values.size,
     runs: Number(values.runs),
     tokens: Number(values.tokens),
     starts: values.starts === undefined ? undefined : Number(values.starts),
     before: values.before,
+    order,
   });
 }
