@@ -60,6 +60,22 @@ describe("/v1/responses with the real engine", () => {
     if (usage.output_tokens === 16) expect(response.incomplete_details?.reason).toBe("max_output_tokens");
   });
 
+  it("evaluates only the prompt's last token again when a request repeats the previous one (KV cache reused)", async () => {
+    // Issue 18: a /v1 request that missed the cache would evaluate its whole prompt again
+    // every time. cached_tokens = prompt tokens - those the engine evaluated.
+    const ask = () =>
+      client.responses.create({
+        model: base,
+        input: "Count from one to five, slowly.",
+        temperature: 0,
+        max_output_tokens: 8,
+      });
+    await ask();
+    const again = (await ask()).usage!;
+    // LlamaChat decodes the prompt's last token again for its logits: one token, never more.
+    expect(again.input_tokens_details.cached_tokens).toBe(again.input_tokens - 1);
+  });
+
   it("is the same answer twice when greedy, and instructions reach the prompt", async () => {
     const ask = (instructions?: string) =>
       client.responses.create({
