@@ -21,6 +21,23 @@ export const ItemVersions = z.object({
 });
 export type ItemVersions = z.infer<typeof ItemVersions>;
 
+/**
+ * Marks the harness version of an answer generated under a conversation's own system prompt
+ * (the adapters were trained under the app's): the service keeps such items but does not train
+ * on them, since prepared lines carry the app's system turn, not the one the answer followed.
+ */
+export const CUSTOM_SYSTEM_SUFFIX = "+custom-system";
+
+export function withCustomSystem(harnessVersion: string, custom: boolean): string {
+  return custom && !harnessVersion.endsWith(CUSTOM_SYSTEM_SUFFIX)
+    ? harnessVersion + CUSTOM_SYSTEM_SUFFIX
+    : harnessVersion;
+}
+
+export function hasCustomSystem(versions: Pick<ItemVersions, "harnessVersion">): boolean {
+  return versions.harnessVersion.endsWith(CUSTOM_SYSTEM_SUFFIX);
+}
+
 const Text = z.string().max(100_000);
 export const ChatTurnWire = z.object({ role: z.enum(["system", "user", "assistant"]), text: Text });
 

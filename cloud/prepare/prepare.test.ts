@@ -2,7 +2,9 @@ import { describe, expect, it } from "vitest";
 import { DROP_REASONS, ExportReport } from "./report";
 import { prepareExport, type PrepareOptions } from "./prepare";
 import type { StoredItem } from "../store";
+import { withCustomSystem, type FeedbackItem } from "../../common/feedback-protocol";
 import { ask, atSignScan, bad, corrected, good, regenerated, row } from "../../testing/cloud/prepare";
+import { TEST_VERSIONS } from "../../testing/cloud/items";
 
 type Msg = { role: string; content: string };
 type Sft = { messages: Msg[] };
@@ -153,12 +155,31 @@ describe("filters", () => {
       thumbsDown: 0,
       toolFailed: 0,
       followUpCorrected: 0,
+      customSystem: 0,
       sameAnswer: 0,
       tooLong: 0,
       duplicate: 1,
       nearDuplicate: 2,
     });
     expect(r.report.byKind).toEqual({ unknown: 1, rating: 7 });
+  });
+
+  it("drop an answer made under the conversation's own system prompt (lines carry the app's)", () => {
+    const custom = row({
+      prompt: ask("Capital of France?"),
+      response: "Arr, Paris it be.",
+      versions: { ...TEST_VERSIONS, harnessVersion: withCustomSystem("h1", true) },
+    });
+    const r = run([custom, good("Capital of Spain?", "Madrid.")]);
+    expect(targets(r.train)).toEqual(["Madrid."]);
+    expect(r.report.dropped.customSystem).toBe(1);
+    // In a preference pair too: either side under a custom prompt drops the pair.
+    const pair = regenerated("q", "worse", "better");
+    const item = JSON.parse(pair.json) as FeedbackItem;
+    item.versions.harnessVersion = withCustomSystem(item.versions.harnessVersion, true);
+    const p = run([{ ...pair, json: JSON.stringify(item) }], "preference");
+    expect(p.train).toEqual([]);
+    expect(p.report.dropped.customSystem).toBe(1);
   });
 
   it("drop lines over maxTokens (3 bytes a token + 8 per message)", () => {

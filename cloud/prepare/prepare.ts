@@ -7,7 +7,7 @@
  */
 import { createHash } from "node:crypto";
 import { hasText } from "../ingest";
-import { FeedbackItem } from "../../common/feedback-protocol";
+import { FeedbackItem, hasCustomSystem } from "../../common/feedback-protocol";
 import type { StoredItem } from "../store";
 import {
   buildCandidates,
@@ -139,7 +139,7 @@ function dropReason(
   scan: PiiScan,
   count: (m: Example["prompt"]) => number,
   maxTokens: number,
-): "consent" | "pii" | "thumbsDown" | "followUpCorrected" | "tooLong" | null {
+): "consent" | "pii" | "thumbsDown" | "followUpCorrected" | "customSystem" | "tooLong" | null {
   // Text without the text consent never leaves the service, whatever stored it.
   if (example.items.some((i) => hasText(i) && i.consent !== "ratings_and_text")) return "consent";
   // Dropped, never re-redacted: a line the client's redactor missed is not trusted.
@@ -147,6 +147,9 @@ function dropReason(
   const keys = example.targets.map((t) => answerKey(t.context, t.answer));
   if (keys.some((k) => bad.thumbsDown.has(k))) return "thumbsDown";
   if (keys.some((k) => bad.corrected.has(k))) return "followUpCorrected";
+  // A line is laid out under the trainer's system turn; an answer that followed the user's own
+  // system prompt would teach the adapter a reply to instructions the line does not show.
+  if (example.items.some((i) => hasCustomSystem(i.versions))) return "customSystem";
   if (count(longestSequence(example.line)) > maxTokens) return "tooLong";
   return null;
 }

@@ -14,6 +14,8 @@ export const DROP_REASONS = [
   "toolFailed",
   /** An answer the user's next message corrected ("no, …"). */
   "followUpCorrected",
+  /** An answer made under a conversation's own system prompt (not the one lines carry). */
+  "customSystem",
   "sameAnswer",
   "tooLong",
   "duplicate",

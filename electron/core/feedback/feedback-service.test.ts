@@ -48,6 +48,16 @@ describe("FeedbackService", () => {
     db.prepare(`SELECT COUNT(*) FROM ${table}`).pluck().get() as number;
   const items = (): FeedbackItem[] => outbox.peekBatch(1000, 1e9).map((e) => FeedbackItem.parse(e.item));
 
+  it("marks the harness version of an answer made under the conversation's own system prompt", () => {
+    const { answerId } = seed.turn("Capital of France?", "Paris.");
+    service.rate(answerId, "good");
+    db.prepare("UPDATE turns SET system_prompt = 'Answer like a pirate.' WHERE message_id = ?").run(answerId);
+    service.rate(answerId, "bad");
+    const [first, second] = items();
+    expect(first!.versions.harnessVersion).toBe("0.1.0+h1");
+    expect(second!.versions.harnessVersion).toBe("0.1.0+h1+custom-system");
+  });
+
   it("writes the event and the redacted item together, with the answer's versions", () => {
     const { answerId } = seed.turn("How do I reach support? I'm bob@corp.example", PII_ANSWER);
     const record = service.rate(answerId, "bad", "It leaked my mail bob@corp.example");

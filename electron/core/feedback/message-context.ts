@@ -1,5 +1,5 @@
 import type { Database, Statement } from "better-sqlite3";
-import type { ItemVersions } from "../../../common/feedback-protocol";
+import { withCustomSystem, type ItemVersions } from "../../../common/feedback-protocol";
 import type { ToolStep } from "../../api";
 import type { ChatTurn } from "../engine/types";
 import { ToolStepStore } from "../tools/tool-step-store";
@@ -10,6 +10,7 @@ interface TurnRow {
   harness_version: string;
   adapters_json: string;
   router_json: string;
+  system_prompt: string | null;
 }
 
 /**
@@ -28,7 +29,7 @@ export class MessageContext {
     private readonly catalogVersion: () => string | null = () => null,
   ) {
     this.turnStmt = db.prepare(
-      "SELECT model_sha256, harness_version, adapters_json, router_json FROM turns WHERE message_id = ?",
+      "SELECT model_sha256, harness_version, adapters_json, router_json, system_prompt FROM turns WHERE message_id = ?",
     );
     this.domainStmt = db.prepare("SELECT domain FROM adapters WHERE id = ?").pluck() as Statement<
       [string],
@@ -81,7 +82,8 @@ export class MessageContext {
     return {
       versions: {
         modelSha256: row.model_sha256,
-        harnessVersion: row.harness_version,
+        // An answer under the conversation's own system prompt says so (migration 0012).
+        harnessVersion: withCustomSystem(row.harness_version, row.system_prompt !== null),
         adapters,
         router,
         catalogVersion: this.catalogVersion(),
