@@ -2,6 +2,7 @@ import { randomBytes } from "node:crypto";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import AxeBuilder from "@axe-core/playwright";
 import { expect, test, type Page } from "@playwright/test";
 import { writeWrongBaseAdapter } from "../native/gguf/adapters";
 import { AdaptersPage } from "./pages/adapters-page";
@@ -271,6 +272,15 @@ test("at phone width the panel is one column of cards: no sideways scroll, compa
         dialog.ownerDocument.documentElement.scrollWidth - dialog.ownerDocument.documentElement.clientWidth,
     }));
   expect(await overflow()).toEqual({ panel: 0, page: 0 });
+  // The cards' react-aria switch, slider and buttons pass axe (WCAG 2.2 AA) inside the panel.
+  const axe = await new AxeBuilder({ page })
+    .include(".adapter-cards")
+    .withTags(["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "wcag22aa"])
+    .analyze();
+  expect(axe.passes.length).toBeGreaterThan(0);
+  expect(axe.violations.map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(" ")).join(", ")}`)).toEqual(
+    [],
+  );
   // One column: every card starts at the same x, each below the one before, names in view.
   const boxes = await Promise.all((await ui.cards().all()).map((c) => c.boundingBox()));
   expect(new Set(boxes.map((b) => Math.round(b!.x))).size).toBe(1);

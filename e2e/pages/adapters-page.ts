@@ -40,7 +40,7 @@ export class AdaptersPage {
     if (await this.openPanelButton.isVisible()) await this.openPanelButton.click();
     else {
       await this.page.getByRole("button", { name: "More", exact: true }).click();
-      await this.page.getByRole("menuitem", { name: "Adapters" }).click();
+      await this.page.getByRole("menuitem", { name: "Adapters", exact: true }).click();
     }
     await expect(this.panel.getByRole("heading", { name: "Adapters", exact: true })).toBeVisible();
   }
