@@ -53,10 +53,21 @@ export function ConversationNav({
   const [query, setQuery] = useState("");
   const nav = useRef<HTMLElement>(null);
 
-  // The drawer takes focus when it opens, so the keyboard lands where the eyes do.
+  // The drawer takes focus when it opens, so the keyboard lands where the eyes do; Escape
+  // closes it from anywhere (focus may be on <body> after a deleted row went away). Inner
+  // Escapes (clearing the search, cancelling a rename) prevent the default and win; a dialog's
+  // stops at the dialog.
   useEffect(() => {
-    if (open) nav.current?.querySelector<HTMLElement>("button, input")?.focus();
-  }, [open]);
+    if (!open) return;
+    nav.current?.querySelector<HTMLElement>("button, input")?.focus();
+    const onKeyDown = (e: globalThis.KeyboardEvent) => {
+      if (e.key !== "Escape" || e.defaultPrevented) return;
+      e.preventDefault();
+      onClose(true);
+    };
+    window.addEventListener("keydown", onKeyDown);
+    return () => window.removeEventListener("keydown", onKeyDown);
+  }, [open, onClose]);
 
   // Derived here, not in a selector: a selector returning a new array re-renders forever.
   const visible = useMemo(
@@ -88,14 +99,6 @@ export function ConversationNav({
       // (no hashchange then).
       onClick={(e) => {
         if ((e.target as HTMLElement).closest("a[href^='#']")) onClose(false);
-      }}
-      onKeyDown={(e) => {
-        // Inner Escapes (clearing the search, cancelling a rename) prevent the default first.
-        if (e.key === "Escape" && open && !e.defaultPrevented) {
-          e.preventDefault();
-          e.stopPropagation();
-          onClose(true);
-        }
       }}
     >
       <div className="sidebar__top">
