@@ -5,7 +5,7 @@ import { MessageContext } from "../feedback/message-context";
 import { MemoryStore } from "../memory/memory-store";
 import { ConversationTransfer } from "./conversation-transfer";
 import { ConversationStore } from "./conversation-store";
-import { MessageStore } from "./message-store";
+import { MessageStore, SHOW_BRANCH_SQL } from "./message-store";
 
 let db: Database;
 let conversations: ConversationStore;
@@ -141,5 +141,18 @@ describe("MessageStore: versions as a tree", () => {
       { versionOf: list[0]!.id },
     );
     expect(messages.list(imported!).map((m) => m.content)).toEqual(["Q1 again"]);
+  });
+});
+
+describe("MessageStore: switching cost", () => {
+  it("walks the branch through the parent index, never an index built over the whole table", () => {
+    const db = openDatabase(":memory:");
+    const plan = db
+      .prepare(`EXPLAIN QUERY PLAN ${SHOW_BRANCH_SQL}`)
+      .all({ c: "x" })
+      .map((r) => (r as { detail: string }).detail);
+    expect(plan).toContain("SEARCH m USING INDEX messages_parent (parent_id=?)");
+    expect(plan.filter((d) => /AUTOMATIC|SCAN messages\b|SCAN m\b/.test(d))).toEqual([]);
+    db.close();
   });
 });
