@@ -2,6 +2,7 @@ import { useState, type DragEvent } from "react";
 import { AdapterPicker } from "../adapters/AdapterPicker";
 import { useAppState, useChatController } from "../app/controller-context";
 import { COMPOSER_INPUT_ID } from "../app/dom-ids";
+import { SendIcon, StopIcon } from "../app/icons";
 import { canChat } from "../state/app-store";
 import { admit, composeMessage, readAttachment, type Attachment } from "./attachments";
 import { AttachButton, AttachmentChips, useTokenCounts } from "./AttachmentChips";
@@ -137,10 +138,12 @@ export function Composer() {
             aria-keyshortcuts="Escape"
             title="Stop (Esc)"
           >
+            <StopIcon />
             Stop
           </button>
         ) : (
           <button type="submit" className="button button--primary" disabled={!canSend}>
+            <SendIcon />
             Send
           </button>
         )}
