@@ -106,9 +106,19 @@ export function createCloudApp<S extends CloudStore = SqliteStore>(opts: CloudOp
   });
   // Shutting down: an answer in flight closes its connection, else a client's keep-alive
   // socket would hold the closing server open until keepAliveTimeout.
+  // A socket that turns idle only after close began (a response finishing just then) is not
+  // closed by Node's one-off closeIdleConnections and would hold the exit for keepAliveTimeout
+  // (72 s in Fastify): while closing, idle sockets are closed as they appear.
   let closing = false;
+  let sweeper: NodeJS.Timeout | null = null;
   app.addHook("preClose", (done) => {
     closing = true;
+    sweeper = setInterval(() => app.server.closeIdleConnections(), 50);
+    sweeper.unref();
+    done();
+  });
+  app.addHook("onClose", (_instance, done) => {
+    if (sweeper) clearInterval(sweeper);
     done();
   });
   app.addHook("onSend", (_req, reply, payload, done) => {
