@@ -88,7 +88,7 @@ test("sharing starts off and sends nothing; with consent the upload is redacted,
 
   await feedback.openPrivacy();
   await expect(feedback.level("Off")).toBeChecked();
-  await expect(feedback.privacy.getByText(cloud.url)).toBeVisible();
+  await expect(feedback.privacy.getByLabel("Feedback service URL")).toHaveValue(cloud.url);
   await feedback.closePrivacy();
 
   // Off: feedback stays on this device.

@@ -177,7 +177,7 @@ test("a gated repo asks for an access token, which is kept and never shown", asy
   });
 
   await page.keyboard.press("Escape");
-  await page.getByRole("button", { name: "Settings" }).click();
+  await page.getByRole("button", { name: "Settings", exact: true }).click();
   const settings = page.getByRole("dialog", { name: "Settings" });
   await expect(settings.getByText("A token is stored.")).toBeVisible();
   await expect(settings).not.toContainText(HUB_TEST_TOKEN);
