@@ -4,6 +4,7 @@
  * restarts it). This adapts `utilityProcess` to the EngineProcess seam core codes against.
  */
 import { utilityProcess } from "electron";
+import { engineEnv } from "../core/engine/engine-env";
 import type { EngineProcess, SpawnEngine } from "../core/engine/types";
 
 /**
@@ -16,6 +17,10 @@ export function createUtilityEngineSpawner(enginePath: string): SpawnEngine {
     const child = utilityProcess.fork(enginePath, [], {
       serviceName: "Macaron engine",
       stdio: "inherit",
+      // Huge pages for llama.cpp's buffers (engine-env.ts). Whether Electron's utility process
+      // leaves malloc to glibc, so that the tunable applies, is unverified here (no Electron
+      // runtime on the CI machines); headless mode's fork is measured.
+      env: engineEnv(process.env),
     });
     let exited = false;
     child.on("exit", () => {

@@ -3,6 +3,7 @@ import { existsSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
+import { engineEnv } from "./engine-env";
 import type { EngineProcess, SpawnEngine } from "./types";
 
 export interface EngineEntry {
@@ -28,7 +29,10 @@ export function resolveEngineEntry(moduleUrl: string = import.meta.url): EngineE
 
 export interface NodeEngineOptions {
   entry?: EngineEntry;
-  /** Environment of the child (e.g. MACARON_ENGINE_THREADS); defaults to this process's. */
+  /**
+   * Environment of the child (e.g. MACARON_ENGINE_THREADS); defaults to this process's. Either
+   * way it goes through engineEnv (huge pages for llama.cpp's buffers on Linux).
+   */
   env?: NodeJS.ProcessEnv;
 }
 
@@ -41,7 +45,7 @@ export function spawnNodeEngine(options: NodeEngineOptions = {}): SpawnEngine {
   return (): EngineProcess => {
     const child = fork(entry.path, [], {
       execArgv: entry.execArgv,
-      env: options.env ?? process.env,
+      env: engineEnv(options.env ?? process.env),
       stdio: ["ignore", "pipe", "inherit", "ipc"],
       // Structured clone, like Electron's parentPort: both transports carry the same values
       // (JSON would turn a -Infinity logprob or a NaN into null). Measured (`npm run bench -- ipc`,
