@@ -6,12 +6,12 @@
  *   the sources under tsx; with `--before DIR`, the sources of another checkout, e.g. an older
  *   commit's `git archive`, under this checkout's tsx);
  * - throughput: tokens/s through /v1 (SSE and non-streaming) against node-llama-cpp called
- *   directly in this process with what the engine uses (the same backend, context settings,
- *   chat wrapper, history and sampling; one warm sequence reused, as the engine reuses its
- *   slot), in interleaved rounds (direct, SSE, non-stream; then turned by one, …) after an uncounted
- *   warm-up;
- *   ratios per round, then their median. The ratio is the harness overhead: process hop, IPC,
- *   HTTP, SSE.
+ *   directly with what the engine uses (bench/serve-direct.ts: the same backend, context
+ *   settings, chat wrapper, history and sampling; one warm sequence reused, as the engine reuses
+ *   its slot), in a process started like the engine's, plus a second such process (A/A: the
+ *   noise floor of the comparison), in interleaved rounds (direct, A/A, SSE, non-stream; then
+ *   turned by one, …) after an uncounted warm-up; ratios per round, then their median. The
+ *   ratio is the harness overhead: process hop, IPC, HTTP, SSE.
  *
  *   npm run bench -- serve [--size tiny|small|bench] [--runs N] [--tokens N] [--starts N] [--before DIR]
  *                          [--order server-first|direct-first|both]
@@ -27,14 +27,11 @@ import { join, resolve } from "node:path";
 import { createInterface } from "node:readline";
 import { pathToFileURL } from "node:url";
 import { parseArgs } from "node:util";
-import { LlamaChat, type LlamaContext, type LlamaModel } from "node-llama-cpp";
-import type { ChatTurn, KvCacheType } from "../common/engine-protocol";
+import type { ChatTurn } from "../common/engine-protocol";
 import { writeFixtures } from "../native/gguf/fixtures";
 import type { TinyModelSize } from "../native/gguf/tiny-model";
-import { chooseChatWrapper } from "../native/engine/chat-wrapper";
-import { toChatHistory } from "../native/engine/history";
-import { engineThreads, kvCacheTypes, loadLlamaBackend } from "../native/engine/llama-backend";
-import { samplerSettings } from "../native/engine/sampling";
+import { engineThreads } from "../native/engine/llama-backend";
+import { startDirect, type DirectProcess, type EngineSettings, type Run } from "./serve-direct";
 import { median, percentile, report, type BenchRow } from "./stats";
 
 const root = resolve(import.meta.dirname, "..");
@@ -177,15 +174,6 @@ async function baseModelId(s: Server): Promise<string> {
   return base.id;
 }
 
-interface EngineSettings {
-  contextSize: number;
-  sequences: number;
-  flashAttention: "auto" | "on" | "off";
-  kvCacheType: KvCacheType;
-  batchSize: number;
-  threads: number;
-}
-
 async function engineSettings(s: Server): Promise<EngineSettings> {
   const status = await call<{ ok: boolean; value?: { settings?: EngineSettings | null } }>(
     s,
@@ -195,13 +183,6 @@ async function engineSettings(s: Server): Promise<EngineSettings> {
   const settings = status.value?.settings;
   if (!settings) throw new Error(`models.status has no settings: ${JSON.stringify(status)}`);
   return settings;
-}
-
-interface Run {
-  ms: number;
-  ttftMs: number;
-  tokens: number;
-  promptTokens: number;
 }
 
 async function completion(s: Server, model: string, maxTokens: number, stream: boolean): Promise<Run> {
@@ -253,54 +234,6 @@ async function completion(s: Server, model: string, maxTokens: number, stream: b
   return { ms, ttftMs, tokens: usage.completion_tokens, promptTokens: usage.prompt_tokens };
 }
 
-/** node-llama-cpp as the engine drives it, minus the process, IPC and HTTP in between. */
-async function directModel(path: string, settings: EngineSettings) {
-  const backend = await loadLlamaBackend(settings.threads);
-  const model: LlamaModel = await backend.llama.loadModel({ modelPath: path });
-  const flashAttention = settings.flashAttention === "on";
-  const kv = kvCacheTypes(settings.kvCacheType, flashAttention);
-  const context: LlamaContext = await model.createContext({
-    contextSize: settings.contextSize,
-    sequences: settings.sequences,
-    threads: settings.threads,
-    batchSize: settings.batchSize,
-    flashAttention,
-    experimentalKvCacheKeyType: kv.key,
-    experimentalKvCacheValueType: kv.value,
-  });
-  const wrapper = chooseChatWrapper(model);
-  // One sequence kept across runs: the engine reuses its slot, so the prompt's prefix is cached.
-  const chat = new LlamaChat({ contextSequence: context.getSequence(), chatWrapper: wrapper });
-  const history = toChatHistory(HISTORY);
-  const promptTokens = wrapper
-    .generateContextState({ chatHistory: history })
-    .contextText.tokenize(model.tokenizer).length;
-  const sampling = samplerSettings(model, { temperature: 0, maxTokens: 1 });
-  return {
-    promptTokens,
-    async run(maxTokens: number): Promise<Run> {
-      const t0 = performance.now();
-      let ttftMs = NaN;
-      let tokens = 0;
-      await chat.generateResponse(history, {
-        maxTokens,
-        ...sampling,
-        onTextChunk: () => {
-          if (Number.isNaN(ttftMs)) ttftMs = performance.now() - t0;
-        },
-        onToken: (t) => (tokens += t.length),
-      });
-      return { ms: performance.now() - t0, ttftMs, tokens, promptTokens };
-    },
-    async dispose() {
-      chat.dispose();
-      await context.dispose();
-      await model.dispose();
-      await backend.llama.dispose();
-    },
-  };
-}
-
 const rate = (r: Run) => r.tokens / (r.ms / 1000);
 const stat = (name: string, values: number[], extra: Partial<BenchRow> = {}): BenchRow => ({
   name,
@@ -346,12 +279,11 @@ async function measureStarts(
 }
 
 /**
- * Which copy of the model is loaded first: the server's engine (as before) or the direct one.
- * In one process (the engine's ModelSession against node-llama-cpp direct on the bench model,
- * same options, interleaved, 2-core VM under load) the copy loaded first took 14–25% more CPU
- * time per 64-token answer, whichever code drove it, and the two were even with the order
- * swapped. Across processes it does not explain the /v1 gap: with the direct copy loaded first
- * /v1 stayed 0.86× (bench model, 64 tokens, quiet machine). `--order both` keeps that check.
+ * Which copies of the model are loaded first: the server's engine or the direct ones. Without
+ * huge pages the process that loaded the model first generated 5–8% slower than a later one
+ * running the same code (an A/A check, bench model, 64 tokens), which was the whole "/v1 gap"
+ * (0.83–0.93×); the engine and the direct processes now start with huge pages (engine-env.ts),
+ * and `--order both` and the A/A row keep checking that neither side is favoured.
  */
 export type LoadOrder = "server-first" | "direct-first";
 export const LOAD_ORDERS: readonly LoadOrder[] = ["server-first", "direct-first"];
@@ -364,18 +296,22 @@ async function measureThroughput(
   tokens: number,
   order: LoadOrder,
 ): Promise<{
-  ratios: { sse: number[]; json: number[] };
+  ratios: Ratios;
   got: Record<Kind, Run[]>;
   extra: Record<string, unknown>;
 }> {
-  let direct: Awaited<ReturnType<typeof directModel>> | null = null;
+  const directs: DirectProcess[] = [];
+  const track = (proc: ChildProcess) => live.add(proc);
+  const startDirects = async (settings: EngineSettings) => {
+    for (let i = 0; i < 2; i++) directs.push(await startDirect(model, settings, HISTORY, track));
+  };
   let s: Server | null = null;
   try {
     if (order === "direct-first") {
-      // The engine's settings first (a server that is stopped again), then the direct copy.
+      // The engine's settings first (a server that is stopped again), then the direct copies.
       const probe = await startServer(mode, model, threads);
       try {
-        direct = await directModel(model, await engineSettings(probe));
+        await startDirects(await engineSettings(probe));
       } finally {
         await probe.stop();
       }
@@ -383,19 +319,22 @@ async function measureThroughput(
     s = await startServer(mode, model, threads);
     const id = await baseModelId(s);
     const settings = await engineSettings(s);
-    direct ??= await directModel(model, settings);
+    if (directs.length === 0) await startDirects(settings);
+    const [direct, second] = directs as [DirectProcess, DirectProcess];
     const server = s;
     const kinds: Record<Kind, () => Promise<Run>> = {
-      direct: (): Promise<Run> => direct!.run(tokens),
+      direct: (): Promise<Run> => direct.run(tokens),
+      aa: (): Promise<Run> => second.run(tokens),
       sse: (): Promise<Run> => completion(server, id, tokens, true),
       json: (): Promise<Run> => completion(server, id, tokens, false),
     };
     // Warm-up, not counted: first evaluation of the prompt, first SSE connection, JIT.
     for (const run of Object.values(kinds)) await run();
-    const got: Record<Kind, Run[]> = { direct: [], sse: [], json: [] };
-    // The order turns each round (direct, SSE, JSON; SSE, JSON, direct; …): a server request
-    // right after another waits for that one's KV state to be saved, so none may always come second.
-    const kindOrder = ["direct", "sse", "json"] as const;
+    const got: Record<Kind, Run[]> = { direct: [], aa: [], sse: [], json: [] };
+    // The order turns each round (direct, A/A, SSE, JSON; A/A, SSE, JSON, direct; …): a server
+    // request right after another waits for that one's KV state to be saved, so none may always
+    // come second.
+    const kindOrder = ["direct", "aa", "sse", "json"] as const;
     for (let i = 0; i < runs; i++) {
       for (let j = 0; j < kindOrder.length; j++) {
         const kind = kindOrder[(i + j) % kindOrder.length]!;
@@ -409,7 +348,7 @@ async function measureThroughput(
       );
     const pairRatios = (side: Run[]) => side.map((r, i) => rate(r) / rate(got.direct[i]!));
     return {
-      ratios: { sse: pairRatios(got.sse), json: pairRatios(got.json) },
+      ratios: { aa: pairRatios(got.aa), sse: pairRatios(got.sse), json: pairRatios(got.json) },
       got,
       extra: {
         modelId: id,
@@ -421,20 +360,27 @@ async function measureThroughput(
       },
     };
   } finally {
-    await direct?.dispose();
+    for (const d of directs) {
+      await d.stop();
+      live.delete(d.proc);
+    }
     await s?.stop();
   }
 }
 
-type Kind = "direct" | "sse" | "json";
+type Kind = "direct" | "aa" | "sse" | "json";
+type Ratios = Record<Exclude<Kind, "direct">, number[]>;
 
 /** Rows per load order, then over both: tok/s medians, ratios as medians of per-round ratios. */
 function throughputRows(
-  byOrder: { order: LoadOrder; got: Record<Kind, Run[]>; ratios: { sse: number[]; json: number[] } }[],
+  byOrder: { order: LoadOrder; got: Record<Kind, Run[]>; ratios: Ratios }[],
 ): BenchRow[] {
   const rows: BenchRow[] = [];
-  const block = (label: string, got: Record<Kind, Run[]>, ratios: { sse: number[]; json: number[] }) => [
+  const block = (label: string, got: Record<Kind, Run[]>, ratios: Ratios) => [
     stat(`node-llama-cpp direct (tok/s)${label}`, got.direct.map(rate), { ratio: 1 }),
+    stat(`node-llama-cpp direct, A/A second process (tok/s)${label}`, got.aa.map(rate), {
+      ratio: median(ratios.aa),
+    }),
     stat(`/v1 stream SSE (tok/s)${label}`, got.sse.map(rate), { ratio: median(ratios.sse) }),
     stat(`/v1 non-stream (tok/s)${label}`, got.json.map(rate), { ratio: median(ratios.json) }),
     stat(
@@ -448,11 +394,15 @@ function throughputRows(
   ];
   for (const b of byOrder) rows.push(...block(`, ${b.order}`, b.got, b.ratios));
   if (byOrder.length > 1) {
-    const all = (k: Kind) => byOrder.flatMap((b) => b.got[k]);
-    const ratios = { sse: byOrder.flatMap((b) => b.ratios.sse), json: byOrder.flatMap((b) => b.ratios.json) };
-    rows.push(
-      ...block(", both orders", { direct: all("direct"), sse: all("sse"), json: all("json") }, ratios),
-    );
+    const kinds = ["direct", "aa", "sse", "json"] as const;
+    const got = Object.fromEntries(kinds.map((k) => [k, byOrder.flatMap((b) => b.got[k])])) as Record<
+      Kind,
+      Run[]
+    >;
+    const ratios = Object.fromEntries(
+      (["aa", "sse", "json"] as const).map((k) => [k, byOrder.flatMap((b) => b.ratios[k])]),
+    ) as Ratios;
+    rows.push(...block(", both orders", got, ratios));
   }
   return rows;
 }
