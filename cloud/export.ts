@@ -17,19 +17,19 @@
  */
 import { prepareExport, type PiiScan, type PreparedExport, type PrepareOptions } from "./prepare/prepare";
 import { BASE_DOMAIN, type DomainCount, type ExportSource } from "./prepare/source";
-import type { CloudStore, Snapshot, StoredItem } from "./store/store";
+import { prepareExportStream, type StreamedExport } from "./prepare/stream";
+import type { CloudStore, ItemFilter, Snapshot, StoredItem } from "./store/store";
 
 export type { ExportType } from "./prepare/candidates";
 export type { ExportReport } from "./prepare/report";
 export type { Split } from "./prepare/split";
-export type { PiiScan, PreparedExport, PrepareOptions };
+export type { PiiScan, PreparedExport, PrepareOptions, StreamedExport };
 export { prepareExport };
 
 /**
  * What one export reads, from one snapshot of either engine: the same inputs as
- * prepare/source.ts reads from SQLite directly. The rows come page by page; the dataset keeps
- * them (its duplicate and near-duplicate folding and split compare across all of a domain's
- * items), the raw export (/v1/export/raw) does not.
+ * prepare/source.ts reads from SQLite directly, collected into arrays. Only the in-memory
+ * export (exportDataset, the oracle the streaming export is tested against) uses it.
  */
 export async function readSnapshotSource(snap: Snapshot, domain: string): Promise<ExportSource> {
   const collect = async (it: AsyncIterable<StoredItem>) => {
@@ -37,10 +37,16 @@ export async function readSnapshotSource(snap: Snapshot, domain: string): Promis
     for await (const row of it) out.push(row);
     return out;
   };
-  const items = await collect(
-    snap.items(domain === BASE_DOMAIN ? { domain, orNullDomain: true } : { domain }),
-  );
+  const items = await collect(snap.items(domainFilter(domain)));
   const ratings = await collect(snap.items({ kind: "rating" }));
+  return { items, ratings, domains: await domainCounts(snap) };
+}
+
+function domainFilter(domain: string): ItemFilter {
+  return domain === BASE_DOMAIN ? { domain, orNullDomain: true } : { domain };
+}
+
+async function domainCounts(snap: Snapshot): Promise<Record<string, DomainCount>> {
   const domains: Record<string, DomainCount> = {};
   for (const r of await snap.domainCounts()) {
     const name = r.domain ?? BASE_DOMAIN;
@@ -48,10 +54,13 @@ export async function readSnapshotSource(snap: Snapshot, domain: string): Promis
     d.items += r.n;
     d.byKind[r.kind] = (d.byKind[r.kind] ?? 0) + r.n;
   }
-  return { items, ratings, domains };
+  return domains;
 }
 
-/** Both splits and the report of one domain's dataset, read from the store in one snapshot. */
+/**
+ * Both splits and the report of one domain's dataset, read from the store in one snapshot and
+ * prepared in memory (memory grows with the domain): the reference streamDataset must equal.
+ */
 export async function exportDataset(
   store: CloudStore,
   domain: string,
@@ -59,4 +68,32 @@ export async function exportDataset(
 ): Promise<PreparedExport> {
   const source = await store.withSnapshot((snap) => readSnapshotSource(snap, domain));
   return prepareExport({ domain, ...source }, opts);
+}
+
+/**
+ * One domain's dataset in bounded memory (prepare/stream.ts): every read of the store happens
+ * in one snapshot, which ends before this resolves (ingest is never held up by a slow
+ * download); the report is complete then, and `lines(split)` reads the scratch file. The
+ * caller must drain lines() or call close().
+ */
+export function streamDataset(
+  store: CloudStore,
+  domain: string,
+  opts: PrepareOptions,
+  scratchDir?: string,
+): Promise<StreamedExport> {
+  const filter = domainFilter(domain);
+  return store.withSnapshot((snap) =>
+    prepareExportStream(
+      {
+        items: () => snap.items(filter),
+        ratings: () => snap.items({ kind: "rating" }),
+        followUps: () => snap.items({ ...filter, kind: "follow_up" }),
+        domains: () => domainCounts(snap),
+      },
+      domain,
+      opts,
+      scratchDir,
+    ),
+  );
 }

@@ -101,42 +101,67 @@ function conversation(item: FeedbackItem, answer: string | null | undefined): Ca
   return { example: { line, items: [item], prompt, targets } };
 }
 
+/**
+ * What one item adds to the preference export: a candidate of its own (regeneration,
+ * correction), a place in a prompt's group (rated answers, answers that called tools: paired
+ * good × bad once every item is read), or nothing. Shared by the in-memory and the streaming
+ * export (export-stream.ts), so both classify an item the same way.
+ */
+export type PreferenceEntry =
+  { candidate: Candidate } | { group: PairGroup; key: string; good: boolean } | null;
+/** Rated answers pair first (by each prompt's first rated item), then answers that called tools. */
+export type PairGroup = "rated" | "trajectory";
+export const PAIR_GROUPS: readonly PairGroup[] = ["rated", "trajectory"];
+
+export function preferenceEntry(item: FeedbackItem): PreferenceEntry {
+  const trajectory = trajectoryOf(item);
+  if (trajectory && hasText(item) && (item.kind === "trajectory" || item.kind === "rating")) {
+    const prompt = promptMessages(item);
+    if (!prompt || item.response === null || item.response === undefined) return null;
+    const bad = trajectoryProblem(trajectory) !== null || item.rating === "bad";
+    return { group: "trajectory", key: promptKey(prompt), good: !bad };
+  }
+  // Other items about an answer that called tools: their texts lack the calls.
+  if (item.toolOutcome && item.toolOutcome.steps > 0) return null;
+  if (item.kind === "regeneration" && hasText(item))
+    return { candidate: pair([item], item.chosen, item.rejected) };
+  if (item.kind === "correction" && hasText(item))
+    return { candidate: pair([item], item.correction, item.response) };
+  if (item.kind === "rating" && item.rating && hasText(item)) {
+    const prompt = promptMessages(item);
+    if (!prompt || !item.response?.trim()) return null;
+    return { group: "rated", key: promptKey(prompt), good: item.rating === "good" };
+  }
+  return null;
+}
+
+/** The candidate of a good and a bad item of one group. */
+export function groupPair(group: PairGroup, good: FeedbackItem, bad: FeedbackItem): Candidate {
+  return group === "rated" ? pair([good, bad], good.response, bad.response) : toolPair(good, bad);
+}
+
 function preferenceCandidates(items: readonly FeedbackItem[]): Candidate[] {
   const out: Candidate[] = [];
-  // Rated answers with text by prompt: a good and a bad answer to one prompt make a pair.
-  const rated = new Map<string, { good: FeedbackItem[]; bad: FeedbackItem[] }>();
-  // Answers that called tools, by prompt: allowed-and-answered against failed or rated bad.
-  const trajectories = new Map<string, { good: FeedbackItem[]; bad: FeedbackItem[] }>();
+  // Answers by group and prompt: a good and a bad answer to one prompt make a pair.
+  const groups: Record<PairGroup, Map<string, { good: FeedbackItem[]; bad: FeedbackItem[] }>> = {
+    rated: new Map(),
+    trajectory: new Map(),
+  };
   for (const item of items) {
-    const trajectory = trajectoryOf(item);
-    if (trajectory && hasText(item) && (item.kind === "trajectory" || item.kind === "rating")) {
-      const prompt = promptMessages(item);
-      if (!prompt || item.response === null || item.response === undefined) continue;
-      const key = promptKey(prompt);
-      const group = trajectories.get(key) ?? { good: [], bad: [] };
-      const bad = trajectoryProblem(trajectory) !== null || item.rating === "bad";
-      group[bad ? "bad" : "good"].push(item);
-      trajectories.set(key, group);
+    const entry = preferenceEntry(item);
+    if (!entry) continue;
+    if ("candidate" in entry) {
+      out.push(entry.candidate);
       continue;
     }
-    // Other items about an answer that called tools: their texts lack the calls.
-    if (item.toolOutcome && item.toolOutcome.steps > 0) continue;
-    if (item.kind === "regeneration" && hasText(item)) out.push(pair([item], item.chosen, item.rejected));
-    else if (item.kind === "correction" && hasText(item))
-      out.push(pair([item], item.correction, item.response));
-    else if (item.kind === "rating" && item.rating && hasText(item)) {
-      const prompt = promptMessages(item);
-      if (!prompt || !item.response?.trim()) continue;
-      const key = promptKey(prompt);
-      const group = rated.get(key) ?? { good: [], bad: [] };
-      group[item.rating].push(item);
-      rated.set(key, group);
-    }
+    const map = groups[entry.group];
+    const group = map.get(entry.key) ?? { good: [], bad: [] };
+    group[entry.good ? "good" : "bad"].push(item);
+    map.set(entry.key, group);
   }
-  for (const { good, bad } of rated.values())
-    for (const g of good) for (const b of bad) out.push(pair([g, b], g.response, b.response));
-  for (const { good, bad } of trajectories.values())
-    for (const g of good) for (const b of bad) out.push(toolPair(g, b));
+  for (const name of PAIR_GROUPS)
+    for (const { good, bad } of groups[name].values())
+      for (const g of good) for (const b of bad) out.push(groupPair(name, g, b));
   return out;
 }
 

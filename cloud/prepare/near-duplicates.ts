@@ -62,10 +62,7 @@ export function foldNearDuplicates(
   size = SHINGLE_SIZE,
 ): FoldResult {
   const sets = rankedSets(texts, size);
-  // A small tolerance on every bound errs towards verifying a pair, never towards missing one.
-  const eps = 1e-9;
-  const prefixLength = (n: number) => n - Math.ceil(threshold * n - eps) + 1;
-  const needed = (a: number, b: number) => Math.ceil((threshold / (1 + threshold)) * (a + b) - eps);
+  const { eps, prefixLength, needed } = foldBounds(threshold);
   const postings = new Map<number, { doc: number; pos: number }[]>();
   const kept: number[] = [];
   const folded: FoldResult["folded"] = [];
@@ -102,6 +99,24 @@ export function foldNearDuplicates(
     }
   }
   return { kept, folded };
+}
+
+/**
+ * The bounds of the fold at `threshold`, shared with the streaming fold (export-stream.ts) so
+ * both call the same pairs similar. A small tolerance on every bound errs towards verifying a
+ * pair, never towards missing one.
+ */
+export function foldBounds(threshold: number) {
+  const eps = 1e-9;
+  return {
+    eps,
+    /** How many of a set's first shingles (in the global order) a similar set must share one of. */
+    prefixLength: (n: number) => n - Math.ceil(threshold * n - eps) + 1,
+    /** Common shingles two sets of these sizes need to be similar. */
+    needed: (a: number, b: number) => Math.ceil((threshold / (1 + threshold)) * (a + b) - eps),
+    /** Whether a set of size y can be similar to one of size x. */
+    sizeFits: (x: number, y: number) => !(y < threshold * x - eps || y * threshold > x + eps),
+  };
 }
 
 /** Each text's shingles as ranks sorted ascending; rank 0 is the rarest shingle of all texts. */

@@ -132,10 +132,15 @@ export function prepareExport(input: PrepareInput, opts: PrepareOptions): Prepar
   return { lines, report };
 }
 
+/** A set of keys, in memory or looked up in the streaming export's scratch database. */
+export interface KeySet {
+  has(key: string): boolean;
+}
+
 /** The first per-line filter that drops the example, or null. */
-function dropReason(
+export function dropReason(
   example: Example,
-  bad: { thumbsDown: ReadonlySet<string>; corrected: ReadonlySet<string> },
+  bad: { thumbsDown: KeySet; corrected: KeySet },
   scan: PiiScan,
   count: (m: Example["prompt"]) => number,
   maxTokens: number,
@@ -158,29 +163,41 @@ function dropReason(
 function thumbsDownKeys(items: readonly FeedbackItem[]): Set<string> {
   const keys = new Set<string>();
   for (const item of items) {
-    if (
-      item.kind !== "rating" ||
-      item.rating !== "bad" ||
-      item.response === null ||
-      item.response === undefined
-    )
-      continue;
-    const prompt = (item.prompt ?? []).map((t) => ({ role: t.role, content: t.text }));
-    keys.add(answerKey(prompt, item.response));
+    const key = thumbsDownKey(item);
+    if (key !== null) keys.add(key);
   }
   return keys;
+}
+
+/** The answer key a bad rating names, or null when the item is not one. */
+export function thumbsDownKey(item: FeedbackItem): string | null {
+  if (
+    item.kind !== "rating" ||
+    item.rating !== "bad" ||
+    item.response === null ||
+    item.response === undefined
+  )
+    return null;
+  const prompt = (item.prompt ?? []).map((t) => ({ role: t.role, content: t.text }));
+  return answerKey(prompt, item.response);
 }
 
 /** Keys of every answer the user's next message corrected (follow_up items, corrected: true). */
 function correctedKeys(items: readonly FeedbackItem[]): Set<string> {
   const keys = new Set<string>();
   for (const item of items) {
-    if (item.kind !== "follow_up" || item.interaction?.corrected !== true) continue;
-    if (item.response === null || item.response === undefined) continue;
-    const prompt = (item.prompt ?? []).map((t) => ({ role: t.role, content: t.text }));
-    keys.add(answerKey(prompt, item.response));
+    const key = correctedKey(item);
+    if (key !== null) keys.add(key);
   }
   return keys;
+}
+
+/** The answer key a correcting follow-up names, or null when the item is not one. */
+export function correctedKey(item: FeedbackItem): string | null {
+  if (item.kind !== "follow_up" || item.interaction?.corrected !== true) return null;
+  if (item.response === null || item.response === undefined) return null;
+  const prompt = (item.prompt ?? []).map((t) => ({ role: t.role, content: t.text }));
+  return answerKey(prompt, item.response);
 }
 
 /**
@@ -213,7 +230,7 @@ function parseAll(rows: readonly StoredItem[]): FeedbackItem[] {
   });
 }
 
-function safeJson(text: string): unknown {
+export function safeJson(text: string): unknown {
   try {
     return JSON.parse(text);
   } catch {

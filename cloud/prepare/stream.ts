@@ -1,0 +1,413 @@
+/**
+ * The dataset export in bounded memory: the same lines, in the same order, with the same report
+ * as prepareExport (prepare.ts, kept as the test oracle), but nothing that grows with the store
+ * is held in the JS heap. What the in-memory pipeline keeps in Maps and arrays (thumbs-down and
+ * corrected answer keys, rated answers grouped by prompt, exact-duplicate hashes, surviving
+ * lines, the near-duplicate index, the union-find of the split) lives in a scratch SQLite file
+ * that is deleted when the export ends. Passes:
+ *  0. bad-rating keys of every domain and the domain's correcting follow-ups (the filters'
+ *     lookups), then
+ *  1. the domain's items oldest first: candidates, filters, exact duplicates; survivors are
+ *     written out and their shingles counted in a count-min sketch (fixed size); preference
+ *     pairs of a prompt's rated answers come after all items, as in buildCandidates.
+ *     Passes 0 and 1 read the store in one snapshot (the caller's); the rest reads scratch only.
+ *  2. the greedy near-duplicate fold over the survivors in order, with prefix filtering on an
+ *     on-disk index (the sketch's frequency estimate orders shingles rarest first, which only
+ *     makes the prefixes selective: the fold's answer does not depend on the order);
+ *  3. each kept line's side (a prompt joined to a held-out one by a fold is held out);
+ * after which the report is complete and `lines(split)` streams one split from scratch.
+ */
+import BetterSqlite3, { type Database } from "better-sqlite3";
+import { createHash } from "node:crypto";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { FeedbackItem } from "../../common/feedback-protocol";
+import type { StoredItem } from "../store/store";
+import {
+  buildCandidates,
+  groupPair,
+  preferenceEntry,
+  similarityText,
+  PAIR_GROUPS,
+  type Candidate,
+} from "./candidates";
+import { DEFAULT_BYTES_PER_TOKEN, DEFAULT_MAX_TOKENS, tokenCounter } from "./length";
+import { foldBounds, NEAR_DUPLICATE_THRESHOLD, SHINGLE_SIZE, shingles } from "./near-duplicates";
+import { promptKey } from "./normalize";
+import {
+  correctedKey,
+  dropReason,
+  safeJson,
+  thumbsDownKey,
+  type KeySet,
+  type PrepareOptions,
+} from "./prepare";
+import { noDrops, type ExportReport } from "./report";
+import type { DomainCount } from "./source";
+import { DEFAULT_HELDOUT_SHARE, splitOf, type Split } from "./split";
+
+/** What one streamed export reads; every call must read the same snapshot. */
+export interface StreamSource {
+  /** The domain's items, oldest first. */
+  items(): AsyncIterable<StoredItem>;
+  /** Rating items of every domain (thumbs-down lookup). */
+  ratings(): AsyncIterable<StoredItem>;
+  /** The domain's follow_up items (corrected-answer lookup); a superset is fine. */
+  followUps(): AsyncIterable<StoredItem>;
+  domains(): Promise<Record<string, DomainCount>>;
+}
+
+export interface StreamedExport {
+  report: ExportReport;
+  /** One split's lines (without newline) in export order; ends the export when done. */
+  lines(split: Split): Generator<string>;
+  /** Deletes the scratch database (idempotent; lines() does it when it finishes). */
+  close(): void;
+}
+
+/** Count-min sketch of shingle frequencies: 4 rows of 2^20 counters (16 MiB, off-heap). */
+const SKETCH_ROWS = 4;
+const SKETCH_BITS = 20;
+/** Work between yields to the event loop in the passes that read scratch only. */
+const YIELD_EVERY = 512;
+
+const SCHEMA = `
+  CREATE TABLE bad (what INTEGER NOT NULL, k BLOB NOT NULL, PRIMARY KEY (what, k)) WITHOUT ROWID;
+  CREATE TABLE grp (seq INTEGER PRIMARY KEY, g INTEGER NOT NULL, k BLOB NOT NULL, good INTEGER NOT NULL, json TEXT NOT NULL);
+  CREATE INDEX grp_key ON grp (g, k, good, seq);
+  CREATE TABLE seen (h BLOB PRIMARY KEY) WITHOUT ROWID;
+  CREATE TABLE surv (seq INTEGER PRIMARY KEY, json TEXT NOT NULL, sim TEXT NOT NULL, pk BLOB NOT NULL,
+    held INTEGER NOT NULL, kept INTEGER NOT NULL DEFAULT 0, side INTEGER);
+  CREATE TABLE post (h INTEGER NOT NULL, doc INTEGER NOT NULL, n INTEGER NOT NULL, PRIMARY KEY (h, doc)) WITHOUT ROWID;
+  CREATE TABLE uf (k BLOB PRIMARY KEY, p BLOB NOT NULL, held INTEGER NOT NULL) WITHOUT ROWID;
+`;
+
+const sha = (text: string) => createHash("sha256").update(text).digest();
+/** Prompt and answer keys by a 128-bit digest: fixed size on disk, collisions out of reach. */
+const key16 = (text: string) => sha(text).subarray(0, 16);
+
+/** FNV-1a over UTF-16 code units from `seed` (32 bits). */
+function fnv(text: string, seed: number): number {
+  let h = seed >>> 0;
+  for (let i = 0; i < text.length; i++) {
+    h ^= text.charCodeAt(i);
+    h = Math.imul(h, 16777619) >>> 0;
+  }
+  return h;
+}
+
+/** A shingle's two hashes: sketch cells and the 53-bit posting key. */
+function shingleHash(s: string): { h1: number; h2: number; key: number } {
+  const h1 = fnv(s, 0x811c9dc5);
+  const h2 = fnv(s, 0x2f1e3c4b) | 1;
+  return { h1, h2, key: h1 * 2 ** 21 + (h2 >>> 11) };
+}
+
+class Sketch {
+  private readonly cells = new Uint32Array(SKETCH_ROWS << SKETCH_BITS);
+  private readonly mask = (1 << SKETCH_BITS) - 1;
+  add(h1: number, h2: number): void {
+    for (let r = 0; r < SKETCH_ROWS; r++) this.cells[(r << SKETCH_BITS) + ((h1 + r * h2) & this.mask)]!++;
+  }
+  estimate(h1: number, h2: number): number {
+    let min = Infinity;
+    for (let r = 0; r < SKETCH_ROWS; r++)
+      min = Math.min(min, this.cells[(r << SKETCH_BITS) + ((h1 + r * h2) & this.mask)]!);
+    return min;
+  }
+}
+
+const tick = () => new Promise<void>((r) => setImmediate(r));
+
+/**
+ * Runs passes 0–3 (the store is read only until this resolves: call it inside the snapshot)
+ * and returns the report and a reader of the lines.
+ */
+export async function prepareExportStream(
+  source: StreamSource,
+  domain: string,
+  opts: PrepareOptions,
+  scratchDir = tmpdir(),
+): Promise<StreamedExport> {
+  const options: ExportReport["options"] = {
+    maxTokens: opts.maxTokens ?? DEFAULT_MAX_TOKENS,
+    heldoutShare: opts.heldoutShare ?? DEFAULT_HELDOUT_SHARE,
+    bytesPerToken: opts.bytesPerToken ?? DEFAULT_BYTES_PER_TOKEN,
+    nearDuplicateThreshold: opts.nearDuplicateThreshold ?? NEAR_DUPLICATE_THRESHOLD,
+    shingleSize: SHINGLE_SIZE,
+  };
+  const dir = mkdtempSync(join(scratchDir, "macaron-export-"));
+  const file = join(dir, "scratch.db");
+  // Two connections in WAL: `r` iterates (grp, surv) while `w` writes other rows.
+  const w = new BetterSqlite3(file);
+  let r: Database | null = null;
+  let closed = false;
+  const close = () => {
+    if (closed) return;
+    closed = true;
+    r?.close();
+    w.close();
+    rmSync(dir, { recursive: true, force: true });
+  };
+  try {
+    // Scratch: nothing here must survive a crash.
+    w.pragma("journal_mode = WAL");
+    w.pragma("synchronous = OFF");
+    w.exec(SCHEMA);
+    r = new BetterSqlite3(file, { readonly: true });
+    const reader = r;
+    const dropped = noDrops();
+    const byKind: Record<string, number> = {};
+    let items = 0;
+    let candidates = 0;
+
+    w.exec("BEGIN");
+    // Pass 0: the filters' lookups.
+    const addBad = w.prepare("INSERT OR IGNORE INTO bad (what, k) VALUES (?, ?)");
+    for await (const row of source.ratings()) {
+      const parsed = FeedbackItem.safeParse(safeJson(row.json));
+      const k = parsed.success ? thumbsDownKey(parsed.data) : null;
+      if (k !== null) addBad.run(0, key16(k));
+    }
+    for await (const row of source.followUps()) {
+      const parsed = FeedbackItem.safeParse(safeJson(row.json));
+      const k = parsed.success ? correctedKey(parsed.data) : null;
+      if (k !== null) addBad.run(1, key16(k));
+    }
+    const hasBad = w.prepare("SELECT 1 FROM bad WHERE what = ? AND k = ?").pluck();
+    const lookup = (what: number): KeySet => ({ has: (k) => hasBad.get(what, key16(k)) !== undefined });
+    const bad = { thumbsDown: lookup(0), corrected: lookup(1) };
+
+    // Pass 1: candidates and filters in buildCandidates' order.
+    const count = tokenCounter(options.bytesPerToken);
+    const addSeen = w.prepare("INSERT OR IGNORE INTO seen (h) VALUES (?)");
+    const addSurv = w.prepare("INSERT INTO surv (json, sim, pk, held) VALUES (?, ?, ?, ?)");
+    const sketch = new Sketch();
+    const filter = (c: Candidate) => {
+      candidates++;
+      if ("drop" in c) {
+        dropped[c.drop]++;
+        return;
+      }
+      const { example } = c;
+      const reason = dropReason(example, bad, opts.scan, count, options.maxTokens);
+      if (reason) {
+        dropped[reason]++;
+        return;
+      }
+      const json = JSON.stringify(example.line);
+      if (addSeen.run(sha(json)).changes === 0) {
+        dropped.duplicate++;
+        return;
+      }
+      const sim = similarityText(example);
+      const pk = promptKey(example.prompt);
+      addSurv.run(json, sim, key16(pk), splitOf(pk, options.heldoutShare) === "heldout" ? 1 : 0);
+      for (const s of shingles(sim)) {
+        const { h1, h2 } = shingleHash(s);
+        sketch.add(h1, h2);
+      }
+    };
+    const addGroup = w.prepare("INSERT INTO grp (g, k, good, json) VALUES (?, ?, ?, ?)");
+    for await (const row of source.items()) {
+      items++;
+      const parsed = FeedbackItem.safeParse(safeJson(row.json));
+      const kind = parsed.success ? parsed.data.kind : "unknown";
+      byKind[kind] = (byKind[kind] ?? 0) + 1;
+      if (!parsed.success) {
+        dropped.malformed++;
+        candidates++;
+        continue;
+      }
+      const item = parsed.data;
+      if (opts.type === "sft") {
+        for (const c of buildCandidates([item], "sft")) filter(c);
+        continue;
+      }
+      const entry = preferenceEntry(item);
+      if (!entry) continue;
+      if ("candidate" in entry) filter(entry.candidate);
+      else addGroup.run(PAIR_GROUPS.indexOf(entry.group), key16(entry.key), entry.good ? 1 : 0, row.json);
+    }
+    const domains = await source.domains();
+    w.exec("COMMIT");
+
+    // Pairs: by group, then by each prompt's first item, good × bad in item order.
+    w.exec("BEGIN");
+    const pairs = reader.prepare(`
+      WITH firsts AS (SELECT g, k, MIN(seq) AS f FROM grp GROUP BY g, k)
+      SELECT f.g AS g, gd.json AS good, bd.json AS bad FROM firsts f
+        JOIN grp gd ON gd.g = f.g AND gd.k = f.k AND gd.good = 1
+        JOIN grp bd ON bd.g = f.g AND bd.k = f.k AND bd.good = 0
+      ORDER BY f.g, f.f, gd.seq, bd.seq`);
+    const parse = (json: string) => FeedbackItem.parse(JSON.parse(json));
+    let n = 0;
+    for (const p of pairs.iterate() as Iterable<{ g: number; good: string; bad: string }>) {
+      filter(groupPair(PAIR_GROUPS[p.g]!, parse(p.good), parse(p.bad)));
+      if (++n % YIELD_EVERY === 0) await tick();
+    }
+    w.exec("COMMIT");
+
+    // Pass 2: the greedy fold.
+    const folded = await fold(w, reader, sketch, options.nearDuplicateThreshold);
+    dropped.nearDuplicate = folded;
+
+    // Pass 3: sides.
+    const splits = await sides(w, reader);
+    const split = opts.split ?? "train";
+    const report: ExportReport = {
+      type: opts.type,
+      domain,
+      split,
+      options,
+      items,
+      byKind,
+      candidates,
+      written: splits[split],
+      splits,
+      dropped,
+      domains,
+    };
+    function* lines(which: Split): Generator<string> {
+      try {
+        const rows = reader
+          .prepare("SELECT json FROM surv WHERE kept = 1 AND side = ? ORDER BY seq")
+          .pluck()
+          .iterate(which === "heldout" ? 1 : 0) as Iterable<string>;
+        for (const json of rows) yield json;
+      } finally {
+        close();
+      }
+    }
+    return { report, lines, close };
+  } catch (err) {
+    close();
+    throw err;
+  }
+}
+
+/** Marks kept survivors, unions the prompts of folded ones; returns how many were folded. */
+async function fold(w: Database, r: Database, sketch: Sketch, threshold: number): Promise<number> {
+  const { prefixLength, needed, sizeFits } = foldBounds(threshold);
+  const postingsOf = w.prepare("SELECT doc, n FROM post WHERE h = ?");
+  const addPosting = w.prepare("INSERT OR IGNORE INTO post (h, doc, n) VALUES (?, ?, ?)");
+  const markKept = w.prepare("UPDATE surv SET kept = 1 WHERE seq = ?");
+  const simOf = w.prepare("SELECT sim FROM surv WHERE seq = ?").pluck();
+  const union = unionFind(w);
+  let firstEmpty: number | undefined;
+  let folded = 0;
+  let n = 0;
+  w.exec("BEGIN");
+  const rows = r.prepare("SELECT seq, sim FROM surv ORDER BY seq").iterate() as Iterable<{
+    seq: number;
+    sim: string;
+  }>;
+  for (const { seq, sim } of rows) {
+    if (++n % YIELD_EVERY === 0) await tick();
+    const set = shingles(sim);
+    const into: number[] = [];
+    // Rarest first by the sketch, ties by hash then text: one total order for every text.
+    const ordered = [...set]
+      .map((s) => {
+        const h = shingleHash(s);
+        return { s, key: h.key, f: sketch.estimate(h.h1, h.h2) };
+      })
+      .sort((a, b) => a.f - b.f || a.key - b.key || (a.s < b.s ? -1 : a.s > b.s ? 1 : 0));
+    const prefix = set.size === 0 ? 0 : prefixLength(set.size);
+    if (set.size === 0) {
+      // Empty texts are all one text: every one after the first is folded into it.
+      if (firstEmpty === undefined) firstEmpty = seq;
+      else into.push(firstEmpty);
+    } else {
+      const candidates = new Set<number>();
+      for (let i = 0; i < prefix; i++)
+        for (const p of postingsOf.all(ordered[i]!.key) as { doc: number; n: number }[])
+          if (sizeFits(set.size, p.n)) candidates.add(p.doc);
+      for (const doc of candidates) {
+        // Verified on the texts themselves: a hash collision in the index only costs a check.
+        const other = shingles(simOf.get(doc) as string);
+        let common = 0;
+        for (const s of other) if (set.has(s)) common++;
+        if (common >= needed(set.size, other.size)) into.push(doc);
+      }
+    }
+    if (into.length > 0) {
+      folded++;
+      for (const doc of into) union(seq, doc);
+      continue;
+    }
+    markKept.run(seq);
+    for (let i = 0; i < prefix; i++) addPosting.run(ordered[i]!.key, seq, set.size);
+  }
+  w.exec("COMMIT");
+  return folded;
+}
+
+/**
+ * Union-find over the prompt keys of survivors (on disk): `held` of a root says whether any
+ * prompt of its component hashes held out.
+ */
+function unionFind(w: Database) {
+  const docKey = w.prepare("SELECT pk, held FROM surv WHERE seq = ?");
+  const add = w.prepare("INSERT OR IGNORE INTO uf (k, p, held) VALUES (?, ?, ?)");
+  const get = w.prepare("SELECT p, held FROM uf WHERE k = ?");
+  const setParent = w.prepare("UPDATE uf SET p = ? WHERE k = ?");
+  const orHeld = w.prepare("UPDATE uf SET held = MAX(held, ?) WHERE k = ?");
+  const find = (k: Buffer): { root: Buffer; held: number } => {
+    const path: Buffer[] = [];
+    let at = k;
+    for (;;) {
+      const row = get.get(at) as { p: Buffer; held: number };
+      if (row.p.equals(at)) {
+        for (const q of path) setParent.run(at, q);
+        return { root: at, held: row.held };
+      }
+      path.push(at);
+      at = row.p;
+    }
+  };
+  return (a: number, b: number) => {
+    const ka = docKey.get(a) as { pk: Buffer; held: number };
+    const kb = docKey.get(b) as { pk: Buffer; held: number };
+    add.run(ka.pk, ka.pk, ka.held);
+    add.run(kb.pk, kb.pk, kb.held);
+    const ra = find(ka.pk);
+    const rb = find(kb.pk);
+    if (ra.root.equals(rb.root)) return;
+    setParent.run(rb.root, ra.root);
+    orHeld.run(ra.held, rb.root);
+  };
+}
+
+/** Writes each kept line's side; returns the count per split. */
+async function sides(w: Database, r: Database): Promise<Record<Split, number>> {
+  const get = w.prepare("SELECT p, held FROM uf WHERE k = ?");
+  const setSide = w.prepare("UPDATE surv SET side = ? WHERE seq = ?");
+  const rootHeld = (k: Buffer): number | undefined => {
+    let row = get.get(k) as { p: Buffer; held: number } | undefined;
+    if (!row) return undefined;
+    let at = k;
+    while (!row.p.equals(at)) {
+      at = row.p;
+      row = get.get(at) as { p: Buffer; held: number };
+    }
+    return row.held;
+  };
+  const out: Record<Split, number> = { train: 0, heldout: 0 };
+  let n = 0;
+  w.exec("BEGIN");
+  const rows = r.prepare("SELECT seq, pk, held FROM surv WHERE kept = 1 ORDER BY seq").iterate() as Iterable<{
+    seq: number;
+    pk: Buffer;
+    held: number;
+  }>;
+  for (const row of rows) {
+    if (++n % YIELD_EVERY === 0) await tick();
+    const side = rootHeld(row.pk) ?? row.held;
+    setSide.run(side, row.seq);
+    out[side === 1 ? "heldout" : "train"]++;
+  }
+  w.exec("COMMIT");
+  return out;
+}
