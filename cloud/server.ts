@@ -7,7 +7,8 @@ import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest }
 import { promisify } from "node:util";
 import { gunzip } from "node:zlib";
 import { bearerToken, hashToken, newToken, sameSecret } from "./auth";
-import { exportDataset, type PiiScan } from "./export";
+import { streamDataset, type PiiScan, type StreamedExport } from "./export";
+import type { Split } from "./prepare/split";
 import { checkBatch, DEFAULT_DOMAINS } from "./ingest";
 import { redact } from "../common/redaction";
 import { parseExportQuery, type RawQuery } from "./prepare/query";
@@ -292,12 +293,17 @@ export function createCloudApp<S extends CloudStore = SqliteStore>(opts: CloudOp
       const parsed = parseExportQuery(req.query);
       if (!parsed.ok) throw new HttpError(400, parsed.reason);
       const { query } = parsed;
-      const { lines, report } = await exportDataset(store, m[1]!, { ...query, scan });
-      if (m[2] === "report.json") return reply.send(report);
+      // Bounded memory: the store is read in one snapshot, which ends before the response
+      // starts; the lines stream from the export's scratch file (see prepare/stream.ts).
+      const exported = await streamDataset(store, m[1]!, { ...query, scan });
+      if (m[2] === "report.json") {
+        exported.close();
+        return reply.send(exported.report);
+      }
       return reply
         .header("content-type", "application/jsonl; charset=utf-8")
-        .header("x-export-stats", JSON.stringify(report))
-        .send(lines[query.split].map((l) => l + "\n").join(""));
+        .header("x-export-stats", JSON.stringify(exported.report))
+        .send(datasetStream(exported, query.split));
     },
   );
 
@@ -325,6 +331,27 @@ function rawExportStream(store: CloudStore, domain: string): PassThrough {
       out.end();
     })
     .catch((err: unknown) => out.destroy(err as Error));
+  return out;
+}
+
+/** One split's lines, written as the socket takes them; the scratch file goes when it ends. */
+function datasetStream(exported: StreamedExport, split: Split): PassThrough {
+  const out = new PassThrough();
+  void (async () => {
+    try {
+      let chunk = "";
+      for (const line of exported.lines(split)) {
+        chunk += `${line}\n`;
+        if (chunk.length < 64 * 1024) continue;
+        if (!(await write(out, chunk))) return; // the client went away
+        chunk = "";
+      }
+      if (chunk) await write(out, chunk);
+      out.end();
+    } finally {
+      exported.close();
+    }
+  })().catch((err: unknown) => out.destroy(err as Error));
   return out;
 }
 
