@@ -91,17 +91,19 @@ export interface DirectProcess {
 /**
  * Starts a baseline process and loads the model in it. `track` is given the child first, so
  * that the caller can kill it however the benchmark ends (it leads its own process group).
+ * `env` is the engine's environment unless a benchmark compares another (bench/direct-ab.ts).
  */
 export async function startDirect(
   path: string,
   settings: EngineSettings,
   history: ChatTurn[],
   track: (proc: ChildProcess) => void,
+  env: NodeJS.ProcessEnv = engineEnv(process.env),
 ): Promise<DirectProcess> {
   const proc = fork(import.meta.filename, ["--direct-child"], {
-    // The tsx loader this benchmark runs under; the engine's environment.
+    // The tsx loader this benchmark runs under; by default the engine's environment.
     execArgv: process.execArgv,
-    env: engineEnv(process.env),
+    env,
     stdio: ["ignore", "inherit", "inherit", "ipc"],
     detached: true,
     serialization: "advanced",
