@@ -6,7 +6,8 @@
  * Files and the index live in <dataDir>/registry, a folder several replicas may share: a file
  * is named by its content's sha256 (the same bytes are one file, never rewritten), written to a
  * temp file and renamed into place; the index is rewritten the same way, under a lock folder
- * (mkdir is atomic) so that two replicas publishing at once do not lose either version.
+ * (see acquireDirLock: taken atomically, broken when its holder died) so that two replicas
+ * publishing at once do not lose either version.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { createHash, randomBytes } from "node:crypto";
@@ -20,8 +21,10 @@ import {
   statSync,
   writeFileSync,
 } from "node:fs";
+import { hostname } from "node:os";
 import { setTimeout as sleep } from "node:timers/promises";
 import { join } from "node:path";
+import { z } from "zod";
 import { bearerToken, sameSecret } from "./auth";
 import {
   MANIFEST_HEADER,
@@ -87,27 +90,13 @@ export class RegistryStore {
     return this.locked(() => this.addToIndex(manifest, sha256, name, body.length, now));
   }
 
-  /** Runs `fn` holding the index lock, shared by every replica on the folder. */
+  /** Runs `fn` holding the index lock, shared by every replica (process) on the folder. */
   private async locked<T>(fn: () => T): Promise<T> {
-    const lock = join(this.dir, "index.lock");
-    const until = Date.now() + 10_000;
-    for (;;) {
-      try {
-        mkdirSync(lock);
-        break;
-      } catch (err) {
-        if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
-        const held = statSync(lock, { throwIfNoEntry: false });
-        if (!held) continue; // released between the two calls
-        if (Date.now() - held.mtimeMs > STALE_LOCK_MS) rmSync(lock, { recursive: true, force: true });
-        else if (Date.now() > until) throw new RegistryError(503, "the registry index is locked; try again");
-        else await sleep(20);
-      }
-    }
+    const release = await acquireDirLock(join(this.dir, INDEX_LOCK));
     try {
       return fn();
     } finally {
-      rmSync(lock, { recursive: true, force: true });
+      release();
     }
   }
 
@@ -134,8 +123,121 @@ export class RegistryStore {
   }
 }
 
-/** A lock older than this was left by a replica that died mid-publish. */
-const STALE_LOCK_MS = 30_000;
+export const INDEX_LOCK = "index.lock";
+
+/**
+ * A lock held longer than this was left by a replica that died holding it: the section it
+ * guards is a read and a rename of index.json, milliseconds. A holder on this host is also
+ * known dead at once, by its pid.
+ */
+export const STALE_LOCK_MS = 10_000;
+/** How long a publish waits for the lock: longer than STALE_LOCK_MS, so a dead holder's lock is broken within it. */
+const LOCK_WAIT_MS = 15_000;
+
+const LockOwner = z.object({ pid: z.number(), host: z.string(), token: z.string() });
+type LockOwner = z.infer<typeof LockOwner>;
+
+/** The lock's owner, or null when it is gone or not (yet) readable. */
+function readOwner(lock: string): LockOwner | null {
+  try {
+    return LockOwner.parse(JSON.parse(readFileSync(join(lock, "owner.json"), "utf8")));
+  } catch {
+    return null;
+  }
+}
+
+function pidAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    // EPERM: it exists, owned by another user.
+    return (err as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
+
+/**
+ * True when the lock's holder is known dead (this host, no such pid) or has held it too long
+ * (another host's holder, or this pid reused since).
+ */
+function isStale(lock: string, owner: LockOwner | null): boolean {
+  if (owner && owner.host === hostname() && !pidAlive(owner.pid)) return true;
+  const held = statSync(lock, { throwIfNoEntry: false });
+  return held !== undefined && Date.now() - held.mtimeMs > STALE_LOCK_MS;
+}
+
+/**
+ * Takes the lock folder `lock` (shared by processes, possibly on several hosts) and returns
+ * its release. The folder is built aside with owner.json inside and renamed into place:
+ * rename(2) onto a non-empty folder fails, so taking it is atomic and a lock folder always
+ * names its owner. A stale lock is broken by renaming it aside first and checking that what
+ * moved is the one judged stale (two waiters breaking one dead holder's lock must not also
+ * break the lock the faster of them took meanwhile).
+ */
+export async function acquireDirLock(lock: string, waitMs = LOCK_WAIT_MS): Promise<() => void> {
+  const me: LockOwner = { pid: process.pid, host: hostname(), token: randomBytes(8).toString("hex") };
+  const until = Date.now() + waitMs;
+  for (;;) {
+    const temp = `${lock}.${me.token}.new`;
+    mkdirSync(temp, { recursive: true });
+    writeFileSync(join(temp, "owner.json"), JSON.stringify(me));
+    try {
+      renameSync(temp, lock);
+      return () => releaseDirLock(lock, me.token);
+    } catch (err) {
+      rmSync(temp, { recursive: true, force: true });
+      const code = (err as NodeJS.ErrnoException).code;
+      if (code !== "ENOTEMPTY" && code !== "EEXIST") throw err;
+    }
+    const owner = readOwner(lock);
+    if (isStale(lock, owner)) breakStale(lock, owner);
+    else if (Date.now() > until) throw new RegistryError(503, "the registry index is locked; try again");
+    else await sleep(10);
+  }
+}
+
+function breakStale(lock: string, judged: LockOwner | null): void {
+  const aside = `${lock}.${randomBytes(8).toString("hex")}.stale`;
+  try {
+    renameSync(lock, aside);
+  } catch {
+    return; // gone already: released, or broken by another waiter
+  }
+  const moved = readOwner(aside);
+  // Both ownerless (a folder from an older build, judged by its age) counts as the same.
+  if (moved?.token === judged?.token) {
+    rmSync(aside, { recursive: true, force: true });
+    return;
+  }
+  // A live holder's lock, taken between our look and our rename: put it back. If yet another
+  // lock was taken in that instant, the rename fails and that holder goes on alone; the one
+  // moved aside still releases by its token (below), so neither lock is left behind.
+  try {
+    renameSync(aside, lock);
+  } catch {
+    rmSync(aside, { recursive: true, force: true });
+  }
+}
+
+/** Removes the lock only if it is still ours (never another holder's, after a break). */
+function releaseDirLock(lock: string, token: string): void {
+  const aside = `${lock}.${token}.released`;
+  try {
+    renameSync(lock, aside);
+  } catch {
+    return;
+  }
+  if (readOwner(aside)?.token !== token) {
+    // Not ours (ours was broken as stale): give it back to its holder.
+    try {
+      renameSync(aside, lock);
+      return;
+    } catch {
+      // another lock is in place: that one stays, this stray folder goes
+    }
+  }
+  rmSync(aside, { recursive: true, force: true });
+}
 
 function writeAtomically(path: string, data: Buffer): void {
   const temp = `${path}.${randomBytes(4).toString("hex")}.tmp`;
