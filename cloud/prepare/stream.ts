@@ -79,7 +79,8 @@ const SCHEMA = `
   CREATE TABLE seen (h BLOB PRIMARY KEY) WITHOUT ROWID;
   CREATE TABLE surv (seq INTEGER PRIMARY KEY, json TEXT NOT NULL, sim TEXT NOT NULL, pk BLOB NOT NULL,
     held INTEGER NOT NULL, kept INTEGER NOT NULL DEFAULT 0, side INTEGER);
-  CREATE TABLE post (h INTEGER NOT NULL, doc INTEGER NOT NULL, n INTEGER NOT NULL, PRIMARY KEY (h, doc)) WITHOUT ROWID;
+  CREATE TABLE post (s TEXT NOT NULL, doc INTEGER NOT NULL, pos INTEGER NOT NULL, n INTEGER NOT NULL,
+    PRIMARY KEY (s, doc)) WITHOUT ROWID;
   CREATE TABLE uf (k BLOB PRIMARY KEY, p BLOB NOT NULL, held INTEGER NOT NULL) WITHOUT ROWID;
 `;
 
@@ -290,8 +291,16 @@ export async function prepareExportStream(
 /** Marks kept survivors, unions the prompts of folded ones; returns how many were folded. */
 async function fold(w: Database, r: Database, sketch: Sketch, threshold: number): Promise<number> {
   const { prefixLength, needed, sizeFits } = foldBounds(threshold);
-  const postingsOf = w.prepare("SELECT doc, n FROM post WHERE h = ?");
-  const addPosting = w.prepare("INSERT OR IGNORE INTO post (h, doc, n) VALUES (?, ?, ?)");
+  // A text's whole prefix in one statement each way (a JSON array of shingles): per-shingle
+  // statements cost more than the lookups themselves. Postings are keyed by the shingle itself,
+  // so a match is a real common shingle (the position filter below relies on that).
+  const postingsOf = w.prepare(
+    `SELECT j.key AS i, p.doc AS doc, p.pos AS pos, p.n AS n FROM json_each(?) j
+     JOIN post p ON p.s = j.value ORDER BY j.key`,
+  );
+  const addPostings = w.prepare(
+    "INSERT OR IGNORE INTO post (s, doc, pos, n) SELECT value, ?, key, ? FROM json_each(?)",
+  );
   const markKept = w.prepare("UPDATE surv SET kept = 1 WHERE seq = ?");
   const simOf = w.prepare("SELECT sim FROM surv WHERE seq = ?").pluck();
   const union = unionFind(w);
@@ -320,12 +329,22 @@ async function fold(w: Database, r: Database, sketch: Sketch, threshold: number)
       if (firstEmpty === undefined) firstEmpty = seq;
       else into.push(firstEmpty);
     } else {
-      const candidates = new Set<number>();
-      for (let i = 0; i < prefix; i++)
-        for (const p of postingsOf.all(ordered[i]!.key) as { doc: number; n: number }[])
-          if (sizeFits(set.size, p.n)) candidates.add(p.doc);
+      const prefixText = JSON.stringify(ordered.slice(0, prefix).map((o) => o.s));
+      // The in-memory fold's size and position filters (PPJoin), in the same order.
+      const overlap = new Map<number, number>();
+      for (const p of postingsOf.all(prefixText) as { i: number; doc: number; pos: number; n: number }[]) {
+        if (!sizeFits(set.size, p.n)) continue;
+        const found = overlap.get(p.doc) ?? 0;
+        if (found < 0) continue;
+        const bound = found + 1 + Math.min(set.size - p.i - 1, p.n - p.pos - 1);
+        overlap.set(p.doc, bound >= needed(set.size, p.n) ? found + 1 : -1);
+      }
+      const candidates = [...overlap]
+        .filter(([, found]) => found > 0)
+        .map(([doc]) => doc)
+        .sort((a, b) => a - b);
       for (const doc of candidates) {
-        // Verified on the texts themselves: a hash collision in the index only costs a check.
+        // Verified on the texts themselves.
         const other = shingles(simOf.get(doc) as string);
         let common = 0;
         for (const s of other) if (set.has(s)) common++;
@@ -338,7 +357,7 @@ async function fold(w: Database, r: Database, sketch: Sketch, threshold: number)
       continue;
     }
     markKept.run(seq);
-    for (let i = 0; i < prefix; i++) addPosting.run(ordered[i]!.key, seq, set.size);
+    if (prefix > 0) addPostings.run(seq, set.size, JSON.stringify(ordered.slice(0, prefix).map((o) => o.s)));
   }
   w.exec("COMMIT");
   return folded;
