@@ -212,7 +212,8 @@ export async function prepareExportStream(
     };
     const addGroup = w.prepare("INSERT INTO grp (g, k, good, json) VALUES (?, ?, ?, ?)");
     for await (const row of source.items()) {
-      items++;
+      // A page is hundreds of items: let requests (ingest) in between every few dozen.
+      if (++items % 64 === 0) await tick();
       const parsed = FeedbackItem.safeParse(safeJson(row.json));
       const kind = parsed.success ? parsed.data.kind : "unknown";
       byKind[kind] = (byKind[kind] ?? 0) + 1;
