@@ -1,7 +1,7 @@
 /**
  * One dataset export in this process, for the bounded-memory test and the export bench: seeds
- * a SQLite store in `dir` with `n` chat items (good ratings with text; every 50th a repeat
- * of an earlier line, every 20th a near-duplicate) in one transaction straight through the
+ * a SQLite store in `dir` with `n` chat items (good ratings with text; every 20th a
+ * near-duplicate of an earlier line, every 100th a repeat of one) in one transaction straight through the
  * store's connection, then exports with `mode` ("stream": the service's bounded-memory export;
  * "memory": the in-memory exportDataset it replaced) and prints one JSON line of counts, time
  * and peak RSS. Run it under a small --max-old-space-size: the stream export must finish, the
