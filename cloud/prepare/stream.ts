@@ -295,9 +295,16 @@ async function fold(w: Database, r: Database, sketch: Sketch, threshold: number)
   // A text's whole prefix in one statement each way (a JSON array of shingles): per-shingle
   // statements cost more than the lookups themselves. Postings are keyed by the shingle itself,
   // so a match is a real common shingle (the position filter below relies on that).
+  // The WHERE is the position filter of a first match, with slack: it only keeps rows back
+  // that could never start a similar pair (the JS loop below applies the exact filters, and
+  // every candidate is verified), so a superset of the pairs comes back, never fewer; it
+  // spares marshalling the long postings of common shingles late in a prefix.
+  const ratio = threshold / (1 + threshold);
   const postingsOf = w.prepare(
-    `SELECT j.key AS i, p.doc AS doc, p.pos AS pos, p.n AS n FROM json_each(?) j
-     JOIN post p ON p.s = j.value ORDER BY j.key`,
+    `SELECT j.key AS i, p.doc AS doc, p.pos AS pos, p.n AS n FROM json_each(@prefix) j
+     JOIN post p ON p.s = j.value
+     WHERE 1 + min(@size - j.key - 1, p.n - p.pos - 1) >= ${ratio} * (@size + p.n) - 1e-6
+     ORDER BY j.key`,
   );
   const addPostings = w.prepare(
     "INSERT OR IGNORE INTO post (s, doc, pos, n) SELECT value, ?, key, ? FROM json_each(?)",
@@ -333,7 +340,12 @@ async function fold(w: Database, r: Database, sketch: Sketch, threshold: number)
       const prefixText = JSON.stringify(ordered.slice(0, prefix).map((o) => o.s));
       // The in-memory fold's size and position filters (PPJoin), in the same order.
       const overlap = new Map<number, number>();
-      for (const p of postingsOf.all(prefixText) as { i: number; doc: number; pos: number; n: number }[]) {
+      for (const p of postingsOf.all({ prefix: prefixText, size: set.size }) as {
+        i: number;
+        doc: number;
+        pos: number;
+        n: number;
+      }[]) {
         if (!sizeFits(set.size, p.n)) continue;
         const found = overlap.get(p.doc) ?? 0;
         if (found < 0) continue;
