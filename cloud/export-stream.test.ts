@@ -3,6 +3,7 @@
  * the in-memory export (exportDataset) of the same snapshot, ingest going on meanwhile neither
  * blocked nor seen, and a dataset bigger than the heap exported in a small-heap process.
  */
+import fc from "fast-check";
 import { spawnSync } from "node:child_process";
 import { mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -121,6 +122,51 @@ for (const engine of engines)
             });
           }
     });
+
+    it("gives the in-memory export's lines and report on generated stores", async () => {
+      const itemArb = fc.record({
+        kind: fc.constantFrom("rating" as const, "correction" as const, "regeneration" as const),
+        rating: fc.constantFrom("good" as const, "bad" as const),
+        domain: fc.constantFrom(null, "chat"),
+        q: fc.constantFrom(...QUESTIONS),
+        a: fc.constantFrom(...ANSWERS),
+        b: fc.constantFrom(...ANSWERS),
+        at: fc.nat(5),
+      });
+      await fc.assert(
+        fc.asyncProperty(
+          fc.array(itemArb, { maxLength: 30 }),
+          fc.constantFrom("sft" as const, "preference" as const),
+          fc.constantFrom("chat", "base"),
+          async (specs, type, domain) => {
+            const store = await engine.open();
+            await store.registerInstall(INSTALL, "hash", 0);
+            const items = specs.map((x, i) =>
+              makeItem(`gen-${batch}-${i}`, {
+                kind: x.kind,
+                rating: x.kind === "rating" ? x.rating : null,
+                domain: x.domain,
+                createdAt: 1_700_000_000_000 + x.at,
+                prompt: [{ role: "user", text: x.q }],
+                response: x.kind === "regeneration" ? null : x.a,
+                ...(x.kind === "correction" ? { correction: x.b } : {}),
+                ...(x.kind === "regeneration" ? { rejected: x.a, chosen: x.b } : {}),
+              }),
+            );
+            if (items.length > 0) await ingest(store, items);
+            const opts = { type, scan: atSignScan, heldoutShare: 0.5 };
+            const expected = await exportDataset(store, domain, opts);
+            const out = await streamDataset(store, domain, opts);
+            expect({ lines: [...out.lines("train")], report: out.report }).toEqual({
+              lines: expected.lines.train,
+              report: expected.report,
+            });
+            for (const c of cleanups.splice(0).reverse()) await c();
+          },
+        ),
+        { numRuns: 15 },
+      );
+    }, 60_000);
 
     it("exports the snapshot it started on while ingest goes on, and leaves no scratch file", async () => {
       const store = await engine.open();
