@@ -67,6 +67,17 @@ describe("DeltaBatcher", () => {
     expect(sent).toEqual(["a", "b", "c"]);
   });
 
+  it("sets no timer when pieces come slower than the window", () => {
+    const { sent, batcher } = collect(5);
+    for (const piece of ["a", "b", "c"]) {
+      batcher.push(piece);
+      // Each went out at once; nothing is left for a timer to send.
+      expect(vi.getTimerCount()).toBe(0);
+      vi.advanceTimersByTime(30);
+    }
+    expect(sent).toEqual(["a", "b", "c"]);
+  });
+
   it("cancel drops what is pending and everything pushed later", () => {
     const { sent, batcher } = collect(5);
     batcher.push("a");

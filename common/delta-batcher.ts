@@ -5,9 +5,13 @@
  * message per few milliseconds instead of one per token saves most of it, while a delay of a
  * few milliseconds is invisible to a reader.
  *
- * A leading-and-trailing throttle: the first piece after an idle window goes out at once (the
- * first token is never delayed), later ones within `windowMs` of the last send are merged and
- * go out when the window ends. Text is never dropped or reordered unless `cancel()` is called.
+ * A leading-and-trailing throttle: a piece that comes `windowMs` or more after the last send
+ * goes out at once (so the first token is never delayed), later ones within `windowMs` of the
+ * last send are merged and go out when the window ends. A timer runs only while something is
+ * merged: when pieces come slower than the window (a large model on a CPU: ~30 ms a token) no
+ * timer wakes the process between tokens — each wake-up on a 2-core machine is one more
+ * thread competing with the generation. Text is never dropped or reordered unless `cancel()`
+ * is called.
  */
 export interface DeltaBatcherOptions {
   /** How long after a send further pieces are merged; 0 = no batching (each piece at once). */
@@ -18,32 +22,42 @@ export class DeltaBatcher {
   private pending = "";
   private timer: ReturnType<typeof setTimeout> | null = null;
   private closed = false;
+  private lastSentAt = Number.NEGATIVE_INFINITY;
 
   constructor(
     private readonly emit: (text: string) => void,
     private readonly options: DeltaBatcherOptions,
   ) {}
 
-  /** Add a piece: sent now when no window is open, else merged into the window's send. */
+  /** Add a piece: sent now when the last send is a window old, else merged into the next send. */
   push(text: string): void {
     if (this.closed || text.length === 0) return;
     if (this.options.windowMs <= 0) {
       this.emit(text);
       return;
     }
-    if (this.timer) {
-      this.pending += text;
+    this.pending += text;
+    if (this.timer) return;
+    const wait = this.lastSentAt + this.options.windowMs - Date.now();
+    if (wait <= 0) {
+      this.sendPending();
       return;
     }
-    this.openWindow();
-    this.emit(text);
+    this.timer = setTimeout(() => {
+      this.timer = null;
+      this.sendPending();
+    }, wait);
   }
 
-  /** Send what is pending now (before a final message, so the order is kept). */
+  /**
+   * Send what is pending now (before a final message, so the order is kept). What comes after
+   * a flush (the next Agent round's text) goes out at once again.
+   */
   flush(): void {
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
     this.sendPending();
+    this.lastSentAt = Number.NEGATIVE_INFINITY;
   }
 
   /** Drop what is pending and ignore later pieces (after Stop nothing more is shown). */
@@ -54,20 +68,11 @@ export class DeltaBatcher {
     this.timer = null;
   }
 
-  private openWindow(): void {
-    this.timer = setTimeout(() => {
-      this.timer = null;
-      // Something was merged: send it and keep merging for another window; else go idle.
-      if (this.pending.length === 0) return;
-      this.openWindow();
-      this.sendPending();
-    }, this.options.windowMs);
-  }
-
   private sendPending(): void {
     if (this.pending.length === 0) return;
     const text = this.pending;
     this.pending = "";
+    this.lastSentAt = Date.now();
     this.emit(text);
   }
 }
