@@ -19,8 +19,8 @@
  * Every server runs in its own process group with a data folder named macaron-bench-*: it is
  * stopped with its engine however the benchmark ends (`pgrep -f macaron-bench` finds nothing).
  */
-import { spawn, spawnSync, type ChildProcess } from "node:child_process";
-import { existsSync, mkdtempSync, readdirSync, rmSync, statSync } from "node:fs";
+import { spawn, type ChildProcess } from "node:child_process";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
@@ -28,6 +28,7 @@ import { createInterface } from "node:readline";
 import { pathToFileURL } from "node:url";
 import { parseArgs } from "node:util";
 import type { ChatTurn } from "../common/engine-protocol";
+import { build, HEADLESS_BUILD, isStale } from "../scripts/build-freshness.mjs";
 import { writeFixtures } from "../native/gguf/fixtures";
 import type { TinyModelSize } from "../native/gguf/tiny-model";
 import { engineThreads } from "../native/engine/llama-backend";
@@ -48,33 +49,18 @@ interface StartMode {
   entry: string[];
 }
 
-/** Newest modification time under `path`, tests and dot folders aside (as scripts/start.mjs). */
-function newestMtime(path: string): number {
-  if (!existsSync(path)) return 0;
-  const stat = statSync(path);
-  if (!stat.isDirectory()) return /\.test\.tsx?$/.test(path) ? 0 : stat.mtimeMs;
-  return readdirSync(path)
-    .filter((name) => name !== "node_modules" && !name.startsWith("."))
-    .reduce((max, name) => Math.max(max, newestMtime(join(path, name))), 0);
-}
-
 /**
- * The built server and engine, rebuilt first when older than their sources: a stale bundle
- * measures other code than the checkout (it once hid the engine's huge pages from this bench).
+ * The built server and engine, rebuilt first when older than their sources (as `npm start`
+ * does): a stale bundle measures other code than the checkout (it once hid the engine's huge
+ * pages from this bench).
  */
 function ensureBuilt(): string {
-  const outputs = ["out/main/cli.js", "out/main/engine.js"].map((p) => join(root, p));
-  const oldest = Math.min(...outputs.map((p) => (existsSync(p) ? statSync(p).mtimeMs : 0)));
-  const sources = ["electron", "native", "common", "electron.vite.config.ts", "package.json"];
-  if (oldest >= Math.max(...sources.map((p) => newestMtime(join(root, p))))) return outputs[0]!;
-  console.error("serve: out/main is older than the sources: building (electron-vite build)…");
-  const built = spawnSync(
-    process.execPath,
-    [join(root, "node_modules", "electron-vite", "bin", "electron-vite.js"), "build"],
-    { cwd: root, stdio: ["ignore", 2, 2] },
-  );
-  if (built.status !== 0) throw new Error(`electron-vite build failed (exit ${built.status})`);
-  return outputs[0]!;
+  if (isStale(HEADLESS_BUILD)) {
+    console.error("serve: out/ is older than the sources: building (electron-vite build)…");
+    const status = build();
+    if (status !== 0) throw new Error(`electron-vite build failed (exit ${status})`);
+  }
+  return join(root, "out", "main", "cli.js");
 }
 
 function startModes(before: string | undefined): StartMode[] {

@@ -7,46 +7,17 @@
 // Headless mode runs the built out/main/cli.js under plain Node (no tsx: its loader and the
 // npm wrapper cost ~0.65 s per start); from sources: `npx tsx electron/server/cli.ts`.
 import { spawn, spawnSync } from "node:child_process";
-import { existsSync, readdirSync, statSync } from "node:fs";
+import { existsSync } from "node:fs";
 import { createRequire } from "node:module";
 import { homedir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { build, HEADLESS_BUILD, isStale } from "./build-freshness.mjs";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const require = createRequire(join(root, "package.json"));
 const serveOnly = process.argv[2] === "--serve";
 const extraArgs = process.argv.slice(serveOnly ? 3 : 2);
-
-/** Newest modification time under `path` (0 when missing), skipping tests and dot folders. */
-function newestMtime(path) {
-  if (!existsSync(path)) return 0;
-  const stat = statSync(path);
-  if (!stat.isDirectory()) return /\.test\.tsx?$/.test(path) ? 0 : stat.mtimeMs;
-  return readdirSync(path)
-    .filter((name) => name !== "node_modules" && !name.startsWith("."))
-    .reduce((max, name) => Math.max(max, newestMtime(join(path, name))), 0);
-}
-
-/** What the bundles are built from (tests and dot folders aside, see newestMtime). */
-const SOURCES = ["electron", "native", "common", "renderer", "electron.vite.config.ts", "package.json"];
-
-/** Whether one of `outputs` is missing or older than the sources. */
-function isStale(outputs) {
-  const oldestOutput = Math.min(
-    ...outputs.map((p) => (existsSync(join(root, p)) ? statSync(join(root, p)).mtimeMs : 0)),
-  );
-  return oldestOutput < Math.max(...SOURCES.map((p) => newestMtime(join(root, p))));
-}
-
-function build() {
-  return spawnSync(
-    process.execPath,
-    [join(root, "node_modules", "electron-vite", "bin", "electron-vite.js"), "build"],
-    // stdout too goes to stderr: a caller reading our stdout sees the server's lines only.
-    { cwd: root, stdio: ["ignore", 2, 2] },
-  ).status;
-}
 
 /**
  * The desktop app needs all three bundles (main + engine, preload, renderer); rebuild them
@@ -64,8 +35,6 @@ function ensureDesktopBuild() {
     process.exit(status ?? 1);
   }
 }
-
-const HEADLESS_BUILD = ["out/main/cli.js", "out/main/engine.js", "out/renderer/index.html"];
 
 /**
  * The command line of headless mode: node out/main/cli.js, built first when stale. Should the
