@@ -253,7 +253,11 @@ export class PostgresStore implements CloudStore {
     await this.pool.end();
   }
 
-  private async transaction<T>(fn: (c: pg.PoolClient) => Promise<T>): Promise<T> {
+  /**
+   * Runs fn in one transaction on a pooled client: COMMIT on success, ROLLBACK on error (a client
+   * whose ROLLBACK fails is discarded, not returned to the pool). Public for cloud/store/seed.ts.
+   */
+  async transaction<T>(fn: (c: pg.PoolClient) => Promise<T>): Promise<T> {
     const c = await this.pool.connect();
     let broken = false;
     try {

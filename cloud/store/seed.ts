@@ -123,10 +123,7 @@ async function seedPostgres(
   store: PostgresStore,
   plan: SeedPlan,
 ): Promise<{ items: number; batches: number }> {
-  const c = await store.pool.connect();
-  let broken = false;
-  try {
-    await c.query("BEGIN");
+  return store.transaction(async (c) => {
     await c.query(
       `INSERT INTO installs (install_id, token_hash, created_at, rotated_at) VALUES ($1, $2, $3, $3)
        ON CONFLICT (install_id) DO UPDATE SET token_hash = excluded.token_hash, rotated_at = excluded.rotated_at`,
@@ -194,14 +191,6 @@ async function seedPostgres(
       plan.installId,
       items,
     ]);
-    await c.query("COMMIT");
     return { items, batches };
-  } catch (err) {
-    await c.query("ROLLBACK").catch(() => {
-      broken = true;
-    });
-    throw err;
-  } finally {
-    c.release(broken);
-  }
+  });
 }
