@@ -58,15 +58,20 @@ export interface PreparedExport {
   report: ExportReport;
 }
 
-/** Builds both splits of one domain's dataset and the report of every count. */
-export function prepareExport(input: PrepareInput, opts: PrepareOptions): PreparedExport {
-  const options: ExportReport["options"] = {
+/** The options with every default filled in, as the report records them. */
+export function resolveOptions(opts: PrepareOptions): ExportReport["options"] {
+  return {
     maxTokens: opts.maxTokens ?? DEFAULT_MAX_TOKENS,
     heldoutShare: opts.heldoutShare ?? DEFAULT_HELDOUT_SHARE,
     bytesPerToken: opts.bytesPerToken ?? DEFAULT_BYTES_PER_TOKEN,
     nearDuplicateThreshold: opts.nearDuplicateThreshold ?? NEAR_DUPLICATE_THRESHOLD,
     shingleSize: SHINGLE_SIZE,
   };
+}
+
+/** Builds both splits of one domain's dataset and the report of every count. */
+export function prepareExport(input: PrepareInput, opts: PrepareOptions): PreparedExport {
+  const options = resolveOptions(opts);
   const dropped = noDrops();
   const byKind: Record<string, number> = {};
   const items: FeedbackItem[] = [];

@@ -32,8 +32,8 @@ import {
   PAIR_GROUPS,
   type Candidate,
 } from "./candidates";
-import { DEFAULT_BYTES_PER_TOKEN, DEFAULT_MAX_TOKENS, tokenCounter } from "./length";
-import { foldBounds, NEAR_DUPLICATE_THRESHOLD, SHINGLE_SIZE, shingles } from "./near-duplicates";
+import { tokenCounter } from "./length";
+import { foldBounds, shingles } from "./near-duplicates";
 import { promptKey } from "./normalize";
 import {
   correctedKey,
@@ -41,11 +41,12 @@ import {
   safeJson,
   thumbsDownKey,
   type KeySet,
+  resolveOptions,
   type PrepareOptions,
 } from "./prepare";
 import { noDrops, type ExportReport } from "./report";
 import type { DomainCount } from "./source";
-import { DEFAULT_HELDOUT_SHARE, splitOf, type Split } from "./split";
+import { splitOf, type Split } from "./split";
 
 /** What one streamed export reads; every call must read the same snapshot. */
 export interface StreamSource {
@@ -131,13 +132,7 @@ export async function prepareExportStream(
   opts: PrepareOptions,
   scratchDir = tmpdir(),
 ): Promise<StreamedExport> {
-  const options: ExportReport["options"] = {
-    maxTokens: opts.maxTokens ?? DEFAULT_MAX_TOKENS,
-    heldoutShare: opts.heldoutShare ?? DEFAULT_HELDOUT_SHARE,
-    bytesPerToken: opts.bytesPerToken ?? DEFAULT_BYTES_PER_TOKEN,
-    nearDuplicateThreshold: opts.nearDuplicateThreshold ?? NEAR_DUPLICATE_THRESHOLD,
-    shingleSize: SHINGLE_SIZE,
-  };
+  const options = resolveOptions(opts);
   const dir = mkdtempSync(join(scratchDir, "macaron-export-"));
   const file = join(dir, "scratch.db");
   // Two connections in WAL: `r` iterates (grp, surv) while `w` writes other rows.
