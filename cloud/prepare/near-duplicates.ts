@@ -62,7 +62,7 @@ export function foldNearDuplicates(
   size = SHINGLE_SIZE,
 ): FoldResult {
   const sets = rankedSets(texts, size);
-  const { eps, prefixLength, needed } = foldBounds(threshold);
+  const { prefixLength, needed, sizeFits } = foldBounds(threshold);
   const postings = new Map<number, { doc: number; pos: number }[]>();
   const kept: number[] = [];
   const folded: FoldResult["folded"] = [];
@@ -79,7 +79,7 @@ export function foldNearDuplicates(
     for (let i = 0; i < prefix; i++)
       for (const { doc, pos } of postings.get(x[i]!) ?? []) {
         const y = sets[doc]!;
-        if (y.length < threshold * x.length - eps || y.length * threshold > x.length + eps) continue;
+        if (!sizeFits(x.length, y.length)) continue;
         const found = overlap.get(doc) ?? 0;
         if (found < 0) continue;
         const bound = found + 1 + Math.min(x.length - i - 1, y.length - pos - 1);
@@ -109,7 +109,6 @@ export function foldNearDuplicates(
 export function foldBounds(threshold: number) {
   const eps = 1e-9;
   return {
-    eps,
     /** How many of a set's first shingles (in the global order) a similar set must share one of. */
     prefixLength: (n: number) => n - Math.ceil(threshold * n - eps) + 1,
     /** Common shingles two sets of these sizes need to be similar. */
