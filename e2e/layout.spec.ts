@@ -27,10 +27,7 @@ test.beforeAll(async ({ browser }) => {
   const page = await browser.newPage();
   const chat = new ChatPage(page);
   await chat.open(await server.loginUrl());
-  await page.getByRole("button", { name: "Try the demo model" }).click();
-  // Loading a model is the slowest step here and scales with the machine's load (other specs,
-  // builds): its own bound, the readiness signal is still the enabled message box.
-  await expect(chat.message).toBeEnabled({ timeout: 60_000 });
+  await chat.useDemoModel({ timeout: 60_000 });
   await page.close();
 });
 test.afterAll(async () => {

@@ -62,9 +62,14 @@ export class ChatPage {
     };
   }
 
-  async useDemoModel(): Promise<void> {
+  /**
+   * Loading a model is the slowest step of a spec and scales with the machine's load (other
+   * specs, builds): `timeout` gives it its own bound; the readiness signal is still the enabled
+   * message box.
+   */
+  async useDemoModel({ timeout }: { timeout?: number } = {}): Promise<void> {
     await this.page.getByRole("button", { name: "Try the demo model" }).click();
-    await expect(this.message).toBeEnabled();
+    await expect(this.message).toBeEnabled({ timeout });
     await expect(this.page.getByText(/Demo — a tiny trained model/).first()).toBeVisible();
   }
 }
