@@ -27,9 +27,9 @@ export type { PiiScan, PreparedExport, PrepareOptions, StreamedExport };
 export { prepareExport };
 
 /**
- * What one export reads, from one snapshot of either engine: the same inputs as
- * prepare/source.ts reads from SQLite directly, collected into arrays. Only the in-memory
- * export (exportDataset, the oracle the streaming export is tested against) uses it.
+ * What one export reads, from one snapshot of either engine, collected into arrays (the
+ * ExportSource of prepare/source.ts). Only the in-memory export (exportDataset, the oracle the
+ * streaming export is tested against) uses it.
  */
 export async function readSnapshotSource(snap: Snapshot, domain: string): Promise<ExportSource> {
   const collect = async (it: AsyncIterable<StoredItem>) => {
