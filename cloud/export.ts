@@ -42,7 +42,8 @@ export async function readSnapshotSource(snap: Snapshot, domain: string): Promis
   return { items, ratings, domains: await domainCounts(snap) };
 }
 
-function domainFilter(domain: string): ItemFilter {
+/** The store filter of one export domain: "base" also takes the items stored with no domain. */
+export function domainFilter(domain: string): ItemFilter {
   return domain === BASE_DOMAIN ? { domain, orNullDomain: true } : { domain };
 }
 

@@ -7,7 +7,7 @@ import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest }
 import { promisify } from "node:util";
 import { gunzip } from "node:zlib";
 import { bearerToken, hashToken, newToken, sameSecret } from "./auth";
-import { streamDataset, type PiiScan, type StreamedExport } from "./export";
+import { domainFilter, streamDataset, type PiiScan, type StreamedExport } from "./export";
 import type { Split } from "./prepare/split";
 import { checkBatch, DEFAULT_DOMAINS } from "./ingest";
 import { redact } from "../common/redaction";
@@ -23,7 +23,6 @@ import { registerRegistry, type RegistryStore } from "./registry";
 import { createHash } from "node:crypto";
 import { once } from "node:events";
 import { PassThrough } from "node:stream";
-import { BASE_DOMAIN } from "./prepare/source";
 import { SqliteStore } from "./store/sqlite-store";
 import { PostgresStore } from "./store/postgres-store";
 import type { CloudStore } from "./store/store";
@@ -317,7 +316,7 @@ export function createCloudApp<S extends CloudStore = SqliteStore>(opts: CloudOp
  */
 function rawExportStream(store: CloudStore, domain: string): PassThrough {
   const out = new PassThrough();
-  const filter = domain === BASE_DOMAIN ? { domain, orNullDomain: true } : { domain };
+  const filter = domainFilter(domain);
   void store
     .withSnapshot(async (snap) => {
       let chunk = "";
