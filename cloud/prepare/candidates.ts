@@ -105,7 +105,7 @@ function conversation(item: FeedbackItem, answer: string | null | undefined): Ca
  * What one item adds to the preference export: a candidate of its own (regeneration,
  * correction), a place in a prompt's group (rated answers, answers that called tools: paired
  * good × bad once every item is read), or nothing. Shared by the in-memory and the streaming
- * export (export-stream.ts), so both classify an item the same way.
+ * export (prepare/stream.ts), so both classify an item the same way.
  */
 export type PreferenceEntry =
   { candidate: Candidate } | { group: PairGroup; key: string; good: boolean } | null;

@@ -102,7 +102,7 @@ export function foldNearDuplicates(
 }
 
 /**
- * The bounds of the fold at `threshold`, shared with the streaming fold (export-stream.ts) so
+ * The bounds of the fold at `threshold`, shared with the streaming fold (prepare/stream.ts) so
  * both call the same pairs similar. A small tolerance on every bound errs towards verifying a
  * pair, never towards missing one.
  */

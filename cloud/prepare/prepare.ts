@@ -3,7 +3,7 @@
  * training lines in a train and a held-out split, with a count for every item and line.
  * Filters run in this order and a line is counted under the first that drops it:
  * malformed, sameAnswer, toolFailed (candidates), consent, pii, thumbsDown, followUpCorrected,
- * tooLong, duplicate (exact line), nearDuplicate (folded into a kept line).
+ * customSystem, tooLong, duplicate (exact line), nearDuplicate (folded into a kept line).
  */
 import { createHash } from "node:crypto";
 import { hasText } from "../ingest";

@@ -327,12 +327,13 @@ async function fold(w: Database, r: Database, sketch: Sketch, threshold: number)
       })
       .sort((a, b) => a.f - b.f || a.key - b.key || (a.s < b.s ? -1 : a.s > b.s ? 1 : 0));
     const prefix = set.size === 0 ? 0 : prefixLength(set.size);
+    // Built once: the lookup below and the postings of a kept text take the same prefix.
+    const prefixText = JSON.stringify(ordered.slice(0, prefix).map((o) => o.s));
     if (set.size === 0) {
       // Empty texts are all one text: every one after the first is folded into it.
       if (firstEmpty === undefined) firstEmpty = seq;
       else into.push(firstEmpty);
     } else {
-      const prefixText = JSON.stringify(ordered.slice(0, prefix).map((o) => o.s));
       // The in-memory fold's size and position filters (PPJoin), in the same order.
       const overlap = new Map<number, number>();
       for (const p of postingsOf.all({ prefix: prefixText, size: set.size }) as {
@@ -365,7 +366,7 @@ async function fold(w: Database, r: Database, sketch: Sketch, threshold: number)
       continue;
     }
     markKept.run(seq);
-    if (prefix > 0) addPostings.run(seq, set.size, JSON.stringify(ordered.slice(0, prefix).map((o) => o.s)));
+    if (prefix > 0) addPostings.run(seq, set.size, prefixText);
   }
   w.exec("COMMIT");
   return folded;
