@@ -10,7 +10,6 @@
  * - hugepages: A without glibc.malloc.hugetlb, B with it (the engine's default, engine-env.ts);
  * - threads: A with 1 compute thread, B with 2 (both with huge pages).
  */
-import type { ChildProcess } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -18,6 +17,7 @@ import { parseArgs } from "node:util";
 import type { ChatTurn } from "../common/engine-protocol";
 import { engineEnv } from "../electron/core/engine/engine-env";
 import { engineThreads } from "../native/engine/llama-backend";
+import { DEFAULT_SEQUENCES } from "../native/engine/model-session";
 import { writeFixtures } from "../native/gguf/fixtures";
 import type { TinyModelSize } from "../native/gguf/tiny-model";
 import { startDirect, type DirectProcess, type EngineSettings, type Run } from "./serve-direct";
@@ -28,7 +28,7 @@ const HISTORY: ChatTurn[] = [{ role: "user", text: "Write a short poem about the
 /** The engine's defaults for these models on CPU (what `models.status` reports for them). */
 const ENGINE_DEFAULTS: EngineSettings = {
   contextSize: 8192,
-  sequences: 4,
+  sequences: DEFAULT_SEQUENCES,
   flashAttention: "off",
   kvCacheType: "f16",
   batchSize: 512,
@@ -56,17 +56,6 @@ function sides(compare: string): [Side, Side] {
     ];
   throw new Error(`--compare ${compare}: expected hugepages or threads`);
 }
-
-const live = new Set<ChildProcess>();
-process.once("exit", () => {
-  for (const proc of live) {
-    try {
-      if (proc.pid !== undefined) process.kill(-proc.pid, "SIGKILL");
-    } catch {
-      // Gone already.
-    }
-  }
-});
 
 const rate = (r: Run) => r.tokens / (r.ms / 1000);
 
@@ -96,7 +85,7 @@ export async function main(argv: string[]): Promise<void> {
       const procs: DirectProcess[] = [];
       try {
         for (const side of [first, second])
-          procs.push(await startDirect(model, side.settings, HISTORY, (p) => live.add(p), side.env));
+          procs.push(await startDirect(model, side.settings, HISTORY, side.env));
         const [pa, pb] = first === a ? procs : [procs[1]!, procs[0]!];
         await pa!.run(tokens);
         await pb!.run(tokens);
@@ -116,10 +105,7 @@ export async function main(argv: string[]): Promise<void> {
         }
         ratios[label] = round;
       } finally {
-        for (const p of procs) {
-          await p.stop();
-          live.delete(p.proc);
-        }
+        for (const p of procs) await p.stop();
       }
     }
   } finally {

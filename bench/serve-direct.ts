@@ -81,23 +81,35 @@ async function openDirect(path: string, settings: EngineSettings, turns: ChatTur
   };
 }
 
+/**
+ * Baseline processes not stopped yet: killed when the benchmark's process ends in any way (each
+ * leads its own process group; a child whose parent vanished also leaves on the IPC disconnect).
+ */
+const live = new Set<ChildProcess>();
+process.once("exit", () => {
+  for (const proc of live) {
+    try {
+      if (proc.pid !== undefined) process.kill(-proc.pid, "SIGKILL");
+    } catch {
+      // ESRCH: gone already.
+    }
+  }
+});
+
 export interface DirectProcess {
-  proc: ChildProcess;
   promptTokens: number;
   run(maxTokens: number): Promise<Run>;
   stop(): Promise<void>;
 }
 
 /**
- * Starts a baseline process and loads the model in it. `track` is given the child first, so
- * that the caller can kill it however the benchmark ends (it leads its own process group).
- * `env` is the engine's environment unless a benchmark compares another (bench/direct-ab.ts).
+ * Starts a baseline process and loads the model in it; `stop()` ends it (and so does the
+ * benchmark's exit). `env` is the engine's environment unless a benchmark compares another (bench/direct-ab.ts).
  */
 export async function startDirect(
   path: string,
   settings: EngineSettings,
   history: ChatTurn[],
-  track: (proc: ChildProcess) => void,
   env: NodeJS.ProcessEnv = engineEnv(process.env),
 ): Promise<DirectProcess> {
   const proc = fork(import.meta.filename, ["--direct-child"], {
@@ -108,7 +120,7 @@ export async function startDirect(
     detached: true,
     serialization: "advanced",
   });
-  track(proc);
+  live.add(proc);
   const exited = new Promise<void>((ok) => proc.once("exit", () => ok()));
   const ask = (request: Request) =>
     new Promise<Reply>((ok, fail) => {
@@ -124,7 +136,6 @@ export async function startDirect(
   const ready = await ask({ open: { path, settings, history } });
   if (!("ready" in ready)) throw new Error("direct baseline: unexpected reply to open");
   return {
-    proc,
     promptTokens: ready.ready.promptTokens,
     async run(maxTokens) {
       const reply = await ask({ run: maxTokens });
@@ -136,6 +147,7 @@ export async function startDirect(
         proc.disconnect();
         await exited;
       }
+      live.delete(proc);
     },
   };
 }

@@ -315,9 +315,8 @@ async function measureThroughput(
   extra: Record<string, unknown>;
 }> {
   const directs: DirectProcess[] = [];
-  const track = (proc: ChildProcess) => live.add(proc);
   const startDirects = async (settings: EngineSettings) => {
-    for (let i = 0; i < 2; i++) directs.push(await startDirect(model, settings, HISTORY, track));
+    for (let i = 0; i < 2; i++) directs.push(await startDirect(model, settings, HISTORY));
   };
   let s: Server | null = null;
   try {
@@ -374,10 +373,7 @@ async function measureThroughput(
       },
     };
   } finally {
-    for (const d of directs) {
-      await d.stop();
-      live.delete(d.proc);
-    }
+    for (const d of directs) await d.stop();
     await s?.stop();
   }
 }

@@ -9,9 +9,9 @@
  * virtual machine each miss is a two-level page walk. Measured on the 2-core VM (bench model,
  * 64 tokens, the same node-llama-cpp code in two processes, alternating): without the tunable
  * the process that loaded the model first generated 5–8% slower than the other, whichever it
- * was (the physical layout of its pages), and that alone made `/v1` look 0.83–0.93× of
- * node-llama-cpp direct; with it the two processes are within 2% of each other and `/v1` is
- * 0.99× (`npm run bench -- serve --size bench --order both`, bench/README.md).
+ * was (the physical layout of its pages), which was most of why `/v1` looked 0.83–0.93× of
+ * node-llama-cpp direct; with it the two processes are within ~2% of each other and generation
+ * is ~9% faster (`npm run bench -- direct-ab --compare hugepages`, bench/README.md).
  *
  * The tunable is read once by the dynamic loader at process start, so it must be in the
  * environment the engine is started with. A GLIBC_TUNABLES that already sets it is left alone;
