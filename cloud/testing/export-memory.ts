@@ -1,8 +1,8 @@
 /**
  * One dataset export in this process, for the bounded-memory test and the export bench: seeds
  * a SQLite store in `dir` with `n` chat items (good ratings with text; every 20th a
- * near-duplicate of an earlier line, every 100th a repeat of one) in one transaction straight through the
- * store's connection, then exports with `mode` ("stream": the service's bounded-memory export;
+ * near-duplicate of an earlier line, every 50th a repeat of one) with the bulk seed (one
+ * transaction of what ingest would store), then exports with `mode` ("stream": the service's bounded-memory export;
  * "memory": the in-memory exportDataset it replaced) and prints one JSON line of counts, time
  * and peak RSS. Run it under a small --max-old-space-size: the stream export must finish, the
  * in-memory one runs out of heap.
@@ -13,7 +13,8 @@ import { performance } from "node:perf_hooks";
 import type { FeedbackItem } from "../../common/feedback-protocol";
 import { makeItem } from "../../testing/cloud/items";
 import { exportDataset, streamDataset } from "../export";
-import { SqliteStore, itemRow } from "../store/sqlite-store";
+import { seedStore, type SeedBatch } from "../store/seed";
+import { SqliteStore } from "../store/sqlite-store";
 
 const INSTALL = "00000000-0000-4000-8000-00000000e0e0";
 const WORDS = (
@@ -41,7 +42,7 @@ const id = (n: number) =>
   ).padStart(16, "0");
 
 /** The i-th seeded item: distinct lines mostly, some exact and near repeats. */
-export function seededItem(i: number): FeedbackItem {
+function seededItem(i: number): FeedbackItem {
   const j = i % 50 === 49 ? i - 7 : i; // an exact repeat of an earlier line
   const near = i % 20 === 19 ? " Thanks!" : ""; // a near-duplicate of an earlier line
   const q = near ? j - 3 : j;
@@ -53,17 +54,14 @@ export function seededItem(i: number): FeedbackItem {
   });
 }
 
-export function seed(store: SqliteStore, n: number): void {
-  const insert = store.db.prepare(
-    `INSERT INTO items (install_id, idempotency_key, kind, domain, consent, created_at, received_at, batch_id, json)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-  );
-  store.db.transaction(() => {
-    store.db
-      .prepare("INSERT INTO installs (install_id, token_hash, created_at, rotated_at) VALUES (?, ?, 0, 0)")
-      .run(INSTALL, "seed");
-    for (let i = 0; i < n; i++) insert.run(...itemRow(INSTALL, "seed", i, seededItem(i)));
-  })();
+/** `n` seeded items in batches of 1000, made as they are consumed (memory stays flat). */
+function* batches(n: number): Generator<SeedBatch> {
+  for (let done = 0; done < n; done += 1000)
+    yield {
+      batchId: `seed-${done}`,
+      at: 1_700_000_000_000 + done,
+      items: Array.from({ length: Math.min(1000, n - done) }, (_, k) => seededItem(done + k)),
+    };
 }
 
 async function main(): Promise<void> {
@@ -71,7 +69,12 @@ async function main(): Promise<void> {
   if ((mode !== "stream" && mode !== "memory") || !count || !dir)
     throw new Error("usage: export-memory.ts stream|memory N DIR");
   const store = new SqliteStore(dir);
-  seed(store, Number(count));
+  await seedStore(store, {
+    installId: INSTALL,
+    tokenHash: "seed",
+    registeredAt: 0,
+    batches: batches(Number(count)),
+  });
   const seeded = resourceUsage().maxRSS;
   const opts = { type: "sft" as const, scan: () => ({ findings: [] }) };
   const t0 = performance.now();
