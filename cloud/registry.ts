@@ -183,52 +183,34 @@ export async function acquireDirLock(lock: string, waitMs = LOCK_WAIT_MS): Promi
     writeFileSync(join(temp, "owner.json"), JSON.stringify(me));
     try {
       renameSync(temp, lock);
-      return () => releaseDirLock(lock, me.token);
+      return () => removeLockIf(lock, me.token);
     } catch (err) {
       rmSync(temp, { recursive: true, force: true });
       const code = (err as NodeJS.ErrnoException).code;
       if (code !== "ENOTEMPTY" && code !== "EEXIST") throw err;
     }
     const owner = readOwner(lock);
-    if (isStale(lock, owner)) breakStale(lock, owner);
+    if (isStale(lock, owner)) removeLockIf(lock, owner?.token);
     else if (Date.now() > until) throw new RegistryError(503, "the registry index is locked; try again");
     else await sleep(10);
   }
 }
 
-function breakStale(lock: string, judged: LockOwner | null): void {
-  const aside = `${lock}.${randomBytes(8).toString("hex")}.stale`;
+/**
+ * Removes the lock folder only if the owner it names has `token` (undefined: an ownerless
+ * folder, from an older build, judged by its age): renamed aside first, so that what is checked
+ * is what is removed. Another holder's lock — taken between a waiter's look and its rename, or
+ * the one that broke ours as stale — is put back; if yet another lock was taken in that instant,
+ * that one goes on alone and the folder moved aside goes.
+ */
+function removeLockIf(lock: string, token: string | undefined): void {
+  const aside = `${lock}.${randomBytes(8).toString("hex")}.removing`;
   try {
     renameSync(lock, aside);
   } catch {
     return; // gone already: released, or broken by another waiter
   }
-  const moved = readOwner(aside);
-  // Both ownerless (a folder from an older build, judged by its age) counts as the same.
-  if (moved?.token === judged?.token) {
-    rmSync(aside, { recursive: true, force: true });
-    return;
-  }
-  // A live holder's lock, taken between our look and our rename: put it back. If yet another
-  // lock was taken in that instant, the rename fails and that holder goes on alone; the one
-  // moved aside still releases by its token (below), so neither lock is left behind.
-  try {
-    renameSync(aside, lock);
-  } catch {
-    rmSync(aside, { recursive: true, force: true });
-  }
-}
-
-/** Removes the lock only if it is still ours (never another holder's, after a break). */
-function releaseDirLock(lock: string, token: string): void {
-  const aside = `${lock}.${token}.released`;
-  try {
-    renameSync(lock, aside);
-  } catch {
-    return;
-  }
   if (readOwner(aside)?.token !== token) {
-    // Not ours (ours was broken as stale): give it back to its holder.
     try {
       renameSync(aside, lock);
       return;
