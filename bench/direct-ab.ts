@@ -5,10 +5,14 @@
  * uncounted warm-up. Generation tok/s and TTFT of a warm sequence; ratios B/A per round, then
  * their median.
  *
- *   npm run bench -- direct-ab [--compare hugepages|threads] [--size small|bench] [--runs N] [--tokens N]
+ *   npm run bench -- direct-ab [--compare hugepages|threads|affinity] [--size small|bench] [--runs N] [--tokens N]
  *
  * - hugepages: A without glibc.malloc.hugetlb, B with it (the engine's default, engine-env.ts);
- * - threads: A with 1 compute thread, B with 2 (both with huge pages).
+ * - threads: A with 1 compute thread, B with 2 (both with huge pages);
+ * - affinity: A with its threads free to move between cores, B kept on the compute threads'
+ *   cores (the engine's default, native/engine/affinity.ts). Alone on the machine the two are
+ *   expected to be close: what pinning saves is the moves that other processes waking up cause
+ *   (the server the engine streams to), which `bench serve` measures.
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -54,7 +58,16 @@ function sides(compare: string): [Side, Side] {
       { name: "1 thread", settings: { ...ENGINE_DEFAULTS, threads: 1 }, env: engineEnv(bare) },
       { name: "2 threads", settings: { ...ENGINE_DEFAULTS, threads: 2 }, env: engineEnv(bare) },
     ];
-  throw new Error(`--compare ${compare}: expected hugepages or threads`);
+  if (compare === "affinity")
+    return [
+      {
+        name: "unpinned",
+        settings: ENGINE_DEFAULTS,
+        env: { ...engineEnv(bare), MACARON_ENGINE_AFFINITY: "0" },
+      },
+      { name: "pinned (default)", settings: ENGINE_DEFAULTS, env: engineEnv(bare) },
+    ];
+  throw new Error(`--compare ${compare}: expected hugepages, threads or affinity`);
 }
 
 const rate = (r: Run) => r.tokens / (r.ms / 1000);

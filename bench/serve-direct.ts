@@ -4,7 +4,7 @@
  * the engine reuses its slot), minus the process hop, IPC, HTTP and SSE.
  *
  * It runs in a process of its own, started like the engine (engineEnv: huge pages for
- * llama.cpp's buffers), not inside the benchmark's: two processes running the same code on the
+ * llama.cpp's buffers; its threads kept on the engine's cores, native/engine/affinity.ts), not inside the benchmark's: two processes running the same code on the
  * same file differ by 5–8% in generation speed when their memory is set up differently, which
  * is the size of the overhead this benchmark measures (see engine-env.ts). The second direct
  * process (`direct A/A`) shows what is left of that: its ratio to the first is the noise floor.
@@ -16,6 +16,7 @@ import { fork, type ChildProcess } from "node:child_process";
 import { LlamaChat, type LlamaContext, type LlamaModel } from "node-llama-cpp";
 import type { ChatTurn, KvCacheType } from "../common/engine-protocol";
 import { engineEnv } from "../electron/core/engine/engine-env";
+import { pinEngineThreads } from "../native/engine/affinity";
 import { chooseChatWrapper } from "../native/engine/chat-wrapper";
 import { toChatHistory } from "../native/engine/history";
 import { kvCacheTypes, loadLlamaBackend } from "../native/engine/llama-backend";
@@ -41,6 +42,8 @@ type Request = { open: { path: string; settings: EngineSettings; history: ChatTu
 type Reply = { ready: { promptTokens: number } } | { ran: Run } | { failed: string };
 
 async function openDirect(path: string, settings: EngineSettings, turns: ChatTurn[]) {
+  // As the engine's entry does, before llama.cpp loads (MACARON_ENGINE_AFFINITY=0: unpinned).
+  pinEngineThreads(settings.threads);
   const backend = await loadLlamaBackend(settings.threads);
   const model: LlamaModel = await backend.llama.loadModel({ modelPath: path });
   const flashAttention = settings.flashAttention === "on";

@@ -1,4 +1,5 @@
 // Entry of the engine process (child_process.fork or Electron utilityProcess).
+import { pinEngineThreads } from "./affinity";
 import { engineThreads, loadLlamaBackend } from "./llama-backend";
 import { detectParentChannel } from "./parent-channel";
 import { EngineRuntime } from "./runtime";
@@ -9,6 +10,12 @@ if (!channel) {
   process.exit(2);
 }
 const threads = engineThreads();
+// Before llama.cpp loads: the threads it and libuv create inherit the mask (affinity.ts).
+const affinity = pinEngineThreads(threads);
+if (affinity.pinned === null && affinity.reason === "taskset-failed")
+  process.stderr.write(
+    "[engine] could not keep the engine's threads on their cores (taskset failed); running unpinned\n",
+  );
 const runtime = new EngineRuntime(
   (message) => channel.send(message),
   () => loadLlamaBackend(threads),
