@@ -119,6 +119,44 @@ describe("mergeSent", () => {
     const next = mergeSent(done, [user, assistant]);
     expect(next.a?.find((m) => m.id === "m1")).toMatchObject({ content: "final", status: "complete" });
   });
+
+  // Core stamps a question and its answer with the same millisecond; a fast model's first
+  // delta (or its whole answer) then reaches the renderer before chat.send's reply does.
+  describe("when the answer's events overtook the reply (question and answer stamped alike)", () => {
+    const before = [
+      msg({ id: "u0", conversationId: "a", role: "user", status: "complete", createdAt: 900 }),
+      msg({ id: "m0", conversationId: "a", status: "complete", createdAt: 900 }),
+    ];
+    const question = { ...user, createdAt: 2000 };
+    const answer = { ...assistant, createdAt: 2000 };
+
+    it("puts the question in front of the answer its deltas started", () => {
+      const early = applyDeltas(
+        { a: before },
+        [{ conversationId: "a", messageId: "m1", delta: "Hel" }],
+        2003,
+      );
+      const next = mergeSent(early, [question, answer]);
+      expect(next.a?.map((m) => [m.id, m.content])).toEqual([
+        ["u0", ""],
+        ["m0", ""],
+        ["u1", "hi"],
+        ["m1", "Hel"],
+      ]);
+    });
+
+    it("puts the question in front of the answer chat.done already finished", () => {
+      const done = applyDone({ a: before }, { ...answer, content: "final", status: "complete" });
+      const next = mergeSent(done, [question, answer]);
+      expect(next.a?.map((m) => [m.id, m.status])).toEqual([
+        ["u0", "complete"],
+        ["m0", "complete"],
+        ["u1", "complete"],
+        ["m1", "complete"],
+      ]);
+      expect(next.a?.[3]?.content).toBe("final");
+    });
+  });
 });
 
 describe("mergeFetched", () => {

@@ -60,9 +60,20 @@ export function applyDone(state: MessagesByConversation, message: Message): Mess
  */
 export function mergeSent(state: MessagesByConversation, sent: readonly Message[]): MessagesByConversation {
   let next = state;
-  for (const message of sent) {
+  for (const [i, message] of sent.entries()) {
     const list = next[message.conversationId] ?? [];
     const existing = list.find((m) => m.id === message.id);
+    if (!existing) {
+      // The question when its answer's events overtook the reply: core stamps both with the
+      // same millisecond, so the sort keeps arrival order and the question must go in front of
+      // the answer already shown, not after it.
+      const answerAt = list.findIndex((m) => sent.slice(i + 1).some((later) => later.id === m.id));
+      if (answerAt >= 0) {
+        const placed = [...list.slice(0, answerAt), message, ...list.slice(answerAt)];
+        next = { ...next, [message.conversationId]: sortMessages(placed) };
+        continue;
+      }
+    }
     // A final message (from chat.done) is newer than anything the answer can hold.
     if (existing && existing.status !== "streaming") continue;
     const keepStreamed =
