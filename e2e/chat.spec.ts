@@ -62,6 +62,34 @@ test("tokens stream in, Stop ends the answer at once and keeps it, reload keeps 
   await expect(chat.assistantMessages().getByText("Stopped")).toBeVisible();
 });
 
+test("phone width: Escape in the open drawer closes it and leaves the answer running; Escape again stops it", async ({
+  page,
+}) => {
+  server = await ServerProcess.start({
+    model: join(fixturesDir(), "base.gguf"),
+    extraArgs: ["--max-tokens", String(LONG_ANSWER)],
+  });
+  await page.setViewportSize({ width: 390, height: 844 });
+  const chat = new ChatPage(page);
+  await chat.open(await server.loginUrl());
+  await chat.sendMessage("Tell me a long story");
+  const answer = chat.assistantMessages().last();
+  await expect(chat.stop).toBeVisible();
+  const toggle = page.getByRole("button", { name: "Show conversations" });
+  await toggle.click();
+  await expect(chat.conversations).toBeVisible();
+  // The drawer's Escape is the drawer's: the answer keeps streaming.
+  await page.keyboard.press("Escape");
+  await expect(chat.conversations).toBeHidden();
+  await expect(toggle).toBeFocused();
+  await expect(chat.stop).toBeVisible();
+  await expect(answer.getByText("Stopped")).toHaveCount(0);
+  // With the drawer closed, Escape is "stop generating".
+  await page.keyboard.press("Escape");
+  await expect(answer.getByText("Stopped")).toBeVisible();
+  await expect(chat.send).toBeVisible();
+});
+
 test("a second conversation is listed beside the first and both survive a server restart", async ({
   page,
 }) => {

@@ -56,7 +56,9 @@ export function ConversationNav({
   // The drawer takes focus when it opens, so the keyboard lands where the eyes do; Escape
   // closes it from anywhere (focus may be on <body> after a deleted row went away). Inner
   // Escapes (clearing the search, cancelling a rename) prevent the default and win; a dialog's
-  // stops at the dialog.
+  // stops at the dialog. On `document`: after React's root handlers, before the window listener
+  // of the app's shortcuts, so an open drawer's Escape closes the drawer and does not also stop
+  // the answer being generated.
   useEffect(() => {
     if (!open) return;
     nav.current?.querySelector<HTMLElement>("button, input")?.focus();
@@ -65,8 +67,8 @@ export function ConversationNav({
       e.preventDefault();
       onClose(true);
     };
-    window.addEventListener("keydown", onKeyDown);
-    return () => window.removeEventListener("keydown", onKeyDown);
+    document.addEventListener("keydown", onKeyDown);
+    return () => document.removeEventListener("keydown", onKeyDown);
   }, [open, onClose]);
 
   // Derived here, not in a selector: a selector returning a new array re-renders forever.
