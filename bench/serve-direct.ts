@@ -4,9 +4,10 @@
  * the engine reuses its slot), minus the process hop, IPC, HTTP and SSE.
  *
  * It runs in a process of its own, started like the engine (engineEnv: huge pages for
- * llama.cpp's buffers; its threads kept on the engine's cores, native/engine/affinity.ts), not inside the benchmark's: two processes running the same code on the
- * same file differ by 5–8% in generation speed when their memory is set up differently, which
- * is the size of the overhead this benchmark measures (see engine-env.ts). The second direct
+ * llama.cpp's buffers; its threads kept on the engine's cores, native/engine/affinity.ts), not
+ * inside the benchmark's: two processes running the same code on the same file differ by 5–8%
+ * in generation speed when their memory is set up differently, which is the size of the
+ * overhead this benchmark measures (see engine-env.ts). The second direct
  * process (`direct A/A`) shows what is left of that: its ratio to the first is the noise floor.
  *
  * Protocol (over the fork's IPC channel): {open: {path, settings, prompt}} → {ready: {promptTokens}};

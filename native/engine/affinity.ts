@@ -17,6 +17,7 @@
  */
 import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
+import { switchedOff } from "../../common/env-switch";
 
 /** CPUs of a kernel cpu list such as "0-3,8,10-11", in order. */
 export function parseCpuList(list: string): number[] {
@@ -53,7 +54,7 @@ export function engineCpus(threads: number, allowed: readonly number[]): number[
 }
 
 export function affinityEnabled(env: NodeJS.ProcessEnv = process.env): boolean {
-  return !["0", "off", "false", "no"].includes((env.MACARON_ENGINE_AFFINITY ?? "").toLowerCase());
+  return !switchedOff(env.MACARON_ENGINE_AFFINITY);
 }
 
 export type Affinity =

@@ -18,6 +18,8 @@
  * MACARON_ENGINE_HUGEPAGES=0 turns it off (benchmarks compare both). musl and other platforms
  * ignore it, so it is only added on Linux.
  */
+import { switchedOff } from "../../../common/env-switch";
+
 const TUNABLE = "glibc.malloc.hugetlb";
 
 export function engineEnv(
@@ -25,10 +27,7 @@ export function engineEnv(
   platform: NodeJS.Platform = process.platform,
 ): NodeJS.ProcessEnv {
   if (platform !== "linux") return env;
-  const switchedOff = ["0", "off", "false", "no"].includes(
-    (env.MACARON_ENGINE_HUGEPAGES ?? "").toLowerCase(),
-  );
-  if (switchedOff) return env;
+  if (switchedOff(env.MACARON_ENGINE_HUGEPAGES)) return env;
   const tunables = env.GLIBC_TUNABLES ?? "";
   if (tunables.split(":").some((t) => t.split("=")[0] === TUNABLE)) return env;
   return { ...env, GLIBC_TUNABLES: tunables ? `${tunables}:${TUNABLE}=1` : `${TUNABLE}=1` };

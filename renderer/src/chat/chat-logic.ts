@@ -63,17 +63,6 @@ export function mergeSent(state: MessagesByConversation, sent: readonly Message[
   for (const [i, message] of sent.entries()) {
     const list = next[message.conversationId] ?? [];
     const existing = list.find((m) => m.id === message.id);
-    if (!existing) {
-      // The question when its answer's events overtook the reply: core stamps both with the
-      // same millisecond, so the sort keeps arrival order and the question must go in front of
-      // the answer already shown, not after it.
-      const answerAt = list.findIndex((m) => sent.slice(i + 1).some((later) => later.id === m.id));
-      if (answerAt >= 0) {
-        const placed = [...list.slice(0, answerAt), message, ...list.slice(answerAt)];
-        next = { ...next, [message.conversationId]: sortMessages(placed) };
-        continue;
-      }
-    }
     // A final message (from chat.done) is newer than anything the answer can hold.
     if (existing && existing.status !== "streaming") continue;
     const keepStreamed =
@@ -81,7 +70,11 @@ export function mergeSent(state: MessagesByConversation, sent: readonly Message[
     const streamed = keepStreamed ? { ...message, content: existing.content } : message;
     // Steps from chat.toolStep events are newer than the answer's.
     const merged = existing ? withSteps(streamed, mergeSteps(streamed.steps, existing.steps)) : streamed;
-    next = { ...next, [message.conversationId]: upsertMessage(list, merged) };
+    // A question whose answer's events overtook the reply goes in front of that answer: core
+    // stamps both with the same millisecond, so the sort alone keeps arrival order.
+    const later = new Set(sent.slice(i + 1).map((m) => m.id));
+    const before = existing ? -1 : list.findIndex((m) => later.has(m.id));
+    next = { ...next, [message.conversationId]: upsertMessage(list, merged, before) };
   }
   return next;
 }
@@ -163,9 +156,13 @@ function withSteps(message: Message, steps: Message["steps"]): Message {
   return steps === message.steps ? message : { ...message, steps };
 }
 
-function upsertMessage(list: readonly Message[], message: Message): Message[] {
+/** `before`: where a new message goes before sorting (-1: at the end). */
+function upsertMessage(list: readonly Message[], message: Message, before = -1): Message[] {
   const index = findIndexFromEnd(list, message.id);
-  if (index === -1) return sortMessages([...list, message]);
+  if (index === -1) {
+    const at = before < 0 ? list.length : before;
+    return sortMessages([...list.slice(0, at), message, ...list.slice(at)]);
+  }
   const next = [...list];
   next[index] = message;
   // The server's createdAt may differ from a placeholder's local clock: re-sort.
