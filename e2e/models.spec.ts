@@ -225,10 +225,15 @@ test("hub failures say what to do next: a rate limit, then a retry that works; s
   await expect(models.repoButton(DEMO_REPO)).toBeVisible();
   // A split GGUF is one choice, its size the sum of its parts.
   await models.searchFor("split");
+  const listTop = (await models.dialog.boundingBox())!.y;
   await models.openRepo(SPLIT_REPO);
   await expect(models.fileChoice("Q8_0")).toHaveAccessibleName(
     /split-tiny-Q8_0-00001-of-00002\.gguf .* 2 parts/,
   );
+  // The dialog grows downwards as the repo and its fit estimate arrive: its top stays put, so
+  // Back is where it was when the pointer went for it.
+  await expect(models.fit).toContainText("Fits this machine");
+  expect((await models.dialog.boundingBox())!.y).toBe(listTop);
   await expect(models.dialog.getByRole("radio")).toHaveCount(1);
   await models.button("← Back to the list").click();
   // Clearing the search goes back to the recommended list.

@@ -93,5 +93,7 @@ describe.each(QWEN_ARCHITECTURES)("npm run train on the tiny %s base", (arch: Qw
     const tuned = await greedy(base, adapter);
     console.log(`train ${arch}: base ${JSON.stringify(plain)} → trained ${JSON.stringify(tuned)}`);
     expect(tuned).not.toEqual(plain);
-  });
+    // Two processes (the CLI under tsx, then Python importing torch) and four generations: about
+    // 5 s alone, 20 s beside the rest of the suite here, over 60 s on a busier CI machine.
+  }, 180_000);
 });

@@ -115,6 +115,8 @@ describe("serve --model hf:…", () => {
     expect(saved[0]?.state).toBe("downloading"); // what the killed process left
 
     hub.setFault(key, null);
+    // Requests the killed process sent are read by the hub only as its connections close.
+    await hub.connectionsClosed();
     const from = hub.requests.length;
     const second = serve(dataDir, `hf:${SMALL_REPO}:F32`);
     const base = await second.listening;
@@ -124,8 +126,8 @@ describe("serve --model hf:…", () => {
       .slice(from)
       .filter((r) => r.path === `/${SMALL_REPO}/resolve/main/small-chat-F32.gguf` && r.range);
     expect(ranged.length).toBeGreaterThan(0);
-    for (const r of ranged)
-      expect(Number(/bytes=(\d+)-/.exec(r.range!)![1])).toBeGreaterThanOrEqual(2 * DOWNLOAD_CHUNK_BYTES);
+    const starts = ranged.map((r) => Number(/bytes=(\d+)-/.exec(r.range!)![1]));
+    expect(Math.min(...starts), JSON.stringify(ranged)).toBeGreaterThanOrEqual(2 * DOWNLOAD_CHUNK_BYTES);
     expect(ranged.reduce((s, r) => s + r.bytes, 0)).toBeLessThanOrEqual(size - 2 * DOWNLOAD_CHUNK_BYTES);
     expect(sha256(readFileSync(path))).toBe(sha256(source));
     expect((await status(base)).model?.path).toBe(path);

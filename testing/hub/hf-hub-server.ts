@@ -88,6 +88,12 @@ export interface HubServer {
    * and watch `resumableBytes()` (core/hub/downloads.ts) of the partial file.
    */
   waitForBytes(path: string, bytes: number): Promise<void>;
+  /**
+   * Resolves once no client connection is open. After a client is killed, the hub may not yet
+   * have read every request it sent: once its connections are closed, each one is in `requests`.
+   * A stalled response holds its connection until its fault is cleared.
+   */
+  connectionsClosed(): Promise<void>;
   /** The resolve URL of a repo file. */
   fileUrl(repo: string, file: string): string;
   close(): Promise<void>;
@@ -195,6 +201,7 @@ export async function startHubServer(
   const byteWaiters: { path: string; bytes: number; resolve: () => void }[] = [];
   const requests: HubRequest[] = [];
   const sockets = new Set<Socket>();
+  const closedWaiters: (() => void)[] = [];
 
   const addServed = (key: string, n: number) => {
     const total = (served.get(key) ?? 0) + n;
@@ -528,7 +535,10 @@ export async function startHubServer(
   });
   server.on("connection", (s) => {
     sockets.add(s);
-    s.on("close", () => sockets.delete(s));
+    s.on("close", () => {
+      sockets.delete(s);
+      if (sockets.size === 0) for (const resolve of closedWaiters.splice(0)) resolve();
+    });
   });
   await new Promise<void>((resolve) => server.listen(options.port ?? 0, "127.0.0.1", resolve));
   const { port } = server.address() as AddressInfo;
@@ -554,6 +564,8 @@ export async function startHubServer(
       if ((served.get(path) ?? 0) >= bytes) return Promise.resolve();
       return new Promise((resolve) => byteWaiters.push({ path, bytes, resolve }));
     },
+    connectionsClosed: () =>
+      sockets.size === 0 ? Promise.resolve() : new Promise((resolve) => closedWaiters.push(resolve)),
     fileUrl: (repo, file) =>
       `${url}/${repo}/resolve/main/${file
         .split("/")
