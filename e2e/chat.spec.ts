@@ -1,9 +1,10 @@
 import { join } from "node:path";
-import { expect, test } from "@playwright/test";
+import { expect, test, type Page } from "@playwright/test";
+import { AdaptersPage } from "./pages/adapters-page";
 import { ChatPage } from "./pages/chat-page";
 import { fixturesDir, ServerProcess } from "./server";
 
-/** The largest `--max-tokens`: answers that are still streaming whenever the test acts. */
+/** The largest `--max-tokens`: with the Chat fixture adapter pinned, answers end only here. */
 const LONG_ANSWER = 32768;
 
 let server: ServerProcess | undefined;
@@ -11,6 +12,29 @@ test.afterEach(async () => {
   await server?.stop();
   server = undefined;
 });
+
+/**
+ * A server whose answers cannot end before the test acts on them: the Chat fixture adapter,
+ * pinned, makes the tiny base write "c" after "c" and never its end-of-turn token, so an answer
+ * runs until LONG_ANSWER tokens (tens of seconds even on a fast machine) unless stopped. The
+ * bare random base may end an answer on its own at any token, which raced the test's Stop or
+ * Escape on a slow machine.
+ */
+async function startEndless(page: Page): Promise<{ chat: ChatPage; server: ServerProcess }> {
+  const started = await ServerProcess.start({
+    model: join(fixturesDir(), "base.gguf"),
+    extraArgs: ["--max-tokens", String(LONG_ANSWER)],
+  });
+  server = started;
+  await started.call("adapters.install", { path: join(fixturesDir(), "adapters", "chat.gguf") });
+  const chat = new ChatPage(page);
+  await chat.open(await started.loginUrl());
+  const adapters = new AdaptersPage(page);
+  await expect(adapters.picker.getByRole("option", { name: "Chat" })).toHaveCount(1);
+  await adapters.choose("Chat");
+  await expect(adapters.picker).toHaveValue("pin:chat");
+  return { chat, server: started };
+}
 
 test("first screen says what to do, and the demo model answers", async ({ page }) => {
   server = await ServerProcess.start();
@@ -31,14 +55,7 @@ test("first screen says what to do, and the demo model answers", async ({ page }
 test("tokens stream in, Stop ends the answer at once and keeps it, reload keeps the conversation", async ({
   page,
 }) => {
-  // The longest answer budget (the tiny model writes ~1000 tokens/s; past its 4k context the
-  // engine shifts it), so that the stream is still running when Stop is pressed on a slow machine.
-  server = await ServerProcess.start({
-    model: join(fixturesDir(), "base.gguf"),
-    extraArgs: ["--max-tokens", String(LONG_ANSWER)],
-  });
-  const chat = new ChatPage(page);
-  await chat.open(await server.loginUrl());
+  const { chat, server } = await startEndless(page);
 
   await chat.sendMessage("Tell me a long story");
   const answer = chat.assistantMessages().last();
@@ -65,13 +82,8 @@ test("tokens stream in, Stop ends the answer at once and keeps it, reload keeps 
 test("phone width: Escape in the open drawer closes it and leaves the answer running; Escape again stops it", async ({
   page,
 }) => {
-  server = await ServerProcess.start({
-    model: join(fixturesDir(), "base.gguf"),
-    extraArgs: ["--max-tokens", String(LONG_ANSWER)],
-  });
+  const { chat } = await startEndless(page);
   await page.setViewportSize({ width: 390, height: 844 });
-  const chat = new ChatPage(page);
-  await chat.open(await server.loginUrl());
   await chat.sendMessage("Tell me a long story");
   const answer = chat.assistantMessages().last();
   await expect(chat.stop).toBeVisible();
@@ -122,12 +134,7 @@ test("a second conversation is listed beside the first and both survive a server
 test("the engine killed mid-answer: the turn shows an error, and the next message works", async ({
   page,
 }) => {
-  server = await ServerProcess.start({
-    model: join(fixturesDir(), "base.gguf"),
-    extraArgs: ["--max-tokens", String(LONG_ANSWER)],
-  });
-  const chat = new ChatPage(page);
-  await chat.open(await server.loginUrl());
+  const { chat, server } = await startEndless(page);
   await chat.sendMessage("keep talking");
   await expect(chat.stop).toBeVisible();
   await expect(chat.answerText(chat.assistantMessages().last())).toHaveText(/\S{2,}/);

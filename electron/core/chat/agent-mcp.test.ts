@@ -165,11 +165,10 @@ describe("agent turns with a real MCP server (stdio fixture)", () => {
       await expect
         .poll(() => received(s.callsFile).some((c) => c.tool === "slow"), { timeout: 10_000 })
         .toBe(true);
-      const stoppedAt = performance.now();
       await s.call("chat.stop", { conversationId: s.conv.id });
       const { message } = await done;
       unsubscribe();
-      expect(performance.now() - stoppedAt).toBeLessThan(5_000);
+      // Ended by the stop (a call left to run would end "complete" after the tool answered).
       expect(message.status).toBe("stopped");
       expect(message.steps.map((x) => x.state)).toEqual(["stopped"]);
       // The server heard the cancellation.

@@ -13,6 +13,7 @@ import {
   MARKDOWN_MAX_TABLE_CELLS,
 } from "./markdown-limits";
 import { SafeMarkdownView } from "./safe-markdown";
+import { scaledBudget } from "../../../testing/core/calibrated-budget";
 
 const platform = { openExternal: null } as unknown as Parameters<typeof SafeMarkdownView>[0]["platform"];
 const render = (text: string) => renderToStaticMarkup(<SafeMarkdownView text={text} platform={platform} />);
@@ -92,9 +93,10 @@ describe("math", () => {
 
   it("survives a formula nested thousands of levels deep (shown, or refused, never a crash)", () => {
     const deep = `$${"{".repeat(3_000)}x${"}".repeat(3_000)}$`;
+    const budget = scaledBudget(5_000);
     const start = performance.now();
     const html = render(deep);
-    expect(performance.now() - start).toBeLessThan(5_000);
+    expect(performance.now() - start).toBeLessThan(Math.max(budget, scaledBudget(5_000)));
     expect(html).toMatch(/katex|Shown as plain text/);
   });
 
@@ -129,10 +131,11 @@ describe("hostile GFM", () => {
 
     const inside = table(120, 10);
     expect(inside.match(/\|/g)!.length).toBeLessThanOrEqual(MARKDOWN_MAX_TABLE_CELLS);
+    const budget = scaledBudget(3_000);
     const start = performance.now();
     const html = render(inside);
-    // Generous for a shared CI core (React's development build); the real frame budget is the e2e's.
-    expect(performance.now() - start).toBeLessThan(3_000);
+    // Generous (React's development build), scaled to the machine; the real frame budget is the e2e's.
+    expect(performance.now() - start).toBeLessThan(Math.max(budget, scaledBudget(3_000)));
     expect(html.match(/<tr>/g)).toHaveLength(121);
   });
 

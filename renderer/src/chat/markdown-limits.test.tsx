@@ -8,6 +8,7 @@ import { describe, expect, it } from "vitest";
 import { lineNesting, markdownVerdict, MARKDOWN_MAX_CHARS, MARKDOWN_MAX_NESTING } from "./markdown-limits";
 import { SafeMarkdownView } from "./safe-markdown";
 import { edgeMarkdown, hostileMarkdown } from "../testing/hostile-markdown";
+import { scaledBudget } from "../../../testing/core/calibrated-budget";
 
 const platform = { openExternal: null } as unknown as Parameters<typeof SafeMarkdownView>[0]["platform"];
 
@@ -24,9 +25,10 @@ describe("markdownVerdict", () => {
   it("at 2,000 characters a run is refused or cheap to parse (unlimited, most crashed or froze)", () => {
     for (const c of hostileMarkdown(2_000)) {
       if (!markdownVerdict(c.text).markdown) continue;
+      const budget = scaledBudget(1_000);
       const start = performance.now();
       renderToStaticMarkup(<SafeMarkdownView text={c.text} platform={platform} />);
-      expect(performance.now() - start, c.name).toBeLessThan(1_000);
+      expect(performance.now() - start, c.name).toBeLessThan(Math.max(budget, scaledBudget(1_000)));
     }
   });
 

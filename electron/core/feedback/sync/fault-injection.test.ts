@@ -130,17 +130,16 @@ describe("feedback sync under injected faults", () => {
     // Batches 1 and 2 go through; batch 3 hangs at the proxy until the client gives up.
     await setUp((n) => (n === 3 ? "stall" : "none"));
     let enabled = true;
-    const sync = rig.sync({ endpoint: proxy.url, isEnabled: () => enabled, requestTimeoutMs: 10_000 });
+    // A request timeout far past the test's own: stop() must abort the stalled request, since
+    // waiting for the timeout would fail the test (no wall-clock bound needed).
+    const sync = rig.sync({ endpoint: proxy.url, isEnabled: () => enabled, requestTimeoutMs: 3_600_000 });
     const revoked = when("request", 3).then(async () => {
-      const t0 = performance.now();
       enabled = false;
       await sync.stop();
-      return performance.now() - t0;
     });
     const run = sync.syncNow();
-    const stopMs = await revoked;
+    await revoked;
     const stoppedAt = performance.now();
-    expect(stopMs).toBeLessThan(2000); // aborted at once, not after the 10 s timeout
     expect((await run).state).toBe("disabled");
     // A later nudge (e.g. a new feedback event) sends nothing either.
     expect((await sync.syncNow()).state).toBe("disabled");

@@ -1,3 +1,4 @@
+import { randomUUID } from "node:crypto";
 import { createServer, type AddressInfo } from "node:net";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { makeItem } from "../../../../testing/cloud/items";
@@ -97,6 +98,57 @@ describe("FeedbackSync", () => {
     expect(rig.tokens.value).not.toBe("stale-token-from-another-life");
   });
 
+  it("registers again after the service forgot the install (its data was wiped)", async () => {
+    rig.outbox.enqueueItems([makeItem("k-0000001")]);
+    const sync = rig.sync();
+    await sync.syncNow();
+    const first = rig.tokens.value;
+    rig.cloud.store.db.exec("DELETE FROM installs");
+    rig.outbox.enqueueItems([makeItem("k-0000002")]);
+    const status = await sync.syncNow();
+    expect(status).toMatchObject({ state: "idle", queued: 0 });
+    expect(rig.tokens.value).not.toBe(first);
+    expect(rig.cloud.store.countItems(rig.installId)).toBe(2);
+  });
+
+  it("goes on under a new install id when the token of its registered id is lost (409)", async () => {
+    let installId = rig.installId;
+    const renewed: string[] = [];
+    const deps = {
+      getInstall: () => ({ installId }),
+      renewInstall: () => {
+        installId = randomUUID();
+        renewed.push(installId);
+        return { installId };
+      },
+    };
+    rig.outbox.enqueueItems([makeItem("k-0000001")]);
+    await rig.sync(deps).syncNow();
+    // The settings (and the token in them) are lost; the install id survived.
+    rig.tokens.value = null;
+    rig.outbox.enqueueItems([makeItem("k-0000002")]);
+    const status = await rig.sync(deps).syncNow();
+    expect(status).toMatchObject({ state: "idle", queued: 0, lastError: null });
+    expect(renewed).toHaveLength(1);
+    expect(rig.cloud.store.countItems(rig.installId)).toBe(1);
+    expect(rig.cloud.store.countItems(renewed[0])).toBe(1);
+    // A stale token (rotated elsewhere) of a registered id: same path.
+    rig.tokens.value = "stale-token-of-a-registered-id";
+    rig.outbox.enqueueItems([makeItem("k-0000003")]);
+    expect(await rig.sync(deps).syncNow()).toMatchObject({ state: "idle", queued: 0 });
+    expect(renewed).toHaveLength(2);
+    expect(rig.cloud.store.countItems(renewed[1])).toBe(1);
+  });
+
+  it("cannot delete with a lost token and says why", async () => {
+    rig.outbox.enqueueItems([makeItem("k-0000001")]);
+    const sync = rig.sync();
+    await sync.syncNow();
+    rig.tokens.value = null;
+    await expect(sync.deleteUploadedData()).rejects.toThrow(/no longer holds its token/);
+    expect(rig.cloud.store.countItems(rig.installId)).toBe(1);
+  });
+
   it("does nothing, not even registering, while disabled", async () => {
     rig.outbox.enqueueItems([makeItem("k-0000001")]);
     const status = await rig.sync({ isEnabled: () => false }).syncNow();
@@ -178,15 +230,13 @@ describe("FeedbackSync against faults", () => {
     const p = await through(["none", "stall"]);
     rig.outbox.enqueueItems([makeItem("k-0000001")]);
     const errors: (string | null)[] = [];
-    const t0 = performance.now();
     const status = await rig
       .sync({ endpoint: p.url, requestTimeoutMs: 500, onStatus: (s) => errors.push(s.lastError) })
       .syncNow();
     expect(status.queued).toBe(0);
     expect(rig.cloud.store.countItems()).toBe(1);
-    // The stalled request was given up after the timeout, then retried (no 30 s default wait).
+    // The stalled request was given up after its timeout (the error says which), then retried.
     expect(errors).toContain("no answer within 500 ms");
-    expect(performance.now() - t0).toBeLessThan(5000);
   });
 
   it("splits a batch the server finds too large (413) and rejects only the single item that still is", async () => {

@@ -137,15 +137,13 @@ describe("McpHub over stdio (the fixture server)", () => {
   it("stops a slow call by timeout and by abort; the server hears the cancellation and keeps working", async () => {
     const { hub } = makeHub({ callTimeoutMs: 400 });
     await hub.add("fx", fixtureSpec({ callsFile }));
-    let started = Date.now();
+    // The message names the 0.4 s timeout: the call was given up by it, not answered after 30 s.
     expect(error(await hub.call(tool("fx", "slow"), { ms: 30_000 }, never))).toBe(
       "The tool did not answer within 0.4 s.",
     );
-    expect(Date.now() - started).toBeLessThan(5000);
     await until(() => calls().some((c) => c.cancelled), "the fixture to hear the timeout's cancellation");
 
     const controller = new AbortController();
-    started = Date.now();
     const call = hub.call(tool("fx", "slow"), { ms: 30_000 }, controller.signal);
     await until(
       () => calls().filter((c) => c.tool === "slow" && !c.cancelled).length === 2,
@@ -153,7 +151,6 @@ describe("McpHub over stdio (the fixture server)", () => {
     );
     controller.abort();
     expect(error(await call)).toBe("The call was stopped before the tool answered.");
-    expect(Date.now() - started).toBeLessThan(5000);
     await until(() => calls().filter((c) => c.cancelled).length === 2, "the fixture to hear the abort");
     expect(hub.status("fx").state).toBe("ready");
     expect(text(await hub.call(tool("fx", "echo"), { text: "still here" }, never))).toBe("still here");
