@@ -163,7 +163,7 @@ async function transcript(core: Core, id: string): Promise<Message[]> {
 
 /**
  * An answer during which the disk fills (`fill` runs at its first delta) ends "interrupted"
- * with the reason, in chat.done, within `withinMs` of the disk filling.
+ * with the reason, in chat.done, cut off at the first failed write.
  */
 async function answerCutOff(core: Core, conversationId: string, fill: () => void): Promise<Message> {
   const events = new EventRecorder((l) => core.subscribe(l));
@@ -200,8 +200,10 @@ async function answerCutOff(core: Core, conversationId: string, fill: () => void
     console.log(`disk filled at the first delta: chat.done "${message.status}" ${ms.toFixed(1)} ms later`);
     expect(message.status).toBe("interrupted");
     expect(message.error).toMatch(DISK_FULL);
-    // "At once": the generation stops at the first failed write, not after 400 tokens.
-    expect(ms).toBeLessThan(3000);
+    // "At once": the generation stops at the first failed write (partial answers are written
+    // every 5 ms here), not after its 400 tokens: each of the tiny model's tokens is at least one
+    // byte, so fewer bytes than that were shown. Its time is logged above, not asserted.
+    expect(Buffer.byteLength(message.content)).toBeLessThan(400);
     return message;
   } finally {
     events.dispose();
