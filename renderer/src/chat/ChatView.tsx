@@ -1,11 +1,17 @@
+import { useMemo } from "react";
 import { useAppState } from "../app/controller-context";
 import { canChat } from "../state/app-store";
+import { withPendingQuestion } from "./chat-logic";
 import { Composer } from "./Composer";
 import { Transcript } from "./Transcript";
 
 /** The open conversation: transcript and composer. */
 export function ChatView() {
-  const messages = useAppState((s) => (s.currentId ? s.messages[s.currentId] : undefined));
+  const stored = useAppState((s) => (s.currentId ? s.messages[s.currentId] : undefined));
+  const pending = useAppState((s) =>
+    s.pendingQuestion && s.pendingQuestion.conversationId === s.currentId ? s.pendingQuestion.message : null,
+  );
+  const messages = useMemo(() => withPendingQuestion(stored, pending), [stored, pending]);
   const loading = useAppState((s) => (s.currentId ? s.detail[s.currentId] === "loading" : false));
   const ready = useAppState(canChat);
   const hint = loading ? "Loading conversation…" : ready ? "Send a message to start" : null;

@@ -36,11 +36,20 @@ export function Composer() {
     if (sending || streaming || loadingModel || empty) return;
     const sent = text;
     const files = attachments;
-    // Text and files are cleared only once the core accepted them: a failed send keeps both.
+    // The question shows in the transcript at once, so the box empties at once too; a failed
+    // send puts text and files back (unless something new was typed meanwhile).
+    const clearNow = ready;
+    if (clearNow) {
+      setText("");
+      setAttachments([]);
+    }
     if (await chat.send(composeMessage(sent, files))) {
       setText((current) => (current === sent ? "" : current));
       setAttachments((current) => (current === files ? [] : current));
       setRefused([]);
+    } else if (clearNow) {
+      setText((current) => (current === "" ? sent : current));
+      setAttachments((current) => (current.length === 0 ? files : current));
     }
   };
 

@@ -1,5 +1,6 @@
 import { memo } from "react";
 import type { Message } from "../../../electron/api";
+import { useAppState } from "../app/controller-context";
 import { AnswerAgain } from "../adapters/AnswerAgain";
 import { RoutingChip } from "../adapters/RoutingChip";
 import { AnswerFeedback } from "./AnswerFeedback";
@@ -69,6 +70,7 @@ export const MessageView = memo(function MessageView({
 });
 
 function MessageFooter({ message, last }: { message: Message; last: boolean }) {
+  const waitMs = useAppState((s) => s.answerWaitMs[message.id] ?? null);
   const finished = message.status === "complete" || message.status === "stopped";
   return (
     <div className="message__footer">
@@ -82,7 +84,9 @@ function MessageFooter({ message, last }: { message: Message; last: boolean }) {
           {message.error ?? "The answer could not be generated."}
         </div>
       )}
-      {message.stats && message.status !== "streaming" && <MessageStats stats={message.stats} />}
+      {message.stats && message.status !== "streaming" && (
+        <MessageStats stats={message.stats} routingMs={message.routing?.latencyMs ?? null} waitMs={waitMs} />
+      )}
       {message.generation && message.status !== "streaming" && (
         <GenerationSettings generation={message.generation} />
       )}

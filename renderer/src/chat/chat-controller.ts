@@ -4,6 +4,7 @@
  * Shares the app store; AppController routes the chat events here. dispose() drops deltas
  * still buffered.
  */
+import { messageDefaults } from "../../../electron/api";
 import type { AdapterSelection, EventPayload, Message, ToolDecision } from "../../../electron/api";
 import { errorMessage } from "../api";
 import type { RendererApi } from "../api";
@@ -31,11 +32,28 @@ export class ChatController {
     private readonly api: RendererApi,
     private readonly store: AppStore,
     schedule?: Schedule,
+    /** A monotonic clock in ms (tests pass their own). */
+    private readonly now: () => number = () => performance.now(),
   ) {
-    this.batcher = new DeltaBatcher(
-      (batch) => this.set((s) => ({ messages: applyDeltas(s.messages, batch) })),
-      schedule,
-    );
+    this.batcher = new DeltaBatcher((batch) => {
+      this.set((s) => ({ messages: applyDeltas(s.messages, batch) }));
+      this.noteFirstText(batch);
+    }, schedule);
+  }
+
+  /** The send whose answer has not shown text yet: its conversation and when Enter was pressed. */
+  private waiting: { conversationId: string | null; sentAt: number } | null = null;
+  private pendingSeq = 0;
+
+  /** Records Enter → first text on screen for the answer of the send in progress. */
+  private noteFirstText(batch: readonly Delta[]): void {
+    const waiting = this.waiting;
+    if (!waiting) return;
+    const first = batch.find((d) => d.conversationId === waiting.conversationId && d.delta.length > 0);
+    if (!first) return;
+    this.waiting = null;
+    const waited = Math.max(0, this.now() - waiting.sentAt);
+    this.set((s) => ({ answerWaitMs: { ...s.answerWaitMs, [first.messageId]: waited } }));
   }
 
   dispose(): void {
@@ -54,7 +72,25 @@ export class ChatController {
       this.set({ composerError: "No model is loaded yet. Open a model or try the demo model first." });
       return false;
     }
-    this.set({ sending: true, composerError: null });
+    const sentAt = this.now();
+    this.waiting = { conversationId: state.currentId, sentAt };
+    // Shown at once; core's copy takes its place when chat.send answers.
+    const pending: Message = {
+      ...messageDefaults(),
+      id: `pending-question-${++this.pendingSeq}`,
+      conversationId: state.currentId ?? "",
+      role: "user",
+      content: trimmed,
+      status: "complete",
+      error: null,
+      createdAt: Date.now(),
+      stats: null,
+    };
+    this.set({
+      sending: true,
+      composerError: null,
+      pendingQuestion: { conversationId: state.currentId, message: pending },
+    });
     try {
       let id = state.currentId;
       if (!id) {
@@ -67,14 +103,23 @@ export class ChatController {
             adapters: draft,
           });
         }
-        id = conversation.id;
-        this.set((s) => withCreatedConversation(s, conversation));
+        const created = conversation.id;
+        id = created;
+        if (this.waiting?.sentAt === sentAt) this.waiting = { conversationId: created, sentAt };
+        this.set((s) => ({
+          ...withCreatedConversation(s, conversation),
+          pendingQuestion: { conversationId: created, message: { ...pending, conversationId: created } },
+        }));
       }
       const sent = await this.api.call("chat.send", { conversationId: id, text: trimmed });
-      this.set((s) => ({ messages: mergeSent(s.messages, [sent.userMessage, sent.assistantMessage]) }));
+      this.set((s) => ({
+        messages: mergeSent(s.messages, [sent.userMessage, sent.assistantMessage]),
+        pendingQuestion: null,
+      }));
       return true;
     } catch (error) {
-      this.set({ composerError: errorMessage(error) });
+      if (this.waiting?.sentAt === sentAt) this.waiting = null;
+      this.set({ composerError: errorMessage(error), pendingQuestion: null });
       return false;
     } finally {
       this.set({ sending: false });

@@ -121,6 +121,21 @@ export function replaceLastAnswer(state: MessagesByConversation, answer: Message
   return mergeSent({ ...state, [answer.conversationId]: kept }, [answer]);
 }
 
+/**
+ * The transcript with the question still being sent: before the answer's first streamed
+ * message (its events may overtake chat.send's reply), else at the end. Core's copy replaces
+ * it when chat.send answers, in the same update, so the two are never shown together.
+ */
+export function withPendingQuestion(
+  messages: readonly Message[] | undefined,
+  pending: Message | null,
+): readonly Message[] | undefined {
+  if (!pending) return messages;
+  const list = messages ?? [];
+  const at = list.findIndex((m) => m.status === "streaming");
+  return at === -1 ? [...list, pending] : [...list.slice(0, at), pending, ...list.slice(at)];
+}
+
 /** True while an assistant message of the conversation is being generated. */
 export function isStreaming(messages: readonly Message[] | undefined): boolean {
   return !!messages?.some((m) => m.status === "streaming");

@@ -1,7 +1,7 @@
 /** The UI's data, one zustand store per app instance (created by AppController, never global). */
 import { createStore } from "zustand/vanilla";
 import type { StoreApi } from "zustand/vanilla";
-import type { AdapterSelection, Conversation, EngineStatus, SearchHit } from "../../../electron/api";
+import type { AdapterSelection, Conversation, EngineStatus, Message, SearchHit } from "../../../electron/api";
 import type { ConnectionState } from "../api";
 import type { MessagesByConversation } from "../chat/chat-logic";
 
@@ -37,6 +37,21 @@ export interface AppState {
   notice: string | null;
   /** The adapter choice for a new chat, applied when the first send creates it. */
   draftAdapters: AdapterSelection;
+  /**
+   * The question being sent, shown at once (before core has stored it): in `conversationId`
+   * (null while a new chat is being created). Replaced by core's copy when chat.send answers.
+   */
+  pendingQuestion: PendingQuestion | null;
+  /**
+   * What the user waited for each answer sent from this window: Enter → its first text on
+   * screen, in ms (routing, prompt, transport and rendering included), by message id.
+   */
+  answerWaitMs: Readonly<Record<string, number>>;
+}
+
+export interface PendingQuestion {
+  conversationId: string | null;
+  message: Message;
 }
 
 export type AppStore = StoreApi<AppState>;
@@ -62,6 +77,8 @@ export function initialAppState(connection: ConnectionState): AppState {
     deleteMemoryIds: [],
     notice: null,
     draftAdapters: "auto",
+    pendingQuestion: null,
+    answerWaitMs: {},
   };
 }
 
