@@ -9,9 +9,12 @@ import {
   MAX_MEMORY_CHARS,
   memoryKey,
   PROPOSED_FACTS_SCHEMA,
+  proposalWorthKeeping,
   rememberRequest,
+  statesAboutUser,
   validProposedFacts,
 } from "./memory-text";
+import { switchedOff } from "../../../common/env-switch";
 
 /** Tokens for the facts answer: 3 facts of 200 characters in JSON, with room to spare. */
 const FACTS_MAX_TOKENS = 256;
@@ -61,6 +64,12 @@ const notFound = (): ApiError =>
 export class MemoryService {
   private readonly background = new Set<{ controller: AbortController; done: Promise<void> }>();
   private closed = false;
+  /**
+   * Proposals only for messages about the user, and only facts built from the user's own words
+   * (memory-text.ts). MACARON_MEMORY_PROPOSAL_FILTER=0 turns it off (bench/memory-proposals.ts
+   * measures both).
+   */
+  private readonly filterProposals = !switchedOff(process.env.MACARON_MEMORY_PROPOSAL_FILTER);
 
   constructor(private readonly deps: MemoryServiceDeps) {}
 
@@ -194,6 +203,9 @@ export class MemoryService {
     turn: AnsweredTurn,
     signal: AbortSignal,
   ): Promise<void> {
+    // Only a message that says something about the user can hold a fact worth remembering.
+    const filtered = this.filterProposals;
+    if (filtered && !statesAboutUser(turn.userText)) return;
     // Ask as the next turn of the same conversation: the engine reuses the KV cache of the
     // prompt it just answered, so the question costs only its own tokens.
     const history: ChatTurn[] = [
@@ -214,7 +226,7 @@ export class MemoryService {
     const facts = validProposedFacts(
       result.text,
       store.list().map((m) => m.text),
-    );
+    ).filter((fact) => !filtered || proposalWorthKeeping(fact, turn.userText));
     if (facts.length === 0) return;
     try {
       store.transaction(() => {

@@ -94,3 +94,63 @@ export function factsQuestion(userMessage: string): string {
     ">>>",
   ].join("\n");
 }
+
+/**
+ * A sentence in which the user says something about themselves: "I …", "I'm …", "my …",
+ * "call me …", not a question. Requests ("write a poem", "fix this loop") and questions state
+ * nothing to remember, so no proposal is asked for them. A lone lowercase "i" does not count
+ * (`for i in range`); "i'm" does.
+ */
+const FIRST_PERSON =
+  /(?:^|[^\p{L}\p{N}_'])(?:I|I'(?:m|ve|d|ll)|i'(?:m|ve|d|ll)|[Mm]y|[Mm]ine|[Mm]yself|[Cc]all me)(?![\p{L}\p{N}_'])/u;
+
+/** True when some sentence of `text` (not a question) speaks about the user in the first person. */
+export function statesAboutUser(text: string): boolean {
+  // Code blocks (attached files) say nothing about the user.
+  const prose = text.replace(/(`{3,})[^\n]*\n[\s\S]*?\1/g, " ");
+  for (const sentence of prose.match(/[^.!?\n]+[.!?]*/g) ?? []) {
+    if (sentence.trim().endsWith("?")) continue;
+    if (FIRST_PERSON.test(sentence)) return true;
+  }
+  return false;
+}
+
+/** Words that carry no fact of their own (who it is about, glue). */
+const FUNCTION_WORDS = new Set(
+  (
+    "the a an and or but of to in on at for with from by as is are was were be been being am has have had " +
+    "do does did not no this that these those it its their they them he she his her you your i me my mine " +
+    "we our us user users user's likes like prefers prefer wants want would should could will can"
+  ).split(" "),
+);
+
+function wordsOf(text: string): string[] {
+  return (
+    text
+      .normalize("NFKD")
+      .replace(/\p{M}/gu, "")
+      .toLowerCase()
+      .match(/[\p{L}\p{N}']+/gu) ?? []
+  ).map((w) => w.replace(/'s$/, ""));
+}
+
+/**
+ * Whether a proposed fact is worth showing: a short sentence (3+ words, 10+ characters) about
+ * the user whose content words all come from what the user wrote. A model that cannot follow
+ * the task (the tiny demo writes made-up words and fragments: "teachend", "g", "1,") fails it;
+ * a fact restating the user's own words ("The user lives in Lyon") passes.
+ */
+export function proposalWorthKeeping(fact: string, userText: string): boolean {
+  if (fact.length < 10) return false;
+  const words = wordsOf(fact);
+  const lettered = words.filter((w) => /^\p{L}[\p{L}']*$/u.test(w));
+  if (lettered.length < 3 || lettered.length < words.length * 0.75) return false;
+  if (!/\b(?:user|I|my|you|your)\b/i.test(fact)) return false;
+  const said = new Set(wordsOf(userText));
+  const content = words.filter((w) => w.length > 1 && !FUNCTION_WORDS.has(w));
+  if (content.length === 0) return false;
+  // A word counts as the user's when they wrote it or a form of it ("lives" for "live").
+  const stems = [...said].filter((w) => w.length >= 4).map((w) => w.slice(0, 4));
+  const fromUser = (w: string) => said.has(w) || (w.length >= 4 && stems.includes(w.slice(0, 4)));
+  return content.every(fromUser);
+}

@@ -1,6 +1,7 @@
 import { useId, useMemo, useState } from "react";
 import { useController, useMemoryState, useSettingsState } from "../app/controller-context";
 import { Modal } from "../app/Modal";
+import { ConfirmButtons } from "../adapters/ConfirmButtons";
 import { splitMemories } from "./memory-logic";
 import { MemoryItem } from "./MemoryItem";
 
@@ -53,6 +54,7 @@ export function MemoryPanel() {
           <p className="muted">
             Macaron thinks these are worth remembering. Nothing is used until you keep it.
           </p>
+          <DiscardAll count={proposed.length} />
           <ul className="memory-list" aria-labelledby="memory-proposed">
             {proposed.map((m) => (
               <MemoryItem key={m.id} memory={m} onNavigate={close} />
@@ -75,6 +77,33 @@ export function MemoryPanel() {
         </section>
       )}
     </Modal>
+  );
+}
+
+/** "Discard all" proposals, after an inline confirmation naming how many. */
+function DiscardAll({ count }: { count: number }) {
+  const controller = useController();
+  const busy = useMemoryState((s) => s.busyIds.length > 0);
+  const [confirming, setConfirming] = useState(false);
+  if (!confirming) {
+    return (
+      <button type="button" className="button button--small" onClick={() => setConfirming(true)}>
+        Discard all
+      </button>
+    );
+  }
+  return (
+    <div className="memory-discard-all" role="group" aria-label="Discard all proposed memories">
+      <span>
+        Discard {count === 1 ? "the proposed memory" : `all ${count} proposed memories`}? Kept memories stay.
+      </span>{" "}
+      <ConfirmButtons
+        confirmLabel={`Discard ${count}`}
+        busy={busy}
+        onConfirm={() => void controller.memory.discardProposed().then(() => setConfirming(false))}
+        onCancel={() => setConfirming(false)}
+      />
+    </div>
   );
 }
 

@@ -44,6 +44,22 @@ function setup(initial: Memory[] = []) {
 }
 
 describe("MemoryController", () => {
+  it("discards every proposal at once and keeps the remembered ones", async () => {
+    const { api, controller } = setup([
+      memory({ id: "p1", source: "model", status: "proposed" }),
+      memory({ id: "a", status: "active" }),
+      memory({ id: "p2", source: "model", status: "proposed" }),
+    ]);
+    controller.setOpen(true);
+    await controller.refresh();
+    expect(await controller.discardProposed()).toBe(2);
+    expect(api.inputs("memories.delete")).toEqual([{ id: "p1" }, { id: "p2" }]);
+    expect(controller.store.getState().memories?.map((m) => m.id)).toEqual(["a"]);
+    expect(controller.store.getState().busyIds).toEqual([]);
+    await controller.refresh();
+    expect(controller.store.getState().memories?.map((m) => m.id)).toEqual(["a"]);
+  });
+
   it("lists on open, adds, edits, keeps a proposal and deletes", async () => {
     const { controller } = setup([
       memory({ id: "p", source: "model", status: "proposed", conversationId: "c1" }),

@@ -113,6 +113,32 @@ export class MemoryController {
     });
   }
 
+  /**
+   * "Discard all" proposals: each one shown now is deleted (kept memories are never touched).
+   * Resolves how many were discarded; a failure stops there and is shown, the rest stay listed.
+   */
+  async discardProposed(): Promise<number> {
+    const ids = (this.store.getState().memories ?? [])
+      .filter((m) => m.status === "proposed")
+      .map((m) => m.id);
+    if (ids.length === 0) return 0;
+    this.store.setState((s) => ({ busyIds: [...s.busyIds, ...ids], actionError: null }));
+    let discarded = 0;
+    try {
+      for (const id of ids) {
+        await this.api.call("memories.delete", { id });
+        discarded += 1;
+        this.store.setState((s) => ({ memories: s.memories?.filter((m) => m.id !== id) ?? null }));
+      }
+    } catch (error) {
+      this.store.setState({ actionError: `Discarded ${discarded} of ${ids.length}: ${errorMessage(error)}` });
+    } finally {
+      const done = new Set(ids);
+      this.store.setState((s) => ({ busyIds: s.busyIds.filter((b) => !done.has(b)) }));
+    }
+    return discarded;
+  }
+
   dismissError(): void {
     this.store.setState({ actionError: null });
   }
