@@ -9,7 +9,8 @@ import type { AppState, AppStore } from "../state/app-store";
 import { withDeleteMemories, withoutPendingDelete, withPendingDelete } from "./conversation-logic";
 
 /** How long a deleted conversation can be restored with Undo. */
-export const UNDO_DELETE_MS = 5000;
+/** Long enough to notice the toast, read it and reach Undo (issue 30: 5 s was too short). */
+export const UNDO_DELETE_MS = 10_000;
 
 export class DeleteController {
   private readonly timers = new Map<string, ReturnType<typeof setTimeout>>();

@@ -12,7 +12,7 @@ import type {
 } from "../../../electron/api";
 import type { ConnectionState, RendererApi } from "../api";
 import { EventFanout } from "../api/event-fanout";
-import { AppController, UNDO_DELETE_MS } from "./app-controller";
+import { AppController, NOTICE_MS, UNDO_DELETE_MS } from "./app-controller";
 import { message, readyEngine } from "../testing/fixtures";
 
 const demo = readyEngine({ path: "/m/demo.gguf", name: "demo", isDemo: true });
@@ -255,6 +255,19 @@ describe("AppController", () => {
     ]);
     expect(app.store.getState().conversations.map((c) => c.id)).toEqual(["x"]);
     expect(app.store.getState().pendingDeletes).toEqual([]);
+  });
+
+  it("gives Undo at least 10 s, and a notice dismisses itself (a newer one starts its own time)", async () => {
+    expect(UNDO_DELETE_MS).toBeGreaterThanOrEqual(10_000);
+    vi.useFakeTimers();
+    const app = await started(new FakeApi());
+    app.store.setState({ notice: "Imported 1 conversation" });
+    await vi.advanceTimersByTimeAsync(NOTICE_MS - 1000);
+    app.store.setState({ notice: "Imported 2 conversations" });
+    await vi.advanceTimersByTimeAsync(NOTICE_MS - 1000);
+    expect(app.store.getState().notice).toBe("Imported 2 conversations");
+    await vi.advanceTimersByTimeAsync(1000);
+    expect(app.store.getState().notice).toBeNull();
   });
 
   it("falls back to a new chat when the linked conversation no longer exists", async () => {

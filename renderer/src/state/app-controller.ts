@@ -36,6 +36,9 @@ import { UpdateController } from "../settings/update-controller";
 
 export { UNDO_DELETE_MS } from "../conversations/delete-controller";
 
+/** How long a notice in the toast area stays before it dismisses itself (Dismiss is at hand). */
+export const NOTICE_MS = 10_000;
+
 export class AppController {
   readonly store: AppStore;
   /** Installed adapters and the Adapters panel. */
@@ -186,8 +189,32 @@ export class AppController {
     if (currentId) await this.conversations.loadDetail(currentId);
   }
 
+  /** A notice ("Imported 1 conversation", a failed rename) goes by itself after NOTICE_MS. */
+  private watchNotice(): void {
+    let timer: ReturnType<typeof setTimeout> | null = null;
+    const clear = () => {
+      if (timer !== null) clearTimeout(timer);
+      timer = null;
+    };
+    const unsubscribe = this.store.subscribe((state, previous) => {
+      if (state.notice === previous.notice) return;
+      clear();
+      const shown = state.notice;
+      if (shown === null) return;
+      timer = setTimeout(() => {
+        timer = null;
+        if (this.store.getState().notice === shown) this.set({ notice: null });
+      }, NOTICE_MS);
+    });
+    this.disposers.push(() => {
+      unsubscribe();
+      clear();
+    });
+  }
+
   private subscribe(): void {
     const { api } = this;
+    this.watchNotice();
     this.disposers.push(
       api.on("chat.delta", (delta) => this.chat.onDelta(delta)),
       api.on("chat.done", ({ message }) => this.chat.onDone(message)),
