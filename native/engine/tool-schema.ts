@@ -55,12 +55,66 @@ const ANY_JSON: GbnfJsonSchema = {
 };
 
 /**
+ * Bounds on a tool's (or response format's) schema, checked before anything that costs time in
+ * proportion to it (ajv's compile, the grammar, the prompt): ajv's generated validator for a
+ * 20,000-property schema took seconds of blocking CPU and a 2,000-level one overflowed the
+ * stack. Real tools stay far below: the largest schemas of common MCP servers are a few hundred
+ * values and under 10 levels deep.
+ */
+export const SCHEMA_LIMITS = {
+  /** Nesting of JSON objects and arrays (a property of a property is two levels further down). */
+  depth: 64,
+  /** Values of any kind (objects, arrays, strings, numbers, …), keys not counted. */
+  values: 10_000,
+  /** Characters of all strings and keys together. */
+  chars: 256 * 1024,
+} as const;
+
+/**
+ * Why `schema` is too large or too deep to be used, or null. Iterative, and it stops at the
+ * first limit passed, so the work is bounded by the limits whatever the input's size.
+ */
+export function schemaSizeProblem(schema: unknown, where = "The schema"): string | null {
+  const stack: [value: unknown, depth: number][] = [[schema, 1]];
+  let values = 0;
+  let chars = 0;
+  while (stack.length > 0) {
+    const [value, depth] = stack.pop()!;
+    if (++values > SCHEMA_LIMITS.values)
+      return `${where} is too large: it has more than ${SCHEMA_LIMITS.values} values (the limit).`;
+    if (typeof value === "string") chars += value.length;
+    else if (typeof value === "object" && value !== null) {
+      if (depth > SCHEMA_LIMITS.depth)
+        return `${where} is nested too deeply: more than ${SCHEMA_LIMITS.depth} levels (the limit).`;
+      if (Array.isArray(value)) {
+        if (values + value.length > SCHEMA_LIMITS.values)
+          return `${where} is too large: it has more than ${SCHEMA_LIMITS.values} values (the limit).`;
+        for (const item of value) stack.push([item, depth + 1]);
+      } else {
+        const keys = Object.keys(value);
+        if (values + keys.length > SCHEMA_LIMITS.values)
+          return `${where} is too large: it has more than ${SCHEMA_LIMITS.values} values (the limit).`;
+        for (const key of keys) {
+          chars += key.length;
+          stack.push([(value as Record<string, unknown>)[key], depth + 1]);
+        }
+      }
+    }
+    if (chars > SCHEMA_LIMITS.chars)
+      return `${where} is too large: its text is longer than ${SCHEMA_LIMITS.chars} characters (the limit).`;
+  }
+  return null;
+}
+
+/**
  * A tool's `parameters` (JSON Schema of an object) as node-llama-cpp's GBNF JSON schema, so
  * that the arguments the model writes are grammar-constrained to it. Throws ToolRequestError
  * naming where a shape cannot be expressed. `$ref`s must point into the root's `$defs` or
  * `definitions`.
  */
 export function toGrammarSchema(parameters: Schema, where: string): GbnfJsonObjectSchema {
+  const size = schemaSizeProblem(parameters, where);
+  if (size) throw new ToolRequestError(size);
   if (parameters.type !== undefined && parameters.type !== "object")
     throw new ToolRequestError(
       `${where} must be an object schema (type "object"), not ${JSON.stringify(parameters.type)}.`,
