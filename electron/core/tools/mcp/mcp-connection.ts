@@ -7,7 +7,7 @@
 import { existsSync } from "node:fs";
 import { StringDecoder } from "node:string_decoder";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { DEFAULT_INHERITED_ENV_VARS, StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { DEFAULT_INHERITED_ENV_VARS } from "@modelcontextprotocol/sdk/client/stdio.js";
 import {
   StreamableHTTPClientTransport,
   StreamableHTTPError,
@@ -17,11 +17,13 @@ import { ErrorCode, McpError, ToolListChangedNotificationSchema } from "@modelco
 import { z } from "zod";
 import type { McpServerSpec, McpServerState } from "../../../api/tools";
 import { TOOL_CALL_TIMEOUT_MS } from "../../../api/tools";
+import { schemaSizeProblem } from "../../../../native/engine/tool-schema";
 import { schemaProblem } from "../argument-check";
 import type { ToolOutcome } from "../tool-types";
 import { LogRing } from "./log-ring";
 import { isStdio } from "./mcp-config";
 import { limitText, outcomeOf } from "./mcp-result";
+import { BoundedStdioTransport } from "./stdio-transport";
 
 /** How long a server may take to start and answer `initialize` and `tools/list` (an `npx -y` server may download first). */
 export const MCP_CONNECT_TIMEOUT_MS = 60_000;
@@ -104,6 +106,9 @@ export class McpConnection {
   private generation = 0;
   private readonly connectTimeoutMs: number;
   private readonly callTimeoutMs: number;
+  /** tools/list_changed: one refresh at a time, and at most one more after it. */
+  private refreshing: Promise<void> | null = null;
+  private refreshAgain = false;
 
   constructor(private readonly options: ConnectionOptions) {
     this.connectTimeoutMs = options.connectTimeoutMs ?? MCP_CONNECT_TIMEOUT_MS;
@@ -135,7 +140,7 @@ export class McpConnection {
       if (generation === this.generation) this.log.push(`error: ${err.message}`);
     };
     client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
-      if (generation === this.generation && this.state === "ready") void this.refreshTools(generation);
+      if (generation === this.generation && this.state === "ready") this.toolsChanged(generation);
     });
     try {
       await client.connect(this.transport(), { timeout: this.connectTimeoutMs });
@@ -238,12 +243,12 @@ export class McpConnection {
   private transport(): Transport {
     const spec = this.spec;
     if (isStdio(spec)) {
-      const transport = new StdioClientTransport({
+      const transport = new BoundedStdioTransport({
         command: spec.command,
         args: spec.args,
         env: serverEnvironment(spec.env),
         cwd: spec.cwd,
-        stderr: "pipe",
+        onNotice: (text) => this.log.push(text),
       });
       const stderr = transport.stderr;
       const decoder = new StringDecoder("utf8");
@@ -295,15 +300,32 @@ export class McpConnection {
     const problem = schemaProblem(schema);
     const description = typeof raw.description === "string" ? raw.description : "";
     if (problem) this.log.push(`tool ${raw.name} cannot be used: ${problem}`);
+    // A schema over the size limits is not kept (nor shown, nor sent with every status).
+    const usable =
+      typeof schema === "object" && schema !== null && !Array.isArray(schema) && !schemaSizeProblem(schema);
     return {
       name: raw.name,
       description: limitText(description, MAX_DESCRIPTION_CHARS).text,
-      inputSchema:
-        typeof schema === "object" && schema !== null && !Array.isArray(schema)
-          ? (schema as Record<string, unknown>)
-          : {},
+      inputSchema: usable ? (schema as Record<string, unknown>) : {},
       problem,
     };
+  }
+
+  /** A flood of list_changed notifications costs at most two tools/list in a row. */
+  private toolsChanged(generation: number): void {
+    if (this.refreshing) {
+      this.refreshAgain = true;
+      return;
+    }
+    this.refreshing = (async () => {
+      let current = generation;
+      do {
+        this.refreshAgain = false;
+        await this.refreshTools(current);
+        current = this.generation;
+      } while (this.refreshAgain);
+      this.refreshing = null;
+    })();
   }
 
   private async refreshTools(generation: number): Promise<void> {

@@ -14,8 +14,12 @@ function str(value: unknown, otherwise: string): string {
   return typeof value === "string" ? value : typeof value === "number" ? String(value) : otherwise;
 }
 
-/** Approximate decoded size of a base64 payload. */
-function base64Bytes(data: unknown): number {
+/**
+ * Approximate decoded size of a base64 payload; `bytes` when the transport left out a big
+ * payload's data and kept only its size (shrink-message.ts).
+ */
+function base64Bytes(data: unknown, bytes?: unknown): number {
+  if (typeof bytes === "number") return bytes;
   return typeof data === "string" ? Math.floor((data.replace(/=+$/, "").length * 3) / 4) : 0;
 }
 
@@ -25,14 +29,14 @@ function renderPart(part: Part): string {
       return typeof part.text === "string" ? part.text : "";
     case "image":
     case "audio":
-      return `[${part.type}: ${str(part.mimeType, "unknown type")}, ${base64Bytes(part.data)} bytes, not shown]`;
+      return `[${part.type}: ${str(part.mimeType, "unknown type")}, ${base64Bytes(part.data, part.bytes)} bytes, not shown]`;
     case "resource_link":
       return `[resource link: ${str(part.name, "")} ${str(part.uri, "")}]`.replace(/ +]/, "]");
     case "resource": {
       const resource = (part.resource ?? {}) as Record<string, unknown>;
       const uri = str(resource.uri, "");
       if (typeof resource.text === "string") return `[resource ${uri}]\n${resource.text}`;
-      return `[resource ${uri}: ${str(resource.mimeType, "binary")}, ${base64Bytes(resource.blob)} bytes, not shown]`;
+      return `[resource ${uri}: ${str(resource.mimeType, "binary")}, ${base64Bytes(resource.blob, part.bytes)} bytes, not shown]`;
     }
     default:
       return `[${str(part.type, "unknown")} content, not shown]`;
@@ -63,13 +67,17 @@ export function renderResult(result: {
   return texts.join("\n");
 }
 
-/** Cut `text` to TOOL_RESULT_MAX_CHARS (marker included), never inside a surrogate pair. */
+/**
+ * Cut `text` to TOOL_RESULT_MAX_CHARS (marker included), never inside a surrogate pair. `cut`:
+ * characters the transport already removed (shrink-message.ts), for the marker's count.
+ */
 export function limitText(
   text: string,
   max: number = TOOL_RESULT_MAX_CHARS,
+  cut = 0,
 ): { text: string; truncated: boolean } {
-  if (text.length <= max) return { text, truncated: false };
-  const marker = `\n[truncated: the result has ${text.length} characters; only its start is shown]`;
+  if (text.length <= max && cut === 0) return { text, truncated: false };
+  const marker = `\n[truncated: the result has ${text.length + cut} characters; only its start is shown]`;
   let end = Math.max(0, max - marker.length);
   const code = text.charCodeAt(end - 1);
   if (code >= 0xd800 && code <= 0xdbff) end -= 1;
@@ -82,8 +90,10 @@ export function outcomeOf(result: {
   structuredContent?: unknown;
   isError?: unknown;
   toolResult?: unknown;
+  "x-macaron-cut"?: unknown;
 }): ToolOutcome {
-  const rendered = limitText(renderResult(result));
+  const cut = typeof result["x-macaron-cut"] === "number" ? result["x-macaron-cut"] : 0;
+  const rendered = limitText(renderResult(result), TOOL_RESULT_MAX_CHARS, cut);
   if (result.isError === true)
     return { ok: false, error: rendered.text || "The tool reported an error without a message." };
   return { ok: true, text: rendered.text, truncated: rendered.truncated };
