@@ -8,7 +8,10 @@
  * Placeholders contain no digits, '@', ':' or path separators; with the fixed-point loop below
  * `redact` is idempotent.
  */
+import { redactAddresses } from "./redaction/addresses";
 import { redactEmails, redactHomePaths } from "./redaction/identity";
+import { redactNames } from "./redaction/names";
+import { redactNationalIds } from "./redaction/national-ids";
 import { redactIps } from "./redaction/network";
 import { redactCards, redactIbans, redactPhones } from "./redaction/numbers";
 import { type Pass, type PiiKind, PII_KINDS, PLACEHOLDER } from "./redaction/rule";
@@ -30,7 +33,8 @@ export interface RedactionResult {
 /**
  * Order matters: secrets first (a password can hold an '@', a JWT dots), home paths before
  * numbers, IBANs and cards before phones (a grouped card number looks like a long phone
- * number), IPv6 before IPv4.
+ * number), IPv6 before IPv4; national ids before phones (a spaced SIN is digit groups too);
+ * names last (a street or an email may hold one: the whole is redacted first).
  */
 const PASSES: readonly Pass[] = [
   redactSecrets,
@@ -38,13 +42,19 @@ const PASSES: readonly Pass[] = [
   redactEmails,
   redactIbans,
   redactCards,
+  redactNationalIds,
   redactIps,
   redactPhones,
+  redactAddresses,
+  redactNames,
 ];
 
 const MAX_ROUNDS = 4;
 
-/** Replace emails, phones, card numbers, IBANs, IPs, secrets and home-folder user names with placeholders. */
+/**
+ * Replace emails, phones, card numbers, IBANs, IPs, secrets, home-folder user names, national
+ * identity numbers, street addresses and personal names with placeholders.
+ */
 export function redact(text: string): RedactionResult {
   const counts = new Map<PiiKind, number>();
   const found = (kind: PiiKind): void => void counts.set(kind, (counts.get(kind) ?? 0) + 1);

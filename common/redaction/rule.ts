@@ -1,7 +1,19 @@
 /** The kinds of personal data and secrets `redact()` removes, and the placeholder of each. */
-export type PiiKind = "email" | "phone" | "card" | "iban" | "ip" | "secret" | "path";
+export type PiiKind =
+  "email" | "phone" | "card" | "iban" | "ip" | "secret" | "path" | "national-id" | "address" | "name";
 
-export const PII_KINDS: readonly PiiKind[] = ["email", "phone", "card", "iban", "ip", "secret", "path"];
+export const PII_KINDS: readonly PiiKind[] = [
+  "email",
+  "phone",
+  "card",
+  "iban",
+  "ip",
+  "secret",
+  "path",
+  "national-id",
+  "address",
+  "name",
+];
 
 /** What replaces a finding. A path keeps its structure: only the user name becomes `[USER]`. */
 export const PLACEHOLDER: Record<PiiKind, string> = {
@@ -12,6 +24,9 @@ export const PLACEHOLDER: Record<PiiKind, string> = {
   ip: "[IP]",
   secret: "[SECRET]",
   path: "[USER]",
+  "national-id": "[NATIONAL_ID]",
+  address: "[ADDRESS]",
+  name: "[NAME]",
 };
 
 /** Called once per redacted value. */

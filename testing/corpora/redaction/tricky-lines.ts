@@ -41,7 +41,11 @@ export const TRICKY_LINES: CorpusLine[] = [
   { text: "text me: 5558675309", pii: [ph("5558675309")], note: "unseparated, after a phone word" },
   { text: "Numbers: 2023, 2024 and 12345 are not phones.", pii: [] },
   { text: "Between 1999-2004 the price was 1.50-2.00.", pii: [] },
-  { text: "His SSN-like id 078-05-1120 is out of scope.", pii: [], note: "not a kind we redact" },
+  {
+    text: "His SSN-like id 078-05-1120 is out of scope.",
+    pii: [{ kind: "national-id", value: "078-05-1120" }],
+    note: "a US SSN's shape: redacted since issue 27",
+  },
   { text: "Card: 4111-1111-1111-1111 exp 12/26 cvc 123", pii: [c("4111-1111-1111-1111")] },
   { text: "AmEx 3782 822463 10005 for travel", pii: [c("3782 822463 10005")] },
   { text: '{"pan":"5555555555554444"}', pii: [c("5555555555554444")] },
