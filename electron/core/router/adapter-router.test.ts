@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { ApiError } from "../../api/errors";
 import { DEMO_ADAPTERS } from "../../../native/gguf/adapters";
-import { AdapterRouter, type AdapterRouterOptions } from "./adapter-router";
+import { AdapterRouter, formatBelow, type AdapterRouterOptions } from "./adapter-router";
 import { HELD_OUT_PROMPTS } from "./held-out-prompts";
 import { lexicalEmbedder } from "./lexical-embedder";
 import { MemoryRouterStore } from "./store";
@@ -42,6 +42,14 @@ function expectWellFormed(d: RouterDecision): void {
   if (values.some((v) => v > 0)) expect(values.reduce((a, b) => a + b, 0)).toBeCloseTo(1, 9);
   expect(d.latencyMs).toBeGreaterThanOrEqual(0);
 }
+
+describe("formatBelow (the low-confidence reason)", () => {
+  it("writes both numbers alike, with the decimals that keep them apart", () => {
+    expect(formatBelow(0.42, 0.5)).toBe("0.42 < 0.50");
+    expect(formatBelow(0.4996, 0.5)).toBe("0.4996 < 0.5000");
+    expect(formatBelow(0.499, 0.5)).toBe("0.499 < 0.500");
+  });
+});
 
 describe("AdapterRouter pinned and blend modes", () => {
   it("pins one adapter at its default scale with confidence 1, without embedding", async () => {

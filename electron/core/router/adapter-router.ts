@@ -204,7 +204,7 @@ export class AdapterRouter {
       confidence,
       scores,
       reason:
-        `auto: low confidence (${confidence.toFixed(2)} < ${this.threshold}), blend ` +
+        `auto: low confidence (${formatBelow(confidence, this.threshold)}), blend ` +
         adapters.map((a) => `${a.id} ${a.scale.toFixed(2)}`).join(" + "),
     };
   }
@@ -318,4 +318,16 @@ function clamp01(value: number): number {
 
 function round3(value: number): number {
   return Math.round(value * 1000) / 1000;
+}
+
+/**
+ * "0.42 < 0.50": both numbers with the same decimals, as many (up to 6) as it takes for the
+ * smaller one not to read as equal ("0.50 < 0.5" was 0.4996 rounded).
+ */
+export function formatBelow(value: number, limit: number): string {
+  for (let digits = 2; digits < 6; digits++) {
+    const [a, b] = [value.toFixed(digits), limit.toFixed(digits)];
+    if (a !== b) return `${a} < ${b}`;
+  }
+  return `${value.toFixed(6)} < ${limit.toFixed(6)}`;
 }

@@ -1,3 +1,4 @@
+import { useEffect } from "react";
 import { useAppState, useController, useHubState, useLocalModelsState } from "../app/controller-context";
 import { formatBytes } from "../../../common/format-bytes";
 import { FileChooser } from "../app/FileChooser";
@@ -24,6 +25,21 @@ export function ModelPanel() {
   const picks =
     hasModel || localCount > 0 ? [] : (recommended ?? []).filter((m) => m.tier === "small").slice(0, 3);
   const heading = hasModel ? "Switch model" : loading ? "Loading model…" : "No model loaded";
+
+  // Esc closes "Switch model" (focus back on the header's Model button), before the app-wide
+  // Escape (stop generating, on window) sees it; an open dialog above it keeps Esc for itself.
+  useEffect(() => {
+    if (!hasModel) return;
+    const onKeyDown = (event: KeyboardEvent) => {
+      if (event.key !== "Escape" || event.defaultPrevented || event.isComposing) return;
+      if (document.querySelector("dialog[open]")) return;
+      event.preventDefault();
+      controller.models.setPanelOpen(false);
+      document.querySelector<HTMLElement>("[aria-controls='model-panel']")?.focus();
+    };
+    document.addEventListener("keydown", onKeyDown);
+    return () => document.removeEventListener("keydown", onKeyDown);
+  }, [controller, hasModel]);
 
   return (
     <section id="model-panel" className="model-panel" aria-labelledby="model-panel-heading">
