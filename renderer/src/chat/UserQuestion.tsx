@@ -1,4 +1,7 @@
-import { useEffect, useRef, useState } from "react";
+import { useEffect, useMemo, useRef, useState } from "react";
+import { formatBytes } from "../../../common/format-bytes";
+import { splitAttachments } from "./attachments";
+import "./attachments.css";
 import type { Message } from "../../../electron/api";
 import { useAppState, useChatController } from "../app/controller-context";
 import { isStreaming } from "./chat-logic";
@@ -23,6 +26,8 @@ export function UserQuestion({ message }: { message: Message }) {
     }
   }, [editing]);
 
+  const parts = useMemo(() => splitAttachments(message.content), [message.content]);
+
   if (editing) {
     return (
       <MessageEditor
@@ -41,7 +46,8 @@ export function UserQuestion({ message }: { message: Message }) {
   }
   return (
     <>
-      <p className="message__plain">{message.content}</p>
+      {parts.text && <p className="message__plain">{parts.text}</p>}
+      {parts.files.length > 0 && <SentAttachments files={parts.files} />}
       <div className="message__actions">
         <VersionSwitcher message={message} />
         <button
@@ -56,5 +62,24 @@ export function UserQuestion({ message }: { message: Message }) {
         </button>
       </div>
     </>
+  );
+}
+
+/** The files sent with a question, as chips: name and size; the text on demand. */
+function SentAttachments({ files }: { files: readonly { name: string; text: string }[] }) {
+  return (
+    <ul className="attachments__list sent-attachments" aria-label="Attached files">
+      {files.map((f, i) => (
+        <li key={`${i}:${f.name}`} className="sent-attachments__item">
+          <details>
+            <summary className="attachment-chip">
+              <span className="attachment-chip__name">{f.name}</span>{" "}
+              <span className="muted">{formatBytes(new TextEncoder().encode(f.text).length)}</span>
+            </summary>
+            <pre className="sent-attachments__text">{f.text}</pre>
+          </details>
+        </li>
+      ))}
+    </ul>
   );
 }

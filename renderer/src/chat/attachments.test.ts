@@ -8,6 +8,7 @@ import {
   decodeText,
   fenceName,
   readAttachment,
+  splitAttachments,
   type Attachment,
 } from "./attachments";
 
@@ -74,5 +75,31 @@ describe("attachments", () => {
     );
     expect(long.added).toEqual([]);
     expect(long.refused[0]!.reason).toContain("longer than 100,000 characters");
+  });
+});
+
+describe("splitAttachments (the user's bubble)", () => {
+  it("gives back the typed text and each attached file, in order", () => {
+    const sent = composeMessage("Compare these", [
+      { name: "a.ts", text: "const a = 1;\n" },
+      { name: "notes.md", text: "```js\nx\n```\n" },
+    ]);
+    expect(splitAttachments(sent)).toEqual({
+      text: "Compare these",
+      files: [
+        { name: "a.ts", text: "const a = 1;\n" },
+        { name: "notes.md", text: "```js\nx\n```\n" },
+      ],
+    });
+    expect(splitAttachments(composeMessage("", [{ name: "only.txt", text: "hi" }]))).toEqual({
+      text: "",
+      files: [{ name: "only.txt", text: "hi\n" }],
+    });
+  });
+
+  it("leaves code the user typed in the text", () => {
+    const typed = "Why does this fail?\n\n```python\nprint(1)\n```";
+    expect(splitAttachments(typed)).toEqual({ text: typed, files: [] });
+    expect(splitAttachments("plain question")).toEqual({ text: "plain question", files: [] });
   });
 });

@@ -112,3 +112,39 @@ export function admit(
   }
   return { added, refused };
 }
+
+/** A file name as attachmentBlock writes it on the fence: has a dot or a slash, no spaces at its ends. */
+const FILE_NAME = /^[^\s`](?:[^`]*[^\s`])?$/;
+
+/**
+ * A sent user message split back into what was typed and the attached files (the fenced
+ * blocks composeMessage put after the text, each named after its file), so the bubble can show
+ * the files as chips. A trailing fence whose info string is no file name (```python) is code
+ * the user typed and stays in the text.
+ */
+export function splitAttachments(content: string): { text: string; files: { name: string; text: string }[] } {
+  const files: { name: string; text: string }[] = [];
+  const lines = content.split("\n");
+  let end = lines.length; // lines[0, end) are not yet taken
+  for (;;) {
+    const close = lines[end - 1];
+    if (close === undefined || !/^`{3,}$/.test(close)) break;
+    // The opening line: the same fence followed by a file name, at the start or after a blank line.
+    let open = -1;
+    for (let i = end - 2; i >= 0; i--) {
+      const line = lines[i]!;
+      if (line.startsWith(close) && !line.startsWith(`${close}\``)) {
+        open = i;
+        break;
+      }
+    }
+    if (open === -1) break;
+    const name = lines[open]!.slice(close.length);
+    if (!FILE_NAME.test(name) || !/[./\\]/.test(name)) break;
+    if (open > 0 && lines[open - 1] !== "") break;
+    files.unshift({ name, text: `${lines.slice(open + 1, end - 1).join("\n")}\n` });
+    end = Math.max(0, open - 1);
+  }
+  if (files.length === 0) return { text: content, files };
+  return { text: lines.slice(0, end).join("\n").trim(), files };
+}
