@@ -26,10 +26,23 @@ export function AnswerFeedback({ message }: { message: Message }) {
   }, [copyState]);
 
   const rate = (rating: "good" | "bad") => {
-    setAskReason(rating === "bad");
-    // A thumbs-down counts at once; the reason, if any, follows as an update.
-    if (message.rating !== rating) void feedback.rate(message.id, rating);
+    if (rating === "bad") {
+      // Shown at once, sent once with the reason (or without it) when the form closes.
+      if (!askReason) feedback.beginBad(message.id);
+      setAskReason(true);
+      return;
+    }
+    if (askReason) {
+      setAskReason(false);
+      feedback.dropBad(message.id);
+    }
+    if (feedback.ratingOf(message.id) !== rating) void feedback.rate(message.id, rating);
   };
+
+  // The answer leaves the screen with its reason form open: the thumbs-down is sent as it is.
+  // (finishBad does nothing when no thumbs-down is held.)
+  const messageId = message.id;
+  useEffect(() => () => void feedback.finishBad(messageId, null), [feedback, messageId]);
 
   const copy = async () => {
     const ok = await copyText(message.content);
@@ -91,7 +104,7 @@ export function AnswerFeedback({ message }: { message: Message }) {
         <ReasonForm
           onDone={(reason) => {
             setAskReason(false);
-            if (reason) void feedback.rate(message.id, "bad", reason);
+            void feedback.finishBad(message.id, reason);
           }}
         />
       )}

@@ -34,6 +34,28 @@ describe("FeedbackController", () => {
     expect(messages.get("a1")?.rating).toBe("bad");
   });
 
+  it("a thumbs-down with a reason is one rating call (one upload item), shown at once", async () => {
+    const { api, controller, messages } = setup();
+    controller.beginBad("a1");
+    expect(messages.get("a1")?.rating).toBe("bad");
+    expect(api.inputs("feedback.rate")).toEqual([]);
+    expect(await controller.finishBad("a1", "  made up a fact ")).toBe(true);
+    expect(api.inputs("feedback.rate")).toEqual([
+      { messageId: "a1", rating: "bad", reason: "made up a fact" },
+    ]);
+    expect(messages.get("a1")?.rating).toBe("bad");
+
+    // Without a reason it is still sent once; taken back for a thumbs-up, it is not sent at all.
+    messages.set("a1", { ...answer, rating: null });
+    controller.beginBad("a1");
+    expect(await controller.finishBad("a1", null)).toBe(true);
+    messages.set("a1", { ...answer, rating: null });
+    controller.beginBad("a1");
+    controller.dropBad("a1");
+    expect(messages.get("a1")?.rating).toBeNull();
+    expect(api.inputs("feedback.rate")).toHaveLength(2);
+  });
+
   it("shows the rating at once and restores the previous one when refused", async () => {
     const { api, controller, messages } = setup();
     let release!: () => void;

@@ -65,6 +65,48 @@ export class FeedbackController {
     );
   }
 
+  /** Thumbs-downs shown but not sent yet (their reason form is open): the rating before them. */
+  private readonly heldBad = new Map<string, Message["rating"]>();
+
+  /**
+   * A thumbs-down shows at once, but is sent when its reason form closes (`finishBad`), with the
+   * reason or without: one rating, one upload item (sending it at once and the reason as an
+   * update queued two).
+   */
+  beginBad(messageId: string): void {
+    const before = this.messages.get(messageId);
+    if (!before || this.heldBad.has(messageId)) return;
+    this.heldBad.set(messageId, before.rating);
+    this.messages.put({ ...before, rating: "bad" });
+  }
+
+  /** Send the held thumbs-down with `reason` (null: none); false when refused or nothing held. */
+  async finishBad(messageId: string, reason: string | null): Promise<boolean> {
+    if (!this.heldBad.has(messageId)) return false;
+    const previous = this.heldBad.get(messageId) ?? null;
+    this.heldBad.delete(messageId);
+    // Already "bad" before, and no reason to add: nothing new to record.
+    if (previous === "bad" && !reason?.trim()) return true;
+    const now = this.messages.get(messageId);
+    if (!now) return false;
+    this.messages.put({ ...now, rating: previous });
+    return this.rate(messageId, "bad", reason ?? undefined);
+  }
+
+  /** The answer's rating as shown now. */
+  ratingOf(messageId: string): Message["rating"] {
+    return this.messages.get(messageId)?.rating ?? null;
+  }
+
+  /** Take back a held thumbs-down without sending it (the user chose another rating). */
+  dropBad(messageId: string): void {
+    if (!this.heldBad.has(messageId)) return;
+    const previous = this.heldBad.get(messageId) ?? null;
+    this.heldBad.delete(messageId);
+    const now = this.messages.get(messageId);
+    if (now) this.messages.put({ ...now, rating: previous });
+  }
+
   /** Store the user's version of an answer; resolves false (error shown) when refused. */
   async correct(messageId: string, text: string): Promise<boolean> {
     const trimmed = text.trim();
