@@ -12,10 +12,13 @@ export default defineConfig({
         input: {
           index: resolve(__dirname, "electron/main/index.ts"),
           engine: resolve(__dirname, "native/engine/main.ts"),
+          // The contract's code sandbox (electron/core/contract/sandbox/sandbox.ts forks it).
+          sandbox: resolve(__dirname, "electron/core/contract/sandbox/child.ts"),
           // `npm start` headless / `npm run serve`: no tsx at run time.
           cli: resolve(__dirname, "electron/server/cli.ts"),
         },
-        external: ["node-llama-cpp", "better-sqlite3"],
+        // pyodide loads its WebAssembly and standard library from its own folder in node_modules.
+        external: ["node-llama-cpp", "better-sqlite3", "pyodide"],
         // Shared chunks next to the entries, not in chunks/: paths relative to import.meta
         // (out/renderer, resources/demo, engine.js beside spawn-node) assume two levels deep.
         output: { chunkFileNames: "[name]-[hash].js" },

@@ -34,6 +34,10 @@ export const ContractSummary = z.object({
       latencyMs: z.number().nonnegative(),
       /** The assertions that failed, each with a readable detail. */
       failures: z.array(z.object({ type: z.string(), detail: z.string() })),
+      /** Why the verdict: the first failed check, or what made a pass right. */
+      reason: z.string().optional(),
+      /** The live version on the same case, when it was compared: its verdict and reason. */
+      live: z.object({ passed: z.boolean(), reason: z.string() }).nullable().optional(),
     }),
   ),
 });

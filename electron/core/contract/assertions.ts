@@ -4,7 +4,9 @@ import type { Assertion, AssertionType } from "./contract-schema";
 import { validateJsonSchema } from "./json-schema";
 import {
   checkCodeBlock,
+  checkGenuiContains,
   checkGenuiDocument,
+  checkMentions,
   checkMaxChars,
   checkNumberedPlan,
   checkPlainText,
@@ -26,7 +28,8 @@ export interface CaseOutcome {
 }
 
 export interface AssertionResult {
-  type: AssertionType;
+  /** The assertion's type, or "distinct": the contract's degeneracy check (degeneracy.ts). */
+  type: AssertionType | "distinct";
   passed: boolean;
   /** A sentence a person can act on: what was expected, what came out. */
   detail: string;
@@ -34,10 +37,10 @@ export interface AssertionResult {
 
 /**
  * Check one assertion (all but `regression`, which needs the live version's result and is
- * decided by the runner).
+ * decided by the runner, and `unitTests`, which runs code: check-case.ts).
  */
 export function checkAssertion(
-  a: Exclude<Assertion, { type: "regression" }>,
+  a: Exclude<Assertion, { type: "regression" | "unitTests" }>,
   o: CaseOutcome,
 ): AssertionResult {
   const task = (r: TaskCheck): AssertionResult => ({ type: a.type, ...r });
@@ -55,7 +58,11 @@ export function checkAssertion(
     case "numberedPlan":
       return task(checkNumberedPlan(o.output, a.minSteps, a.maxSteps));
     case "toolCall":
-      return task(checkToolCall(o.output, a.tool, a.arguments));
+      return task(checkToolCall(o.output, a.tool, a.arguments, a.values));
+    case "mentions":
+      return task(checkMentions(o.output, a.terms, a.min));
+    case "genuiContains":
+      return task(checkGenuiContains(o.output, a.component, a.texts, a.numbers));
     case "contains": {
       const passed = o.output.includes(a.value);
       return {
@@ -122,7 +129,7 @@ export function checkAssertion(
 
 /** Share of a case's assertions that passed (regression excluded): the case's score. */
 export function caseScore(results: readonly AssertionResult[]): number {
-  const scored = results.filter((r) => r.type !== "regression");
+  const scored = results.filter((r) => r.type !== "regression" && r.type !== "distinct");
   if (scored.length === 0) return 1;
   return scored.filter((r) => r.passed).length / scored.length;
 }

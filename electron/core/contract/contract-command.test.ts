@@ -16,6 +16,7 @@ import { gv, writeGguf } from "../../../native/gguf/writer";
 import { tempDir } from "../../../testing/core/temp-dir";
 import { runContractCommand } from "./contract-command";
 import type { ContractReport } from "./contract-runner";
+import { defaultContract } from "./default-contract";
 
 const dir = tempDir("macaron-contract-cli-");
 let fixtures: FixturePaths;
@@ -105,6 +106,36 @@ describe("npm run contract", () => {
     const report = JSON.parse(readFileSync(json, "utf8")) as ContractReport;
     expect(report.failing).toEqual(["coding-pinned", "coding-auto"]);
     expect(report.byTag.coding).toMatchObject({ passed: 0, total: 2, ok: false });
+  });
+
+  it("rejects constant-answer adapters under the default contract (v3): same answer to different questions", async () => {
+    // The fixture adapters answer every prompt with their marker ("cccc…", "{{{{…"): right in
+    // format for nothing and the same for every question. A few of each domain's held-out cases
+    // of the default contract, answers cut short to keep the run small.
+    const full = defaultContract();
+    const pick = (domain: string) =>
+      full.cases.filter((c) => c.tags.includes(domain) && !c.tags.includes("router"));
+    const cases = [...pick("chat").slice(0, 3), ...pick("coding").slice(0, 3)].map((c) => ({
+      ...c,
+      maxTokens: 12,
+    }));
+    const file = join(dir.path, "default-subset.json");
+    writeFileSync(file, JSON.stringify({ ...full, cases }));
+    const t = io();
+    const { code, report } = await runContractCommand(
+      ["--model", fixtures.basePath, "--adapters", fixtures.adaptersDir, "--contract", file],
+      t.io,
+    );
+    expect(code).toBe(1);
+    expect(report!.failing).toEqual(cases.map((c) => c.id));
+    for (const c of report!.cases) {
+      const distinct = c.assertions.find((a) => a.type === "distinct");
+      expect(distinct, c.id).toMatchObject({
+        passed: false,
+        detail: expect.stringMatching(/^degenerate: the same answer as/) as unknown,
+      });
+    }
+    expect(t.out.join("\n")).toMatch(/✗ distinct: degenerate: the same answer as/);
   });
 
   it("answers UI-mode cases under the catalog grammar and reports how each generation ended", async () => {

@@ -199,7 +199,7 @@ describe("runContract against the live version", () => {
       error: 'Adapter "coding" is not installed',
     });
     expect(report.comparison?.byTag.coding).toMatchObject({ livePassed: 0, candidatePassed: 20 });
-    expect(formatReport(report)).toContain('(live) error: Adapter "coding" is not installed');
+    expect(formatReport(report)).toContain('live ✗ error: Adapter "coding" is not installed');
   });
 
   it("runs UI cases in UI mode: the UI system prompt and the catalog grammar", async () => {

@@ -2,8 +2,11 @@ import type { AdapterSelection, RoutingInfo } from "../../api";
 import { grammarJsonSchema } from "../../api/genui";
 import type { AdapterUse, ChatTurn, GenerateOptions, GenerateResult } from "../engine/types";
 import { uiSystemPrompt } from "../../../common/prompts";
-import { type AssertionResult, caseScore, checkAssertion } from "./assertions";
+import { type AssertionResult, caseScore } from "./assertions";
+import { checkOne, reasonOf } from "./check-case";
 import type { Contract, ContractCase } from "./contract-schema";
+import { findDegenerate } from "./degeneracy";
+import type { CodeSandbox } from "./sandbox/sandbox";
 import { type CaseReport, type ContractReport, type LiveCase, summarize } from "./contract-verdict";
 
 export type {
@@ -47,6 +50,8 @@ export interface RunContractOptions {
   onProgress?: (done: number, total: number, caseId: string) => void;
   signal?: AbortSignal;
   now?: () => number;
+  /** Where `unitTests` run; default the process-wide sandbox (a child process). */
+  sandbox?: CodeSandbox;
 }
 
 function selectionOf(mode: string): AdapterSelection {
@@ -141,19 +146,60 @@ async function answer(
 }
 
 /** Every assertion but `regression` (which needs the live version) on an answer. */
-function judge(c: ContractCase, a: Answer): AssertionResult[] {
-  return c.assertions
-    .filter((x) => x.type !== "regression")
-    .map((x) =>
+async function judge(
+  c: ContractCase,
+  a: Answer,
+  sandbox: CodeSandbox | undefined,
+): Promise<AssertionResult[]> {
+  const results: AssertionResult[] = [];
+  for (const x of c.assertions) {
+    if (x.type === "regression") continue;
+    results.push(
       a.error
         ? { type: x.type, passed: false, detail: `the case did not run: ${a.error}` }
-        : checkAssertion(x, {
-            output: a.output,
-            adapters: a.adapterIds,
-            latencyMs: a.latencyMs,
-            stopReason: a.stopReason,
-          }),
+        : await checkOne(
+            x,
+            { output: a.output, adapters: a.adapterIds, latencyMs: a.latencyMs, stopReason: a.stopReason },
+            { sandbox },
+          ),
     );
+  }
+  return results;
+}
+
+/**
+ * The contract's degeneracy check over one side's answers (candidate or live): a `distinct`
+ * result for every case that takes part; failing where the answer is the same, or nearly, as
+ * the answer to a different question.
+ */
+function degeneracy(
+  contract: Contract,
+  answers: ReadonlyArray<{ c: ContractCase; a: Answer } | null>,
+): Map<string, AssertionResult> {
+  const out = new Map<string, AssertionResult>();
+  if (!contract.distinctAnswers) return out;
+  const present = answers.filter((x): x is { c: ContractCase; a: Answer } => x !== null);
+  const degenerate = findDegenerate(
+    present.map(({ c, a }) => ({
+      id: c.id,
+      tags: c.tags,
+      prompt: c.conversation[c.conversation.length - 1]!.content,
+      reference: c.reference,
+      output: a.output,
+      distinct: c.distinct,
+      error: a.error !== null,
+    })),
+  );
+  for (const { c, a } of present) {
+    if (c.distinct === false || a.error !== null) continue;
+    const detail = degenerate.get(c.id);
+    out.set(c.id, {
+      type: "distinct",
+      passed: detail === undefined,
+      detail: detail ?? "an answer of its own",
+    });
+  }
+  return out;
 }
 
 const pct = (x: number): string => `${Math.round(x * 100)}%`;
@@ -180,16 +226,47 @@ export async function runContract(contract: Contract, opts: RunContractOptions):
   const startedAt = now();
   const t0 = performance.now();
   const paired = opts.baseline !== undefined && contract.thresholds.maxRegression !== undefined;
-  const cases: CaseReport[] = [];
+  const runs: Array<{
+    c: ContractCase;
+    a: Answer;
+    results: AssertionResult[];
+    l: Answer | null;
+    liveResults: AssertionResult[];
+  }> = [];
   for (const [i, c] of contract.cases.entries()) {
     const a = await answer(opts.target, c, contract, opts, null);
-    const results = judge(c, a);
+    const results = await judge(c, a, opts.sandbox);
+    const hasRegression = c.assertions.some((x) => x.type === "regression");
+    let l: Answer | null = null;
+    let liveResults: AssertionResult[] = [];
+    if (opts.baseline && (paired || hasRegression)) {
+      l = await answer(opts.baseline, c, contract, opts, opts.shareAnswers ? a : null);
+      liveResults = l.shared ? results : await judge(c, l, opts.sandbox);
+    }
+    runs.push({ c, a, results, l, liveResults });
+    opts.onProgress?.(i + 1, contract.cases.length, c.id);
+  }
+  // Degeneracy is judged over all of one side's answers, then joins each case's results.
+  const distinct = degeneracy(
+    contract,
+    runs.map(({ c, a }) => ({ c, a })),
+  );
+  const liveDistinct = degeneracy(
+    contract,
+    runs.map(({ c, l }) => (l ? { c, a: l } : null)),
+  );
+  const cases: CaseReport[] = [];
+  for (const { c, a, results: judged, l, liveResults: liveJudged } of runs) {
+    const results = [...judged];
+    const d = distinct.get(c.id);
+    if (d) results.push(d);
     const score = caseScore(results);
     const hasRegression = c.assertions.some((x) => x.type === "regression");
     let live: LiveCase | null = null;
-    if (opts.baseline && (paired || hasRegression)) {
-      const l = await answer(opts.baseline, c, contract, opts, opts.shareAnswers ? a : null);
-      const liveResults = judge(c, l);
+    if (l) {
+      const liveResults = [...liveJudged];
+      const ld = liveDistinct.get(c.id);
+      if (ld) liveResults.push(ld);
       live = {
         passed: l.error === null && liveResults.every((r) => r.passed),
         score: l.error ? 0 : caseScore(liveResults),
@@ -197,6 +274,7 @@ export async function runContract(contract: Contract, opts: RunContractOptions):
         adapters: l.adapters,
         error: l.error,
         shared: l.shared,
+        reason: l.error ? `error: ${l.error}` : reasonOf(liveResults),
       };
     }
     const taskPassed = a.error === null && results.every((r) => r.passed);
@@ -207,6 +285,7 @@ export async function runContract(contract: Contract, opts: RunContractOptions):
       tags: c.tags,
       mode: c.mode,
       passed: a.error === null && results.every((r) => r.passed),
+      reason: a.error ? `error: ${a.error}` : reasonOf(results),
       score,
       assertions: results,
       output: a.output,
@@ -217,7 +296,6 @@ export async function runContract(contract: Contract, opts: RunContractOptions):
       live,
       change: live === null ? null : live.passed === taskPassed ? "same" : taskPassed ? "fixed" : "broken",
     });
-    opts.onProgress?.(i + 1, contract.cases.length, c.id);
   }
   return summarize(contract, cases, {
     startedAt,

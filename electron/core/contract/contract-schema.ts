@@ -73,6 +73,65 @@ export const Assertion = z.discriminatedUnion("type", [
       type: z.literal("toolCall"),
       tool: z.string().min(1).max(64).optional(),
       arguments: z.array(z.string().min(1).max(64)).max(50).optional(),
+      /**
+       * Argument values the call must carry: strings equal ignoring case and surrounding
+       * spaces, numbers equal, anything else equal as JSON.
+       */
+      values: z.record(z.string(), z.unknown()).optional(),
+    })
+    .strict(),
+  /**
+   * Correctness of code: the answer's code block in `language` runs in the sandbox (no files,
+   * no network, time and memory limits) and each call of its function — the one named `entry`,
+   * else the first function the code defines — must return `expect` (JSON values; numbers
+   * within 1e-6 relative); `testCode` (same language, asserts) runs after it in its scope.
+   */
+  z
+    .object({
+      type: z.literal("unitTests"),
+      language: z.enum(["python", "js"]),
+      entry: z
+        .string()
+        .regex(/^[A-Za-z_$][\w$]*$/)
+        .max(64)
+        .optional(),
+      calls: z
+        .array(z.object({ args: z.array(z.unknown()).max(20), expect: z.unknown() }).strict())
+        .max(50)
+        .default([]),
+      testCode: z.string().min(1).max(20_000).optional(),
+    })
+    .strict()
+    .refine((a) => a.calls.length > 0 || a.testCode !== undefined, {
+      message: "unitTests needs calls or testCode",
+    }),
+  /**
+   * Key content: each group of `terms` is a list of alternatives, and at least `min` groups
+   * (default: all) must have one alternative in the answer — case-insensitive, at the start of
+   * a word ("ball" matches "balls"). Chat's reference facts, the steps a plan must cover, the
+   * labels a UI must show.
+   */
+  z
+    .object({
+      type: z.literal("mentions"),
+      terms: z
+        .array(z.array(z.string().min(1).max(200)).min(1).max(20))
+        .min(1)
+        .max(50),
+      min: z.number().int().min(1).max(50).optional(),
+    })
+    .strict(),
+  /**
+   * What a GenUI document must hold for the request: a component of type `component`, each of
+   * `texts` in some string value of the document (case-insensitive), each of `numbers` as a
+   * number value.
+   */
+  z
+    .object({
+      type: z.literal("genuiContains"),
+      component: z.string().min(1).max(64).optional(),
+      texts: z.array(z.string().min(1).max(200)).max(50).default([]),
+      numbers: z.array(z.number()).max(50).default([]),
     })
     .strict(),
 ]);
@@ -99,6 +158,13 @@ export const ContractCase = z
      * the catalog grammar); "text" (default): a plain answer.
      */
     format: z.enum(["text", "ui"]).optional(),
+    /**
+     * The reference answer, when the case has one: shown in reports, and two cases with the
+     * same reference are the same question asked twice (degeneracy does not compare them).
+     */
+    reference: z.string().max(10_000).optional(),
+    /** Take part in the contract's degeneracy check (default true; false for router cases, cut short). */
+    distinct: z.boolean().optional(),
     assertions: z.array(Assertion).min(1).max(50),
   })
   .strict()
@@ -133,6 +199,13 @@ export const ContractFile = z
     /** Default answer length (greedy decoding): contracts check short, deterministic answers. */
     maxTokens: z.number().int().min(1).max(4096).default(16),
     thresholds: Thresholds.default({ minPassRate: 1, byTag: {} }),
+    /**
+     * Degeneracy: when true, answers to different questions (cases with different references,
+     * or different prompts when there is none) that are identical or near-identical fail,
+     * whatever else they pass — within each tag (see degeneracy.ts). Contracts of fixed markers
+     * (the smoke contract) leave it off.
+     */
+    distinctAnswers: z.boolean().optional(),
     cases: z.array(ContractCase).min(1).max(1000),
   })
   .strict()

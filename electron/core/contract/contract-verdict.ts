@@ -17,6 +17,8 @@ export interface LiveCase {
   error: string | null;
   /** Both resolved the case to the same adapter files: the candidate's answer was reused. */
   shared: boolean;
+  /** Why it passed or failed: "passed", or the first failed check ("unitTests: failed: …"). */
+  reason?: string;
 }
 
 /** Live → candidate on one case: "fixed" failed live and passes now, "broken" the reverse. */
@@ -28,6 +30,8 @@ export interface CaseReport {
   tags: string[];
   mode: string;
   passed: boolean;
+  /** Why it passed or failed: "passed", or the first failed check ("mentions: …"). Absent in old reports. */
+  reason?: string;
   /** Share of the case's assertions that passed (regression excluded). */
   score: number;
   assertions: AssertionResult[];

@@ -14,7 +14,7 @@ const outcome = (output: string, adapters: string[] = ["coding"], latencyMs = 5)
 
 describe("contract files", () => {
   it("loads the bundled contracts, and refuses malformed ones with a reason", () => {
-    expect(defaultContract()).toMatchObject({ contract: "macaron-default", version: "2.0.0" });
+    expect(defaultContract()).toMatchObject({ contract: "macaron-default", version: "3.0.0" });
     expect(defaultContract().thresholds).toMatchObject({ minPassRate: 0.4, maxRegression: 0.05 });
     expect(smokeContract()).toMatchObject({ contract: "macaron-smoke", version: "1.0.0" });
     // The smoke contract keeps the 1.x format: per-case regression, no paired comparison.

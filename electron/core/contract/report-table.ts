@@ -35,9 +35,20 @@ export function formatReport(report: ContractReport): string {
     lines.push(
       `${pad(c.id, 22)} ${pad(verdict(c.passed), 6)} ${live}${pad(String(Math.round(c.latencyMs)), 7)} ${pad(c.adapters.join("+") || "base", 18)} ${output}`,
     );
-    for (const a of c.assertions) if (!a.passed) lines.push(`    ✗ ${a.type}: ${a.detail}`);
+    // The reason of each verdict: every failed check, or what made a pass right; then live's.
+    const failed = c.assertions.filter((a) => !a.passed);
+    for (const a of failed) lines.push(`    ✗ ${a.type}: ${a.detail}`);
     if (c.error) lines.push(`    ✗ error: ${c.error}`);
-    if (c.live?.error) lines.push(`    (live) error: ${c.live.error}`);
+    else if (failed.length === 0 && c.reason && c.reason !== "passed")
+      lines.push(`    ✓ ${c.reason.replace(/^passed: /, "")}`);
+    if (c.live) {
+      const why = c.live.error
+        ? `error: ${c.live.error}`
+        : (c.live.reason ?? (c.live.passed ? "passed" : "failed"));
+      lines.push(
+        `    live ${c.live.passed ? "✓" : "✗"} ${why.replace(/^passed: /, "")}${c.live.shared ? " (same answer)" : ""}`,
+      );
+    }
   }
   lines.push("");
   const comparison = report.comparison;

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { checkAssertion } from "./assertions";
 import type { Assertion } from "./contract-schema";
 
-type Checked = Exclude<Assertion, { type: "regression" }>;
+type Checked = Exclude<Assertion, { type: "regression" | "unitTests" }>;
 const run = (a: Checked, output: string, stopReason: "eos" | "maxTokens" | "stop" | null = "eos") =>
   checkAssertion(a, { output, adapters: ["x"], latencyMs: 1, stopReason });
 

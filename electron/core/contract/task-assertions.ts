@@ -133,6 +133,7 @@ export function checkToolCall(
   output: string,
   tool: string | undefined,
   args: readonly string[] | undefined,
+  values?: Readonly<Record<string, unknown>>,
 ): TaskCheck {
   let value: unknown;
   try {
@@ -150,5 +151,99 @@ export function checkToolCall(
   if (tool !== undefined && name !== tool) return fail(`calls ${name}, expected ${tool}`);
   const missing = (args ?? []).filter((a) => !(a in (value.arguments as Record<string, unknown>)));
   if (missing.length > 0) return fail(`${name} without argument(s) ${missing.join(", ")}`);
-  return ok(`calls ${name}`);
+  const given = value.arguments;
+  for (const [key, want] of Object.entries(values ?? {})) {
+    if (!(key in given)) return fail(`${name} without argument ${key}`);
+    if (!sameArgument(given[key], want))
+      return fail(`${name} with ${key} ${brief(given[key])}, expected ${brief(want)}`);
+  }
+  const checked = Object.keys(values ?? {});
+  return ok(`calls ${name}${checked.length > 0 ? ` with the expected ${checked.join(", ")}` : ""}`);
+}
+
+const brief = (v: unknown): string => {
+  const t = JSON.stringify(v) ?? String(v);
+  return t.length > MAX_SHOWN ? `${t.slice(0, MAX_SHOWN)}…` : t;
+};
+
+/** Strings equal ignoring case and surrounding spaces; numbers (or numeric strings) equal; else as JSON. */
+function sameArgument(got: unknown, want: unknown): boolean {
+  if (typeof want === "string" && typeof got === "string")
+    return got.trim().toLowerCase() === want.trim().toLowerCase();
+  if (typeof want === "number")
+    return (typeof got === "number" || typeof got === "string") && Number(got) === want;
+  return JSON.stringify(got) === JSON.stringify(want);
+}
+
+/** Lower case, punctuation to spaces: what `mentions` matches terms against. */
+export function normalizedWords(text: string): string {
+  return ` ${text
+    .toLowerCase()
+    .normalize("NFKD")
+    .replace(/[\u0300-\u036f]/g, "")
+    .replace(/[^\p{L}\p{N}]+/gu, " ")
+    .trim()} `;
+}
+
+/** The term occurs at the start of a word of the (normalized) text: "ball" matches "balls". */
+function hasTerm(words: string, term: string): boolean {
+  const t = normalizedWords(term).trim();
+  return t !== "" && words.includes(` ${t}`);
+}
+
+/**
+ * Key content: each group is alternatives; at least `min` groups (default all) must occur.
+ * The detail names the groups found missing.
+ */
+export function checkMentions(
+  output: string,
+  terms: readonly (readonly string[])[],
+  min?: number,
+): TaskCheck {
+  const words = normalizedWords(output);
+  const missing = terms.filter((group) => !group.some((t) => hasTerm(words, t)));
+  const found = terms.length - missing.length;
+  const need = Math.min(min ?? terms.length, terms.length);
+  const names = (gs: readonly (readonly string[])[]): string => gs.map((g) => g.join("/")).join(", ");
+  const present = terms.filter((g) => !missing.includes(g));
+  if (found >= need)
+    return ok(`mentions ${names(present)} (${found} of ${terms.length} key terms, needs ${need})`);
+  return fail(
+    `mentions ${found} of ${terms.length} key terms, needs ${need}; missing ${names(missing)}: ${shown(output)}`,
+  );
+}
+
+/**
+ * What a UI document must hold: a component of that type, each text in some string value
+ * (case-insensitive substring), each number as a number value anywhere in the document.
+ */
+export function checkGenuiContains(
+  output: string,
+  component: string | undefined,
+  texts: readonly string[],
+  numbers: readonly number[],
+): TaskCheck {
+  const checked = parseDocument(output.trim());
+  if (!checked.ok) return fail(`${checked.reason} Output ${shown(output)}`);
+  const types = new Set<string>();
+  for (const node of walkNodes(checked.document)) types.add(node.type);
+  if (component !== undefined && !types.has(component))
+    return fail(`no ${component} (shows ${[...types].join(", ") || "nothing"})`);
+  const strings: string[] = [];
+  const nums: number[] = [];
+  const walk = (v: unknown): void => {
+    if (typeof v === "string") strings.push(v.toLowerCase());
+    else if (typeof v === "number") nums.push(v);
+    else if (Array.isArray(v)) v.forEach(walk);
+    else if (isPlainObject(v)) Object.values(v).forEach(walk);
+  };
+  walk(checked.document);
+  const missingTexts = texts.filter((t) => !strings.some((s) => s.includes(t.toLowerCase())));
+  const missingNumbers = numbers.filter((n) => !nums.includes(n));
+  if (missingTexts.length > 0 || missingNumbers.length > 0)
+    return fail(
+      `the ${component ?? "document"} lacks ${[...missingTexts.map((t) => JSON.stringify(t)), ...missingNumbers.map(String)].join(", ")}`,
+    );
+  const what = [...texts.map((t) => JSON.stringify(t)), ...numbers.map(String)];
+  return ok(`${component ? `a ${component}` : "a document"}${what.length ? ` with ${what.join(", ")}` : ""}`);
 }

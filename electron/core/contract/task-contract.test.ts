@@ -74,7 +74,7 @@ describe("the default contract", () => {
 
   it("has dozens of held-out cases per domain pinned to its adapter, router cases and the stated thresholds", () => {
     const c = defaultContract();
-    expect(c).toMatchObject({ contract: "macaron-default", version: "2.0.0" });
+    expect(c).toMatchObject({ contract: "macaron-default", version: "3.0.0" });
     expect(c.thresholds).toEqual({
       minPassRate: 0.4,
       byTag: { chat: 0.8, coding: 0.6, agent: 0.2, ui: 0.2, router: 0.2 },

@@ -7,6 +7,8 @@
  */
 import type { z } from "zod";
 import type { Assertion, ContractFile } from "./contract-schema";
+import { sharedTerms, stepTerms, uiRequirements } from "./key-terms";
+import { HELDOUT_CODING_TESTS } from "./task-tests";
 
 type ContractJson = z.input<typeof ContractFile>;
 type CaseJson = ContractJson["cases"][number];
@@ -20,7 +22,7 @@ export interface HeldoutExample {
 }
 
 export const TASK_CONTRACT_NAME = "macaron-default";
-export const TASK_CONTRACT_VERSION = "2.0.0";
+export const TASK_CONTRACT_VERSION = "3.0.0";
 
 /**
  * Minimum pass rates per tag, and how far below the live version a candidate may fall (per
@@ -69,27 +71,44 @@ function parseJson(text: string): unknown {
   }
 }
 
-/** The checks of one held-out example, from its domain and its reference answer's format. */
+/** A plan must cover at least this many of its reference's steps (each: one of the step's words). */
+const PLAN_STEPS_COVERED = 2;
+
+/**
+ * The checks of one held-out example: its format (from the domain and the reference's format)
+ * and since v3 its correctness — coding: the task's unit tests run in the sandbox; chat: the
+ * subject the prompt and the reference share; agent: the tool and its argument values, or
+ * the reference plan's steps; ui: the component, labels and numbers the prompt asked for.
+ */
 function checksFor(
   domain: TaskDomain,
+  user: string,
   reference: string,
   where: string,
 ): Pick<CaseJson, "assertions" | "maxTokens" | "format"> {
   const common: Assertion[] = [{ type: "stopsOnItsOwn" }, { type: "noPii" }];
   switch (domain) {
-    case "chat":
+    case "chat": {
+      const terms = sharedTerms(user, reference);
+      if (terms.length === 0) throw new Error(`${where}: the reference shares no key word with the prompt`);
       return {
         maxTokens: LIMITS.chat.maxTokens,
         assertions: [
           { type: "plainText", singleLine: true },
           { type: "maxChars", max: LIMITS.chat.maxChars },
           ...common,
+          { type: "mentions", terms: terms.map((t) => [t]), min: 1 },
         ],
       };
+    }
     case "coding": {
       const language = /```([^\s`]+)/.exec(reference)?.[1];
       const definition = language ? FUNCTION_DEFINITION[language] : undefined;
       if (!language || !definition) throw new Error(`${where}: the reference has no js or python code block`);
+      const name = /(?:function|def)\s+([A-Za-z_$][\w$]*)\s*\(/.exec(reference)?.[1];
+      const calls = name ? HELDOUT_CODING_TESTS[name] : undefined;
+      if (!calls)
+        throw new Error(`${where}: no unit tests for the reference function ${name ?? "(none found)"}`);
       return {
         maxTokens: LIMITS.coding.maxTokens,
         assertions: [
@@ -97,6 +116,7 @@ function checksFor(
           { type: "regex", pattern: definition },
           { type: "maxChars", max: LIMITS.coding.maxChars },
           ...common,
+          { type: "unitTests", language: language === "python" ? "python" : "js", calls: [...calls] },
         ],
       };
     }
@@ -106,7 +126,12 @@ function checksFor(
         return {
           maxTokens: LIMITS.tool.maxTokens,
           assertions: [
-            { type: "toolCall", tool: call.tool, arguments: Object.keys(call.arguments) },
+            {
+              type: "toolCall",
+              tool: call.tool,
+              arguments: Object.keys(call.arguments),
+              values: { ...(call.arguments as Record<string, unknown>) },
+            },
             { type: "maxChars", max: LIMITS.tool.maxChars },
             ...common,
           ],
@@ -118,6 +143,14 @@ function checksFor(
           { type: "numberedPlan", minSteps: 3, maxSteps: 5 },
           { type: "maxChars", max: LIMITS.plan.maxChars },
           ...common,
+          {
+            type: "mentions",
+            terms: reference
+              .split("\n")
+              .map(stepTerms)
+              .filter((t) => t.length > 0),
+            min: PLAN_STEPS_COVERED,
+          },
         ],
       };
     }
@@ -125,6 +158,9 @@ function checksFor(
       const doc = parseJson(reference) as { blocks?: Array<{ root?: { type?: unknown } }> } | undefined;
       const component = doc?.blocks?.[0]?.root?.type;
       if (typeof component !== "string") throw new Error(`${where}: the reference is not a UI document`);
+      const needs = uiRequirements(user, doc);
+      if (needs.texts.length + needs.numbers.length === 0)
+        throw new Error(`${where}: the reference holds nothing the prompt asked for`);
       return {
         maxTokens: LIMITS.ui.maxTokens,
         format: "ui",
@@ -132,6 +168,7 @@ function checksFor(
           { type: "genuiDocument", components: [component] },
           { type: "maxChars", max: LIMITS.ui.maxChars },
           ...common,
+          { type: "genuiContains", component, texts: needs.texts, numbers: needs.numbers },
         ],
       };
     }
@@ -158,7 +195,8 @@ export function buildTaskContract(
         tags: [domain],
         conversation: [{ role: "user", content: user }],
         mode: domain,
-        ...checksFor(domain, reference, `${domain}.heldout.jsonl line ${i + 1}`),
+        reference,
+        ...checksFor(domain, user, reference, `${domain}.heldout.jsonl line ${i + 1}`),
       });
     });
   }
@@ -172,6 +210,8 @@ export function buildTaskContract(
         conversation: [{ role: "user", content: user }],
         mode: "auto",
         maxTokens: ROUTER_MAX_TOKENS,
+        // Cut at a few tokens by design: the answer is not judged, only where it was routed.
+        distinct: false,
         assertions: [{ type: "routesTo", adapter: domain }, { type: "noPii" }],
       });
     });
@@ -182,13 +222,18 @@ export function buildTaskContract(
     description:
       "The gate every adapter version passes before it goes live: held-out tasks per specialist " +
       "(subjects and wordings never seen in training, resources/training/*.heldout.jsonl), each pinned to " +
-      "its domain's adapter and checked for its format (chat: one short line of prose; coding: a code block " +
-      "in the language asked for, with a function; agent: a numbered plan or one JSON tool call; ui: a GenUI " +
-      "document valid for the catalog, answered in UI mode), that it ends on its own and leaks no personal " +
-      "data; plus router cases. Each tag needs its minimum pass rate, and a candidate may not fall more than " +
-      "maxRegression below the live version's pass rate, per tag and overall, over the same cases. " +
-      "Generated by npm run seed-data.",
+      "its domain's adapter. Each answer must be in its format (chat: one short line of prose; coding: a code " +
+      "block in the language asked for, with a function; agent: a numbered plan or one JSON tool call; ui: a " +
+      "GenUI document valid for the catalog, answered in UI mode), end on its own, leak no personal data, and " +
+      "be right: coding answers pass the task's unit tests, run in a sandbox (Python in Pyodide, JavaScript in " +
+      "an isolated context, no files or network, time and memory limits); chat answers mention the subject; " +
+      "tool calls carry the expected argument values; plans cover the reference's steps; UI documents hold " +
+      "the labels and numbers the prompt asked for. Answers to different questions that are identical or " +
+      "near-identical fail (distinctAnswers). Plus router cases. Each tag needs its minimum pass rate, and a " +
+      "candidate may not fall more than maxRegression below the live version's pass rate, per tag and " +
+      "overall, over the same cases. Generated by npm run seed-data.",
     maxTokens: LIMITS.coding.maxTokens,
+    distinctAnswers: true,
     thresholds: {
       minPassRate: TASK_THRESHOLDS.minPassRate,
       byTag: { ...TASK_THRESHOLDS.byTag },

@@ -24,6 +24,15 @@ export function summarizeReport(r: ContractReport): ContractSummary {
         ...c.assertions.filter((a) => !a.passed).map((a) => ({ type: a.type, detail: a.detail })),
         ...(c.error ? [{ type: "error", detail: c.error }] : []),
       ],
+      reason: c.reason,
+      live: c.live
+        ? {
+            passed: c.live.passed,
+            reason: c.live.error
+              ? `error: ${c.live.error}`
+              : (c.live.reason ?? (c.live.passed ? "passed" : "failed")),
+          }
+        : null,
     })),
   };
 }

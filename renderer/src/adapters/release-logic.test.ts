@@ -133,6 +133,31 @@ describe("contract results", () => {
       { id: "coding-auto", description: "", details: [] },
     ]);
   });
+
+  it("shows the live version's verdict and reason beside a failing case's", () => {
+    const compared: ContractSummary = {
+      ...contract,
+      failing: ["chat-01"],
+      cases: [
+        {
+          id: "chat-01",
+          description: "held-out chat",
+          passed: false,
+          output: "Hello!",
+          latencyMs: 3,
+          failures: [
+            { type: "distinct", detail: "degenerate: the same answer as chat-02 (different questions)" },
+          ],
+          reason: "distinct: degenerate: the same answer as chat-02 (different questions)",
+          live: { passed: true, reason: "passed: mentions: mentions knitt (1 of 1 key terms, needs 1)" },
+        },
+      ],
+    };
+    expect(failingCases(compared)[0]?.details).toEqual([
+      "distinct: degenerate: the same answer as chat-02 (different questions)",
+      "live version: passed (passed: mentions: mentions knitt (1 of 1 key terms, needs 1))",
+    ]);
+  });
 });
 
 describe("pruning", () => {

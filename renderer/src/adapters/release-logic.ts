@@ -145,7 +145,15 @@ export function failingCases(
     return {
       id,
       description: found?.description ?? "",
-      details: found ? found.failures.map((f) => `${f.type}: ${f.detail}`) : [],
+      details: found
+        ? [
+            ...found.failures.map((f) => `${f.type}: ${f.detail}`),
+            // The live version on the same case: what the candidate is compared with.
+            ...(found.live
+              ? [`live version: ${found.live.passed ? "passed" : "failed"} (${found.live.reason})`]
+              : []),
+          ]
+        : [],
     };
   });
 }
