@@ -29,6 +29,7 @@ import {
   formProblem,
   SAMPLING_FIELDS,
   settingsFrom,
+  defaultLabel,
   type SamplingField,
   type SettingsForm,
 } from "./settings-logic";
@@ -251,6 +252,15 @@ function SamplingInput({
   value: number | undefined;
   onChange: (value: number) => void;
 }) {
+  // The sampling the conversation's last answer was generated with (defaults filled in by core).
+  const used = useAppState((s) => {
+    const list = s.currentId ? s.messages[s.currentId] : undefined;
+    for (let i = (list?.length ?? 0) - 1; i >= 0; i--) {
+      const sampling = list![i]!.generation?.sampling;
+      if (sampling) return sampling;
+    }
+    return undefined;
+  });
   const integer = field.step === 1;
   const max = field.max ?? (field.key === "maxTokens" ? (contextSize ?? undefined) : undefined);
   return (
@@ -265,7 +275,7 @@ function SamplingInput({
       formatOptions={{ useGrouping: false, maximumFractionDigits: integer ? 0 : 3 }}
     >
       <Label>{field.label}</Label>
-      <Input className="settings-input" placeholder="Default" />
+      <Input className="settings-input" placeholder={defaultLabel(field.key, used)} />
       <Text slot="description">{field.hint}</Text>
     </NumberField>
   );

@@ -1,5 +1,12 @@
 import { describe, expect, it } from "vitest";
-import { formFrom, formProblem, samplingLines, settingsFrom, systemPromptLabel } from "./settings-logic";
+import {
+  defaultLabel,
+  formFrom,
+  formProblem,
+  samplingLines,
+  settingsFrom,
+  systemPromptLabel,
+} from "./settings-logic";
 
 describe("settings-logic", () => {
   it("a blank prompt is the app's and empty fields are left out, both ways", () => {
@@ -40,5 +47,15 @@ describe("settings-logic", () => {
     ]);
     expect(systemPromptLabel(generation)).toBe("System prompt: custom");
     expect(systemPromptLabel({ sampling: {}, systemPrompt: null })).toBe("System prompt: default");
+  });
+});
+
+describe("defaultLabel (an empty sampling field)", () => {
+  it("says what the default is, from the last answer's sampling when known", () => {
+    expect(defaultLabel("temperature")).toBe("Default (0.7)");
+    expect(defaultLabel("temperature", { temperature: 0 })).toBe("Default (0)");
+    expect(defaultLabel("maxTokens", { maxTokens: 256 })).toBe("Default (256)");
+    expect(defaultLabel("topK")).toBe("Default (40)");
+    expect(defaultLabel("seed", { seed: 7 })).toBe("Default (random)");
   });
 });

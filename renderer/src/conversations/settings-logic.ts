@@ -124,3 +124,26 @@ export function samplingLines(
 export function systemPromptLabel(generation: NonNullable<Message["generation"]>): string {
   return generation.systemPrompt === null ? "System prompt: default" : "System prompt: custom";
 }
+
+/**
+ * What an empty field means, shown as "Default (value)": the engine's sampling defaults
+ * (node-llama-cpp's top-k 40, top-p 0.95, min-p 0; core's temperature 0.7 and 1,024 tokens),
+ * overridden by what the conversation's last answer was generated with (a server started with
+ * --temperature). A seed left empty is random.
+ */
+export function defaultLabel(
+  key: SamplingKey,
+  used?: Partial<Record<SamplingKey, number | undefined>>,
+): string {
+  const engine: Record<SamplingKey, string> = {
+    temperature: "0.7",
+    topP: "0.95",
+    topK: "40",
+    minP: "0",
+    repeatPenalty: "off",
+    maxTokens: "1024",
+    seed: "random",
+  };
+  const value = key === "seed" ? undefined : used?.[key];
+  return `Default (${value !== undefined ? String(value) : engine[key]})`;
+}
