@@ -88,6 +88,14 @@ export function App() {
     return () => window.removeEventListener("pagehide", onHide);
   }, [controller]);
 
+  if (phase === "signedOut") {
+    return (
+      <div className="app app--blocked" data-app-state={phase}>
+        <SignedOut />
+      </div>
+    );
+  }
+
   if (phase === "database") {
     return (
       <div className="app app--blocked" data-app-state={phase}>
@@ -138,6 +146,42 @@ export function App() {
       {/* After the Models dialog: it opens from there and stacks above it. */}
       {loadOpen && <LoadSettingsDialog onLoaded={() => controller.hub.setOpen(false)} />}
     </div>
+  );
+}
+
+/**
+ * The headless server does not know this browser any more (it restarted with a new key, or the
+ * session was ended): say so, and how to get a new sign-in link. Retrying cannot help until a
+ * link has been opened, so "I have opened a new link" checks again.
+ */
+function SignedOut() {
+  const controller = useController();
+  const currentId = useAppState((s) => s.currentId);
+  const origin = window.location.origin;
+  return (
+    <section className="load-error signed-out" aria-labelledby="signed-out-heading">
+      <h1 id="signed-out-heading">You are signed out</h1>
+      <p role="alert">
+        This browser is not signed in to the Macaron server at {origin}: the server was restarted with a new
+        API key, or the session was ended.
+      </p>
+      <h2>Get a new sign-in link</h2>
+      <ul>
+        <li>
+          In the terminal running the server (<code>npm run serve</code>): it prints a sign-in link when it
+          starts, and a new one on <code>kill -USR2 &lt;pid&gt;</code>.
+        </li>
+        <li>
+          With the API key:{" "}
+          <code>curl -X POST -H &quot;Authorization: Bearer &lt;key&gt;&quot; {origin}/api/login-code</code>{" "}
+          answers a link.
+        </li>
+      </ul>
+      <p className="muted">A link works once, within 5 minutes. Open it in this browser.</p>
+      <button type="button" className="button" onClick={() => void controller.start(currentId)}>
+        I have opened a new link — check again
+      </button>
+    </section>
   );
 }
 

@@ -257,6 +257,16 @@ describe("AppController", () => {
     expect(app.store.getState().pendingDeletes).toEqual([]);
   });
 
+  it("a server that does not know this browser shows the signed-out screen, not a load error", async () => {
+    const api = new FakeApi();
+    api.failNext = new ApiError("unauthorized", "Not signed in.");
+    const app = await started(api);
+    expect(app.store.getState().phase).toBe("signedOut");
+    // Once a new link was opened, checking again loads the app.
+    await app.start(null);
+    expect(app.store.getState().phase).toBe("loaded");
+  });
+
   it("gives Undo at least 10 s, and a notice dismisses itself (a newer one starts its own time)", async () => {
     expect(UNDO_DELETE_MS).toBeGreaterThanOrEqual(10_000);
     vi.useFakeTimers();

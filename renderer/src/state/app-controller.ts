@@ -8,6 +8,7 @@
  * the controller they need directly (app/controller-context.tsx has a hook per controller);
  * those sharing the app store (chat, conversations, deletes, models, genui) get it here.
  */
+import { ApiError } from "../../../electron/api";
 import { errorMessage } from "../api";
 import type { RendererApi } from "../api";
 import { AdapterController } from "../adapters/adapter-controller";
@@ -128,7 +129,9 @@ export class AppController {
       this.set({ engine, conversations: sortConversations(conversations), phase: "loaded" });
     } catch (error) {
       // The database broke between the check and the list: show its screen, not a dead end.
-      if (isDatabaseUnavailable(error) && !(await this.database.check())) this.set({ phase: "database" });
+      if (isSignedOut(error)) this.set({ phase: "signedOut", loadError: errorMessage(error) });
+      else if (isDatabaseUnavailable(error) && !(await this.database.check()))
+        this.set({ phase: "database" });
       else this.set({ phase: "error", loadError: errorMessage(error) });
       return;
     }
@@ -182,7 +185,9 @@ export class AppController {
       const [engine, conversations] = await this.fetchStatusAndList();
       this.set({ engine, conversations: sortConversations(conversations) });
       void this.adapters.refresh();
-    } catch {
+    } catch (error) {
+      // The server came back without this browser's session (a restart with a new key).
+      if (isSignedOut(error)) this.set({ phase: "signedOut", loadError: errorMessage(error) });
       return; // The banner already says the connection is unstable; the next reconnect retries.
     }
     const { currentId } = this.store.getState();
@@ -240,4 +245,9 @@ export class AppController {
   private set(patch: Partial<AppState>): void {
     this.store.setState(patch);
   }
+}
+
+/** The server answered 401: this browser has no session there (not a failure Retry can mend). */
+export function isSignedOut(error: unknown): boolean {
+  return error instanceof ApiError && error.code === "unauthorized";
 }

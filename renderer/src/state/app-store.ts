@@ -5,8 +5,12 @@ import type { AdapterSelection, Conversation, EngineStatus, Message, SearchHit }
 import type { ConnectionState } from "../api";
 import type { MessagesByConversation } from "../chat/chat-logic";
 
-/** "database": core could not open the database; the database screen offers recovery. */
-export type AppPhase = "loading" | "loaded" | "error" | "database";
+/**
+ * "database": core could not open the database; the database screen offers recovery.
+ * "signedOut": the headless server does not know this browser (restarted with a new key, or
+ * the session was ended); the signed-out screen says how to get a new sign-in link.
+ */
+export type AppPhase = "loading" | "loaded" | "error" | "database" | "signedOut";
 
 export interface AppState {
   /** "loaded" once models.status and conversations.list have answered (e2e readiness signal). */
