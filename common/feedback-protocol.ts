@@ -104,6 +104,13 @@ export const ToolOutcomeWire = z.object({
 });
 export type ToolOutcomeWire = z.infer<typeof ToolOutcomeWire>;
 
+/** How a generation ended (common/engine-protocol.ts GenerateResult.stopReason). */
+export const StopReasonWire = z.enum(["eos", "maxTokens", "stop", "abort", "toolCalls"]);
+export type StopReasonWire = z.infer<typeof StopReasonWire>;
+
+/** Stop reasons of an answer that did not end on its own: cut by the limit or by the user. */
+export const CUT_STOP_REASONS: readonly StopReasonWire[] = ["maxTokens", "abort"];
+
 /**
  * One feedback signal. `kind` says which fields matter:
  * - rating: rating (+reason); with text consent, `prompt` (the conversation up to the answer)
@@ -147,6 +154,12 @@ export const FeedbackItem = z.object({
   interaction: z.record(z.string().max(100), z.unknown()).nullable().optional(),
   toolOutcome: ToolOutcomeWire.nullable().optional(),
   trajectory: TrajectoryWire.nullable().optional(),
+  /**
+   * How the answer the item is about ended (the turn record's stop reason): "maxTokens" = cut at
+   * the token limit, "abort" = stopped by the user; such an answer is never a training target.
+   * Not text: sent with either consent. Absent on items from apps that predate it.
+   */
+  stopReason: StopReasonWire.nullable().optional(),
 });
 export type FeedbackItem = z.infer<typeof FeedbackItem>;
 

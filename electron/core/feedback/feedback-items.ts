@@ -9,6 +9,7 @@ import {
   FeedbackItem,
   type ItemVersions,
   MAX_TRAJECTORY_STEPS,
+  type StopReasonWire,
   TEXT_FIELDS,
   type ToolDefinitionWire,
   type ToolOutcomeWire,
@@ -26,6 +27,8 @@ export type ItemConsent = Exclude<SharingLevel, "off">;
 export interface MessageVersions {
   versions: ItemVersions;
   domain: string | null;
+  /** How the answer ended (turn record); absent when unknown (no timings, older events). */
+  stopReason?: StopReasonWire | null;
 }
 
 /** Used when an answer has no turn record (e.g. written before schema v3). */
@@ -201,6 +204,7 @@ export function buildItem(input: ItemInput): FeedbackItemType {
     rating: input.rating ?? null,
   };
   if (input.toolOutcome) item.toolOutcome = input.toolOutcome;
+  if (input.target.stopReason) item.stopReason = input.target.stopReason;
   let interaction = input.interaction ? (redactDeep(input.interaction) as Record<string, unknown>) : null;
   if (input.consent === "ratings_and_text") {
     const text = input.text?.() ?? {};

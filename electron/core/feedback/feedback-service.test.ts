@@ -48,6 +48,17 @@ describe("FeedbackService", () => {
     db.prepare(`SELECT COUNT(*) FROM ${table}`).pluck().get() as number;
   const items = (): FeedbackItem[] => outbox.peekBatch(1000, 1e9).map((e) => FeedbackItem.parse(e.item));
 
+  it("says how the answer ended (the turn's stop reason): a cut answer is known to the service", () => {
+    const { answerId } = seed.turn("Explain tides.", "Tides are caused by the");
+    service.rate(answerId, "good");
+    const timings = (stopReason: string) => JSON.stringify({ promptTokensEvaluated: 3, stopReason });
+    db.prepare("UPDATE turns SET timings_json = ? WHERE message_id = ?").run(timings("maxTokens"), answerId);
+    service.rate(answerId, "good");
+    db.prepare("UPDATE turns SET timings_json = ? WHERE message_id = ?").run(timings("eos"), answerId);
+    service.rate(answerId, "good");
+    expect(items().map((i) => i.stopReason ?? null)).toEqual([null, "maxTokens", "eos"]);
+  });
+
   it("marks the harness version of an answer made under the conversation's own system prompt", () => {
     const { answerId } = seed.turn("Capital of France?", "Paris.");
     service.rate(answerId, "good");

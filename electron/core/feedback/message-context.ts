@@ -1,5 +1,5 @@
 import type { Database, Statement } from "better-sqlite3";
-import { withCustomSystem, type ItemVersions } from "../../../common/feedback-protocol";
+import { StopReasonWire, withCustomSystem, type ItemVersions } from "../../../common/feedback-protocol";
 import type { ToolStep } from "../../api";
 import type { ChatTurn } from "../engine/types";
 import { ToolStepStore } from "../tools/tool-step-store";
@@ -11,6 +11,7 @@ interface TurnRow {
   adapters_json: string;
   router_json: string;
   system_prompt: string | null;
+  timings_json: string | null;
 }
 
 /**
@@ -29,7 +30,7 @@ export class MessageContext {
     private readonly catalogVersion: () => string | null = () => null,
   ) {
     this.turnStmt = db.prepare(
-      "SELECT model_sha256, harness_version, adapters_json, router_json, system_prompt FROM turns WHERE message_id = ?",
+      "SELECT model_sha256, harness_version, adapters_json, router_json, system_prompt, timings_json FROM turns WHERE message_id = ?",
     );
     this.domainStmt = db.prepare("SELECT domain FROM adapters WHERE id = ?").pluck() as Statement<
       [string],
@@ -89,11 +90,23 @@ export class MessageContext {
         catalogVersion: this.catalogVersion(),
       },
       domain,
+      stopReason: stopReasonOf(row.timings_json),
     };
   }
 
   /** The conversation up to and including the message (the last turn is the message itself). */
   conversationUpTo(messageId: string): ChatTurn[] {
     return this.upToStmt.all({ id: messageId }).map((r) => ({ role: r.role, text: r.content }));
+  }
+}
+
+/** The stop reason in a turn's timings (TurnTimings.stopReason); null when unknown. */
+function stopReasonOf(timingsJson: string | null): StopReasonWire | null {
+  if (timingsJson === null) return null;
+  try {
+    const parsed = StopReasonWire.safeParse((JSON.parse(timingsJson) as { stopReason?: unknown }).stopReason);
+    return parsed.success ? parsed.data : null;
+  } catch {
+    return null;
   }
 }
