@@ -231,14 +231,17 @@ export function longestSequence(line: Line): Message[] {
   return [...tools, ...line.prompt, ...longer.map(asPlainMessage)];
 }
 
-/** What two near-duplicates share: prompt (without the system turn) and answers, normalized. */
+/**
+ * What two near-duplicates share: the prompt (the conversation before the learned answer,
+ * without the system turn), normalized. The answers are left out: two wordings of one question
+ * are one question whatever was answered (conflicting answers are then resolved by majority,
+ * quality.ts), and different questions with the same right answer are different lessons.
+ */
 export function similarityText(example: Example): string {
-  const line = example.line;
-  const msgs = "messages" in line ? line.messages : [...line.prompt, ...line.chosen, ...line.rejected];
   return normalizeText(
-    msgs
+    example.prompt
       .filter((m) => m.role !== "system")
-      .map(messageText)
+      .map((m) => m.content)
       .join("\n"),
   );
 }

@@ -157,9 +157,13 @@ describe("filters", () => {
       followUpCorrected: 0,
       customSystem: 0,
       sameAnswer: 0,
+      injection: 0,
+      truncated: 0,
       tooLong: 0,
       duplicate: 1,
       nearDuplicate: 2,
+      conflict: 0,
+      installCap: 0,
     });
     expect(r.report.byKind).toEqual({ unknown: 1, rating: 7 });
   });
@@ -221,6 +225,7 @@ describe("report", () => {
         bytesPerToken: 3,
         nearDuplicateThreshold: 0.8,
         shingleSize: 5,
+        maxInstallShare: 0.25,
       });
     }
   });

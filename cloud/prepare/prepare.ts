@@ -2,8 +2,11 @@
  * The data-preparation pipeline: stored feedback → filtered, deduplicated, length-checked
  * training lines in a train and a held-out split, with a count for every item and line.
  * Filters run in this order and a line is counted under the first that drops it:
- * malformed, sameAnswer, toolFailed (candidates), consent, pii, thumbsDown, followUpCorrected,
- * customSystem, tooLong, duplicate (exact line), nearDuplicate (folded into a kept line).
+ * malformed, sameAnswer, toolFailed (candidates), consent, pii, injection, thumbsDown,
+ * followUpCorrected, customSystem, truncated, tooLong, duplicate (exact line); then lines of one
+ * prompt cluster (near-duplicate prompts) fold: the majority answer's first line is kept, the
+ * others are nearDuplicate (same answer) or conflict (outvoted, or every line of a tied cluster);
+ * last, installCap drops an install's lines over its share of a split (quality.ts).
  */
 import { createHash } from "node:crypto";
 import { hasText } from "../ingest";
@@ -20,6 +23,16 @@ import {
 import { DEFAULT_BYTES_PER_TOKEN, DEFAULT_MAX_TOKENS, tokenCounter } from "./length";
 import { foldNearDuplicates, NEAR_DUPLICATE_THRESHOLD, SHINGLE_SIZE } from "./near-duplicates";
 import { answerKey, promptKey } from "./normalize";
+import {
+  DEFAULT_MAX_INSTALL_SHARE,
+  MIN_LINES_PER_INSTALL,
+  answerWasCut,
+  installCap,
+  isInjectionShaped,
+  resolveCluster,
+  voteText,
+  type QualityReport,
+} from "./quality";
 import { noDrops, type ExportReport } from "./report";
 import type { DomainCount } from "./source";
 import { DEFAULT_HELDOUT_SHARE, splitOf, type Split } from "./split";
@@ -40,6 +53,8 @@ export interface PrepareOptions {
   nearDuplicateThreshold?: number;
   /** The split `report.written` counts (default train). */
   split?: Split;
+  /** Most of a split's lines one install may hold (default DEFAULT_MAX_INSTALL_SHARE). */
+  maxInstallShare?: number;
 }
 
 export interface PrepareInput {
@@ -66,6 +81,7 @@ export function resolveOptions(opts: PrepareOptions): ExportReport["options"] {
     bytesPerToken: opts.bytesPerToken ?? DEFAULT_BYTES_PER_TOKEN,
     nearDuplicateThreshold: opts.nearDuplicateThreshold ?? NEAR_DUPLICATE_THRESHOLD,
     shingleSize: SHINGLE_SIZE,
+    maxInstallShare: opts.maxInstallShare ?? DEFAULT_MAX_INSTALL_SHARE,
   };
 }
 
@@ -75,12 +91,15 @@ export function prepareExport(input: PrepareInput, opts: PrepareOptions): Prepar
   const dropped = noDrops();
   const byKind: Record<string, number> = {};
   const items: FeedbackItem[] = [];
+  const installOf = new Map<FeedbackItem, string>();
   for (const row of input.items) {
     const parsed = FeedbackItem.safeParse(safeJson(row.json));
     const kind = parsed.success ? parsed.data.kind : "unknown";
     byKind[kind] = (byKind[kind] ?? 0) + 1;
-    if (parsed.success) items.push(parsed.data);
-    else dropped.malformed++;
+    if (parsed.success) {
+      items.push(parsed.data);
+      installOf.set(parsed.data, row.installId);
+    } else dropped.malformed++;
   }
   const thumbsDown = thumbsDownKeys(input.ratings ? parseAll(input.ratings) : items);
   const corrected = correctedKeys(items);
@@ -88,7 +107,7 @@ export function prepareExport(input: PrepareInput, opts: PrepareOptions): Prepar
   const candidates = buildCandidates(items, opts.type);
   const count = tokenCounter(options.bytesPerToken);
   const seen = new Set<string>();
-  const survivors: { example: Example; json: string }[] = [];
+  const survivors: { example: Example; json: string; install: string }[] = [];
   for (const c of candidates) {
     if ("drop" in c) {
       dropped[c.drop]++;
@@ -107,18 +126,41 @@ export function prepareExport(input: PrepareInput, opts: PrepareOptions): Prepar
       continue;
     }
     seen.add(hash);
-    survivors.push({ example, json });
+    survivors.push({ example, json, install: installOf.get(example.items[0]!) ?? "" });
   }
 
   const fold = foldNearDuplicates(
     survivors.map((s) => similarityText(s.example)),
     options.nearDuplicateThreshold,
   );
-  dropped.nearDuplicate = fold.folded.length;
+  // Prompt clusters: a kept line and the lines folded into it (into its first similar one).
+  const clusters = new Map<number, number[]>(fold.kept.map((i) => [i, [i]]));
+  for (const f of fold.folded) clusters.get(f.into[0]!)!.push(f.index);
+  const quality = emptyQuality(options.maxInstallShare!);
+  const kept: number[] = [];
+  for (const members of clusters.values()) {
+    const verdict = resolveCluster(
+      members.map((i) => ({
+        seq: i,
+        answer: voteText(survivors[i]!.example.targets),
+        install: survivors[i]!.install,
+      })),
+    );
+    countVerdict(verdict, dropped, quality);
+    if (verdict.keep !== null) kept.push(verdict.keep);
+  }
+  kept.sort((a, b) => a - b);
   const keys = survivors.map((s) => promptKey(s.example.prompt));
   const sideOf = splitSides(keys, fold.folded, options.heldoutShare);
+  const bySide: Record<Split, number[]> = { train: [], heldout: [] };
+  for (const i of kept) bySide[sideOf(keys[i]!)].push(i);
   const lines: Record<Split, string[]> = { train: [], heldout: [] };
-  for (const i of fold.kept) lines[sideOf(keys[i]!)].push(survivors[i]!.json);
+  for (const side of ["train", "heldout"] as const) {
+    const installs = bySide[side].map((i) => survivors[i]!.install);
+    const capped = capInstalls(installs, options.maxInstallShare!, quality.installCap[side]);
+    dropped.installCap += installs.length - capped.length;
+    for (const j of capped) lines[side].push(survivors[bySide[side][j]!]!.json);
+  }
 
   const split = opts.split ?? "train";
   const report: ExportReport = {
@@ -132,9 +174,61 @@ export function prepareExport(input: PrepareInput, opts: PrepareOptions): Prepar
     written: lines[split].length,
     splits: { train: lines.train.length, heldout: lines.heldout.length },
     dropped,
+    quality,
     domains: input.domains ?? {},
   };
   return { lines, report };
+}
+
+/** The quality report before any cluster or cap is counted. */
+export function emptyQuality(maxShare: number): QualityReport {
+  const none = { installs: 0, cap: null, capped: 0 };
+  return {
+    conflictClusters: 0,
+    resolvedByMajority: 0,
+    tiedClusters: 0,
+    installCap: { maxShare, minLines: MIN_LINES_PER_INSTALL, train: { ...none }, heldout: { ...none } },
+  };
+}
+
+/** Counts a cluster's verdict into the drops and the quality report. */
+export function countVerdict(
+  verdict: ReturnType<typeof resolveCluster>,
+  dropped: ExportReport["dropped"],
+  quality: QualityReport,
+): void {
+  dropped.nearDuplicate += verdict.same.length;
+  dropped.conflict += verdict.conflict.length;
+  if (!verdict.conflicting) return;
+  quality.conflictClusters++;
+  if (verdict.keep === null) quality.tiedClusters++;
+  else quality.resolvedByMajority++;
+}
+
+/**
+ * The positions of a split's lines that stay under the per-install cap (`installs` = each
+ * line's install, in export order; an install's first lines are kept), recording the cap.
+ */
+export function capInstalls(
+  installs: readonly string[],
+  share: number,
+  out: QualityReport["installCap"]["train"],
+): number[] {
+  const counts = new Map<string, number>();
+  for (const i of installs) counts.set(i, (counts.get(i) ?? 0) + 1);
+  const cap = installCap([...counts.values()], share);
+  out.installs = counts.size;
+  out.cap = cap;
+  out.capped = cap === null ? 0 : [...counts.values()].filter((n) => n > cap).length;
+  if (cap === null) return installs.map((_, j) => j);
+  const seen = new Map<string, number>();
+  const keep: number[] = [];
+  installs.forEach((inst, j) => {
+    const n = (seen.get(inst) ?? 0) + 1;
+    seen.set(inst, n);
+    if (n <= cap) keep.push(j);
+  });
+  return keep;
 }
 
 /** A set of keys, in memory or looked up in the streaming export's scratch database. */
@@ -149,17 +243,32 @@ export function dropReason(
   scan: PiiScan,
   count: (m: Example["prompt"]) => number,
   maxTokens: number,
-): "consent" | "pii" | "thumbsDown" | "followUpCorrected" | "customSystem" | "tooLong" | null {
+):
+  | "consent"
+  | "pii"
+  | "injection"
+  | "thumbsDown"
+  | "followUpCorrected"
+  | "customSystem"
+  | "truncated"
+  | "tooLong"
+  | null {
   // Text without the text consent never leaves the service, whatever stored it.
   if (example.items.some((i) => hasText(i) && i.consent !== "ratings_and_text")) return "consent";
   // Dropped, never re-redacted: a line the client's redactor missed is not trusted.
   if (lineTexts(example.line).some((t) => scan(t).findings.length > 0)) return "pii";
+  // Held out, never trained: an adapter must not learn to write (or obey) an injection.
+  if (lineTexts(example.line).some(isInjectionShaped)) return "injection";
   const keys = example.targets.map((t) => answerKey(t.context, t.answer));
   if (keys.some((k) => bad.thumbsDown.has(k))) return "thumbsDown";
   if (keys.some((k) => bad.corrected.has(k))) return "followUpCorrected";
   // A line is laid out under the trainer's system turn; an answer that followed the user's own
   // system prompt would teach the adapter a reply to instructions the line does not show.
   if (example.items.some((i) => hasCustomSystem(i.versions))) return "customSystem";
+  // The learned answer stopped at the token limit: an incomplete answer is not a lesson. For a
+  // pair only the chosen side's item (the first) is learned; a cut rejected side is fine.
+  const learned = "messages" in example.line ? example.items : example.items.slice(0, 1);
+  if (learned.some(answerWasCut)) return "truncated";
   if (count(longestSequence(example.line)) > maxTokens) return "tooLong";
   return null;
 }

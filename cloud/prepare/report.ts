@@ -17,9 +17,17 @@ export const DROP_REASONS = [
   /** An answer made under a conversation's own system prompt (not the one lines carry). */
   "customSystem",
   "sameAnswer",
+  /** Injection-shaped text ("ignore previous instructions", role tags): held out (prepare/quality.ts). */
+  "injection",
+  /** The learned answer ended at the token limit or was stopped by the user (item.stopReason). */
+  "truncated",
   "tooLong",
   "duplicate",
   "nearDuplicate",
+  /** Outvoted in its prompt cluster (another answer had the majority), or a tied cluster. */
+  "conflict",
+  /** Over the most lines one install may hold in a split (quality.ts installCap). */
+  "installCap",
 ] as const;
 export type DropReason = (typeof DROP_REASONS)[number];
 
@@ -37,6 +45,8 @@ export const ExportReport = z.object({
     bytesPerToken: z.number().positive(),
     nearDuplicateThreshold: z.number().min(0).max(1),
     shingleSize: z.number().int().positive(),
+    /** Most of a split's lines one install may hold (when two or more contributed). */
+    maxInstallShare: z.number().min(0).max(1).optional(),
   }),
   /** Stored items of the domain that were read. */
   items: Count,
@@ -51,6 +61,20 @@ export const ExportReport = z.object({
   dropped: z.object(
     Object.fromEntries(DROP_REASONS.map((r) => [r, Count])) as Record<DropReason, typeof Count>,
   ),
+  /** Conflicting prompt clusters and the per-install cap (prepare/quality.ts QualityReport). */
+  quality: z
+    .object({
+      conflictClusters: Count,
+      resolvedByMajority: Count,
+      tiedClusters: Count,
+      installCap: z.object({
+        maxShare: z.number().min(0).max(1),
+        minLines: Count,
+        train: z.object({ installs: Count, cap: Count.nullable(), capped: Count }),
+        heldout: z.object({ installs: Count, cap: Count.nullable(), capped: Count }),
+      }),
+    })
+    .optional(),
   /** Items stored per domain (all kinds); base-model answers (no adapter) under "base". */
   domains: z.record(z.string(), DomainCount),
 });

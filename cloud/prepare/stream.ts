@@ -36,14 +36,18 @@ import { tokenCounter } from "./length";
 import { foldBounds, shingles } from "./near-duplicates";
 import { promptKey } from "./normalize";
 import {
+  capInstalls,
   correctedKey,
+  countVerdict,
   dropReason,
+  emptyQuality,
   safeJson,
   thumbsDownKey,
   type KeySet,
   resolveOptions,
   type PrepareOptions,
 } from "./prepare";
+import { resolveCluster, voteText } from "./quality";
 import { noDrops, type ExportReport } from "./report";
 import type { DomainCount } from "./source";
 import { splitOf, type Split } from "./split";
@@ -75,11 +79,14 @@ const YIELD_EVERY = 512;
 
 const SCHEMA = `
   CREATE TABLE bad (what INTEGER NOT NULL, k BLOB NOT NULL, PRIMARY KEY (what, k)) WITHOUT ROWID;
-  CREATE TABLE grp (seq INTEGER PRIMARY KEY, g INTEGER NOT NULL, k BLOB NOT NULL, good INTEGER NOT NULL, json TEXT NOT NULL);
+  CREATE TABLE grp (seq INTEGER PRIMARY KEY, g INTEGER NOT NULL, k BLOB NOT NULL, good INTEGER NOT NULL, json TEXT NOT NULL,
+    inst TEXT NOT NULL);
   CREATE INDEX grp_key ON grp (g, k, good, seq);
   CREATE TABLE seen (h BLOB PRIMARY KEY) WITHOUT ROWID;
   CREATE TABLE surv (seq INTEGER PRIMARY KEY, json TEXT NOT NULL, sim TEXT NOT NULL, pk BLOB NOT NULL,
-    held INTEGER NOT NULL, kept INTEGER NOT NULL DEFAULT 0, side INTEGER);
+    held INTEGER NOT NULL, kept INTEGER NOT NULL DEFAULT 0, side INTEGER, ans TEXT NOT NULL,
+    inst TEXT NOT NULL, cl INTEGER);
+  CREATE INDEX surv_cl ON surv (cl, seq);
   CREATE TABLE post (s TEXT NOT NULL, doc INTEGER NOT NULL, pos INTEGER NOT NULL, n INTEGER NOT NULL,
     PRIMARY KEY (s, doc)) WITHOUT ROWID;
   CREATE TABLE uf (k BLOB PRIMARY KEY, p BLOB NOT NULL, held INTEGER NOT NULL) WITHOUT ROWID;
@@ -178,9 +185,9 @@ export async function prepareExportStream(
     // Pass 1: candidates and filters in buildCandidates' order.
     const count = tokenCounter(options.bytesPerToken);
     const addSeen = w.prepare("INSERT OR IGNORE INTO seen (h) VALUES (?)");
-    const addSurv = w.prepare("INSERT INTO surv (json, sim, pk, held) VALUES (?, ?, ?, ?)");
+    const addSurv = w.prepare("INSERT INTO surv (json, sim, pk, held, ans, inst) VALUES (?, ?, ?, ?, ?, ?)");
     const sketch = new Sketch();
-    const filter = (c: Candidate) => {
+    const filter = (c: Candidate, install: string) => {
       candidates++;
       if ("drop" in c) {
         dropped[c.drop]++;
@@ -199,13 +206,20 @@ export async function prepareExportStream(
       }
       const sim = similarityText(example);
       const pk = promptKey(example.prompt);
-      addSurv.run(json, sim, key16(pk), splitOf(pk, options.heldoutShare) === "heldout" ? 1 : 0);
+      addSurv.run(
+        json,
+        sim,
+        key16(pk),
+        splitOf(pk, options.heldoutShare) === "heldout" ? 1 : 0,
+        voteText(example.targets),
+        install,
+      );
       for (const s of shingles(sim)) {
         const { h1, h2 } = shingleHash(s);
         sketch.add(h1, h2);
       }
     };
-    const addGroup = w.prepare("INSERT INTO grp (g, k, good, json) VALUES (?, ?, ?, ?)");
+    const addGroup = w.prepare("INSERT INTO grp (g, k, good, json, inst) VALUES (?, ?, ?, ?, ?)");
     for await (const row of source.items()) {
       // A page is hundreds of items: let requests (ingest) in between every few dozen.
       if (++items % 64 === 0) await tick();
@@ -219,13 +233,20 @@ export async function prepareExportStream(
       }
       const item = parsed.data;
       if (opts.type === "sft") {
-        for (const c of buildCandidates([item], "sft")) filter(c);
+        for (const c of buildCandidates([item], "sft")) filter(c, row.installId);
         continue;
       }
       const entry = preferenceEntry(item);
       if (!entry) continue;
-      if ("candidate" in entry) filter(entry.candidate);
-      else addGroup.run(PAIR_GROUPS.indexOf(entry.group), key16(entry.key), entry.good ? 1 : 0, row.json);
+      if ("candidate" in entry) filter(entry.candidate, row.installId);
+      else
+        addGroup.run(
+          PAIR_GROUPS.indexOf(entry.group),
+          key16(entry.key),
+          entry.good ? 1 : 0,
+          row.json,
+          row.installId,
+        );
     }
     const domains = await source.domains();
     w.exec("COMMIT");
@@ -234,24 +255,27 @@ export async function prepareExportStream(
     w.exec("BEGIN");
     const pairs = reader.prepare(`
       WITH firsts AS (SELECT g, k, MIN(seq) AS f FROM grp GROUP BY g, k)
-      SELECT f.g AS g, gd.json AS good, bd.json AS bad FROM firsts f
+      SELECT f.g AS g, gd.json AS good, bd.json AS bad, gd.inst AS inst FROM firsts f
         JOIN grp gd ON gd.g = f.g AND gd.k = f.k AND gd.good = 1
         JOIN grp bd ON bd.g = f.g AND bd.k = f.k AND bd.good = 0
       ORDER BY f.g, f.f, gd.seq, bd.seq`);
     const parse = (json: string) => FeedbackItem.parse(JSON.parse(json));
     let n = 0;
-    for (const p of pairs.iterate() as Iterable<{ g: number; good: string; bad: string }>) {
-      filter(groupPair(PAIR_GROUPS[p.g]!, parse(p.good), parse(p.bad)));
+    for (const p of pairs.iterate() as Iterable<{ g: number; good: string; bad: string; inst: string }>) {
+      filter(groupPair(PAIR_GROUPS[p.g]!, parse(p.good), parse(p.bad)), p.inst);
       if (++n % YIELD_EVERY === 0) await tick();
     }
     w.exec("COMMIT");
 
-    // Pass 2: the greedy fold.
-    const folded = await fold(w, reader, sketch, options.nearDuplicateThreshold);
-    dropped.nearDuplicate = folded;
+    // Pass 2: the greedy fold, then each prompt cluster's majority answer.
+    await fold(w, reader, sketch, options.nearDuplicateThreshold);
+    const quality = emptyQuality(options.maxInstallShare!);
+    await resolveClusters(w, reader, dropped, quality);
 
-    // Pass 3: sides.
-    const splits = await sides(w, reader);
+    // Pass 3: sides, then the per-install cap of each side.
+    await sides(w, reader);
+    const splits = capSides(w, reader, options.maxInstallShare!, quality);
+    dropped.installCap = splits.capped;
     const split = opts.split ?? "train";
     const report: ExportReport = {
       type: opts.type,
@@ -262,8 +286,9 @@ export async function prepareExportStream(
       byKind,
       candidates,
       written: splits[split],
-      splits,
+      splits: { train: splits.train, heldout: splits.heldout },
       dropped,
+      quality,
       domains,
     };
     function* lines(which: Split): Generator<string> {
@@ -304,7 +329,8 @@ async function fold(w: Database, r: Database, sketch: Sketch, threshold: number)
   const addPostings = w.prepare(
     "INSERT OR IGNORE INTO post (s, doc, pos, n) SELECT value, ?, key, ? FROM json_each(?)",
   );
-  const markKept = w.prepare("UPDATE surv SET kept = 1 WHERE seq = ?");
+  const markKept = w.prepare("UPDATE surv SET kept = 1, cl = seq WHERE seq = ?");
+  const markFolded = w.prepare("UPDATE surv SET cl = ? WHERE seq = ?");
   const simOf = w.prepare("SELECT sim FROM surv WHERE seq = ?").pluck();
   const union = unionFind(w);
   let firstEmpty: number | undefined;
@@ -362,6 +388,8 @@ async function fold(w: Database, r: Database, sketch: Sketch, threshold: number)
     }
     if (into.length > 0) {
       folded++;
+      // Its prompt cluster: the first kept text it is similar to (the in-memory fold's into[0]).
+      markFolded.run(Math.min(...into), seq);
       for (const doc of into) union(seq, doc);
       continue;
     }
@@ -406,6 +434,70 @@ function unionFind(w: Database) {
     setParent.run(rb.root, ra.root);
     orHeld.run(ra.held, rb.root);
   };
+}
+
+/**
+ * Each prompt cluster of more than one line keeps its majority answer's first line (quality.ts
+ * resolveCluster): `kept` moves to it, or is cleared on a tie. Only clusters' members are read.
+ */
+async function resolveClusters(
+  w: Database,
+  r: Database,
+  dropped: ExportReport["dropped"],
+  quality: ReturnType<typeof emptyQuality>,
+): Promise<void> {
+  const members = w.prepare("SELECT seq, ans, inst FROM surv WHERE cl = ? ORDER BY seq");
+  const setKept = w.prepare("UPDATE surv SET kept = ? WHERE seq = ?");
+  let n = 0;
+  w.exec("BEGIN");
+  const clusters = r
+    .prepare("SELECT cl FROM surv WHERE cl IS NOT NULL GROUP BY cl HAVING COUNT(*) > 1 ORDER BY cl")
+    .pluck()
+    .iterate() as Iterable<number>;
+  for (const cl of clusters) {
+    if (++n % YIELD_EVERY === 0) await tick();
+    const rows = members.all(cl) as { seq: number; ans: string; inst: string }[];
+    const verdict = resolveCluster(rows.map((m) => ({ seq: m.seq, answer: m.ans, install: m.inst })));
+    countVerdict(verdict, dropped, quality);
+    if (verdict.keep === cl) continue;
+    setKept.run(0, cl);
+    if (verdict.keep !== null) setKept.run(1, verdict.keep);
+  }
+  w.exec("COMMIT");
+}
+
+/**
+ * Drops each side's lines over the per-install cap (capInstalls, an install's first lines kept);
+ * returns the lines left per split and how many were dropped. The installs' counts are small
+ * (one per install); the lines' installs are read side by side.
+ */
+function capSides(
+  w: Database,
+  r: Database,
+  share: number,
+  quality: ReturnType<typeof emptyQuality>,
+): Record<Split, number> & { capped: number } {
+  const out = { train: 0, heldout: 0, capped: 0 };
+  const unkeep = w.prepare("UPDATE surv SET kept = 0 WHERE seq = ?");
+  w.exec("BEGIN");
+  for (const side of ["train", "heldout"] as const) {
+    const rows = r
+      .prepare("SELECT seq, inst FROM surv WHERE kept = 1 AND side = ? ORDER BY seq")
+      .all(side === "heldout" ? 1 : 0) as { seq: number; inst: string }[];
+    const keep = capInstalls(
+      rows.map((x) => x.inst),
+      share,
+      quality.installCap[side],
+    );
+    const keepSet = new Set(keep);
+    rows.forEach((x, j) => {
+      if (!keepSet.has(j)) unkeep.run(x.seq);
+    });
+    out[side] = keep.length;
+    out.capped += rows.length - keep.length;
+  }
+  w.exec("COMMIT");
+  return out;
 }
 
 /** Writes each kept line's side; returns the count per split. */
