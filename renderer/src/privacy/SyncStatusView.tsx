@@ -7,6 +7,7 @@ export function SyncStatusView({ sync }: { sync: SyncStatus }) {
   const privacyController = usePrivacyController();
   const syncing = usePrivacyState((s) => s.syncing);
   const sharing = usePrivacyState((s) => s.privacy?.sharing ?? "off");
+  const endpoint = usePrivacyState((s) => s.privacy?.endpoint ?? "");
 
   return (
     <section className="privacy__sync" aria-labelledby="privacy-sync-heading">
@@ -14,7 +15,7 @@ export function SyncStatusView({ sync }: { sync: SyncStatus }) {
       <dl className="privacy__facts">
         <div>
           <dt>State</dt>
-          <dd>{syncStateLabel(sync.state)}</dd>
+          <dd>{syncStateLabel(sync.state, endpoint)}</dd>
         </div>
         <div>
           <dt>Last sync</dt>

@@ -1,5 +1,12 @@
 import { describe, expect, it } from "vitest";
-import { formatBytes, previewText, queuedLabel, sharesMore, stoppedSharingMessage } from "./privacy-logic";
+import {
+  formatBytes,
+  previewText,
+  queuedLabel,
+  sharesMore,
+  stoppedSharingMessage,
+  syncStateLabel,
+} from "./privacy-logic";
 
 describe("privacy wording", () => {
   it("orders the sharing levels", () => {
@@ -27,5 +34,16 @@ describe("privacy wording", () => {
     const text = previewText([{ response: "<img src=x onerror=alert(1)>" }]);
     expect(text).toContain("<img src=x onerror=alert(1)>");
     expect(JSON.parse(text)).toEqual([{ response: "<img src=x onerror=alert(1)>" }]);
+  });
+});
+
+describe("syncStateLabel without a feedback service", () => {
+  it("does not say 'Offline — will retry' when no endpoint is set", () => {
+    expect(syncStateLabel("offline", "https://feedback.invalid/v1")).toBe(
+      "No feedback service set — items stay queued here",
+    );
+    expect(syncStateLabel("backoff", "")).toBe("No feedback service set — items stay queued here");
+    expect(syncStateLabel("offline", "https://feedback.example.com/v1")).toBe("Offline — will retry");
+    expect(syncStateLabel("disabled", "")).toBe("Not sharing");
   });
 });

@@ -40,7 +40,18 @@ const SYNC_STATE_LABELS: Record<SyncStatus["state"], string> = {
   disabled: "Not sharing",
 };
 
-export function syncStateLabel(state: SyncStatus["state"]): string {
+/**
+ * The sync state in words. With no feedback service set there is nowhere to send to: core
+ * reports its placeholder endpoint as unreachable, which is not "Offline — will retry".
+ */
+export function syncStateLabel(state: SyncStatus["state"], endpoint?: string): string {
+  if (
+    endpoint !== undefined &&
+    configuredEndpoint(endpoint) === "" &&
+    state !== "disabled" &&
+    state !== "idle"
+  )
+    return "No feedback service set — items stay queued here";
   return SYNC_STATE_LABELS[state];
 }
 
