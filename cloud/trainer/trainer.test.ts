@@ -203,4 +203,26 @@ describe("train --method dpo", () => {
     console.log(`DPO margin on pair 0: ${before.toFixed(3)} -> ${after.toFixed(3)}`);
     expect(after).toBeGreaterThan(before + 1);
   });
+  it("reports the held-out preference accuracy before and after", async () => {
+    const pairs = preferencePairs(24);
+    const data = await dataFile(tmp.path, "dpo-acc", pairs.slice(0, 16));
+    const heldout = await dataFile(tmp.path, "dpo-acc-heldout", pairs.slice(16));
+    const run = await train(tmp.path, "dpo-acc", {
+      base,
+      data,
+      flags: ["--method", "dpo", "--steps", "16", "--batch-size", "4", "--beta", "0.1", "--heldout", heldout],
+    });
+    expectDone(run);
+    const h = readReport(run.report).heldout as {
+      examples: number;
+      preferenceAccuracyBefore: number;
+      preferenceAccuracyAfter: number;
+    };
+    console.log(
+      `DPO held-out preference accuracy: ${h.preferenceAccuracyBefore} -> ${h.preferenceAccuracyAfter}`,
+    );
+    expect(h.examples).toBe(8);
+    expect(h.preferenceAccuracyAfter).toBeGreaterThan(h.preferenceAccuracyBefore);
+    expect(h.preferenceAccuracyAfter).toBe(1);
+  });
 });

@@ -20,7 +20,14 @@ export interface TrainerReport {
   parent: { path: string; sha256: string } | null;
   base: { sha256: string };
   data: { sha256: string; examples: number; tokens: number };
-  heldout: { examples: number; lossBefore: number | null; lossAfter: number | null } | null;
+  heldout: {
+    examples: number;
+    lossBefore: number | null;
+    lossAfter: number | null;
+    /** DPO: share of held-out pairs whose chosen side the adapter prefers, before and after. */
+    preferenceAccuracyBefore?: number | null;
+    preferenceAccuracyAfter?: number | null;
+  } | null;
   lossCurve: [number, number | null][];
   trainableParams: number;
   tokensPerSecond: number;
@@ -52,7 +59,14 @@ export interface TrainingLineage {
       badTools: number;
     };
   };
-  heldout: { examples: number; lossBefore: number | null; lossAfter: number | null };
+  heldout: {
+    examples: number;
+    lossBefore: number | null;
+    lossAfter: number | null;
+    /** DPO only: held-out preference accuracy (chosen side preferred) before and after. */
+    preferenceAccuracyBefore?: number | null;
+    preferenceAccuracyAfter?: number | null;
+  };
   method: string;
   hyperparameters: Record<string, unknown>;
   seed: number;
@@ -132,6 +146,12 @@ export function buildManifest(input: ManifestInput): TrainedAdapterManifest {
         examples: report.heldout?.examples ?? input.heldoutExamples,
         lossBefore: report.heldout?.lossBefore ?? null,
         lossAfter: report.heldout?.lossAfter ?? null,
+        ...(report.heldout?.preferenceAccuracyAfter !== undefined
+          ? {
+              preferenceAccuracyBefore: report.heldout.preferenceAccuracyBefore ?? null,
+              preferenceAccuracyAfter: report.heldout.preferenceAccuracyAfter ?? null,
+            }
+          : {}),
       },
       method: report.method,
       hyperparameters: report.hyperparameters,

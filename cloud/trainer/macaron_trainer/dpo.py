@@ -71,6 +71,13 @@ class DpoObjective:
         logits, _ = self.margins(module, examples)
         return -F.logsigmoid(self.beta * logits).sum()
 
+    def correct_count(self, model, examples):
+        """Pairs whose chosen completion the model (adapter applied) gives the higher log-prob."""
+        n = len(examples)
+        with torch.no_grad():
+            pol = sequence_logps(model, pair_sequences(examples), self.device)
+        return float((pol[:n] > pol[n:]).sum())
+
     def eval_loss_sum(self, model, examples):
         with torch.no_grad():
             return float(self.loss_sum(model, examples))

@@ -43,6 +43,9 @@ class LoopResult:
     seconds: float = 0.0
     heldout_before: float = None
     heldout_after: float = None
+    # Preference objectives: share of held-out pairs whose chosen side the model prefers.
+    accuracy_before: float = None
+    accuracy_after: float = None
 
     @property
     def tokens_per_second(self):
@@ -92,6 +95,19 @@ class Trainer:
         total = self.dist.all_sum([total])[0]
         return total / self.objective.units(examples)
 
+    def accuracy(self, examples):
+        """Preference accuracy over `examples` (shared across ranks); None for other objectives."""
+        if not examples or not hasattr(self.objective, "correct_count"):
+            return None
+        mine = examples[self.dist.rank :: self.dist.world]
+        self.model.eval()
+        correct = 0.0
+        for chunk in _chunks(mine, self.opts.micro_batch_size):
+            correct += self.objective.correct_count(self.model, chunk)
+        self.model.train()
+        correct = self.dist.all_sum([correct])[0]
+        return correct / len(examples)
+
     def _step(self, step, examples):
         idx, epoch = batch_for_step(step, len(examples), self.opts)
         batch = [examples[i] for i in idx]
@@ -120,6 +136,7 @@ class Trainer:
         step_times = []
         if start_step == 0 and heldout:
             result.heldout_before = self.evaluate(heldout)
+            result.accuracy_before = self.accuracy(heldout)
             emit("heldout", step=0, loss=result.heldout_before)
         self.model.train()
         for step in range(start_step, opts.steps):
@@ -170,6 +187,7 @@ class Trainer:
                 last_checkpoint = now
         if heldout:
             result.heldout_after = self.evaluate(heldout)
+            result.accuracy_after = self.accuracy(heldout)
             emit("heldout", step=result.steps_done, loss=result.heldout_after)
         return result
 
@@ -187,6 +205,7 @@ class Trainer:
                 "tokens": result.tokens,
                 "seconds": result.seconds,
                 "heldoutBefore": result.heldout_before,
+                "accuracyBefore": result.accuracy_before,
             },
         )
         emit("checkpoint", step=step, path=path)
@@ -202,6 +221,7 @@ class Trainer:
         result.tokens = state["tokens"]
         result.seconds = state["seconds"]
         result.heldout_before = state["heldoutBefore"]
+        result.accuracy_before = state.get("accuracyBefore")
         result.steps_done = state["step"]
         return state["step"]
 

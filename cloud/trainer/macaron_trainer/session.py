@@ -175,6 +175,14 @@ class Session:
                 "sha256": self.heldout.sha256,
                 "lossBefore": result.heldout_before,
                 "lossAfter": result.heldout_after,
+                **(
+                    {}
+                    if result.accuracy_before is None and result.accuracy_after is None
+                    else {
+                        "preferenceAccuracyBefore": result.accuracy_before,
+                        "preferenceAccuracyAfter": result.accuracy_after,
+                    }
+                ),
             },
             "lossCurve": result.loss_curve,
             "stepsDone": result.steps_done,
