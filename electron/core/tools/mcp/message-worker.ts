@@ -13,17 +13,26 @@ import { shrinkMessage } from "./shrink-message";
 export const OFF_THREAD_BYTES = 256 * 1024;
 const IDLE_MS = 2000;
 
+// The function's source as compiled: esbuild with keepNames (tsx, which runs the headless server
+// from source) wraps inner functions in its __name helper, defined here as a no-op.
 const SOURCE = `
 const { parentPort } = require("node:worker_threads");
+const __name = (target) => target;
 const shrinkMessage = (${shrinkMessage.toString()});
 const decoder = new TextDecoder();
 const why = (error) => (error instanceof Error ? error.message : String(error));
 parentPort.on("message", ({ id, bytes, maxChars, maxString }) => {
   let parsed;
   try {
-    parsed = shrinkMessage(JSON.parse(decoder.decode(bytes)), maxChars, maxString);
+    parsed = JSON.parse(decoder.decode(bytes));
   } catch (error) {
     parentPort.postMessage({ id, error: why(error) });
+    return;
+  }
+  try {
+    parsed = shrinkMessage(parsed, maxChars, maxString);
+  } catch (error) {
+    parentPort.postMessage({ id, internal: why(error) });
     return;
   }
   try {
@@ -42,6 +51,8 @@ parentPort.on("message", ({ id, bytes, maxChars, maxString }) => {
 interface Waiting {
   resolve: (value: unknown) => void;
   reject: (error: Error) => void;
+  /** The worker could not do it: done here instead (correct, if not off the thread). */
+  fallback: () => void;
 }
 
 let worker: Worker | null = null;
@@ -49,30 +60,32 @@ let idle: NodeJS.Timeout | undefined;
 let nextId = 0;
 const waiting = new Map<number, Waiting>();
 
-function failAll(error: Error): void {
-  for (const entry of waiting.values()) entry.reject(error);
+function failAll(): void {
+  const entries = [...waiting.values()];
   waiting.clear();
+  for (const entry of entries) entry.fallback();
 }
 
 function theWorker(): Worker {
   if (worker) return worker;
   const created = new Worker(SOURCE, { eval: true });
   created.unref();
-  created.on("message", (reply: { id: number; value?: unknown; error?: string }) => {
+  created.on("message", (reply: { id: number; value?: unknown; error?: string; internal?: string }) => {
     const entry = waiting.get(reply.id);
     if (!entry) return;
     waiting.delete(reply.id);
-    if (reply.error !== undefined) entry.reject(new Error(reply.error));
+    if (reply.internal !== undefined) entry.fallback();
+    else if (reply.error !== undefined) entry.reject(new Error(reply.error));
     else entry.resolve(reply.value);
     if (waiting.size === 0) scheduleEnd();
   });
-  created.on("error", (error) => {
+  created.on("error", () => {
     if (worker === created) worker = null;
-    failAll(error);
+    failAll();
   });
   created.on("exit", () => {
     if (worker === created) worker = null;
-    failAll(new Error("The message worker stopped."));
+    failAll();
   });
   worker = created;
   return created;
@@ -96,12 +109,23 @@ function scheduleEnd(): void {
 export function parseOffThread(bytes: Uint8Array, maxChars: number, maxString: number): Promise<unknown> {
   clearTimeout(idle);
   const id = nextId++;
-  // A Buffer may be a view into a larger (pooled) ArrayBuffer: send exactly its bytes.
-  const own =
-    bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength ? bytes : new Uint8Array(bytes);
+  // Sent as a copy that is then transferred: the caller's buffer stays usable for a fallback.
+  const own = new Uint8Array(bytes);
   return new Promise((resolve, reject) => {
-    waiting.set(id, { resolve, reject });
-    theWorker().postMessage({ id, bytes: own, maxChars, maxString }, [own.buffer as ArrayBuffer]);
+    const fallback = () => {
+      try {
+        resolve(shrinkMessage(JSON.parse(Buffer.from(bytes).toString("utf8")), maxChars, maxString));
+      } catch (error) {
+        reject(error instanceof Error ? error : new Error(String(error)));
+      }
+    };
+    waiting.set(id, { resolve, reject, fallback });
+    try {
+      theWorker().postMessage({ id, bytes: own, maxChars, maxString }, [own.buffer]);
+    } catch {
+      waiting.delete(id);
+      fallback();
+    }
   });
 }
 
