@@ -132,7 +132,12 @@ test("a file attached through the picker shows as a chip with its tokens, is sen
   await expect(chat.userMessages()).toHaveCount(1);
   const sent = chat.userMessages().first();
   await expect(sent).toContainText("What does this do?");
-  await expect(sent).toContainText("```add.py");
+  // The file is a chip in the bubble (its text on demand), not a fenced block.
+  const sentFiles = sent.getByRole("list", { name: "Files sent with this message" }).getByRole("listitem");
+  await expect(sentFiles).toHaveCount(1);
+  await expect(sentFiles.first()).toContainText("add.py");
+  await expect(sent).not.toContainText("```");
+  await sentFiles.first().getByText("add.py").click();
   await expect(sent).toContainText("return a + b");
   await expect(chips).toHaveCount(0);
   await chat.waitAnswered(1);

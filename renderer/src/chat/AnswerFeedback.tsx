@@ -4,6 +4,7 @@ import { useFeedbackController, useFeedbackState } from "../app/controller-conte
 import { CopyIcon, PencilIcon, ThumbDownIcon, ThumbUpIcon } from "../app/icons";
 import { copyText } from "./clipboard";
 import { CorrectionEditor } from "./CorrectionEditor";
+import { Markdown } from "./Markdown";
 
 /**
  * Feedback under an answer: "Good response" / "Bad response" (pressed = the current rating;
@@ -121,7 +122,7 @@ export function AnswerFeedback({ message }: { message: Message }) {
       {correction !== null && !editing && (
         <section className="feedback__correction" aria-label="Your correction">
           <h3 className="feedback__correction-label">Your correction</h3>
-          <p className="message__plain">{correction}</p>
+          <Markdown text={correction} />
         </section>
       )}
       {error && (

@@ -28,7 +28,7 @@ describe("a question with attached files", () => {
   it("shows the files as chips, not as fenced blocks", () => {
     const html = render(composeMessage("Summarize this", [{ name: "notes.txt", text: "Buy milk\n" }]));
     expect(html).toContain('<p class="message__plain">Summarize this</p>');
-    expect(html).toContain('aria-label="Attached files"');
+    expect(html).toContain('aria-label="Files sent with this message"');
     expect(html).toMatch(
       /<summary class="attachment-chip"><span class="attachment-chip__name">notes.txt<\/span>/,
     );
@@ -37,7 +37,7 @@ describe("a question with attached files", () => {
 
   it("keeps code the user typed as text", () => {
     const html = render("Why?\n\n```python\nprint(1)\n```");
-    expect(html).not.toContain("Attached files");
+    expect(html).not.toContain("Files sent with this message");
     expect(html).toContain("```python");
   });
 });

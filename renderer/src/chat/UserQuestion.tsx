@@ -68,7 +68,7 @@ export function UserQuestion({ message }: { message: Message }) {
 /** The files sent with a question, as chips: name and size; the text on demand. */
 function SentAttachments({ files }: { files: readonly { name: string; text: string }[] }) {
   return (
-    <ul className="attachments__list sent-attachments" aria-label="Attached files">
+    <ul className="attachments__list sent-attachments" aria-label="Files sent with this message">
       {files.map((f, i) => (
         <li key={`${i}:${f.name}`} className="sent-attachments__item">
           <details>
