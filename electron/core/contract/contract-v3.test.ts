@@ -116,7 +116,8 @@ describe("contract v3 on answer sets", () => {
     const report = await runContract(tasks, { target: answering(referenceAnswers()), sandbox });
     expect(report.failing, formatReport(report)).toEqual([]);
     expect(report.passed).toBe(true);
-  });
+    // Python loads once per sandbox (~3 s on a quiet machine, far more on a busy one).
+  }, 300_000);
 
   it("rejects an adapter that answers every chat prompt with one fixed sentence", async () => {
     const answers = referenceAnswers();

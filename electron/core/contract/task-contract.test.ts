@@ -131,5 +131,6 @@ describe("the default contract", () => {
       const r = await runContract(contract, { target: wrong });
       expect(r.byTag[domain], `${other} answers to ${domain} prompts`).toMatchObject({ passed: 0 });
     }
-  });
+    // Six contract runs, the coding cases' tests in the sandbox (Python loads once).
+  }, 300_000);
 });

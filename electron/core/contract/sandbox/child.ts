@@ -342,7 +342,9 @@ interface PyResult {
 
 function classifyPyError(name: string, message: string): SandboxStatus {
   if (name === "SandboxRefusal") return "refused";
-  if (name === "MemoryError" || (name === "OverflowError" && /memory|too large/i.test(message)))
+  // A size past what 32-bit WebAssembly can address ("cannot fit 'int' into an index-sized
+  // integer") is a memory request too, refused before any allocation.
+  if (name === "MemoryError" || (name === "OverflowError" && /memory|too large|index-sized/i.test(message)))
     return "memory";
   return "error";
 }
