@@ -18,6 +18,8 @@ export const ErrorCode = z.enum([
   "disk_full",
   /** The prompt (or an embedding input) is longer than the loaded model's context. */
   "context_length_exceeded",
+  /** A server the app depends on (the model hub) failed or answered something unusable. */
+  "upstream",
   "internal",
 ]);
 export type ErrorCode = z.infer<typeof ErrorCode>;

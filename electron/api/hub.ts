@@ -129,6 +129,8 @@ export const DownloadState = z.enum([
   "done",
   "error",
   "cancelled",
+  /** Downloaded, but the hub lists no sha256 to check it against: kept aside until the user accepts it (hub.acceptUnverified). */
+  "unverified",
 ]);
 
 export const Download = z.object({
@@ -146,6 +148,8 @@ export const Download = z.object({
   path: z.string(),
   error: z.string().nullable(),
   startedAt: z.number().int(),
+  /** In the `unverified` state: each unchecked part with the sha256 it arrived with. */
+  unverified: z.array(z.object({ file: z.string(), sha256: z.string() })).optional(),
 });
 export type Download = z.infer<typeof Download>;
 

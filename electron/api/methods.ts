@@ -122,6 +122,8 @@ export const methods = {
   "hub.downloads": { input: Empty, output: z.array(Download) },
   "hub.pause": { input: z.object({ id: z.string().min(1).max(200) }).strict(), output: Download },
   "hub.resume": { input: z.object({ id: z.string().min(1).max(200) }).strict(), output: Download },
+  /** Keep an `unverified` download (the hub lists no sha256 for it): the user's explicit decision. */
+  "hub.acceptUnverified": { input: z.object({ id: z.string().min(1).max(200) }).strict(), output: Download },
   /** Cancel a download and delete its partial file. */
   "hub.cancel": { input: z.object({ id: z.string().min(1).max(200) }).strict(), output: Download },
   /** Whether a hub access token is stored (never the token itself). */

@@ -2,7 +2,9 @@
  * Headless `--model hf:…` as a real process against the loopback hub (HF_ENDPOINT): the model
  * is downloaded into DATA-DIR/models with progress lines on stderr, then loaded by the real
  * engine; a download killed with SIGKILL resumes on the next start from its partial bytes
- * (the hub's Range log shows no completed chunk fetched again).
+ * (the hub's Range log shows no completed chunk fetched again). A hub that sends a file longer
+ * than it lists ends the download in an error, and the server lives on (ipull's uncaught throw
+ * ended the process), also when the download is resumed after a restart.
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { createHash } from "node:crypto";
@@ -12,11 +14,12 @@ import { createRequire } from "node:module";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { describe, expect, it, onTestFinished } from "vitest";
-import { DOWNLOAD_CHUNK_BYTES, resumableBytes } from "../core/hub/downloads";
+import { DOWNLOAD_CHUNK_BYTES, PARTIAL_SUFFIX, resumableBytes } from "../core/hub/downloads";
 import { DEMO_REPO, SMALL_REPO, type HubServer } from "../../testing/hub/hf-hub-server";
 import { useTestHub } from "../../testing/hub/test-hub";
 import { tempDir } from "../../testing/core/temp-dir";
 import { readJson } from "../../testing/server/test-core";
+import type { Download } from "../api";
 
 const tsxLoader = pathToFileURL(createRequire(import.meta.url).resolve("tsx")).href;
 const cli = join(import.meta.dirname, "cli.ts");
@@ -32,10 +35,21 @@ interface Serve {
   listening: Promise<string>;
 }
 
-function serve(dataDir: string, model: string): Serve {
+function serve(dataDir: string, model: string | null): Serve {
   const child = spawn(
     process.execPath,
-    ["--import", tsxLoader, cli, "--port", "0", "--data-dir", dataDir, "--model", model, "--api-key", "k"],
+    [
+      "--import",
+      tsxLoader,
+      cli,
+      "--port",
+      "0",
+      "--data-dir",
+      dataDir,
+      ...(model ? ["--model", model] : []),
+      "--api-key",
+      "k",
+    ],
     {
       stdio: ["ignore", "pipe", "pipe"],
       env: { ...process.env, HF_ENDPOINT: hub.url, MACARON_ENGINE_THREADS: "1" },
@@ -59,13 +73,32 @@ function serve(dataDir: string, model: string): Serve {
   return { child, stderr: () => err, listening };
 }
 
-async function status(base: string) {
-  const res = await fetch(`${base}/api/call/models.status`, {
+async function call(base: string, method: string, input: unknown = {}) {
+  const res = await fetch(`${base}/api/call/${method}`, {
     method: "POST",
     headers: { authorization: "Bearer k", "content-type": "application/json" },
-    body: "{}",
+    body: JSON.stringify(input),
   });
-  return (await readJson(res)).value as { state: string; model: { path: string } | null };
+  return readJson<{ ok: boolean; value?: unknown; error?: { code: string; message: string } }>(res);
+}
+
+async function status(base: string) {
+  return (await call(base, "models.status")).value as { state: string; model: { path: string } | null };
+}
+
+/**
+ * Polls `hub.downloads` until download `id` has left the running states (the server's own event
+ * stream is not needed for that); fails at once if the process exits meanwhile.
+ */
+async function settled(run: Serve, base: string, id: string): Promise<Download> {
+  for (;;) {
+    if (run.child.exitCode !== null || run.child.signalCode !== null)
+      throw new Error(`the server exited (${run.child.exitCode ?? run.child.signalCode}): ${run.stderr()}`);
+    const list = (await call(base, "hub.downloads")).value as Download[];
+    const d = list.find((x) => x.id === id);
+    if (d && !["queued", "downloading", "verifying"].includes(d.state)) return d;
+    await new Promise((r) => setTimeout(r, 50));
+  }
 }
 
 const sha256 = (bytes: Buffer): string => createHash("sha256").update(bytes).digest("hex");
@@ -90,16 +123,15 @@ describe("serve --model hf:…", () => {
     const path = join(dataDir, "models", "macaron-test", "small-chat-GGUF", "small-chat-F32.gguf");
     const source = readFileSync(hub.repos.find((r) => r.id === SMALL_REPO)!.files[0]!.source);
     const size = source.length;
-    // The hub serves two of ipull's chunks, then holds the connection: the process is mid-download.
+    // The hub serves 10 MiB, then holds the connection: the process is mid-download.
     hub.setFault(key, { kind: "stall", offset: 2 * DOWNLOAD_CHUNK_BYTES });
     onTestFinished(() => hub.setFault(key, null));
     const first = serve(dataDir, `hf:${SMALL_REPO}:F32`);
-    const deadline = Date.now() + 30_000;
-    // Killed once the two chunks ipull counts as complete are on disk too: ipull saves "complete"
-    // before the chunk's writes land, and a kill in between is the downloads test's torn case.
+    const deadline = Date.now() + 90_000;
+    // Killed once those bytes are in the partial file.
     const landed = async () =>
       (await resumableBytes(path, size)) >= 2 * DOWNLOAD_CHUNK_BYTES &&
-      readFileSync(`${path}.ipull`)
+      readFileSync(`${path}${PARTIAL_SUFFIX}`)
         .subarray(0, 2 * DOWNLOAD_CHUNK_BYTES)
         .equals(source.subarray(0, 2 * DOWNLOAD_CHUNK_BYTES));
     while (!(await landed())) {
@@ -131,7 +163,7 @@ describe("serve --model hf:…", () => {
     expect(ranged.reduce((s, r) => s + r.bytes, 0)).toBeLessThanOrEqual(size - 2 * DOWNLOAD_CHUNK_BYTES);
     expect(sha256(readFileSync(path))).toBe(sha256(source));
     expect((await status(base)).model?.path).toBe(path);
-  });
+  }, 180_000);
 
   it("serves without a model and says why when the download fails (gated, no token)", async () => {
     const dataDir = tempDir("macaron-cli-hub-").path;
@@ -142,4 +174,40 @@ describe("serve --model hf:…", () => {
     );
     expect((await status(base)).model).toBeNull();
   });
+
+  it("a file longer than the hub lists ends its download in an error; the server lives on, also through resume after a restart", async () => {
+    const dataDir = tempDir("macaron-cli-hub-").path;
+    const key = `${SMALL_REPO}/small-chat-F32.gguf`;
+    hub.setFault(key, { kind: "oversize", extraBytes: 1 << 20 });
+    onTestFinished(() => hub.setFault(key, null));
+    const first = serve(dataDir, null);
+    const base = await first.listening;
+    const queued = await call(base, "hub.download", { repo: SMALL_REPO, file: "small-chat-F32.gguf" });
+    expect(queued.ok).toBe(true);
+    const started = queued.value as Download;
+    const failed = await settled(first, base, started.id);
+    expect(failed.state).toBe("error");
+    expect(failed.error).toMatch(/sent \d+ bytes, but the \d+ bytes it lists for small-chat-F32\.gguf/);
+    // Alive and answering.
+    expect((await fetch(`${base}/api/health`)).ok).toBe(true);
+    expect((await call(base, "hub.resume", { id: started.id })).ok).toBe(true);
+    expect((await settled(first, base, started.id)).state).toBe("error");
+    expect(first.child.exitCode).toBeNull();
+
+    // Restarted (as after the crash it used to cause): listed, and resuming fails the same way.
+    const exited = new Promise((r) => first.child.once("exit", r));
+    first.child.kill("SIGTERM");
+    await exited;
+    const second = serve(dataDir, null);
+    const base2 = await second.listening;
+    const listed = ((await call(base2, "hub.downloads")).value as Download[]).find(
+      (d) => d.id === started.id,
+    );
+    expect(listed?.state).toBe("error");
+    expect((await call(base2, "hub.resume", { id: started.id })).ok).toBe(true);
+    const again = await settled(second, base2, started.id);
+    expect(again).toMatchObject({ state: "error", error: failed.error });
+    expect((await fetch(`${base2}/api/health`)).ok).toBe(true);
+    expect(second.child.exitCode).toBeNull();
+  }, 240_000);
 });

@@ -15,6 +15,8 @@ const statusByCode: Partial<Record<ErrorCode, number>> = {
   engine_crashed: 503,
   // 507 Insufficient Storage: the server cannot store what the request needs.
   disk_full: 507,
+  // 502 Bad Gateway: the model hub failed or answered something unusable.
+  upstream: 502,
 };
 
 export function httpStatusFor(code: ErrorCode): number {

@@ -32,6 +32,8 @@ export interface HubRepoFile {
   path: string;
   /** The file on disk that is served. */
   source: string;
+  /** Listed without an LFS sha256 (as the hub lists small non-LFS files). */
+  unhashed?: boolean;
 }
 
 export interface HubRepoSpec {
@@ -58,7 +60,14 @@ export type Fault =
   /** At most this many body bytes per second per response. */
   | { kind: "throttle"; bytesPerSecond: number }
   /** Send nothing at or past this file offset until the fault is cleared (connections stay open). */
-  | { kind: "stall"; offset: number };
+  | { kind: "stall"; offset: number }
+  /**
+   * Send `extraBytes` more than the file after its last byte; Content-Length counts them
+   * (`announce`, default) or the body is chunked, with no length.
+   */
+  | { kind: "oversize"; extraBytes: number; announce?: boolean }
+  /** Answer GET and HEAD with a 302 to `location` (another host, `file://…`, the same URL). */
+  | { kind: "redirect"; location: string };
 
 export interface HubRequest {
   method: string;
@@ -302,6 +311,7 @@ export async function startHubServer(
   };
 
   const handleTree = (repo: HubRepoSpec, res: ServerResponse) => {
+    const unhashed = new Set(repo.files.filter((f) => f.unhashed).map((f) => f.path));
     json(
       res,
       200,
@@ -310,7 +320,9 @@ export async function startHubServer(
         oid: f.gitOid,
         size: f.size,
         path: f.path,
-        ...(isLfs(f.path) ? { lfs: { oid: f.sha256, size: f.size, pointerSize: 134 } } : {}),
+        ...(isLfs(f.path) && !unhashed.has(f.path)
+          ? { lfs: { oid: f.sha256, size: f.size, pointerSize: 134 } }
+          : {}),
       })),
     );
   };
@@ -378,6 +390,12 @@ export async function startHubServer(
     if (entry.repo.gated && authorized(req) !== "ok") return gatedRefusal(entry.repo, req, res);
     const statusFault = takeStatusFault(key);
     if (statusFault) return sendStatusFault(res, statusFault);
+    const redirect = faults.get(key)?.find((f) => f.kind === "redirect");
+    if (redirect) {
+      res.writeHead(302, { location: redirect.location, "content-length": "0" });
+      return res.end();
+    }
+    const oversize = faults.get(key)?.find((f) => f.kind === "oversize");
     const range = parseRange(req.headers.range, entry.size);
     if (range === "bad") {
       res.writeHead(416, { "content-range": `bytes */${entry.size}` });
@@ -385,7 +403,7 @@ export async function startHubServer(
     }
     const start = range?.start ?? 0;
     const end = range?.end ?? entry.size - 1;
-    const length = end - start + 1;
+    const length = end - start + 1 + (oversize?.extraBytes ?? 0);
     const headers: Record<string, string> = {
       "content-length": String(length),
       "accept-ranges": "bytes",
@@ -397,6 +415,7 @@ export async function startHubServer(
       "content-disposition": `inline; filename*=UTF-8''${encodeURIComponent(entry.path.split("/").pop()!)}; filename="${entry.path.split("/").pop()!}"`,
     };
     if (range) headers["content-range"] = `bytes ${start}-${end}/${entry.size}`;
+    if (oversize?.announce === false) delete headers["content-length"];
     res.writeHead(range ? 206 : 200, headers);
     // Headers go out at once, as from a real server (a stalled body must not hold them back).
     res.flushHeaders();
@@ -457,6 +476,23 @@ export async function startHubServer(
         sentHere += bytesRead;
         log.bytes += bytesRead;
         addServed(key, bytesRead);
+        if (!ok && !closed)
+          await new Promise<void>((r) => {
+            const go = () => {
+              res.off("drain", go);
+              res.off("close", go);
+              r();
+            };
+            res.on("drain", go);
+            res.on("close", go);
+          });
+      }
+      // The oversize fault's extra bytes, past the end of the file.
+      for (let extra = oversize?.extraBytes ?? 0; extra > 0 && !closed;) {
+        const n = Math.min(64 * 1024, extra);
+        const ok = res.write(Buffer.alloc(n, 0x41));
+        extra -= n;
+        log.bytes += n;
         if (!ok && !closed)
           await new Promise<void>((r) => {
             const go = () => {

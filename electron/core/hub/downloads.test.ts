@@ -3,11 +3,15 @@
  * resume / cancel mid-transfer (the hub throttles and stalls, the tests wait on bytes served),
  * a restart that lists the download as paused and resumes it with Range requests, a corrupted
  * byte (refused, deleted), 404/429/5xx, a dropped connection, a gated repo without and with a
- * token, a full disk (free-space check and ENOSPC while writing), split GGUFs.
+ * token, a full disk (free-space check and ENOSPC while writing), split GGUFs; a hostile hub:
+ * a body longer than listed (an error, never a crash, not a byte past the size), a file listed
+ * without a sha256 (unverified until accepted), a redirect to another host (no token there).
  */
 import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { cp, open, readFile, stat, writeFile } from "node:fs/promises";
+import { createServer, request as httpRequest } from "node:http";
+import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { describe, expect, it, onTestFinished } from "vitest";
 import type { Download } from "../../api";
@@ -18,13 +22,15 @@ import {
   NO_GGUF_REPO,
   SMALL_REPO,
   SPLIT_REPO,
+  startHubServer,
   type HubServer,
 } from "../../../testing/hub/hf-hub-server";
 import { useTestHub } from "../../../testing/hub/test-hub";
 import {
   DOWNLOAD_CHUNK_BYTES,
   DownloadManager,
-  nodeLlamaDownloader,
+  httpDownloader,
+  PARTIAL_SUFFIX,
   readSidecar,
   resumableBytes,
   type CreateDownloader,
@@ -96,19 +102,14 @@ describe("DownloadManager", () => {
     expect((await again.list()).find((d) => d.id === started.id)?.state).toBe("done");
   });
 
-  it("counts a partial file's complete chunks, the last one shorter", async () => {
-    const dir = tempDir("macaron-ipull-").path;
+  it("counts a partial file's bytes: every byte written is kept, a longer partial is not trusted", async () => {
+    const dir = tempDir("macaron-partial-").path;
     const path = join(dir, "m.gguf");
     const size = 2 * DOWNLOAD_CHUNK_BYTES + 100;
-    // ipull's layout: the file's bytes, then its progress as JSON.
-    const trailer = JSON.stringify({
-      part: 0,
-      chunks: [2, 0, 2],
-      chunkSize: DOWNLOAD_CHUNK_BYTES,
-      parallelStreams: 3,
-    });
-    await writeFile(`${path}.ipull`, Buffer.concat([Buffer.alloc(size), Buffer.from(trailer)]));
-    expect(await resumableBytes(path, size)).toBe(DOWNLOAD_CHUNK_BYTES + 100);
+    await writeFile(`${path}${PARTIAL_SUFFIX}`, Buffer.alloc(12_345));
+    expect(await resumableBytes(path, size)).toBe(12_345);
+    await writeFile(`${path}${PARTIAL_SUFFIX}`, Buffer.alloc(size + 1));
+    expect(await resumableBytes(path, size)).toBe(0);
     await writeFile(path, Buffer.alloc(size));
     expect(await resumableBytes(path, size)).toBe(size);
   });
@@ -119,7 +120,7 @@ describe("DownloadManager", () => {
     const { m, events } = manager();
     const base = hub.bytesServed(SMALL_KEY);
     const started = await m.start(SMALL_REPO, SMALL);
-    // Two whole chunks served (and stalled at the third): wait until ipull recorded them.
+    // Two whole chunks served (and stalled at the third): wait until they are on disk.
     await hub.waitForBytes(SMALL_KEY, base + 2 * DOWNLOAD_CHUNK_BYTES);
     await until(
       async () => (await resumableBytes(started.path, started.totalBytes)) >= 2 * DOWNLOAD_CHUNK_BYTES,
@@ -127,7 +128,7 @@ describe("DownloadManager", () => {
     const paused = await m.pause(started.id);
     expect(paused.state).toBe("paused");
     expect(paused.downloadedBytes).toBe(2 * DOWNLOAD_CHUNK_BYTES);
-    expect((await stat(`${started.path}.ipull`)).size).toBeGreaterThan(0);
+    expect((await stat(`${started.path}${PARTIAL_SUFFIX}`)).size).toBeGreaterThan(0);
 
     hub.setFault(SMALL_KEY, null);
     const from = hub.requests.length;
@@ -147,10 +148,10 @@ describe("DownloadManager", () => {
     const { m: m2 } = manager();
     hub.setFault(SMALL_KEY, { kind: "stall", offset: DOWNLOAD_CHUNK_BYTES });
     const second = await m2.start(SMALL_REPO, SMALL);
-    await until(async () => (await stat(`${second.path}.ipull`).catch(() => null)) !== null);
+    await until(async () => (await stat(`${second.path}${PARTIAL_SUFFIX}`).catch(() => null)) !== null);
     const cancelled = await m2.cancel(second.id);
     expect(cancelled.state).toBe("cancelled");
-    await expect(stat(`${second.path}.ipull`)).rejects.toThrow();
+    await expect(stat(`${second.path}${PARTIAL_SUFFIX}`)).rejects.toThrow();
     await expect(stat(second.path)).rejects.toThrow();
   });
 
@@ -193,8 +194,8 @@ describe("DownloadManager", () => {
     const started = await m.start(SMALL_REPO, SMALL);
     await until(() => twoChunksOnDisk(started.path, started.totalBytes));
     await m.close();
-    // ipull saved "chunk 0 complete" but the chunk's write never landed: zeros where data was.
-    const torn = await open(`${started.path}.ipull`, "r+");
+    // A partial file whose bytes are not what the hub sent (a power cut, another writer): zeros.
+    const torn = await open(`${started.path}${PARTIAL_SUFFIX}`, "r+");
     await torn.write(Buffer.alloc(DOWNLOAD_CHUNK_BYTES), 0, DOWNLOAD_CHUNK_BYTES, 0);
     await torn.close();
     hub.setFault(SMALL_KEY, null);
@@ -224,10 +225,10 @@ describe("DownloadManager", () => {
     expect(done.state).toBe("error");
     expect(done.error).toMatch(/demo-chat-F32\.gguf is damaged: its sha256 is .*the hub says .*deleted/);
     await expect(stat(done.path)).rejects.toThrow();
-    await expect(stat(`${done.path}.ipull`)).rejects.toThrow();
+    await expect(stat(`${done.path}${PARTIAL_SUFFIX}`)).rejects.toThrow();
   });
 
-  it("survives a dropped connection (ipull retries the chunk) and still verifies", async () => {
+  it("survives a dropped connection (continues from the bytes it has) and still verifies", async () => {
     const key = `${DEMO_REPO}/demo-chat-Q8_0.gguf`;
     hub.setFault(key, { kind: "drop", afterBytes: 100_000, times: 2 });
     onTestFinished(() => hub.setFault(key, null));
@@ -301,23 +302,26 @@ describe("DownloadManager", () => {
     const filling: CreateDownloader = async (options) => {
       let failNow: (err: Error) => void = () => undefined;
       const failed = new Promise<never>((_, reject) => (failNow = reject));
-      const real = await nodeLlamaDownloader({
+      const real = await httpDownloader({
         ...options,
-        onProgress: (p) => {
+        onProgress: (p: { totalSize: number; downloadedSize: number }) => {
           options.onProgress(p);
           if (p.downloadedSize >= DOWNLOAD_CHUNK_BYTES)
             failNow(Object.assign(new Error("ENOSPC: no space left on device, write"), { code: "ENOSPC" }));
         },
       });
       return {
-        download: () =>
-          Promise.race([
-            real.download(),
-            failed.catch(async (err) => {
-              await real.cancel({ deleteTempFile: false });
-              throw err;
-            }),
-          ]),
+        download: async () => {
+          const running = real.download();
+          try {
+            await Promise.race([running, failed]);
+          } catch (err) {
+            // The disk's error, not the cancel's.
+            await real.cancel({ deleteTempFile: false });
+            await running.catch(() => undefined);
+            throw err;
+          }
+        },
         cancel: (o) => real.cancel(o),
       };
     };
@@ -349,18 +353,142 @@ describe("DownloadManager", () => {
   });
 });
 
-/** Waits (polling the disk) for a condition a test cannot be told about otherwise. */
-/**
- * ipull counts two chunks complete and their bytes are on disk: it saves "complete" before the
- * chunk's writes land, so a copy or kill in between would leave a torn partial file.
- */
+describe("DownloadManager against a hostile hub", () => {
+  it("a body longer than the hub lists is an error on the download (not a crash), and so is resuming it", async () => {
+    const key = `${DEMO_REPO}/demo-chat-F32.gguf`;
+    // Content-Length counts 1 MB more than the tree lists: ipull threw outside any handler.
+    hub.setFault(key, { kind: "oversize", extraBytes: 1 << 20 });
+    onTestFinished(() => hub.setFault(key, null));
+    const { m } = manager();
+    const started = await m.start(DEMO_REPO, "demo-chat-F32.gguf");
+    const failed = await m.wait(started.id);
+    expect(failed.state).toBe("error");
+    expect(failed.error).toMatch(
+      new RegExp(
+        `sent ${started.totalBytes + (1 << 20)} bytes, but the ${started.totalBytes} bytes it lists`,
+      ),
+    );
+    await expect(stat(started.path)).rejects.toThrow();
+    // Resume: the same answer, the same error.
+    await m.resume(started.id);
+    const again = await m.wait(started.id);
+    expect(again).toMatchObject({ state: "error", error: failed.error });
+    expect(await resumableBytes(started.path, started.totalBytes)).toBeLessThan(started.totalBytes);
+  });
+
+  it("stops at the listed size when a longer body comes without a length (never a byte more on disk)", async () => {
+    const key = `${SMALL_REPO}/${SMALL}`;
+    hub.setFault(key, { kind: "oversize", extraBytes: 8 << 20, announce: false });
+    onTestFinished(() => hub.setFault(key, null));
+    const { m } = manager();
+    const started = await m.start(SMALL_REPO, SMALL);
+    const failed = await m.wait(started.id);
+    expect(failed.state).toBe("error");
+    expect(failed.error).toMatch(/sent more bytes than the \d+ bytes it lists for small-chat-F32\.gguf/);
+    const partial = await stat(`${started.path}${PARTIAL_SUFFIX}`);
+    expect(partial.size).toBeLessThanOrEqual(started.totalBytes);
+    await expect(stat(started.path)).rejects.toThrow();
+    hub.setFault(key, null);
+    await m.resume(started.id);
+    const done = await m.wait(started.id);
+    expect(done.state).toBe("done");
+    expect(sha256(done.path)).toBe(sha256(sourceOf(SMALL_REPO, SMALL)));
+  });
+
+  it("a file listed without a sha256 ends unverified, kept aside until the user accepts it", async () => {
+    const repos = tempDir("macaron-hub-unhashed-").path;
+    const source = sourceOf(DEMO_REPO, "demo-chat-Q8_0.gguf");
+    const plain = await startHubServer({
+      dir: repos,
+      repos: [
+        { id: "macaron-test/unhashed-GGUF", files: [{ path: "plain-Q8_0.gguf", source, unhashed: true }] },
+      ],
+    });
+    onTestFinished(() => plain.close());
+    const dataDir = tempDir("macaron-dl-").path;
+    const verified: string[] = [];
+    const m = new DownloadManager({
+      dataDir,
+      client: new HubClient({ endpoint: plain.url }),
+      onVerified: (path) => verified.push(path),
+    });
+    onTestFinished(() => m.close());
+    // A flipped byte cannot be noticed without a hash: that is why the user decides.
+    plain.setFault("macaron-test/unhashed-GGUF/plain-Q8_0.gguf", { kind: "corrupt", offset: 5000 });
+    const started = await m.start("macaron-test/unhashed-GGUF", "plain-Q8_0.gguf");
+    const ended = await m.wait(started.id);
+    expect(ended.state).toBe("unverified");
+    expect(ended.unverified).toEqual([
+      { file: "plain-Q8_0.gguf", sha256: expect.stringMatching(/^[0-9a-f]{64}$/) as unknown },
+    ]);
+    expect(ended.unverified![0]!.sha256).not.toBe(sha256(source));
+    // Not a model yet: no final file, no sidecar, nothing verified.
+    await expect(stat(started.path)).rejects.toThrow();
+    expect(await readSidecar(started.path)).toBeNull();
+    expect(verified).toEqual([]);
+    // Still waiting after a restart; starting or resuming it again does not make it done.
+    await m.close();
+    const again = new DownloadManager({
+      dataDir,
+      client: new HubClient({ endpoint: plain.url }),
+      onVerified: (path) => verified.push(path),
+    });
+    onTestFinished(() => again.close());
+    expect((await again.list())[0]).toMatchObject({ id: started.id, state: "unverified" });
+    expect((await again.resume(started.id)).state).toBe("unverified");
+    expect((await again.start("macaron-test/unhashed-GGUF", "plain-Q8_0.gguf")).state).toBe("unverified");
+    const accepted = await again.acceptUnverified(started.id);
+    expect(accepted.state).toBe("done");
+    expect((await stat(started.path)).size).toBe(started.totalBytes);
+    expect(await readSidecar(started.path)).toMatchObject({ repo: "macaron-test/unhashed-GGUF" });
+    expect(verified).toEqual([started.path]);
+    await expect(again.acceptUnverified(started.id)).rejects.toThrow(/is done, not waiting to be accepted/);
+  });
+
+  it("sends the token to the hub only: a redirect to another host gets none, and the file still arrives", async () => {
+    // The other host serves the same bytes (the demo repo's public copy) and logs what it gets.
+    const seen: (string | undefined)[] = [];
+    const cdn = createServer((req, res) => {
+      seen.push(req.headers.authorization);
+      const upstream = httpRequest(
+        hub.fileUrl(DEMO_REPO, "demo-chat-Q8_0.gguf"),
+        { method: req.method, headers: req.headers.range ? { range: req.headers.range } : {} },
+        (up) => {
+          res.writeHead(up.statusCode ?? 502, up.headers);
+          up.pipe(res);
+        },
+      );
+      upstream.on("error", () => res.destroy());
+      upstream.end();
+    });
+    await new Promise<void>((r) => cdn.listen(0, "127.0.0.1", r));
+    onTestFinished(() => new Promise<void>((r) => cdn.close(() => r())));
+    const cdnUrl = `http://127.0.0.1:${(cdn.address() as AddressInfo).port}/blob/gated-demo-Q8_0.gguf`;
+    const key = `${GATED_REPO}/gated-demo-Q8_0.gguf`;
+    hub.setFault(key, { kind: "redirect", location: cdnUrl });
+    onTestFinished(() => hub.setFault(key, null));
+    const from = hub.requests.length;
+    const { m } = manager({ token: hub.token });
+    const done = await m.wait((await m.start(GATED_REPO, "gated-demo-Q8_0.gguf")).id);
+    expect(done).toMatchObject({ state: "done", error: null });
+    expect(seen.length).toBeGreaterThanOrEqual(2); // the HEAD and the GET
+    expect(seen.every((a) => a === undefined)).toBe(true);
+    // The hub itself was asked with the token.
+    const asked = fileRequests(key, from);
+    expect(asked.length).toBeGreaterThanOrEqual(2);
+    for (const r of asked) expect(r.authorization).toBe(`Bearer ${hub.token}`);
+  });
+});
+
+/** The partial file holds the first two chunks' bytes (the hub stalls there). */
 async function twoChunksOnDisk(path: string, size: number): Promise<boolean> {
   const two = 2 * DOWNLOAD_CHUNK_BYTES;
   if ((await resumableBytes(path, size)) < two) return false;
-  const partial = await readFile(`${path}.ipull`);
+  const partial = await readFile(`${path}${PARTIAL_SUFFIX}`);
   return partial.subarray(0, two).equals(readFileSync(sourceOf(SMALL_REPO, SMALL)).subarray(0, two));
 }
 
+/** Waits (polling the disk) for a condition a test cannot be told about otherwise. */
 async function until(check: () => Promise<boolean>, timeoutMs = 20_000): Promise<void> {
   const end = Date.now() + timeoutMs;
   while (!(await check())) {

@@ -1,60 +1,38 @@
 /**
- * Model downloads into `<dataDir>/models/<owner>/<name>/`, on node-llama-cpp's
- * `createModelDownloader` (ipull underneath).
- *
- * How resuming works (read from ipull 3.9's source): the download is written to `FILE.ipull`,
- * and after every completed 5 MiB chunk ipull appends its progress (which chunks are complete)
- * as JSON after the file's last byte. A new downloader for the same file reads that trailer and
- * fetches only the missing chunks with HTTP Range requests; the finished file is truncated to
- * its size and renamed. So a partial download survives a pause, a crash or `kill -9` and
- * resumes from its completed chunks (what was in flight — under 5 MiB per stream — is
- * fetched again), not from zero.
+ * Model downloads into `<dataDir>/models/<owner>/<name>/`, on the app's own downloader
+ * (`file-transfer.ts`: every byte written in order to `FILE.partial`, whose length is the resume
+ * point, so a pause, a crash or `kill -9` loses nothing that reached the disk; not a byte past the
+ * listed size; every failure an error on the download, never a crash).
  *
  * Around it: a free-space check first (`statfs`, injectable), progress/speed/ETA as throttled
  * `hub.download` events, pause (stop, keep the partial file), resume, cancel (delete it), the
  * state persisted in `models/.downloads.json` (after a kill, unfinished downloads list as
- * paused), every part's sha256 checked against the hub's LFS hash (a mismatch deletes the
- * file), and a sidecar `<first part>.hub.json` recording where the model came from.
+ * paused), every part's sha256 checked against the hub's LFS hash before it gets its final name
+ * (a mismatch deletes the file), and a sidecar `<first part>.hub.json` recording where the model
+ * came from. A part the hub lists without a sha256 cannot be checked: the download ends
+ * `unverified`, its file kept under its partial name (not a model the app lists or loads) until
+ * the user accepts it (`acceptUnverified`) or cancels it.
  */
 import { createHash, randomUUID } from "node:crypto";
-import { mkdir, open, readFile, rename, rm, stat, statfs, writeFile } from "node:fs/promises";
+import { mkdir, readFile, rename, rm, stat, statfs, writeFile } from "node:fs/promises";
 import { basename, dirname, join, relative, resolve, sep } from "node:path";
-import { createModelDownloader } from "node-llama-cpp";
 import { ApiError, type Download, type HubFile } from "../../api";
 import { formatBytes } from "../../../common/format-bytes";
 import { sha256File } from "../../../common/hashing";
+import {
+  httpDownloader,
+  partialBytes,
+  PARTIAL_SUFFIX,
+  TransferStatusError,
+  type CreateDownloader,
+  type Downloader,
+} from "./file-transfer";
 import { hubStatusError, networkError, type HubClient } from "./hf-client";
 
+export type { CreateDownloader, Downloader, DownloaderOptions } from "./file-transfer";
+export { httpDownloader, PARTIAL_SUFFIX } from "./file-transfer";
+
 export type DownloadKind = Download["kind"];
-
-/** What a downloader must do: node-llama-cpp's ModelDownloader satisfies it. */
-export interface Downloader {
-  download(): Promise<string>;
-  cancel(options?: { deleteTempFile?: boolean }): Promise<void>;
-}
-
-export interface DownloaderOptions {
-  modelUri: string;
-  dirPath: string;
-  fileName: string;
-  headers: Record<string, string>;
-  onProgress: (status: { totalSize: number; downloadedSize: number }) => void;
-}
-
-export type CreateDownloader = (options: DownloaderOptions) => Promise<Downloader>;
-
-/** node-llama-cpp's downloader: keeps partial files on cancel (pause), skips complete ones. */
-export const nodeLlamaDownloader: CreateDownloader = (o) =>
-  createModelDownloader({
-    modelUri: o.modelUri,
-    dirPath: o.dirPath,
-    fileName: o.fileName,
-    headers: o.headers,
-    onProgress: o.onProgress,
-    skipExisting: true,
-    deleteTempFileOnCancel: false,
-    showCliProgress: false,
-  });
 
 export interface FreeSpace {
   bavail: number | bigint;
@@ -95,6 +73,8 @@ interface DownloadRecord extends Download {
   resumedFrom?: number;
   /** A resumed download that failed its check was started again from zero once. */
   restartedFresh?: boolean;
+  /** Parts the hub lists without a sha256: their sha256 as downloaded, for the user to accept. */
+  unverified?: { file: string; sha256: string }[];
 }
 
 /** The sidecar beside a downloaded model's first part. */
@@ -108,7 +88,8 @@ export interface HubSidecar {
 }
 
 export const SIDECAR_SUFFIX = ".hub.json";
-export const PARTIAL_SUFFIX = ".ipull";
+/** The partial file of node-llama-cpp's downloader (ipull), which the app used before: deleted with its download. */
+export const LEGACY_PARTIAL_SUFFIX = ".ipull";
 
 export function sidecarPath(modelPath: string): string {
   return `${modelPath}${SIDECAR_SUFFIX}`;
@@ -123,36 +104,14 @@ export async function readSidecar(modelPath: string): Promise<HubSidecar | null>
   }
 }
 
-/** ipull's chunk: a partial file resumes from its completed chunks of this size. */
+/**
+ * The unit ipull, the downloader before this one, kept progress in (a kill lost up to this much
+ * per stream). The tests still stall the hub at multiples of it.
+ */
 export const DOWNLOAD_CHUNK_BYTES = 5 * 1024 * 1024;
 
-/**
- * Bytes of `finalPath` that a resume keeps: the whole file when complete, else the completed
- * chunks ipull recorded in the `.ipull` file's trailer.
- */
-export async function resumableBytes(finalPath: string, size: number): Promise<number> {
-  const done = await stat(finalPath).catch(() => null);
-  if (done?.isFile() && done.size === size) return size;
-  const partial = `${finalPath}${PARTIAL_SUFFIX}`;
-  const info = await stat(partial).catch(() => null);
-  if (!info || info.size <= size) return 0;
-  const handle = await open(partial, "r");
-  try {
-    const trailer = Buffer.alloc(Math.min(info.size - size, 4 << 20));
-    await handle.read(trailer, 0, trailer.length, size);
-    const progress = JSON.parse(trailer.toString("utf8")) as { chunks?: number[]; chunkSize?: number };
-    const chunkSize = progress.chunkSize ?? 0;
-    // Complete chunks (status 2), the last one shorter than the others.
-    return (progress.chunks ?? []).reduce(
-      (sum, c, i) => (c === 2 ? sum + Math.max(0, Math.min(chunkSize, size - i * chunkSize)) : sum),
-      0,
-    );
-  } catch {
-    return 0;
-  } finally {
-    await handle.close();
-  }
-}
+/** Bytes of `finalPath` that a resume keeps: the whole file when complete, else its partial file's length. */
+export const resumableBytes = partialBytes;
 
 /** Disk space as the disk counts it: "410 kB", "11.0 MB". */
 const DISK_BYTES = { base: 1000 } as const;
@@ -187,9 +146,9 @@ function downloadFailure(err: unknown, record: DownloadRecord, endpoint: string,
   if (isEnospc(err)) {
     return `The disk is full (no space left while writing ${basename(record.path)}). The partial download is kept: free some space, then resume.`;
   }
-  const status = (err as { statusCode?: unknown })?.statusCode;
-  if (typeof status === "number") {
-    const headers = (err as { responseHeaders?: Record<string, string> }).responseHeaders;
+  if (err instanceof TransferStatusError) {
+    const status = err.statusCode;
+    const headers = err.responseHeaders;
     return hubStatusError(
       status,
       { repo: record.repo, file: record.file },
@@ -218,7 +177,9 @@ const PUBLIC_KEYS = [
 ] as const;
 
 function toPublic(r: DownloadRecord): Download {
-  return Object.fromEntries(PUBLIC_KEYS.map((k) => [k, r[k]])) as Download;
+  const out = Object.fromEntries(PUBLIC_KEYS.map((k) => [k, r[k]])) as unknown as Download;
+  if (r.state === "unverified") out.unverified = r.unverified ?? [];
+  return out;
 }
 
 interface Active {
@@ -292,6 +253,7 @@ export class DownloadManager {
       return toPublic(existing);
     if (existing?.state === "done" && (await stat(existing.path).catch(() => null)))
       return toPublic(existing);
+    if (existing?.state === "unverified") return toPublic(existing);
 
     const info = await this.deps.client.repo(repo);
     const hubFile = info.files.find((f) => f.path === file || f.parts.some((p) => p.path === file));
@@ -299,8 +261,13 @@ export class DownloadManager {
       const what = file.endsWith(".gguf") ? "GGUF file" : "file (only .gguf models can be downloaded)";
       throw new ApiError("not_found", `${repo} has no ${what} ${file}.`);
     }
-    // Preflight: the hub's own answer for every part (gated, missing, rate limit) before writing anything.
-    for (const part of hubFile.parts) await this.deps.client.head(repo, part.path);
+    // Preflight: the hub's own answer for every part (gated, missing, rate limit) before writing
+    // anything; a part the listing gives no size takes the size the file's HEAD says.
+    const parts = hubFile.parts.map((p) => ({ ...p }));
+    for (const part of parts) {
+      const head = await this.deps.client.head(repo, part.path);
+      if (part.sizeBytes <= 0) part.sizeBytes = head.size;
+    }
     const path = this.destination(repo, hubFile.path);
     const record: DownloadRecord = {
       id,
@@ -308,14 +275,14 @@ export class DownloadManager {
       file: hubFile.path,
       kind,
       state: "queued",
-      totalBytes: hubFile.sizeBytes,
+      totalBytes: parts.reduce((sum, p) => sum + p.sizeBytes, 0),
       downloadedBytes: 0,
       bytesPerSecond: 0,
       etaSeconds: null,
       path,
       error: null,
       startedAt: existing?.startedAt ?? Date.now(),
-      parts: hubFile.parts,
+      parts,
       dir: dirname(path),
       url: this.deps.client.fileUrl(repo, hubFile.path),
     };
@@ -358,7 +325,7 @@ export class DownloadManager {
     const record = this.record(id);
     if (record.state === "downloading" || record.state === "queued" || record.state === "verifying")
       return toPublic(record);
-    if (record.state === "done") return toPublic(record);
+    if (record.state === "done" || record.state === "unverified") return toPublic(record);
     if (record.state === "cancelled") return this.start(record.repo, record.file, record.kind);
     record.downloadedBytes = await this.presentBytes(record);
     await checkFreeSpace(record.dir, record.totalBytes - record.downloadedBytes, this.deps.statfs);
@@ -390,6 +357,38 @@ export class DownloadManager {
     record.bytesPerSecond = 0;
     record.etaSeconds = null;
     this.setState(record, "cancelled");
+    return toPublic(record);
+  }
+
+  /**
+   * Keep an `unverified` download (the hub lists no sha256 for it): its files get their final
+   * names and it is a model like any other. The user's decision; nothing else makes it so.
+   */
+  async acceptUnverified(id: string): Promise<Download> {
+    await this.loaded;
+    const record = this.record(id);
+    if (record.state !== "unverified")
+      throw new ApiError("invalid_input", `This download is ${record.state}, not waiting to be accepted.`);
+    const paths = this.partPaths(record);
+    for (let i = 0; i < paths.length; i++) {
+      const path = paths[i]!;
+      const partial = `${path}${PARTIAL_SUFFIX}`;
+      if ((await stat(partial).catch(() => null))?.size === record.parts[i]!.sizeBytes)
+        await rename(partial, path);
+      if ((await stat(path).catch(() => null))?.size !== record.parts[i]!.sizeBytes) {
+        record.error = `${basename(path)} is no longer there; download it again.`;
+        record.unverified = undefined;
+        this.setState(record, "error");
+        return toPublic(record);
+      }
+    }
+    for (const u of record.unverified ?? []) {
+      const i = record.parts.findIndex((p) => p.path === u.file);
+      if (i >= 0) this.deps.onVerified?.(paths[i]!, u.sha256);
+    }
+    await this.writeSidecar(record);
+    record.unverified = undefined;
+    this.setState(record, "done");
     return toPublic(record);
   }
 
@@ -447,6 +446,7 @@ export class DownloadManager {
   private async deleteFiles(record: DownloadRecord): Promise<void> {
     for (const p of this.partPaths(record)) {
       await rm(`${p}${PARTIAL_SUFFIX}`, { force: true });
+      await rm(`${p}${LEGACY_PARTIAL_SUFFIX}`, { force: true });
       await rm(p, { force: true });
     }
     await rm(sidecarPath(record.path), { force: true });
@@ -475,9 +475,9 @@ export class DownloadManager {
   }
 
   private async run(record: DownloadRecord, slot: Active): Promise<void> {
-    const auth = await this.deps.client.authHeaders();
     let last = { t: Date.now(), bytes: record.downloadedBytes };
     record.resumedFrom = record.downloadedBytes;
+    record.unverified = undefined;
     this.setState(record, "downloading");
     const stallMs = this.deps.stallTimeoutMs ?? 60_000;
     let progressAt = Date.now();
@@ -494,11 +494,16 @@ export class DownloadManager {
       Math.max(20, Math.min(1000, stallMs / 4)),
     );
     try {
-      const downloader = await (this.deps.createDownloader ?? nodeLlamaDownloader)({
-        modelUri: record.url,
-        dirPath: record.dir,
-        fileName: basename(record.path),
-        headers: auth,
+      const client = this.deps.client;
+      const paths = this.partPaths(record);
+      const downloader = await (this.deps.createDownloader ?? httpDownloader)({
+        parts: record.parts.map((p, i) => ({
+          url: client.fileUrl(record.repo, p.path),
+          path: paths[i]!,
+          sizeBytes: p.sizeBytes,
+        })),
+        open: (url, target, init) => client.open(url, target, init),
+        target: { repo: record.repo, file: record.file },
         onProgress: ({ totalSize, downloadedSize }) => {
           if (slot.stop) return;
           const now = Date.now();
@@ -530,7 +535,12 @@ export class DownloadManager {
       record.bytesPerSecond = 0;
       record.etaSeconds = null;
       record.downloadedBytes = await this.presentBytes(record);
-      record.error = downloadFailure(err, record, this.deps.client.endpoint, "Authorization" in auth);
+      record.error = downloadFailure(
+        err,
+        record,
+        this.deps.client.endpoint,
+        await this.deps.client.hasToken().catch(() => false),
+      );
       this.deps.log?.(`download of ${record.repo}/${record.file} failed`, err);
       this.setState(record, "error");
       return;
@@ -554,37 +564,57 @@ export class DownloadManager {
     this.setState(record, "paused");
   }
 
-  /** sha256 of every part against the hub's LFS hash; a mismatch deletes the files. */
+  /**
+   * sha256 of every part against the hub's LFS hash before it gets its final name; a mismatch
+   * deletes the files. A part without a hub hash keeps its partial name: `unverified`.
+   */
   private async verify(record: DownloadRecord): Promise<void> {
     record.bytesPerSecond = 0;
     record.etaSeconds = null;
     record.downloadedBytes = record.totalBytes;
     this.setState(record, "verifying");
     const paths = this.partPaths(record);
+    const unverified: { file: string; sha256: string }[] = [];
     for (let i = 0; i < paths.length; i++) {
       const part = record.parts[i]!;
-      const path = paths[i]!;
+      const final = paths[i]!;
+      const partial = `${final}${PARTIAL_SUFFIX}`;
+      const done = (await stat(final).catch(() => null))?.size === part.sizeBytes;
+      const path = done ? final : partial;
       const size = (await stat(path).catch(() => null))?.size;
       if (size !== part.sizeBytes) {
         if (await this.restartFresh(record)) return;
         await this.deleteFiles(record);
         record.downloadedBytes = 0;
-        record.error = `${basename(path)} arrived incomplete (${size ?? 0} of ${part.sizeBytes} bytes); it was deleted. Download it again.`;
+        record.error = `${basename(final)} arrived incomplete (${size ?? 0} of ${part.sizeBytes} bytes); it was deleted. Download it again.`;
         return this.setState(record, "error");
       }
-      if (!part.sha256) continue;
       const actual = await sha256File(path);
+      if (!part.sha256) {
+        unverified.push({ file: part.path, sha256: actual });
+        continue;
+      }
       if (actual !== part.sha256.toLowerCase()) {
         if (await this.restartFresh(record)) return;
         await this.deleteFiles(record);
         record.downloadedBytes = 0;
         record.error =
-          `${basename(path)} is damaged: its sha256 is ${actual.slice(0, 12)}…, the hub says ${part.sha256.slice(0, 12)}…. ` +
+          `${basename(final)} is damaged: its sha256 is ${actual.slice(0, 12)}…, the hub says ${part.sha256.slice(0, 12)}…. ` +
           "The file was deleted; download it again.";
         return this.setState(record, "error");
       }
-      this.deps.onVerified?.(path, actual);
+      if (!done) await rename(partial, final);
+      this.deps.onVerified?.(final, actual);
     }
+    if (unverified.length > 0) {
+      record.unverified = unverified;
+      return this.setState(record, "unverified");
+    }
+    await this.writeSidecar(record);
+    this.setState(record, "done");
+  }
+
+  private async writeSidecar(record: DownloadRecord): Promise<void> {
     const sidecar: HubSidecar = {
       repo: record.repo,
       file: record.file,
@@ -596,7 +626,6 @@ export class DownloadManager {
     const tmp = `${sidecarPath(record.path)}.${randomUUID()}.tmp`;
     await writeFile(tmp, `${JSON.stringify(sidecar, null, 2)}\n`);
     await rename(tmp, sidecarPath(record.path));
-    this.setState(record, "done");
   }
 
   /**

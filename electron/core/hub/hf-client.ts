@@ -3,6 +3,13 @@
  * quantization from the file name), resolve URLs and the access-token header. The endpoint is
  * HF_ENDPOINT when set (the test hub, a mirror), else https://huggingface.co — the same rule
  * node-llama-cpp's `hf:` URIs follow. Every failure is an ApiError with a sentence for the user.
+ *
+ * A hostile or broken hub must not hurt the app: redirects are followed here (at most
+ * MAX_REDIRECTS, http and https only), the access token goes only to the hub's own host and its
+ * documented CDN hosts (`mayAuthorize`), never after a redirect elsewhere nor to a tree page on
+ * another host; answers are read with a size cap and listings with a count cap; unsafe paths
+ * (`../`, absolute) are left out of a listing. Problems of the hub's making are `upstream` errors
+ * (HTTP 502), not `internal`.
  */
 import { ggufFileQuantNames } from "node-llama-cpp";
 import { ApiError, type HubFile, type HubModel, type HubRepo } from "../../api";
@@ -52,6 +59,16 @@ export function splitPartPaths(first: string): string[] {
   );
 }
 
+/**
+ * A path the app may list and write under models/: relative, no `..` or `.` segment, no empty
+ * segment, no backslash or control character. A hub that lists anything else is not followed.
+ */
+export function isSafeRepoPath(path: string): boolean {
+  if (!path || path.length > 1000 || path.startsWith("/") || path.includes("\\")) return false;
+  if ([...path].some((c) => c.charCodeAt(0) < 0x20)) return false;
+  return path.split("/").every((s) => s !== "" && s !== "." && s !== "..");
+}
+
 const ADAPTER_NAME = /(^|[-_./])(lora|adapter|adapters)([-_./]|$)/i;
 
 export interface TreeEntry {
@@ -64,7 +81,7 @@ export interface TreeEntry {
 
 /** The GGUF models of a repo's file tree: split parts grouped under their first part. */
 export function groupGgufFiles(entries: readonly TreeEntry[], repoIsAdapter = false): HubFile[] {
-  const ggufs = entries.filter((e) => e.type === "file" && /\.gguf$/i.test(e.path));
+  const ggufs = entries.filter((e) => e.type === "file" && /\.gguf$/i.test(e.path) && isSafeRepoPath(e.path));
   const byPath = new Map(ggufs.map((e) => [e.path, e]));
   const out: HubFile[] = [];
   for (const e of ggufs) {
@@ -156,9 +173,9 @@ export function hubStatusError(
     );
   }
   if (status >= 500) {
-    return new ApiError("internal", `The model hub failed (HTTP ${status}) for ${name}; try again later.`);
+    return new ApiError("upstream", `The model hub failed (HTTP ${status}) for ${name}; try again later.`);
   }
-  return new ApiError("internal", `The model hub answered HTTP ${status} for ${name}.`);
+  return new ApiError("upstream", `The model hub answered HTTP ${status} for ${name}.`);
 }
 
 export function retryAfterSeconds(value: string | null | undefined): number | null {
@@ -178,11 +195,37 @@ export function networkError(endpoint: string, err: unknown, target: HubTarget =
   const cause = (err as { cause?: { code?: string; message?: string } })?.cause;
   const detail = cause?.code ?? cause?.message ?? (err as Error)?.message ?? String(err);
   return new ApiError(
-    "internal",
+    "upstream",
     `Cannot reach the model hub at ${endpoint} for ${targetName(target)} (${detail}). Check the network connection${
       endpoint !== DEFAULT_HUB_ENDPOINT ? " and HF_ENDPOINT" : ""
     }.`,
   );
+}
+
+/** Redirects followed for one request; more is a loop. */
+export const MAX_REDIRECTS = 10;
+/** The most bytes read of one JSON answer (a search, a repo's info, one page of its file tree). */
+export const MAX_JSON_BYTES = 8 * 1024 * 1024;
+/** The most entries read of a repo's file tree (all pages), and GGUF files kept of it. */
+export const MAX_TREE_ENTRIES = 100_000;
+export const MAX_TREE_GGUFS = 5_000;
+/** Pages of a file tree followed (`Link: rel="next"`). */
+export const MAX_TREE_PAGES = 200;
+
+/**
+ * Hosts besides the endpoint's own that Hugging Face documents for its files (LFS and Xet
+ * storage: `cdn-lfs.hf.co`, `cas-bridge.xethub.hf.co`, …): subdomains of huggingface.co and
+ * hf.co, over https, and only when the endpoint is the public hub.
+ */
+const HF_HOSTS = ["huggingface.co", "hf.co"];
+
+/** Whether a request to `url` may carry the access token of a client of `endpoint`. */
+export function mayAuthorize(endpoint: string, url: string | URL): boolean {
+  const e = new URL(endpoint);
+  const u = typeof url === "string" ? new URL(url) : url;
+  if (u.protocol === e.protocol && u.host === e.host) return true;
+  if (u.protocol !== "https:" || !HF_HOSTS.includes(e.hostname)) return false;
+  return HF_HOSTS.some((h) => u.hostname === h || u.hostname.endsWith(`.${h}`));
 }
 
 export interface HubClientOptions {
@@ -201,6 +244,12 @@ export interface RemoteFileHead {
   acceptRanges: boolean;
 }
 
+/** A response and whether the request that got it carried the token. */
+export interface HubResponse {
+  res: Response;
+  authorized: boolean;
+}
+
 export class HubClient {
   readonly endpoint: string;
   private readonly fetchImpl: typeof fetch;
@@ -212,10 +261,15 @@ export class HubClient {
     this.timeoutMs = options.timeoutMs ?? 30_000;
   }
 
-  /** `Authorization: Bearer …` when a token is stored. */
+  /** `Authorization: Bearer …` when a token is stored (for requests to the endpoint's own host). */
   async authHeaders(): Promise<Record<string, string>> {
     const token = await this.options.token?.();
     return token ? { Authorization: `Bearer ${token}` } : {};
+  }
+
+  /** Whether a token is stored. */
+  async hasToken(): Promise<boolean> {
+    return Boolean(await this.options.token?.());
   }
 
   /** The download URL of a repo file (main branch). */
@@ -237,7 +291,7 @@ export class HubClient {
     for (const e of ["downloads", "likes", "lastModified", "gated", "tags", "cardData"])
       params.append("expand[]", e);
     const body = await this.getJson(`/api/models?${params.toString()}`, { what: "the model search" });
-    if (!Array.isArray(body)) throw new ApiError("internal", "The model hub's search answer was not a list.");
+    if (!Array.isArray(body)) throw new ApiError("upstream", "The model hub's search answer was not a list.");
     return (body as unknown[])
       .filter(
         (m): m is Record<string, unknown> =>
@@ -252,39 +306,65 @@ export class HubClient {
         tags: Array.isArray(m.tags) ? m.tags.filter((t): t is string => typeof t === "string") : [],
         baseModel: baseModelOf(m),
       }))
-      .filter((m) => /^[A-Za-z0-9][\w.-]*\/[\w.-]+$/.test(m.repo));
+      .filter((m) => /^[A-Za-z0-9][\w.-]*\/[\w.-]+$/.test(m.repo) && m.repo.length <= 200);
   }
 
   /** A repo's GGUF files (split parts grouped, quantization, sizes, LFS sha256). */
   async repo(repo: string): Promise<HubRepo> {
-    const info = (await this.getJson(`/api/models/${repo}`, { repo })) as Record<string, unknown>;
+    const info = await this.getJson(`/api/models/${repo}`, { repo });
+    if (typeof info !== "object" || info === null || Array.isArray(info))
+      throw new ApiError("upstream", `The model hub's answer about ${repo} was not an object.`);
     const tree = await this.tree(repo);
+    const record = info as Record<string, unknown>;
     return {
       repo,
-      gated: info.gated !== undefined && info.gated !== false,
-      baseModel: baseModelOf(info),
-      files: groupGgufFiles(tree, isAdapterRepo(info)),
+      gated: record.gated !== undefined && record.gated !== false,
+      baseModel: baseModelOf(record),
+      files: groupGgufFiles(tree, isAdapterRepo(record)),
     };
   }
 
-  /** Every file of a repo (follows the hub's `Link: rel="next"` pages). */
+  /**
+   * The GGUF files of a repo's tree (follows the hub's `Link: rel="next"` pages). Bounded: each
+   * page is read up to MAX_JSON_BYTES, the tree up to MAX_TREE_ENTRIES entries and
+   * MAX_TREE_GGUFS GGUF files, else a clear error instead of minutes of parsing.
+   */
   async tree(repo: string): Promise<TreeEntry[]> {
     const entries: TreeEntry[] = [];
+    let seen = 0;
     let next: string | null = `${this.endpoint}/api/models/${repo}/tree/main?recursive=true&expand=false`;
-    for (let page = 0; next && page < 100; page++) {
-      const res = await this.request(next, { repo });
-      const body: unknown = await res.json().catch(() => null);
+    const target = { repo, what: `the file list of ${repo}` };
+    for (let page = 0; next; page++) {
+      if (page >= MAX_TREE_PAGES)
+        throw new ApiError(
+          "upstream",
+          `The model hub's file list of ${repo} goes on for more than ${MAX_TREE_PAGES} pages; the app stops reading there.`,
+        );
+      const { res } = await this.request(next, target);
+      const body = await readJson(res, target);
       if (!Array.isArray(body))
-        throw new ApiError("internal", `The model hub's file list of ${repo} was not a list.`);
-      for (const e of body as TreeEntry[]) if (e && typeof e.path === "string") entries.push(e);
-      next = nextLink(res.headers.get("link"));
+        throw new ApiError("upstream", `The model hub's file list of ${repo} was not a list.`);
+      seen += body.length;
+      if (seen > MAX_TREE_ENTRIES)
+        throw new ApiError(
+          "upstream",
+          `${repo} lists more than ${MAX_TREE_ENTRIES.toLocaleString("en-US")} files; the app does not read a file list that long.`,
+        );
+      for (const e of body as TreeEntry[])
+        if (e && typeof e.path === "string" && /\.gguf$/i.test(e.path)) entries.push(e);
+      if (entries.length > MAX_TREE_GGUFS)
+        throw new ApiError(
+          "upstream",
+          `${repo} lists more than ${MAX_TREE_GGUFS.toLocaleString("en-US")} GGUF files; the app does not read a file list that long.`,
+        );
+      next = nextLink(res.headers.get("link"), next);
     }
     return entries;
   }
 
   /** HEAD of a repo file: size and ETag, with the hub's errors (401/403 gated, 404, 429, 5xx) as ApiErrors. */
   async head(repo: string, path: string): Promise<RemoteFileHead> {
-    const res = await this.request(this.fileUrl(repo, path), { repo, file: path }, "HEAD");
+    const { res } = await this.request(this.fileUrl(repo, path), { repo, file: path }, "HEAD");
     const size = Number(res.headers.get("x-linked-size") ?? res.headers.get("content-length") ?? 0);
     return {
       size: Number.isFinite(size) ? size : 0,
@@ -295,29 +375,84 @@ export class HubClient {
 
   /** node-llama-cpp's `hf:` resolution: the file the hub's manifest names for `tag` (a quantization or "latest"). */
   async manifestFile(repo: string, tag = "latest"): Promise<string> {
-    const res = await this.request(
+    const target = { repo, what: `quantization ${tag} of ${repo}` };
+    const { res } = await this.request(
       `${this.endpoint}/v2/${repo}/manifests/${encodeURIComponent(tag)}`,
-      { repo, what: `quantization ${tag} of ${repo}` },
+      target,
       "GET",
       { "User-Agent": "llama-cpp" },
       (status) => (status === 400 ? new ApiError("not_found", `${repo} has no ${tag} GGUF file.`) : null),
     );
-    const body = (await res.json().catch(() => null)) as { ggufFile?: { rfilename?: unknown } } | null;
+    const body = (await readJson(res, target).catch(() => null)) as {
+      ggufFile?: { rfilename?: unknown };
+    } | null;
     const name = body?.ggufFile?.rfilename;
-    if (typeof name !== "string" || !name)
+    if (typeof name !== "string" || !name || !isSafeRepoPath(name))
       throw new ApiError("not_found", `${repo} has no ${tag} GGUF file.`);
     return name;
   }
 
   private async getJson(pathAndQuery: string, target: HubTarget): Promise<unknown> {
-    const res = await this.request(`${this.endpoint}${pathAndQuery}`, target);
+    const { res } = await this.request(`${this.endpoint}${pathAndQuery}`, target);
+    return readJson(res, target);
+  }
+
+  /**
+   * One request, redirects followed here: at most MAX_REDIRECTS, http(s) only, the token only to
+   * hosts `mayAuthorize` allows (so never after a redirect to another host). No timeout of its
+   * own: pass `signal`.
+   */
+  async open(
+    url: string,
+    target: HubTarget,
+    init: { method?: "GET" | "HEAD"; headers?: Record<string, string>; signal?: AbortSignal } = {},
+  ): Promise<HubResponse> {
+    const token = await this.options.token?.();
+    let current: URL;
     try {
-      return await res.json();
+      current = new URL(url);
     } catch {
-      throw new ApiError(
-        "internal",
-        `The model hub answered ${targetName(target)} with something that is not JSON.`,
-      );
+      throw new ApiError("upstream", `The address of ${targetName(target)} is not a URL.`);
+    }
+    for (let hop = 0; ; hop++) {
+      if (current.protocol !== "http:" && current.protocol !== "https:") {
+        throw new ApiError(
+          "upstream",
+          `The model hub sent the request for ${targetName(target)} to a ${current.protocol} address; only http and https are followed.`,
+        );
+      }
+      const authorized = Boolean(token) && mayAuthorize(this.endpoint, current);
+      const headers: Record<string, string> = { ...init.headers };
+      if (authorized) headers.Authorization = `Bearer ${token}`;
+      let res: Response;
+      try {
+        res = await this.fetchImpl(current.href, {
+          method: init.method ?? "GET",
+          headers,
+          redirect: "manual",
+          signal: init.signal,
+        });
+      } catch (err) {
+        if (init.signal?.aborted) throw err;
+        throw networkError(this.endpoint, err, target);
+      }
+      const location = res.status >= 300 && res.status < 400 ? res.headers.get("location") : null;
+      if (!location) return { res, authorized };
+      await res.body?.cancel().catch(() => undefined);
+      if (hop >= MAX_REDIRECTS) {
+        throw new ApiError(
+          "upstream",
+          `The model hub redirected the request for ${targetName(target)} more than ${MAX_REDIRECTS} times (a redirect loop).`,
+        );
+      }
+      try {
+        current = new URL(location, current);
+      } catch {
+        throw new ApiError(
+          "upstream",
+          `The model hub redirected the request for ${targetName(target)} to an address that is not a URL.`,
+        );
+      }
     }
   }
 
@@ -328,31 +463,92 @@ export class HubClient {
     method: "GET" | "HEAD" = "GET",
     extraHeaders: Record<string, string> = {},
     special?: (status: number) => ApiError | null,
-  ): Promise<Response> {
-    const auth = await this.authHeaders();
-    let res: Response;
-    try {
-      res = await this.fetchImpl(url, {
-        method,
-        headers: { Accept: "application/json", ...auth, ...extraHeaders },
-        signal: AbortSignal.timeout(this.timeoutMs),
-      });
-    } catch (err) {
-      throw networkError(this.endpoint, err, target);
-    }
+  ): Promise<HubResponse> {
+    const signal = AbortSignal.timeout(this.timeoutMs);
+    const opened = await this.open(url, target, {
+      method,
+      headers: { Accept: "application/json", ...extraHeaders },
+      signal,
+    }).catch((err: unknown) => {
+      if (signal.aborted) throw networkError(this.endpoint, err, target);
+      throw err;
+    });
+    const { res, authorized } = opened;
     if (!res.ok) {
       await res.body?.cancel().catch(() => undefined);
       throw (
         special?.(res.status) ??
         hubStatusError(res.status, target, {
-          hasToken: "Authorization" in auth,
+          hasToken: authorized || (await this.hasToken()),
           retryAfter: res.headers.get("retry-after"),
           errorCode: res.headers.get("x-error-code"),
           endpoint: this.endpoint,
         })
       );
     }
-    return res;
+    return opened;
+  }
+}
+
+/**
+ * Reads an answer of at most `maxBytes` (an announced or actual longer body is refused without
+ * reading the rest).
+ */
+export async function readCapped(
+  res: Response,
+  target: HubTarget,
+  maxBytes = MAX_JSON_BYTES,
+): Promise<Buffer> {
+  const tooLong = () =>
+    new ApiError(
+      "upstream",
+      `The model hub's answer for ${targetName(target)} is larger than ${Math.round(maxBytes / 1024 / 1024)} MB; the app does not read answers that large.`,
+    );
+  const announced = Number(res.headers.get("content-length") ?? NaN);
+  if (announced > maxBytes) {
+    await res.body?.cancel().catch(() => undefined);
+    throw tooLong();
+  }
+  const chunks: Buffer[] = [];
+  let total = 0;
+  if (res.body) {
+    const reader = res.body.getReader() as ReadableStreamDefaultReader<Uint8Array>;
+    try {
+      for (;;) {
+        const { done, value } = await reader.read();
+        if (done) break;
+        total += value.byteLength;
+        if (total > maxBytes) {
+          await reader.cancel().catch(() => undefined);
+          throw tooLong();
+        }
+        chunks.push(Buffer.from(value.buffer, value.byteOffset, value.byteLength));
+      }
+    } catch (err) {
+      if (err instanceof ApiError) throw err;
+      throw new ApiError(
+        "upstream",
+        `The model hub's answer for ${targetName(target)} broke off (${(err as Error)?.message ?? String(err)}).`,
+      );
+    }
+  }
+  return Buffer.concat(chunks, total);
+}
+
+/** A JSON answer of at most `maxBytes` (readCapped), parsed. */
+export async function readJson(
+  res: Response,
+  target: HubTarget,
+  maxBytes = MAX_JSON_BYTES,
+): Promise<unknown> {
+  const bytes = await readCapped(res, target, maxBytes);
+  try {
+    return JSON.parse(bytes.toString("utf8")) as unknown;
+  } catch {
+    throw new ApiError(
+      "upstream",
+      `The model hub answered ${targetName(target)} with something that is not JSON.`,
+    );
   }
 }
 
@@ -360,8 +556,14 @@ function nonNegInt(v: unknown): number {
   return typeof v === "number" && Number.isFinite(v) && v >= 0 ? Math.floor(v) : 0;
 }
 
-function nextLink(link: string | null): string | null {
+/** The `rel="next"` page of a Link header, resolved against the page it came with. */
+function nextLink(link: string | null, base: string): string | null {
   if (!link) return null;
   const m = /<([^>]+)>\s*;\s*rel="?next"?/.exec(link);
-  return m?.[1] ?? null;
+  if (!m?.[1]) return null;
+  try {
+    return new URL(m[1], base).href;
+  } catch {
+    return null;
+  }
 }

@@ -13,6 +13,7 @@ export function hubHandlers(hub: HubService): DomainHandlers<"hub"> {
     "hub.pause": ({ id }) => hub.downloads.pause(id),
     "hub.resume": ({ id }) => hub.downloads.resume(id),
     "hub.cancel": ({ id }) => hub.downloads.cancel(id),
+    "hub.acceptUnverified": ({ id }) => hub.downloads.acceptUnverified(id),
     "hub.tokenStatus": () => hub.tokenStatus(),
     "hub.setToken": ({ token }) => hub.setToken(token),
     "hub.adaptersForBase": ({ query }) => hub.adaptersForBase(query),

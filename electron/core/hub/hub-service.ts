@@ -17,7 +17,7 @@ import {
 } from "../../api";
 import { readGguf, type GgufFile } from "../../../native/gguf/reader";
 import { DownloadManager, readSidecar, type CreateDownloader, type FreeSpace } from "./downloads";
-import { HubClient, hubEndpoint, splitPartPaths } from "./hf-client";
+import { HubClient, hubEndpoint, readCapped, splitPartPaths } from "./hf-client";
 import { RECOMMENDED_MODELS } from "./recommended";
 import type { TokenStore } from "./token-store";
 
@@ -262,6 +262,12 @@ export class HubService {
   async installAdapter(repo: string, file: string): Promise<AdapterInfo> {
     const started = await this.downloads.start(repo, file, "adapter");
     const done = await this.downloads.wait(started.id);
+    if (done.state === "unverified") {
+      throw new ApiError(
+        "invalid_input",
+        `The hub lists no sha256 for ${file}, so it cannot be checked: accept it in the downloads list first if you trust it.`,
+      );
+    }
     if (done.state !== "done") {
       throw new ApiError("invalid_input", done.error ?? `The adapter download stopped (${done.state}).`);
     }
@@ -269,11 +275,11 @@ export class HubService {
     const manifestPath = join(dirname(done.path), basename(manifestName));
     let wroteManifest = false;
     try {
-      const res = await this.client.request(this.client.fileUrl(repo, manifestName), {
+      const { res } = await this.client.request(this.client.fileUrl(repo, manifestName), {
         repo,
         file: manifestName,
       });
-      await writeFile(manifestPath, Buffer.from(await res.arrayBuffer()));
+      await writeFile(manifestPath, await readCapped(res, { repo, file: manifestName }, 1024 * 1024));
       wroteManifest = true;
     } catch (err) {
       if (!(err instanceof ApiError && err.code === "not_found")) throw err;

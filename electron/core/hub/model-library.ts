@@ -10,7 +10,7 @@ import { GgufFileType } from "node-llama-cpp";
 import { ApiError, type LocalModel } from "../../api";
 import { classifyGguf, readGguf, type GgufFile } from "../../../native/gguf/reader";
 import { isNotRegularFileError, statRegularFileIfExists } from "../../../common/files/regular-file";
-import { PARTIAL_SUFFIX, readSidecar, sidecarPath } from "./downloads";
+import { LEGACY_PARTIAL_SUFFIX, PARTIAL_SUFFIX, readSidecar, sidecarPath } from "./downloads";
 import { parseQuant, splitPart, splitPartPaths } from "./hf-client";
 
 /** The demo model's copy in models/ (ModelService.openDemo). */
@@ -107,6 +107,7 @@ export class ModelLibrary {
     for (const p of parts) {
       await rm(p, { force: true });
       await rm(`${p}${PARTIAL_SUFFIX}`, { force: true });
+      await rm(`${p}${LEGACY_PARTIAL_SUFFIX}`, { force: true });
     }
     await rm(sidecarPath(first), { force: true });
     await this.deps.onDeleted?.(first);

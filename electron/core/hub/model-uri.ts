@@ -10,9 +10,10 @@
  *
  * The hub is HF_ENDPOINT when set. The access token is HF_TOKEN, else the stored one.
  */
+import { mkdir, rename, stat } from "node:fs/promises";
 import { basename, join } from "node:path";
-import { createModelDownloader } from "node-llama-cpp";
 import { DownloadManager } from "./downloads";
+import { httpDownloader, PARTIAL_SUFFIX } from "./file-transfer";
 import { HubClient, hubEndpoint } from "./hf-client";
 import type { TokenStore } from "./token-store";
 
@@ -86,27 +87,36 @@ export async function resolveModelArg(model: string, options: ResolveModelOption
   const say = options.onLine ?? (() => undefined);
   const source = parseHubUri(model, endpoint);
   if (!source) {
-    // A plain URL off the hub: node-llama-cpp's downloader as is (it resumes too).
+    // A plain URL off the hub: the same downloader (it resumes too), no hash to check; the
+    // token goes only where HubClient allows it (the hub's own hosts).
     const dir = join(options.dataDir, "models", "urls");
+    const name = basename(new URL(model).pathname) || "model.gguf";
+    const path = join(dir, name);
+    const { res } = await client.request(model, { what: name }, "HEAD");
+    const size = Number(res.headers.get("content-length") ?? NaN);
+    if (!Number.isSafeInteger(size) || size <= 0)
+      throw new Error(
+        `${model} does not say how large the file is (no Content-Length); it is not downloaded.`,
+      );
+    if ((await stat(path).catch(() => null))?.size === size) return path;
+    await mkdir(dir, { recursive: true });
     say(`download ${model}: starting`);
     let lastLine = 0;
-    const downloader = await createModelDownloader({
-      modelUri: model,
-      dirPath: dir,
-      headers: await client
-        .authHeaders()
-        .then((h) => (new URL(model).host === new URL(endpoint).host ? h : {})),
-      deleteTempFileOnCancel: false,
+    const downloader = await httpDownloader({
+      parts: [{ url: model, path, sizeBytes: size }],
+      open: (url, target, init) => client.open(url, target, init),
+      target: { what: name },
       onProgress: ({ totalSize, downloadedSize }) => {
         if (Date.now() - lastLine < 1000) return;
         lastLine = Date.now();
         say(
-          `download ${basename(new URL(model).pathname)}: ${Math.floor((downloadedSize / Math.max(1, totalSize)) * 100)}% (${mb(downloadedSize)} of ${mb(totalSize)})`,
+          `download ${name}: ${Math.floor((downloadedSize / Math.max(1, totalSize)) * 100)}% (${mb(downloadedSize)} of ${mb(totalSize)})`,
         );
       },
     });
-    const path = await downloader.download();
-    say(`download ${basename(path)}: done (${path})`);
+    await downloader.download();
+    await rename(`${path}${PARTIAL_SUFFIX}`, path);
+    say(`download ${name}: done (${path})`);
     return path;
   }
   const file = source.file ?? (await client.manifestFile(source.repo, source.tag));
@@ -133,6 +143,10 @@ export async function resolveModelArg(model: string, options: ResolveModelOption
     if (started.downloadedBytes > 0 && started.downloadedBytes < started.totalBytes)
       say(`download ${label}: resuming from ${mb(started.downloadedBytes)}`);
     const done = await manager.wait(started.id);
+    if (done.state === "unverified")
+      throw new Error(
+        `the hub lists no sha256 for ${file}, so the download cannot be checked; it is kept aside: accept it in the app's Models dialog (hub.acceptUnverified) to use it`,
+      );
     if (done.state !== "done") throw new Error(done.error ?? `the download stopped (${done.state})`);
     say(`download ${label}: done (${done.path})`);
     return done.path;

@@ -11,7 +11,8 @@ import {
 
 /**
  * One download: progress bar with %, speed and ETA, pause / resume / cancel (asked twice: it
- * deletes the partial file), the error when it failed, and Load once it is done.
+ * deletes the partial file), the error when it failed, keep or discard when the hub gave no
+ * sha256 to check it against, and Load once it is done.
  */
 export function DownloadRow({ download, onLoad }: { download: Download; onLoad?: (path: string) => void }) {
   const hub = useHubController();
@@ -96,6 +97,24 @@ export function DownloadRow({ download, onLoad }: { download: Download; onLoad?:
               Cancel
             </button>
           ))}
+        {download.state === "unverified" && (
+          <>
+            <button
+              type="button"
+              className="button button--small"
+              onClick={() => void hub.acceptUnverified(download.id)}
+            >
+              Keep unchecked file
+            </button>
+            <button
+              type="button"
+              className="button button--small button--ghost"
+              onClick={() => void hub.cancel(download.id)}
+            >
+              Discard
+            </button>
+          </>
+        )}
         {download.state === "done" && download.kind === "model" && onLoad && (
           <button
             type="button"
@@ -105,7 +124,7 @@ export function DownloadRow({ download, onLoad }: { download: Download; onLoad?:
             Load…
           </button>
         )}
-        {!active && (
+        {!active && download.state !== "unverified" && (
           <button
             type="button"
             className="button button--small button--ghost"

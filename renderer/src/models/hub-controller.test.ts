@@ -150,6 +150,27 @@ describe("HubController", () => {
     expect(api.calls.some(([m]) => m === "hub.fit")).toBe(false);
   });
 
+  it("keeps an unverified download only when the user accepts it, then lists the model", async () => {
+    const api = scriptedApi();
+    api.handlers["hub.download"] = () => download({ state: "queued" });
+    api.handlers["hub.acceptUnverified"] = () => download({ state: "done", downloadedBytes: 100 });
+    const c = await started(api);
+    await c.hub.download("o/m", "m-Q4_K_M.gguf");
+    api.emit("hub.download", download({ state: "unverified", downloadedBytes: 100, unverified: [] }));
+    await flushPromises();
+    expect(c.hub.store.getState().downloads).toMatchObject([{ state: "unverified" }]);
+    // Not a model yet.
+    expect(api.calls.filter(([m]) => m === "hub.acceptUnverified")).toHaveLength(0);
+    api.handlers["models.local"] = () => [localModel()];
+    expect(await c.hub.acceptUnverified("d1")).toBe(true);
+    expect(api.calls.filter(([m]) => m === "hub.acceptUnverified")).toEqual([
+      ["hub.acceptUnverified", { id: "d1" }],
+    ]);
+    api.emit("hub.download", download({ state: "done", downloadedBytes: 100 }));
+    await flushPromises();
+    expect(c.localModels.store.getState().models).toMatchObject([{ fileName: "m-Q4_K_M.gguf" }]);
+  });
+
   it("follows hub.download events and lists the new model once one is done", async () => {
     const api = scriptedApi();
     api.handlers["hub.download"] = () => download({ state: "queued" });
@@ -251,6 +272,23 @@ describe("LocalModelsController", () => {
     expect(opened).toEqual({ path, settings: chosen });
     expect(c.localModels.store.getState().load).toBeNull();
     expect(c.store.getState().engine?.model?.path).toBe(path);
+  });
+
+  it("the context chosen in the hub's fit estimate is the one the load dialog starts with", async () => {
+    const api = scriptedApi();
+    const path = "/data/models/m-Q4_K_M.gguf";
+    api.handlers["models.loadSettings"] = () => ({
+      settings: loadSettings({ contextSize: 8192 }),
+      remembered: false,
+      profile: null,
+    });
+    api.handlers["models.fit"] = ({ contextSize }) => fitEstimate({ contextSize: contextSize ?? 4096 });
+    const c = await started(api);
+    c.hub.setFitInput({ contextSize: 16384 });
+    await c.localModels.openLoadDialog({ path, contextSize: c.hub.store.getState().contextSize });
+    await flushPromises();
+    expect(c.localModels.store.getState().load?.settings?.contextSize).toBe(16384);
+    expect(api.calls).toContainEqual(["models.fit", { path, contextSize: 16384, gpuLayers: "auto" }]);
   });
 
   it("a failed load keeps the dialog open with the engine's message", async () => {

@@ -300,6 +300,11 @@ export class HubController {
     return this.act(() => this.api.call("hub.cancel", { id }));
   }
 
+  /** Keep a download the hub gave no sha256 for (the user's decision after reading why). */
+  acceptUnverified(id: string): Promise<boolean> {
+    return this.act(() => this.api.call("hub.acceptUnverified", { id }));
+  }
+
   /** Forget a finished, failed or cancelled download in the list (the server keeps its own). */
   dismiss(id: string): void {
     this.set((s) => ({ hiddenDownloads: [...s.hiddenDownloads, id] }));
@@ -345,7 +350,10 @@ export class HubController {
     this.set({ downloadError: null });
     try {
       const d = await call();
+      const before = this.store.getState().downloads.find((x) => x.id === d.id);
       this.set((s) => ({ downloads: upsertDownload(s.downloads, d) }));
+      // The reply may overtake its own event (an accepted download is done at once).
+      if (d.state === "done" && before?.state !== "done") this.onDownloaded(d);
       return true;
     } catch (error) {
       this.set({ downloadError: failure(error) });

@@ -59,6 +59,21 @@ describe("downloads", () => {
     expect(downloadPercent({ ...d, totalBytes: 0 })).toBeNull();
   });
 
+  it("says an unverified download was not checked and shows the sha256 it arrived with", () => {
+    const d = download({
+      repo: "o/m",
+      file: "m-Q4_K_M.gguf",
+      state: "unverified",
+      downloadedBytes: 4 * GB,
+      totalBytes: 4 * GB,
+      unverified: [{ file: "m-Q4_K_M.gguf", sha256: "ab".repeat(32) }],
+    });
+    expect(describeDownload(d)).toBe(
+      `Downloaded (4 GB), but not checked: the hub lists no sha256 for it, so a damaged or altered file cannot be told apart. Keep it only if you trust o/m. (m-Q4_K_M.gguf sha256 ${"ab".repeat(32)})`,
+    );
+    expect(downloadAnnouncement(d)).toBe("m-Q4_K_M.gguf downloaded but not checked: keep it or discard it");
+  });
+
   it("announces progress in 10 % steps, not every event", () => {
     const d = download({
       state: "downloading",

@@ -94,6 +94,10 @@ export function describeDownload(d: Download): string {
       return "Cancelled; the partial file was deleted.";
     case "error":
       return d.error ? `Failed: ${d.error}` : "Failed.";
+    case "unverified": {
+      const sums = (d.unverified ?? []).map((u) => `${fileName(u.file)} sha256 ${u.sha256}`).join(", ");
+      return `Downloaded (${formatBytes(d.totalBytes)}), but not checked: the hub lists no sha256 for it, so a damaged or altered file cannot be told apart. Keep it only if you trust ${d.repo}.${sums ? ` (${sums})` : ""}`;
+    }
   }
 }
 
@@ -111,6 +115,8 @@ export function downloadAnnouncement(d: Download): string {
       return `${name} downloaded`;
     case "error":
       return `Download of ${name} failed${d.error ? `: ${d.error}` : ""}`;
+    case "unverified":
+      return `${name} downloaded but not checked: keep it or discard it`;
     default:
       return describeDownload(d);
   }
