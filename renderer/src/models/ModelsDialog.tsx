@@ -11,7 +11,12 @@ export function ModelsDialog() {
   const controller = useController();
   const tab = useHubState((s) => s.tab);
   const count = useLocalModelsState((s) => s.models?.length ?? null);
-  const openLoad = (path: string) => void controller.localModels.openLoadDialog({ path });
+  // From the hub: the context chosen for its fit estimate goes into the load settings.
+  const openLoad = (path: string) =>
+    void controller.localModels.openLoadDialog({
+      path,
+      contextSize: controller.hub.store.getState().contextSize,
+    });
   const close = () => controller.hub.setOpen(false);
 
   return (

@@ -98,8 +98,17 @@ export class LocalModelsController {
     this.set({ deleteError: null });
   }
 
-  /** Open the load settings dialog for a model file: its settings, then a first fit estimate. */
-  async openLoadDialog(model: { path: string; name?: string; contextLength?: number }): Promise<void> {
+  /**
+   * Open the load settings dialog for a model file: its settings, then a first fit estimate.
+   * `contextSize`: the context the user chose where they came from (the hub's fit estimate),
+   * which replaces the remembered or default one.
+   */
+  async openLoadDialog(model: {
+    path: string;
+    name?: string;
+    contextLength?: number;
+    contextSize?: number | null;
+  }): Promise<void> {
     const known = this.store.getState().models?.find((m) => m.path === model.path);
     const name = model.name ?? known?.name ?? model.path.slice(model.path.lastIndexOf("/") + 1);
     const contextLength = model.contextLength ?? known?.contextLength ?? 0;
@@ -121,7 +130,10 @@ export class LocalModelsController {
       },
     });
     try {
-      const result = await this.api.call("models.loadSettings", { path: model.path });
+      const loaded = await this.api.call("models.loadSettings", { path: model.path });
+      const chosen = model.contextSize ?? null;
+      const result =
+        chosen === null ? loaded : { ...loaded, settings: { ...loaded.settings, contextSize: chosen } };
       this.patchLoad(model.path, { status: "ready", ...result });
       void this.fit(model.path, {
         ...(result.settings.contextSize !== null ? { contextSize: result.settings.contextSize } : {}),

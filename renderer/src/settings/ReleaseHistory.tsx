@@ -43,19 +43,19 @@ export function ReleaseHistory() {
                 const row = releaseRow(r, nameOf);
                 return (
                   <tr key={r.id}>
-                    <td>{timeFormat.format(r.createdAt)}</td>
-                    <td>
+                    <td data-label="Time">{timeFormat.format(r.createdAt)}</td>
+                    <td data-label="Change">
                       {row.reason}
                       {row.detail && <span className="muted release-history__detail">{row.detail}</span>}
                     </td>
-                    <td>{row.adapters}</td>
-                    <td>
+                    <td data-label="Live adapters">{row.adapters}</td>
+                    <td data-label="Base model">
                       <code title={r.baseModelSha256 ?? undefined}>{row.baseModel}</code>
                     </td>
-                    <td>
+                    <td data-label="Harness">
                       <code>{row.harness}</code>
                     </td>
-                    <td>{row.contract}</td>
+                    <td data-label="Contract">{row.contract}</td>
                   </tr>
                 );
               })}
