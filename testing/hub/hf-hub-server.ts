@@ -92,9 +92,8 @@ export interface HubServer {
   bytesServed(path: string): number;
   /**
    * Resolves once `bytes` body bytes of `owner/name/file` were served in all responses. Served is
-   * not saved: ipull's first plain GET (never read, ~4 MB buffered) counts too, and a chunk is
-   * resumable only once complete; to wait for resumable bytes, stall the file at an offset
-   * and watch `resumableBytes()` (core/hub/downloads.ts) of the partial file.
+   * not saved (bytes in flight, a refused answer count too); to wait for resumable bytes, stall
+   * the file at an offset and watch `resumableBytes()` (core/hub/downloads.ts) of the partial file.
    */
   waitForBytes(path: string, bytes: number): Promise<void>;
   /**
@@ -743,7 +742,7 @@ export const WRONG_ADAPTER_REPO = "macaron-test/other-base-lora-GGUF";
 /**
  * The standard test repos, their files generated (or copied) into `dir` once:
  * - DEMO_REPO: the trained demo base as `demo-chat-Q8_0.gguf` and `demo-chat-F32.gguf` (same bytes)
- * - SMALL_REPO: the "small" generated model (~10.5 MiB, more than two of ipull's 5 MiB chunks)
+ * - SMALL_REPO: the "small" generated model (~10.5 MiB, more than two 5 MiB steps)
  * - SPLIT_REPO: the tiny generated model as a two-part split GGUF
  * - GATED_REPO: the demo base behind a token
  * - NO_GGUF_REPO: safetensors and a README, no GGUF
