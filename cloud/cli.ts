@@ -78,6 +78,8 @@ runServiceCli({
       },
     });
     if (!args.adminKey) console.log(`admin key: ${cloud.adminKey}`);
+    // Apps pin it: the registry URL they are given is `<url>#key=<this key>`.
+    console.log(`registry public key: ${cloud.registry.publicKey}`);
     console.log(`listening on ${cloud.url}`);
     return cloud;
   },

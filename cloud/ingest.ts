@@ -9,6 +9,18 @@ import { BatchRequest, FeedbackItem, LIMITS, TEXT_FIELDS } from "../common/feedb
 /** Adapter domains the service trains; an item about another one is rejected. */
 export const DEFAULT_DOMAINS = ["chat", "coding", "agent", "ui"] as const;
 
+/**
+ * Keys and batch ids are stored as plain text columns: PostgreSQL's text cannot hold NUL (it
+ * answered 500 where SQLite stored it), so both engines refuse control characters up front.
+ */
+function hasControl(s: string): boolean {
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c < 0x20 || c === 0x7f) return true;
+  }
+  return false;
+}
+
 /** The envelope of a batch, items not yet checked one by one. */
 const Envelope = BatchRequest.extend({ items: z.array(z.unknown()).min(1).max(LIMITS.maxItemsPerBatch) });
 
@@ -29,12 +41,19 @@ export function hasText(item: FeedbackItem): boolean {
 export function checkBatch(body: unknown, domains: ReadonlySet<string>): EnvelopeCheck {
   const env = Envelope.safeParse(body);
   if (!env.success) return { ok: false, reason: zodReason(env.error) };
+  if (hasControl(env.data.batchId))
+    return { ok: false, reason: "batchId: must not contain NUL or other control characters" };
   const items: ItemCheck[] = [];
   for (const [i, raw] of env.data.items.entries()) {
     const key = (raw as { idempotencyKey?: unknown } | null)?.idempotencyKey;
     // Without a usable key the client could not be told which item was refused.
     if (typeof key !== "string" || key.length < 8 || key.length > 128)
       return { ok: false, reason: `items[${i}].idempotencyKey: must be a string of 8..128 characters` };
+    if (hasControl(key))
+      return {
+        ok: false,
+        reason: `items[${i}].idempotencyKey: must not contain NUL or other control characters`,
+      };
     items.push(checkItem(raw, key, domains));
   }
   return { ok: true, installId: env.data.installId, batchId: env.data.batchId, items };

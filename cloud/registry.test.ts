@@ -1,9 +1,12 @@
 import { createHash } from "node:crypto";
+import { statSync } from "node:fs";
 import { mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { RegistryIndex } from "../common/registry-protocol";
+import { generateKeyPairSync } from "node:crypto";
+import { RegistryIndex, RegistryPublicKey } from "../common/registry-protocol";
+import { importPublicKey, verifyEntry } from "../common/registry-signature";
 import { startCloud, type RunningCloud } from "./server";
 import { codingManifest, publishAdapter } from "../testing/cloud/hand-built-versions";
 
@@ -79,8 +82,44 @@ describe("adapter registry", () => {
       );
       const served = await fetch(`${cloud.url}${entries[5]!.url}`);
       expect(await served.text()).toBe("other adapter bytes");
+      // Both replicas sign with the folder's one key.
+      expect(other.registry.publicKey).toBe(cloud.registry.publicKey);
+      const raw = (await (await fetch(`${cloud.url}/v1/registry/index.json`)).json()) as {
+        adapters: unknown[];
+      };
+      const key = importPublicKey(cloud.registry.publicKey);
+      expect(raw.adapters.map((e) => verifyEntry(e, key))).toEqual(versions.map(() => "signed"));
     } finally {
       await other.close();
     }
+  });
+
+  it("signs each entry with the registry's Ed25519 key, serves the public key and keeps it across restarts", async () => {
+    const body = Buffer.from("signed adapter bytes");
+    await publishAdapter(
+      { url: cloud.url, adminKey: ADMIN },
+      codingManifest("4.0.0", "0".repeat(64), undefined, "n"),
+      body,
+    );
+    const served = RegistryPublicKey.parse(await (await fetch(`${cloud.url}/v1/registry/public-key`)).json());
+    expect(served).toEqual({ algorithm: "ed25519", key: cloud.registry.publicKey });
+    expect(statSync(join(dir, "registry", "signing-key.pem")).mode & 0o077).toBe(0);
+    const raw = (await (await fetch(`${cloud.url}/v1/registry/index.json`)).json()) as {
+      adapters: Record<string, unknown>[];
+    };
+    const entry = raw.adapters[0]!;
+    const key = importPublicKey(served.key);
+    expect(verifyEntry(entry, key)).toBe("signed");
+    // Any change to what was signed, a missing signature or another key: refused.
+    expect(verifyEntry({ ...entry, sha256: "e".repeat(64) }, key)).toBe("bad-signature");
+    expect(verifyEntry({ ...entry, url: "https://elsewhere.example/x.gguf" }, key)).toBe("bad-signature");
+    expect(verifyEntry({ ...entry, extra: 1 }, key)).toBe("bad-signature");
+    const { signature: _s, ...unsigned } = entry;
+    expect(verifyEntry(unsigned, key)).toBe("unsigned");
+    expect(verifyEntry(entry, generateKeyPairSync("ed25519").publicKey)).toBe("bad-signature");
+
+    await cloud.close();
+    cloud = await startCloud({ dataDir: dir, adminKey: ADMIN });
+    expect(cloud.registry.publicKey).toBe(served.key);
   });
 });

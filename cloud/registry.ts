@@ -10,10 +10,18 @@
  * publishing at once do not lose either version.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
-import { createHash, randomBytes } from "node:crypto";
+import {
+  createHash,
+  createPrivateKey,
+  createPublicKey,
+  generateKeyPairSync,
+  randomBytes,
+  type KeyObject,
+} from "node:crypto";
 import {
   createReadStream,
   existsSync,
+  linkSync,
   mkdirSync,
   readFileSync,
   renameSync,
@@ -33,9 +41,12 @@ import {
   RegistryIndex,
   type RegistryEntry,
 } from "../common/registry-protocol";
+import { exportPublicKey, signEntry } from "../common/registry-signature";
 
 export interface RegistryOptions {
   dataDir: string;
+  /** The Ed25519 key entries are signed with; default `<dataDir>/registry/signing-key.pem`. */
+  signingKey?: KeyObject;
   adminKey: string;
   now: () => number;
   /** Largest adapter file accepted by publish. */
@@ -53,15 +64,48 @@ class RegistryError extends Error {
   }
 }
 
+/** The signing key's file in the registry folder (PKCS#8 PEM, mode 0600). */
+export const SIGNING_KEY_FILE = "signing-key.pem";
+
+/**
+ * The registry's Ed25519 signing key: `<registry>/signing-key.pem`, made on first use. Replicas
+ * sharing the folder agree on one: the key is written aside and hard-linked into place, which
+ * fails when another replica linked its own first; everyone then reads the one in place.
+ */
+function loadSigningKey(dir: string): KeyObject {
+  const path = join(dir, SIGNING_KEY_FILE);
+  if (!existsSync(path)) {
+    const { privateKey } = generateKeyPairSync("ed25519");
+    const temp = `${path}.${randomBytes(4).toString("hex")}.tmp`;
+    writeFileSync(temp, privateKey.export({ format: "pem", type: "pkcs8" }), { mode: 0o600 });
+    try {
+      linkSync(temp, path);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
+    } finally {
+      rmSync(temp, { force: true });
+    }
+  }
+  const key = createPrivateKey(readFileSync(path));
+  if (key.asymmetricKeyType !== "ed25519") throw new Error(`${path} is not an Ed25519 private key`);
+  return key;
+}
+
 /** The registry's files and index on disk. */
 export class RegistryStore {
   readonly dir: string;
   private readonly indexPath: string;
+  private readonly signingKey: KeyObject;
+  /** The key apps pin to trust this registry: 32 raw bytes, base64url. */
+  readonly publicKey: string;
 
-  constructor(dataDir: string) {
+  /** `signingKey`: the publisher's Ed25519 private key; default the folder's own (made on first use). */
+  constructor(dataDir: string, signingKey?: KeyObject) {
     this.dir = join(dataDir, "registry");
     mkdirSync(join(this.dir, "files"), { recursive: true });
     this.indexPath = join(this.dir, "index.json");
+    this.signingKey = signingKey ?? loadSigningKey(this.dir);
+    this.publicKey = exportPublicKey(createPublicKey(this.signingKey));
   }
 
   index(now: number): RegistryIndex {
@@ -110,13 +154,16 @@ export class RegistryStore {
     const current = this.index(now);
     if (current.adapters.some((a) => a.id === manifest.id && a.version === manifest.version))
       throw new RegistryError(409, `${manifest.id} ${manifest.version} is already published`);
-    const entry: RegistryEntry = {
+    const unsigned: RegistryEntry = {
       ...manifest,
       sha256,
       sizeBytes,
       url: `/v1/registry/files/${name}`,
       publishedAt: now,
     };
+    // Signed as it will be stored and served (JSON: undefined members are not part of it).
+    const stored = JSON.parse(JSON.stringify(unsigned)) as Record<string, unknown>;
+    const entry = { ...unsigned, signature: signEntry(stored, this.signingKey) };
     const index: RegistryIndex = { ...current, adapters: [...current.adapters, entry] };
     writeAtomically(this.indexPath, Buffer.from(`${JSON.stringify(index, null, 2)}\n`));
     return entry;
@@ -240,7 +287,7 @@ function parseRange(header: string | undefined, size: number): { start: number; 
 
 /** Adds the registry routes to the cloud service. */
 export function registerRegistry(app: FastifyInstance, opts: RegistryOptions): RegistryStore {
-  const store = new RegistryStore(opts.dataDir);
+  const store = new RegistryStore(opts.dataDir, opts.signingKey);
   const maxFileBytes = opts.maxFileBytes ?? 2 * 1024 ** 3;
 
   app.addContentTypeParser(
@@ -256,6 +303,12 @@ export function registerRegistry(app: FastifyInstance, opts: RegistryOptions): R
 
   app.get("/v1/registry/index.json", (_req, reply) =>
     reply.header("cache-control", "no-store").send(store.index(opts.now())),
+  );
+
+  // The key to pin, for operators and for an app on this machine (a loopback registry): an app
+  // talking to a registry elsewhere is given the key with the registry's URL, never fetches it.
+  app.get("/v1/registry/public-key", (_req, reply) =>
+    reply.send({ algorithm: "ed25519", key: store.publicKey }),
   );
 
   app.get<{ Params: { name: string } }>(

@@ -81,7 +81,7 @@ describe.skipIf(skip !== null)("cloud service: replicas on one PostgreSQL", () =
       expect(await (await fetch(`${r.url}/readyz`)).json()).toEqual({
         ok: true,
         engine: "postgres",
-        migrations: 2,
+        migrations: 3,
       });
     for (const [i, r] of replicas.slice(0, 2).entries())
       proxies.push(

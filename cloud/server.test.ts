@@ -27,10 +27,16 @@ afterEach(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-async function register(installId: string = randomUUID()): Promise<{ installId: string; token: string }> {
+async function register(
+  installId: string = randomUUID(),
+  currentToken?: string,
+): Promise<{ installId: string; token: string }> {
   const res = await fetch(`${cloud.url}/v1/installs`, {
     method: "POST",
-    headers: { "content-type": "application/json" },
+    headers: {
+      "content-type": "application/json",
+      ...(currentToken && { authorization: `Bearer ${currentToken}` }),
+    },
     body: JSON.stringify({ installId }),
   });
   expect(res.status).toBe(200);
@@ -67,7 +73,7 @@ describe("cloud service", () => {
     const row = cloud.store.db.prepare("SELECT token_hash FROM installs").get() as { token_hash: string };
     expect(row.token_hash).not.toContain(a.token);
     expect(row.token_hash).toMatch(/^[0-9a-f]{64}$/);
-    const again = await register(a.installId);
+    const again = await register(a.installId, a.token);
     expect(again.token).not.toBe(a.token);
     expect((await postBatch(a.token, batch(a.installId, [makeItem("key-00001")]))).status).toBe(401);
     expect((await postBatch(again.token, batch(a.installId, [makeItem("key-00001")]))).status).toBe(200);
@@ -181,13 +187,11 @@ describe("cloud service", () => {
       const bomb = gzipSync(Buffer.alloc(100 * 1024 * 1024), { level: 9 });
       expect(bomb.length).toBeLessThan(LIMITS.maxCompressedBytes);
       const before = process.memoryUsage().arrayBuffers;
-      const t0 = performance.now();
       const res = await postBatch(a.token, null, true, bomb);
       expect(res.status).toBe(413);
       expect(((await res.json()) as { error: string }).error).toMatch(/inflates past 1000000 bytes/);
       // Inflating it all would allocate 100 MB; the cap keeps the service's memory flat.
       expect(process.memoryUsage().arrayBuffers - before).toBeLessThan(50 * 1024 * 1024);
-      expect(performance.now() - t0).toBeLessThan(2000);
     });
   });
 

@@ -20,7 +20,7 @@ import {
   type FeedbackItem,
 } from "../common/feedback-protocol";
 import { registerRegistry, type RegistryStore } from "./registry";
-import { createHash } from "node:crypto";
+import { createHash, type KeyObject } from "node:crypto";
 import { once } from "node:events";
 import { PassThrough } from "node:stream";
 import { SqliteStore } from "./store/sqlite-store";
@@ -51,6 +51,23 @@ export const DEFAULT_INSTALL_LIMITS = {
   quotaRetryAfterSeconds: 3600,
 } as const satisfies Required<InstallLimitOptions>;
 
+/**
+ * Registrations (POST /v1/installs) per client address: an install registers once in its life
+ * (and again only when its token is lost), so the cap only stops bursts. Counted in the store,
+ * so every replica enforces the same window. Behind a reverse proxy set `trustProxy`, else
+ * every client counts as the proxy's address.
+ */
+export interface RegistrationLimitOptions {
+  /** Registrations one address may make per window; null: no cap. */
+  perWindow?: number | null;
+  windowMs?: number;
+}
+
+export const DEFAULT_REGISTRATION_LIMITS = {
+  perWindow: 60,
+  windowMs: 10 * 60_000,
+} as const satisfies Required<RegistrationLimitOptions>;
+
 export interface CloudOptions<S extends CloudStore = SqliteStore> {
   /** The adapter registry's folder, and cloud.db unless `store` is given. */
   dataDir: string;
@@ -63,7 +80,16 @@ export interface CloudOptions<S extends CloudStore = SqliteStore> {
   /** Domains items may be about; default chat, coding, agent, ui. */
   domains?: readonly string[];
   /** Size caps; LIMITS unless a test lowers them. */
-  limits?: { maxBatchBytes?: number; maxCompressedBytes?: number; perInstall?: InstallLimitOptions };
+  limits?: {
+    maxBatchBytes?: number;
+    maxCompressedBytes?: number;
+    perInstall?: InstallLimitOptions;
+    registration?: RegistrationLimitOptions;
+  };
+  /** The Ed25519 key registry entries are signed with; default `<dataDir>/registry/signing-key.pem`. */
+  registrySigningKey?: KeyObject;
+  /** Take the client address from X-Forwarded-For (only behind a proxy you run). */
+  trustProxy?: boolean;
   now?: () => number;
   logger?: boolean;
 }
@@ -89,6 +115,7 @@ class HttpError extends Error {
 export function createCloudApp<S extends CloudStore = SqliteStore>(opts: CloudOptions<S>): CloudApp<S> {
   const store = opts.store ?? (new SqliteStore(opts.dataDir) as CloudStore as S);
   const perInstall = { ...DEFAULT_INSTALL_LIMITS, ...opts.limits?.perInstall };
+  const registration = { ...DEFAULT_REGISTRATION_LIMITS, ...opts.limits?.registration };
   const now = opts.now ?? Date.now;
   const scan = opts.piiScan ?? redact;
   const domains = new Set(opts.domains ?? DEFAULT_DOMAINS);
@@ -99,6 +126,7 @@ export function createCloudApp<S extends CloudStore = SqliteStore>(opts: CloudOp
   const app = Fastify({
     logger: opts.logger ?? false,
     bodyLimit: Math.max(maxBatchBytes, maxCompressedBytes),
+    trustProxy: opts.trustProxy ?? false,
   });
   // onClose runs after the in-flight requests have been answered: their batches are stored.
   app.addHook("onClose", async () => {
@@ -188,11 +216,45 @@ export function createCloudApp<S extends CloudStore = SqliteStore>(opts: CloudOp
       .send(r.ok ? { ok: true, engine: store.engine, migrations: r.migrations } : r);
   });
 
+  /** Counts a registration from this address; 429 with the window's end past the cap. */
+  const checkRegisterRate = async (source: string): Promise<void> => {
+    if (registration.perWindow === null) return;
+    const t = now();
+    const windowStart = Math.floor(t / registration.windowMs) * registration.windowMs;
+    const n = await store.hitRegisterWindow(source, windowStart);
+    if (n > registration.perWindow)
+      throw new HttpError(
+        429,
+        `over ${registration.perWindow} registrations per ${registration.windowMs / 1000} s from this address`,
+        Math.max(1, Math.ceil((windowStart + registration.windowMs - t) / 1000)),
+      );
+  };
+
+  // A fresh id registers with no credentials; a registered id rotates its token only when the
+  // request carries the current one (Authorization: Bearer), else 409: knowing an install's id
+  // (it is in every batch) must not let anyone take over its token, data or deletion.
   app.post("/v1/installs", { bodyLimit: 4096 }, async (req, reply) => {
+    await checkRegisterRate(req.ip);
     const parsed = RegisterRequest.safeParse(req.body);
-    if (!parsed.success) throw new HttpError(400, "body must be {installId: uuid}");
-    const token = newToken();
-    await store.registerInstall(parsed.data.installId, hashToken(token), now());
+    if (!parsed.success)
+      throw new HttpError(400, "body must be {installId: uuid, token?: 43..128 base64url characters}");
+    const presented = bearerToken(req.headers.authorization);
+    const proposed = parsed.data.token;
+    const token = proposed ?? newToken();
+    // The proof: the current token, as Authorization or as the proposed token itself (a retry
+    // whose first answer was lost proposes the token it already registered).
+    const proof = presented ?? proposed;
+    const result = await store.registerInstall(
+      parsed.data.installId,
+      hashToken(token),
+      now(),
+      proof ? hashToken(proof) : null,
+    );
+    if (result === "taken")
+      throw new HttpError(
+        409,
+        "install id already registered: send its current token (Authorization: Bearer) to rotate it, or register a new install id",
+      );
     return reply.send({ installId: parsed.data.installId, token });
   });
 
@@ -306,7 +368,12 @@ export function createCloudApp<S extends CloudStore = SqliteStore>(opts: CloudOp
     },
   );
 
-  const registry = registerRegistry(app, { dataDir: opts.dataDir, adminKey: opts.adminKey, now });
+  const registry = registerRegistry(app, {
+    dataDir: opts.dataDir,
+    adminKey: opts.adminKey,
+    now,
+    signingKey: opts.registrySigningKey,
+  });
   return { app, store, registry };
 }
 

@@ -39,7 +39,7 @@ describe("cloud service: probes, limits, replays, raw export", () => {
     expect(await (await fetch(`${cloud.url}/healthz`)).json()).toEqual({ ok: true });
     const ready = await fetch(`${cloud.url}/readyz`);
     expect(ready.status).toBe(200);
-    expect(await ready.json()).toEqual({ ok: true, engine: "sqlite", migrations: 2 });
+    expect(await ready.json()).toEqual({ ok: true, engine: "sqlite", migrations: 3 });
   });
 
   it("throttles an install past its rate with 429 and the seconds left in the window", async () => {

@@ -205,8 +205,19 @@ export const BatchResponse = z.object({
 });
 export type BatchResponse = z.infer<typeof BatchResponse>;
 
-/** POST /v1/installs → a per-install token used as `Authorization: Bearer` on every call. */
-export const RegisterRequest = z.object({ installId: z.string().uuid() });
+/**
+ * POST /v1/installs → a per-install token used as `Authorization: Bearer` on every call.
+ * `token`: the token the client wants (random, 256 bits, base64url); it is the proof that makes
+ * a retry idempotent: a registered id answers 200 only to its current token (as `token` or as
+ * `Authorization: Bearer`), else 409. Without it the service picks the token.
+ */
+export const RegisterRequest = z.object({
+  installId: z.string().uuid(),
+  token: z
+    .string()
+    .regex(/^[A-Za-z0-9_-]{43,128}$/)
+    .optional(),
+});
 export const RegisterResponse = z.object({ installId: z.string().uuid(), token: z.string().min(16) });
 
 /** DELETE /v1/installs/:installId/data → what was deleted. */

@@ -40,6 +40,11 @@ export const RegistryEntry = z.object({
   }),
   releaseNotes: z.string().max(10_000).default(""),
   publishedAt: z.number().int(),
+  /**
+   * The publisher's Ed25519 signature of the entry (common/registry-signature.ts), base64url.
+   * The app installs only entries signed by the key it pinned for the registry.
+   */
+  signature: z.string().max(200).optional(),
 });
 export type RegistryEntry = z.infer<typeof RegistryEntry>;
 
@@ -54,9 +59,17 @@ export type RegistryIndex = z.infer<typeof RegistryIndex>;
  * What a publisher sends with the file (header `x-macaron-manifest`, base64url JSON): the entry
  * minus what the service computes (sha256 is optional and, when given, must match the body).
  */
-export const PublishManifest = RegistryEntry.omit({ sizeBytes: true, url: true, publishedAt: true }).extend({
+export const PublishManifest = RegistryEntry.omit({
+  sizeBytes: true,
+  url: true,
+  publishedAt: true,
+  signature: true,
+}).extend({
   sha256: Sha256.optional(),
 });
 export type PublishManifest = z.input<typeof PublishManifest>;
 
 export const MANIFEST_HEADER = "x-macaron-manifest";
+
+/** GET /v1/registry/public-key: the key the service signs entries with. */
+export const RegistryPublicKey = z.object({ algorithm: z.literal("ed25519"), key: z.string() });

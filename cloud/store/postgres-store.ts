@@ -16,6 +16,7 @@ import {
   type IngestResult,
   type ItemFilter,
   type Readiness,
+  type RegisterResult,
   type Snapshot,
   type StoredItem,
 } from "./store";
@@ -114,12 +115,36 @@ export class PostgresStore implements CloudStore {
     return rows[0]?.install_id ?? null;
   }
 
-  async registerInstall(installId: string, tokenHash: string, at: number): Promise<void> {
-    await this.pool.query(
+  async registerInstall(
+    installId: string,
+    tokenHash: string,
+    at: number,
+    currentTokenHash: string | null = null,
+  ): Promise<RegisterResult> {
+    // Two statements, each atomic: a concurrent registration of the same fresh id inserts once
+    // (the other finds it taken), and a rotation needs the token current at that moment.
+    const created = await this.pool.query(
       `INSERT INTO installs (install_id, token_hash, created_at, rotated_at) VALUES ($1, $2, $3, $3)
-       ON CONFLICT (install_id) DO UPDATE SET token_hash = excluded.token_hash, rotated_at = excluded.rotated_at`,
+       ON CONFLICT DO NOTHING`,
       [installId, tokenHash, at],
     );
+    if (created.rowCount === 1) return "created";
+    if (currentTokenHash === null) return "taken";
+    const rotated = await this.pool.query(
+      "UPDATE installs SET token_hash = $2, rotated_at = $3 WHERE install_id = $1 AND token_hash = $4",
+      [installId, tokenHash, at, currentTokenHash],
+    );
+    return rotated.rowCount === 1 ? "rotated" : "taken";
+  }
+
+  async hitRegisterWindow(source: string, windowStart: number): Promise<number> {
+    const { rows } = await this.pool.query<{ n: number }>(
+      `WITH old AS (DELETE FROM register_windows WHERE window_start < $2)
+       INSERT INTO register_windows (window_start, source, n) VALUES ($2, $1, 1)
+       ON CONFLICT (window_start, source) DO UPDATE SET n = register_windows.n + 1 RETURNING n`,
+      [source, windowStart],
+    );
+    return rows[0]!.n;
   }
 
   async ingest(req: IngestRequest): Promise<IngestResult> {
@@ -200,13 +225,53 @@ export class PostgresStore implements CloudStore {
   }
 
   async deleteItems(installId: string): Promise<number> {
-    return this.transaction(async (c) => {
+    const n = await this.transaction(async (c) => {
       await c.query("SELECT 1 FROM installs WHERE install_id = $1 FOR UPDATE", [installId]);
       const r = await c.query("DELETE FROM items WHERE install_id = $1", [installId]);
       await c.query("UPDATE installs SET item_count = 0 WHERE install_id = $1", [installId]);
       await c.query("DELETE FROM batches WHERE install_id = $1", [installId]);
       return r.rowCount ?? 0;
     });
+    if (n > 0) this.vacuumSoon();
+    return n;
+  }
+
+  /**
+   * After a delete, VACUUM items (in the background, one at a time; deletes meanwhile make one
+   * more run): the dead row versions are pruned from their pages and their space reused, and
+   * the index entries go. Plain VACUUM takes no lock that blocks reads or writes. It does not
+   * scrub the bytes of a pruned page or of the WAL: see ARCHITECTURE.md, "Deleting feedback".
+   */
+  private vacuumSoon(): void {
+    if (this.closed) return;
+    if (this.vacuuming) {
+      this.vacuumAgain = true;
+      return;
+    }
+    this.vacuuming = (async () => {
+      do {
+        this.vacuumAgain = false;
+        try {
+          await this.pool.query("VACUUM (ANALYZE) items");
+          this.vacuums++;
+        } catch {
+          // The pool is ending or the server went away: autovacuum does it later.
+          return;
+        }
+      } while (this.vacuumAgain && !this.closed);
+    })().finally(() => {
+      this.vacuuming = null;
+    });
+  }
+
+  private vacuuming: Promise<void> | null = null;
+  private vacuumAgain = false;
+  /** VACUUMs this handle ran after deletes (tests read it). */
+  vacuums = 0;
+
+  /** Resolves once the VACUUM that deletes started has finished. */
+  async vacuumed(): Promise<void> {
+    while (this.vacuuming) await this.vacuuming;
   }
 
   async count(installId?: string): Promise<number> {
@@ -250,6 +315,7 @@ export class PostgresStore implements CloudStore {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    await this.vacuumed();
     await this.pool.end();
   }
 

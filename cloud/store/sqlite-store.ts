@@ -17,6 +17,7 @@ import {
   type IngestResult,
   type ItemFilter,
   type Readiness,
+  type RegisterResult,
   type Snapshot,
   type StoredItem,
 } from "./store";
@@ -69,6 +70,10 @@ export class SqliteStore implements CloudStore {
     // A 200 answer promises the batch is stored: it must survive a crash right after.
     this.db.pragma("synchronous = FULL");
     this.db.pragma("busy_timeout = 5000");
+    // Deleted feedback must not stay readable in the file: freed cells and pages are zeroed.
+    // The WAL still holds the pages as they were before the delete until a checkpoint resets
+    // it, which deleteItems does (see checkpointAfterDelete).
+    this.db.pragma("secure_delete = ON");
     this.migrations = this.migrate();
   }
 
@@ -149,14 +154,44 @@ export class SqliteStore implements CloudStore {
     return Promise.resolve(row?.install_id ?? null);
   }
 
-  registerInstall(installId: string, tokenHash: string, at: number): Promise<void> {
-    this.db
-      .prepare(
-        `INSERT INTO installs (install_id, token_hash, created_at, rotated_at) VALUES (?, ?, ?, ?)
-         ON CONFLICT (install_id) DO UPDATE SET token_hash = excluded.token_hash, rotated_at = excluded.rotated_at`,
-      )
-      .run(installId, tokenHash, at, at);
-    return Promise.resolve();
+  registerInstall(
+    installId: string,
+    tokenHash: string,
+    at: number,
+    currentTokenHash: string | null = null,
+  ): Promise<RegisterResult> {
+    const result = this.db
+      .transaction((): RegisterResult => {
+        const created = this.db
+          .prepare(
+            `INSERT INTO installs (install_id, token_hash, created_at, rotated_at) VALUES (?, ?, ?, ?)
+             ON CONFLICT DO NOTHING`,
+          )
+          .run(installId, tokenHash, at, at).changes;
+        if (created === 1) return "created";
+        if (currentTokenHash === null) return "taken";
+        const rotated = this.db
+          .prepare(
+            "UPDATE installs SET token_hash = ?, rotated_at = ? WHERE install_id = ? AND token_hash = ?",
+          )
+          .run(tokenHash, at, installId, currentTokenHash).changes;
+        return rotated === 1 ? "rotated" : "taken";
+      })
+      .immediate();
+    return Promise.resolve(result);
+  }
+
+  hitRegisterWindow(source: string, windowStart: number): Promise<number> {
+    const row = this.db.transaction(() => {
+      this.db.prepare("DELETE FROM register_windows WHERE window_start < ?").run(windowStart);
+      return this.db
+        .prepare(
+          `INSERT INTO register_windows (window_start, source, n) VALUES (?, ?, 1)
+           ON CONFLICT (window_start, source) DO UPDATE SET n = n + 1 RETURNING n`,
+        )
+        .get(windowStart, source) as { n: number };
+    })();
+    return Promise.resolve(row.n);
   }
 
   ingest(req: IngestRequest): Promise<IngestResult> {
@@ -236,8 +271,30 @@ export class SqliteStore implements CloudStore {
       this.db.prepare("DELETE FROM batches WHERE install_id = ?").run(installId);
       return changes;
     })();
+    this.checkpointAfterDelete();
     return Promise.resolve(n);
   }
+
+  /**
+   * Copies the WAL into the file and truncates it to zero bytes, so the page images from
+   * before a delete (the deleted text) are gone from the WAL too. An export snapshot still
+   * reading keeps the WAL from being reset: then it is retried when that snapshot ends (this
+   * process) or at the next delete or close (a snapshot of another process).
+   */
+  private checkpointAfterDelete(): void {
+    // No busy wait: TRUNCATE would otherwise block the event loop for busy_timeout while a
+    // reader holds the WAL; it copies what it can and says busy, and is retried later.
+    this.db.pragma("busy_timeout = 0");
+    try {
+      const [r] = this.db.pragma("wal_checkpoint(TRUNCATE)") as { busy: number }[];
+      this.checkpointPending = (r?.busy ?? 0) !== 0;
+    } finally {
+      this.db.pragma("busy_timeout = 5000");
+    }
+  }
+
+  /** True while a delete's WAL checkpoint could not finish yet (a reader held the WAL). */
+  checkpointPending = false;
 
   count(installId?: string): Promise<number> {
     return Promise.resolve(this.countItems(installId));
@@ -267,10 +324,12 @@ export class SqliteStore implements CloudStore {
     } finally {
       db.exec("COMMIT");
       db.close();
+      if (this.checkpointPending && this.db.open) this.checkpointAfterDelete();
     }
   }
 
   close(): Promise<void> {
+    if (this.checkpointPending && this.db.open) this.checkpointAfterDelete();
     if (this.db.open) this.db.close();
     return Promise.resolve();
   }

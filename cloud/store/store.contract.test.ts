@@ -90,8 +90,8 @@ for (const [name, engine] of [
 
     it("applies its migrations once, also when two handles open the same data at once", async () => {
       const { a, b } = await engine.open();
-      expect(await a.ready()).toEqual({ ok: true, migrations: 2 });
-      expect(await b.ready()).toEqual({ ok: true, migrations: 2 });
+      expect(await a.ready()).toEqual({ ok: true, migrations: 3 });
+      expect(await b.ready()).toEqual({ ok: true, migrations: 3 });
     });
 
     // Registered for PostgreSQL only (not registered-and-skipped for SQLite): a SQLite file
@@ -112,13 +112,28 @@ for (const [name, engine] of [
         expect(r.ok ? "" : r.reason).toMatch(/gone_soon|terminat|connection/i);
       });
 
-    it("registers installs by token hash and rotates the token", async () => {
+    it("registers installs by token hash and rotates the token only with the current one", async () => {
       const { a, b } = await engine.open();
-      await a.registerInstall(INSTALL, "hash-1", 1);
+      expect(await a.registerInstall(INSTALL, "hash-1", 1)).toBe("created");
       expect(await b.installForTokenHash("hash-1")).toBe(INSTALL);
-      await b.registerInstall(INSTALL, "hash-2", 2);
+      // The id alone, or a token that is not the current one, changes nothing.
+      expect(await b.registerInstall(INSTALL, "hash-x", 2)).toBe("taken");
+      expect(await b.registerInstall(INSTALL, "hash-x", 2, "hash-wrong")).toBe("taken");
+      expect(await a.installForTokenHash("hash-1")).toBe(INSTALL);
+      expect(await a.installForTokenHash("hash-x")).toBeNull();
+      expect(await b.registerInstall(INSTALL, "hash-2", 2, "hash-1")).toBe("rotated");
       expect(await a.installForTokenHash("hash-1")).toBeNull();
       expect(await a.installForTokenHash("hash-2")).toBe(INSTALL);
+    });
+
+    it("counts registrations per source in fixed windows shared by every handle", async () => {
+      const { a, b } = await engine.open();
+      expect(await a.hitRegisterWindow("10.0.0.1", 0)).toBe(1);
+      expect(await b.hitRegisterWindow("10.0.0.1", 0)).toBe(2);
+      expect(await b.hitRegisterWindow("10.0.0.2", 0)).toBe(1);
+      // A new window starts from one, and the old ones are dropped.
+      expect(await a.hitRegisterWindow("10.0.0.1", 60_000)).toBe(1);
+      expect(await b.hitRegisterWindow("10.0.0.1", 0)).toBe(1);
     });
 
     it("stores a batch's items once by (install, key) and answers a repeated batch with its first answer", async () => {

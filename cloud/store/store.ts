@@ -64,6 +64,8 @@ export interface Snapshot {
   domainCounts(): Promise<DomainKindCount[]>;
 }
 
+export type RegisterResult = "created" | "rotated" | "taken";
+
 export type Readiness = { ok: true; migrations: number } | { ok: false; reason: string };
 
 export interface CloudStore {
@@ -71,8 +73,24 @@ export interface CloudStore {
   /** Store reachable and every migration applied. */
   ready(): Promise<Readiness>;
   installForTokenHash(tokenHash: string): Promise<string | null>;
-  /** Registers an install or rotates its token (the old one stops working at once). */
-  registerInstall(installId: string, tokenHash: string, at: number): Promise<void>;
+  /**
+   * Registers a new install id ("created"), or rotates the token of a registered one when
+   * `currentTokenHash` is the hash of its current token ("rotated"; the old token stops working
+   * at once). A registered id without its current token is "taken" and nothing changes: an id
+   * alone proves nothing, so knowing another install's id must not be enough to take it over.
+   * A token hash another install already has is "taken" too (tokens are unique).
+   */
+  registerInstall(
+    installId: string,
+    tokenHash: string,
+    at: number,
+    currentTokenHash?: string | null,
+  ): Promise<RegisterResult>;
+  /**
+   * Counts a registration from `source` (the client's address) in the fixed window starting at
+   * windowStart; returns how many the window holds now, this one included. Older windows go.
+   */
+  hitRegisterWindow(source: string, windowStart: number): Promise<number>;
   /** Stores a batch exactly once per (install, batchId, digest), all items or none. */
   ingest(req: IngestRequest): Promise<IngestResult>;
   /**
@@ -80,7 +98,11 @@ export interface CloudStore {
    * returns how many it holds now, this one included.
    */
   hitRateWindow(installId: string, windowStart: number): Promise<number>;
-  /** Deletes every item an install uploaded; returns how many. */
+  /**
+   * Deletes every item an install uploaded; returns how many. The deleted text does not stay
+   * readable in the store's files: SQLite overwrites it (secure_delete) and checkpoints the WAL
+   * away; PostgreSQL vacuums after deletes (see ARCHITECTURE.md, "Deleting feedback").
+   */
   deleteItems(installId: string): Promise<number>;
   count(installId?: string): Promise<number>;
   /** Runs `fn` against one consistent snapshot; the snapshot ends when `fn` settles. */

@@ -281,6 +281,33 @@ describe("feedback through core (real service)", () => {
     expect(error.message).toMatch(/could not be reached or refused: .*ECONNREFUSED.*Nothing was deleted/);
   });
 
+  it("switching endpoints away and back: the service refuses the id without its token, and uploads go on under a new id", async () => {
+    const a = await startService();
+    const b = await startService();
+    const s = await start({});
+    const first = (
+      await s.call<{ privacy: PrivacyState }>("privacy.update", { sharing: "ratings", endpoint: a.url })
+    ).privacy;
+    const rate = async () => {
+      const answer = await s.send("Hello");
+      await s.call("feedback.rate", { messageId: answer.id, rating: "good" });
+      return s.call<SyncStatus>("privacy.syncNow");
+    };
+    expect(await rate()).toMatchObject({ state: "idle", queued: 0 });
+    await s.call("privacy.update", { endpoint: b.url });
+    expect(await rate()).toMatchObject({ state: "idle", queued: 0 });
+    expect(b.store.countItems(first.installId)).toBe(1);
+    // Back to A: the app kept only B's token, and A answers 409 to the id alone.
+    await s.call("privacy.update", { endpoint: a.url });
+    expect(await rate()).toMatchObject({ state: "idle", queued: 0, lastError: null });
+    const now = await s.call<PrivacyState>("privacy.get");
+    expect(now.installId).not.toBe(first.installId);
+    expect(now.sharing).toBe("ratings");
+    expect(a.store.countItems(first.installId)).toBe(1);
+    expect(a.store.countItems(now.installId)).toBe(1);
+    expect(a.requests.filter((r) => r === "POST /v1/installs")).toHaveLength(3);
+  });
+
   it("turns a completed regeneration into a preference pair and pins into router overrides", async () => {
     const cloud = await startService();
     const s = await start({ feedbackEndpoint: cloud.url });

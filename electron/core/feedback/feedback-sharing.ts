@@ -250,6 +250,7 @@ export class FeedbackSharing {
         return stored?.endpoint === url && typeof stored.token === "string" ? stored.token : null;
       },
       setToken: (token) => this.settings.set(TOKEN_KEY, { endpoint: url, token }),
+      renewInstall: () => ({ installId: this.privacy.renewInstallId().installId }),
       isEnabled: () => !this.closed && this.privacy.consent() !== "off",
       fetch: this.deps.fetch,
       onStatus: (s) => this.onSyncStatus(s),

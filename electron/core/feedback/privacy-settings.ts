@@ -89,6 +89,16 @@ export class PrivacySettingsService {
     return fresh;
   }
 
+  /**
+   * A new install id, sharing and consent kept: the feedback service knows the old id but the
+   * app lost its token (only the token's holder may rotate it), so uploads go on under this one.
+   */
+  renewInstallId(): PrivacySettings {
+    const next: PrivacySettings = { ...this.get(), installId: this.newId() };
+    this.store.set(KEY, next);
+    return next;
+  }
+
   /** The sharing level, for FeedbackService's `getConsent`. */
   consent(): SharingLevel {
     return this.get().sharing;

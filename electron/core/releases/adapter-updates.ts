@@ -1,4 +1,4 @@
-import { createHash } from "node:crypto";
+import { createHash, type KeyObject } from "node:crypto";
 import { createReadStream, createWriteStream } from "node:fs";
 import { mkdir, rm, stat } from "node:fs/promises";
 import { join } from "node:path";
@@ -9,7 +9,8 @@ import {
   type UpdateProgress,
   type UpdateSettings,
 } from "../../api";
-import { RegistryIndex, type RegistryEntry } from "../../../common/registry-protocol";
+import { RegistryIndex, RegistryPublicKey, type RegistryEntry } from "../../../common/registry-protocol";
+import { importPublicKey, verifyEntry } from "../../../common/registry-signature";
 import type { ManifestFile } from "../../../common/adapter-manifest";
 import type { Log } from "../dispatch";
 import type { EventBus } from "../events/event-bus";
@@ -42,6 +43,11 @@ interface Stored {
   intervalMinutes: number;
   lastCheckAt: number | null;
   lastError: string | null;
+  /**
+   * Keys pinned on first use for registries on this machine (loopback, no key in the URL),
+   * by registry base URL. Setting the registry URL again forgets its pin.
+   */
+  pinnedKeys?: Record<string, string>;
 }
 
 const DEFAULTS: Stored = {
@@ -69,7 +75,10 @@ export class AdapterUpdates {
   }
 
   settings(): UpdateSettings {
-    const stored = { ...DEFAULTS, ...(this.deps.settings.get(SETTINGS_KEY) as Partial<Stored> | undefined) };
+    const { pinnedKeys: _pinned, ...stored } = {
+      ...DEFAULTS,
+      ...(this.deps.settings.get(SETTINGS_KEY) as Partial<Stored> | undefined),
+    };
     return { ...stored, registryUrl: this.deps.fixedRegistryUrl ?? stored.registryUrl };
   }
 
@@ -77,12 +86,15 @@ export class AdapterUpdates {
   configure(
     change: Partial<Pick<UpdateSettings, "autoUpdate" | "registryUrl" | "intervalMinutes">>,
   ): UpdateSettings {
-    if (change.registryUrl) checkUrl(change.registryUrl);
+    const target = change.registryUrl ? parseRegistryUrl(change.registryUrl) : null;
     const current = { ...DEFAULTS, ...(this.deps.settings.get(SETTINGS_KEY) as Partial<Stored> | undefined) };
+    const pinnedKeys = { ...current.pinnedKeys };
+    if (target) delete pinnedKeys[target.base];
     this.deps.settings.set(SETTINGS_KEY, {
       ...current,
       ...change,
-      registryUrl: change.registryUrl?.replace(/\/+$/, "") ?? current.registryUrl,
+      registryUrl: target ? registryUrlOf(target) : (change.registryUrl ?? current.registryUrl),
+      pinnedKeys,
     });
     this.schedule();
     return this.settings();
@@ -101,12 +113,29 @@ export class AdapterUpdates {
     const url = this.settings().registryUrl;
     if (!url)
       throw new ApiError("invalid_input", "No update registry is set. Set one in the update settings first.");
+    const target = parseRegistryUrl(url);
     const checkedAt = this.now();
     this.progress({ state: "checking" });
     let available: RegistryEntry[];
+    const refusals: UpdateOutcome[] = [];
     try {
-      available = this.newer(await this.fetchIndex(url));
-      this.remember({ lastCheckAt: checkedAt, lastError: null });
+      const key = target.key ? importPublicKey(target.key) : await this.loopbackKey(target.base);
+      const { entries, refused } = await this.fetchIndex(target.base, key);
+      available = this.newer(entries);
+      // Refused entries matter only where they would have been an update.
+      for (const { entry, reason } of this.newerRefused(refused)) {
+        const message = `refused: ${reason}`;
+        refusals.push({ adapterId: entry.id, version: entry.version, outcome: "failed", message });
+        this.progress({ state: "failed", adapterId: entry.id, version: entry.version, message });
+        this.deps.log(`update ${entry.id} ${entry.version} ${message}`, null);
+      }
+      this.remember({
+        lastCheckAt: checkedAt,
+        lastError:
+          refusals.length > 0
+            ? `${refusals.length} registry ${refusals.length === 1 ? "entry" : "entries"} refused: ${refusals[0]!.message}`
+            : null,
+      });
     } catch (err) {
       const message = err instanceof Error ? err.message : String(err);
       this.remember({ lastCheckAt: checkedAt, lastError: message });
@@ -115,7 +144,7 @@ export class AdapterUpdates {
     }
     for (const e of available)
       this.progress({ state: "available", adapterId: e.id, version: e.version, totalBytes: e.sizeBytes });
-    const run = (this.running ??= this.process(url, available).finally(() => {
+    const run = (this.running ??= this.process(target.base, available).finally(() => {
       this.running = null;
       this.progress({ state: "idle" });
     }));
@@ -128,7 +157,7 @@ export class AdapterUpdates {
         sizeBytes: e.sizeBytes,
         releaseNotes: e.releaseNotes,
       })),
-      results,
+      results: [...refusals, ...results],
     };
   }
 
@@ -153,28 +182,77 @@ export class AdapterUpdates {
     this.timer.unref();
   }
 
-  private async fetchIndex(url: string): Promise<RegistryIndex> {
-    const res = await fetch(`${url}/v1/registry/index.json`, { signal: AbortSignal.timeout(30_000) });
+  /**
+   * The index, its entries split into those signed by `key` and those refused (unsigned or
+   * signed by another key). Redirects are refused: the index comes from the registry itself.
+   */
+  private async fetchIndex(
+    base: string,
+    key: KeyObject,
+  ): Promise<{ entries: RegistryEntry[]; refused: { entry: RegistryEntry; reason: string }[] }> {
+    const res = await fetch(`${base}/v1/registry/index.json`, {
+      signal: AbortSignal.timeout(30_000),
+      redirect: "error",
+    });
     if (!res.ok) throw new Error(`the registry answered ${res.status}`);
-    const parsed = RegistryIndex.safeParse(await res.json());
+    const json = (await res.json()) as { adapters?: unknown };
+    const parsed = RegistryIndex.safeParse(json);
     if (!parsed.success)
       throw new Error(`the registry index is malformed: ${parsed.error.issues[0]?.message ?? ""}`);
-    return parsed.data;
+    // Verified as received (the raw JSON, fields this build does not know included).
+    const raws = json.adapters as unknown[];
+    const entries: RegistryEntry[] = [];
+    const refused: { entry: RegistryEntry; reason: string }[] = [];
+    parsed.data.adapters.forEach((entry, i) => {
+      const verdict = verifyEntry(raws[i], key);
+      if (verdict === "signed") entries.push(entry);
+      else
+        refused.push({
+          entry,
+          reason:
+            verdict === "unsigned"
+              ? "the registry entry is not signed"
+              : "the registry entry's signature does not match the registry's pinned key",
+        });
+    });
+    return { entries, refused };
+  }
+
+  /**
+   * The key of a registry on this machine given without one: fetched once from the registry
+   * and pinned (trust on first use, loopback only; parseRegistryUrl requires the key in the URL
+   * for any other host). A later change of key is refused until the URL is set again.
+   */
+  private async loopbackKey(base: string): Promise<KeyObject> {
+    const stored = { ...DEFAULTS, ...(this.deps.settings.get(SETTINGS_KEY) as Partial<Stored> | undefined) };
+    const pinned = stored.pinnedKeys?.[base];
+    if (pinned) return importPublicKey(pinned);
+    const res = await fetch(`${base}/v1/registry/public-key`, {
+      signal: AbortSignal.timeout(30_000),
+      redirect: "error",
+    });
+    if (!res.ok) throw new Error(`the registry's public key: HTTP ${res.status}`);
+    const { key } = RegistryPublicKey.parse(await res.json());
+    const imported = importPublicKey(key);
+    this.remember({ pinnedKeys: { ...stored.pinnedKeys, [base]: key } });
+    return imported;
   }
 
   /** Versions newer than the live one of each installed adapter, not seen before, oldest first. */
-  private newer(index: RegistryIndex): RegistryEntry[] {
+  private newer(entries: RegistryEntry[]): RegistryEntry[] {
+    return entries.filter((e) => this.isUpdate(e)).sort(byIdVersion);
+  }
+
+  private newerRefused<T extends { entry: RegistryEntry }>(refused: T[]): T[] {
+    return refused.filter((r) => this.isUpdate(r.entry)).sort((a, b) => byIdVersion(a.entry, b.entry));
+  }
+
+  private isUpdate(e: RegistryEntry): boolean {
     const { store } = this.deps;
-    return index.adapters
-      .filter((e) => {
-        const live = store.live(e.id);
-        return (
-          live !== null &&
-          compareVersions(e.version, live.version) > 0 &&
-          store.version(e.id, e.version) === null
-        );
-      })
-      .sort((a, b) => a.id.localeCompare(b.id) || compareVersions(a.version, b.version));
+    const live = store.live(e.id);
+    return (
+      live !== null && compareVersions(e.version, live.version) > 0 && store.version(e.id, e.version) === null
+    );
   }
 
   private async process(url: string, entries: RegistryEntry[]): Promise<UpdateOutcome[]> {
@@ -199,7 +277,13 @@ export class AdapterUpdates {
       `${e.id}-${e.version}-${e.sha256.slice(0, 12)}.part`,
     );
     try {
-      await this.download(new URL(e.url, `${url}/`).href, partial, e);
+      const href = new URL(e.url, `${url}/`);
+      if (!allowedTransport(href))
+        throw new ApiError(
+          "invalid_input",
+          `the file's URL ${href.origin} is not https (plain http only to this machine)`,
+        );
+      await this.download(href.href, partial, e);
       this.progress({ state: "verifying", adapterId: e.id, version: e.version });
       const sha256 = await sha256Of(partial);
       if (sha256 !== e.sha256) {
@@ -314,7 +398,34 @@ function toManifest(e: RegistryEntry): ManifestFile {
   };
 }
 
-function checkUrl(url: string): void {
+function byIdVersion(a: RegistryEntry, b: RegistryEntry): number {
+  return a.id.localeCompare(b.id) || compareVersions(a.version, b.version);
+}
+
+/** A registry: its base URL and the publisher key pinned with it (null: loopback, pinned on first use). */
+export interface RegistryTarget {
+  base: string;
+  key: string | null;
+}
+
+/** localhost, 127.0.0.0/8 and ::1: this machine. */
+export function isLoopbackHost(hostname: string): boolean {
+  const h = hostname.replace(/^\[|\]$/g, "").toLowerCase();
+  return h === "localhost" || h === "::1" || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(h);
+}
+
+/** https anywhere; plain http only to this machine (anything else can be read or changed on the way). */
+function allowedTransport(url: URL): boolean {
+  return url.protocol === "https:" || (url.protocol === "http:" && isLoopbackHost(url.hostname));
+}
+
+/**
+ * `https://host/path#key=<publisher's public key>`: the key (32 bytes, base64url; the service
+ * prints it at start and serves it at /v1/registry/public-key) travels with the URL, so a
+ * self-hosted registry is pinned by whoever gives the app its address. Plain http only to
+ * this machine, where the key may also be left out (fetched once and pinned).
+ */
+export function parseRegistryUrl(url: string): RegistryTarget {
   let parsed: URL;
   try {
     parsed = new URL(url);
@@ -323,6 +434,38 @@ function checkUrl(url: string): void {
   }
   if (parsed.protocol !== "https:" && parsed.protocol !== "http:")
     throw new ApiError("invalid_input", "The registry must be an http(s) URL.");
+  if (!allowedTransport(parsed))
+    throw new ApiError(
+      "invalid_input",
+      "The registry must use https; plain http is allowed only to this machine (localhost, 127.0.0.1, ::1).",
+    );
+  let key: string | null = null;
+  if (parsed.hash) {
+    const m = /^#key=([^&]*)$/.exec(parsed.hash);
+    if (!m)
+      throw new ApiError(
+        "invalid_input",
+        "The registry URL's fragment must be #key=<publisher's public key>.",
+      );
+    try {
+      importPublicKey(m[1]!);
+    } catch (err) {
+      throw new ApiError("invalid_input", `The registry URL's key is not usable: ${(err as Error).message}.`);
+    }
+    key = m[1]!;
+  } else if (!isLoopbackHost(parsed.hostname))
+    throw new ApiError(
+      "invalid_input",
+      "A registry on another machine needs its publisher's public key: give it as <url>#key=<key> (the service prints it at start).",
+    );
+  if (parsed.search) throw new ApiError("invalid_input", "The registry URL must not have a query.");
+  const base = `${parsed.origin}${parsed.pathname}`.replace(/\/+$/, "");
+  return { base, key };
+}
+
+/** The URL a target is stored and shown as. */
+function registryUrlOf(t: RegistryTarget): string {
+  return t.key ? `${t.base}#key=${t.key}` : t.base;
 }
 
 async function sha256Of(path: string): Promise<string> {

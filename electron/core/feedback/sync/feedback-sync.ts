@@ -4,6 +4,7 @@
  * uncertain (timeout, reset, lost answer, stop) keeps them queued and the server's dedupe by
  * idempotency key makes the resend harmless. Everything is async: the chat never waits on it.
  */
+import { randomBytes } from "node:crypto";
 import { LIMITS } from "../../../../common/feedback-protocol";
 import type { Outbox, OutboxEntry } from "../outbox-types";
 import { nextBatch } from "../sqlite-outbox";
@@ -31,6 +32,13 @@ export interface FeedbackSyncDeps {
   /** The install token, kept by the app in its settings. */
   getToken(): string | null | Promise<string | null>;
   setToken(token: string | null): void | Promise<void>;
+  /**
+   * Gives this install a new id (and returns it). Called when the service answers that the
+   * current id is registered but the app holds no valid token for it (lost settings, a token
+   * kept for another endpoint): the service rotates a token only for its holder, so uploads
+   * go on under a new id. Without it, such a sync fails with the service's reason.
+   */
+  renewInstall?(): { installId: string } | Promise<{ installId: string }>;
   /** The user's upload consent, read before every request. */
   isEnabled(): boolean;
   fetch?: typeof fetch;
@@ -192,14 +200,13 @@ export class FeedbackSync {
     signal: AbortSignal,
     auth: { reauthorized: boolean },
   ): Promise<Failure | null> {
-    const { installId } = this.deps.getInstall();
-    const body = await encodeBatch(
-      installId,
-      entries.map((e) => e.item),
-    );
+    const items = entries.map((e) => e.item);
+    // The token first: registering may give the install a new id, which the batch must carry.
+    let token = await this.token(signal, false);
+    let { installId } = this.deps.getInstall();
+    let body = await encodeBatch(installId, items);
     if (body.length > LIMITS.maxCompressedBytes && entries.length > 1)
       return this.split(entries, signal, auth);
-    let token = await this.token(signal, false);
     this.guard(signal);
     let out = await this.endpoint.postBatch(token, body, signal);
     if (out.kind === "unauthorized" && !auth.reauthorized) {
@@ -207,6 +214,10 @@ export class FeedbackSync {
       auth.reauthorized = true;
       token = await this.token(signal, false, true);
       this.guard(signal);
+      if (this.deps.getInstall().installId !== installId) {
+        installId = this.deps.getInstall().installId;
+        body = await encodeBatch(installId, items);
+      }
       out = await this.endpoint.postBatch(token, body, signal);
     }
     switch (out.kind) {
@@ -263,13 +274,41 @@ export class FeedbackSync {
     const stored = renew ? null : await this.deps.getToken();
     if (stored) return stored;
     if (!forDelete) this.guard(signal);
-    const out = await this.endpoint.register(this.deps.getInstall().installId, signal);
+    let out = await this.register(signal);
+    if (out.kind === "taken") {
+      // The id is registered and this app has no valid token for it. Deleting needs that
+      // install's token (the service will not let an id alone delete data); uploading can go
+      // on under a new id.
+      if (forDelete)
+        throw new Error(
+          "could not delete uploaded feedback: the feedback service has this install registered, but the app no longer holds its token",
+        );
+      if (this.deps.renewInstall) {
+        await this.deps.renewInstall();
+        this.guard(signal);
+        out = await this.register(signal);
+      }
+    }
     if (out.kind !== "ok") {
       if (forDelete) throw new Error(`could not register with the feedback service: ${out.reason}`);
       throw new RegisterFailed(this.failure(out));
     }
+    this.proposed = null;
     await this.deps.setToken(out.value.token);
     return out.value.token;
+  }
+
+  /**
+   * The token this install proposes while registering, kept until an answer arrives: a retry
+   * after a lost answer proposes the same one, which the service takes as proof (idempotent).
+   */
+  private proposed: { installId: string; token: string } | null = null;
+
+  private register(signal: AbortSignal): Promise<Outcome<{ token: string }>> {
+    const { installId } = this.deps.getInstall();
+    if (this.proposed?.installId !== installId)
+      this.proposed = { installId, token: randomBytes(32).toString("base64url") };
+    return this.endpoint.register(installId, signal, this.proposed.token);
   }
 
   /** Throws when the run must not make another request. */

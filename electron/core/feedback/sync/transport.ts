@@ -23,6 +23,11 @@ export type Outcome<T> =
   | { kind: "refused"; status: number; reason: string }
   /** 401/403: the token is unknown, rotated or of another install. */
   | { kind: "unauthorized"; status: number; reason: string }
+  /**
+   * 409 on register: the install id is registered and the request did not carry its current
+   * token. Only the holder of that token may rotate it (so nobody takes an install over by id).
+   */
+  | { kind: "taken"; status: number; reason: string }
   /** 429/5xx/unexpected answers: try later (after retryAfterMs when the server said). */
   | { kind: "retry"; status: number; retryAfterMs: number | null; reason: string }
   /** No answer: refused connection, reset, timeout. `offline` when nothing listens/resolves. */
@@ -58,10 +63,15 @@ export async function encodeBatch(installId: string, items: FeedbackItem[]): Pro
 export class FeedbackEndpoint {
   constructor(private readonly deps: EndpointDeps) {}
 
-  register(installId: string, signal: AbortSignal): Promise<Outcome<{ token: string }>> {
+  /**
+   * Registers `installId` with the token the app chose (`token`, random): registering again
+   * with the same token is idempotent (a retry after a lost answer), while a registered id
+   * with another token answers "taken".
+   */
+  register(installId: string, signal: AbortSignal, token: string): Promise<Outcome<{ token: string }>> {
     return this.call("POST", "/v1/installs", signal, {
       headers: { "content-type": "application/json" },
-      body: JSON.stringify({ installId }),
+      body: JSON.stringify({ installId, token }),
       parse: (json) => ({ token: RegisterResponse.parse(json).token }),
     });
   }
@@ -122,6 +132,7 @@ export class FeedbackEndpoint {
     }
     if (res.status === 400 || res.status === 413) return { kind: "refused", status: res.status, reason };
     if (res.status === 401 || res.status === 403) return { kind: "unauthorized", status: res.status, reason };
+    if (res.status === 409 && path === "/v1/installs") return { kind: "taken", status: res.status, reason };
     const retryAfterMs =
       res.status === 429 || res.status === 503
         ? parseRetryAfter(res.headers.get("retry-after"), this.deps.now())
