@@ -213,7 +213,7 @@ describe("train --method dpo", () => {
       flags: ["--method", "dpo", "--steps", "16", "--batch-size", "4", "--beta", "0.1", "--heldout", heldout],
     });
     expectDone(run);
-    const h = readReport(run.report).heldout as {
+    const h = readReport(run.report).heldout as unknown as {
       examples: number;
       preferenceAccuracyBefore: number;
       preferenceAccuracyAfter: number;
