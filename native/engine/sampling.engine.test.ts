@@ -85,6 +85,13 @@ describe("samplers", () => {
     expect(b.text).not.toBe(a1.text);
   });
 
+  it("without a seed each sampled answer draws its own (node-llama-cpp's default is the current second)", async () => {
+    // Four in a row take well under a second: with the per-second default they were one text.
+    const answers = [];
+    for (let i = 0; i < 4; i++) answers.push((await generate(STORY, { temperature: 1 })).text);
+    expect(new Set(answers).size).toBeGreaterThan(1);
+  });
+
   it("topK 1 at temperature 1 is greedy decoding", async () => {
     const greedy = await generate(STORY);
     const sampled = await generate(STORY, { temperature: 1, seed: 3 });

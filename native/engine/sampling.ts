@@ -1,3 +1,4 @@
+import { randomInt } from "node:crypto";
 import { TokenBias, type LLamaContextualRepeatPenalty, type LlamaModel, type Token } from "node-llama-cpp";
 import { EngineFailure } from "./engine-failure";
 import type { GenerateOptions } from "../../common/engine-protocol";
@@ -20,14 +21,16 @@ export interface SamplerSettings {
  * GenerateOptions' samplers in node-llama-cpp's terms. Absent fields stay absent (node-llama-cpp's
  * defaults). top-k/p and min-p only act when temperature > 0 (llama.cpp's greedy chain skips
  * them); repetition penalties and token biases act under greedy decoding too, as in llama.cpp.
- * The seed only matters when sampling, so it is dropped for greedy decoding (as before).
+ * The seed only matters when sampling, so it is dropped for greedy decoding (as before). Without
+ * one, a sampled answer gets a fresh random seed: node-llama-cpp's own default is the current
+ * second, so identical requests within one second (parallel clients, a retry) gave the same text.
  *
  * Throws EngineFailure("invalid_request") for a bias on a token id outside the vocabulary: llama.cpp
  * indexes its logits array with the id, so the request never gets that far.
  */
 export function samplerSettings(model: LlamaModel, options: GenerateOptions): SamplerSettings {
   const settings: SamplerSettings = { temperature: options.temperature };
-  if (options.temperature > 0 && options.seed !== undefined) settings.seed = options.seed;
+  if (options.temperature > 0) settings.seed = options.seed ?? randomSeed();
   if (options.topP !== undefined) settings.topP = options.topP;
   if (options.topK !== undefined) settings.topK = options.topK;
   if (options.minP !== undefined) settings.minP = options.minP;
@@ -43,6 +46,14 @@ export function samplerSettings(model: LlamaModel, options: GenerateOptions): Sa
   const bias = options.tokenBias ? tokenBias(model, options.tokenBias) : null;
   if (bias) settings.tokenBias = bias;
   return settings;
+}
+
+/**
+ * A random sampling seed: 0 to 2^32 - 2 (llama.cpp reads seeds as uint32, and 0xFFFFFFFF is its
+ * "pick one yourself" value).
+ */
+export function randomSeed(): number {
+  return randomInt(0, 0xffff_ffff);
 }
 
 /**

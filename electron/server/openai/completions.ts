@@ -7,7 +7,7 @@
 import type { FastifyReply, FastifyRequest } from "fastify";
 import type { GenerateOptions, GenerateResult } from "../../core/engine/types";
 import { OpenAiError, sendOpenAiError } from "./errors";
-import { legacyLogprobs, samplingOptions, withEngineParam } from "./sampling";
+import { legacyLogprobs, samplingOptions, sendSeed, withEngineParam } from "./sampling";
 import { CompletionRequest, describeIssue } from "./schemas";
 import {
   abortOnClose,
@@ -83,6 +83,7 @@ export function createCompletionHandler({ core }: V1Context) {
     } catch (error) {
       return sendOpenAiError(reply, withParam(toOpenAiError(error), "prompt"));
     }
+    sendSeed(reply, options);
     const meta = { id: newId("cmpl-"), created: nowSeconds(), model: body.model };
     const logprobsOf = (result: GenerateResult) =>
       options.logprobs ? legacyLogprobs(result.logprobs, prompt.length) : null;

@@ -22,6 +22,7 @@ import {
 import {
   responseFormatOptions,
   samplingOptions,
+  sendSeed,
   structuredAnswerOk,
   type ResponseFormat,
   type StructuredCheck,
@@ -464,6 +465,7 @@ export function createResponsesHandler({ core }: V1Context) {
     } catch (error) {
       return sendOpenAiError(reply, toOpenAiError(error));
     }
+    sendSeed(reply, options);
     const meta: ResponseMeta = {
       id: newId("resp_"),
       createdAt: nowSeconds(),

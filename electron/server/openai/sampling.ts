@@ -3,6 +3,8 @@
  * /v1/completions and /v1/responses: every field either reaches node-llama-cpp or is refused
  * with a 400 naming it, never accepted and dropped (issue 14).
  */
+import { randomInt } from "node:crypto";
+import type { FastifyReply } from "fastify";
 import { z } from "zod";
 import type {
   GenerateOptions,
@@ -21,6 +23,26 @@ export const DEFAULT_MAX_TOKENS = 1024;
 export const DEFAULT_TEMPERATURE = 1;
 /** OpenAI's bound for `top_logprobs`; node-llama-cpp reports as many as asked. */
 export const MAX_TOP_LOGPROBS = 20;
+/**
+ * The response header that says which seed sampled the answer (the request's, or a fresh random
+ * one when it sent none): sending it back as `seed` reproduces the answer.
+ */
+export const SEED_HEADER = "x-macaron-seed";
+
+/**
+ * A fresh seed for a request without one: 0 to 2^32 - 2 (llama.cpp reads seeds as uint32, and
+ * 0xFFFFFFFF is its "pick one yourself"). node-llama-cpp's own default is the current second,
+ * so identical requests within a second (parallel clients) gave the same answer.
+ */
+export function requestSeed(seed: number | null | undefined): number {
+  return seed ?? randomInt(0, 0xffff_ffff);
+}
+
+/** Says which seed the answer was sampled with (before any byte is sent, SSE included). */
+export function sendSeed(reply: FastifyReply, options: { seed?: number }): void {
+  if (options.seed !== undefined) reply.header(SEED_HEADER, String(options.seed));
+}
+
 /** OpenAI accepts up to 300 biased tokens. */
 const MAX_LOGIT_BIAS = 300;
 
@@ -114,7 +136,7 @@ export function samplingOptions(
     temperature: body.temperature ?? DEFAULT_TEMPERATURE,
     maxTokens: maxTokens ?? DEFAULT_MAX_TOKENS,
     ...stopOption(body.stop),
-    ...(body.seed != null ? { seed: body.seed } : {}),
+    seed: requestSeed(body.seed),
     ...(body.top_p != null ? { topP: body.top_p } : {}),
     ...(body.top_k != null ? { topK: body.top_k } : {}),
     ...(body.min_p != null ? { minP: body.min_p } : {}),

@@ -58,7 +58,9 @@ export class SseChannel {
     if (this.opened) return false;
     this.opened = true;
     this.reply.hijack();
-    this.reply.raw.writeHead(200, HEADERS);
+    // With the headers set on the reply before (the seed, CORS): hijacking skips Fastify's own.
+    const set = Object.entries(this.reply.getHeaders()).filter(([, v]) => v !== undefined);
+    this.reply.raw.writeHead(200, { ...(Object.fromEntries(set) as Record<string, string>), ...HEADERS });
     return true;
   }
 
