@@ -340,6 +340,11 @@ export interface GenerateResult {
   stopReason: "eos" | "maxTokens" | "stop" | "abort" | "toolCalls";
   /** The calls the model made, in order (only with stopReason "toolCalls"). */
   toolCalls?: ToolCallOut[];
+  /**
+   * With stopReason "maxTokens": the tool call the limit cut off, its arguments as far as they
+   * were written (JSON not yet complete), so a client sees what was generated.
+   */
+  cutOffCall?: { name: string; arguments: string };
   tokens: number;
   ttftMs: number | null;
   durationMs: number;

@@ -19,7 +19,10 @@ import { ApiKeyGate, LoginCodes, loginStep, registerLoginCodeRoute } from "./aut
 import { anthropicErrorBody, isAnthropicPath } from "./anthropic/errors";
 import { OpenAiError, sendOpenAiError } from "./openai/errors";
 import { registerOpenAiRoutes } from "./openai/routes";
+import { createV1Context, logUnexpected } from "./openai/turn";
+import { isOllamaPath, ollamaErrorBody, registerOllamaRoutes } from "./ollama/routes";
 import { registerStaticUi, securityHeaders } from "./static-ui";
+import { corsHook } from "./cors";
 
 export interface ServerOptions {
   core: Core;
@@ -40,6 +43,11 @@ export interface ServerOptions {
    * (/v1, key required) — what the desktop app serves when the user turns its local server on.
    */
   surfaces?: "all" | "v1";
+  /**
+   * Origins whose pages may call the model APIs (/v1, Ollama's /api routes) with the key: CORS
+   * answers for them (cors.ts). Empty or absent: none (the default); `*`: any.
+   */
+  corsOrigins?: readonly string[];
 }
 
 const LOOPBACK_HOSTS = new Set(["127.0.0.1", "localhost", "::1", "[::1]"]);
@@ -64,6 +72,8 @@ function isAppApiPath(path: string): boolean {
  */
 function sendError(request: FastifyRequest, reply: FastifyReply, status: number, message: string) {
   const path = pathOf(request);
+  // Before the app API's: Ollama's paths sit under /api too (ollama/routes.ts).
+  if (isOllamaPath(path)) return reply.code(status).type("application/json").send(ollamaErrorBody(message));
   if (isAnthropicPath(path)) {
     return reply.code(status).type("application/json").send(anthropicErrorBody(status, message));
   }
@@ -199,21 +209,27 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
   app.setErrorHandler((error: FastifyError, request, reply) => {
     const status =
       error.statusCode && error.statusCode >= 400 && error.statusCode < 500 ? error.statusCode : 500;
-    if (status === 500) request.log.error(error);
+    if (status !== 500) return sendError(request, reply, status, clientMessage(error, request));
+    // Logged with an id that the answer carries, so a report can be matched to the stack.
+    const id = logUnexpected(error);
+    request.log.error({ err: error, errorId: id });
     return sendError(
       request,
       reply,
       status,
-      status === 500 ? "Internal server error." : clientMessage(error, request),
+      `Internal server error (error id ${id}; the server's log has the details).`,
     );
   });
 
   await app.register(fastifyCookie);
   await app.register(fastifyWebsocket, { options: { maxPayload: 64 * 1024 } });
 
+  const cors = options.corsOrigins?.length ? corsHook(options.corsOrigins, isOllamaPath) : null;
   app.addHook("onRequest", async (request, reply) => {
     if (foreignHost(request)) return refuse(request, reply, 403, "Unknown Host header.");
     const path = pathOf(request);
+    // A preflight is answered here, before the key check (browsers send it without credentials).
+    if (cors && (await cors(request, reply, path))) return reply;
     if (v1Only) return;
     const step = loginStep(request, path, !isAppApiPath(path) && !isOpenAiPath(path), gate, loginCodes);
     if (step.kind === "none") return;
@@ -236,6 +252,11 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
     });
     if (!v1Only) registerApiRoutes(api, core, options.version ?? process.env.npm_package_version ?? "0.0.0");
     registerOpenAiRoutes(api, core);
+    registerOllamaRoutes(
+      api,
+      createV1Context(core),
+      options.version ?? process.env.npm_package_version ?? "0.0.0",
+    );
     if (!v1Only) registerLoginCodeRoute(api, loginCodes);
     done();
   });

@@ -10,6 +10,7 @@ import { parseMcpConfig, type ParsedConfig } from "../core/tools/mcp/mcp-config"
 import { parsePort, runServiceCli } from "../../common/service-cli";
 import { spawnNodeEngine } from "../core/engine/spawn-node";
 import { earlyEngine } from "./early-engine";
+import { parseCorsOrigins } from "./cors";
 
 const USAGE = `Usage: npm run serve -- [--host 127.0.0.1] [--port 0] [--data-dir ~/.macaron] [--model MODEL] [--api-key KEY]
 
@@ -25,6 +26,8 @@ const USAGE = `Usage: npm run serve -- [--host 127.0.0.1] [--port 0] [--data-dir
   --adapters  folder of LoRA adapters (+ manifests) to install at start
   --max-tokens  answer length limit when a message sets none   default 1024
   --temperature  sampling temperature when a message sets none (0-2; 0 answers the same every time)  default 0.7
+  --cors      origins whose web pages may call /v1 and Ollama's /api routes with the key,
+              comma-separated (http://localhost:3000,https://app.example; * for any)   default: none
   --mcp-config  an mcpServers JSON file (as other apps write it): its MCP servers start for this
               run, next to the ones added in the app (they are not saved)`;
 
@@ -56,6 +59,7 @@ function parse(argv: string[]) {
       "max-tokens": { type: "string" },
       "mcp-config": { type: "string" },
       temperature: { type: "string" },
+      cors: { type: "string" },
       help: { type: "boolean", short: "h", default: false },
     },
     strict: true,
@@ -84,7 +88,18 @@ function parse(argv: string[]) {
     maxTokens,
     mcpConfig: values["mcp-config"] === undefined ? undefined : readMcpConfig(values["mcp-config"]),
     temperature,
+    corsOrigins: values.cors === undefined ? undefined : corsOrigins(values.cors),
   };
+}
+
+function corsOrigins(text: string): string[] {
+  try {
+    const origins = parseCorsOrigins(text);
+    if (origins.length === 0) throw new Error("no origin given");
+    return origins;
+  } catch (err) {
+    throw new Error(`--cors: ${(err as Error).message}`);
+  }
 }
 
 runServiceCli({
@@ -110,6 +125,7 @@ runServiceCli({
       defaultTemperature: args.temperature,
       adaptersDir: args.adapters,
       mcpServers: args.mcpConfig?.servers,
+      corsOrigins: args.corsOrigins,
       onDownloadLine: (line) => console.error(line),
       spawnEngine: engine.spawnEngine,
     }).finally(() => engine.dispose());

@@ -29,7 +29,9 @@ async function registeredV1Routes(): Promise<string[]> {
   const routes: string[] = [];
   app.addHook("onRoute", (route) => {
     const verbs = Array.isArray(route.method) ? route.method : [route.method];
-    for (const verb of verbs) if (verb !== "HEAD") routes.push(`${verb.toLowerCase()} ${route.url}`);
+    // Fastify's `:id` is OpenAPI's `{id}`.
+    const url = route.url.replace(/:(\w+)/g, "{$1}");
+    for (const verb of verbs) if (verb !== "HEAD") routes.push(`${verb.toLowerCase()} ${url}`);
   });
   registerOpenAiRoutes(app, new FakeCore());
   await app.ready();

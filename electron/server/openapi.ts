@@ -4,7 +4,7 @@
  */
 import { z } from "zod";
 import { ApiErrorShape, methodNames, methods } from "../api";
-import { MessagesRequest } from "./anthropic/schemas";
+import { CountTokensRequest, MessagesRequest } from "./anthropic/schemas";
 import { ResponsesRequest } from "./openai/responses-schemas";
 import { ChatCompletionRequest, CompletionRequest, EmbeddingRequest } from "./openai/schemas";
 
@@ -203,7 +203,9 @@ function v1Errors(shape: V1ErrorShape): Record<string, unknown> {
     "401": error("Missing or wrong key (Bearer or x-api-key)."),
     "404": error("model_not_found: see GET /v1/models."),
     "429": error("Too many requests wait for the model; retry later."),
-    "500": error("The generation failed."),
+    "500": error(
+      "The generation failed; the message carries an error id that the server log has with the details.",
+    ),
     "501": error("The engine cannot serve this endpoint."),
     "503": error("No model is loaded, or the engine is restarting."),
   };
@@ -257,6 +259,16 @@ function v1Paths(): Record<string, unknown> {
         answerSchema: v1Answers.models,
       }),
     },
+    "/v1/models/{id}": {
+      get: v1Operation({
+        operationId: "v1.model",
+        summary:
+          "One model of GET /v1/models (OpenAI's and Anthropic's `models.retrieve`; a request with " +
+          "`anthropic-version` gets Anthropic's shape, as GET /v1/models does).",
+        answer:
+          '`{id, object: "model", created, owned_by}` (Anthropic: `{type: "model", id, display_name, created_at}`)',
+      }),
+    },
     "/v1/chat/completions": {
       post: v1Operation({
         operationId: "v1.chatCompletions",
@@ -306,6 +318,17 @@ function v1Paths(): Record<string, unknown> {
         request: MessagesRequest,
         answer: "A `message` (or Anthropic's stream events).",
         streams: true,
+        errors: "AnthropicError",
+      }),
+    },
+    "/v1/messages/count_tokens": {
+      post: v1Operation({
+        operationId: "v1.messagesCountTokens",
+        summary:
+          "Anthropic's token count: the exact prompt length as the engine lays it out (it runs the " +
+          "request with a one-token answer, which also leaves the prompt in the KV cache).",
+        request: CountTokensRequest,
+        answer: "`{input_tokens}`",
         errors: "AnthropicError",
       }),
     },

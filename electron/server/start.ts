@@ -49,6 +49,8 @@ export interface StartServerOptions {
   demoDir?: string;
   /** MCP servers for this run only (`--mcp-config FILE`), started with the saved ones. */
   mcpServers?: NamedSpec[];
+  /** Origins whose pages may call /v1 and Ollama's routes with the key (`--cors`; none by default). */
+  corsOrigins?: readonly string[];
 }
 
 export interface RunningServer {
@@ -151,6 +153,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
       loginCodes,
       rendererDir: options.rendererDir ?? defaultRendererDir(),
       host,
+      ...(options.corsOrigins ? { corsOrigins: options.corsOrigins } : {}),
     });
     await app.listen({ host, port: options.port ?? 0 });
   } catch (err) {

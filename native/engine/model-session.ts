@@ -334,11 +334,15 @@ export class ModelSession {
     }
     used ??= sequence.tokenMeter.diff(meterBefore);
     const toolCalls = signal.aborted ? [] : response ? toToolCalls(response) : (refused ?? []);
+    // A call cut off by maxTokens: what was generated of it (LlamaChat keeps it to itself).
+    const cutOffCall =
+      toolCalls.length === 0 && response?.metadata.stopReason === "maxTokens" ? recorder?.cutOffCall() : null;
     return {
       text: response?.response ?? streamed,
       stopReason:
         toolCalls.length > 0 ? "toolCalls" : response ? toStopReason(response.metadata.stopReason) : "abort",
       ...(toolCalls.length > 0 ? { toolCalls } : {}),
+      ...(cutOffCall ? { cutOffCall } : {}),
       ...stopSequenceOf(response?.metadata, options.stop),
       tokens: used.usedOutputTokens,
       ttftMs,

@@ -186,6 +186,13 @@ export class CallRecorder {
     this.params.set(chunk.callIndex, entry);
   };
 
+  /** The call whose arguments were still being written when the generation stopped; null if none. */
+  cutOffCall(): { name: string; arguments: string } | null {
+    const last = this.params.get(this.completed.length);
+    if (!last || last.done) return null;
+    return { name: last.name, arguments: last.text };
+  }
+
   /** The calls made, ending with one whose arguments node-llama-cpp refused; null if there is none. */
   refusedCalls(): ToolCallOut[] | null {
     const last = this.params.get(this.completed.length);

@@ -25,6 +25,8 @@ export interface GenerateScript {
   end?: "finish" | "hang" | Error;
   /** After the tokens, end with these tool calls (stopReason "toolCalls"), as a model calling tools does. */
   toolCalls?: ToolCallOut[];
+  /** When maxTokens cuts the tokens short: the tool call it cut off (GenerateResult.cutOffCall). */
+  cutOffCall?: { name: string; arguments: string };
 }
 
 export interface GenerateCall {
@@ -280,6 +282,7 @@ export class FakeEngine implements EngineClient {
               ? "toolCalls"
               : "eos",
       ...(calls ? { toolCalls: structuredClone(calls) } : {}),
+      ...(cut && script.cutOffCall ? { cutOffCall: { ...script.cutOffCall } } : {}),
       ...(options.logprobs ? { logprobs: fakeLogprobs(emitted, options.logprobs.top) } : {}),
       tokens,
       ttftMs: tokens > 0 ? 1 : null,

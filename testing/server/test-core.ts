@@ -164,7 +164,7 @@ export class FakeCore implements Core {
 /** Builds the server around `core` and listens on 127.0.0.1 with a free port. */
 export async function listenForTest(
   core: Core,
-  options: { apiKey?: string; rendererDir?: string } = {},
+  options: { apiKey?: string; rendererDir?: string; corsOrigins?: string[] } = {},
 ): Promise<{ url: string; apiKey: string; close: () => Promise<void> }> {
   const { buildServer } = await import("../../electron/server/app");
   const apiKey = options.apiKey ?? "test-key-0123456789";
@@ -173,6 +173,7 @@ export async function listenForTest(
     apiKey,
     rendererDir: options.rendererDir ?? "/nonexistent-renderer",
     host: "127.0.0.1",
+    ...(options.corsOrigins ? { corsOrigins: options.corsOrigins } : {}),
   });
   await app.listen({ host: "127.0.0.1", port: 0 });
   const address = app.server.address();

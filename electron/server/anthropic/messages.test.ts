@@ -248,11 +248,11 @@ describe("POST /v1/messages validation", () => {
     });
   });
 
-  it("leaves count_tokens out: a 404 in Anthropic's shape (the engine has no tokenizer call)", async () => {
+  it("count_tokens answers an unknown model with a 404 in Anthropic's shape (counted: corners.test.ts)", async () => {
     const res = await fetch(`${server.url}/v1/messages/count_tokens`, {
       method: "POST",
       headers: { "x-api-key": server.apiKey, "content-type": "application/json" },
-      body: JSON.stringify({ model: "auto", messages: hello.messages }),
+      body: JSON.stringify({ model: "claude-x", messages: hello.messages }),
     });
     expect(res.status).toBe(404);
     expect((await readJson<AnthropicErrorBody>(res)).error.type).toBe("not_found_error");

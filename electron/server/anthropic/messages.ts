@@ -19,8 +19,9 @@ import {
   type V1Context,
 } from "../openai/turn";
 import { anthropicErrorBody, sendAnthropicError } from "./errors";
-import { describeIssue, MessagesRequest } from "./schemas";
+import { CountTokensRequest, describeIssue, MessagesRequest } from "./schemas";
 import { engineTurn, routeText, type EngineTurn } from "./translate";
+import { requestSeed, sendSeed } from "../openai/sampling";
 import { SseChannel, withBatchedDeltas } from "../openai/sse";
 
 /** Anthropic's default temperature. */
@@ -82,9 +83,11 @@ function usage(result: GenerateResult): Usage {
   return { input_tokens: counts.prompt_tokens, output_tokens: counts.completion_tokens };
 }
 
-function samplers(body: MessagesRequest): Pick<GenerateOptions, "temperature" | "topP" | "topK"> {
+function samplers(body: MessagesRequest): Pick<GenerateOptions, "temperature" | "topP" | "topK" | "seed"> {
   return {
     temperature: body.temperature ?? DEFAULT_TEMPERATURE,
+    // Anthropic's API has no seed: a fresh one, said in the x-macaron-seed header.
+    seed: requestSeed(undefined),
     ...(body.top_p != null ? { topP: body.top_p } : {}),
     ...(body.top_k != null ? { topK: body.top_k } : {}),
   };
@@ -124,6 +127,7 @@ export function createMessagesHandler({ core }: V1Context) {
       // An adapter trained on its own call syntax (the demo's Agent) calls tools in that syntax.
       ...(toolFormat ? { toolFormat } : {}),
     };
+    sendSeed(reply, options);
     const meta = { id: newId("msg_"), model: body.model };
 
     // A client that goes away must not keep the engine busy (nor wait in the queue).
@@ -286,4 +290,48 @@ class MessageStream {
   private end(): void {
     this.sse.end();
   }
+}
+
+/**
+ * POST /v1/messages/count_tokens: `{input_tokens}` for a message request, exact. The prompt is
+ * counted as the engine lays it out (chat template, system, tools), which only the engine knows:
+ * it runs the request with a one-token answer, greedy, and reports its prompt length. That
+ * evaluates the prompt once, and leaves it in the KV cache, so the request a client sends
+ * after counting reuses it.
+ */
+export function createCountTokensHandler({ core }: V1Context) {
+  return async function countTokens(request: FastifyRequest, reply: FastifyReply) {
+    const parsed = CountTokensRequest.safeParse(request.body);
+    if (!parsed.success) {
+      return sendAnthropicError(
+        reply,
+        new OpenAiError(400, "invalid_request_error", "invalid_request", describeIssue(parsed.error)),
+      );
+    }
+    const body: MessagesRequest = { ...parsed.data, max_tokens: 1 };
+    try {
+      const { history, tools } = engineTurn(body);
+      const { resolved } = await resolveTurn(core, {
+        model: body.model,
+        routeText: routeText(body.messages),
+      });
+      const toolFormat = tools.tools ? resolved.toolFormat : undefined;
+      const result = await core.generation.generate(
+        history,
+        {
+          temperature: 0,
+          maxTokens: 1,
+          ...(resolved.adapters.length > 0 ? { adapters: resolved.adapters } : {}),
+          kvPolicy: resolved.kvPolicy,
+          ...tools,
+          ...(toolFormat ? { toolFormat } : {}),
+        },
+        undefined,
+        abortOnClose(reply),
+      );
+      return reply.send({ input_tokens: usage(result).input_tokens });
+    } catch (error) {
+      return sendAnthropicError(reply, toOpenAiError(error));
+    }
+  };
 }

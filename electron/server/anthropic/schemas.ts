@@ -90,6 +90,9 @@ const Tool = z.strictObject({
   cache_control: CacheControl,
   // Generation is always grammar-constrained: `strict` changes nothing, and is accepted.
   strict: z.boolean().optional(),
+  // How finely Anthropic streams a call's input (the Vercel AI SDK sets it on every streamed
+  // tool): a local call's input is streamed whole once it parses, either way.
+  eager_input_streaming: z.boolean().nullish(),
 });
 
 const parallel = { disable_parallel_tool_use: z.boolean().optional() };
@@ -100,6 +103,28 @@ export const ToolChoice = z.discriminatedUnion("type", [
   z.strictObject({ type: z.literal("none") }),
 ]);
 export type ToolChoice = z.infer<typeof ToolChoice>;
+
+/**
+ * Fields real clients send that change nothing on a local model: accepted and ignored (as
+ * IgnoredFields on the OpenAI side). Any other unknown field is a 400 naming it.
+ * - `service_tier`, `speed`, `inference_geo`: which of Anthropic's capacity serves the request.
+ * - `cache_control` (top level): prompt caching; the engine reuses its KV cache anyway.
+ * - `context_management`: rules for Anthropic to clear old tool results or thinking when the
+ *   context fills; the local engine never edits the conversation, and refuses a prompt that
+ *   does not fit (context_length_exceeded) instead.
+ * - `metadata.user_id`: abuse tracking.
+ * On tools: `cache_control`, `strict` (calls are always grammar-constrained) and
+ * `eager_input_streaming` (a call's input is streamed whole once it parses).
+ */
+export const AnthropicIgnoredFields = {
+  service_tier: z.string().max(64).nullish(),
+  speed: z.string().max(64).nullish(),
+  inference_geo: z.string().max(64).nullish(),
+  cache_control: CacheControl,
+  context_management: z.looseObject({}).nullish(),
+  // Accepted for compatibility; nothing is tracked per user.
+  metadata: z.strictObject({ user_id: z.string().max(256).nullish() }).optional(),
+};
 
 export const MessagesRequest = z.strictObject({
   model: z.string().min(1).max(256),
@@ -113,8 +138,7 @@ export const MessagesRequest = z.strictObject({
   stream: z.boolean().optional(),
   tools: z.array(Tool).max(MAX_TOOLS).optional(),
   tool_choice: ToolChoice.optional(),
-  // Accepted for compatibility; nothing is tracked per user.
-  metadata: z.strictObject({ user_id: z.string().max(256).nullish() }).optional(),
+  ...AnthropicIgnoredFields,
   // Extended thinking needs a model trained for it; `disabled` is what clients send to turn it off.
   thinking: z
     .looseObject({
@@ -123,6 +147,20 @@ export const MessagesRequest = z.strictObject({
     .optional(),
 });
 export type MessagesRequest = z.infer<typeof MessagesRequest>;
+
+/** POST /v1/messages/count_tokens: a message request without the answer's settings. */
+export const CountTokensRequest = MessagesRequest.omit({
+  max_tokens: true,
+  stream: true,
+  stop_sequences: true,
+  temperature: true,
+  top_p: true,
+  top_k: true,
+  metadata: true,
+  service_tier: true,
+  speed: true,
+  inference_geo: true,
+});
 
 /** Anthropic's form of a field's path, as its own errors write it: `messages.0.content.1.type`. */
 export function fieldPath(path: readonly PropertyKey[]): string {

@@ -7,6 +7,7 @@ import { ChatCompletionRequest, describeIssue, type ChatCompletionRequest as Req
 import {
   contentText,
   historyTurns,
+  newCallId,
   responseToolCalls,
   toolRequest,
   type OpenAiToolCall,
@@ -17,6 +18,7 @@ import {
   logprobsOption,
   responseFormatOptions,
   samplingOptions,
+  sendSeed,
   structuredAnswerOk,
   withEngineParam,
   type StructuredCheck,
@@ -45,14 +47,26 @@ function finishReason(
   calls: readonly OpenAiToolCall[],
   structured: StructuredCheck,
 ): FinishReason {
-  if (calls.length > 0) return "tool_calls";
   if (result.stopReason === "maxTokens") return "length";
+  if (calls.length > 0) return "tool_calls";
   if (result.stopReason === "stop") return "stop";
   return structuredAnswerOk(result.text, structured) ? "stop" : "length";
 }
 
-/** The calls the model made, checked against the request's tools (none unless it stopped for them). */
+/**
+ * The calls the model made, checked against the request's tools (none unless it stopped for
+ * them). A call that max_tokens cut off is returned as far as it was written (its arguments
+ * not yet whole JSON) with finish_reason "length", as OpenAI does, rather than dropped.
+ */
 function callsOf(result: GenerateResult, tools: ToolRequest): OpenAiToolCall[] {
+  if (result.stopReason === "maxTokens" && result.cutOffCall)
+    return [
+      {
+        id: newCallId(),
+        type: "function",
+        function: { name: result.cutOffCall.name, arguments: result.cutOffCall.arguments },
+      },
+    ];
   if (result.stopReason !== "toolCalls" || !result.toolCalls?.length) return [];
   return responseToolCalls(result.toolCalls, tools);
 }
@@ -132,6 +146,7 @@ export function createChatCompletionHandler({ core }: V1Context) {
     } catch (error) {
       return sendOpenAiError(reply, toOpenAiError(error));
     }
+    sendSeed(reply, options);
     const logprobsOf = (result: GenerateResult) => (options.logprobs ? chatLogprobs(result.logprobs) : null);
     const meta = { id: newId("chatcmpl-"), created: nowSeconds(), model: body.model };
 

@@ -1,13 +1,15 @@
 /**
  * POST /v1/embeddings: vectors from the engine's embedder, for RAG tools and editors that index
- * with the same server they chat with. The model id is checked as for chat (a base, an adapter
- * or `auto`), but the vectors always come from the base model: LoRA adapters change how the
- * model writes, and an index must not shift with the adapter a request names.
+ * with the same server they chat with. The vectors always come from the loaded base model, under
+ * any model name: LoRA adapters change how the model writes, and an index must not shift with
+ * the adapter a request names; clients send their own default names (`text-embedding-3-small`,
+ * LangChain's `text-embedding-ada-002`, Ollama's `nomic-embed-text`), which all get the base's
+ * vectors. The response's `model` is the name the request sent.
  */
 import type { FastifyReply, FastifyRequest } from "fastify";
 import { OpenAiError, sendOpenAiError } from "./errors";
 import { describeIssue, EmbeddingRequest } from "./schemas";
-import { abortOnClose, resolveModelId, toOpenAiError, withParam, type V1Context } from "./turn";
+import { abortOnClose, toOpenAiError, withParam, type V1Context } from "./turn";
 
 function invalid(message: string, param: string | null): OpenAiError {
   return new OpenAiError(400, "invalid_request_error", "invalid_request", message, param);
@@ -52,7 +54,9 @@ export function createEmbeddingsHandler({ core }: V1Context) {
     const body = parsed.data;
     const texts = typeof body.input === "string" ? [body.input] : body.input;
     try {
-      const { loaded } = await resolveModelId(core, body.model);
+      const loaded = core.generation.loaded;
+      if (!loaded)
+        throw new OpenAiError(503, "server_error", "model_not_loaded", "No model is loaded. Load one first.");
       const known = sizes.get(loaded.path);
       if (body.dimensions != null && known !== undefined && body.dimensions !== known)
         throw wrongDimensions(body.dimensions, known);

@@ -4,6 +4,7 @@
  */
 import { stat } from "node:fs/promises";
 import { basename } from "node:path";
+import type { FastifyRequest } from "fastify";
 import type { AdapterInfo, AdapterSelection } from "../../api";
 import type { Core } from "../../core/core-types";
 
@@ -91,4 +92,19 @@ export function misfitMessage(
     `the loaded one, '${modelIdFromPath(loadedPath)}'. Load the base it was trained on, or pick ` +
     `another model from GET /v1/models.${reason}`
   );
+}
+
+/** Anthropic's SDKs send `anthropic-version` with every request; OpenAI's never do. */
+export function isAnthropicClient(request: FastifyRequest): boolean {
+  return request.headers["anthropic-version"] !== undefined;
+}
+
+/** A model as Anthropic's Models API describes one (`models.list`, `models.retrieve`). */
+export function anthropicModel(model: OpenAiModel) {
+  return {
+    type: "model" as const,
+    id: model.id,
+    display_name: model.name ?? model.id,
+    created_at: new Date(model.created * 1000).toISOString(),
+  };
 }

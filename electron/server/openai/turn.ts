@@ -122,11 +122,28 @@ export function withParam(error: OpenAiError, param: string): OpenAiError {
   return new OpenAiError(error.status, error.type, error.code, error.message, param);
 }
 
-/** Any failure as OpenAiError (engine and core errors by their code; anything else a 500). */
+/**
+ * Any failure as OpenAiError (engine and core errors by their code; anything else a 500). An
+ * unexpected error is logged (stderr) under a fresh error id that the 500's message carries, so
+ * a user's report can be matched to the log line with the stack.
+ */
 export function toOpenAiError(error: unknown): OpenAiError {
   if (error instanceof OpenAiError) return error;
   if (error instanceof ApiError) return fromApiErrorCode(error.code, error.message);
-  return new OpenAiError(500, "server_error", "internal", "The generation failed.");
+  const id = logUnexpected(error);
+  return new OpenAiError(
+    500,
+    "server_error",
+    "internal",
+    `The generation failed (error id ${id}; the server's log has the details).`,
+  );
+}
+
+/** Logs an unexpected error with a fresh id (`err_…`) and returns the id. */
+export function logUnexpected(error: unknown, id: string = newId("err_")): string {
+  const detail = error instanceof Error ? (error.stack ?? error.message) : String(error);
+  console.error(`[macaron] unexpected error ${id}: ${detail}`);
+  return id;
 }
 
 /** A signal that fires when the client goes away before the answer ended. */

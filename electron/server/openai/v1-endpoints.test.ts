@@ -165,12 +165,13 @@ describe("chat completions: samplers reach the engine", () => {
     });
   });
 
-  it("leaves absent samplers to the engine's defaults", async () => {
-    await post("chat/completions", hello);
+  it("leaves absent samplers to the engine's defaults, but draws a fresh seed (said in x-macaron-seed)", async () => {
+    const res = await post("chat/completions", hello);
     const options = lastOptions()!;
     expect(options.temperature).toBe(1);
-    for (const key of ["topP", "topK", "minP", "repeatPenalty", "tokenBias", "seed", "logprobs", "json"])
+    for (const key of ["topP", "topK", "minP", "repeatPenalty", "tokenBias", "logprobs", "json"])
       expect(options).not.toHaveProperty(key);
+    expect(String(options.seed)).toBe(res.headers.get("x-macaron-seed"));
   });
 
   it("leaves out empty stop strings, which could never end an answer", async () => {
@@ -448,12 +449,14 @@ describe("POST /v1/embeddings", () => {
     expect(body.error.code).toBe("context_length_exceeded");
   });
 
-  it("answers an unknown model with 404", async () => {
-    const res = await post("embeddings", { model: "text-embedding-3-small", input: "abc" });
-    expect(res.status).toBe(404);
-    expect((await readJson<OpenAiErrorReply>(res)).error).toMatchObject({
-      code: "model_not_found",
-      param: "model",
-    });
+  it("embeds with the base model under any model name (clients' default names), echoing the name", async () => {
+    const named = await post("embeddings", { model: "text-embedding-3-small", input: ["abc", "de"] });
+    expect(named.status).toBe(200);
+    const body = await readJson<{ model: string; data: { embedding: number[] }[] }>(named);
+    expect(body.model).toBe("text-embedding-3-small");
+    const auto = await readJson<{ data: { embedding: number[] }[] }>(
+      await post("embeddings", { model: "auto", input: ["abc", "de"] }),
+    );
+    expect(body.data.map((d) => d.embedding)).toEqual(auto.data.map((d) => d.embedding));
   });
 });

@@ -49,7 +49,7 @@ describe("LocalServerSettings", () => {
       /<input type="checkbox" role="switch"(?![^>]*checked)[^>]*\/>Serve the API on this computer/,
     );
     expect(html).toMatch(/<label for="[^"]+">Port<\/label><input id="[^"]+"[^>]*value="1234"/);
-    expect(html).toContain("Works with OpenAI and Anthropic clients");
+    expect(html).toContain("Works with OpenAI, Anthropic and Ollama clients");
     expect(html).toContain(">Off.</p>");
     expect(html).not.toContain("Copy address");
     expect(html).not.toContain(KEY);

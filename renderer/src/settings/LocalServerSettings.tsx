@@ -9,7 +9,8 @@ const MAX_PORT = 65535;
 const MASK = "•".repeat(24);
 
 /**
- * "Local API server": the app serves its model API (/v1, OpenAI- and Anthropic-compatible) on
+ * "Local API server": the app serves its model API (/v1, OpenAI- and Anthropic-compatible, and
+ * Ollama's /api/chat, /api/generate, /api/embed, …) on
  * 127.0.0.1 while it runs, like LM Studio's local server, for editors, agents and scripts on this
  * computer. Off until turned on here; shows the address and the key (masked until asked), and
  * why it is not running when the port is taken.
@@ -30,7 +31,7 @@ export function LocalServerSettings() {
       <h3 id={headingId}>Local API server</h3>
       <p id={hintId} className="muted">
         Lets editors, agents and scripts on this computer use the loaded model while the app runs. Works with
-        OpenAI and Anthropic clients; only this computer can connect, and every request needs the key.
+        OpenAI, Anthropic and Ollama clients; only this computer can connect, and every request needs the key.
       </p>
       {status === null && !error && <p role="status">Loading…</p>}
       {status && (
@@ -172,8 +173,9 @@ function Connection({ status, url, busy }: { status: LocalServerStatus; url: str
         )}
       </div>
       <p className="muted">
-        Set the address as the base URL and the key as the API key of an OpenAI or Anthropic client. To try
-        it:
+        Set the address as the base URL and the key as the API key of an OpenAI client. Anthropic and Ollama
+        clients take the address without <code>/v1</code> (Ollama&apos;s host), with the key sent as{" "}
+        <code>Authorization: Bearer</code>. To try it:
       </p>
       <div className="settings-section__actions local-server__row">
         <pre className="local-server__curl" id={curlId} aria-label="Example request" tabIndex={0}>
