@@ -19,6 +19,13 @@ import { coreTarget } from "../../electron/core/contract/core-target";
 import type { Contract } from "../../electron/core/contract/contract-schema";
 import type { EngineClient } from "../../electron/core/engine/types";
 import { assembleCore } from "../../electron/core/index";
+import {
+  judgeTaughtRun,
+  taughtContract,
+  withTaught,
+  type TaughtSuite,
+  type TaughtVerdict,
+} from "../../electron/core/releases/taught-suite";
 
 export interface CloudGateOptions {
   base: string;
@@ -30,12 +37,22 @@ export interface CloudGateOptions {
   candidate: { adapterId: string; version: string };
   contract: Contract;
   makeEngine: () => EngineClient;
+  /**
+   * Taught suites to judge too (earlier cycles' and this one's, `ownId`), candidate against live
+   * on the same core: a forgotten or unlearned suite rejects the candidate.
+   */
+  taught?: { suites: TaughtSuite[]; ownId: string | null; minRate?: number };
   onProgress?: (done: number, total: number, caseId: string) => void;
   signal?: AbortSignal;
 }
 
-/** Runs the contract; resolves with its report (passed or not). Throws when the base does not load. */
-export async function runCloudGate(o: CloudGateOptions): Promise<ContractReport> {
+/**
+ * Runs the contract (and the taught suites); resolves with its report (passed or not, the taught
+ * verdict merged in). Throws when the base does not load.
+ */
+export async function runCloudGate(
+  o: CloudGateOptions,
+): Promise<ContractReport & { taught?: TaughtVerdict }> {
   const dataDir = await mkdtemp(join(tmpdir(), "macaron-cycle-gate-"));
   const core = await assembleCore(
     { dataDir, initialModel: o.base, adaptersDir: o.liveDir, demoAdapters: false, log: () => undefined },
@@ -67,15 +84,21 @@ export async function runCloudGate(o: CloudGateOptions): Promise<ContractReport>
       },
       generate: (history, options, signal) => live.generate(history, options, signal),
     };
-    return await runContract(o.contract, {
-      target: candidate,
-      baseline: livePath ? live : undefined,
-      candidate: o.candidate,
-      shareAnswers: true,
-      systemPrompt: DEFAULT_SYSTEM_PROMPT,
-      onProgress: o.onProgress,
-      signal: o.signal,
-    });
+    const run = (contract: Contract) =>
+      runContract(contract, {
+        target: candidate,
+        baseline: livePath ? live : undefined,
+        candidate: o.candidate,
+        shareAnswers: true,
+        systemPrompt: DEFAULT_SYSTEM_PROMPT,
+        onProgress: o.onProgress,
+        signal: o.signal,
+      });
+    const report = await run(o.contract);
+    const suites = o.taught?.suites.filter((s) => s.cases.length > 0) ?? [];
+    if (suites.length === 0) return report;
+    const taughtRun = await run(taughtContract(suites));
+    return withTaught(report, judgeTaughtRun(taughtRun, suites, o.taught!.ownId, o.taught!.minRate));
   } finally {
     await core.close();
     await rm(dataDir, { recursive: true, force: true });

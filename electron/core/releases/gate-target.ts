@@ -9,6 +9,7 @@ import type { EngineQueue } from "../models/engine-queue";
 import type { AdapterRouter } from "../router";
 import type { AdapterReleasesDeps } from "./adapter-releases";
 import type { AdapterVersion } from "./release-store";
+import { judgeTaughtRun, taughtContract, taughtOf, withTaught } from "./taught-suite";
 
 export interface GateEvaluatorDeps {
   registry: AdapterRegistry;
@@ -86,8 +87,8 @@ export function gateEvaluator(deps: GateEvaluatorDeps): AdapterReleasesDeps["eva
         generate: (history, options, s) => deps.engine.generateInBackground(history, options, s ?? signal),
       };
     };
-    try {
-      return await runContract(deps.contract, {
+    const run = (contract: Contract) =>
+      runContract(contract, {
         target: target(candidate),
         baseline: target(null),
         // Both sides run on this engine and base: a case that resolves to the same adapter
@@ -98,6 +99,15 @@ export function gateEvaluator(deps: GateEvaluatorDeps): AdapterReleasesDeps["eva
         onProgress,
         signal,
       });
+    try {
+      const report = await run(deps.contract);
+      // The taught suites the version carries (taught-suite.ts): its own cycle's and every
+      // earlier one, judged right or wrong against the live version on the same cases.
+      const lineage = candidate.manifest.lineage as { details?: unknown };
+      const suites = taughtOf(lineage.details);
+      if (suites.length === 0) return report;
+      const own = suites.find((s) => s.version === candidate.version)?.id ?? null;
+      return withTaught(report, judgeTaughtRun(await run(taughtContract(suites)), suites, own));
     } finally {
       outer.removeEventListener("abort", onAbort);
     }
