@@ -13,7 +13,7 @@ import { formatReport } from "../../electron/core/contract/report-table";
 import { EngineSupervisor } from "../../electron/core/engine/supervisor";
 import { spawnNodeEngine } from "../../electron/core/engine/spawn-node";
 import { progressPrinter } from "../../cloud/training/progress-printer";
-import { runCycle } from "./cycle";
+import { CYCLE_METHODS, runCycle, type CycleMethod } from "./cycle";
 
 const USAGE = `Usage: npm run cycle -- --cloud URL --admin-key KEY --domain D --base FILE.gguf [options]
 
@@ -23,6 +23,10 @@ const USAGE = `Usage: npm run cycle -- --cloud URL --admin-key KEY --domain D --
   --base             the base model (GGUF) the adapters are trained for
   --work DIR         working folder (exports, parent, candidate, contract.json)   default: a temp folder
   --contract FILE    contract whose cases tagged D judge the candidate            default: the app's default contract
+  --method M         sft | dpo | sft+dpo: SFT on the export, DPO on its preference pairs
+                     (regenerations, ratings, corrections), or SFT then DPO       default: sft
+  --replay-dir DIR   accepted training lines per domain, replayed into the next cycle
+                     (earlier lessons kept)                                      default: none (no replay)
   --steps N | --epochs N, --lr X, --rank R, --seed S, --batch-size B, --nproc N  trainer options
   --bytes-per-token N  the base tokenizer's bytes per token, for the export's length limit (default 3)
   --json FILE        write the cycle's result here`;
@@ -37,6 +41,8 @@ function parse(argv: string[]) {
       base: { type: "string" },
       work: { type: "string" },
       contract: { type: "string" },
+      method: { type: "string" },
+      "replay-dir": { type: "string" },
       steps: { type: "string" },
       epochs: { type: "string" },
       lr: { type: "string" },
@@ -59,7 +65,11 @@ function parse(argv: string[]) {
     if (!Number.isFinite(n) || n <= 0) throw new Error(`--${name} must be a positive number`);
     return n;
   };
+  const method = (values.method ?? "sft") as CycleMethod;
+  if (!CYCLE_METHODS.includes(method)) throw new Error(`--method must be one of ${CYCLE_METHODS.join(", ")}`);
   return {
+    method,
+    replayDir: values["replay-dir"] ? resolve(values["replay-dir"]) : undefined,
     cloud: values.cloud!,
     adminKey: values["admin-key"]!,
     domain: values.domain!,
@@ -106,6 +116,8 @@ async function main(): Promise<number> {
       base: args.base,
       work: args.work ?? (await mkdtemp(join(tmpdir(), "macaron-cycle-"))),
       contract,
+      method: args.method,
+      replayDir: args.replayDir,
       training,
       export: args.bytesPerToken ? { bytesPerToken: args.bytesPerToken } : undefined,
       makeEngine: () => new EngineSupervisor(spawnNodeEngine(), { readyTimeoutMs: 60_000 }),
@@ -113,6 +125,15 @@ async function main(): Promise<number> {
       onTrainProgress: printer.onProgress,
     });
     console.log(formatReport(result.contract));
+    const report = result.exported.report;
+    console.log(
+      `export: ${report.splits.train} train, ${report.splits.heldout} held out; dropped ${JSON.stringify(report.dropped)}` +
+        (report.quality ? `; quality ${JSON.stringify(report.quality)}` : ""),
+    );
+    if (result.preferenceAccuracy)
+      console.log(
+        `held-out preference accuracy: ${result.preferenceAccuracy.before ?? "n/a"} → ${result.preferenceAccuracy.after ?? "n/a"}`,
+      );
     if (args.json) await writeFile(args.json, `${JSON.stringify(result, null, 2)}\n`);
     if (result.published) {
       console.log(

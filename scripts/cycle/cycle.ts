@@ -1,19 +1,25 @@
 /**
  * One improvement cycle for one domain (the paper's loop), against a running cloud service:
  *   1. export the domain's prepared data (train and held-out splits, with the report of every
- *      count) — cloud/prepare;
- *   2. train the next version from the live one as parent — cloud/training (PyTorch);
- *   3. run the contract on the cloud side, candidate against live — cloud-gate.ts;
- *   4. publish it to the registry with its lineage only if it passed.
- * The app then downloads it, runs its own gate, and it goes live or stays rejected.
+ *      count) — cloud/prepare; the held-out SFT split becomes this cycle's taught suite;
+ *   2. train the next version from the live one as parent — cloud/training (PyTorch): SFT on the
+ *      export plus a replay of earlier accepted lines (`replayDir`), DPO on preference pairs, or
+ *      SFT then DPO (`method`);
+ *   3. run the contract on the cloud side, candidate against live, and every taught suite so far
+ *      (this cycle's at a stated rate, earlier ones within a margin of live) — cloud-gate.ts;
+ *   4. publish it to the registry with its lineage (taught suites included) only if it passed.
+ * The app then downloads it, runs its own gate (the taught suites too), and it goes live or stays
+ * rejected.
  */
 import { createHash } from "node:crypto";
-import { mkdir, readFile, rm, writeFile } from "node:fs/promises";
+import { existsSync } from "node:fs";
+import { mkdir, readFile, rename, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import type { ContractReport } from "../../electron/core/contract/contract-runner";
 import type { Contract } from "../../electron/core/contract/contract-schema";
 import type { EngineClient } from "../../electron/core/engine/types";
-import { fetchExport } from "../../cloud/prepare/client";
+import { fetchExport, type FetchedExport } from "../../cloud/prepare/client";
+import { promptKey, type Message } from "../../cloud/prepare/normalize";
 import type { ExportReport } from "../../cloud/prepare/report";
 import {
   downloadEntry,
@@ -29,7 +35,20 @@ import {
   type TrainProgress,
   type TrainResult,
 } from "../../cloud/training/train";
+import {
+  encodeTaught,
+  taughtOf,
+  taughtSuiteFrom,
+  type TaughtSuite,
+  type TaughtVerdict,
+} from "../../electron/core/releases/taught-suite";
 import { domainSuite, runCloudGate } from "./cloud-gate";
+
+/** How the candidate is trained: on the SFT export, the preference export, or SFT then DPO. */
+export type CycleMethod = "sft" | "dpo" | "sft+dpo";
+export const CYCLE_METHODS: readonly CycleMethod[] = ["sft", "dpo", "sft+dpo"];
+/** Most earlier accepted lines replayed into a cycle's training set (and kept for the next). */
+export const REPLAY_MAX_LINES = 400;
 
 export interface CycleOptions {
   /** The cloud service, e.g. http://127.0.0.1:8787. */
@@ -52,6 +71,15 @@ export interface CycleOptions {
   >;
   /** Export options: the base's tokens per byte matter for the length filter. */
   export?: { maxTokens?: number; bytesPerToken?: number; heldoutShare?: number };
+  /** Default "sft". */
+  method?: CycleMethod;
+  /**
+   * Folder of the accepted training lines per domain (`<domain>.jsonl`): replayed into the next
+   * cycle's SFT set so earlier lessons are kept, rewritten after a publish. Absent: no replay.
+   */
+  replayDir?: string;
+  /** The share of its own taught suite the candidate must answer right (default TAUGHT_MIN_RATE). */
+  taughtMinRate?: number;
   log?: (line: string) => void;
   onTrainProgress?: (p: TrainProgress) => void;
   signal?: AbortSignal;
@@ -59,10 +87,24 @@ export interface CycleOptions {
 
 export interface CycleResult {
   domain: string;
-  exported: { train: number; heldout: number; report: ExportReport };
+  method: CycleMethod;
+  exported: {
+    train: number;
+    heldout: number;
+    report: ExportReport;
+    /** The preference export (dpo, sft+dpo). */
+    preference?: { train: number; heldout: number; report: ExportReport };
+    /** Earlier accepted lines added to the SFT set. */
+    replayed: number;
+  };
+  /** This cycle's taught suite (its held-out SFT lines) and every earlier one judged. */
+  taught: { own: TaughtSuite; earlier: TaughtSuite[]; verdict: TaughtVerdict | null };
+  /** DPO: held-out preference accuracy before and after (null without held-out pairs). */
+  preferenceAccuracy: { before: number | null; after: number | null } | null;
   parent: RegistryEntry | null;
   trained: TrainResult;
-  contract: ContractReport;
+  /** The contract's report with the taught suites' verdict merged in. */
+  contract: ContractReport & { taught?: TaughtVerdict };
   /** The registry entry when the candidate passed, null when it was rejected. */
   published: RegistryEntry | null;
   seconds: { export: number; train: number; contract: number; publish: number; total: number };
@@ -84,8 +126,17 @@ async function fetchParent(o: CycleOptions, entry: RegistryEntry, dir: string): 
 function publishManifest(
   trained: TrainResult,
   parentEntry: RegistryEntry | null,
-  contract: ContractReport,
+  contract: ContractReport & { taught?: TaughtVerdict },
   exportSha: string,
+  cycle: {
+    method: CycleMethod;
+    suites: TaughtSuite[];
+    report: ExportReport;
+    preference: ExportReport | null;
+    replayed: number;
+    preferenceAccuracy: CycleResult["preferenceAccuracy"];
+    sft: TrainResult | null;
+  },
 ): PublishManifest {
   const m = trained.manifest;
   const entry = publishManifestOf(m);
@@ -105,36 +156,91 @@ function publishManifest(
           passRate: contract.passRate,
           comparison: contract.comparison ?? null,
         },
+        // Every taught suite so far, this cycle's last with the rate it was accepted at: the
+        // next cycle and the app's gate judge later candidates on them.
+        taught: encodeTaught(cycle.suites),
+        cycle: {
+          method: cycle.method,
+          replayed: cycle.replayed,
+          export: {
+            dropped: cycle.report.dropped,
+            splits: cycle.report.splits,
+            quality: cycle.report.quality,
+          },
+          ...(cycle.preference
+            ? { preferenceExport: { dropped: cycle.preference.dropped, splits: cycle.preference.splits } }
+            : {}),
+          ...(cycle.preferenceAccuracy ? { preferenceAccuracy: cycle.preferenceAccuracy } : {}),
+          ...(cycle.sft
+            ? {
+                sftStage: {
+                  examples: cycle.sft.dataset.examples,
+                  heldout: cycle.sft.manifest.lineage.heldout,
+                },
+              }
+            : {}),
+          taughtResults: contract.taught?.suites ?? [],
+        },
       },
     },
-    releaseNotes: `Trained on ${m.lineage.dataset.examples} examples from feedback; ${contract.contract}@${contract.version} passed at ${(contract.passRate * 100).toFixed(0)}%.`,
+    releaseNotes: `Trained (${cycle.method}) on ${m.lineage.dataset.examples} examples from feedback; ${contract.contract}@${contract.version} passed at ${(contract.passRate * 100).toFixed(0)}%.`,
   };
 }
 
 /** Runs one cycle. Throws on a failure to export, train or evaluate; a rejection is a result. */
 export async function runCycle(o: CycleOptions): Promise<CycleResult> {
   const log = o.log ?? (() => undefined);
+  const method = o.method ?? "sft";
   const started = performance.now();
   await rm(o.work, { recursive: true, force: true });
   await mkdir(o.work, { recursive: true });
 
   let t = performance.now();
-  const query = { url: o.cloud, adminKey: o.adminKey, domain: o.domain, type: "sft" as const, ...o.export };
-  const train = await fetchExport({ ...query, split: "train" }, o.signal);
-  const heldout = await fetchExport({ ...query, split: "heldout" }, o.signal);
-  if (train.lines.length === 0)
+  const query = { url: o.cloud, adminKey: o.adminKey, domain: o.domain, ...o.export };
+  const get = (type: "sft" | "preference", split: "train" | "heldout") =>
+    fetchExport({ ...query, type, split }, o.signal);
+  // The SFT export: training lines (sft, sft+dpo) and the held-out split, the taught suite.
+  const train = await get("sft", "train");
+  const heldout = await get("sft", "heldout");
+  const pref =
+    method === "sft"
+      ? null
+      : { train: await get("preference", "train"), heldout: await get("preference", "heldout") };
+  if (method !== "dpo" && train.lines.length === 0)
     throw new Error(
       `The ${o.domain} export has no training example (${JSON.stringify(train.report.dropped)}).`,
     );
-  const trainPath = join(o.work, `${o.domain}.jsonl`);
-  const heldoutPath = join(o.work, `${o.domain}.heldout.jsonl`);
-  await writeFile(trainPath, train.jsonl);
-  if (heldout.lines.length > 0) await writeFile(heldoutPath, heldout.jsonl);
-  const exportSeconds = since(t);
-  log(`exported ${train.lines.length} training and ${heldout.lines.length} held-out examples of ${o.domain}`);
+  if (pref && method === "dpo" && pref.train.lines.length === 0)
+    throw new Error(
+      `The ${o.domain} preference export has no pair (${JSON.stringify(pref.train.report.dropped)}).`,
+    );
 
   const index = await fetchRegistryIndex(o.cloud, o.signal);
   const parent = liveEntry(index, o.domain);
+  const earlier = parent ? taughtOf(parent.lineage.details) : [];
+
+  // Replay: earlier accepted lines whose prompt is neither in this export nor held out.
+  const replay = await readReplay(o.replayDir, o.domain);
+  const taken = new Set([...train.lines, ...heldout.lines].map(linePrompt));
+  for (const s of earlier) for (const c of s.cases) taken.add(promptKey(c.conversation));
+  const replayed = replay.filter((l) => !taken.has(linePrompt(l))).slice(0, REPLAY_MAX_LINES);
+  const trainPath = join(o.work, `${o.domain}.jsonl`);
+  const heldoutPath = join(o.work, `${o.domain}.heldout.jsonl`);
+  await writeFile(trainPath, toJsonl([...train.lines, ...replayed]));
+  if (heldout.lines.length > 0) await writeFile(heldoutPath, heldout.jsonl);
+  const prefPath = join(o.work, `${o.domain}.preference.jsonl`);
+  const prefHeldoutPath = join(o.work, `${o.domain}.preference.heldout.jsonl`);
+  if (pref) {
+    await writeFile(prefPath, pref.train.jsonl);
+    if (pref.heldout.lines.length > 0) await writeFile(prefHeldoutPath, pref.heldout.jsonl);
+  }
+  const exportSeconds = since(t);
+  log(
+    `exported ${train.lines.length} training and ${heldout.lines.length} held-out examples of ${o.domain}` +
+      (replayed.length ? `, replaying ${replayed.length} earlier accepted lines` : "") +
+      (pref ? `; ${pref.train.lines.length} preference pairs (${pref.heldout.lines.length} held out)` : ""),
+  );
+
   const liveDir = join(o.work, "live");
   await mkdir(liveDir, { recursive: true });
   const parentPath = parent ? await fetchParent(o, parent, liveDir) : null;
@@ -143,24 +249,73 @@ export async function runCycle(o: CycleOptions): Promise<CycleResult> {
   );
 
   t = performance.now();
-  const trained = await trainAdapter(
-    {
-      base: o.base,
-      data: trainPath,
-      heldout: heldout.lines.length > 0 ? heldoutPath : undefined,
-      out: join(o.work, "candidate"),
-      id: o.domain,
-      domain: o.domain,
-      from: parentPath ?? undefined,
-      parentVersion: parent?.version,
-      signal: o.signal,
-      ...o.training,
-    },
-    o.onTrainProgress ?? (() => undefined),
-  );
+  const common = {
+    base: o.base,
+    id: o.domain,
+    domain: o.domain,
+    signal: o.signal,
+    ...o.training,
+  };
+  const progress = o.onTrainProgress ?? (() => undefined);
+  let sft: TrainResult | null = null;
+  if (method !== "dpo") {
+    sft = await trainAdapter(
+      {
+        ...common,
+        data: trainPath,
+        heldout: heldout.lines.length > 0 ? heldoutPath : undefined,
+        out: join(o.work, method === "sft" ? "candidate" : "sft"),
+        from: parentPath ?? undefined,
+        parentVersion: parent?.version,
+      },
+      progress,
+    );
+  }
+  let trained: TrainResult;
+  if (method === "sft") trained = sft!;
+  else if (pref!.train.lines.length === 0) {
+    log("no preference pair to learn from: the SFT stage is the candidate");
+    trained = sft!;
+  } else {
+    // DPO from the SFT stage (its own reference) or from the live version.
+    trained = await trainAdapter(
+      {
+        ...common,
+        method: "dpo",
+        data: prefPath,
+        heldout: pref!.heldout.lines.length > 0 ? prefHeldoutPath : undefined,
+        out: join(o.work, "candidate"),
+        from: sft?.adapterPath ?? parentPath ?? undefined,
+        parentVersion: parent?.version,
+        version: sft?.manifest.version,
+      },
+      progress,
+    );
+  }
   const trainSeconds = since(t);
-  log(`trained ${trained.manifest.id} ${trained.manifest.version} in ${trainSeconds.toFixed(1)} s`);
+  const heldoutReport = trained.report.heldout;
+  const preferenceAccuracy =
+    trained.manifest.lineage.method === "dpo"
+      ? {
+          before: heldoutReport?.preferenceAccuracyBefore ?? null,
+          after: heldoutReport?.preferenceAccuracyAfter ?? null,
+        }
+      : null;
+  log(
+    `trained ${trained.manifest.id} ${trained.manifest.version} (${method}) in ${trainSeconds.toFixed(1)} s` +
+      (preferenceAccuracy
+        ? `; held-out preference accuracy ${fmt(preferenceAccuracy.before)} → ${fmt(preferenceAccuracy.after)}`
+        : ""),
+  );
 
+  // This cycle's suite: its held-out lines that no earlier suite holds (the split is a function
+  // of the prompt, so what earlier cycles held out is held out again while it is stored).
+  const earlierPrompts = new Set(earlier.flatMap((s) => s.cases.map((c) => promptKey(c.conversation))));
+  const own = taughtSuiteFrom(
+    heldout.lines.filter((l) => !earlierPrompts.has(linePrompt(l))),
+    o.domain,
+    trained.manifest.version,
+  );
   t = performance.now();
   const contract = await runCloudGate({
     base: o.base,
@@ -170,26 +325,58 @@ export async function runCycle(o: CycleOptions): Promise<CycleResult> {
     candidate: { adapterId: o.domain, version: trained.manifest.version },
     contract: domainSuite(o.contract, o.domain),
     makeEngine: o.makeEngine,
+    taught: { suites: [...earlier, own], ownId: own.id, minRate: o.taughtMinRate },
     signal: o.signal,
   });
   const contractSeconds = since(t);
   log(`contract ${contract.contract}@${contract.version}: ${contract.passed ? "passed" : "failed"}`);
+  for (const r of contract.taught?.suites ?? [])
+    log(
+      `taught ${r.id}${r.own ? " (this cycle)" : ""}: ${r.candidatePassed}/${r.cases} right` +
+        (r.liveRate === null ? "" : `, live ${fmt(r.liveRate)}`) +
+        `, required ${fmt(r.required)} ${r.ok ? "ok" : "FAILED"}`,
+    );
 
   t = performance.now();
   let published: RegistryEntry | null = null;
   if (contract.passed) {
+    const ownResult = contract.taught?.suites.find((r) => r.own);
+    const suites = [...earlier, { ...own, acceptedRate: ownResult?.candidateRate ?? null }].filter(
+      (s) => s.cases.length > 0,
+    );
     const file = await readFile(trained.adapterPath);
+    const datasetText = await readFile(method === "dpo" ? prefPath : trainPath, "utf8");
     published = await publishAdapter(
       { url: o.cloud, adminKey: o.adminKey },
-      publishManifest(trained, parent, contract, createSha(train.jsonl)),
+      publishManifest(trained, parent, contract, createSha(datasetText), {
+        method,
+        suites,
+        report: train.report,
+        preference: pref?.train.report ?? null,
+        replayed: replayed.length,
+        preferenceAccuracy,
+        sft: method === "sft+dpo" ? sft : null,
+      }),
       file,
     );
     log(`published ${published.id} ${published.version}`);
+    // What this version learned is what the next cycle replays.
+    if (o.replayDir && method !== "dpo")
+      await writeReplay(o.replayDir, o.domain, [...train.lines, ...replay].slice(0, REPLAY_MAX_LINES));
   }
   await writeFile(join(o.work, "contract.json"), `${JSON.stringify(contract, null, 2)}\n`);
   return {
     domain: o.domain,
-    exported: { train: train.lines.length, heldout: heldout.lines.length, report: train.report },
+    method,
+    exported: {
+      train: train.lines.length,
+      heldout: heldout.lines.length,
+      report: train.report,
+      ...(pref ? { preference: summary(pref) } : {}),
+      replayed: replayed.length,
+    },
+    taught: { own, earlier, verdict: contract.taught ?? null },
+    preferenceAccuracy,
     parent,
     trained,
     contract,
@@ -202,6 +389,47 @@ export async function runCycle(o: CycleOptions): Promise<CycleResult> {
       total: since(started),
     },
   };
+}
+
+const fmt = (x: number | null): string => (x === null ? "n/a" : x.toFixed(2));
+
+function summary(p: { train: FetchedExport; heldout: FetchedExport }) {
+  return { train: p.train.lines.length, heldout: p.heldout.lines.length, report: p.train.report };
+}
+
+const toJsonl = (lines: readonly unknown[]): string => lines.map((l) => `${JSON.stringify(l)}\n`).join("");
+
+/** The prompt key of an SFT line: the conversation before its last answer. */
+function linePrompt(line: unknown): string {
+  const messages = ((line as { messages?: Message[] }).messages ?? []).filter(
+    (m) => m.role === "user" || m.role === "assistant",
+  );
+  return promptKey(messages.slice(0, -1));
+}
+
+async function readReplay(dir: string | undefined, domain: string): Promise<unknown[]> {
+  if (!dir) return [];
+  const path = join(dir, `${domain}.jsonl`);
+  if (!existsSync(path)) return [];
+  return (await readFile(path, "utf8"))
+    .split("\n")
+    .filter((l) => l.trim())
+    .map((l) => JSON.parse(l) as unknown);
+}
+
+/** The accepted lines, newest first, one per prompt; written aside and renamed. */
+async function writeReplay(dir: string, domain: string, lines: readonly unknown[]): Promise<void> {
+  await mkdir(dir, { recursive: true });
+  const seen = new Set<string>();
+  const unique = lines.filter((l) => {
+    const k = linePrompt(l);
+    if (seen.has(k)) return false;
+    seen.add(k);
+    return true;
+  });
+  const path = join(dir, `${domain}.jsonl`);
+  await writeFile(`${path}.tmp`, toJsonl(unique));
+  await rename(`${path}.tmp`, path);
 }
 
 function createSha(text: string): string {
