@@ -94,4 +94,9 @@ export class FileCursor {
     const start = this.at(length);
     return this.buf.toString("utf8", start, start + length);
   }
+  /** The next `length` bytes (a view, valid until the next read). */
+  bytes(length: number): Uint8Array {
+    const start = this.at(length);
+    return this.buf.subarray(start, start + length);
+  }
 }

@@ -50,7 +50,14 @@ export interface GgufFile {
 export interface ReadGgufOptions {
   /** Arrays longer than this are summarized by length (default 1024). */
   readonly maxArrayValues?: number;
+  /**
+   * Metadata keys whose arrays are kept whole however long (the vocabulary, for its checks);
+   * their strings must be valid UTF-8.
+   */
+  readonly fullArrays?: readonly string[];
 }
+
+const strictUtf8 = new TextDecoder("utf-8", { fatal: true });
 
 const MAX_COUNT = 1 << 24;
 const MAX_STRING_BYTES = 1 << 30;
@@ -88,13 +95,18 @@ class GgufParser {
     return Number(n);
   }
 
-  async string(): Promise<string> {
+  async string(strict?: string): Promise<string> {
     await this.cursor.ensure(8);
     const length = this.cursor.u64();
     if (length > BigInt(MAX_STRING_BYTES)) throw this.corrupt(`it contains a string of ${length} bytes`);
     const p = this.cursor.ensure(Number(length));
     if (p) await p;
-    return this.cursor.utf8(Number(length));
+    if (strict === undefined) return this.cursor.utf8(Number(length));
+    try {
+      return strictUtf8.decode(this.cursor.bytes(Number(length)));
+    } catch {
+      throw this.corrupt(`${strict} is not valid UTF-8 text`);
+    }
   }
 
   private readFixed(type: number): GgufScalar {
@@ -127,9 +139,10 @@ class GgufParser {
     }
   }
 
-  async value(type: number, depth = 0): Promise<GgufMetadataValue> {
-    if (type === GgufValueType.String) return this.string();
-    if (type === GgufValueType.Array) return this.array(depth);
+  /** `full`: the key of an array kept whole (its strings checked as UTF-8). */
+  async value(type: number, depth = 0, full?: string): Promise<GgufMetadataValue> {
+    if (type === GgufValueType.String) return this.string(full);
+    if (type === GgufValueType.Array) return this.array(depth, full);
     const width = FIXED_VALUE_SIZE.get(type);
     if (width === undefined) throw this.corrupt(`unknown metadata value type ${type}`);
     const p = this.cursor.ensure(width);
@@ -137,12 +150,12 @@ class GgufParser {
     return this.readFixed(type);
   }
 
-  private async array(depth: number): Promise<GgufMetadataValue> {
+  private async array(depth: number, full?: string): Promise<GgufMetadataValue> {
     if (depth > 4) throw this.corrupt("its metadata arrays are nested too deeply");
     await this.cursor.ensure(4);
     const itemType = this.cursor.u32();
     const length = await this.count("array items");
-    const keep = length <= this.maxArrayValues;
+    const keep = full !== undefined || length <= this.maxArrayValues;
     const width = FIXED_VALUE_SIZE.get(itemType);
     if (width !== undefined && !keep) {
       this.cursor.skip(length * width);
@@ -150,7 +163,7 @@ class GgufParser {
     }
     const values: GgufMetadataValue[] = [];
     for (let i = 0; i < length; i++) {
-      const v = await this.value(itemType, depth + 1);
+      const v = await this.value(itemType, depth + 1, full === undefined ? undefined : `${full}[${i}]`);
       if (keep) values.push(v);
     }
     return keep ? values : { type: "array", itemType, length };
@@ -159,6 +172,7 @@ class GgufParser {
 
 async function parse(cursor: FileCursor, path: string, options: ReadGgufOptions): Promise<GgufFile> {
   const parser = new GgufParser(cursor, path, options.maxArrayValues ?? 1024);
+  const fullArrays = new Set(options.fullArrays ?? []);
   await cursor.ensure(8);
   if (cursor.u32() !== GGUF_MAGIC) throw notGguf(path);
   const version = cursor.u32();
@@ -183,7 +197,7 @@ async function parse(cursor: FileCursor, path: string, options: ReadGgufOptions)
     const key = await parser.string();
     await cursor.ensure(4);
     const type = cursor.u32();
-    metadata[key] = await parser.value(type);
+    metadata[key] = await parser.value(type, 0, fullArrays.has(key) ? key : undefined);
   }
 
   let alignment = 32;
