@@ -142,6 +142,9 @@ describe("per-install cap", () => {
     expect(installCap([100, ...Array<number>(40).fill(1)], 0.25)).toBe(13);
     expect(installCap([50], 0.25)).toBeNull();
     expect(installCap([3, 3], 0.25)).toBeNull();
+    // Two installs may hold half each: equal shares are never cut, a flood is cut to the other's size.
+    expect(installCap([24, 24], 0.25)).toBeNull();
+    expect(installCap([76, 8], 0.25)).toBe(8);
   });
 
   it("a single install is not capped (nobody to crowd out)", async () => {

@@ -4,7 +4,8 @@
  * - injection-shaped text ("ignore previous instructions", role tags, …) is held out;
  * - an answer cut at the token limit (or stopped by the user) is never a training target;
  * - conflicting answers in one prompt cluster are resolved by majority of installs;
- * - no install holds more than a stated share of a split (a flooding install is capped).
+ * - no install holds more than a stated share of a split, or 1/installs when that is more (a
+ *   flooding install is capped).
  */
 import { CUT_STOP_REASONS, type FeedbackItem } from "../../common/feedback-protocol";
 import { jaccard } from "./near-duplicates";
@@ -132,15 +133,18 @@ export function voteText(targets: readonly { answer: string }[]): string {
 
 /**
  * The most lines any install may keep in a split with these per-install counts: the largest c
- * with c <= share × Σ min(n_i, c) (so no install exceeds `share` of what is kept), at least
- * `min`; null when fewer than two installs contributed or nobody is over it.
+ * with c <= s × Σ min(n_i, c), s = max(maxShare, 1 / installs) (no install exceeds s of what is
+ * kept; with k installs an equal 1/k each is always allowed), at least `min`; null when fewer
+ * than two installs contributed or nobody is over it.
  */
 export function installCap(
   counts: readonly number[],
-  share: number,
+  maxShare: number,
   min = MIN_LINES_PER_INSTALL,
 ): number | null {
-  if (counts.filter((n) => n > 0).length < 2) return null;
+  const installs = counts.filter((n) => n > 0).length;
+  if (installs < 2) return null;
+  const share = Math.max(maxShare, 1 / installs);
   const most = Math.max(...counts);
   let c = 0;
   while (c < most && c + 1 <= share * counts.reduce((sum, n) => sum + Math.min(n, c + 1), 0) + 1e-9) c++;
