@@ -187,6 +187,13 @@ export const Thresholds = z
      * per-case `regression` assertions compare).
      */
     maxRegression: z.number().min(0).max(1).optional(),
+    /**
+     * With distinctAnswers: per tag, the share of cases whose answer is degenerate (the same,
+     * or nearly, as the answer to a different question) above which the run is rejected,
+     * whatever the pass rates — so a constant-answer adapter is rejected even where the live
+     * version passes nothing either.
+     */
+    maxDegenerate: z.number().min(0).max(1).optional(),
   })
   .strict();
 export type Thresholds = z.infer<typeof Thresholds>;

@@ -190,6 +190,20 @@ export function summarize(
     if (!ok)
       reasons.push(`tag ${tag}: ${pct(tagRate)} of ${tagged.length} cases pass, needs ${pct(tagThreshold)}`);
   }
+  const maxDegenerate = contract.thresholds.maxDegenerate;
+  if (contract.distinctAnswers && maxDegenerate !== undefined) {
+    for (const tag of tags) {
+      const judged = cases.filter(
+        (c) => c.tags.includes(tag) && c.assertions.some((a) => a.type === "distinct"),
+      );
+      const degenerate = judged.filter((c) => c.assertions.some((a) => a.type === "distinct" && !a.passed));
+      if (judged.length > 0 && degenerate.length / judged.length > maxDegenerate + EPSILON)
+        reasons.push(
+          `tag ${tag}: ${degenerate.length} of ${judged.length} answers are the same, or nearly, as the answer to ` +
+            `a different question (degenerate), at most ${pct(maxDegenerate)} allowed`,
+        );
+    }
+  }
   const regressed = cases
     .filter((c) => c.assertions.some((a) => a.type === "regression" && !a.passed))
     .map((c) => c.id);

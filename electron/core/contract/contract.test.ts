@@ -15,7 +15,11 @@ const outcome = (output: string, adapters: string[] = ["coding"], latencyMs = 5)
 describe("contract files", () => {
   it("loads the bundled contracts, and refuses malformed ones with a reason", () => {
     expect(defaultContract()).toMatchObject({ contract: "macaron-default", version: "3.0.0" });
-    expect(defaultContract().thresholds).toMatchObject({ minPassRate: 0.4, maxRegression: 0.05 });
+    expect(defaultContract().thresholds).toMatchObject({
+      minPassRate: 0,
+      maxRegression: 0.05,
+      maxDegenerate: 0.5,
+    });
     expect(smokeContract()).toMatchObject({ contract: "macaron-smoke", version: "1.0.0" });
     // The smoke contract keeps the 1.x format: per-case regression, no paired comparison.
     expect(smokeContract().thresholds.maxRegression).toBeUndefined();

@@ -25,19 +25,24 @@ export const TASK_CONTRACT_NAME = "macaron-default";
 export const TASK_CONTRACT_VERSION = "3.0.0";
 
 /**
- * Minimum pass rates per tag, and how far below the live version a candidate may fall (per
- * tag and overall, over the same cases) before it is rejected.
+ * Minimum pass rates per tag, how far below the live version a candidate may fall (per tag and
+ * overall, over the same cases), and how many of a tag's answers may be degenerate.
  *
- * The paired comparison is what stops a regression; the minimums are floors under what the
- * shipped demo specialists measure on these held-out suites (chat 0.94, coding 0.75, agent 0.33,
- * ui 0.31, router 0.31, overall 0.56: `npm run bench -- demo`), so the demo passes its own
- * contract and a version that loses a specialist's skill cannot go live even when live is gone.
- * A team with a real base model raises them in its own contract file.
+ * Since v3 a case passes only when its answer is right (unit tests, key content, argument
+ * values, the UI's labels). The shipped demo specialists (a 0.7M-parameter base) write their
+ * formats but not right answers: they pass 0 of 36 task cases per specialist under v3 (format
+ * alone: chat 34, coding 27, agent 24, ui 11; bench/README.md), so the floors are 0 — a floor
+ * above what live measures would reject every candidate, better ones included. What stops a
+ * worse version is the paired comparison with live (maxRegression), and what stops a
+ * constant-answer version whatever live scores is maxDegenerate: more than half of a tag's
+ * answers the same as another question's is a rejection (the demo's ui specialist itself is at
+ * 26 of 36). A team with a real base model raises the floors in its own contract file.
  */
 export const TASK_THRESHOLDS = {
-  minPassRate: 0.4,
-  byTag: { chat: 0.8, coding: 0.6, agent: 0.2, ui: 0.2, router: 0.2 },
+  minPassRate: 0,
+  byTag: { chat: 0, coding: 0, agent: 0, ui: 0, router: 0.2 },
   maxRegression: 0.05,
+  maxDegenerate: 0.5,
 } as const;
 
 /** Answer budgets (tokens; the demo base has one token per byte) and length limits (characters). */
@@ -238,6 +243,7 @@ export function buildTaskContract(
       minPassRate: TASK_THRESHOLDS.minPassRate,
       byTag: { ...TASK_THRESHOLDS.byTag },
       maxRegression: TASK_THRESHOLDS.maxRegression,
+      maxDegenerate: TASK_THRESHOLDS.maxDegenerate,
     },
     cases,
   };
