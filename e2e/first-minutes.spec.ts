@@ -59,7 +59,8 @@ test("the question shows once on Enter, Esc closes Switch model, a correction re
 
 test("a browser without a session sees that it is signed out and how to get a new link", async ({ page }) => {
   server = await ServerProcess.start();
-  await page.goto(server.url);
+  // The server itself, without the printed link's sign-in code.
+  await page.goto(server.origin);
   await expect(page.getByRole("heading", { name: "You are signed out" })).toBeVisible();
   await expect(page.getByText(/\/api\/login-code/)).toBeVisible();
   await expect(page.getByRole("heading", { name: "Macaron could not start" })).toHaveCount(0);
