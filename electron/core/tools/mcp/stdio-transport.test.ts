@@ -48,7 +48,7 @@ describe("shrinkMessage", () => {
       },
     };
     const shrunk = shrinkMessage(message, 16_000, 256 * 1024) as typeof message;
-    expect(shrunk.result.content[0]!.text.length).toBe(16_000);
+    expect((shrunk.result.content[0] as { text: string }).text).toHaveLength(16_000);
     expect(shrunk.result.content[1]!.data).toBe("");
     const outcome = outcomeOf(shrunk.result);
     expect(outcome.ok && outcome.truncated).toBe(true);
