@@ -216,7 +216,8 @@ describe("release mechanics", () => {
     const damaged = readFileSync(path);
     damaged[damaged.length - 1] = (damaged[damaged.length - 1] ?? 0) ^ 0xff;
     writeFileSync(path, damaged);
-    // The index promises a sha256 that the file does not have.
+    // The index promises a sha256 that the file does not have (edited after signing: the
+    // entry's signature no longer matches, so it is refused before any download).
     const agent = await publishAdapter(
       { url: cloud.url, adminKey: ADMIN },
       manifestFor("agent", "2.0.0"),
@@ -239,7 +240,7 @@ describe("release mechanics", () => {
     });
     expect(outcome.agent).toMatchObject({
       outcome: "failed",
-      message: expect.stringMatching(/sha256 mismatch/) as unknown,
+      message: expect.stringMatching(/signature does not match/) as unknown,
     });
     expect(outcome.ui).toMatchObject({
       outcome: "failed",
