@@ -79,7 +79,7 @@ describe("the ollama client against the real engine", () => {
 
   it("generates from a prompt, whole and streamed, and raw", async () => {
     const whole = await ollama.generate({ model: base, prompt: "Tell me a story.", options: greedy });
-    expect(whole.response.length).toBeGreaterThan(0);
+    expect(whole.response?.length).toBeGreaterThan(0);
     const pieces: string[] = [];
     for await (const part of await ollama.generate({
       model: base,
@@ -87,7 +87,7 @@ describe("the ollama client against the real engine", () => {
       options: greedy,
       stream: true,
     }))
-      pieces.push(part.response);
+      pieces.push(part.response ?? "");
     expect(pieces.join("")).toBe(whole.response);
     const raw = await ollama.generate({
       model: base,
