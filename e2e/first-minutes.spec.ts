@@ -82,7 +82,8 @@ test("sidebar titles use the row's width while its actions are hidden", async ({
   await chat.waitLoaded();
   const link = chat.conversations.getByRole("link", { name: long });
   await expect(link).toBeVisible();
-  const row = chat.conversations.getByRole("listitem").filter({ has: link });
+  // The row is the link's list item (the list's own role hides it as a listitem).
+  const row = link.locator("xpath=ancestor::li[1]");
   const [linkBox, rowBox] = [await link.boundingBox(), await row.boundingBox()];
   // Nothing but the row's padding beside the title (hidden actions used to take ~90 px).
   expect(rowBox!.width - linkBox!.width).toBeLessThan(20);
