@@ -13,7 +13,7 @@ const root = fileURLToPath(new URL("..", import.meta.url));
 // electron-builder's own dependencies: its YAML parser and its config validator.
 const require = createRequire(join(root, "node_modules", "app-builder-lib", "package.json"));
 const yaml = require("js-yaml") as { load(text: string): unknown };
-const { validateConfiguration } = require("./out/util/config/config") as {
+const { validateConfiguration } = require("app-builder-lib/out/util/config/config") as {
   validateConfiguration: (config: unknown, debugLogger: { isEnabled: boolean }) => Promise<void>;
 };
 
