@@ -47,7 +47,7 @@ for (const doc of docs) {
       // A glob or placeholder right after the match: the named folder is what must exist.
       const next = line[m.index + m[1].length];
       const checked = next === "*" || next === "<" || next === "{" ? path.replace(/[^/]*$/, "") : path;
-      const candidates = [checked, `${checked}.ts`, `${checked}.tsx`].flatMap((p) => [
+      const candidates = [checked, `${checked}.ts`, `${checked}.tsx`, `${checked}.md`].flatMap((p) => [
         p,
         join(dirname(doc), p),
       ]);
