@@ -26,7 +26,10 @@ const USAGE = `Usage: npm run cycle -- --cloud URL --admin-key KEY --domain D --
   --method M         sft | dpo | sft+dpo: SFT on the export, DPO on its preference pairs
                      (regenerations, ratings, corrections), or SFT then DPO       default: sft
   --replay-dir DIR   accepted training lines per domain, replayed into the next cycle
-                     (earlier lessons kept)                                      default: none (no replay)
+                     (earlier lessons kept), and the taught suites' cases        default: none (no replay)
+  --publish-taught-cases  put the taught suites' cases (users' prompts and answers) in the
+                     registry lineage, which every install downloads, so the app's gate judges
+                     them too; only for a registry whose installs are one team's own  default: ids only
   --steps N | --epochs N, --lr X, --rank R, --seed S, --batch-size B, --nproc N  trainer options
   --bytes-per-token N  the base tokenizer's bytes per token, for the export's length limit (default 3)
   --json FILE        write the cycle's result here`;
@@ -43,6 +46,7 @@ function parse(argv: string[]) {
       contract: { type: "string" },
       method: { type: "string" },
       "replay-dir": { type: "string" },
+      "publish-taught-cases": { type: "boolean" },
       steps: { type: "string" },
       epochs: { type: "string" },
       lr: { type: "string" },
@@ -70,6 +74,7 @@ function parse(argv: string[]) {
   return {
     method,
     replayDir: values["replay-dir"] ? resolve(values["replay-dir"]) : undefined,
+    publishTaughtCases: values["publish-taught-cases"] === true,
     cloud: values.cloud!,
     adminKey: values["admin-key"]!,
     domain: values.domain!,
@@ -118,6 +123,7 @@ async function main(): Promise<number> {
       contract,
       method: args.method,
       replayDir: args.replayDir,
+      publishTaughtCases: args.publishTaughtCases,
       training,
       export: args.bytesPerToken ? { bytesPerToken: args.bytesPerToken } : undefined,
       makeEngine: () => new EngineSupervisor(spawnNodeEngine(), { readyTimeoutMs: 60_000 }),

@@ -80,6 +80,13 @@ export interface CycleOptions {
   replayDir?: string;
   /** The share of its own taught suite the candidate must answer right (default TAUGHT_MIN_RATE). */
   taughtMinRate?: number;
+  /**
+   * Publish the taught suites' cases (users' prompts and answers) in the registry lineage, so
+   * the app's gate judges them too. Off by default: the lineage goes to every install, so only
+   * the suites' ids are published and the cases stay in `replayDir` (`<domain>.taught.json.gz`),
+   * where the next cycle's cloud gate reads them.
+   */
+  publishTaughtCases?: boolean;
   log?: (line: string) => void;
   onTrainProgress?: (p: TrainProgress) => void;
   signal?: AbortSignal;
@@ -131,6 +138,7 @@ function publishManifest(
   cycle: {
     method: CycleMethod;
     suites: TaughtSuite[];
+    publishCases: boolean;
     report: ExportReport;
     preference: ExportReport | null;
     replayed: number;
@@ -158,7 +166,7 @@ function publishManifest(
         },
         // Every taught suite so far, this cycle's last with the rate it was accepted at: the
         // next cycle and the app's gate judge later candidates on them.
-        taught: encodeTaught(cycle.suites),
+        taught: encodeTaught(cycle.suites, cycle.publishCases),
         cycle: {
           method: cycle.method,
           replayed: cycle.replayed,
@@ -217,7 +225,7 @@ export async function runCycle(o: CycleOptions): Promise<CycleResult> {
 
   const index = await fetchRegistryIndex(o.cloud, o.signal);
   const parent = liveEntry(index, o.domain);
-  const earlier = parent ? taughtOf(parent.lineage.details) : [];
+  const earlier = parent ? await earlierSuites(o.replayDir, o.domain, parent.lineage.details) : [];
 
   // Replay: earlier accepted lines whose prompt is neither in this export nor held out.
   const replay = await readReplay(o.replayDir, o.domain);
@@ -351,6 +359,7 @@ export async function runCycle(o: CycleOptions): Promise<CycleResult> {
       publishManifest(trained, parent, contract, createSha(datasetText), {
         method,
         suites,
+        publishCases: o.publishTaughtCases === true,
         report: train.report,
         preference: pref?.train.report ?? null,
         replayed: replayed.length,
@@ -363,6 +372,7 @@ export async function runCycle(o: CycleOptions): Promise<CycleResult> {
     // What this version learned is what the next cycle replays.
     if (o.replayDir && method !== "dpo")
       await writeReplay(o.replayDir, o.domain, [...train.lines, ...replay].slice(0, REPLAY_MAX_LINES));
+    if (o.replayDir) await writeTaught(o.replayDir, o.domain, suites);
   }
   await writeFile(join(o.work, "contract.json"), `${JSON.stringify(contract, null, 2)}\n`);
   return {
@@ -405,6 +415,33 @@ function linePrompt(line: unknown): string {
     (m) => m.role === "user" || m.role === "assistant",
   );
   return promptKey(messages.slice(0, -1));
+}
+
+/**
+ * The live version's taught suites: the cases from its lineage when they were published, else
+ * from the cloud's own copy in `dir`, limited to the ids the lineage names (a suite of a
+ * version that was rolled back is not judged).
+ */
+async function earlierSuites(
+  dir: string | undefined,
+  domain: string,
+  details: unknown,
+): Promise<TaughtSuite[]> {
+  const published = taughtOf(details);
+  if (published.length > 0 || !dir) return published;
+  const ids = (details as { taught?: { ids?: unknown } } | null | undefined)?.taught?.ids;
+  const path = join(dir, `${domain}.taught.json.gz`);
+  if (!Array.isArray(ids) || !existsSync(path)) return [];
+  const kept = taughtOf({ taught: { gz: (await readFile(path)).toString("base64") } });
+  return kept.filter((s) => ids.includes(s.id));
+}
+
+/** The cloud's own copy of a published version's taught suites (gzipped JSON, as in a lineage). */
+async function writeTaught(dir: string, domain: string, suites: readonly TaughtSuite[]): Promise<void> {
+  await mkdir(dir, { recursive: true });
+  const path = join(dir, `${domain}.taught.json.gz`);
+  await writeFile(`${path}.tmp`, Buffer.from(encodeTaught(suites, true).gz!, "base64"));
+  await rename(`${path}.tmp`, path);
 }
 
 async function readReplay(dir: string | undefined, domain: string): Promise<unknown[]> {

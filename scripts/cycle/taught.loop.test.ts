@@ -120,6 +120,8 @@ const cycle = (name: string, method: CycleMethod = "sft"): Promise<CycleResult> 
     export: EXPORT,
     method,
     replayDir: join(dir.path, "replay"),
+    // The app's gate judges the suites too: a registry of this test's own installs.
+    publishTaughtCases: true,
     makeEngine: () => new EngineSupervisor(spawnTestEngine()),
   });
 

@@ -90,8 +90,16 @@ describe("taught suites", () => {
     const contract = taughtContract([A, B]);
     expect(contract.cases.map((c) => c.id)).toEqual([...A.cases, ...B.cases].map((c) => c.id));
     expect(contract.cases[0]).toMatchObject({ mode: "chat", tags: ["taught", "taught:chat@1.0.0"] });
-    expect(taughtOf({ taught: encodeTaught([A, B]) }).map((s) => s.id)).toEqual(["chat@1.0.0", "chat@1.1.0"]);
+    expect(taughtOf({ taught: encodeTaught([A, B], true) }).map((s) => s.id)).toEqual([
+      "chat@1.0.0",
+      "chat@1.1.0",
+    ]);
     expect(taughtOf({})).toEqual([]);
+    // By default the lineage names the suites but carries none of the users' cases.
+    const idsOnly = encodeTaught([A, B]);
+    expect(idsOnly).toEqual({ ids: ["chat@1.0.0", "chat@1.1.0"] });
+    expect(JSON.stringify(idsOnly)).not.toContain(A.cases[0]!.answer);
+    expect(taughtOf({ taught: idsOnly })).toEqual([]);
   });
 
   it("judge right answers by content, not form", () => {

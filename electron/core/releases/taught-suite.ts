@@ -54,13 +54,20 @@ export interface TaughtSuite {
  */
 export interface TaughtLineage {
   ids: string[];
-  gz: string;
+  /** The suites' cases (gzipped JSON), only when the operator chose to publish them. */
+  gz?: string;
 }
 
-/** The lineage form of `suites` (the newest TAUGHT_MAX_SUITES). */
-export function encodeTaught(suites: readonly TaughtSuite[]): TaughtLineage {
+/**
+ * The lineage form of `suites` (the newest TAUGHT_MAX_SUITES). The cases are users' own prompts
+ * and answers, and the registry's lineage goes to every install: by default only the ids are
+ * published (the cloud keeps the cases beside its replay lines, and the cloud gate judges them);
+ * `withCases` puts them in as well, for a registry whose installs are one team's own.
+ */
+export function encodeTaught(suites: readonly TaughtSuite[], withCases = false): TaughtLineage {
   const kept = suites.slice(-TAUGHT_MAX_SUITES);
-  return { ids: kept.map((s) => s.id), gz: gzipSync(JSON.stringify(kept)).toString("base64") };
+  const ids = kept.map((s) => s.id);
+  return withCases ? { ids, gz: gzipSync(JSON.stringify(kept)).toString("base64") } : { ids };
 }
 
 /**
