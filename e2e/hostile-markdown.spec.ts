@@ -137,9 +137,15 @@ test("a conversation of hostile markdown opens within the frame budget, before a
     const typedMs = Date.now() - typedAt;
     await expect(chat.assistantMessages()).toHaveCount(answers.length);
     await expect(chat.transcript.locator(".markdown-deferred[aria-busy]")).toHaveCount(0);
-    await expect(chat.transcript.getByRole("note").filter({ hasText: "Shown as plain text" })).toHaveCount(
-      hostile.length,
-    );
+    // Each hostile answer is refused by the limits. An edge answer that took over the slow-parse
+    // bound to format on this machine (a busy one) is plain text after the reload by design, with
+    // its own reason: those are not the limits' refusals.
+    await expect(
+      chat.transcript
+        .getByRole("note")
+        .filter({ hasText: "Shown as plain text" })
+        .filter({ hasNotText: "to format before" }),
+    ).toHaveCount(hostile.length);
     // Two more frames: the last parse's task has ended and been observed.
     await page.evaluate(
       () =>
