@@ -4,7 +4,7 @@ import { AdaptersPage } from "./pages/adapters-page";
 import { ChatPage } from "./pages/chat-page";
 import { fixturesDir, ServerProcess } from "./server";
 
-/** The largest `--max-tokens`: with the Chat fixture adapter pinned, answers end only here. */
+/** The largest `--max-tokens`: with the Chat fixture adapter pinned, answers end only here or at a full context. */
 const LONG_ANSWER = 32768;
 
 let server: ServerProcess | undefined;
@@ -13,17 +13,21 @@ test.afterEach(async () => {
   server = undefined;
 });
 
+/** The engine holds each token this long (MACARON_ENGINE_TOKEN_DELAY_MS): ~80 s for a full context. */
+const TOKEN_DELAY_MS = 20;
+
 /**
- * A server whose answers cannot end before the test acts on them: the Chat fixture adapter,
- * pinned, makes the tiny base write "c" after "c" and never its end-of-turn token, so an answer
- * runs until LONG_ANSWER tokens (tens of seconds even on a fast machine) unless stopped. The
- * bare random base may end an answer on its own at any token, which raced the test's Stop or
- * Escape on a slow machine.
+ * A server whose answers cannot end before the test acts on them. The Chat fixture adapter,
+ * pinned, makes the tiny base write "c" after "c" and never its end-of-turn token (the bare
+ * random base may end an answer at any token); an answer still ends when the 4k context is full,
+ * which the tiny model reached in ~3 s on a fast machine, so the engine holds each token 20 ms:
+ * a full answer takes ~80 s, far past the few seconds the test needs to press Stop or Escape.
  */
 async function startEndless(page: Page): Promise<{ chat: ChatPage; server: ServerProcess }> {
   const started = await ServerProcess.start({
     model: join(fixturesDir(), "base.gguf"),
     extraArgs: ["--max-tokens", String(LONG_ANSWER)],
+    env: { MACARON_ENGINE_TOKEN_DELAY_MS: String(TOKEN_DELAY_MS) },
   });
   server = started;
   await started.call("adapters.install", { path: join(fixturesDir(), "adapters", "chat.gguf") });

@@ -51,7 +51,10 @@ import type {
   ToolCallFormat,
   ToolCallOut,
 } from "../../common/engine-protocol";
+import { holdToken, tokenDelayMs } from "./token-delay";
 
+/** Set for tests that act on a running answer (token-delay.ts); 0 otherwise. */
+const TOKEN_DELAY_MS = tokenDelayMs();
 /** Sequences per context: room for "sequence-per-set" to keep a few adapter sets' caches. */
 export const DEFAULT_SEQUENCES = 4;
 
@@ -289,6 +292,7 @@ export class ModelSession {
           if (ttftMs === null) ttftMs = performance.now() - started;
           streamed += text;
           onText(text);
+          holdToken(TOKEN_DELAY_MS);
         },
         onToken: (tokens) => generated.push(...tokens),
         signal,
@@ -403,6 +407,7 @@ export class ModelSession {
           if (ttftMs === null) ttftMs = performance.now() - started;
           streamed += text;
           onText(text);
+          holdToken(TOKEN_DELAY_MS);
         },
         onToken: (tokens) => generated.push(...tokens),
         signal,
