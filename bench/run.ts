@@ -44,7 +44,17 @@ const positionals = given.slice(0, 1);
  * Benchmarks that parse their own options: `bench/<name>.ts` exports `main(argv)`, given the
  * arguments after the name. Imported only when run.
  */
-const MODULES = ["serve", "direct-ab", "search", "ipc", "hops", "ttft", "cloud", "hub-hostile"];
+const MODULES = [
+  "serve",
+  "direct-ab",
+  "search",
+  "ipc",
+  "hops",
+  "ttft",
+  "cloud",
+  "markdown-page",
+  "hub-hostile",
+];
 const load = (name: string) => import(`./${name}.ts`) as Promise<{ main(argv: string[]): Promise<void> }>;
 
 const benches: Record<string, () => Promise<void>> = {
