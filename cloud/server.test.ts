@@ -373,7 +373,41 @@ describe("dataset export", () => {
   });
 
   it("serves the report of every count, both splits, and every domain with base-model answers as base", async () => {
-    const questions = Array.from({ length: 30 }, (_, i) => `Question ${i}?`);
+    // Thirty different questions. (Prompts that differ only in a number, "Question 1?" and
+    // "Question 2?", fold as near-duplicates of one prompt since folding compares prompts alone.)
+    const topics = [
+      "volcanoes",
+      "penguins",
+      "glaciers",
+      "tornadoes",
+      "satellites",
+      "bicycles",
+      "lighthouses",
+      "submarines",
+      "orchestras",
+      "cathedrals",
+      "dinosaurs",
+      "earthquakes",
+      "telescopes",
+      "vineyards",
+      "pyramids",
+      "hurricanes",
+      "butterflies",
+      "skyscrapers",
+      "rainforests",
+      "microscopes",
+      "windmills",
+      "tapestries",
+      "comets",
+      "harbours",
+      "monasteries",
+      "avalanches",
+      "planetariums",
+      "orchids",
+      "locomotives",
+      "galaxies",
+    ];
+    const questions = topics.map((t) => `Tell me about ${t}?`);
     await seed([
       ...questions.map((q, i) =>
         makeItem(`q-${String(i).padStart(6, "0")}`, { prompt: prompt(q), response: `A${i}` }),
