@@ -150,6 +150,9 @@ test("the engine killed mid-answer: the turn shows an error, and the next messag
   await expect(chat.assistantMessages().last().getByRole("alert")).toContainText(/engine/i);
   await chat.sendMessage("are you back?");
   await expect(chat.assistantMessages()).toHaveCount(2);
+  // The message waits for the restart (a new process loading the model: seconds on a busy
+  // machine); the header says so until the engine is back, the readiness this waits on.
+  await expect(page.getByText("Engine restarting…")).toBeHidden({ timeout: 60_000 });
   // The restarted engine answers (text streams in); no need to wait for the whole answer.
   await expect(chat.answerText(chat.assistantMessages().last())).toHaveText(/\S{2,}/);
   await chat.stop.click();
