@@ -97,7 +97,8 @@ const indexVersions = () =>
 
 /** The folder holds the index and one whole file per content: no lock, temp or stray entries. */
 function expectCleanFolder(versions: string[]): void {
-  expect(readdirSync(join(dir, "registry")).sort()).toEqual(["files", "index.json"]);
+  // No lock or scratch file left: the files, the index and the registry's signing key.
+  expect(readdirSync(join(dir, "registry")).sort()).toEqual(["files", "index.json", "signing-key.pem"]);
   const files = readdirSync(join(dir, "registry", "files")).sort();
   expect(files).toEqual(versions.map((v) => `${sha(versionBody(v))}.gguf`).sort());
   for (const f of files) expect(`${sha(readFileSync(join(dir, "registry", "files", f)))}.gguf`).toBe(f);
@@ -160,6 +161,6 @@ describe("registry lock across processes", () => {
     expect(JSON.parse(readFileSync(join(lock, "owner.json"), "utf8"))).toMatchObject({ pid: process.pid });
     expect(readFileSync(join(lock, "owner.json"), "utf8")).not.toContain("t-other");
     release();
-    expect(readdirSync(join(dir, "registry")).sort()).toEqual(["files"]);
+    expect(readdirSync(join(dir, "registry")).sort()).toEqual(["files", "signing-key.pem"]);
   });
 });
