@@ -15,7 +15,7 @@ import { copyFileSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { AdapterVersionInfo, Conversation, PrivacyState, Result, UpdateCheck } from "../../electron/api";
-import { defaultContract } from "../../electron/core/contract/default-contract";
+import { type Contract, loadContract } from "../../electron/core/contract/contract-schema";
 import { EngineSupervisor } from "../../electron/core/engine/supervisor";
 import { assembleCore, type Core } from "../../electron/core/index";
 import { EventRecorder } from "../../testing/core/events";
@@ -38,6 +38,15 @@ const MIN_RISE = 0.25;
 /** The demo base: one token per byte, so the export's length limit counts bytes. */
 const BYTES_PER_TOKEN = 1;
 const TRAINING = { epochs: 8, lr: 5e-3, seed: 0 } as const;
+/**
+ * The contract both gates run here: the format-only contract v2 (testing/releases). Contract v3
+ * judges answers right or wrong, and the tiny demo base answers 0 of 36 cases right in every
+ * specialist, before and after a cycle: no rise can show on it. This loop tests the cycle's
+ * mechanics (corrections → export → train → gate → publish → the app's gate → live, a
+ * poisoned set rejected, rollback) under a contract the demo can move; v3's rejection of wrong
+ * and degenerate answers is contract-v3.test.ts's and contract-command.test.ts's.
+ */
+let contract: Contract;
 
 let cloud: RunningCloud;
 let core: Core;
@@ -89,7 +98,7 @@ const cycle = (): Promise<CycleResult> =>
     domain: "coding",
     base: demoBasePath(),
     work: join(dir.path, `cycle-${Date.now()}`),
-    contract: defaultContract(),
+    contract,
     training: TRAINING,
     export: { bytesPerToken: BYTES_PER_TOKEN },
     // The held-out coding prompts are new subjects: the demo base, trained with today's
@@ -104,6 +113,7 @@ const versions = (id: string) => call<AdapterVersionInfo[]>("adapters.versions",
 const live = async (id: string) => (await versions(id)).find((v) => v.live)?.version;
 
 beforeAll(async () => {
+  contract = await loadContract(join(import.meta.dirname, "../../testing/releases/format-contract-v2.json"));
   cloud = await startCloud({ dataDir: join(dir.path, "cloud"), adminKey: ADMIN });
   // The app's adapters: the shipped Chat, Agent and UI, and a weak Coding v1.
   const adapters = join(dir.path, "adapters");
@@ -135,6 +145,7 @@ beforeAll(async () => {
       initialModel: demoBasePath(),
       adaptersDir: adapters,
       demoAdapters: false,
+      contract,
       registryUrl: cloud.url,
       feedbackEndpoint: cloud.url,
       feedbackTiming: { debounceMs: 3_600_000, statusThrottleMs: 0 },
@@ -154,7 +165,7 @@ afterAll(async () => {
 });
 
 describe("the learning loop", () => {
-  it("learns from corrections, is proven by the contract, goes live; a poisoned set is rejected; rollback", async () => {
+  it("learns from corrections, is proven by the (format) contract, goes live; a poisoned set is rejected; rollback", async () => {
     expect(await live("coding")).toBe("1.0.0");
     const corrections = seed("coding.train.jsonl").slice(4, 4 + CORRECTIONS);
     await collect(corrections.map((e) => [user(e), answer(e)]));
