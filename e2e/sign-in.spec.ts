@@ -54,7 +54,9 @@ test("the printed URL signs the browser in once, leaves no code in the address b
     expect(await callFromPage(stranger)).toBe(401);
     // The app itself, opened without signing in, says what to do.
     await stranger.goto(`${server.origin}/`);
-    await expect(stranger.getByText(/^Not signed in: open the sign-in URL the server printed/)).toBeVisible();
+    const signedOut = stranger.getByRole("region", { name: "You are signed out" });
+    await expect(signedOut.getByRole("heading", { name: "You are signed out" })).toBeVisible();
+    await expect(signedOut.getByRole("heading", { name: "Get a new sign-in link" })).toBeVisible();
   } finally {
     await other.close();
   }
