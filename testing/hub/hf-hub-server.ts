@@ -475,16 +475,7 @@ export async function startHubServer(
         sentHere += bytesRead;
         log.bytes += bytesRead;
         addServed(key, bytesRead);
-        if (!ok && !closed)
-          await new Promise<void>((r) => {
-            const go = () => {
-              res.off("drain", go);
-              res.off("close", go);
-              r();
-            };
-            res.on("drain", go);
-            res.on("close", go);
-          });
+        if (!ok && !closed) await drained(res);
       }
       // The oversize fault's extra bytes, past the end of the file.
       for (let extra = oversize?.extraBytes ?? 0; extra > 0 && !closed;) {
@@ -492,16 +483,7 @@ export async function startHubServer(
         const ok = res.write(Buffer.alloc(n, 0x41));
         extra -= n;
         log.bytes += n;
-        if (!ok && !closed)
-          await new Promise<void>((r) => {
-            const go = () => {
-              res.off("drain", go);
-              res.off("close", go);
-              r();
-            };
-            res.on("drain", go);
-            res.on("close", go);
-          });
+        if (!ok && !closed) await drained(res);
       }
       if (!closed) res.end();
     } finally {
@@ -843,4 +825,20 @@ export async function defaultHubRepos(dir: string): Promise<HubRepoSpec[]> {
       files: [{ path: "other-base-lora.gguf", source: wrong }],
     },
   ];
+}
+
+/** Until `res` can take more (drain) or is gone (close). */
+function drained(res: {
+  on(e: string, f: () => void): unknown;
+  off(e: string, f: () => void): unknown;
+}): Promise<void> {
+  return new Promise<void>((r) => {
+    const go = () => {
+      res.off("drain", go);
+      res.off("close", go);
+      r();
+    };
+    res.on("drain", go);
+    res.on("close", go);
+  });
 }
