@@ -53,4 +53,16 @@ describe("tool arguments", () => {
       expect(checkArguments(schema, {})).toMatchObject({ ok: false });
     }
   });
+
+  it("compiles the widest schema the size limit lets through (ajv once recursed per property)", () => {
+    const properties: Record<string, unknown> = {};
+    for (let i = 0; i < 3000; i++) properties[`p${i}`] = { type: "string" };
+    const wide = { type: "object", properties };
+    expect(schemaProblem(wide)).toBeNull();
+    expect(checkArguments(wide, { p0: "a", p2999: "z" })).toEqual({ ok: true });
+    expect(checkArguments(wide, { p0: "a", p2999: 3 })).toEqual({
+      ok: false,
+      message: "arguments.p2999 must be string",
+    });
+  });
 });

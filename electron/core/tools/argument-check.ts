@@ -38,7 +38,11 @@ function ajvFor(schema: object): Ajv {
  * above) it costs about what a compile on a shared instance does (~2 ms, bench measured).
  */
 function freshAjvFor(schema: object): Ajv {
-  const fresh = { ...options, validateSchema: false, addUsedSchema: false } as const;
+  // allErrors: with it off, ajv nests the check of each property inside the previous one's
+  // `if`, and rendering that code recurses once per property: a 2,000-property schema (under
+  // the size limit) overflowed the stack. With it on the generated code is flat; the message
+  // still names the first error.
+  const fresh = { ...options, allErrors: true, validateSchema: false, addUsedSchema: false } as const;
   const draft = draftOf(schema);
   return draft === "2020" ? new Ajv2020(fresh) : draft === "2019" ? new Ajv2019(fresh) : new Ajv(fresh);
 }
