@@ -112,3 +112,24 @@ export async function startEverythingHttp(): Promise<HttpServerProcess> {
   );
   return { ...server, url: `http://127.0.0.1:${port}/mcp` };
 }
+
+export const HOSTILE_HTTP_SERVER = join(REPO_ROOT, "testing/mcp/hostile-mcp-http-server.mjs");
+
+/** testing/mcp/hostile-mcp-http-server.mjs in `mode` on a free port (`sse`: answers as event streams). */
+export function startHostileHttp(
+  mode: string,
+  options: { size?: number; sse?: boolean } = {},
+): Promise<HttpServerProcess> {
+  return startListening(
+    process.execPath,
+    [
+      HOSTILE_HTTP_SERVER,
+      "--mode",
+      mode,
+      ...(options.size === undefined ? [] : ["--size", String(options.size)]),
+      ...(options.sse ? ["--sse"] : []),
+    ],
+    { PATH: process.env.PATH },
+    /hostile mcp listening on (http:\/\/\S+)/,
+  );
+}

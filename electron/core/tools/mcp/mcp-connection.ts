@@ -20,6 +20,7 @@ import { TOOL_CALL_TIMEOUT_MS } from "../../../api/tools";
 import { schemaSizeProblem } from "../../../../native/engine/tool-schema";
 import { schemaProblem } from "../argument-check";
 import type { ToolOutcome } from "../tool-types";
+import { BoundedHttpTransport } from "./http-transport";
 import { LogRing } from "./log-ring";
 import { isStdio } from "./mcp-config";
 import { limitText, outcomeOf } from "./mcp-result";
@@ -258,7 +259,10 @@ export class McpConnection {
       stderr?.on("end", () => this.log.flush());
       return transport;
     }
-    return new StreamableHTTPClientTransport(new URL(spec.url), { requestInit: { headers: spec.headers } });
+    return new BoundedHttpTransport(new URL(spec.url), {
+      headers: spec.headers,
+      onNotice: (text) => this.log.push(text),
+    });
   }
 
   private async listTools(client: Client): Promise<ServerTool[]> {

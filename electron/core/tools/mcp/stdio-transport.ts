@@ -9,23 +9,25 @@
  *   order is kept: a small message waits for a big one before it;
  * - notifications beyond a rate (NOTIFICATION_RATE a second, bursts of NOTIFICATION_BURST) are
  *   dropped and counted, so a flood cannot keep the thread busy with the SDK's handlers.
+ * The limits, the parse and the notification budget are shared with http-transport.ts
+ * (message-bounds.ts).
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { PassThrough } from "node:stream";
 import { getDefaultEnvironment } from "@modelcontextprotocol/sdk/client/stdio.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import { type JSONRPCMessage, JSONRPCMessageSchema } from "@modelcontextprotocol/sdk/types.js";
-import { TOOL_RESULT_MAX_CHARS } from "../../../api/tools";
 import { type Line, LineSplitter } from "./line-splitter";
-import { OFF_THREAD_BYTES, parseOffThread } from "./message-worker";
-import { shrinkMessage } from "./shrink-message";
+import { MAX_MESSAGE_BYTES, NotificationGate, oversizeNotice, readMessage } from "./message-bounds";
+import { OFF_THREAD_BYTES } from "./message-worker";
 
-/** A message longer than this is not parsed at all. */
-export const MAX_MESSAGE_BYTES = 64 * 1024 * 1024;
-/** Any string in a message other than a tool result's parts is cut to this many characters. */
-export const MAX_STRING_CHARS = 256 * 1024;
-export const NOTIFICATION_RATE = 100;
-export const NOTIFICATION_BURST = 200;
+export {
+  MAX_MESSAGE_BYTES,
+  MAX_STRING_CHARS,
+  NOTIFICATION_BURST,
+  NOTIFICATION_RATE,
+  RateLimit,
+} from "./message-bounds";
 
 export interface StdioServerOptions {
   command: string;
@@ -34,30 +36,6 @@ export interface StdioServerOptions {
   cwd?: string;
   /** Something the user may want to know (notifications dropped, a message too big). */
   onNotice?: (text: string) => void;
-}
-
-/** A token bucket: `take()` is false once more than `burst` arrive faster than `rate` a second. */
-export class RateLimit {
-  private tokens: number;
-  private last: number;
-
-  constructor(
-    private readonly rate: number,
-    private readonly burst: number,
-    private readonly now: () => number = () => performance.now(),
-  ) {
-    this.tokens = burst;
-    this.last = now();
-  }
-
-  take(): boolean {
-    const now = this.now();
-    this.tokens = Math.min(this.burst, this.tokens + ((now - this.last) / 1000) * this.rate);
-    this.last = now;
-    if (this.tokens < 1) return false;
-    this.tokens -= 1;
-    return true;
-  }
 }
 
 /** The request id at the start of a message too big to parse, if it is there. */
@@ -77,15 +55,15 @@ export class BoundedStdioTransport implements Transport {
   readonly stderr = new PassThrough();
   private process: ChildProcess | undefined;
   private readonly splitter = new LineSplitter(MAX_MESSAGE_BYTES, (line) => this.receive(line));
-  private readonly notifications = new RateLimit(NOTIFICATION_RATE, NOTIFICATION_BURST);
+  private readonly notifications: NotificationGate;
   /** Lines waiting behind one that is parsed in the worker. */
   private queued = 0;
   private delivery: Promise<void> = Promise.resolve();
-  private dropped = 0;
-  private dropReport: NodeJS.Timeout | undefined;
   private closed = false;
 
-  constructor(private readonly server: StdioServerOptions) {}
+  constructor(private readonly server: StdioServerOptions) {
+    this.notifications = new NotificationGate(server.onNotice);
+  }
 
   get pid(): number | null {
     return this.process?.pid ?? null;
@@ -156,7 +134,7 @@ export class BoundedStdioTransport implements Transport {
     this.splitter.clear();
     if (this.closed) return;
     this.closed = true;
-    this.reportDropped();
+    this.notifications.finish();
     this.onclose?.();
   }
 
@@ -164,8 +142,7 @@ export class BoundedStdioTransport implements Transport {
     if (this.closed) return;
     if (line.kind === "oversized") {
       const id = leadingId(line.head);
-      const size = Math.round(line.bytes / (1024 * 1024));
-      const text = `The server sent a message of ${size} MB, more than the ${MAX_MESSAGE_BYTES / (1024 * 1024)} MB allowed; it was dropped.`;
+      const text = oversizeNotice(line.bytes);
       this.server.onNotice?.(text);
       if (id === null) return;
       const answer = { jsonrpc: "2.0", id, error: { code: -32603, message: text } };
@@ -173,12 +150,7 @@ export class BoundedStdioTransport implements Transport {
       return;
     }
     const bytes = line.bytes;
-    if (bytes.length < OFF_THREAD_BYTES) this.inOrder(() => this.parseHere(bytes));
-    else
-      this.inOrder(
-        () => parseOffThread(bytes, TOOL_RESULT_MAX_CHARS, MAX_STRING_CHARS).catch((error: Error) => error),
-        true,
-      );
+    this.inOrder(() => readMessage(bytes), bytes.length >= OFF_THREAD_BYTES);
   }
 
   /** Deliver what `produce` gives after every message before it; at once when none waits. */
@@ -198,14 +170,6 @@ export class BoundedStdioTransport implements Transport {
     });
   }
 
-  private parseHere(bytes: Buffer): unknown {
-    try {
-      return shrinkMessage(JSON.parse(bytes.toString("utf8")), TOOL_RESULT_MAX_CHARS, MAX_STRING_CHARS);
-    } catch (error) {
-      return error;
-    }
-  }
-
   private deliver(value: unknown): void {
     if (value instanceof Error) {
       this.onerror?.(new Error(`The server sent a line that is not JSON: ${value.message}`));
@@ -217,22 +181,7 @@ export class BoundedStdioTransport implements Transport {
       return;
     }
     const message = parsed.data;
-    if (!("id" in message) && "method" in message && !this.notifications.take()) {
-      this.dropped += 1;
-      this.dropReport ??= setTimeout(() => this.reportDropped(), 1000).unref();
-      return;
-    }
+    if (!this.notifications.admit(message)) return;
     this.onmessage?.(message);
-  }
-
-  private reportDropped(): void {
-    clearTimeout(this.dropReport);
-    this.dropReport = undefined;
-    if (this.dropped === 0) return;
-    const count = this.dropped;
-    this.dropped = 0;
-    this.server.onNotice?.(
-      `dropped ${count} notification${count === 1 ? "" : "s"} (more than ${NOTIFICATION_RATE} a second)`,
-    );
   }
 }
