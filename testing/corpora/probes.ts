@@ -3,6 +3,11 @@
  * interactions, conversation imports, file paths), with the few that are too big to commit
  * written as placeholders ("@ROWS:20000") that `expand` turns into the real value. The
  * probe test (probe-corpus.engine.test.ts) feeds every one through the headless server.
+ *
+ * Hostile peers are cases too: a model hub (hub.json: faults of the loopback test hub,
+ * testing/hub/hf-hub-server.ts), MCP servers (mcp.json: modes of
+ * testing/mcp/hostile-mcp-server.mjs), and requests to the feedback cloud (cloud.json). Their
+ * runners: electron/server/probes/probe-corpus-hostile.test.ts and cloud/probe-corpus.test.ts.
  */
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
@@ -36,6 +41,75 @@ export interface PathProbe {
   target?: string;
 }
 
+/** What the app answers to a hub case (see HubProbe). */
+export type HubExpect = "download-error" | "download-unverified" | "download-done" | "refused" | "ok";
+
+/** One hostile model hub answer and what the app, asked through the headless server, must make of it. */
+export interface HubProbe {
+  id: string;
+  why: string;
+  /** A repo file (`owner/name/file`) or an exact request path (`/api/models`) of the test hub. */
+  at: string;
+  /**
+   * The test hub's fault(s) there (hf-hub-server.ts `Fault`); an "answer" may give `json` (sent
+   * as JSON) instead of `body`. In strings `@HUB` is the hub's URL, `@OTHER` another host's.
+   */
+  fault: Record<string, unknown> | Record<string, unknown>[];
+  /** The app's method and input. */
+  call: { method: "hub.search" | "hub.repo" | "hub.download"; input: Record<string, unknown> };
+  /** Set the hub token first (the gated repo's). */
+  token?: boolean;
+  /**
+   * "refused": a clear error answer (`code` when given); "ok": a plain answer (`files`: the
+   * files hub.repo lists); "download-*": the download starts and ends in that state.
+   */
+  expect: HubExpect;
+  code?: string;
+  /** A regular expression the refusal's or the download's error message matches. */
+  message?: string;
+  files?: string[];
+  /** The other host got requests, none of them with the token. */
+  noTokenElsewhere?: boolean;
+}
+
+/** One mode of the hostile MCP server, added through mcp.add and its tool called by an Agent turn. */
+export interface McpProbe {
+  id: string;
+  why: string;
+  mode: string;
+  size?: number;
+  /** The hostile tool of the mode. */
+  tool: string;
+  expect: "tool-refused" | "description-cut" | "flood-dropped" | "result-cut";
+  /** For "tool-refused": a regular expression the tool's problem matches. */
+  problem?: string;
+}
+
+/**
+ * One request to the feedback cloud. Placeholders: `@VICTIM_ID` / `@VICTIM_TOKEN` (an install
+ * registered before the case), `@OTHER_TOKEN` (another one), `@NEW_ID` (a fresh UUID each time);
+ * `{"@item": KEY, ...fields}` is a valid item with that key and those fields; a `raw` body may be
+ * `@BYTES:N`, `@ZEROS:N` or `@DEEP_BRACKETS:N`.
+ */
+export interface CloudProbe {
+  id: string;
+  why: string;
+  request: {
+    method: "POST" | "GET" | "DELETE";
+    path: string;
+    /** The Bearer token (a placeholder or a literal); none when absent. */
+    auth?: string;
+    headers?: Record<string, string>;
+    json?: unknown;
+    raw?: string;
+    /** Gzip the body and say so (content-encoding). */
+    gzip?: boolean;
+  };
+  /** Sent this many times (each with its own `@NEW_ID`); `expect` is about the last answer. */
+  repeat?: number;
+  expect: { status: number; error?: string; retryAfter?: boolean };
+}
+
 /** A chain of `depth` Cards around a Text (iterative: the point is input too deep to recurse over). */
 function deepCards(depth: number): unknown {
   let node: unknown = { type: "Text", id: "leaf", props: { markdown: "deep" } };
@@ -58,6 +132,8 @@ export function expand(value: unknown): unknown {
         return deepCards(Number(a));
       case "@FIELDS":
         return Object.fromEntries(Array.from({ length: Number(a) }, (_, i) => [`f${i}`, i]));
+      case "@TREE":
+        return Array.from({ length: Number(a) }, (_, i) => ({ type: "file", path: `d/f${i}.txt`, size: 1 }));
       case "@LONGPATH": {
         // Folders of 200 characters, so that no single name is over NAME_MAX.
         const length = Number(a);
@@ -95,6 +171,18 @@ export function openAiModelProbes(): string[] {
 
 export function pathProbes(): PathProbe[] {
   return readJson<PathProbe[]>("paths.json").map((p) => expand(p) as PathProbe);
+}
+
+export function hubProbes(): HubProbe[] {
+  return readJson<HubProbe[]>("hub.json").map((p) => expand(p) as HubProbe);
+}
+
+export function mcpProbes(): McpProbe[] {
+  return readJson<McpProbe[]>("mcp.json");
+}
+
+export function cloudProbes(): CloudProbe[] {
+  return readJson<CloudProbe[]>("cloud.json").map((p) => expand(p) as CloudProbe);
 }
 
 /** The committed import files, as raw text, plus the generated ones too big to commit. */

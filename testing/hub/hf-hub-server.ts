@@ -10,7 +10,9 @@
  *
  * Gated repos answer 401 without `Authorization: Bearer <token>` and 403 with another token.
  * Faults per file (or per exact request path): a status (404, 429 with Retry-After, 500), a
- * dropped connection after N bytes, a corrupted byte, a throttle, a stall at an offset. Tests
+ * dropped connection after N bytes, a corrupted byte, a throttle, a stall at an offset, a body
+ * longer than listed, no sha256 in the tree, a redirect; per request path also an answer of
+ * the test's own (not JSON, `../` paths, a `link` to page on) or a giant streamed list. Tests
  * wait on bytes served (`waitForBytes`) instead of sleeping.
  */
 import { createHash } from "node:crypto";
@@ -66,8 +68,17 @@ export type Fault =
    * (`announce`, default) or the body is chunked, with no length.
    */
   | { kind: "oversize"; extraBytes: number; announce?: boolean }
-  /** Answer GET and HEAD with a 302 to `location` (another host, `file://…`, the same URL). */
-  | { kind: "redirect"; location: string };
+  /**
+   * Answer GET and HEAD with a 302 to `location` (another host, `file://…`, the same URL): for a
+   * repo file, or for an exact request path (`/api/models`, `/api/models/OWNER/NAME`).
+   */
+  | { kind: "redirect"; location: string }
+  /** For an exact request path: this answer instead of the hub's own (not JSON, the wrong shape, a `link` header). */
+  | { kind: "answer"; status?: number; headers?: Record<string, string>; body: string }
+  /** For an exact request path: a JSON list about `bytes` long, streamed without a length (a giant answer). */
+  | { kind: "huge-json"; bytes: number }
+  /** For a repo file: its tree entry has no LFS sha256 (as if it were a small non-LFS file). */
+  | { kind: "no-sha256" };
 
 export interface HubRequest {
   method: string;
@@ -175,6 +186,14 @@ function json(
     ...headers,
   });
   res.end(text);
+}
+
+/**
+ * The key of a fault: `owner/name/file` for a repo file (a leading slash dropped), else the
+ * request path as it is (`/api/models`). A request's path is looked up the same way.
+ */
+function faultKey(path: string): string {
+  return path.replace(/^\/+(?=[^/]+\/[^/]+\/)/, "");
 }
 
 /** Start the server; without `repos`, `defaultHubRepos(dir)` (dir: a fresh temp folder). */
@@ -310,7 +329,11 @@ export async function startHubServer(
   };
 
   const handleTree = (repo: HubRepoSpec, res: ServerResponse) => {
-    const unhashed = new Set(repo.files.filter((f) => f.unhashed).map((f) => f.path));
+    const unhashed = new Set(
+      repo.files
+        .filter((f) => f.unhashed || faults.get(`${repo.id}/${f.path}`)?.some((x) => x.kind === "no-sha256"))
+        .map((f) => f.path),
+    );
     json(
       res,
       200,
@@ -509,8 +532,21 @@ export async function startHubServer(
     res.on("close", () => {
       if (log.status === 0) log.status = res.statusCode;
     });
-    const pathFault = takeStatusFault(path);
+    const pathKey = faultKey(path);
+    const pathFault = takeStatusFault(pathKey);
     if (pathFault) return sendStatusFault(res, pathFault);
+    const own = faults.get(pathKey)?.find((f) => f.kind !== "status");
+    if (own && (req.method === "GET" || req.method === "HEAD")) {
+      if (own.kind === "redirect") {
+        res.writeHead(302, { location: own.location, "content-length": "0" });
+        return res.end();
+      }
+      if (own.kind === "answer") {
+        res.writeHead(own.status ?? 200, { "content-type": "application/json", ...own.headers });
+        return res.end(own.body);
+      }
+      if (own.kind === "huge-json") return streamHugeJson(res, own.bytes);
+    }
     const seg = path
       .split("/")
       .slice(1)
@@ -544,6 +580,19 @@ export async function startHubServer(
     json(res, 404, { error: "Not found" });
   };
 
+  /** A JSON list of padded repos, about `bytes` long, chunked (no length), until the client goes. */
+  const streamHugeJson = async (res: ServerResponse, bytes: number) => {
+    const item = JSON.stringify({ id: "evil/m", tags: ["gguf"], cardData: { pad: "x".repeat(4000) } });
+    let closed = false;
+    res.on("close", () => (closed = true));
+    res.writeHead(200, { "content-type": "application/json" });
+    res.write("[");
+    for (let sent = 1; sent < bytes && !closed; sent += item.length + 1) {
+      if (!res.write(`${item},`) && !closed) await drained(res);
+    }
+    if (!closed) res.end(`${item}]`);
+  };
+
   const server = createServer((req, res) => {
     handle(req, res).catch((err: unknown) => {
       if (!res.headersSent) json(res, 500, { error: String(err) });
@@ -567,7 +616,7 @@ export async function startHubServer(
     repos,
     requests,
     setFault(path, fault) {
-      const key = path.replace(/^\/+(?=[^/]+\/[^/]+\/)/, "");
+      const key = faultKey(path);
       if (fault === null) faults.delete(key);
       else
         faults.set(

@@ -26,17 +26,15 @@ import {
   specProbes,
   type PathProbe,
 } from "../../../testing/corpora/probes";
-import { scaledBudget } from "../../../testing/core/calibrated-budget";
+import {
+  callServer,
+  expectClearAnswer,
+  expectHealthy,
+  PROBE_BUDGET_MS,
+  probeBudget,
+  type Answer,
+} from "./probe-http";
 
-/**
- * The most one probe may take, start to answer, on the reference machine. Refusals are checks,
- * not work: 5 s is generous. On a slower or busier machine the bound scales with a calibration
- * measured when a probe takes longer (testing/core/calibrated-budget.ts).
- */
-const PROBE_BUDGET_MS = 5_000;
-/** A probe's time against the budget scaled to this machine as it is now. */
-const probeBudget = (ms: number): number =>
-  ms < PROBE_BUDGET_MS ? PROBE_BUDGET_MS : scaledBudget(PROBE_BUDGET_MS);
 /** Methods that take a file path from the caller. */
 const PATH_METHODS = [
   "models.inspect",
@@ -73,39 +71,9 @@ afterAll(async () => {
   if (dir) rmSync(dir, { recursive: true, force: true });
 });
 
-interface Answer {
-  status: number;
-  body: { ok: boolean; value?: unknown; error?: { code: string; message: string } };
-  ms: number;
-}
-
-/** POST one call; a probe that does not answer within the budget (twice over) fails as a hang. */
-async function call(method: string, input: unknown, route = `/api/call/${method}`): Promise<Answer> {
-  const started = performance.now();
-  const res = await fetch(`${server.url}${route}`, {
-    method: "POST",
-    headers: { authorization: `Bearer ${server.apiKey}`, "content-type": "application/json" },
-    body: JSON.stringify(input),
-    // A hang, not a slow answer: far past any scaled budget.
-    signal: AbortSignal.timeout(PROBE_BUDGET_MS * 10),
-  });
-  const body = (await res.json()) as Answer["body"];
-  return { status: res.status, body, ms: performance.now() - started };
-}
-
-/** A refusal in the app's shape, or a success; never a server error, always in time. */
-function expectClearAnswer(what: string, answer: Answer): void {
-  const context = `${what}: ${answer.status} ${JSON.stringify(answer.body).slice(0, 300)}`;
-  expect(answer.ms, context).toBeLessThan(probeBudget(answer.ms));
-  expect(answer.status, context).toBeLessThan(500);
-  if (answer.status === 200) {
-    expect(answer.body.ok, context).toBe(true);
-    return;
-  }
-  expect(answer.status, context).toBeGreaterThanOrEqual(400);
-  expect(answer.body.ok, context).toBe(false);
-  expect(answer.body.error?.code, context).not.toBe("internal");
-  expect(answer.body.error?.message.length ?? 0, context).toBeGreaterThan(10);
+/** POST one call to this file's server (probe-http.ts: the budget, the hang bound). */
+function call(method: string, input: unknown, route?: string): Promise<Answer> {
+  return callServer(server, method, input, route);
 }
 
 async function importDocument(doc: unknown): Promise<Answer> {
@@ -297,8 +265,7 @@ describe("probe corpus: paths", () => {
     // Still serving, with the demo model loaded.
     const status = await call("models.status", {});
     expect(status.body.value).toMatchObject({ state: "ready" });
-    const health = await fetch(`${server.url}/api/health`);
-    expect(health.status).toBe(200);
+    await expectHealthy(server);
   });
 });
 
