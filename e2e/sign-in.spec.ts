@@ -1,3 +1,4 @@
+import { rmSync } from "node:fs";
 import { expect, test, type Page } from "@playwright/test";
 import { ChatPage } from "./pages/chat-page";
 import { ServerProcess } from "./server";
@@ -76,4 +77,38 @@ test("two servers on 127.0.0.1 keep their own sessions in one browser", async ({
   await firstTab.waitLoaded();
   const names = (await context.cookies()).map((c) => c.name).filter((n) => n.startsWith("macaron_session"));
   expect(new Set(names).size).toBe(2);
+});
+
+test("a restart keeps the browser signed in; a new key signs it out and the page says how to get back in", async ({
+  page,
+}) => {
+  // Three server starts (each forks an engine and opens the database).
+  test.setTimeout(180_000);
+  const first = await start();
+  const chat = new ChatPage(page);
+  await chat.open(first.url);
+  expect(await callFromPage(page)).toBe(200);
+  await first.stop({ keepData: true });
+
+  // Same data folder: the kept key and session. The port is new; cookies are per host.
+  const second = await ServerProcess.start({ dataDir: first.dataDir });
+  servers.push(second);
+  expect(second.apiKey).toBe(first.apiKey);
+  await chat.open(`${second.origin}/`);
+  expect(await callFromPage(page)).toBe(200);
+  await second.stop({ keepData: true });
+
+  const rotated = await ServerProcess.start({ dataDir: first.dataDir, extraArgs: ["--new-key"] });
+  servers.push(rotated);
+  try {
+    expect(rotated.apiKey).not.toBe(first.apiKey);
+    await page.goto(`${rotated.origin}/`);
+    await expect(page.getByRole("heading", { name: "You are signed out" })).toBeVisible();
+    expect(await callFromPage(page)).toBe(401);
+    await chat.open(await rotated.loginUrl());
+    expect(await callFromPage(page)).toBe(200);
+  } finally {
+    await rotated.stop();
+    rmSync(first.dataDir, { recursive: true, force: true });
+  }
 });

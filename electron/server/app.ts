@@ -16,6 +16,7 @@ import type { ErrorCode, Result } from "../api";
 import type { Core } from "../core/core-types";
 import { API_BODY_LIMIT, registerApiRoutes, sendApiError } from "./api-routes";
 import { ApiKeyGate, LoginCodes, loginStep, registerLoginCodeRoute } from "./auth";
+import type { SessionStore } from "./session-store";
 import { anthropicErrorBody, isAnthropicPath } from "./anthropic/errors";
 import { OpenAiError, sendOpenAiError } from "./openai/errors";
 import { registerOpenAiRoutes } from "./openai/routes";
@@ -30,6 +31,8 @@ export interface ServerOptions {
   apiKey: string;
   /** The sign-in codes the printed URL carries (start.ts issues them); default: a fresh store. */
   loginCodes?: LoginCodes;
+  /** Where browser sessions are kept (start.ts: the data folder); default: in memory. */
+  sessions?: SessionStore;
   /** The renderer build (out/renderer); when it has no index.html, pages answer 503. */
   rendererDir: string;
   /** The address the server binds to. On a loopback address, requests naming another Host are refused (DNS rebinding). */
@@ -161,7 +164,7 @@ function hostnameOf(hostHeader: string): string {
 /** Builds the server; call `listen()` on it, and `close()` when done (the core is the caller's to close). */
 export async function buildServer(options: ServerOptions): Promise<FastifyInstance> {
   const { core } = options;
-  const gate = new ApiKeyGate(options.apiKey);
+  const gate = new ApiKeyGate(options.apiKey, options.sessions);
   const loginCodes = options.loginCodes ?? new LoginCodes();
   const v1Only = options.surfaces === "v1";
   const loopbackOnly = options.host !== undefined && LOOPBACK_HOSTS.has(options.host);
@@ -257,7 +260,7 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
       createV1Context(core),
       options.version ?? process.env.npm_package_version ?? "0.0.0",
     );
-    if (!v1Only) registerLoginCodeRoute(api, loginCodes);
+    if (!v1Only) registerLoginCodeRoute(api, loginCodes, gate);
     done();
   });
 

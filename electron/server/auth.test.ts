@@ -1,7 +1,11 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import WebSocket from "ws";
 import { buildServer } from "./app";
 import { LoginCodes, secretsEqual } from "./auth";
+import { SessionStore, loadOrCreateServerKey } from "./session-store";
 import { FakeCore, readJson, type EnvelopeReply } from "../../testing/server/test-core";
 
 interface TestServer {
@@ -12,12 +16,13 @@ interface TestServer {
 }
 
 /** A real server on loopback whose sign-in codes live on `clock` (tests move it past expiry). */
-async function listen(apiKey: string, clock: { now: number }): Promise<TestServer> {
+async function listen(apiKey: string, clock: { now: number }, sessions?: SessionStore): Promise<TestServer> {
   const codes = new LoginCodes(5 * 60_000, () => clock.now);
   const app = await buildServer({
     core: new FakeCore(),
     apiKey,
     loginCodes: codes,
+    ...(sessions ? { sessions } : {}),
     rendererDir: "/nonexistent-renderer",
     host: "127.0.0.1",
   });
@@ -166,7 +171,7 @@ describe("single-use sign-in code", () => {
     expect(res.headers.get("location")).toBe("/chat/42?x=1");
     expect(res.headers.get("cache-control")).toBe("no-store");
     const setCookie = res.headers.get("set-cookie") ?? "";
-    expect(setCookie).toMatch(/^macaron_session_[0-9a-f]{16}=[0-9a-f]{64};/);
+    expect(setCookie).toMatch(/^macaron_session_[0-9a-f]{16}=[A-Za-z0-9_-]{43};/);
     expect(setCookie).toContain("HttpOnly");
     expect(setCookie).toContain("SameSite=Strict");
     expect(setCookie).toContain("Path=/");
@@ -338,6 +343,73 @@ describe("two instances on 127.0.0.1", () => {
       expect((await call("models.status", { cookie: firstOnly.header() }, {}, other.url)).status).toBe(401);
     } finally {
       await other.close();
+    }
+  });
+});
+
+describe("sessions across a restart (headless mode keeps them in the data folder)", () => {
+  /** A server as start.ts makes one: the kept key and the sessions file of `dataDir`. */
+  async function start(dataDir: string, newKey = false): Promise<TestServer> {
+    const { apiKey } = loadOrCreateServerKey(dataDir, newKey);
+    return listen(apiKey, clock, SessionStore.inDataDir(dataDir, apiKey));
+  }
+
+  it("a browser signed in before the restart is still signed in after it", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "macaron-sessions-"));
+    try {
+      const first = await start(dir);
+      const cookie = await sessionCookie(first);
+      expect((await call("models.status", { cookie }, {}, first.url)).status).toBe(200);
+      await first.close();
+      const second = await start(dir);
+      try {
+        expect(second.apiKey).toBe(first.apiKey);
+        expect((await call("models.status", { cookie }, {}, second.url)).status).toBe(200);
+      } finally {
+        await second.close();
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("rotating the key signs every browser out; signing out ends one session for good", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "macaron-sessions-"));
+    try {
+      const first = await start(dir);
+      const leaving = await sessionCookie(first);
+      const staying = await sessionCookie(first);
+      const signOut = await fetch(`${first.url}/api/sign-out`, {
+        method: "POST",
+        headers: { cookie: leaving, origin: first.url },
+      });
+      expect(signOut.status).toBe(200);
+      expect(signOut.headers.get("set-cookie")).toMatch(/Expires=Thu, 01 Jan 1970/);
+      expect((await call("models.status", { cookie: leaving }, {}, first.url)).status).toBe(401);
+      expect((await call("models.status", { cookie: staying }, {}, first.url)).status).toBe(200);
+      await first.close();
+
+      const restarted = await start(dir);
+      expect((await call("models.status", { cookie: leaving }, {}, restarted.url)).status).toBe(401);
+      expect((await call("models.status", { cookie: staying }, {}, restarted.url)).status).toBe(200);
+      await restarted.close();
+
+      const rotated = await start(dir, true);
+      try {
+        expect(rotated.apiKey).not.toBe(first.apiKey);
+        // The cookie's name follows the key: send the old value under the new name too.
+        const value = staying.slice(staying.indexOf("=") + 1);
+        const renamed = `${(await sessionCookie(rotated)).split("=")[0]}=${value}`;
+        expect((await call("models.status", { cookie: staying }, {}, rotated.url)).status).toBe(401);
+        expect((await call("models.status", { cookie: renamed }, {}, rotated.url)).status).toBe(401);
+        expect(
+          (await call("models.status", { authorization: `Bearer ${first.apiKey}` }, {}, rotated.url)).status,
+        ).toBe(401);
+      } finally {
+        await rotated.close();
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 });

@@ -7,6 +7,7 @@
 import { createHash, createHmac, randomBytes, timingSafeEqual } from "node:crypto";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { sendApiError } from "./api-routes";
+import { SessionStore } from "./session-store";
 
 /** Prefix of the session cookie's name; the rest is per instance (see `ApiKeyGate.cookieName`). */
 export const SESSION_COOKIE_PREFIX = "macaron_session_";
@@ -84,19 +85,22 @@ export const CODE_REFUSED_MESSAGE =
   '`curl -X POST -H "Authorization: Bearer <key>" <server>/api/login-code`.';
 
 export class ApiKeyGate {
-  /** Derived from the key so that the cookie never holds the key itself, and survives restarts with the same key. */
-  readonly sessionValue: string;
   /**
    * Cookies are per host, not per port: every server on 127.0.0.1 would share one cookie name,
    * and signing in to one would sign the others out. The name is derived from the key, so
-   * instances with different keys keep separate cookies (and ones with the same key accept
-   * each other's, which are the same).
+   * instances with different keys keep separate cookies.
    */
   readonly cookieName: string;
 
-  constructor(private readonly apiKey: string) {
+  /**
+   * `sessions`: where sign-ins are kept (session-store.ts); headless mode keeps them in the data
+   * folder so that they survive a restart. Default: in memory.
+   */
+  constructor(
+    private readonly apiKey: string,
+    readonly sessions: SessionStore = new SessionStore(null, apiKey),
+  ) {
     if (apiKey.length === 0) throw new Error("The API key must not be empty");
-    this.sessionValue = createHmac("sha256", apiKey).update("macaron_session:v1").digest("hex");
     this.cookieName =
       SESSION_COOKIE_PREFIX +
       createHmac("sha256", apiKey).update("macaron_session_name:v1").digest("hex").slice(0, 16);
@@ -110,7 +114,7 @@ export class ApiKeyGate {
   /** True when the request carries this instance's session cookie (Origin not considered). */
   hasSession(request: FastifyRequest): boolean {
     const cookie = request.cookies[this.cookieName];
-    return cookie !== undefined && secretsEqual(cookie, this.sessionValue);
+    return cookie !== undefined && this.sessions.has(cookie);
   }
 
   /** Decide whether a request to /api or /v1 may proceed. */
@@ -147,7 +151,18 @@ export class ApiKeyGate {
 
   /** Sets the session cookie on `reply`. */
   setSessionCookie(reply: FastifyReply): void {
-    reply.setCookie(this.cookieName, this.sessionValue, { httpOnly: true, sameSite: "strict", path: "/" });
+    reply.setCookie(this.cookieName, this.sessions.create(), {
+      httpOnly: true,
+      sameSite: "strict",
+      path: "/",
+    });
+  }
+
+  /** Ends the request's session, if it has one, and clears its cookie. */
+  signOut(request: FastifyRequest, reply: FastifyReply): void {
+    const cookie = request.cookies[this.cookieName];
+    if (cookie !== undefined) this.sessions.revoke(cookie);
+    reply.clearCookie(this.cookieName, { httpOnly: true, sameSite: "strict", path: "/" });
   }
 }
 
@@ -189,9 +204,15 @@ export function loginStep(
 /**
  * `POST /api/login-code` (register it where the key is checked): a fresh sign-in code and URL
  * for a key holder, e.g. to open the UI on a server started a while ago. Only the key itself
- * may ask: a browser session has nothing to hand a code to.
+ * may ask: a browser session has nothing to hand a code to. `POST /api/sign-out` ends the
+ * calling browser's session.
  */
-export function registerLoginCodeRoute(api: FastifyInstance, codes: LoginCodes): void {
+export function registerLoginCodeRoute(api: FastifyInstance, codes: LoginCodes, gate: ApiKeyGate): void {
+  // Signs this browser out: its session ends here and on every later start (other browsers keep theirs).
+  api.post("/api/sign-out", (request, reply) => {
+    gate.signOut(request, reply);
+    return reply.send({ ok: true, value: null });
+  });
   api.post("/api/login-code", (request, reply) => {
     if (request.headers.authorization === undefined)
       return sendApiError(

@@ -1,5 +1,5 @@
 /**
- * `npm run serve -- --host 127.0.0.1 --port P --data-dir D [--model FILE.gguf|hf:USER/REPO[:QUANT]|URL] [--api-key K] [--mcp-config FILE]`
+ * `npm run serve -- --host 127.0.0.1 --port P --data-dir D [--model FILE.gguf|hf:USER/REPO[:QUANT]|URL] [--api-key K | --new-key] [--mcp-config FILE]`
  * Headless mode: prints `listening on URL` once connections are accepted.
  */
 import { readFileSync } from "node:fs";
@@ -20,9 +20,11 @@ const USAGE = `Usage: npm run serve -- [--host 127.0.0.1] [--port 0] [--data-dir
   --model     model to load at start: a GGUF file, hf:USER/REPO[:QUANT], hf:USER/REPO/FILE.gguf
               or an https URL; hub models are downloaded into DATA-DIR/models first (progress on
               stderr, an interrupted download resumes; HF_ENDPOINT picks the hub, HF_TOKEN the token)
-  --api-key   key every API call must present                  default: a random key, printed
+  --api-key   key every API call must present                  default: the key kept in
+              DATA-DIR/server-key, made on the first start; printed at every start
               (the printed URL signs a browser in with a one-time code, never the key;
-              kill -USR2 PID prints a new one)
+              kill -USR2 PID prints a new one; browsers stay signed in across restarts)
+  --new-key   replace the kept key: every signed-in browser is signed out
   --adapters  folder of LoRA adapters (+ manifests) to install at start
   --max-tokens  answer length limit when a message sets none   default 1024
   --temperature  sampling temperature when a message sets none (0-2; 0 answers the same every time)  default 0.7
@@ -55,6 +57,7 @@ function parse(argv: string[]) {
       "data-dir": { type: "string" },
       model: { type: "string" },
       "api-key": { type: "string" },
+      "new-key": { type: "boolean", default: false },
       adapters: { type: "string" },
       "max-tokens": { type: "string" },
       "mcp-config": { type: "string" },
@@ -77,6 +80,8 @@ function parse(argv: string[]) {
     throw new Error(`--temperature must be 0..2, not ${values.temperature}`);
   if (values["api-key"] !== undefined && values["api-key"].trim() === "")
     throw new Error("--api-key must not be empty");
+  if (values["api-key"] !== undefined && values["new-key"])
+    throw new Error("--new-key replaces the kept key; it cannot be used with --api-key");
   return {
     help: values.help,
     host: values.host,
@@ -84,6 +89,7 @@ function parse(argv: string[]) {
     dataDir: values["data-dir"] ?? process.env.MACARON_DATA_DIR ?? join(homedir(), ".macaron"),
     model: values.model,
     apiKey: values["api-key"],
+    newKey: values["new-key"],
     adapters: values.adapters,
     maxTokens,
     mcpConfig: values["mcp-config"] === undefined ? undefined : readMcpConfig(values["mcp-config"]),
@@ -121,6 +127,7 @@ runServiceCli({
       dataDir: args.dataDir,
       model: args.model,
       apiKey: args.apiKey,
+      newKey: args.newKey,
       defaultMaxTokens: args.maxTokens,
       defaultTemperature: args.temperature,
       adaptersDir: args.adapters,
@@ -131,7 +138,10 @@ runServiceCli({
     }).finally(() => engine.dispose());
     if (server.modelError)
       console.error(`error: could not load ${args.model}: ${server.modelError} (serving without a model)`);
-    if (server.generatedKey) console.log(`api key: ${server.apiKey}`);
+    // Every start: clients need it, and since it is kept, it is the same as last time unless new.
+    const keyNote =
+      args.apiKey !== undefined ? "" : server.generatedKey ? " (new; kept in the data folder)" : " (kept)";
+    console.log(`api key: ${server.apiKey}${keyNote}`);
     console.log(`listening on ${server.openUrl}`);
     // The printed code works once, for a few minutes: a running server prints a fresh one when asked.
     const refresh = process.platform === "win32" ? "" : `kill -USR2 ${process.pid}, or `;

@@ -100,7 +100,7 @@ async function startServer(): Promise<Server> {
     let out = "";
     proc.stdout.on("data", (d: Buffer) => {
       out += d.toString();
-      const match = /api key: ([0-9a-f]+)\nlistening on (http:\/\/\S+)\/\?code=/.exec(out);
+      const match = /api key: ([0-9a-f]+)[^\n]*\nlistening on (http:\/\/\S+)\/\?code=/.exec(out);
       if (match) resolveServer({ proc, url: match[2]!, key: match[1]!, exited });
     });
     void exited.then(() => reject(new Error(`server exited before listening:\n${out}\n${stderr}`)));

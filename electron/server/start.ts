@@ -2,7 +2,6 @@
  * Starts headless mode in-process: core, engine and the HTTP server. Used by cli.ts, by tests
  * and by the Electron shell's browser fallback.
  */
-import { randomBytes } from "node:crypto";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { FastifyInstance } from "fastify";
@@ -13,6 +12,7 @@ import type { SpawnEngine } from "../core/engine/types";
 import { isModelUri, resolveModelArg } from "../core/hub/model-uri";
 import { FileTokenStore } from "../core/hub/token-store";
 import { buildServer } from "./app";
+import { loadOrCreateServerKey, SessionStore } from "./session-store";
 import { LoginCodes } from "./auth";
 import { earlyEngine } from "./early-engine";
 import { serveLocalApi } from "./local-server";
@@ -33,8 +33,13 @@ export interface StartServerOptions {
   model?: string;
   /** Download progress lines for a `model` URI (the CLI prints them on stderr). */
   onDownloadLine?: (line: string) => void;
-  /** Default: a random 32-byte hex key (see `generatedKey`). */
+  /**
+   * Default: the key kept in `<dataDir>/server-key`, made (32 random bytes, hex) on the first
+   * start (see `generatedKey`).
+   */
   apiKey?: string;
+  /** Replace the kept key with a new one: every browser signed in with the old one is signed out. */
+  newKey?: boolean;
   /** Default: out/renderer of this checkout (or of the app bundle). */
   rendererDir?: string;
   /** Default: the engine forked with child_process. */
@@ -64,7 +69,7 @@ export interface RunningServer {
   /** A fresh sign-in URL like `openUrl` (the first one is spent or expired). */
   newOpenUrl(): string;
   apiKey: string;
-  /** True when the key was generated here (the caller should show it). */
+  /** True when the key was made by this start (the first one, or `newKey`). */
   generatedKey: boolean;
   /** Why --model could not be loaded, or null. The server runs either way. */
   modelError: string | null;
@@ -135,10 +140,13 @@ async function openCore(
 
 export async function startServer(options: StartServerOptions): Promise<RunningServer> {
   const host = options.host ?? "127.0.0.1";
-  const generatedKey = options.apiKey === undefined;
-  const apiKey = options.apiKey ?? randomBytes(32).toString("hex");
-  // Private before anything (a model download, the token file) is written into it.
+  // Private before anything (the key, a model download, the token file) is written into it.
   ensurePrivateDirSync(options.dataDir);
+  const kept = options.apiKey === undefined ? loadOrCreateServerKey(options.dataDir, options.newKey) : null;
+  const apiKey = options.apiKey ?? kept!.apiKey;
+  const generatedKey = kept?.created ?? false;
+  // Browsers stay signed in across restarts with the same key (session-store.ts).
+  const sessions = SessionStore.inDataDir(options.dataDir, apiKey);
   // Forked before the download, the database and the services start (see early-engine.ts).
   const engine = earlyEngine(options.spawnEngine ?? spawnNodeEngine());
   const { core, model, downloadError } = await openCore(options, engine.spawnEngine).finally(() =>
@@ -151,6 +159,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
       core,
       apiKey,
       loginCodes,
+      sessions,
       rendererDir: options.rendererDir ?? defaultRendererDir(),
       host,
       ...(options.corsOrigins ? { corsOrigins: options.corsOrigins } : {}),
