@@ -43,6 +43,7 @@ import { FileTokenStore, type TokenStore } from "./hub/token-store";
 import type { CreateDownloader, FreeSpace } from "./hub/downloads";
 import { engineBuildHandlers } from "./engine/build-handlers";
 import { NativeBuild } from "./engine/native-build";
+import type { StartNodeChild } from "./process/node-child";
 import { harnessParts, harnessVersion } from "./harness";
 import { memoryHandlers } from "./memory/memory-handlers";
 import { MemoryService } from "./memory/memory-service";
@@ -55,6 +56,7 @@ import { type ModelInspector, ModelService } from "./models/model-service";
 import { AdapterRouter } from "./router";
 import { type Contract, contractLabel } from "./contract/contract-schema";
 import { gateContract } from "./contract/default-contract";
+import { CodeSandbox, resolveSandboxEntry } from "./contract/sandbox/sandbox";
 import { AdapterReleases } from "./releases/adapter-releases";
 import { AdapterUpdates } from "./releases/adapter-updates";
 import { gateEvaluator } from "./releases/gate-target";
@@ -120,6 +122,8 @@ export interface ServiceParts {
   mcpCallTimeoutMs?: number;
   /** Serves the /v1 API for the "Local API server" setting (index.ts binds CoreOptions.localApi to core). */
   localApi?: LocalApiStarter;
+  /** Starts the Node helpers (code sandbox, llama.cpp build); CoreOptions.startNodeChild. */
+  startNodeChild?: StartNodeChild;
 }
 
 /** Handlers of every method except database.* (index.ts answers those, whatever the state). */
@@ -203,6 +207,11 @@ export async function startServices(
   // Versions, the evaluation gate and releases; the gate generates at background priority.
   const releaseStore = new ReleaseStore(db);
   const contract = parts.contract ?? gateContract();
+  // The gate's code sandbox, started the way this process starts Node helpers (Electron: a
+  // utility process); without a starter, the process-wide one (child_process.fork).
+  const sandbox = parts.startNodeChild
+    ? new CodeSandbox({}, resolveSandboxEntry(), parts.startNodeChild)
+    : undefined;
   // Prompts, router, catalog and the contract in force: one version for turns and releases.
   const harness = harnessVersion(
     parts.appVersion ?? packageJson.version,
@@ -219,7 +228,7 @@ export async function startServices(
     },
     harnessVersion: harness,
     contractVersion: contractLabel(contract),
-    evaluate: gateEvaluator({ registry, router, engine, contract, systemPrompt, log }),
+    evaluate: gateEvaluator({ registry, router, engine, contract, systemPrompt, log, sandbox }),
     log,
     beforeCommit: parts.releaseBeforeCommit,
   });
@@ -397,6 +406,7 @@ export async function startServices(
   });
   // llama.cpp built for this machine: the engine restarts on the new binaries once built.
   const nativeBuild = new NativeBuild({
+    startNodeChild: parts.startNodeChild,
     engineInfo: () => engine.info(),
     relaunch: () => engine.relaunch(),
     emit: (build) => events.emit("engine.build", build),
@@ -527,6 +537,7 @@ export async function startServices(
         router.dispose();
         await startup.catch(() => undefined);
         await nativeBuild.close();
+        await sandbox?.close();
         await models.close();
         await engine.close().catch((err: unknown) => log("closing the engine failed", err));
         db.close();

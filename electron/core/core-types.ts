@@ -10,6 +10,7 @@ import type {
 import type { AdapterUse, EngineClient, KvPolicy, SpawnEngine, ToolCallFormat } from "./engine/types";
 import type { TokenStore } from "./hub/token-store";
 import type { CoreGeneration } from "./models/generation-service";
+import type { StartNodeChild } from "./process/node-child";
 import type { NamedSpec } from "./tools/mcp/mcp-config";
 
 export type EventListener = <E extends EventName>(event: E, payload: EventPayload<E>) => void;
@@ -107,6 +108,12 @@ export interface CoreOptions {
    * Injected because core must not import the server; without it, localServer.* answer an error.
    */
   localApi?: LocalApiFactory;
+  /**
+   * Starts the Node helpers core runs (the contract's code sandbox, the llama.cpp build and its
+   * probe). Electron passes a utilityProcess one (electron/main/node-child.ts): the packaged
+   * binary cannot run as plain Node. Default: child_process.fork (headless, tests).
+   */
+  startNodeChild?: StartNodeChild;
 }
 
 /** A running local API server (see LocalApiFactory). */

@@ -62,6 +62,7 @@ export async function createCore(options: CoreOptions): Promise<Core> {
       tokenStore: options.tokenStore,
       mcpServers: options.mcpServers,
       localApiFactory: options.localApi,
+      startNodeChild: options.startNodeChild,
     },
     // Conversations' KV caches survive restarts in <dataDir>/kv (see native/engine/kv-state-store.ts).
     () => new EngineSupervisor(options.spawnEngine, { stateDir: resolve(options.dataDir, "kv") }),

@@ -11,6 +11,7 @@ import {
   ipcMain,
   safeStorage,
   session,
+  utilityProcess,
   type BrowserWindow,
   type OpenDialogOptions,
 } from "electron";
@@ -21,6 +22,7 @@ import { serveLocalApi } from "../server/local-server";
 import { createAppOrigin } from "./app-origin";
 import { createUtilityEngineSpawner } from "./engine-process";
 import { registerIpcTransport } from "./ipc";
+import { createUtilityNodeChildStarter } from "./node-child";
 import { applySessionPolicy, confirmAndOpenExternal } from "./security";
 import { createMainWindow } from "./window";
 
@@ -113,6 +115,10 @@ function start(): void {
     const started = await createCore({
       dataDir: app.getPath("userData"),
       spawnEngine: createUtilityEngineSpawner(join(here, "engine.js")),
+      // The code sandbox and the llama.cpp build run as utility processes too (runAsNode fuse).
+      startNodeChild: createUtilityNodeChildStarter((path, args, options) =>
+        utilityProcess.fork(path, args, options),
+      ),
       // The hub access token, encrypted with the OS keychain's key.
       tokenStore: new SafeStorageTokenStore(safeStorage, app.getPath("userData")),
       // Settings → "Local API server": /v1 on 127.0.0.1 for editors, agents and scripts.

@@ -1,7 +1,8 @@
-import { existsSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { pathToFileURL } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
 import type { EngineBuild } from "../../api";
 import {
@@ -11,6 +12,7 @@ import {
   NativeBuild,
   nodeLlamaCppDir,
   parseBuildProgress,
+  type BuildCommand,
   type BuildRunner,
 } from "./native-build";
 import type { EngineInfo } from "./types";
@@ -73,15 +75,21 @@ function setup(
 }
 
 /** A runner that prints `lines`, optionally leaves a build behind, and exits with `code`. */
-function scripted(lines: string[], code: number, leave?: string): BuildRunner & { commands: unknown[] } {
+function scripted(
+  lines: string[],
+  code: number,
+  leave?: string,
+): BuildRunner & { commands: unknown[]; scripts: string[] } {
   const commands: unknown[] = [];
+  const scripts: string[] = [];
   const runner = async (command: Parameters<BuildRunner>[0], onLine: (line: string) => void) => {
     commands.push(command);
+    scripts.push(readFileSync(command.script, "utf8"));
     if (leave) await makeLocalBuild(leave);
     for (const line of lines) onLine(line);
     return { code, signal: null };
   };
-  return Object.assign(runner, { commands });
+  return Object.assign(runner, { commands, scripts });
 }
 
 describe("build output", () => {
@@ -155,11 +163,19 @@ describe("building", () => {
     expect((await s.build.build()).state).toBe("building");
     await s.build.done;
     expect(runner.commands).toHaveLength(1);
-    expect(runner.commands[0]).toMatchObject({
-      cmd: process.execPath,
-      args: [join(dir, "dist", "cli", "cli.js"), "source", "download", "--gpu", "false", "--noUsageExample"],
-      env: expect.objectContaining({ ELECTRON_RUN_AS_NODE: "1" }) as object,
+    // A Node script (the node-child seam runs it: a utility process in Electron, never the app
+    // binary as plain Node): a launcher that imports node-llama-cpp's CLI, removed afterwards.
+    const command = runner.commands[0] as BuildCommand;
+    expect(command).toMatchObject({
+      script: expect.stringMatching(/cli-launcher\.mjs$/) as string,
+      args: ["source", "download", "--gpu", "false", "--noUsageExample"],
+      cwd: dir,
     });
+    expect(command.env).not.toHaveProperty("ELECTRON_RUN_AS_NODE");
+    expect(runner.scripts[0]).toContain(
+      JSON.stringify(pathToFileURL(join(dir, "dist", "cli", "cli.js")).href),
+    );
+    expect(existsSync(command.script)).toBe(false);
     const final = await s.build.status();
     expect(final).toMatchObject({ state: "built", using: "local", progress: 1, error: null });
     expect(final.log.at(-1)).toBe("[4/4] Linking llama-addon.node");

@@ -10,18 +10,23 @@
  * A failed build (no cmake or compiler, a compile error, a build llama.cpp then cannot load)
  * removes whatever it left, so the engine keeps running the prebuilt binaries, and says why.
  */
-import { spawn } from "node:child_process";
 import { existsSync, readdirSync } from "node:fs";
-import { rm } from "node:fs/promises";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { createRequire } from "node:module";
+import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
+import { pathToFileURL } from "node:url";
 import type { EngineBuild } from "../../api";
 import { ApiError } from "../../api/errors";
+import { forkNodeChild, type StartNodeChild } from "../process/node-child";
 import type { EngineInfo } from "./types";
 
-/** One command to run, its output reported line by line (stdout and stderr together). */
+/**
+ * One Node script to run (through the node-child seam: the app's own runtime, never a `node` on
+ * PATH), its output reported line by line (stdout and stderr together).
+ */
 export interface BuildCommand {
-  cmd: string;
+  script: string;
   args: string[];
   env: NodeJS.ProcessEnv;
   cwd?: string;
@@ -36,8 +41,10 @@ export type BuildRunner = (
 export interface NativeBuildDeps {
   /** node-llama-cpp's package folder (default: the one this app resolves). */
   packageDir?: string;
-  /** Runs the build (default: a child process); tests inject failures. */
+  /** Runs the build (default: nodeScriptRunner with startNodeChild); tests inject failures. */
   runner?: BuildRunner;
+  /** Starts the build's Node child (default: child_process.fork; Electron: a utility process). */
+  startNodeChild?: StartNodeChild;
   /** Environment of the build (default: this process's; PATH decides which cmake and compilers). */
   env?: NodeJS.ProcessEnv;
   /** "auto" builds with the GPU toolkit when the machine has a usable GPU (default: node-llama-cpp detects). */
@@ -111,33 +118,64 @@ export function cleanLine(line: string): string {
   return last.replace(ANSI, "").trimEnd();
 }
 
-/** The default runner: a child process, its stdout and stderr split into lines. */
-export const spawnRunner: BuildRunner = (command, onLine, signal) =>
-  new Promise((resolve, reject) => {
-    const child = spawn(command.cmd, command.args, {
-      env: command.env,
-      cwd: command.cwd,
-      stdio: ["ignore", "pipe", "pipe"],
-      signal,
-    });
-    for (const stream of [child.stdout, child.stderr]) {
-      let rest = "";
-      stream.setEncoding("utf8");
-      stream.on("data", (chunk: string) => {
-        const lines = (rest + chunk).split("\n");
-        rest = lines.pop() ?? "";
-        for (const line of lines) onLine(line);
+/**
+ * The default runner: the script as a Node child (node-child.ts), its stdout and stderr split
+ * into lines; an abort ends it.
+ */
+export function nodeScriptRunner(start: StartNodeChild = forkNodeChild): BuildRunner {
+  return (command, onLine, signal) =>
+    new Promise((resolve, reject) => {
+      const child = start(command.script, {
+        args: command.args,
+        env: command.env,
+        cwd: command.cwd,
+        name: "Macaron llama.cpp build",
       });
-      stream.on("end", () => {
-        if (rest) onLine(rest);
+      for (const stream of [child.stdout, child.stderr]) {
+        if (!stream) continue;
+        let rest = "";
+        stream.setEncoding("utf8");
+        stream.on("data", (chunk: string) => {
+          const lines = (rest + chunk).split("\n");
+          rest = lines.pop() ?? "";
+          for (const line of lines) onLine(line);
+        });
+        stream.on("end", () => {
+          if (rest) onLine(rest);
+        });
+      }
+      const onAbort = (): void => child.kill();
+      if (signal.aborted) onAbort();
+      else signal.addEventListener("abort", onAbort, { once: true });
+      child.onExit((code, sig, error) => {
+        signal.removeEventListener("abort", onAbort);
+        if (error) reject(error);
+        else resolve({ code, signal: sig ?? (signal.aborted && code === null ? "SIGTERM" : null) });
       });
-    }
-    child.on("error", (error) => {
-      if ((error as NodeJS.ErrnoException).code === "ABORT_ERR") resolve({ code: null, signal: "SIGTERM" });
-      else reject(error);
     });
-    child.on("close", (code, sig) => resolve({ code, signal: sig }));
-  });
+}
+
+/** nodeScriptRunner with child_process.fork (the CLI tools). */
+export const spawnRunner: BuildRunner = nodeScriptRunner();
+
+/**
+ * A launcher for node-llama-cpp's CLI, written beside nothing of the app's (a temp folder): it
+ * runs the CLI with the argv yargs expects. yargs takes any process with
+ * `process.versions.electron` and no `process.defaultApp` for a packaged app whose argv has no
+ * script path ([app, ...args]), while a utility process's argv is [app, script, ...args]: the
+ * launcher drops its own path there, so the CLI reads `source download …` as its command.
+ */
+export async function writeCliLauncher(cli: string): Promise<{ path: string; remove: () => Promise<void> }> {
+  const dir = await mkdtemp(join(tmpdir(), "macaron-llama-build-"));
+  const path = join(dir, "cli-launcher.mjs");
+  await writeFile(
+    path,
+    `if (process.versions.electron && !process.defaultApp) process.argv.splice(1, 1);
+await import(${JSON.stringify(pathToFileURL(cli).href)});
+`,
+  );
+  return { path, remove: () => rm(dir, { recursive: true, force: true }) };
+}
 
 /**
  * GPU toolkits worth building for: only those node-llama-cpp finds usable on this machine
@@ -227,15 +265,18 @@ export class NativeBuild {
   private async run(signal: AbortSignal): Promise<void> {
     const gpu = await (this.deps.gpu ?? detectGpu)();
     const cli = join(this.packageDir, "dist", "cli", "cli.js");
+    const launcher = await writeCliLauncher(cli);
     const command: BuildCommand = {
-      cmd: process.execPath,
-      args: [cli, "source", "download", "--gpu", String(gpu), "--noUsageExample"],
-      // In Electron, process.execPath is the app: run it as plain Node for the CLI.
-      env: { ...(this.deps.env ?? process.env), ELECTRON_RUN_AS_NODE: "1" },
+      script: launcher.path,
+      args: ["source", "download", "--gpu", String(gpu), "--noUsageExample"],
+      env: { ...(this.deps.env ?? process.env) },
       cwd: this.packageDir,
     };
     this.addLine(`$ node-llama-cpp source download --gpu ${String(gpu)}`);
-    const result = await (this.deps.runner ?? spawnRunner)(command, (line) => this.addLine(line), signal);
+    const runner = this.deps.runner ?? nodeScriptRunner(this.deps.startNodeChild);
+    const result = await runner(command, (line) => this.addLine(line), signal).finally(() =>
+      launcher.remove(),
+    );
     if (signal.aborted) {
       // Closing: the next start runs the prebuilt binaries.
       await removeLocalBuilds(this.packageDir);

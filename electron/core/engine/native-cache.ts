@@ -14,7 +14,7 @@
  * and depends only on platform, arch, GPU and release, all of which are in the key.) The CMake
  * build tree beside Release/ is not kept: nothing loads it.
  */
-import { execFile, spawn, spawnSync } from "node:child_process";
+import { execFile, spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import { createWriteStream, existsSync, readFileSync } from "node:fs";
 import { cp, mkdir, mkdtemp, rename, rm, writeFile } from "node:fs/promises";
@@ -23,12 +23,13 @@ import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { promisify } from "node:util";
 import { z } from "zod";
+import { forkNodeChild, runNodeScript, type StartNodeChild } from "../process/node-child";
 import {
   detectGpu,
   localBuildPaths,
   NativeBuild,
+  nodeScriptRunner,
   removeLocalBuilds,
-  spawnRunner,
   type BuildRunner,
 } from "./native-build";
 
@@ -242,9 +243,21 @@ export type Probe = (packageDir: string, gpu: "auto" | false) => Promise<ProbeRe
 /**
  * Which binaries llama.cpp loads from packageDir, the way the engine asks for them (getLlama
  * with the GPU choice, never building), in a fresh process: a build for another CPU can kill
- * the process that loads it (SIGILL), and a loaded addon cannot be unloaded.
+ * the process that loads it (SIGILL), and a loaded addon cannot be unloaded. The process is a
+ * Node child of the app's own runtime, started with `start` (node-child.ts).
  */
-export const probeBuild: Probe = async (packageDir, gpu) => {
+export function probeWith(start: StartNodeChild): Probe {
+  return (packageDir, gpu) => runProbe(start, packageDir, gpu);
+}
+
+/** probeWith child_process.fork (the set-up CLI, tests). */
+export const probeBuild: Probe = probeWith(forkNodeChild);
+
+async function runProbe(
+  start: StartNodeChild,
+  packageDir: string,
+  gpu: "auto" | false,
+): Promise<ProbeResult> {
   // A script file, not `node -e`: node-llama-cpp tests a prebuilt binary in a fork() of itself,
   // and a fork inherits execArgv, so under -e the fork runs this script again instead of the
   // test and every prebuilt binary "fails" (NoBinaryFoundError).
@@ -261,33 +274,25 @@ await llama.dispose();
 `,
   );
   try {
-    return await new Promise<ProbeResult>((resolve, reject) => {
-      const child = spawn(process.execPath, [file], {
-        env: { ...process.env, ELECTRON_RUN_AS_NODE: "1" },
-        stdio: ["ignore", "pipe", "pipe"],
-        timeout: 120_000,
-      });
-      let out = "";
-      let err = "";
-      child.stdout.setEncoding("utf8").on("data", (c: string) => (out += c));
-      child.stderr.setEncoding("utf8").on("data", (c: string) => (err += c));
-      child.on("error", reject);
-      child.on("close", (code, signal) => {
-        const last = out.trim().split("\n").at(-1) ?? "";
-        try {
-          resolve(ProbeResult.parse(JSON.parse(last)));
-        } catch {
-          // Node ends a crash with its version line: the error is the last line that says so.
-          const lines = err.trim().split("\n");
-          const tail = (lines.findLast((l) => /error/i.test(l)) ?? lines.at(-1) ?? "no output").trim();
-          reject(new Error(`llama.cpp did not load (${signal ?? `exit code ${code}`}): ${tail}`));
-        }
-      });
+    const { code, signal, stdout, stderr, killed } = await runNodeScript(start, file, {
+      env: { ...process.env },
+      name: "Macaron llama.cpp probe",
+      timeoutMs: 120_000,
     });
+    const last = stdout.trim().split("\n").at(-1) ?? "";
+    try {
+      return ProbeResult.parse(JSON.parse(last));
+    } catch {
+      // Node ends a crash with its version line: the error is the last line that says so.
+      const lines = stderr.trim().split("\n");
+      const tail = (lines.findLast((l) => /error/i.test(l)) ?? lines.at(-1) ?? "no output").trim();
+      const how = killed === "timeout" ? "timed out" : (signal ?? `exit code ${code}`);
+      throw new Error(`llama.cpp did not load (${how}): ${tail}`);
+    }
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
-};
+}
 
 export type EnsureResult =
   | { outcome: "cached" | "built"; key: string; gpu: "auto" | false; seconds: number; logFile: string | null }
@@ -303,6 +308,8 @@ export interface EnsureOptions {
   gpu?: "auto" | false;
   runner?: BuildRunner;
   probe?: Probe;
+  /** Starts the build's and the probe's Node children (default: child_process.fork). */
+  startNodeChild?: StartNodeChild;
   toolchain?: Toolchain | { missing: string };
   cpu?: string;
   /** The full build output goes here (default: beside the cache entry, else in the temp folder). */
@@ -321,7 +328,7 @@ export async function ensureNativeBuild(options: EnsureOptions): Promise<EnsureR
   const started = performance.now();
   const seconds = () => Math.round((performance.now() - started) / 100) / 10;
   const { packageDir, cacheRoot, print } = options;
-  const probe = options.probe ?? probeBuild;
+  const probe = options.probe ?? probeWith(options.startNodeChild ?? forkNodeChild);
   const toolchain = options.toolchain ?? findToolchain(options.env);
   if ("missing" in toolchain)
     return { outcome: "fallback", reason: toolchain.missing, seconds: seconds(), logFile: null };
@@ -352,7 +359,7 @@ export async function ensureNativeBuild(options: EnsureOptions): Promise<EnsureR
     (cacheRoot ? join(cacheRoot, `${key}.log`) : join(tmpdir(), `macaron-llama-build-${key}.log`));
   await mkdir(join(logFile, ".."), { recursive: true });
   const log = createWriteStream(logFile);
-  const runner = options.runner ?? spawnRunner;
+  const runner = options.runner ?? nodeScriptRunner(options.startNodeChild);
   const teed: BuildRunner = (command, onLine, signal) =>
     runner(
       command,

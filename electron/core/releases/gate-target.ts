@@ -3,6 +3,7 @@ import type { AdapterRegistry } from "../adapters/adapter-registry";
 import { AdapterRouting } from "../adapters/adapter-routing";
 import type { InstalledAdapter } from "../adapters/adapter-store";
 import { type ContractTarget, runContract } from "../contract/contract-runner";
+import type { CodeSandbox } from "../contract/sandbox/sandbox";
 import type { Contract } from "../contract/contract-schema";
 import type { Log } from "../dispatch";
 import type { EngineQueue } from "../models/engine-queue";
@@ -19,6 +20,8 @@ export interface GateEvaluatorDeps {
   contract: Contract;
   systemPrompt: string;
   log: Log;
+  /** Where `unitTests` cases run; default the process-wide sandbox (a child_process fork). */
+  sandbox?: CodeSandbox;
 }
 
 /** The installed adapter `a` as it would be with `v` live (the user's scale is kept). */
@@ -96,6 +99,7 @@ export function gateEvaluator(deps: GateEvaluatorDeps): AdapterReleasesDeps["eva
         shareAnswers: true,
         candidate: { adapterId: candidate.adapterId, version: candidate.version },
         systemPrompt: deps.systemPrompt,
+        sandbox: deps.sandbox,
         onProgress,
         signal,
       });

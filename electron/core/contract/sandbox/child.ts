@@ -1,5 +1,6 @@
 /**
- * The code sandbox's child process (forked by sandbox.ts; bundled as out/main/sandbox.js).
+ * The code sandbox's child process (started by sandbox.ts through the node-child seam: a fork
+ * headless, a utility process in Electron; bundled as out/main/sandbox.js).
  * Runs an answer's code and its unit tests, one request at a time:
  *
  * - JavaScript in a fresh `vm` context per request: only the language's builtins (no require,
@@ -14,6 +15,7 @@
  * strings, with a small heap, watches its memory and kills it at the time limit.
  */
 import vm from "node:vm";
+import { parentPort } from "../../process/parent-port";
 import type {
   FromChild,
   SandboxCall,
@@ -23,8 +25,10 @@ import type {
   ToChild,
 } from "./protocol";
 
+// Started without a parent (by hand): nothing to answer, so nothing to do.
+const port = parentPort();
 const send = (m: FromChild): void => {
-  process.send?.(m);
+  port?.send(m);
 };
 
 type Outcome = { ok: true; value: unknown } | { ok: false; name: string; message: string };
@@ -434,7 +438,8 @@ async function runPython(req: SandboxRequest, startClock: () => void): Promise<S
 
 let queue: Promise<void> = Promise.resolve();
 
-process.on("message", (m: ToChild) => {
+port?.onMessage((message) => {
+  const m = message as ToChild;
   queue = queue.then(async () => {
     const started = (): void => send({ type: "running", id: m.id });
     let v: SandboxVerdict;
@@ -456,6 +461,6 @@ process.on("message", (m: ToChild) => {
     send({ type: "verdict", id: m.id, verdict: v });
   });
 });
-process.on("disconnect", () => process.exit(0));
+port?.onDisconnect(() => process.exit(0));
 // A promise the code left rejected (e.g. a refused dynamic import) must not end the sandbox.
 process.on("unhandledRejection", () => undefined);

@@ -2,6 +2,8 @@
  * The contract's code sandbox: runs an answer's code against its unit tests in a child
  * process (child.ts), never in the caller's thread, so a hostile or runaway answer cannot stall
  * the server. JavaScript runs in a fresh vm context, Python in Pyodide (no Python install).
+ * The child is started through the node-child seam (child_process.fork headless, a utility
+ * process in Electron); requests and verdicts travel as messages, nothing over stdin.
  *
  * Limits: a time limit per request (the child's own per-call limit, and here a kill at the limit
  * plus a grace); memory — the child's V8 heap is capped (--max-old-space-size) and, where
@@ -10,11 +12,11 @@
  * without code generation from strings (--disallow-code-generation-from-strings), so a value of
  * this process reached from inside cannot be turned into code.
  */
-import { type ChildProcess, fork } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
+import { forkNodeChild, type NodeChild, type StartNodeChild } from "../../process/node-child";
 import type { FromChild, SandboxRequest, SandboxVerdict, ToChild } from "./protocol";
 
 export type { SandboxCall, SandboxLanguage, SandboxRequest, SandboxStatus, SandboxVerdict } from "./protocol";
@@ -68,7 +70,8 @@ interface Pending {
  * time; further requests queue). `close()` ends it.
  */
 export class CodeSandbox {
-  private child: ChildProcess | null = null;
+  private child: NodeChild | null = null;
+  private exited = new WeakSet<NodeChild>();
   private stderrTail = "";
   private pending = new Map<number, Pending>();
   private nextId = 1;
@@ -83,6 +86,7 @@ export class CodeSandbox {
   constructor(
     options: SandboxOptions = {},
     private readonly entry: SandboxEntry = resolveSandboxEntry(),
+    private readonly startChild: StartNodeChild = forkNodeChild,
   ) {
     this.timeoutMs = options.timeoutMs ?? 5_000;
     this.memoryMb = options.memoryMb ?? 768;
@@ -101,25 +105,29 @@ export class CodeSandbox {
     this.stop();
   }
 
-  private start(): ChildProcess {
-    const child = fork(this.entry.path, [], {
+  private start(): NodeChild {
+    const child = this.startChild(this.entry.path, {
       execArgv: [
         ...this.entry.execArgv,
         "--disallow-code-generation-from-strings",
         `--max-old-space-size=${this.heapMb}`,
       ],
-      // Nothing of ours in its environment (keys, tokens); Electron runs it as Node.
-      env: { ELECTRON_RUN_AS_NODE: "1", NODE_OPTIONS: "" },
-      stdio: ["ignore", "ignore", "pipe", "ipc"],
-      serialization: "json",
+      // Nothing of ours in its environment (keys, tokens).
+      env: { NODE_OPTIONS: "" },
+      stdout: "ignore",
+      stderr: "pipe",
+      name: "Macaron code sandbox",
     });
     this.stderrTail = "";
     child.stderr?.on("data", (d: Buffer) => {
       this.stderrTail = (this.stderrTail + d.toString("utf8")).slice(-2000);
     });
-    child.on("message", (m: FromChild) => this.onMessage(m));
-    child.on("exit", (code, signal) => this.onExit(child, code, signal));
-    child.on("error", () => undefined);
+    child.onMessage((m) => this.onMessage(m as FromChild));
+    child.onExit((code, signal, error) => {
+      this.exited.add(child);
+      if (error) this.stderrTail += `\n${error.message}`;
+      this.onExit(child, code, signal);
+    });
     this.child = child;
     const pid = child.pid;
     if (pid !== undefined && residentMb(pid) !== null) {
@@ -139,13 +147,12 @@ export class CodeSandbox {
     this.memoryTimer = null;
     const child = this.child;
     this.child = null;
-    if (child && child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
+    if (child && !this.exited.has(child)) child.kill();
   }
 
   private kill(status: "timeout" | "memory", detail: string): void {
     this.killedFor = { status, detail };
-    const child = this.child;
-    if (child) child.kill("SIGKILL");
+    this.child?.kill();
   }
 
   private runNow(request: SandboxRequest): Promise<SandboxVerdict> {
@@ -155,13 +162,8 @@ export class CodeSandbox {
     return new Promise<SandboxVerdict>((resolve) => {
       this.pending.set(id, { resolve, request, timer: null, started: performance.now() });
       const message: ToChild = { id, request, timeoutMs: this.timeoutMs };
-      child.send(message, (err) => {
-        if (err)
-          this.finish(
-            id,
-            this.lost("crashed", `the sandbox did not take the request: ${err.message}`, request),
-          );
-      });
+      // A child that cannot take it is ending: its exit gives the verdict ("crashed").
+      child.send(message);
     });
   }
 
@@ -190,15 +192,9 @@ export class CodeSandbox {
   }
 
   /** An idle child does not keep this process alive; a busy one does (its answer is awaited). */
-  private hold(child: ChildProcess, busy: boolean): void {
-    const channel = child.channel as { ref?: () => void; unref?: () => void } | null | undefined;
-    if (busy) {
-      child.ref();
-      channel?.ref?.();
-    } else {
-      child.unref();
-      channel?.unref?.();
-    }
+  private hold(child: NodeChild, busy: boolean): void {
+    if (busy) child.ref();
+    else child.unref();
   }
 
   private onMessage(m: FromChild): void {
@@ -214,7 +210,7 @@ export class CodeSandbox {
     } else this.finish(m.id, m.verdict);
   }
 
-  private onExit(child: ChildProcess, code: number | null, signal: NodeJS.Signals | null): void {
+  private onExit(child: NodeChild, code: number | null, signal: string | null): void {
     if (this.child === child) this.stop();
     const killed = this.killedFor;
     this.killedFor = null;
