@@ -2,7 +2,7 @@
  * Issue 30's details a daily user hits, in Chromium against headless mode: the question shows
  * on Enter once (no duplicate when core's copy arrives), Esc closes "Switch model", a saved
  * correction renders as Markdown, a browser without a session gets the signed-out screen (not
- * "Macaron could not start" with Retry), and sidebar titles use the row's width.
+ * "Macaron could not start" with Retry), sidebar titles use the row's width, and the model unloads.
  */
 import { join } from "node:path";
 import { expect, test } from "@playwright/test";
@@ -55,6 +55,17 @@ test("the question shows once on Enter, Esc closes Switch model, a correction re
   await page.keyboard.press("Escape");
   await expect(panel).toBeHidden();
   await expect(modelButton).toBeFocused();
+
+  // Unload frees the model: the panel says none is loaded and offers the ways back.
+  await modelButton.click();
+  await panel.getByRole("button", { name: "Unload model" }).click();
+  const none = page.getByRole("region", { name: "No model loaded" });
+  await expect(none).toBeVisible();
+  await expect(none.getByRole("button", { name: "Try the demo model" })).toBeVisible();
+  expect(await server.call<{ state: string; model: unknown }>("models.status")).toMatchObject({
+    state: "idle",
+    model: null,
+  });
 });
 
 test("a browser without a session sees that it is signed out and how to get a new link", async ({ page }) => {

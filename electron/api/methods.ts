@@ -152,6 +152,8 @@ export const methods = {
   "engine.usePrebuilt": { input: Empty, output: EngineBuild },
   /** Generate (if needed) and load the tiny built-in demo model. */
   "models.openDemo": { input: Empty, output: EngineStatus },
+  /** Free the loaded model (memory back to the system); the next start opens none. */
+  "models.unload": { input: Empty, output: EngineStatus },
 
   "conversations.list": {
     input: z.object({ query: z.string().max(500).optional() }).strict(),

@@ -126,6 +126,28 @@ describe("core (scripted engine)", () => {
     expect(engine.closed).toBe(true);
   });
 
+  it("unloads the model: status idle, chats say no model is loaded, and the next start opens none", async () => {
+    const dataDir = newDataDir();
+    const first = await start(dataDir);
+    expect(value<EngineStatus>(await first.core.dispatch("models.openDemo", {}, ctx)).state).toBe("ready");
+    const conv = value<Conversation>(await first.core.dispatch("conversations.create", {}, ctx));
+    const unloaded = value<EngineStatus>(await first.core.dispatch("models.unload", {}, ctx));
+    expect(unloaded).toMatchObject({ state: "idle", model: null, error: null });
+    expect(first.engine.unloads).toBe(1);
+    expect(first.engine.loaded).toBeNull();
+    expect(first.events.of("engine.status").at(-1)).toMatchObject({ state: "idle", model: null });
+    const send = await first.core.dispatch("chat.send", { conversationId: conv.id, text: "Hi" }, ctx);
+    expect(send).toMatchObject({ ok: false, error: { code: "no_model" } });
+    // Again: nothing to unload, the same status.
+    expect(value<EngineStatus>(await first.core.dispatch("models.unload", {}, ctx)).state).toBe("idle");
+    expect(first.engine.unloads).toBe(1);
+    await first.core.close();
+
+    const second = await start(dataDir);
+    expect(second.engine.loads).toEqual([]);
+    expect(value<EngineStatus>(await second.core.dispatch("models.status", {}, ctx)).state).toBe("idle");
+  });
+
   it("reports an invalid model file and keeps serving", async () => {
     const { core } = await start(newDataDir());
     const result = await core.dispatch("models.open", { path: import.meta.filename }, ctx);

@@ -133,6 +133,13 @@ export class FakeEngine implements EngineClient {
     return this.loaded;
   }
 
+  unloads = 0;
+  async unload(): Promise<void> {
+    await Promise.resolve();
+    this.unloads += 1;
+    this.loaded = null;
+  }
+
   /** A deterministic bag-of-characters embedding: texts sharing letters are close. */
   async embed(texts: string[]): Promise<number[][]> {
     await Promise.resolve();

@@ -65,6 +65,11 @@ export interface EngineClient {
    */
   load(path: string, onProgress?: (p: number) => void, options?: LoadOptions): Promise<LoadedModel>;
   /**
+   * Free the loaded model (memory back to the system; the conversations' caches are saved). The
+   * engine stays up and a later load works as usual. Absent: the engine cannot unload.
+   */
+  unload?(): Promise<void>;
+  /**
    * Memory estimate of a GGUF (local or remote header) on this machine; loads nothing
    * (optional: fakes need not implement it).
    */

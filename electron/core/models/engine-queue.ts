@@ -62,6 +62,13 @@ export class EngineQueue implements EngineClient {
     return this.enqueue(() => this.inner.load(path, onProgress, options));
   }
 
+  /** Free the model once the work queued before it has finished (a running answer completes first). */
+  async unload(): Promise<void> {
+    const inner = this.inner;
+    if (!inner.unload) throw new ApiError("internal", "This engine cannot unload its model.");
+    await this.enqueue(() => inner.unload!());
+  }
+
   /**
    * A memory estimate, out of line: it loads nothing and the engine answers it while it
    * generates. Absent when the engine cannot estimate (as on EngineClient).

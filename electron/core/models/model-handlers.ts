@@ -11,6 +11,7 @@ export function modelHandlers(
     "models.inspect": ({ path }) => models.inspect(path),
     "models.open": ({ path, settings }) => models.open(path, settings),
     "models.openDemo": () => models.openDemo(),
+    "models.unload": () => models.unload(),
     "models.local": () => library.list(),
     "models.delete": ({ path }) => library.delete(path),
     "models.fit": ({ path, contextSize, gpuLayers }) => models.fit({ path }, { contextSize, gpuLayers }),

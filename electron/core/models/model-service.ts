@@ -138,6 +138,28 @@ export class ModelService {
     });
   }
 
+  /**
+   * Free the loaded model: the memory goes back to the system, chats say that no model is
+   * loaded, and the next start does not reopen it. Answers already running finish first
+   * (the engine's line). Nothing loaded: the status as it is.
+   */
+  unload(): Promise<EngineStatus> {
+    return this.enqueue(async () => {
+      const engine = this.deps.engine;
+      if (!engine.unload) throw new ApiError("internal", "This engine cannot unload its model.");
+      if (!engine.loaded && this.current.state !== "ready") return this.current;
+      await engine.unload();
+      this.shownPath = null;
+      try {
+        this.deps.settings.delete(LAST_MODEL_KEY);
+      } catch (err) {
+        this.log("could not forget the last model", err);
+      }
+      this.set(IDLE);
+      return this.current;
+    });
+  }
+
   /** At start-up: reopen the model used last time, if its file still exists. Never throws. */
   async restoreLastModel(): Promise<void> {
     const path = this.deps.settings.get(LAST_MODEL_KEY);

@@ -101,6 +101,17 @@ export function ModelPanel() {
         {hasModel && (
           <button
             type="button"
+            className="button"
+            disabled={busy}
+            title="Free the memory the model uses; load one again here when you need it"
+            onClick={() => void controller.models.unload()}
+          >
+            Unload model
+          </button>
+        )}
+        {hasModel && (
+          <button
+            type="button"
             className="button button--ghost"
             onClick={() => controller.models.setPanelOpen(false)}
           >

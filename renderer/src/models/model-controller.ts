@@ -37,6 +37,11 @@ export class ModelController {
     return this.load(() => this.api.call("models.openDemo", {}));
   }
 
+  /** Free the loaded model (its memory goes back to the system); the chat then offers to load one. */
+  unload(): Promise<boolean> {
+    return this.load(() => this.api.call("models.unload", {}));
+  }
+
   /** Electron: native file dialog, then load; resolves false when cancelled or failed. */
   async pickAndOpen(): Promise<boolean> {
     const pick = this.api.platform.pickModelFile;
