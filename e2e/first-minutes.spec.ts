@@ -46,6 +46,11 @@ test("the question shows once on Enter, Esc closes Switch model, a correction re
   await expect(correction.locator("strong")).toHaveText("bold");
   await expect(correction.getByRole("listitem")).toHaveCount(2);
   await expect(correction).not.toContainText("**");
+  // Saved with the message: still there, formatted, after a reload.
+  await page.reload();
+  await chat.waitLoaded();
+  const reloaded = chat.assistantMessages().last().getByRole("region", { name: "Your correction" });
+  await expect(reloaded.locator("strong")).toHaveText("bold");
 
   // Esc closes "Switch model" and gives focus back to the header's Model button.
   const modelButton = page.getByRole("button", { name: "Model", exact: true });

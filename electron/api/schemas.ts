@@ -172,6 +172,8 @@ export const Message = z.object({
   /** Assistant turns: the user's latest rating and whether they corrected the answer. */
   rating: z.enum(["good", "bad"]).nullable().default(null),
   corrected: z.boolean().default(false),
+  /** Assistant turns: the text of the user's latest correction (Markdown); null or absent: none. */
+  correction: z.string().nullable().optional(),
   /** Assistant turns: the long-term memories that were put into the prompt. */
   memoriesUsed: z.array(z.object({ id: Id, text: z.string() })).default([]),
   /**

@@ -91,6 +91,8 @@ const ExportedMessage = Message.extend({
    */
   rating: Message.shape.rating.unwrap().optional(),
   corrected: Message.shape.corrected.unwrap().optional(),
+  /** The text of the latest correction, for the reader (older files have none). */
+  correction: z.string().max(100_000).nullable().optional(),
   memoriesUsed: z
     .array(z.strictObject({ id: Id, text: Text(LIMITS.memoryChars) }))
     .max(64)

@@ -30,7 +30,8 @@ interface MessageRow extends GenuiColumns {
   context_json: string | null;
   /** The latest rating and whether a correction exists (feedback_events, migration 0004). */
   rating: string | null;
-  corrected: number;
+  /** The latest correction's text (payload `correctedText`), null when none. */
+  correction: string | null;
   /** From the turn record (LEFT JOIN turns); null for user messages. */
   turn_adapters: string | null;
   turn_router: string | null;
@@ -83,7 +84,8 @@ function toMessage(
     routing: routingFromColumns(row.turn_adapters, row.turn_router),
     generation: generationFromColumns(row.turn_sampling, row.turn_system_prompt),
     rating: row.rating === "good" || row.rating === "bad" ? row.rating : null,
-    corrected: row.corrected === 1,
+    corrected: row.correction !== null,
+    correction: row.correction,
     memoriesUsed,
     context: parseContext(row.context_json),
     // The Agent's tool calls (migration 0008), in order.
@@ -101,7 +103,8 @@ const SELECT = `
     t.sampling_json AS turn_sampling, t.system_prompt AS turn_system_prompt,
     (SELECT json_extract(f.payload_json, '$.rating') FROM feedback_events f
       WHERE f.message_id = m.id AND f.kind = 'rating' ORDER BY f.created_at DESC, f.rowid DESC LIMIT 1) AS rating,
-    EXISTS (SELECT 1 FROM feedback_events f WHERE f.message_id = m.id AND f.kind = 'correction') AS corrected
+    (SELECT json_extract(f.payload_json, '$.correctedText') FROM feedback_events f
+      WHERE f.message_id = m.id AND f.kind = 'correction' ORDER BY f.created_at DESC, f.rowid DESC LIMIT 1) AS correction
   FROM messages m LEFT JOIN turns t ON t.message_id = m.id`;
 
 export interface NewMessage {

@@ -141,7 +141,19 @@ describe("feedback through core (real service)", () => {
       messageId: answer.id,
       text: "Better answer",
     });
-    expect(corrected).toMatchObject({ rating: "good", corrected: true, content: answer.content });
+    expect(corrected).toMatchObject({
+      rating: "good",
+      corrected: true,
+      correction: "Better answer",
+      content: answer.content,
+    });
+    // A second correction replaces the first; the export carries it for the reader.
+    await s.call("feedback.correct", { messageId: answer.id, text: "Best **answer**" });
+    const exported = await s.call<{ json: string }>("conversations.export", { id: s.conv.id });
+    const exportedAnswer = (
+      JSON.parse(exported.json) as { conversations: { messages: { id: string; correction?: string }[] }[] }
+    ).conversations[0]!.messages.find((m) => m.id === answer.id);
+    expect(exportedAnswer?.correction).toBe("Best **answer**");
     expect(await s.call("feedback.copied", { messageId: answer.id })).toEqual({ recorded: true });
     await s.call("feedback.rate", { messageId: answer.id, rating: "bad", reason: "wrong" });
     // The transcript shows the latest rating and keeps the generated text.
@@ -149,9 +161,15 @@ describe("feedback through core (real service)", () => {
       id: answer.id,
       rating: "bad",
       corrected: true,
+      correction: "Best **answer**",
       content: answer.content,
     });
-    expect((await s.transcript()).at(0)).toMatchObject({ role: "user", rating: null, corrected: false });
+    expect((await s.transcript()).at(0)).toMatchObject({
+      role: "user",
+      rating: null,
+      corrected: false,
+      correction: null,
+    });
 
     const again = await s.regenerate({ pinned: "chat" });
     expect(again.status).toBe("complete");

@@ -15,7 +15,7 @@ export function AnswerFeedback({ message }: { message: Message }) {
   const feedback = useFeedbackController();
   const busy = useFeedbackState((s) => s.busy.includes(message.id));
   const error = useFeedbackState((s) => s.errors[message.id] ?? null);
-  const correction = useFeedbackState((s) => s.corrections[message.id] ?? null);
+  const correction = useFeedbackState((s) => s.corrections[message.id] ?? message.correction ?? null);
   const [askReason, setAskReason] = useState(false);
   const [editing, setEditing] = useState(false);
   const [copyState, setCopyState] = useState<"idle" | "copied" | "failed">("idle");

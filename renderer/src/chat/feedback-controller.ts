@@ -1,7 +1,8 @@
 /**
  * Feedback on answers: "Good response" / "Bad response" (with an optional reason), "Copy"
  * and "Edit answer" (a correction). Ratings show at once and roll back when core refuses.
- * The corrected text is kept here, per message, because Message only says `corrected`.
+ * A correction saved in this session is kept here per message, so it shows at once; saved ones
+ * come with the message (`correction`), after a reload too.
  */
 import { createStore } from "zustand/vanilla";
 import type { StoreApi } from "zustand/vanilla";
@@ -137,7 +138,11 @@ export class FeedbackController {
   /** The answer's text stays as streamed: a feedback call must not rewrite the transcript. */
   private putKeepingContent(updated: Message): void {
     const now = this.messages.get(updated.id);
-    this.messages.put(now ? { ...now, rating: updated.rating, corrected: updated.corrected } : updated);
+    this.messages.put(
+      now
+        ? { ...now, rating: updated.rating, corrected: updated.corrected, correction: updated.correction }
+        : updated,
+    );
   }
 
   private async withBusy(
