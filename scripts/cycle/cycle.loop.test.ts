@@ -27,6 +27,7 @@ import { publishAdapter, publishManifestOf } from "../../cloud/registry-client";
 import { startCloud, type RunningCloud } from "../../cloud/server";
 import { trainAdapter } from "../../cloud/training/train";
 import { runCycle, type CycleResult } from "./cycle";
+import { LOOP_HANG_GUARD_MS } from "../../testing/core/calibrated-budget";
 
 const ctx = { transport: "ipc" } as const;
 const dir = tempDir("macaron-cycle-loop-");
@@ -165,57 +166,63 @@ afterAll(async () => {
 });
 
 describe("the learning loop", () => {
-  it("learns from corrections, is proven by the (format) contract, goes live; a poisoned set is rejected; rollback", async () => {
-    expect(await live("coding")).toBe("1.0.0");
-    const corrections = seed("coding.train.jsonl").slice(4, 4 + CORRECTIONS);
-    await collect(corrections.map((e) => [user(e), answer(e)]));
+  it(
+    "learns from corrections, is proven by the (format) contract, goes live; a poisoned set is rejected; rollback",
+    async () => {
+      expect(await live("coding")).toBe("1.0.0");
+      const corrections = seed("coding.train.jsonl").slice(4, 4 + CORRECTIONS);
+      await collect(corrections.map((e) => [user(e), answer(e)]));
 
-    // The cycle: export → train from the live v1 → contract on the cloud side → publish.
-    const good = await cycle();
-    numbers.cycleSeconds = good.seconds.total;
-    numbers.trainSeconds = good.seconds.train;
-    numbers.contractSeconds = good.seconds.contract;
-    expect(good.parent?.version).toBe("1.0.0");
-    // Every correction reached the export; near-duplicate ones were folded, ~10% held out.
-    expect(good.exported.report.items).toBe(CORRECTIONS);
-    expect(good.exported.train).toBeGreaterThan(CORRECTIONS / 2);
-    expect(good.trained.manifest.lineage).toMatchObject({ parent: "1.0.0", method: "sft" });
-    const rates = good.contract.comparison!.byTag.coding!;
-    numbers.livePassRate = rates.liveRate;
-    numbers.candidatePassRate = rates.candidateRate;
-    numbers.ownTaughtRate = good.contract.taught?.suites.find((s) => s.own)?.candidateRate ?? -1;
-    expect(rates.candidateRate - rates.liveRate).toBeGreaterThanOrEqual(MIN_RISE);
-    expect(good.contract.passed).toBe(true);
-    expect(good.published).toMatchObject({ id: "coding", version: "1.1.0", lineage: { parent: "1.0.0" } });
-    expect(good.published!.lineage.details).toMatchObject({
-      harnessVersion: expect.any(String) as unknown,
-      dataset: { sha256: expect.stringMatching(/^[0-9a-f]{64}$/) as unknown },
-    });
-    expect(good.published!.sha256).toBe(await sha256File(good.trained.adapterPath));
+      // The cycle: export → train from the live v1 → contract on the cloud side → publish.
+      const good = await cycle();
+      numbers.cycleSeconds = good.seconds.total;
+      numbers.trainSeconds = good.seconds.train;
+      numbers.contractSeconds = good.seconds.contract;
+      expect(good.parent?.version).toBe("1.0.0");
+      // Every correction reached the export; near-duplicate ones were folded, ~10% held out.
+      expect(good.exported.report.items).toBe(CORRECTIONS);
+      expect(good.exported.train).toBeGreaterThan(CORRECTIONS / 2);
+      expect(good.trained.manifest.lineage).toMatchObject({ parent: "1.0.0", method: "sft" });
+      const rates = good.contract.comparison!.byTag.coding!;
+      numbers.livePassRate = rates.liveRate;
+      numbers.candidatePassRate = rates.candidateRate;
+      numbers.ownTaughtRate = good.contract.taught?.suites.find((s) => s.own)?.candidateRate ?? -1;
+      expect(rates.candidateRate - rates.liveRate).toBeGreaterThanOrEqual(MIN_RISE);
+      expect(good.contract.passed).toBe(true);
+      expect(good.published).toMatchObject({ id: "coding", version: "1.1.0", lineage: { parent: "1.0.0" } });
+      expect(good.published!.lineage.details).toMatchObject({
+        harnessVersion: expect.any(String) as unknown,
+        dataset: { sha256: expect.stringMatching(/^[0-9a-f]{64}$/) as unknown },
+      });
+      expect(good.published!.sha256).toBe(await sha256File(good.trained.adapterPath));
 
-    // The app downloads it and runs its own gate: live.
-    const check = await call<UpdateCheck>("adapters.checkUpdates", { wait: true });
-    expect(check.results.map((r) => [r.version, r.outcome])).toEqual([["1.1.0", "promoted"]]);
-    expect(await live("coding")).toBe("1.1.0");
+      // The app downloads it and runs its own gate: live.
+      const check = await call<UpdateCheck>("adapters.checkUpdates", { wait: true });
+      expect(check.results.map((r) => [r.version, r.outcome])).toEqual([["1.1.0", "promoted"]]);
+      expect(await live("coding")).toBe("1.1.0");
 
-    // Poison: what was uploaded is deleted, then coding prompts get other topics' answers.
-    expect((await call<{ deletedItems: number }>("privacy.deleteUploaded")).deletedItems).toBeGreaterThan(0);
-    const wrong = [...seed("chat.train.jsonl"), ...seed("agent.train.jsonl")];
-    await collect(corrections.map((e, i) => [user(e), answer(wrong[i]!)]));
-    const poisoned = await cycle();
-    expect(poisoned.parent?.version).toBe("1.1.0");
-    expect(poisoned.contract.passed).toBe(false);
-    expect(poisoned.published).toBeNull();
-    expect(poisoned.contract.failing.length).toBeGreaterThan(0);
-    expect(poisoned.contract.failing.every((id) => id.startsWith("coding"))).toBe(true);
-    numbers.poisonedPassRate = poisoned.contract.comparison!.byTag.coding!.candidateRate;
-    const none = await call<UpdateCheck>("adapters.checkUpdates", { wait: true });
-    expect(none.available).toEqual([]);
-    expect(await live("coding")).toBe("1.1.0");
+      // Poison: what was uploaded is deleted, then coding prompts get other topics' answers.
+      expect((await call<{ deletedItems: number }>("privacy.deleteUploaded")).deletedItems).toBeGreaterThan(
+        0,
+      );
+      const wrong = [...seed("chat.train.jsonl"), ...seed("agent.train.jsonl")];
+      await collect(corrections.map((e, i) => [user(e), answer(wrong[i]!)]));
+      const poisoned = await cycle();
+      expect(poisoned.parent?.version).toBe("1.1.0");
+      expect(poisoned.contract.passed).toBe(false);
+      expect(poisoned.published).toBeNull();
+      expect(poisoned.contract.failing.length).toBeGreaterThan(0);
+      expect(poisoned.contract.failing.every((id) => id.startsWith("coding"))).toBe(true);
+      numbers.poisonedPassRate = poisoned.contract.comparison!.byTag.coding!.candidateRate;
+      const none = await call<UpdateCheck>("adapters.checkUpdates", { wait: true });
+      expect(none.available).toEqual([]);
+      expect(await live("coding")).toBe("1.1.0");
 
-    // Rollback to v1.
-    await call("adapters.rollback", { id: "coding", version: "1.0.0" });
-    expect(await live("coding")).toBe("1.0.0");
-    console.log(`learning loop: ${JSON.stringify(numbers)}`);
-  }, 900_000);
+      // Rollback to v1.
+      await call("adapters.rollback", { id: "coding", version: "1.0.0" });
+      expect(await live("coding")).toBe("1.0.0");
+      console.log(`learning loop: ${JSON.stringify(numbers)}`);
+    },
+    LOOP_HANG_GUARD_MS,
+  );
 });

@@ -30,6 +30,7 @@ import { startCloud, type RunningCloud } from "../../cloud/server";
 import { trainAdapter } from "../../cloud/training/train";
 import { runCloudGate } from "./cloud-gate";
 import { runCycle, type CycleMethod, type CycleResult } from "./cycle";
+import { LOOP_HANG_GUARD_MS } from "../../testing/core/calibrated-budget";
 
 const dir = tempDir("macaron-taught-loop-");
 const ADMIN = "admin-key-taught-loop-1234";
@@ -146,147 +147,155 @@ afterAll(async () => {
 });
 
 describe("taught suites across cycles", () => {
-  it("cycle 2 keeps cycle 1's taught suite; a forgetting candidate is rejected by both gates, naming the cases", async () => {
-    // Cycle 1: topic A.
-    await teach(TOPIC_A);
-    const one = await cycle("cycle-1");
-    numbers.cycle1 = rates(one);
-    expect(one.taught.own.cases.length).toBeGreaterThanOrEqual(3);
-    expect(one.contract.taught?.suites).toMatchObject([{ id: "chat@1.0.0", own: true, ok: true }]);
-    expect(one.published).toMatchObject({ id: DOMAIN, version: "1.0.0" });
-    const suiteA = taughtOf(one.published!.lineage.details);
-    expect(suiteA).toHaveLength(1);
-    expect(suiteA[0]!.acceptedRate).toBeGreaterThanOrEqual(0.5);
+  it(
+    "cycle 2 keeps cycle 1's taught suite; a forgetting candidate is rejected by both gates, naming the cases",
+    async () => {
+      // Cycle 1: topic A.
+      await teach(TOPIC_A);
+      const one = await cycle("cycle-1");
+      numbers.cycle1 = rates(one);
+      expect(one.taught.own.cases.length).toBeGreaterThanOrEqual(3);
+      expect(one.contract.taught?.suites).toMatchObject([{ id: "chat@1.0.0", own: true, ok: true }]);
+      expect(one.published).toMatchObject({ id: DOMAIN, version: "1.0.0" });
+      const suiteA = taughtOf(one.published!.lineage.details);
+      expect(suiteA).toHaveLength(1);
+      expect(suiteA[0]!.acceptedRate).toBeGreaterThanOrEqual(0.5);
 
-    // The app has 1.0.0 installed (as from the registry) and judges updates with the same contract.
-    const adapters = join(dir.path, "adapters");
-    mkdirSync(adapters, { recursive: true });
-    copyFileSync(one.trained.adapterPath, join(adapters, `${DOMAIN}.gguf`));
-    copyFileSync(one.trained.manifestPath, join(adapters, `${DOMAIN}.json`));
-    core = await assembleCore(
-      {
-        dataDir: join(dir.path, "app"),
-        initialModel: demoBasePath(),
-        adaptersDir: adapters,
-        demoAdapters: false,
-        registryUrl: cloud.url,
-        contract: CONTRACT,
-        updatesInitialDelayMs: 3_600_000,
-        log: () => undefined,
-      },
-      () => new EngineSupervisor(spawnTestEngine()),
-    );
+      // The app has 1.0.0 installed (as from the registry) and judges updates with the same contract.
+      const adapters = join(dir.path, "adapters");
+      mkdirSync(adapters, { recursive: true });
+      copyFileSync(one.trained.adapterPath, join(adapters, `${DOMAIN}.gguf`));
+      copyFileSync(one.trained.manifestPath, join(adapters, `${DOMAIN}.json`));
+      core = await assembleCore(
+        {
+          dataDir: join(dir.path, "app"),
+          initialModel: demoBasePath(),
+          adaptersDir: adapters,
+          demoAdapters: false,
+          registryUrl: cloud.url,
+          contract: CONTRACT,
+          updatesInitialDelayMs: 3_600_000,
+          log: () => undefined,
+        },
+        () => new EngineSupervisor(spawnTestEngine()),
+      );
 
-    // Cycle 2: topic B from other users; cycle 1's lines are replayed.
-    await teach(TOPIC_B);
-    const two = await cycle("cycle-2");
-    numbers.cycle2 = rates(two);
-    // Cycle 1's corrections are still stored (the export is cumulative); replay adds back only
-    // accepted lines the export left out this time (e.g. over the install cap).
-    numbers.replayed = two.exported.replayed;
-    expect(two.contract.taught?.suites).toMatchObject([
-      { id: "chat@1.0.0", own: false, ok: true },
-      { id: "chat@1.1.0", own: true, ok: true },
-    ]);
-    expect(two.published).toMatchObject({ version: "1.1.0", lineage: { parent: "1.0.0" } });
-    expect(taughtOf(two.published!.lineage.details).map((s) => s.id)).toEqual(["chat@1.0.0", "chat@1.1.0"]);
-    const check = await call<UpdateCheck>("adapters.checkUpdates", { wait: true });
-    expect(check.results.map((r) => [r.version, r.outcome])).toEqual([["1.1.0", "promoted"]]);
+      // Cycle 2: topic B from other users; cycle 1's lines are replayed.
+      await teach(TOPIC_B);
+      const two = await cycle("cycle-2");
+      numbers.cycle2 = rates(two);
+      // Cycle 1's corrections are still stored (the export is cumulative); replay adds back only
+      // accepted lines the export left out this time (e.g. over the install cap).
+      numbers.replayed = two.exported.replayed;
+      expect(two.contract.taught?.suites).toMatchObject([
+        { id: "chat@1.0.0", own: false, ok: true },
+        { id: "chat@1.1.0", own: true, ok: true },
+      ]);
+      expect(two.published).toMatchObject({ version: "1.1.0", lineage: { parent: "1.0.0" } });
+      expect(taughtOf(two.published!.lineage.details).map((s) => s.id)).toEqual(["chat@1.0.0", "chat@1.1.0"]);
+      const check = await call<UpdateCheck>("adapters.checkUpdates", { wait: true });
+      expect(check.results.map((r) => [r.version, r.outcome])).toEqual([["1.1.0", "promoted"]]);
 
-    // A forgetting candidate: topic B alone, from the base.
-    const onlyB = join(dir.path, "only-b.jsonl");
-    const bLines =
-      two.taught.own.cases.length > 0
-        ? readFileSync(join(dir.path, "cycle-2", `${DOMAIN}.jsonl`), "utf8")
-        : "";
-    writeFileSync(
-      onlyB,
-      bLines
-        .split("\n")
-        .filter((l) => l.includes("Water boils"))
-        .join("\n") + "\n",
-    );
-    const forgetful = await trainAdapter(
-      {
+      // A forgetting candidate: topic B alone, from the base.
+      const onlyB = join(dir.path, "only-b.jsonl");
+      const bLines =
+        two.taught.own.cases.length > 0
+          ? readFileSync(join(dir.path, "cycle-2", `${DOMAIN}.jsonl`), "utf8")
+          : "";
+      writeFileSync(
+        onlyB,
+        bLines
+          .split("\n")
+          .filter((l) => l.includes("Water boils"))
+          .join("\n") + "\n",
+      );
+      const forgetful = await trainAdapter(
+        {
+          base: demoBasePath(),
+          data: onlyB,
+          out: join(dir.path, "forgetful"),
+          id: DOMAIN,
+          domain: DOMAIN,
+          version: "1.2.0",
+          ...TRAINING,
+        },
+        () => undefined,
+      );
+      const live = liveEntry(await fetchRegistryIndex(cloud.url), DOMAIN)!;
+      const liveDir = join(dir.path, "forget-live");
+      mkdirSync(liveDir, { recursive: true });
+      const livePath = join(liveDir, `${DOMAIN}.gguf`);
+      await downloadEntry(cloud.url, live, livePath);
+      const { url: _u, publishedAt: _p, ...liveManifest } = live;
+      writeFileSync(join(liveDir, `${DOMAIN}.json`), JSON.stringify(liveManifest));
+      const suites = taughtOf(live.lineage.details);
+      const gate = await runCloudGate({
         base: demoBasePath(),
-        data: onlyB,
-        out: join(dir.path, "forgetful"),
-        id: DOMAIN,
-        domain: DOMAIN,
-        version: "1.2.0",
-        ...TRAINING,
-      },
-      () => undefined,
-    );
-    const live = liveEntry(await fetchRegistryIndex(cloud.url), DOMAIN)!;
-    const liveDir = join(dir.path, "forget-live");
-    mkdirSync(liveDir, { recursive: true });
-    const livePath = join(liveDir, `${DOMAIN}.gguf`);
-    await downloadEntry(cloud.url, live, livePath);
-    const { url: _u, publishedAt: _p, ...liveManifest } = live;
-    writeFileSync(join(liveDir, `${DOMAIN}.json`), JSON.stringify(liveManifest));
-    const suites = taughtOf(live.lineage.details);
-    const gate = await runCloudGate({
-      base: demoBasePath(),
-      liveDir,
-      livePath,
-      candidatePath: forgetful.adapterPath,
-      candidate: { adapterId: DOMAIN, version: "1.2.0" },
-      contract: CONTRACT,
-      makeEngine: () => new EngineSupervisor(spawnTestEngine()),
-      taught: { suites, ownId: null },
-    });
-    const aIds = suites[0]!.cases.map((c) => c.id);
-    expect(gate.passed).toBe(false);
-    expect(gate.taught?.suites[0]).toMatchObject({ id: "chat@1.0.0", ok: false });
-    expect(gate.failing.filter((id) => aIds.includes(id)).length).toBeGreaterThan(0);
-    expect(gate.reasons.join("\n")).toMatch(/chat@1\.0\.0 forgotten/);
-    numbers.forgetful = Object.fromEntries(gate.taught!.suites.map((s) => [s.id, s.candidateRate]));
-
-    // Published anyway (a cloud gate bypassed): the app's own gate rejects it, naming the cases.
-    const { url: _u2, publishedAt: _p2, sha256: _s, sizeBytes: _z, ...rest } = live;
-    await publishAdapter(
-      { url: cloud.url, adminKey: ADMIN },
-      { ...rest, version: "1.2.0", lineage: { ...live.lineage, parent: "1.1.0" } },
-      readFileSync(forgetful.adapterPath),
-    );
-    const rejected = await call<UpdateCheck>("adapters.checkUpdates", { wait: true });
-    expect(rejected.results.map((r) => [r.version, r.outcome])).toEqual([["1.2.0", "rejected"]]);
-    const versions = await call<AdapterVersionInfo[]>("adapters.versions", { id: DOMAIN });
-    const v12 = versions.find((v) => v.version === "1.2.0")!;
-    expect(v12.statusReason).toMatch(/chat-taught-1\.0\.0-/);
-    expect(versions.find((v) => v.live)?.version).toBe("1.1.0");
-    console.log(`taught loop: ${JSON.stringify(numbers)}`);
-  }, 1_200_000);
-
-  it("--method dpo runs end to end on a tiny fixture, with held-out preference accuracy", async () => {
-    const install = await registerInstall(cloud.url);
-    const pairs: FeedbackItem[] = TOPIC_B.prompts.map((q) =>
-      makeItem(`pref-${++keyN}-${Date.now()}`, {
-        kind: "regeneration",
-        rating: null,
-        domain: DOMAIN,
-        prompt: [{ role: "user", text: q }],
-        response: null,
-        rejected: "It boils whenever it likes.",
-        chosen: TOPIC_B.answer,
-      }),
-    );
-    expect((await uploadBatch(cloud.url, install, `pref-${Date.now()}`, pairs)).status).toBe(200);
-    const r = await cycle("cycle-dpo", "dpo");
-    expect(r.method).toBe("dpo");
-    expect(r.exported.preference!.train).toBeGreaterThan(0);
-    expect(r.exported.preference!.heldout).toBeGreaterThan(0);
-    expect(r.trained.manifest.lineage.method).toBe("dpo");
-    expect(typeof r.preferenceAccuracy?.before).toBe("number");
-    expect(typeof r.preferenceAccuracy?.after).toBe("number");
-    expect(r.preferenceAccuracy!.after!).toBeGreaterThanOrEqual(r.preferenceAccuracy!.before!);
-    if (r.published)
-      expect(r.published.lineage.details).toMatchObject({
-        cycle: { method: "dpo", preferenceAccuracy: r.preferenceAccuracy },
+        liveDir,
+        livePath,
+        candidatePath: forgetful.adapterPath,
+        candidate: { adapterId: DOMAIN, version: "1.2.0" },
+        contract: CONTRACT,
+        makeEngine: () => new EngineSupervisor(spawnTestEngine()),
+        taught: { suites, ownId: null },
       });
-    console.log(
-      `dpo cycle: ${JSON.stringify({ accuracy: r.preferenceAccuracy, published: r.published?.version ?? null, taught: rates(r) })}`,
-    );
-  }, 900_000);
+      const aIds = suites[0]!.cases.map((c) => c.id);
+      expect(gate.passed).toBe(false);
+      expect(gate.taught?.suites[0]).toMatchObject({ id: "chat@1.0.0", ok: false });
+      expect(gate.failing.filter((id) => aIds.includes(id)).length).toBeGreaterThan(0);
+      expect(gate.reasons.join("\n")).toMatch(/chat@1\.0\.0 forgotten/);
+      numbers.forgetful = Object.fromEntries(gate.taught!.suites.map((s) => [s.id, s.candidateRate]));
+
+      // Published anyway (a cloud gate bypassed): the app's own gate rejects it, naming the cases.
+      const { url: _u2, publishedAt: _p2, sha256: _s, sizeBytes: _z, ...rest } = live;
+      await publishAdapter(
+        { url: cloud.url, adminKey: ADMIN },
+        { ...rest, version: "1.2.0", lineage: { ...live.lineage, parent: "1.1.0" } },
+        readFileSync(forgetful.adapterPath),
+      );
+      const rejected = await call<UpdateCheck>("adapters.checkUpdates", { wait: true });
+      expect(rejected.results.map((r) => [r.version, r.outcome])).toEqual([["1.2.0", "rejected"]]);
+      const versions = await call<AdapterVersionInfo[]>("adapters.versions", { id: DOMAIN });
+      const v12 = versions.find((v) => v.version === "1.2.0")!;
+      expect(v12.statusReason).toMatch(/chat-taught-1\.0\.0-/);
+      expect(versions.find((v) => v.live)?.version).toBe("1.1.0");
+      console.log(`taught loop: ${JSON.stringify(numbers)}`);
+    },
+    2 * LOOP_HANG_GUARD_MS,
+  );
+
+  it(
+    "--method dpo runs end to end on a tiny fixture, with held-out preference accuracy",
+    async () => {
+      const install = await registerInstall(cloud.url);
+      const pairs: FeedbackItem[] = TOPIC_B.prompts.map((q) =>
+        makeItem(`pref-${++keyN}-${Date.now()}`, {
+          kind: "regeneration",
+          rating: null,
+          domain: DOMAIN,
+          prompt: [{ role: "user", text: q }],
+          response: null,
+          rejected: "It boils whenever it likes.",
+          chosen: TOPIC_B.answer,
+        }),
+      );
+      expect((await uploadBatch(cloud.url, install, `pref-${Date.now()}`, pairs)).status).toBe(200);
+      const r = await cycle("cycle-dpo", "dpo");
+      expect(r.method).toBe("dpo");
+      expect(r.exported.preference!.train).toBeGreaterThan(0);
+      expect(r.exported.preference!.heldout).toBeGreaterThan(0);
+      expect(r.trained.manifest.lineage.method).toBe("dpo");
+      expect(typeof r.preferenceAccuracy?.before).toBe("number");
+      expect(typeof r.preferenceAccuracy?.after).toBe("number");
+      expect(r.preferenceAccuracy!.after!).toBeGreaterThanOrEqual(r.preferenceAccuracy!.before!);
+      if (r.published)
+        expect(r.published.lineage.details).toMatchObject({
+          cycle: { method: "dpo", preferenceAccuracy: r.preferenceAccuracy },
+        });
+      console.log(
+        `dpo cycle: ${JSON.stringify({ accuracy: r.preferenceAccuracy, published: r.published?.version ?? null, taught: rates(r) })}`,
+      );
+    },
+    LOOP_HANG_GUARD_MS,
+  );
 });

@@ -43,3 +43,11 @@ export function slowdown(): number {
 export function scaledBudget(budgetMs: number): number {
   return Math.round(budgetMs * slowdown());
 }
+
+/**
+ * The timeout of the whole-loop tests (scripts/cycle/*.loop.test.ts: export, PyTorch training,
+ * contract runs on the real engine, promotion): a guard against a hang, not a speed check. A
+ * cycle takes 3–6 minutes on a quiet reference machine; with both cores taken by other work
+ * (an e2e run beside it) one took over 15. Speed is in bench/.
+ */
+export const LOOP_HANG_GUARD_MS = 40 * 60_000;
