@@ -7,6 +7,7 @@ import { benchAdapters } from "./adapters";
 import { benchAgentTools } from "./agent-tools";
 import { benchCycle } from "./cycle";
 import { benchDemo } from "./demo";
+import { benchDemoSuggestions } from "./demo-suggestions";
 import { benchDownload } from "./download";
 import { benchEmbeddings } from "./embeddings";
 import { benchFit } from "./fit";
@@ -76,6 +77,7 @@ const benches: Record<string, () => Promise<void>> = {
   embeddings: () => benchEmbeddings({ runs: Number(values.runs) }),
   "agent-tools": () => benchAgentTools({ runs: Number(values.runs) }),
   demo: () => benchDemo(),
+  "demo-suggestions": () => benchDemoSuggestions(),
   cycle: () => benchCycle({ examples: Number(values.examples) }),
   fit: () => benchFit(),
   download: () => benchDownload({ runs: Number(values.runs) }),

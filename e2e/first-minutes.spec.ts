@@ -104,3 +104,24 @@ test("sidebar titles use the row's width while its actions are hidden", async ({
   // Nothing but the row's padding beside the title (hidden actions used to take ~90 px).
   expect(rowBox!.width - linkBox!.width).toBeLessThan(20);
 });
+
+test("the demo's empty chat says what it can do, suggests prompts it answers right, and points to a real model", async ({
+  page,
+}) => {
+  server = await ServerProcess.start();
+  const chat = new ChatPage(page);
+  await chat.open(await server.loginUrl());
+  await page.getByRole("button", { name: "Try the demo model" }).first().click();
+  const about = page.getByRole("region", { name: "About the demo model" });
+  await expect(about).toContainText("tiny demo model");
+  // A suggestion is sent as the question; the answer is the right code (measured in bench/).
+  await about.getByRole("button", { name: /factorial/ }).click();
+  await chat.waitAnswered(1);
+  await expect(chat.userMessages().first()).toContainText("computes the factorial");
+  await expect(chat.assistantMessages().last()).toContainText("def factorial(n)");
+  await expect(about).toBeHidden();
+
+  await chat.newChat.click();
+  await about.getByRole("button", { name: "Get a real model" }).click();
+  await expect(page.getByRole("dialog", { name: "Models" })).toBeVisible();
+});

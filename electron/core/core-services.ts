@@ -338,6 +338,7 @@ export async function startServices(
     systemPrompt: parts.systemPrompt,
     defaultMaxTokens: parts.defaultMaxTokens,
     defaultTemperature: parts.defaultTemperature,
+    isDemo: () => models.status().model?.isDemo === true,
     flushIntervalMs: parts.flushIntervalMs,
     routing,
     harnessVersion: harness,

@@ -36,6 +36,12 @@ export interface TurnPipelineDeps {
   /** Replaces DEFAULT_SYSTEM_PROMPT; "" sends no system turn. */
   systemPrompt?: string;
   defaultTemperature?: number;
+  /**
+   * Whether the loaded model is the built-in demo, which answers at DEMO_TEMPERATURE unless the
+   * turn or conversation sets one: sampled at the usual 0.7 the tiny model's answers are noise
+   * (right 5 of 160 times on its own training prompts; `npm run bench -- demo-suggestions`).
+   */
+  isDemo?: () => boolean;
   defaultMaxTokens?: number;
   /** How often a streaming answer's partial text is saved (ms). */
   flushIntervalMs?: number;

@@ -145,6 +145,24 @@ describe("TurnPipeline", () => {
     expect(s.conversations.get(conv.id)?.title).toBe("Named by the user");
   });
 
+  it("answers greedily with the demo model unless the turn sets a temperature", async () => {
+    let demo = true;
+    const s = setup(":memory:", { defaultMaxTokens: 64, isDemo: () => demo });
+    const conv = s.conversations.create(undefined);
+    s.engine.scripts.push({ tokens: ["A1"] }, { tokens: ["A2"] }, { tokens: ["A3"] });
+    for (const [text, sampling] of [
+      ["Q1", undefined],
+      ["Q2", { temperature: 0.9 }],
+      ["Q3", undefined],
+    ] as const) {
+      if (text === "Q3") demo = false;
+      const done = s.events.next("chat.done");
+      await s.pipeline.send({ conversationId: conv.id, text, ...(sampling ? { sampling } : {}) });
+      await done;
+    }
+    expect(s.engine.calls.map((c) => c.options.temperature)).toEqual([0, 0.9, 0.7]);
+  });
+
   it("stops at once and keeps the partial answer as stopped", async () => {
     const s = setup();
     const conv = s.conversations.create(undefined);

@@ -38,6 +38,9 @@ export interface TurnPlan {
   agent: AgentPlan | null;
 }
 
+/** The demo model's temperature when nothing sets one: greedy (see TurnPipelineDeps.isDemo). */
+export const DEMO_TEMPERATURE = 0;
+
 export class TurnPlanner {
   constructor(
     private readonly deps: TurnPipelineDeps,
@@ -53,7 +56,11 @@ export class TurnPlanner {
     const merged = { ...conversation, ...definedOf(s ?? {}) };
     const sampling: TurnSampling = {
       ...merged,
-      temperature: merged.temperature ?? this.deps.defaultTemperature ?? 0.7,
+      temperature:
+        merged.temperature ??
+        (this.deps.isDemo?.() ? DEMO_TEMPERATURE : undefined) ??
+        this.deps.defaultTemperature ??
+        0.7,
       maxTokens: merged.maxTokens ?? this.deps.defaultMaxTokens ?? 1024,
     };
     // Only what the user chose: the default max tokens is capped by the engine itself.

@@ -3,6 +3,7 @@ import { useAppState } from "../app/controller-context";
 import { canChat } from "../state/app-store";
 import { withPendingQuestion } from "./chat-logic";
 import { Composer } from "./Composer";
+import { DemoStart } from "./DemoStart";
 import { Transcript } from "./Transcript";
 
 /** The open conversation: transcript and composer. */
@@ -15,8 +16,10 @@ export function ChatView() {
   const loading = useAppState((s) => (s.currentId ? s.detail[s.currentId] === "loading" : false));
   const ready = useAppState(canChat);
   const hint = loading ? "Loading conversation…" : ready ? "Send a message to start" : null;
+  const demo = useAppState((s) => s.engine?.state === "ready" && s.engine.model?.isDemo === true);
   return (
     <section className="chat" aria-label="Chat">
+      {demo && ready && !loading && (messages?.length ?? 0) === 0 && <DemoStart />}
       <Transcript messages={messages} hint={hint} />
       <Composer />
     </section>
