@@ -80,11 +80,17 @@ async function main(): Promise<void> {
     for (let i = 0; i < TURNS; i++) {
       await box.fill(PROMPTS[i % PROMPTS.length]!);
       await box.press("Enter");
-      // Answered: the Send button is back (Stop replaces it while the answer streams).
-      await page.getByRole("button", { name: "Send" }).waitFor();
+      // This turn's question and first answer text are on screen (stamped by the instrument)…
       await page.waitForFunction(
-        `document.querySelectorAll("[role=log] [aria-busy='true']").length === 0 && window.__send.length === ${i + 1}`,
+        `window.__send.length === ${i + 1} && window.__send[${i}].user > 0 && window.__send[${i}].text > 0`,
       );
+      // …and the answer is complete: i + 1 answers, none streaming. Waiting only for the Send
+      // button raced: it is still there for a moment after Enter, so turns were typed over answers.
+      await page.waitForFunction(
+        `document.querySelectorAll("[role=log] article[aria-label='Macaron']").length === ${i + 1} && ` +
+          `document.querySelectorAll("[role=log] [aria-busy='true']").length === 0`,
+      );
+      await page.getByRole("button", { name: "Send" }).waitFor();
     }
     const samples = await page.evaluate<Sample[]>("window.__send");
     const user = samples.filter((s) => s.user > 0).map((s) => s.user - s.enter);
