@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import type { ChatTurn, GenerateOptions, LoadOptions } from "../../common/engine-protocol";
 import { parseEngineRequest } from "./request-schema";
 
 describe("parseEngineRequest", () => {
@@ -159,6 +160,75 @@ describe("parseEngineRequest", () => {
         id: 4,
         message: /options\.tools\.0\.parameters: tools\.t\.parameters\.properties\.a uses "if"/,
       });
+    });
+  });
+
+  it("knows every field of the protocol's types, and refuses fields it does not know", () => {
+    // Typed Required<…>: a field added to the protocol makes this test fail to compile until it
+    // is sent here, and then the strict schema refuses it until the schema has it too.
+    const options: Required<GenerateOptions> = {
+      temperature: 0.5,
+      maxTokens: 8,
+      stop: ["\n"],
+      seed: 7,
+      adapters: [{ path: "/a/chat.gguf", scale: 1 }],
+      kvPolicy: "activated",
+      jsonSchema: {},
+      sessionKey: "c1",
+      tools: [],
+      toolChoice: "auto",
+      parallelToolCalls: false,
+      toolFormat: {
+        callPrefix: "<call>",
+        paramsPrefix: " ",
+        callSuffix: "</call>",
+        resultPrefix: "<result>",
+        resultSuffix: "</result>",
+        documented: true,
+      },
+      topP: 0.9,
+      topK: 40,
+      minP: 0.05,
+      repeatPenalty: { penalty: 1.1, frequencyPenalty: 0, presencePenalty: 0, lastTokens: 64 },
+      tokenBias: { 5: -100 },
+      json: false,
+      logprobs: { top: 2 },
+    };
+    const turn: Required<ChatTurn> = {
+      role: "assistant",
+      text: "",
+      calls: [{ name: "t", arguments: {}, result: "ok" }],
+    };
+    const history: ChatTurn[] = [turn, { role: "user", text: "hi" }];
+    const generate = parseEngineRequest({ id: 1, type: "generate", history, options });
+    expect(generate.ok).toBe(true);
+    if (generate.ok && generate.request.type === "generate") {
+      expect(Object.keys(generate.request.options).sort()).toEqual(Object.keys(options).sort());
+      expect(generate.request.history[0]).toEqual(turn);
+    }
+    const load: Required<LoadOptions> = {
+      contextSize: 512,
+      gpuLayers: "auto",
+      flashAttention: "auto",
+      kvCacheType: "f16",
+      batchSize: 64,
+      threads: 2,
+    };
+    const loadRequest = { id: 2, type: "load", path: "/m/a.gguf", sequences: 1, stateDir: "/kv", ...load };
+    expect(parseEngineRequest(loadRequest)).toEqual({ ok: true, request: loadRequest });
+
+    // typicalP was once added to the options everywhere but the schema, and silently dropped.
+    const unknown = parseEngineRequest({
+      id: 3,
+      type: "generate",
+      history,
+      options: { ...options, typicalP: 0.9 },
+    });
+    expect(unknown).toMatchObject({ ok: false, id: 3 });
+    expect(!unknown.ok && unknown.message).toMatch(/typicalP/);
+    expect(parseEngineRequest({ id: 4, type: "ping", extra: 1 })).toMatchObject({ ok: false, id: 4 });
+    expect(parseEngineRequest({ id: 5, type: "load", path: "/m/a.gguf", contextsize: 512 })).toMatchObject({
+      ok: false,
     });
   });
 });

@@ -7,11 +7,13 @@ import { grammarSchemaProblem, toGrammarSchema, ToolRequestError } from "./tool-
 /** OpenAI's rule for function names; node-llama-cpp's name grammar needs no spaces either. */
 const TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
 
-const ToolCallRecordSchema = z.object({
-  name: z.string().regex(TOOL_NAME, "must be 1–64 letters, digits, '_' or '-'"),
-  arguments: z.unknown(),
-  result: z.unknown(),
-});
+const ToolCallRecordSchema = z
+  .object({
+    name: z.string().regex(TOOL_NAME, "must be 1–64 letters, digits, '_' or '-'"),
+    arguments: z.unknown(),
+    result: z.unknown(),
+  })
+  .strict();
 
 const ChatTurnSchema = z
   .object({
@@ -19,6 +21,7 @@ const ChatTurnSchema = z
     text: z.string(),
     calls: z.array(ToolCallRecordSchema).max(128).optional(),
   })
+  .strict()
   .refine((turn) => !turn.calls || turn.calls.length === 0 || turn.role === "assistant", {
     message: "only assistant turns carry tool calls",
     path: ["calls"],
@@ -30,6 +33,7 @@ const ToolDefinitionSchema = z
     description: z.string().max(16_384).optional(),
     parameters: z.record(z.string(), z.unknown()).optional(),
   })
+  .strict()
   .superRefine((tool, ctx) => {
     if (!tool.parameters) return;
     // The grammar must express the schema, else arguments could parse and still not match.
@@ -47,11 +51,13 @@ const ToolChoiceSchema = z.union([
   z.object({ name: z.string().regex(TOOL_NAME) }).strict(),
 ]);
 
-const AdapterUseSchema = z.object({
-  path: z.string().refine(isAbsolute, "must be an absolute path to an adapter file"),
-  // llama.cpp takes any float; beyond ±4 a LoRA only produces noise.
-  scale: z.number().min(-4).max(4),
-});
+const AdapterUseSchema = z
+  .object({
+    path: z.string().refine(isAbsolute, "must be an absolute path to an adapter file"),
+    // llama.cpp takes any float; beyond ±4 a LoRA only produces noise.
+    scale: z.number().min(-4).max(4),
+  })
+  .strict();
 
 const RepeatPenaltySchema = z
   .object({
@@ -79,37 +85,41 @@ const TokenBiasSchema = z
     return out;
   });
 
-const GenerateOptionsSchema = z.object({
-  temperature: z.number().min(0).max(5),
-  maxTokens: z.number().int().positive(),
-  stop: z.array(z.string().min(1)).optional(),
-  seed: z.number().int().optional(),
-  adapters: z.array(AdapterUseSchema).max(8).optional(),
-  kvPolicy: z.enum(["reevaluate", "sequence-per-set", "activated"]).optional(),
-  // A JSON schema object the grammar can express (else the answer could parse and not match).
-  jsonSchema: z
-    .record(z.string(), z.unknown())
-    .superRefine((schema, ctx) => {
-      const problem = grammarSchemaProblem(schema, "jsonSchema");
-      if (problem) ctx.addIssue({ code: "custom", message: problem });
-    })
-    .optional(),
-  sessionKey: z.string().max(512).optional(),
-  tools: z.array(ToolDefinitionSchema).max(128).optional(),
-  toolChoice: ToolChoiceSchema.optional(),
-  parallelToolCalls: z.boolean().optional(),
-  toolFormat: ToolCallFormatSchema.optional(),
-  topP: z.number().min(0).max(1).optional(),
-  topK: z.number().int().min(0).optional(),
-  minP: z.number().min(0).max(1).optional(),
-  repeatPenalty: RepeatPenaltySchema.optional(),
-  tokenBias: TokenBiasSchema.optional(),
-  json: z.boolean().optional(),
-  logprobs: z
-    .object({ top: z.number().int().min(0).max(20) })
-    .strict()
-    .optional(),
-});
+const GenerateOptionsSchema = z
+  .object({
+    temperature: z.number().min(0).max(5),
+    maxTokens: z.number().int().positive(),
+    stop: z.array(z.string().min(1)).optional(),
+    seed: z.number().int().optional(),
+    adapters: z.array(AdapterUseSchema).max(8).optional(),
+    kvPolicy: z.enum(["reevaluate", "sequence-per-set", "activated"]).optional(),
+    // A JSON schema object the grammar can express (else the answer could parse and not match).
+    jsonSchema: z
+      .record(z.string(), z.unknown())
+      .superRefine((schema, ctx) => {
+        const problem = grammarSchemaProblem(schema, "jsonSchema");
+        if (problem) ctx.addIssue({ code: "custom", message: problem });
+      })
+      .optional(),
+    sessionKey: z.string().max(512).optional(),
+    tools: z.array(ToolDefinitionSchema).max(128).optional(),
+    toolChoice: ToolChoiceSchema.optional(),
+    parallelToolCalls: z.boolean().optional(),
+    toolFormat: ToolCallFormatSchema.optional(),
+    topP: z.number().min(0).max(1).optional(),
+    topK: z.number().int().min(0).optional(),
+    minP: z.number().min(0).max(1).optional(),
+    repeatPenalty: RepeatPenaltySchema.optional(),
+    tokenBias: TokenBiasSchema.optional(),
+    json: z.boolean().optional(),
+    logprobs: z
+      .object({ top: z.number().int().min(0).max(20) })
+      .strict()
+      .optional(),
+  })
+  // Strict: a field added to GenerateOptions but not here is refused, never dropped silently
+  // (request-schema.test.ts sends every field of the interface).
+  .strict();
 
 /** What the tool options mean together (each field alone is checked above). */
 const GenerateOptionsChecked = GenerateOptionsSchema.superRefine((options, ctx) => {
@@ -167,62 +177,78 @@ const FitSourceSchema = z.union([
     .strict(),
 ]);
 
-/** The engine validates what it receives: a bad request gets an error reply, never a crash. */
+/**
+ * The engine validates what it receives: a bad request gets an error reply, never a crash. Every
+ * object is strict: an unknown field (a typo, or a field the protocol gained without a schema
+ * here) is an error naming it, not dropped.
+ */
 export const EngineRequestSchema = z.discriminatedUnion("type", [
-  z.object({
-    id,
-    type: z.literal("load"),
-    path: z.string().min(1),
-    contextSize: z.number().int().positive().optional(),
-    sequences: z.number().int().min(1).max(16).optional(),
-    stateDir: z.string().refine(isAbsolute, "must be an absolute folder path").optional(),
-    gpuLayers: GpuLayersSchema.optional(),
-    flashAttention: FlashAttentionSchema.optional(),
-    kvCacheType: KvCacheTypeSchema.optional(),
-    batchSize: z.number().int().min(1).max(65_536).optional(),
-    threads: z.number().int().min(1).max(512).optional(),
-  }),
-  z.object({ id, type: z.literal("unload") }),
-  z.object({
-    id,
-    type: z.literal("generate"),
-    history: z.array(ChatTurnSchema).min(1),
-    options: GenerateOptionsChecked,
-    stream: z.boolean().optional(),
-  }),
-  z.object({ id, type: z.literal("abort"), target: id }),
-  z.object({ id, type: z.literal("ping") }),
-  z.object({ id, type: z.literal("embed"), texts: z.array(z.string()).max(1024) }),
-  z.object({ id, type: z.literal("embedCounted"), texts: z.array(z.string()).max(2048) }),
-  z.object({ id, type: z.literal("countTokens"), texts: z.array(z.string().max(1_000_000)).max(64) }),
-  z.object({
-    id,
-    type: z.literal("complete"),
-    // An empty prompt is fine: the model continues from BOS alone.
-    prompt: z.string().max(4_000_000),
-    options: GenerateOptionsChecked.refine((options) => !options.tools || options.tools.length === 0, {
-      message: "a raw completion cannot call tools",
-      path: ["tools"],
-    }),
-    stream: z.boolean().optional(),
-  }),
-  z.object({
-    id,
-    type: z.literal("forget"),
-    sessionKey: z.string().min(1).max(200),
-    stateDir: z.string().min(1).max(4096).optional(),
-  }),
-  z.object({
-    id,
-    type: z.literal("fit"),
-    source: FitSourceSchema,
-    contextSize: z.number().int().positive().max(1_048_576).optional(),
-    gpuLayers: GpuLayersSchema.optional(),
-    sequences: z.number().int().min(1).max(16).optional(),
-    flashAttention: FlashAttentionSchema.optional(),
-    kvCacheType: KvCacheTypeSchema.optional(),
-  }),
-  z.object({ id, type: z.literal("info") }),
+  z
+    .object({
+      id,
+      type: z.literal("load"),
+      path: z.string().min(1),
+      contextSize: z.number().int().positive().optional(),
+      sequences: z.number().int().min(1).max(16).optional(),
+      stateDir: z.string().refine(isAbsolute, "must be an absolute folder path").optional(),
+      gpuLayers: GpuLayersSchema.optional(),
+      flashAttention: FlashAttentionSchema.optional(),
+      kvCacheType: KvCacheTypeSchema.optional(),
+      batchSize: z.number().int().min(1).max(65_536).optional(),
+      threads: z.number().int().min(1).max(512).optional(),
+    })
+    .strict(),
+  z.object({ id, type: z.literal("unload") }).strict(),
+  z
+    .object({
+      id,
+      type: z.literal("generate"),
+      history: z.array(ChatTurnSchema).min(1),
+      options: GenerateOptionsChecked,
+      stream: z.boolean().optional(),
+    })
+    .strict(),
+  z.object({ id, type: z.literal("abort"), target: id }).strict(),
+  z.object({ id, type: z.literal("ping") }).strict(),
+  z.object({ id, type: z.literal("embed"), texts: z.array(z.string()).max(1024) }).strict(),
+  z.object({ id, type: z.literal("embedCounted"), texts: z.array(z.string()).max(2048) }).strict(),
+  z
+    .object({ id, type: z.literal("countTokens"), texts: z.array(z.string().max(1_000_000)).max(64) })
+    .strict(),
+  z
+    .object({
+      id,
+      type: z.literal("complete"),
+      // An empty prompt is fine: the model continues from BOS alone.
+      prompt: z.string().max(4_000_000),
+      options: GenerateOptionsChecked.refine((options) => !options.tools || options.tools.length === 0, {
+        message: "a raw completion cannot call tools",
+        path: ["tools"],
+      }),
+      stream: z.boolean().optional(),
+    })
+    .strict(),
+  z
+    .object({
+      id,
+      type: z.literal("forget"),
+      sessionKey: z.string().min(1).max(200),
+      stateDir: z.string().min(1).max(4096).optional(),
+    })
+    .strict(),
+  z
+    .object({
+      id,
+      type: z.literal("fit"),
+      source: FitSourceSchema,
+      contextSize: z.number().int().positive().max(1_048_576).optional(),
+      gpuLayers: GpuLayersSchema.optional(),
+      sequences: z.number().int().min(1).max(16).optional(),
+      flashAttention: FlashAttentionSchema.optional(),
+      kvCacheType: KvCacheTypeSchema.optional(),
+    })
+    .strict(),
+  z.object({ id, type: z.literal("info") }).strict(),
 ]);
 
 export type ParsedRequest = { ok: true; request: EngineRequest } | { ok: false; id: number; message: string };
