@@ -32,7 +32,7 @@ import {
   type Answer,
   type ScriptedServer,
   startScriptedServer,
-} from "./probe-http";
+} from "../../../testing/server/probe-http";
 
 const HOSTILE_MCP = join(REPO_ROOT, "testing/mcp/hostile-mcp-server.mjs");
 /** States a download rests in. */

@@ -33,7 +33,7 @@ import {
   PROBE_BUDGET_MS,
   probeBudget,
   type Answer,
-} from "./probe-http";
+} from "../../../testing/server/probe-http";
 
 /** Methods that take a file path from the caller. */
 const PATH_METHODS = [

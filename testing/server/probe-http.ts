@@ -6,13 +6,13 @@
  */
 import { join } from "node:path";
 import { expect } from "vitest";
-import type { ErrorCode } from "../../api";
-import { assembleCore, type Core, type CoreParts } from "../../core/index";
-import { buildServer } from "../app";
-import { FakeEngine } from "../../../testing/engine/fake-engine";
-import { FIXTURE_DEMO } from "../../../testing/core/fixture-demo";
-import { scaledBudget } from "../../../testing/core/calibrated-budget";
-import { tempDir } from "../../../testing/core/temp-dir";
+import type { ErrorCode } from "../../electron/api";
+import { assembleCore, type Core, type CoreParts } from "../../electron/core/index";
+import { buildServer } from "../../electron/server/app";
+import { FakeEngine } from "../engine/fake-engine";
+import { FIXTURE_DEMO } from "../core/fixture-demo";
+import { scaledBudget } from "../core/calibrated-budget";
+import { tempDir } from "../core/temp-dir";
 
 /**
  * The most one probe may take, start to answer, on the reference machine. Refusals are checks,
