@@ -19,8 +19,11 @@ export function ChatView() {
   const demo = useAppState((s) => s.engine?.state === "ready" && s.engine.model?.isDemo === true);
   return (
     <section className="chat" aria-label="Chat">
-      {demo && ready && !loading && (messages?.length ?? 0) === 0 && <DemoStart />}
-      <Transcript messages={messages} hint={hint} />
+      <Transcript
+        messages={messages}
+        hint={hint}
+        intro={demo && ready && !loading && (messages?.length ?? 0) === 0 ? <DemoStart /> : null}
+      />
       <Composer />
     </section>
   );

@@ -1,4 +1,4 @@
-import { useEffect, useLayoutEffect, useRef } from "react";
+import { useEffect, useLayoutEffect, useRef, type ReactNode } from "react";
 import type { Message } from "../../../electron/api";
 import { MessageBoundary } from "./MessageBoundary";
 import { MessageView } from "./MessageView";
@@ -11,9 +11,12 @@ const STICKY_PX = 80;
 export function Transcript({
   messages = EMPTY,
   hint,
+  intro = null,
 }: {
   messages?: readonly Message[];
   hint: string | null;
+  /** Shown above the messages, inside the scrolling region (the demo's empty chat). */
+  intro?: ReactNode;
 }) {
   const scroller = useRef<HTMLDivElement>(null);
   const logRef = useRef<HTMLDivElement>(null);
@@ -47,6 +50,7 @@ export function Transcript({
         pinned.current = el.scrollHeight - el.scrollTop - el.clientHeight < STICKY_PX;
       }}
     >
+      {intro}
       {hint && messages.length === 0 && <p className="transcript__hint">{hint}</p>}
       <div ref={logRef} role="log" aria-live="polite" aria-label="Messages" className="transcript__log">
         {visible.map((m, i) => (
