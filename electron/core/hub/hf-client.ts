@@ -11,6 +11,7 @@
  * (`../`, absolute) are left out of a listing. Problems of the hub's making are `upstream` errors
  * (HTTP 502), not `internal`.
  */
+import { jsonDepth } from "../../../common/json-depth";
 import { ggufFileQuantNames } from "node-llama-cpp";
 import { ApiError, type HubFile, type HubModel, type HubRepo } from "../../api";
 
@@ -535,15 +536,28 @@ export async function readCapped(
   return Buffer.concat(chunks, total);
 }
 
-/** A JSON answer of at most `maxBytes` (readCapped), parsed. */
+/**
+ * The deepest nesting a hub answer may have. The hub's own answers are a few levels deep (model
+ * cards with YAML metadata reach ~10); a 6 MB `[[[[…` under the size cap held the thread in
+ * JSON.parse for ~3 s and took +300 MB. jsonDepth is one linear scan, a few ms for 8 MB.
+ */
+export const MAX_JSON_DEPTH = 64;
+
+/** A JSON answer of at most `maxBytes` (readCapped) and MAX_JSON_DEPTH levels, parsed. */
 export async function readJson(
   res: Response,
   target: HubTarget,
   maxBytes = MAX_JSON_BYTES,
 ): Promise<unknown> {
   const bytes = await readCapped(res, target, maxBytes);
+  const text = bytes.toString("utf8");
+  if (jsonDepth(text) > MAX_JSON_DEPTH)
+    throw new ApiError(
+      "upstream",
+      `The model hub answered ${targetName(target)} with JSON nested more than ${MAX_JSON_DEPTH} levels deep; it was not read.`,
+    );
   try {
-    return JSON.parse(bytes.toString("utf8")) as unknown;
+    return JSON.parse(text) as unknown;
   } catch {
     throw new ApiError(
       "upstream",

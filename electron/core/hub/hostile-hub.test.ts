@@ -9,7 +9,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from "node:ht
 import type { AddressInfo } from "node:net";
 import { describe, expect, it, onTestFinished } from "vitest";
 import { httpStatusFor } from "../../server/http-status";
-import { HubClient, MAX_JSON_BYTES, MAX_TREE_ENTRIES, mayAuthorize } from "./hf-client";
+import { HubClient, MAX_JSON_BYTES, MAX_JSON_DEPTH, MAX_TREE_ENTRIES, mayAuthorize } from "./hf-client";
 
 type Handler = (req: IncomingMessage, res: ServerResponse, base: string) => void;
 
@@ -76,6 +76,25 @@ describe("a hostile hub", () => {
       message: expect.stringMatching(/answer about evil\/repo was not an object/) as unknown,
     });
     expect(httpStatusFor("upstream")).toBe(502);
+  });
+
+  it("refuses an answer nested deeper than MAX_JSON_DEPTH before parsing it (3 s in JSON.parse at 6 MB)", async () => {
+    const deep = "[".repeat(3_000_000) + "]".repeat(3_000_000);
+    const h = await hostile({
+      "/api/models": (_req, res) => {
+        res.writeHead(200, { "content-type": "application/json" });
+        res.end(deep);
+      },
+    });
+    await expect(client(h.url).search("x")).rejects.toMatchObject({
+      code: "upstream",
+      message: expect.stringMatching(new RegExp(`nested more than ${MAX_JSON_DEPTH} levels deep`)) as unknown,
+    });
+    // An ordinary nested answer still reads.
+    const fine = await hostile({
+      "/api/models": json([{ id: "evil/repo", tags: ["gguf"], cardData: { a: { b: { c: [[["fine"]]] } } } }]),
+    });
+    expect((await client(fine.url).search("x")).map((m) => m.repo)).toEqual(["evil/repo"]);
   });
 
   it("does not follow a redirect to file:// or a redirect loop", async () => {
