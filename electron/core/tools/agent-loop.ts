@@ -64,7 +64,8 @@ export interface AgentRun {
   history: ChatTurn[];
   /** The turn's options (sampling, adapters, KV key); tools are added per round. */
   options: GenerateOptions;
-  engine: Pick<EngineClient, "generate">;
+  /** countTokens (optional) sizes results to the context exactly; without it, by bytes. */
+  engine: Pick<EngineClient, "generate" | "countTokens">;
   onToken: (text: string) => void;
   signal: AbortSignal;
 }
@@ -84,6 +85,60 @@ export function limitResult(text: string, alreadyCut = false): { text: string; t
     ? `the result was cut at ${TOOL_RESULT_MAX_CHARS} characters`
     : `the result had ${text.length} characters; the first ${TOOL_RESULT_MAX_CHARS} are shown`;
   return { text: `${kept}\n[truncated: ${how}]`, truncated: true };
+}
+
+/**
+ * Results cut so that the next round's prompt fits the model's context: what this round left
+ * free (contextSize − contextTokens), less room for the answer (the turn's max tokens, at most a
+ * quarter of the context), shared among the round's results. A 16,000-character result on a
+ * 4,096-token model otherwise ended the answer with "The prompt has 16242 tokens…". Only what the
+ * model reads is cut; the step keeps the result the user sees. Token counts come from the
+ * engine's tokenizer when it has one; else one token per UTF-8 byte, an upper bound for
+ * llama.cpp's tokenizers.
+ */
+export async function fitResults(
+  records: ToolCallRecord[],
+  round: Pick<GenerateResult, "contextSize" | "contextTokens">,
+  maxTokens: number,
+  engine: Pick<EngineClient, "countTokens">,
+): Promise<ToolCallRecord[]> {
+  if (round.contextSize <= 0 || records.length === 0) return records;
+  const reserve = Math.min(maxTokens, Math.floor(round.contextSize / 4));
+  // Per call: its name, arguments and the template's markers around the result.
+  const overhead = 48;
+  const room = round.contextSize - round.contextTokens - reserve - overhead * records.length;
+  const each = Math.floor(room / records.length);
+  const count = async (text: string): Promise<number> => {
+    if (engine.countTokens) {
+      try {
+        return (await engine.countTokens([text]))[0] ?? Buffer.byteLength(text);
+      } catch {
+        // A count is an optimisation: the byte bound below is always safe.
+      }
+    }
+    return Buffer.byteLength(text);
+  };
+  const fitted: ToolCallRecord[] = [];
+  for (const record of records) {
+    const text = record.result;
+    if (typeof text !== "string") {
+      fitted.push(record);
+      continue;
+    }
+    const note = `\n[truncated: the result was cut to fit the model's context of ${round.contextSize} tokens]`;
+    const tokens = await count(text);
+    if (tokens <= each) {
+      fitted.push(record);
+      continue;
+    }
+    const budget = each - (await count(note));
+    let kept = budget > 0 ? text.slice(0, Math.floor((text.length * budget) / tokens)) : "";
+    // Proportional cuts can miss where tokens are unevenly spread: shrink until it fits.
+    for (let i = 0; i < 8 && kept.length > 0 && (await count(kept)) > budget; i++)
+      kept = kept.slice(0, Math.floor(kept.length * 0.8));
+    fitted.push({ ...record, result: `${kept}${note}` });
+  }
+  return fitted;
 }
 
 export class AgentTurns {
@@ -187,7 +242,8 @@ export class AgentTurns {
         if (!record) return finish("abort");
         records.push(record);
       }
-      turns = [...turns, { role: "assistant", text: result.text, calls: records }];
+      const fitted = await fitResults(records, result, options.maxTokens, run.engine);
+      turns = [...turns, { role: "assistant", text: result.text, calls: fitted }];
     }
   }
 
