@@ -138,10 +138,12 @@ runServiceCli({
     }).finally(() => engine.dispose());
     if (server.modelError)
       console.error(`error: could not load ${args.model}: ${server.modelError} (serving without a model)`);
-    // Every start: clients need it, and since it is kept, it is the same as last time unless new.
-    const keyNote =
-      args.apiKey !== undefined ? "" : server.generatedKey ? " (new; kept in the data folder)" : " (kept)";
-    console.log(`api key: ${server.apiKey}${keyNote}`);
+    // Not a key given with --api-key (its owner has it, and logs should not). The kept one at
+    // every start: clients need it, and it is the same as last time unless new.
+    if (args.apiKey === undefined)
+      console.log(
+        `api key: ${server.apiKey}${server.generatedKey ? " (new; kept in the data folder)" : " (kept)"}`,
+      );
     console.log(`listening on ${server.openUrl}`);
     // The printed code works once, for a few minutes: a running server prints a fresh one when asked.
     const refresh = process.platform === "win32" ? "" : `kill -USR2 ${process.pid}, or `;
