@@ -20,6 +20,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import type { Message } from "../electron/api";
+import { DEMO_TEMPERATURE } from "../electron/core/chat/turn-plan";
 import { checkCase } from "../electron/core/contract/check-case";
 import type { Assertion } from "../electron/core/contract/contract-schema";
 import { EngineSupervisor } from "../electron/core/engine/supervisor";
@@ -36,9 +37,11 @@ const CANDIDATES = Number(process.env.BENCH_CANDIDATES ?? 8);
 const RUNS = Number(process.env.BENCH_RUNS ?? 5);
 const MIN_PASSES = Math.ceil(RUNS * 0.8);
 const PER_DOMAIN = 3;
-/** BENCH_TEMPERATURE: sample at this temperature instead of the app's default (to compare). */
-const TEMPERATURE =
-  process.env.BENCH_TEMPERATURE === undefined ? undefined : Number(process.env.BENCH_TEMPERATURE);
+/**
+ * The demo's temperature in the app ("Try the demo model": DEMO_TEMPERATURE); BENCH_TEMPERATURE
+ * compares another (0.7 was the app's default before).
+ */
+const TEMPERATURE = Number(process.env.BENCH_TEMPERATURE ?? DEMO_TEMPERATURE);
 const ctx = { transport: "ipc" } as const;
 const root = resolve(import.meta.dirname, "..");
 
@@ -165,7 +168,7 @@ export async function benchDemoSuggestions(): Promise<void> {
             {
               conversationId: conversation.id,
               text: c.prompt,
-              ...(TEMPERATURE === undefined ? {} : { sampling: { temperature: TEMPERATURE } }),
+              sampling: { temperature: TEMPERATURE },
             },
             ctx,
           ),

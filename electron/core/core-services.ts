@@ -338,7 +338,7 @@ export async function startServices(
     systemPrompt: parts.systemPrompt,
     defaultMaxTokens: parts.defaultMaxTokens,
     defaultTemperature: parts.defaultTemperature,
-    isDemo: () => models.status().model?.isDemo === true,
+    isDemo: () => models.demoOpen,
     flushIntervalMs: parts.flushIntervalMs,
     routing,
     harnessVersion: harness,

@@ -43,6 +43,8 @@ const IDLE: EngineStatus = { state: "idle", model: null, error: null, gpu: null,
  */
 export class ModelService {
   private current: EngineStatus = IDLE;
+  /** The loaded model was opened as the built-in demo ("Try the demo model"). */
+  private demoOpened = false;
   /** Core's reactions to a status change (see onStatus), called in order after the event. */
   private readonly statusObservers: ((status: EngineStatus) => void)[] = [];
   /** Model loads run one after another: a second open waits for the first. */
@@ -68,6 +70,14 @@ export class ModelService {
       fit: engine.fit ? (path, options) => engine.fit!({ path }, options) : null,
       log: this.log,
     });
+  }
+
+  /**
+   * Whether the model answering now is the trained demo the app ships, opened with "Try the demo
+   * model" (not any file whose metadata says demo, such as the untrained test fixtures).
+   */
+  get demoOpen(): boolean {
+    return this.demoOpened && this.current.state === "ready";
   }
 
   /** The current engine status. */
@@ -149,6 +159,7 @@ export class ModelService {
       if (!engine.unload) throw new ApiError("internal", "This engine cannot unload its model.");
       if (!engine.loaded && this.current.state !== "ready") return this.current;
       await engine.unload();
+      this.demoOpened = false;
       this.shownPath = null;
       try {
         this.deps.settings.delete(LAST_MODEL_KEY);
@@ -204,6 +215,7 @@ export class ModelService {
         toLoadOptions(settings),
       );
       this.set(readyStatus(model, loaded));
+      this.demoOpened = isDemo;
     } catch (err) {
       const message = `Could not load ${model.name}: ${err instanceof Error ? err.message : String(err)}`;
       if (!(err instanceof ApiError)) this.log("model load failed", err);
