@@ -1,10 +1,11 @@
 // Entry of the engine process (child_process.fork or Electron utilityProcess).
 import { pinEngineThreads } from "./affinity";
 import { engineThreads, loadLlamaBackend } from "./llama-backend";
-import { detectParentChannel } from "./parent-channel";
+import { detectParentChannel } from "../../common/parent-channel";
+import type { EngineMessage } from "../../common/engine-protocol";
 import { EngineRuntime } from "./runtime";
 
-const channel = detectParentChannel();
+const channel = detectParentChannel<EngineMessage>();
 if (!channel) {
   process.stderr.write("The engine must be started by Macaron (fork or utilityProcess), not directly.\n");
   process.exit(2);

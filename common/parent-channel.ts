@@ -1,11 +1,13 @@
-import type { EngineMessage } from "../../common/engine-protocol";
-
-/** How the engine talks to its parent process. */
-export interface ParentChannel {
+/**
+ * How a child process talks to its parent, started either way: Electron's utilityProcess
+ * (`process.parentPort`, messages as `{ data }`) or child_process.fork (`process.send`). The
+ * engine (native/engine/main.ts) and the app's Node helpers (electron/core/process) use it.
+ */
+export interface ParentChannel<M = unknown> {
   readonly kind: "fork" | "utility";
-  send(message: EngineMessage): void;
+  send(message: M): void;
   onMessage(listener: (message: unknown) => void): void;
-  /** Called when the parent goes away, so the engine does not outlive it. */
+  /** Called when the parent goes away, so the child does not outlive it. */
   onDisconnect(listener: () => void): void;
 }
 
@@ -19,7 +21,7 @@ interface ElectronParentPort {
  * Detect the channel at runtime: Electron's utilityProcess exposes `process.parentPort`,
  * child_process.fork gives `process.send`. Returns null when started without a parent.
  */
-export function detectParentChannel(proc: NodeJS.Process = process): ParentChannel | null {
+export function detectParentChannel<M = unknown>(proc: NodeJS.Process = process): ParentChannel<M> | null {
   const parentPort = (proc as NodeJS.Process & { parentPort?: ElectronParentPort }).parentPort;
   if (parentPort) {
     return {
