@@ -16,19 +16,14 @@
  * of RUNS right), which the renderer shows.
  */
 import { readFileSync, writeFileSync } from "node:fs";
-import { mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import type { Message } from "../electron/api";
 import { DEMO_TEMPERATURE } from "../electron/core/chat/turn-plan";
 import { checkCase } from "../electron/core/contract/check-case";
 import type { Assertion } from "../electron/core/contract/contract-schema";
-import { EngineSupervisor } from "../electron/core/engine/supervisor";
-import { assembleCore } from "../electron/core/index";
 import { EventRecorder } from "../testing/core/events";
 import { value } from "../testing/core/result-value";
-import { spawnTestEngine } from "../testing/engine/real-engine";
-import { demoAdaptersDir, demoBasePath } from "../native/gguf/demo-files";
+import { openDemoCore } from "./demo";
 import { report } from "./stats";
 
 const DOMAINS = ["chat", "coding", "agent", "ui"] as const;
@@ -142,17 +137,8 @@ function answerText(m: Message): string {
 }
 
 export async function benchDemoSuggestions(): Promise<void> {
-  const dataDir = await mkdtemp(join(tmpdir(), "macaron-bench-suggestions-"));
-  const core = await assembleCore(
-    {
-      dataDir,
-      initialModel: demoBasePath(),
-      adaptersDir: demoAdaptersDir(),
-      demoAdapters: false,
-      log: () => undefined,
-    },
-    () => new EngineSupervisor(spawnTestEngine()),
-  );
+  const { core, dispose } = await openDemoCore("macaron-bench-suggestions-");
+
   const events = new EventRecorder((l) => core.subscribe(l));
   const rows: { name: string; domain: Domain; prompt: string; passes: number; runs: number; why: string }[] =
     [];
@@ -195,8 +181,7 @@ export async function benchDemoSuggestions(): Promise<void> {
       if (process.env.BENCH_VERBOSE) console.error(`${c.domain} ${passes}/${RUNS} ${c.prompt} ${why}`);
     }
   } finally {
-    await core.close();
-    await rm(dataDir, { recursive: true, force: true });
+    await dispose();
   }
   const chosen = DOMAINS.flatMap((domain) =>
     rows

@@ -13,7 +13,7 @@ import { coreTarget } from "../electron/core/contract/core-target";
 import type { Contract } from "../electron/core/contract/contract-schema";
 import { defaultContract } from "../electron/core/contract/default-contract";
 import { EngineSupervisor } from "../electron/core/engine/supervisor";
-import { assembleCore } from "../electron/core/index";
+import { assembleCore, type Core } from "../electron/core/index";
 import { spawnTestEngine } from "../testing/engine/real-engine";
 import { demoAdaptersDir, demoBasePath, demoDir } from "../native/gguf/demo-files";
 import { report } from "./stats";
@@ -28,9 +28,12 @@ function baseOnly(contract: Contract): Contract {
   };
 }
 
-export async function benchDemo(): Promise<void> {
-  const contract = defaultContract();
-  const dataDir = await mkdtemp(join(tmpdir(), "macaron-bench-demo-"));
+/**
+ * Core in a fresh data folder with the trained demo loaded and its specialists installed, on
+ * the real engine: what the demo benches measure through. `dispose` closes it and deletes the folder.
+ */
+export async function openDemoCore(prefix: string): Promise<{ core: Core; dispose: () => Promise<void> }> {
+  const dataDir = await mkdtemp(join(tmpdir(), prefix));
   const core = await assembleCore(
     {
       dataDir,
@@ -41,6 +44,18 @@ export async function benchDemo(): Promise<void> {
     },
     () => new EngineSupervisor(spawnTestEngine()),
   );
+  return {
+    core,
+    dispose: async () => {
+      await core.close();
+      await rm(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+export async function benchDemo(): Promise<void> {
+  const contract = defaultContract();
+  const { core, dispose } = await openDemoCore("macaron-bench-demo-");
   try {
     const target = coreTarget(core);
     const run = (c: Contract) => runContract(c, { target, systemPrompt: DEFAULT_SYSTEM_PROMPT });
@@ -68,7 +83,6 @@ export async function benchDemo(): Promise<void> {
       failing: specialists.failing,
     });
   } finally {
-    await core.close();
-    await rm(dataDir, { recursive: true, force: true });
+    await dispose();
   }
 }
