@@ -175,3 +175,21 @@ describe("Python in the sandbox (Pyodide)", () => {
     }
   }, 180_000);
 });
+
+describe("memory a finished run leaves behind", () => {
+  it("does not count against the next run: a child near its limit is replaced before it", async () => {
+    // The first run answers right but leaves ~300 MiB of typed arrays for the collector; loading
+    // Python on top of them would pass the 450 MiB limit, and the Python run would take the blame.
+    const s = new CodeSandbox({ timeoutMs: 60_000, memoryMb: 450, heapMb: 1_024 });
+    try {
+      const heavy = js(
+        "function add(a, b) { const xs = []; for (let i = 0; i < 30; i++) xs.push(new Uint8Array(1e7).fill(1)); globalThis.kept = xs; return a + b; }",
+      );
+      expect((await s.run(heavy)).status).toBe("passed");
+      const v = await s.run(py("def add(a, b):\n    return a + b"));
+      expect(v.status, v.detail).toBe("passed");
+    } finally {
+      await s.close();
+    }
+  }, 180_000);
+});

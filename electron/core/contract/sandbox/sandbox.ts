@@ -133,9 +133,11 @@ export class CodeSandbox {
     if (pid !== undefined && residentMb(pid) !== null) {
       this.memoryTimer = setInterval(() => {
         const mb = residentMb(pid);
-        if (mb !== null && mb > this.memoryMb && this.child === child) {
-          this.kill("memory", `the code used over ${this.memoryMb} MiB of memory`);
-        }
+        if (mb === null || mb <= this.memoryMb || this.child !== child) return;
+        // Idle (memory a finished run left behind, not yet collected): replace it quietly, so
+        // the next request does not start in a child already near the limit and take the blame.
+        if (this.pending.size === 0) this.stop();
+        else this.kill("memory", `the code used over ${this.memoryMb} MiB of memory`);
       }, MEMORY_POLL_MS);
       this.memoryTimer.unref();
     }
@@ -156,6 +158,10 @@ export class CodeSandbox {
   }
 
   private runNow(request: SandboxRequest): Promise<SandboxVerdict> {
+    // A child near its limit (what an earlier run left behind) starts the next run fresh.
+    const pid = this.child?.pid;
+    const mb = pid === undefined ? null : residentMb(pid);
+    if (mb !== null && mb > this.memoryMb * 0.75) this.stop();
     const child = this.child ?? this.start();
     this.hold(child, true);
     const id = this.nextId++;
@@ -189,6 +195,8 @@ export class CodeSandbox {
     this.pending.delete(id);
     if (this.pending.size === 0 && this.child) this.hold(this.child, false);
     p.resolve(v);
+    // A run that hit the memory limit inside the child leaves its garbage there: start fresh.
+    if (v.status === "memory" && this.pending.size === 0) this.stop();
   }
 
   /** An idle child does not keep this process alive; a busy one does (its answer is awaited). */
@@ -211,7 +219,9 @@ export class CodeSandbox {
   }
 
   private onExit(child: NodeChild, code: number | null, signal: string | null): void {
-    if (this.child === child) this.stop();
+    // A child this sandbox already replaced had no request left; the pending ones are the new one's.
+    if (this.child !== child) return;
+    this.stop();
     const killed = this.killedFor;
     this.killedFor = null;
     const heap = /heap out of memory|Reached heap limit|allocation failed/i.test(this.stderrTail);
