@@ -5,7 +5,7 @@
 import { createHash } from "node:crypto";
 import { writeFile } from "node:fs/promises";
 import {
-  MANIFEST_HEADER,
+  MANIFEST_BYTES_HEADER,
   RegistryEntry,
   RegistryIndex,
   type PublishManifest,
@@ -51,14 +51,15 @@ export async function publishAdapter(
   manifest: PublishManifest,
   file: Uint8Array,
 ): Promise<RegistryEntry> {
+  const json = Buffer.from(JSON.stringify(manifest), "utf8");
   const res = await fetch(new URL("/v1/registry/publish", access.url), {
     method: "POST",
     headers: {
       authorization: `Bearer ${access.adminKey}`,
       "content-type": "application/octet-stream",
-      [MANIFEST_HEADER]: Buffer.from(JSON.stringify(manifest)).toString("base64url"),
+      [MANIFEST_BYTES_HEADER]: String(json.length),
     },
-    body: file,
+    body: Buffer.concat([json, file]),
   });
   if (!res.ok)
     throw new Error(`publish ${manifest.id} ${manifest.version}: HTTP ${res.status} ${await res.text()}`);

@@ -56,6 +56,40 @@ describe("adapter registry", () => {
     expect((await fetch(`${cloud.url}/v1/registry/files/..%2Fcloud.db`)).status).toBe(404);
   });
 
+  it("takes a manifest of any lineage size up to its limit (a long cycle's loss curve), and refuses a wrong length", async () => {
+    const body = Buffer.from("adapter bytes");
+    const base = codingManifest("2.1.0", "0".repeat(64), undefined, "notes");
+    // ~60 KB of lineage: more than a request header may carry.
+    const lossCurve = Array.from({ length: 3_000 }, (_, i) => ({ step: i, loss: 1 / (i + 1) }));
+    const manifest = { ...base, lineage: { ...base.lineage, details: { lossCurve } } };
+    expect(JSON.stringify(manifest).length).toBeGreaterThan(32 * 1024);
+    const entry = await publishAdapter({ url: cloud.url, adminKey: ADMIN }, manifest, body);
+    expect(entry).toMatchObject({ version: "2.1.0", sizeBytes: body.length });
+    expect(Buffer.from(await (await fetch(`${cloud.url}${entry.url}`)).arrayBuffer()).equals(body)).toBe(
+      true,
+    );
+    const index = RegistryIndex.parse(await (await fetch(`${cloud.url}/v1/registry/index.json`)).json());
+    expect((index.adapters[0]!.lineage.details as { lossCurve: unknown[] }).lossCurve).toHaveLength(3_000);
+
+    const json = Buffer.from(JSON.stringify({ ...manifest, version: "2.1.1" }));
+    const post = (length: string) =>
+      fetch(`${cloud.url}/v1/registry/publish`, {
+        method: "POST",
+        headers: {
+          authorization: `Bearer ${ADMIN}`,
+          "content-type": "application/octet-stream",
+          "x-macaron-manifest-bytes": length,
+        },
+        body: Buffer.concat([json, body]),
+      });
+    for (const wrong of [String(json.length - 1), String(json.length + body.length), "-5", "abc"]) {
+      const res = await post(wrong);
+      expect(res.status, wrong).toBe(400);
+    }
+    const after = RegistryIndex.parse(await (await fetch(`${cloud.url}/v1/registry/index.json`)).json());
+    expect(after.adapters.map((a) => a.version)).toEqual(["2.1.0"]);
+  });
+
   it("names files by content hash (one file per content) and indexes every version two services on one folder publish", async () => {
     // A second service on the same data folder: another replica behind the same load balancer.
     const other = await startCloud({ dataDir: dir, adminKey: ADMIN });

@@ -35,7 +35,8 @@ import { join } from "node:path";
 import { z } from "zod";
 import { bearerToken, sameSecret } from "./auth";
 import {
-  MANIFEST_HEADER,
+  MANIFEST_BYTES_HEADER,
+  MAX_MANIFEST_BYTES,
   PublishManifest,
   REGISTRY_FORMAT,
   RegistryIndex,
@@ -334,28 +335,32 @@ export function registerRegistry(app: FastifyInstance, opts: RegistryOptions): R
     },
   );
 
-  app.post("/v1/registry/publish", { bodyLimit: maxFileBytes }, async (req, reply) => {
+  app.post("/v1/registry/publish", { bodyLimit: maxFileBytes + MAX_MANIFEST_BYTES }, async (req, reply) => {
     try {
       const key = bearerToken(req.headers.authorization);
       if (!key || !sameSecret(key, opts.adminKey)) throw new RegistryError(401, "admin key required");
-      if (!Buffer.isBuffer(req.body) || req.body.length === 0)
+      const header = req.headers[MANIFEST_BYTES_HEADER];
+      const manifestBytes = typeof header === "string" && /^\d{1,8}$/.test(header) ? Number(header) : NaN;
+      if (!(manifestBytes > 0 && manifestBytes <= MAX_MANIFEST_BYTES))
         throw new RegistryError(
           400,
-          "the body must be the adapter file (content-type application/octet-stream)",
+          `${MANIFEST_BYTES_HEADER} must give the manifest's length in bytes (1 to ${MAX_MANIFEST_BYTES})`,
         );
-      const header = req.headers[MANIFEST_HEADER];
-      if (typeof header !== "string")
-        throw new RegistryError(400, `missing ${MANIFEST_HEADER} header (base64url JSON)`);
+      if (!Buffer.isBuffer(req.body) || req.body.length <= manifestBytes)
+        throw new RegistryError(
+          400,
+          "the body must be the manifest's JSON followed by the adapter file (content-type application/octet-stream)",
+        );
       let json: unknown;
       try {
-        json = JSON.parse(Buffer.from(header, "base64url").toString("utf8"));
+        json = JSON.parse(req.body.subarray(0, manifestBytes).toString("utf8"));
       } catch {
-        throw new RegistryError(400, `${MANIFEST_HEADER} is not base64url JSON`);
+        throw new RegistryError(400, `the body's first ${manifestBytes} bytes are not the manifest's JSON`);
       }
       const manifest = PublishManifest.safeParse(json);
       if (!manifest.success)
         throw new RegistryError(400, `invalid manifest: ${manifest.error.issues[0]?.message ?? ""}`);
-      return reply.send(await store.publish(manifest.data, req.body, opts.now()));
+      return reply.send(await store.publish(manifest.data, req.body.subarray(manifestBytes), opts.now()));
     } catch (err) {
       return fail(reply, err);
     }

@@ -69,7 +69,14 @@ export const PublishManifest = RegistryEntry.omit({
 });
 export type PublishManifest = z.input<typeof PublishManifest>;
 
-export const MANIFEST_HEADER = "x-macaron-manifest";
+/**
+ * POST /v1/registry/publish: the body is the manifest's UTF-8 JSON followed by the adapter file;
+ * this header gives the manifest's length in bytes. (A manifest in a header hit the server's
+ * 16 KiB header limit once a cycle's lineage carried a long loss curve.)
+ */
+export const MANIFEST_BYTES_HEADER = "x-macaron-manifest-bytes";
+/** The largest manifest the registry reads (lineage included). */
+export const MAX_MANIFEST_BYTES = 4 * 1024 * 1024;
 
 /** GET /v1/registry/public-key: the key the service signs entries with. */
 export const RegistryPublicKey = z.object({ algorithm: z.literal("ed25519"), key: z.string() });
