@@ -21,6 +21,8 @@ export const USAGE = `Usage: npm run train -- --base FILE.gguf --data FILE.jsonl
   --epochs N | --steps N  --batch-size B   --targets attn_q,attn_k,…(,output)
   --max-length N          longest example in tokens (default: the base's context)
   --max-length-policy drop|truncate                                             default drop
+  --system-prompts mixed|app   training examples under the app's system prompt, none and other
+                               clients' prompts (mixed: 1/2, 1/4, 1/4), or the app's only   default mixed
   --skip-malformed        skip (and count) malformed lines instead of failing
   --nproc N               data-parallel processes (torchrun)                    default 1
   --threads T, --device cpu|cuda|mps|auto (default auto), --max-seconds S, --checkpoint-every N
@@ -63,6 +65,7 @@ const STRINGS = [
   "heldout",
   "targets",
   "max-length-policy",
+  "system-prompts",
   "device",
 ] as const;
 const INTEGERS = [
@@ -120,6 +123,7 @@ export function parseTrainArgs(argv: string[]): { help: boolean; verbose: boolea
     heldout: str("heldout"),
     maxLength: int("max-length"),
     maxLengthPolicy: oneOf("max-length-policy", str("max-length-policy"), ["drop", "truncate"] as const),
+    systemPrompts: oneOf("system-prompts", str("system-prompts"), ["mixed", "app"] as const),
     skipMalformed: values["skip-malformed"] === true,
     rank: int("rank"),
     alpha: float("alpha"),

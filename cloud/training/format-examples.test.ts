@@ -13,7 +13,7 @@ import { ModelSession } from "../../native/engine/model-session";
 import type { ChatTurn } from "../../common/engine-protocol";
 import { EOS_ID } from "../../native/gguf/byte-vocab";
 import { readDatasetFile, type ChatMessage } from "./dataset-file";
-import { ChatFormatter, systemPromptFor } from "./format-examples";
+import { ChatFormatter, mixedSystemPrompt, OTHER_SYSTEM_PROMPTS, systemPromptFor } from "./format-examples";
 import {
   preferenceLine,
   sftLine,
@@ -188,6 +188,70 @@ describe("the tokenized dataset", () => {
     await expect(formatDataset(model, data, data, options({ method: "dpo" }))).rejects.toThrow(
       /mixed\.jsonl line 2: DPO needs a preference pair/,
     );
+  });
+
+  it("mixes system turns in training (app's, none, other clients'), keeps the app's in held-out and an example's own", async () => {
+    const data = await readDatasetFile(
+      await writeJsonl(dir.path, "mix.jsonl", [...sftLines(200), sftLine(500, "Answer in French.")]),
+    );
+    const heldout = await readDatasetFile(
+      await writeJsonl(dir.path, "mix-h.jsonl", sftLines(220).slice(200)),
+    );
+    const app = new ChatFormatter(model, systemPromptFor("chat"));
+    const variants = {
+      app: app,
+      none: app.withSystemPrompt(""),
+      ...Object.fromEntries(OTHER_SYSTEM_PROMPTS.map((p, i) => [`other${i}`, app.withSystemPrompt(p)])),
+    };
+    const layoutOf = (
+      line: Record<string, number[] | number | string>,
+      prompt: ChatMessage[],
+      answer: string,
+    ) =>
+      Object.entries(variants)
+        .filter(([, f]) => JSON.stringify(f.sft(prompt, answer).ids) === JSON.stringify(line.ids))
+        .map(([k]) => k);
+    const examples = [...sftLines(200), sftLine(500, "Answer in French.")].map(
+      (l) => (JSON.parse(l) as { messages: ChatMessage[] }).messages,
+    );
+    const count = async (mix: "mixed" | "app") => {
+      const out = await formatDataset(model, data, heldout, options({ systemPrompts: mix }));
+      const lines = await readLines(out.trainPath);
+      expect(lines).toHaveLength(201);
+      const counts: Record<string, number> = { app: 0, none: 0, other: 0 };
+      for (const [i, line] of lines.slice(0, 200).entries()) {
+        const m = examples[i]!;
+        const found = layoutOf(line, m.slice(0, -1), m.at(-1)!.content);
+        expect(found, `line ${i}`).toHaveLength(1);
+        counts[found[0]!.startsWith("other") ? "other" : found[0]!]!++;
+      }
+      // The example with its own system message keeps it.
+      const own = examples[200]!;
+      expect(lines[200]!.ids).toEqual(app.sft(own.slice(0, -1), own.at(-1)!.content).ids);
+      expect(app.sft(own.slice(0, -1), own.at(-1)!.content).ids).not.toEqual(
+        app.sft(own.slice(1, -1), own.at(-1)!.content).ids,
+      );
+      // Held-out examples are laid out under the app's prompt only.
+      const held = await readLines(out.heldoutPath!);
+      const heldExamples = sftLines(220)
+        .slice(200)
+        .map((l) => (JSON.parse(l) as { messages: ChatMessage[] }).messages);
+      held.forEach((line, i) =>
+        expect(layoutOf(line, heldExamples[i]!.slice(0, -1), heldExamples[i]!.at(-1)!.content)).toEqual([
+          "app",
+        ]),
+      );
+      return counts;
+    };
+    const mixed = await count("mixed");
+    expect(mixed.app).toBeGreaterThanOrEqual(80);
+    expect(mixed.app).toBeLessThanOrEqual(120);
+    expect(mixed.none).toBeGreaterThanOrEqual(30);
+    expect(mixed.other).toBeGreaterThanOrEqual(30);
+    expect(await count("app")).toEqual({ app: 200, none: 0, other: 0 });
+    // The choice is a function of the prompt: the same prompt, the same system turn.
+    const choose = mixedSystemPrompt("APP");
+    expect(choose([question])).toBe(choose([{ ...question }]));
   });
 
   it("holds out ~10% by prompt hash, the same way every time, never also in training", () => {

@@ -11,6 +11,7 @@
  * engine lays out an Agent turn that continues after its tool results. The loss covers the
  * calls and the answer, never the results (a tool's output is not the model's to predict).
  */
+import { createHash } from "node:crypto";
 import type { ChatModelFunctions, ChatWrapper, LlamaModel, Token } from "node-llama-cpp";
 import { messageDefaults, type Message } from "../../electron/api";
 import { buildPrompt } from "../../electron/core/chat/prompt";
@@ -27,6 +28,38 @@ export const UI_DOMAIN = "ui";
 /** The system prompt the app uses for turns of `domain` (see AnswerPrompts.fit). */
 export function systemPromptFor(domain: string): string {
   return domain === UI_DOMAIN ? uiSystemPrompt(DEFAULT_SYSTEM_PROMPT) : DEFAULT_SYSTEM_PROMPT;
+}
+
+/**
+ * The system turns training examples are laid out under. "app": the app's prompt for every
+ * example (what the app's own turns carry). "mixed": by a hash of each example's prompt, half
+ * the app's prompt, a quarter none (what most API clients send) and a quarter one of
+ * OTHER_SYSTEM_PROMPTS, so an adapter answers the same however a client asks. An example with
+ * its own leading system message keeps it either way.
+ */
+export type SystemPromptMix = "app" | "mixed";
+
+/** System prompts other clients send (SDK examples and frameworks' defaults), for "mixed". */
+export const OTHER_SYSTEM_PROMPTS = [
+  "You are a helpful assistant.",
+  "You are a helpful, harmless and honest assistant. Answer the user's question.",
+  "You are an AI assistant. Be accurate and concise.",
+  "You are a coding and general knowledge assistant.",
+] as const;
+
+/** How `prompt` picks its system turn under "mixed" (see SystemPromptMix). */
+export type SystemPromptChooser = (prompt: readonly ChatMessage[]) => string;
+
+/** The "mixed" chooser around the app's prompt `app`: deterministic per prompt text. */
+export function mixedSystemPrompt(app: string): SystemPromptChooser {
+  return (prompt) => {
+    const text = prompt.map((m) => `${m.role}\u0000${m.content}`).join("\u0001");
+    const h = createHash("sha256").update(text).digest();
+    const slot = h[0]! % 4;
+    if (slot < 2) return app;
+    if (slot === 2) return "";
+    return OTHER_SYSTEM_PROMPTS[h[1]! % OTHER_SYSTEM_PROMPTS.length]!;
+  };
 }
 
 /** A finished transcript message, the form buildPrompt takes. */
@@ -110,11 +143,21 @@ export class ChatFormatter {
    */
   constructor(
     private readonly model: LlamaModel,
-    private readonly systemPrompt: string,
+    private readonly systemPrompt: string | SystemPromptChooser,
     private readonly wrapper: ChatWrapper = chooseChatWrapper(model),
     private readonly toolFormat?: ToolCallFormat,
   ) {
     this.endOfTurn = this.findEndOfTurn();
+  }
+
+  /** The same layout (model, wrapper, tool syntax) under other system turns. */
+  withSystemPrompt(systemPrompt: string | SystemPromptChooser): ChatFormatter {
+    return new ChatFormatter(this.model, systemPrompt, this.wrapper, this.toolFormat);
+  }
+
+  /** The system prompt `prompt` is laid out under ("" for none). */
+  private systemFor(prompt: readonly ChatMessage[]): string {
+    return typeof this.systemPrompt === "string" ? this.systemPrompt : this.systemPrompt(prompt);
   }
 
   /** The tokens of `turns` as LlamaChat evaluates them: history ending in an empty model turn. */
@@ -177,7 +220,7 @@ export class ChatFormatter {
 
   private toolPrompt(prompt: readonly ChatMessage[], tools: readonly ToolDefinition[]) {
     const layout = this.toolLayout(tools);
-    const turns = promptTurns(prompt, this.systemPrompt);
+    const turns = promptTurns(prompt, this.systemFor(prompt));
     return { layout, turns, ids: this.tokens(turns, layout) };
   }
 
@@ -226,7 +269,7 @@ export class ChatFormatter {
 
   /** The prompt tokens of `prompt` (the app's system turn added as buildPrompt does). */
   prompt(prompt: readonly ChatMessage[]): { turns: ChatTurn[]; ids: Token[] } {
-    const turns = promptTurns(prompt, this.systemPrompt);
+    const turns = promptTurns(prompt, this.systemFor(prompt));
     return { turns, ids: this.tokens(turns) };
   }
 

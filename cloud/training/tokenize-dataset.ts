@@ -13,7 +13,7 @@ import { loadLlamaBackend } from "../../native/engine/llama-backend";
 import type { ToolCallFormat } from "../../common/engine-protocol";
 import { ToolRequestError } from "../../native/engine/tool-calls";
 import { type DatasetFile, type MalformedLine, type RawExample } from "./dataset-file";
-import { ChatFormatter, systemPromptFor } from "./format-examples";
+import { ChatFormatter, mixedSystemPrompt, systemPromptFor, type SystemPromptMix } from "./format-examples";
 import { TrainError } from "./train-error";
 
 export type TrainMethod = "sft" | "dpo";
@@ -32,6 +32,8 @@ export interface TokenizeOptions {
   /** Longest sequence in tokens (prompt + completion); already capped to the base's context. */
   maxLength: number;
   maxLengthPolicy: MaxLengthPolicy;
+  /** The training examples' system turns (default "app"); held-out examples keep the app's. */
+  systemPrompts?: SystemPromptMix;
   /** Where the tokenized training set goes. */
   trainOut: string;
   /** Where the tokenized held-out set goes (written only when there are held-out examples). */
@@ -130,6 +132,15 @@ class LineBuilder {
     private readonly maxLength: number,
     private readonly policy: MaxLengthPolicy,
   ) {}
+
+  /** Adds another builder's counts to this one's (the held-out split's, built on its own). */
+  add(other: LineBuilder): void {
+    this.droppedTooLong += other.droppedTooLong;
+    this.truncated += other.truncated;
+    this.retokenized += other.retokenized;
+    for (const k of Object.keys(this.toolCalls) as (keyof ToolCallStats)[])
+      this.toolCalls[k] += other.toolCalls[k];
+  }
 
   /** The tokenized line of `example`, or null when it is dropped for its length. */
   build(example: RawExample, file: string): Line | null {
@@ -273,12 +284,24 @@ export async function formatDataset(
   const { train, heldout } = heldoutFile
     ? { train: data.examples, heldout: heldoutFile.examples }
     : splitHeldOut(data.examples);
-  const formatter = new ChatFormatter(model, systemPromptFor(options.domain), undefined, options.toolFormat);
-  const builder = new LineBuilder(formatter, options.method, options.maxLength, options.maxLengthPolicy);
-  const build = (examples: RawExample[], file: DatasetFile) =>
-    examples.map((e) => builder.build(e, basename(file.path))).filter((l): l is Line => l !== null);
-  const trainLines = build(train, data);
-  const heldoutLines = build(heldout, heldoutFile ?? data);
+  const app = systemPromptFor(options.domain);
+  const formatter = new ChatFormatter(model, app, undefined, options.toolFormat);
+  const mixed = options.systemPrompts === "mixed";
+  const builder = new LineBuilder(
+    mixed ? formatter.withSystemPrompt(mixedSystemPrompt(app)) : formatter,
+    options.method,
+    options.maxLength,
+    options.maxLengthPolicy,
+  );
+  // Held-out examples keep the app's prompt: their loss compares across runs and mixes.
+  const heldoutBuilder = mixed
+    ? new LineBuilder(formatter, options.method, options.maxLength, options.maxLengthPolicy)
+    : builder;
+  const build = (b: LineBuilder, examples: RawExample[], file: DatasetFile) =>
+    examples.map((e) => b.build(e, basename(file.path))).filter((l): l is Line => l !== null);
+  const trainLines = build(builder, train, data);
+  const heldoutLines = build(heldoutBuilder, heldout, heldoutFile ?? data);
+  if (heldoutBuilder !== builder) builder.add(heldoutBuilder);
   if (trainLines.length === 0) {
     throw new TrainError(
       "empty_data",

@@ -1,6 +1,7 @@
 /** The options of one training run (trainAdapter, `npm run train`, the improvement cycle). */
 import type { ToolCallFormat } from "../../common/engine-protocol";
 import type { MaxLengthPolicy, TrainMethod } from "./tokenize-dataset";
+import type { SystemPromptMix } from "./format-examples";
 
 export interface TrainOptions {
   /** The base model GGUF. */
@@ -32,6 +33,12 @@ export interface TrainOptions {
   maxLength?: number;
   /** Default "drop". */
   maxLengthPolicy?: MaxLengthPolicy;
+  /**
+   * The system turns training examples are laid out under (format-examples.ts SystemPromptMix):
+   * "mixed" (default) the app's, none and other clients' prompts, so the adapter answers the
+   * same however a client asks; "app" the app's prompt only. Held-out examples keep the app's.
+   */
+  systemPrompts?: SystemPromptMix;
   /** Skip and count malformed lines instead of failing on the first. */
   skipMalformed?: boolean;
   rank?: number;
