@@ -55,6 +55,8 @@ const MODULES = [
   "cloud",
   "markdown-page",
   "hub-hostile",
+  "compounding",
+  "v1-system",
 ];
 const load = (name: string) => import(`./${name}.ts`) as Promise<{ main(argv: string[]): Promise<void> }>;
 
@@ -89,8 +91,9 @@ const benches: Record<string, () => Promise<void>> = {
 for (const name of MODULES)
   benches[name] = async () => (await load(name)).main(process.argv.slice(process.argv.indexOf(name) + 1));
 
-// Build llama.cpp (and llama-server) from the bundled source, minutes each: run them on purpose only.
-const onPurpose = new Set(["native-build", "ttft"]);
+// Long runs, on purpose only: native-build and ttft build llama.cpp (minutes each); compounding
+// trains and judges five cycles.
+const onPurpose = new Set(["native-build", "ttft", "compounding"]);
 const names = positionals.length > 0 ? positionals : Object.keys(benches).filter((n) => !onPurpose.has(n));
 for (const name of names) {
   const bench = benches[name];
