@@ -1,3 +1,4 @@
+import { spawn } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
@@ -131,6 +132,39 @@ describe("train --method sft", () => {
     expect(eventsNamed(resumed, "progress")[0]!.step).toBe(11);
     expect(readFileSync(out).equals(readFileSync(whole.out))).toBe(true);
     expect(readReport(join(tmp.path, "killed.json")).lossCurve).toHaveLength(150);
+  });
+
+  it("ends itself when the process that started it is gone (MACARON_PARENT_PID)", async () => {
+    // The starter: a process that stays until killed; the trainer is told to watch it.
+    const parent = spawn("sleep", ["600"], { stdio: "ignore" });
+    const out = join(tmp.path, "orphan.gguf");
+    let killedParent = false;
+    const run = await startTrainer(
+      [
+        "train",
+        "--base",
+        base,
+        "--data",
+        sft,
+        "--out",
+        out,
+        "--report",
+        join(tmp.path, "orphan.json"),
+      ].concat("--steps", "1000", "--checkpoint-every", "5"),
+      {
+        env: { MACARON_PARENT_PID: String(parent.pid) },
+        onEvent: (event) => {
+          if (event.event === "checkpoint" && !killedParent) {
+            killedParent = true;
+            parent.kill("SIGKILL");
+          }
+        },
+      },
+    );
+    expect(killedParent).toBe(true);
+    expect(run.code, run.stderr).toBe(143);
+    expect(eventsNamed(run, "done")).toHaveLength(0);
+    expect(existsSync(out)).toBe(false);
   });
 
   it("ignores a checkpoint of another configuration and says so", async () => {

@@ -174,7 +174,14 @@ export function runTrainer(options: RunTrainerOptions): Promise<Extract<TrainerE
   const env = options.env ?? process.env;
   const pythonPath = [TRAINER_ROOT, env.PYTHONPATH].filter(Boolean).join(delimiter);
   const child = spawn(command, args, {
-    env: { ...env, PYTHONPATH: pythonPath, PYTHONDONTWRITEBYTECODE: "1", PYTHONUNBUFFERED: "1" },
+    env: {
+      ...env,
+      PYTHONPATH: pythonPath,
+      PYTHONDONTWRITEBYTECODE: "1",
+      PYTHONUNBUFFERED: "1",
+      // The trainer ends itself when this process is gone (parent_watch.py): no orphan holds the cores.
+      MACARON_PARENT_PID: String(process.pid),
+    },
     stdio: ["ignore", "pipe", "pipe"],
   });
   let done: Extract<TrainerEvent, { event: "done" }> | null = null;

@@ -5,9 +5,11 @@ import traceback
 
 from .errors import TrainerError
 from .events import emit_error
+from .parent_watch import watch_parent
 
 
 def main(argv):
+    watch_parent()
     try:
         from .cli import parse_args
 
