@@ -24,6 +24,7 @@ import {
   SamplingSettings,
   LocalServerPort,
   LocalServerStatus,
+  CorsOrigins,
 } from "./schemas";
 import { AdapterVersionInfo, Release, UpdateCheck, UpdateSettings } from "./releases";
 import { InteractionOutcome, InteractionValues } from "./genui/interaction";
@@ -511,9 +512,18 @@ export const methods = {
 
   /** The local API server: on or off, its port, address and key, and why it is not running. */
   "localServer.status": { input: Empty, output: LocalServerStatus },
-  /** Turn it on or off, or move it to another port (restarts it there); remembered. */
+  /**
+   * Turn it on or off, move it to another port, or set the origins whose pages may call it
+   * (CORS); a running server restarts with the change. Remembered.
+   */
   "localServer.configure": {
-    input: z.object({ enabled: z.boolean().optional(), port: LocalServerPort.optional() }).strict(),
+    input: z
+      .object({
+        enabled: z.boolean().optional(),
+        port: LocalServerPort.optional(),
+        corsOrigins: CorsOrigins.optional(),
+      })
+      .strict(),
     output: LocalServerStatus,
   },
   /** A new key; the old one stops working at once (a running server restarts with the new one). */

@@ -4,6 +4,7 @@
  * the renderer, the preload, core and the headless server all build on it.
  */
 import { z } from "zod";
+import { MAX_CORS_ORIGIN_LENGTH, MAX_CORS_ORIGINS, parseAllowedOrigin } from "../../common/cors-origins";
 import { ModelInfo } from "../../common/model-info";
 import { StoredDocument } from "./genui/catalog";
 import { MessageInteraction } from "./genui/interaction";
@@ -330,6 +331,32 @@ export type PrivacyState = z.infer<typeof PrivacyState>;
 export const LOCAL_SERVER_HOST = "127.0.0.1";
 export const LocalServerPort = z.number().int().min(1024).max(65535);
 
+/** The allow-list's rules (common/cors-origins.ts), for the renderer's field and core. */
+export { MAX_CORS_ORIGINS, parseAllowedOrigin };
+
+/**
+ * An origin whose web pages may call the local API server with the key (CORS): exactly one
+ * `scheme://host[:port]`, never `*` (common/cors-origins.ts). Arrives as the user typed it;
+ * becomes the origin as browsers send it (`http://LOCALHOST:5173/` → `http://localhost:5173`).
+ */
+export const CorsOrigin = z
+  .string()
+  .max(MAX_CORS_ORIGIN_LENGTH)
+  .transform((text, ctx) => {
+    try {
+      return parseAllowedOrigin(text);
+    } catch (err) {
+      ctx.addIssue({
+        code: "custom",
+        message: err instanceof Error ? err.message : String(err),
+        input: text,
+      });
+      return z.NEVER;
+    }
+  });
+/** The local API server's allow-list; empty (the default) answers no cross-origin request. */
+export const CorsOrigins = z.array(CorsOrigin).max(MAX_CORS_ORIGINS);
+
 /**
  * The local API server (Settings → "Local API server"): the /v1 model API of headless mode,
  * served on a port while the app runs, with its own key.
@@ -347,5 +374,7 @@ export const LocalServerStatus = z.object({
   apiKey: z.string(),
   /** Why it is not running although enabled (e.g. the port is in use), else null. */
   error: z.string().nullable(),
+  /** Origins whose web pages may call it with the key (CORS); empty: none, the default. */
+  corsOrigins: z.array(z.string()),
 });
 export type LocalServerStatus = z.infer<typeof LocalServerStatus>;

@@ -125,10 +125,16 @@ export interface LocalApiHandle {
 }
 
 /**
- * Starts the /v1 API of `core` on 127.0.0.1:`port`, answering only requests that carry `apiKey`.
+ * Starts the /v1 API of `core` on 127.0.0.1:`port`, answering only requests that carry `apiKey`,
+ * with CORS answers for pages on `corsOrigins` (none when empty).
  * Rejects when it cannot listen; an error with `code` "EADDRINUSE" means the port is taken.
  */
-export type LocalApiFactory = (
-  core: Core,
-  options: { port: number; apiKey: string },
-) => Promise<LocalApiHandle>;
+export type LocalApiFactory = (core: Core, options: LocalApiOptions) => Promise<LocalApiHandle>;
+
+/** What the local API server is started with (the "Local API server" settings and its key). */
+export interface LocalApiOptions {
+  port: number;
+  apiKey: string;
+  /** Exact origins (`http://localhost:5173`) whose pages may call the model APIs with the key. */
+  corsOrigins: readonly string[];
+}

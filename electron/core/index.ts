@@ -23,6 +23,7 @@ export type {
   EventListener,
   LocalApiFactory,
   LocalApiHandle,
+  LocalApiOptions,
 } from "./core-types";
 export { DatabaseFromFutureError, DatabaseOpenError } from "./db/errors";
 

@@ -3,9 +3,13 @@
  * on the listed origins can call them with the key (`Authorization: Bearer`). Off unless origins
  * are given (`npm run serve -- --cors http://localhost:3000,https://app.example`; `*` allows any
  * origin). Credentials (cookies) are never allowed cross-origin: a page gets in only with the
- * key, and the app's own API (/api/call, /api/events) answers no cross-origin request.
+ * key, and the app's own API (/api/call, /api/events) answers no cross-origin request. The desktop
+ * app's "Local API server" setting lists its origins (electron/core/settings/local-server.ts);
+ * which text is an origin is common/cors-origins.ts, for the flag and the setting alike.
  */
 import type { FastifyReply, FastifyRequest } from "fastify";
+
+export { parseCorsOrigins } from "../../common/cors-origins";
 
 /** Headers browser clients send (OpenAI, Anthropic and Ollama SDKs) that a preflight must allow. */
 const ALLOWED_HEADERS = [
@@ -31,29 +35,6 @@ const ALLOWED_HEADERS = [
 
 /** Response headers a page may read (the seed that reproduces an answer). */
 const EXPOSED_HEADERS = ["x-macaron-seed"];
-
-/**
- * `--cors` / a setting's text as origins: comma- or space-separated `scheme://host[:port]`
- * (a trailing slash is dropped), or `*`. Throws naming the first that is not an origin.
- */
-export function parseCorsOrigins(text: string): string[] {
-  const entries = text
-    .split(/[\s,]+/)
-    .map((s) => s.trim())
-    .filter((s) => s.length > 0);
-  return entries.map((entry) => {
-    if (entry === "*") return entry;
-    let url: URL;
-    try {
-      url = new URL(entry);
-    } catch {
-      throw new Error(`not an origin: ${entry} (write it as http://host:port)`);
-    }
-    if ((url.protocol !== "http:" && url.protocol !== "https:") || url.pathname.replace(/\/$/, "") !== "")
-      throw new Error(`not an origin: ${entry} (scheme, host and port only, e.g. http://localhost:3000)`);
-    return url.origin;
-  });
-}
 
 function isModelApiPath(path: string, isOllamaPath: (path: string) => boolean): boolean {
   return path === "/v1" || path.startsWith("/v1/") || isOllamaPath(path);

@@ -10,6 +10,7 @@ import type { EventPayload, LocalServerStatus, Result } from "../api";
 import { assembleCore, type Core } from "../core";
 import { FakeEngine } from "../../testing/engine/fake-engine";
 import { tempDir } from "../../testing/core/temp-dir";
+import { corsPreflight } from "../../testing/server/cors-preflight";
 import { serveLocalApi } from "./local-server";
 
 const ctx = { transport: "ipc" } as const;
@@ -162,6 +163,75 @@ describe("local API server (core + v1-only server on loopback)", () => {
     const again = await status(second, "localServer.status");
     expect(again).toMatchObject({ enabled: true, running: true, port, apiKey: on.apiKey });
     expect((await models(again.url!, on.apiKey)).status).toBe(200);
+  });
+
+  it("answers CORS for the saved origins only, on /v1 and Ollama's routes, across a restart", async () => {
+    const ORIGIN = "http://localhost:5173";
+    const dataDir = newDataDir();
+    const first = await startCore(dataDir);
+    const port = await freePort();
+    const base = `http://127.0.0.1:${port}`;
+    // Off by default: no page gets CORS answers.
+    const on = await status(first, "localServer.configure", { enabled: true, port });
+    expect(on.corsOrigins).toEqual([]);
+    expect((await corsPreflight(base, ORIGIN)).headers.get("access-control-allow-origin")).toBeNull();
+
+    // As typed in the field: normalized to what browsers send as Origin.
+    const listed = await status(first, "localServer.configure", { corsOrigins: ["http://LOCALHOST:5173/"] });
+    expect(listed).toMatchObject({ running: true, corsOrigins: [ORIGIN] });
+    const allowedEverywhere = async () => {
+      for (const path of ["/v1/chat/completions", "/api/chat"]) {
+        const res = await corsPreflight(base, ORIGIN, path);
+        expect(res.status, path).toBe(204);
+        expect(res.headers.get("access-control-allow-origin"), path).toBe(ORIGIN);
+        expect(res.headers.get("access-control-allow-headers"), path).toBe("authorization, content-type");
+        expect(res.headers.get("access-control-allow-methods"), path).toContain("POST");
+      }
+    };
+    await allowedEverywhere();
+    const other = await corsPreflight(base, "http://evil.example");
+    expect(other.status).not.toBe(204);
+    expect(other.headers.get("access-control-allow-origin")).toBeNull();
+    // The page's own request, with the key, may read the answer; without the key it is still refused.
+    const answer = await fetch(`${listed.url}/models`, {
+      headers: { origin: ORIGIN, authorization: `Bearer ${listed.apiKey}` },
+    });
+    expect(answer.status).toBe(200);
+    expect(answer.headers.get("access-control-allow-origin")).toBe(ORIGIN);
+    expect((await fetch(`${listed.url}/models`, { headers: { origin: ORIGIN } })).status).toBe(401);
+
+    // Saved: the next app start serves with the same list.
+    await first.close();
+    const second = await startCore(dataDir);
+    expect(await status(second, "localServer.status")).toMatchObject({
+      running: true,
+      corsOrigins: [ORIGIN],
+    });
+    await allowedEverywhere();
+
+    // Emptied: the server restarts without CORS.
+    expect((await status(second, "localServer.configure", { corsOrigins: [] })).corsOrigins).toEqual([]);
+    expect((await corsPreflight(base, ORIGIN)).headers.get("access-control-allow-origin")).toBeNull();
+  });
+
+  it("refuses origins that are not exact scheme://host[:port], saying which, changing nothing", async () => {
+    const core = await startCore(newDataDir());
+    await status(core, "localServer.configure", { corsOrigins: ["https://ok.example"] });
+    for (const [origins, why] of [
+      [["*"], "corsOrigins.0: * (any web page) is not allowed here"],
+      [["https://ok.example", "http://a.example/v1"], "corsOrigins.1: not an origin: http://a.example/v1"],
+      [["file:///home/me/page.html"], "corsOrigins.0: not an origin: file:///home/me/page.html"],
+      [["null"], "corsOrigins.0: not an origin: null"],
+      ["http://localhost:5173", "corsOrigins: "],
+    ] as const) {
+      const result = await call(core, "localServer.configure", { corsOrigins: origins });
+      expect(result.ok, JSON.stringify(origins)).toBe(false);
+      if (!result.ok) {
+        expect(result.error.code).toBe("invalid_input");
+        expect(result.error.message).toContain(why);
+      }
+    }
+    expect((await status(core, "localServer.status")).corsOrigins).toEqual(["https://ok.example"]);
   });
 
   it("refuses ports outside 1024..65535 and unknown fields, changing nothing", async () => {

@@ -8,11 +8,13 @@ import { LOCAL_SERVER_HOST } from "../api";
 import type { LocalApiFactory } from "../core/core-types";
 import { buildServer } from "./app";
 
-export const serveLocalApi: LocalApiFactory = async (core, { port, apiKey }) => {
+export const serveLocalApi: LocalApiFactory = async (core, { port, apiKey, corsOrigins }) => {
   const app = await buildServer({
     core,
     apiKey,
     surfaces: "v1",
+    // The setting's allow-list (none by default): those pages may call /v1 and Ollama's routes.
+    corsOrigins,
     // Loopback: requests naming another Host are refused (DNS rebinding from a web page).
     host: LOCAL_SERVER_HOST,
     // The v1 surface serves no pages.

@@ -1,14 +1,15 @@
 /**
  * LocalApiServer on a real SQLite settings table, with a real loopback listener standing in for
  * the v1 server (electron/server/local-server.test.ts runs the real one): what is saved, what
- * each change does to the listener, the events, and failures that must not escape.
+ * each change does to the listener (and what it is started with: the CORS allow-list), the
+ * events, and failures that must not escape.
  */
 import BetterSqlite3 from "better-sqlite3";
 import { createServer, type IncomingMessage, type Server } from "node:http";
 import { createServer as createNetServer } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import { ApiError, type LocalServerStatus } from "../../api";
-import type { LocalApiHandle } from "../core-types";
+import type { LocalApiHandle, LocalApiOptions } from "../core-types";
 import { DEFAULT_LOCAL_SERVER_PORT, LocalApiServer, type LocalApiStarter } from "./local-server";
 import { SettingsStore } from "./settings-store";
 
@@ -67,6 +68,18 @@ function service(settings: SettingsStore, start: LocalApiStarter | null = keyedL
   });
   cleanups.push(() => server.close());
   return { server, events, logged };
+}
+
+/** keyedListener, remembering what each start was given. */
+function recordingListener(): { start: LocalApiStarter; started: LocalApiOptions[] } {
+  const started: LocalApiOptions[] = [];
+  return {
+    started,
+    start: (options) => {
+      started.push(options);
+      return keyedListener(options);
+    },
+  };
 }
 
 const get = (url: string, key: string) => fetch(url, { headers: { authorization: `Bearer ${key}` } });
@@ -147,13 +160,88 @@ describe("LocalApiServer", () => {
     expect((await get(renewed.url!, renewed.apiKey)).status).toBe(200);
   });
 
+  it("allows no web origin by default; saves origins as browsers send them, once each, and restarts with them", async () => {
+    const settings = settingsDb();
+    const { start, started } = recordingListener();
+    const { server, events } = service(settings, start);
+    expect(server.status().corsOrigins).toEqual([]);
+
+    const port = await freePort();
+    const on = await server.configure({
+      enabled: true,
+      port,
+      corsOrigins: ["http://LOCALHOST:5173/", "http://localhost:5173", "https://app.example"],
+    });
+    const listed = ["http://localhost:5173", "https://app.example"];
+    expect(on).toMatchObject({ running: true, corsOrigins: listed });
+    expect(started).toEqual([{ port, apiKey: on.apiKey, corsOrigins: listed }]);
+    expect(events.at(-1)?.corsOrigins).toEqual(listed);
+
+    // Another change keeps the list; the server restarts with it.
+    const moved = await server.configure({ port: await freePort() });
+    expect(moved.corsOrigins).toEqual(listed);
+    expect(started.at(-1)?.corsOrigins).toEqual(listed);
+
+    // Saved: another instance on the same settings (the next app start) serves with the list.
+    await server.close();
+    const again = recordingListener();
+    const restarted = service(settings, again.start).server;
+    expect(await restarted.start()).toMatchObject({ running: true, corsOrigins: listed });
+    expect(again.started.map((o) => o.corsOrigins)).toEqual([listed]);
+
+    // Emptied: off again, and the running server restarts without CORS.
+    expect((await restarted.configure({ corsOrigins: [] })).corsOrigins).toEqual([]);
+    expect(again.started.at(-1)?.corsOrigins).toEqual([]);
+    expect(service(settings).server.status().corsOrigins).toEqual([]);
+  });
+
+  it("refuses * and anything that is not an origin, naming it, and changes nothing", async () => {
+    const settings = settingsDb();
+    const { start, started } = recordingListener();
+    const { server, events } = service(settings, start);
+    await server.configure({ enabled: true, port: await freePort(), corsOrigins: ["http://localhost:5173"] });
+    const before = { events: events.length, starts: started.length };
+    for (const [bad, why] of [
+      ["*", "* (any web page) is not allowed here"],
+      ["http://a.example/path", "not an origin: http://a.example/path"],
+      ["file:///x", "not an origin: file:///x"],
+      ["localhost:5173", "not an origin: localhost:5173"],
+      ["http://a.example, http://b.example", "one origin at a time"],
+    ] as const) {
+      let thrown: unknown;
+      try {
+        await server.configure({ corsOrigins: ["https://ok.example", bad] });
+      } catch (err) {
+        thrown = err;
+      }
+      expect(thrown, bad).toBeInstanceOf(ApiError);
+      expect((thrown as ApiError).code).toBe("invalid_input");
+      expect((thrown as ApiError).message).toContain(`Allowed origins: ${why}`);
+    }
+    const tooMany = Array.from({ length: 33 }, (_, i) => `http://localhost:${3000 + i}`);
+    expect(() => server.configure({ corsOrigins: tooMany })).toThrow(/at most 32/);
+    expect(server.status().corsOrigins).toEqual(["http://localhost:5173"]);
+    expect({ events: events.length, starts: started.length }).toEqual(before);
+  });
+
   it("ignores unreadable saved settings and answers an error without a server to start", () => {
     const settings = settingsDb();
-    settings.set("localServer", { enabled: "yes", port: 80 });
+    settings.set("localServer", {
+      enabled: "yes",
+      port: 80,
+      corsOrigins: ["*", 5, "http://a.example/path", "https://ok.example", "https://ok.example/"],
+    });
     settings.set("localServer.apiKey", "short");
     const { server } = service(settings);
     const status = server.status();
-    expect(status).toMatchObject({ enabled: false, port: DEFAULT_LOCAL_SERVER_PORT });
+    // Only entries the setting would accept are served; a hand-edited * lets nothing in.
+    expect(status).toMatchObject({
+      enabled: false,
+      port: DEFAULT_LOCAL_SERVER_PORT,
+      corsOrigins: ["https://ok.example"],
+    });
+    settings.set("localServer", { corsOrigins: "https://ok.example" });
+    expect(service(settings).server.status().corsOrigins).toEqual([]);
     expect(status.apiKey).toMatch(/^[0-9a-f]{64}$/);
 
     const { server: none } = service(settingsDb(), null);

@@ -1,14 +1,21 @@
 /**
  * The desktop app's local API server (Settings → "Local API server", like LM Studio's): the
  * /v1 model API of headless mode on 127.0.0.1:PORT while the app runs, with a key of its own.
- * Off until the user turns it on; the switch, the port and the key live in the database's
- * settings, so it comes back on at the next start. The server itself is injected (core does
+ * Off until the user turns it on; the switch, the port, the key and the origins whose web pages
+ * may call it (CORS, none by default) live in the database's settings, so it comes back on as it
+ * was at the next start. The server itself is injected (core does
  * not import electron/server): see LocalApiFactory in core-types.ts.
  */
 import { randomBytes } from "node:crypto";
-import { ApiError, LOCAL_SERVER_HOST, type LocalServerStatus } from "../../api";
+import {
+  ApiError,
+  LOCAL_SERVER_HOST,
+  MAX_CORS_ORIGINS,
+  parseAllowedOrigin,
+  type LocalServerStatus,
+} from "../../api";
 import type { Log } from "../dispatch";
-import type { LocalApiHandle } from "../core-types";
+import type { LocalApiHandle, LocalApiOptions } from "../core-types";
 import type { SettingsStore } from "./settings-store";
 
 /** LM Studio's default: clients set up for it find this one too. */
@@ -17,8 +24,8 @@ export const DEFAULT_LOCAL_SERVER_PORT = 1234;
 const CONFIG_KEY = "localServer";
 const API_KEY_KEY = "localServer.apiKey";
 
-/** Starts the server on `port` with `apiKey` (LocalApiFactory, already bound to core). */
-export type LocalApiStarter = (options: { port: number; apiKey: string }) => Promise<LocalApiHandle>;
+/** Starts the server with the settings and the key (LocalApiFactory, already bound to core). */
+export type LocalApiStarter = (options: LocalApiOptions) => Promise<LocalApiHandle>;
 
 export interface LocalApiServerDeps {
   settings: SettingsStore;
@@ -31,6 +38,15 @@ export interface LocalApiServerDeps {
 interface Config {
   enabled: boolean;
   port: number;
+  /** Exact origins, as browsers send them (common/cors-origins.ts); empty: CORS off. */
+  corsOrigins: string[];
+}
+
+/** What a configure call may change. */
+export interface LocalServerChange {
+  enabled?: boolean;
+  port?: number;
+  corsOrigins?: readonly string[];
 }
 
 function isPort(value: unknown): value is number {
@@ -62,7 +78,7 @@ export class LocalApiServer {
   }
 
   private current(): LocalServerStatus {
-    const { enabled, port } = this.config();
+    const { enabled, port, corsOrigins } = this.config();
     return {
       enabled,
       running: this.handle !== null,
@@ -71,6 +87,7 @@ export class LocalApiServer {
       url: this.handle ? `${this.handle.url}/v1` : null,
       apiKey: this.apiKey(),
       error: this.error,
+      corsOrigins,
     };
   }
 
@@ -84,13 +101,20 @@ export class LocalApiServer {
     });
   }
 
-  configure(change: { enabled?: boolean; port?: number }): Promise<LocalServerStatus> {
+  /**
+   * Saves the change and restarts a running server with it (a new allow-list too: the server
+   * takes its origins at start). Origins are checked here as well as by the API's schema; a
+   * bad one changes nothing.
+   */
+  configure(change: LocalServerChange): Promise<LocalServerStatus> {
     this.requireServer();
+    const corsOrigins = change.corsOrigins === undefined ? undefined : checkedOrigins(change.corsOrigins);
     return this.change(() => {
       const current = this.config();
       this.deps.settings.set(CONFIG_KEY, {
         enabled: change.enabled ?? current.enabled,
         port: change.port ?? current.port,
+        corsOrigins: corsOrigins ?? current.corsOrigins,
       } satisfies Config);
     });
   }
@@ -122,11 +146,11 @@ export class LocalApiServer {
     const run = this.queue.then(async () => {
       save();
       await this.stop();
-      const { enabled, port } = this.config();
+      const { enabled, port, corsOrigins } = this.config();
       this.error = null;
       if (enabled && !this.closed && this.deps.start) {
         try {
-          this.handle = await this.deps.start({ port, apiKey: this.apiKey() });
+          this.handle = await this.deps.start({ port, apiKey: this.apiKey(), corsOrigins });
         } catch (err) {
           this.error = listenError(port, err);
           this.deps.log(`the local API server could not start on port ${port}`, err);
@@ -152,6 +176,7 @@ export class LocalApiServer {
     return {
       enabled: stored?.enabled === true,
       port: isPort(stored?.port) ? stored.port : DEFAULT_LOCAL_SERVER_PORT,
+      corsOrigins: storedOrigins(stored?.corsOrigins),
     };
   }
 
@@ -163,6 +188,36 @@ export class LocalApiServer {
     this.deps.settings.set(API_KEY_KEY, key);
     return key;
   }
+}
+
+/** The origins to save, as browsers send them and each once; throws invalid_input naming a bad one. */
+function checkedOrigins(list: readonly string[]): string[] {
+  const origins = new Set<string>();
+  for (const entry of list) {
+    try {
+      origins.add(parseAllowedOrigin(entry));
+    } catch (err) {
+      throw new ApiError("invalid_input", `Allowed origins: ${(err as Error).message}`);
+    }
+  }
+  if (origins.size > MAX_CORS_ORIGINS)
+    throw new ApiError("invalid_input", `Allowed origins: at most ${MAX_CORS_ORIGINS}.`);
+  return [...origins];
+}
+
+/** A saved allow-list as it was written; an entry that is not an origin (edited by hand) lets nothing in. */
+function storedOrigins(value: unknown): string[] {
+  if (!Array.isArray(value)) return [];
+  const origins = new Set<string>();
+  for (const entry of value.slice(0, MAX_CORS_ORIGINS)) {
+    if (typeof entry !== "string") continue;
+    try {
+      origins.add(parseAllowedOrigin(entry));
+    } catch {
+      // Skipped: only origins the setting accepts are served.
+    }
+  }
+  return [...origins];
 }
 
 /** 32 random bytes, hex: what headless mode generates for its key too. */

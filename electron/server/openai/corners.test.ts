@@ -5,6 +5,7 @@
  * they were logged under, and the opt-in CORS allow-list.
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
+import { corsPreflight } from "../../../testing/server/cors-preflight";
 import { FakeCore, listenForTest, readJson, type OpenAiErrorReply } from "../../../testing/server/test-core";
 import { parseCorsOrigins } from "../cors";
 import { SEED_HEADER } from "./sampling";
@@ -203,15 +204,7 @@ describe("unexpected errors", () => {
 });
 
 describe("CORS (opt-in allow-list)", () => {
-  const preflight = (origin: string, path = "/v1/chat/completions") =>
-    fetch(`${server.url}${path}`, {
-      method: "OPTIONS",
-      headers: {
-        origin,
-        "access-control-request-method": "POST",
-        "access-control-request-headers": "authorization, content-type",
-      },
-    });
+  const preflight = (origin: string, path?: string) => corsPreflight(server.url, origin, path);
 
   it("answers an allowed origin's preflight without the key, and its requests with the origin", async () => {
     for (const path of ["/v1/chat/completions", "/api/chat"]) {
@@ -251,5 +244,8 @@ describe("--cors origins", () => {
     expect(() => parseCorsOrigins("http://a.example/path")).toThrow(/not an origin/);
     expect(() => parseCorsOrigins("file:///x")).toThrow(/not an origin/);
     expect(() => parseCorsOrigins("localhost:3000x")).toThrow(/not an origin/);
+    // Only what browsers send as Origin: no query, fragment or credentials.
+    for (const text of ["http://a.example/?q=1", "http://a.example#x", "http://user:pw@a.example"])
+      expect(() => parseCorsOrigins(text), text).toThrow(/not an origin/);
   });
 });

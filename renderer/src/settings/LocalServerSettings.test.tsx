@@ -19,6 +19,7 @@ function status(over: Partial<LocalServerStatus> = {}): LocalServerStatus {
     url: null,
     apiKey: KEY,
     error: null,
+    corsOrigins: [],
     ...over,
   };
 }
@@ -83,5 +84,39 @@ describe("LocalServerSettings", () => {
     const html = render({ status: null, error: "This build of the app cannot serve the local API." });
     expect(html).toContain('role="alert">This build of the app cannot serve the local API.</div>');
     expect(html).not.toContain("Loading…");
+  });
+
+  it("lists no web origin by default, with a labelled field to add one and what it allows", () => {
+    const html = render({ status: status() });
+    expect(html).toMatch(
+      /<div class="local-server__cors" role="group" aria-labelledby="[^"]+"><h4 id="[^"]+">Allowed web origins \(CORS\)<\/h4>/,
+    );
+    expect(html).toContain("Web pages from these origins can call the API with the key");
+    expect(html).toContain(">None: no web page can call it.</p>");
+    expect(html).toMatch(
+      /<label for="([^"]+)">Origin<\/label><input id="\1"[^>]*placeholder="http:\/\/localhost:5173"/,
+    );
+    // Nothing typed yet: Add is off; no restart note while the server is off.
+    expect(html).toMatch(/<button type="submit"[^>]*disabled=""[^>]*>Add origin<\/button>/);
+    expect(html).not.toContain("restarts the server");
+  });
+
+  it("lists the allowed origins with a named Remove button each, and says a change restarts the server", () => {
+    const url = "http://127.0.0.1:1234/v1";
+    const html = render({
+      status: status({
+        enabled: true,
+        running: true,
+        url,
+        corsOrigins: ["http://localhost:5173", "https://app.example"],
+      }),
+    });
+    expect(html).toContain('<ul class="local-server__origins" aria-label="Allowed origins">');
+    for (const origin of ["http://localhost:5173", "https://app.example"])
+      expect(html).toContain(
+        `<li><code>${origin}</code><button type="button" class="button button--small button--ghost" aria-label="Remove ${origin}">Remove</button></li>`,
+      );
+    expect(html).toContain("Adding or removing one restarts the server.");
+    expect(html).not.toContain("None: no web page");
   });
 });

@@ -13,7 +13,8 @@ const MASK = "•".repeat(24);
  * Ollama's /api/chat, /api/generate, /api/embed, …) on
  * 127.0.0.1 while it runs, like LM Studio's local server, for editors, agents and scripts on this
  * computer. Off until turned on here; shows the address and the key (masked until asked), and
- * why it is not running when the port is taken.
+ * why it is not running when the port is taken. The web origins allowed to call it (CORS, like
+ * LM Studio's and Ollama's switch) are listed here too, none by default.
  */
 export function LocalServerSettings() {
   const localServer = useLocalServerController();
@@ -57,6 +58,7 @@ export function LocalServerSettings() {
             {status.running ? `Running on port ${status.port}.` : status.enabled ? "Not running." : "Off."}
           </p>
           {status.running && status.url && <Connection status={status} url={status.url} busy={busy} />}
+          <CorsOrigins origins={status.corsOrigins} running={status.running} busy={busy} />
         </>
       )}
       {error && (
@@ -193,6 +195,83 @@ function Connection({ status, url, busy }: { status: LocalServerStatus; url: str
       <p role="status" className="muted" aria-live="polite">
         {copied}
       </p>
+    </div>
+  );
+}
+
+/**
+ * The CORS allow-list: origins (`http://localhost:5173`) whose web pages may call the API with
+ * the key. Each is added or removed at once; the server restarts to take the new list.
+ */
+function CorsOrigins({ origins, running, busy }: { origins: string[]; running: boolean; busy: boolean }) {
+  const localServer = useLocalServerController();
+  const [draft, setDraft] = useState("");
+  const [error, setError] = useState<string | null>(null);
+  const headingId = useId();
+  const hintId = useId();
+  const inputId = useId();
+  const errorId = useId();
+  return (
+    <div className="local-server__cors" role="group" aria-labelledby={headingId}>
+      <h4 id={headingId}>Allowed web origins (CORS)</h4>
+      <p id={hintId} className="muted">
+        Web pages from these origins can call the API with the key; pages from anywhere else cannot.
+        {running ? " Adding or removing one restarts the server." : ""}
+      </p>
+      {origins.length > 0 ? (
+        <ul className="local-server__origins" aria-label="Allowed origins">
+          {origins.map((origin) => (
+            <li key={origin}>
+              <code>{origin}</code>
+              <button
+                type="button"
+                className="button button--small button--ghost"
+                aria-label={`Remove ${origin}`}
+                disabled={busy}
+                onClick={() => void localServer.removeCorsOrigin(origin)}
+              >
+                Remove
+              </button>
+            </li>
+          ))}
+        </ul>
+      ) : (
+        <p className="muted">None: no web page can call it.</p>
+      )}
+      <form
+        className="local-server__add-origin"
+        onSubmit={(e) => {
+          e.preventDefault();
+          void localServer.addCorsOrigin(draft).then(({ saved, error }) => {
+            setError(error);
+            if (saved) setDraft("");
+          });
+        }}
+      >
+        <label htmlFor={inputId}>Origin</label>
+        <input
+          id={inputId}
+          className="input"
+          placeholder="http://localhost:5173"
+          autoComplete="off"
+          spellCheck={false}
+          value={draft}
+          aria-invalid={error !== null}
+          aria-describedby={error === null ? hintId : `${errorId} ${hintId}`}
+          onChange={(e) => {
+            setDraft(e.target.value);
+            setError(null);
+          }}
+        />
+        <button type="submit" className="button button--small" disabled={busy || draft.trim() === ""}>
+          Add origin
+        </button>
+        {error !== null && (
+          <span id={errorId} className="form-error" role="alert">
+            {error}
+          </span>
+        )}
+      </form>
     </div>
   );
 }

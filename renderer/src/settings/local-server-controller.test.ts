@@ -13,6 +13,7 @@ function status(over: Partial<LocalServerStatus> = {}): LocalServerStatus {
     url: null,
     apiKey: "k".repeat(64),
     error: null,
+    corsOrigins: [],
     ...over,
   };
 }
@@ -57,6 +58,63 @@ describe("LocalServerController", () => {
       status: status(),
       error: "The app is shutting down.",
       busy: false,
+    });
+  });
+
+  it("adds an origin as browsers send it, explaining a bad or repeated one at the field without a call", async () => {
+    let current = status({ enabled: true, running: true, corsOrigins: ["https://app.example"] });
+    const api = new ScriptedApi({
+      "localServer.status": () => current,
+      "localServer.configure": (change) => {
+        current = { ...current, corsOrigins: change.corsOrigins ?? current.corsOrigins };
+        return current;
+      },
+    });
+    const controller = new LocalServerController(api);
+    await controller.load();
+
+    expect(await controller.addCorsOrigin(" http://LOCALHOST:5173/ ")).toEqual({ saved: true, error: null });
+    expect(api.inputs("localServer.configure")).toEqual([
+      { corsOrigins: ["https://app.example", "http://localhost:5173"] },
+    ]);
+    expect(controller.store.getState().status?.corsOrigins).toEqual([
+      "https://app.example",
+      "http://localhost:5173",
+    ]);
+
+    for (const [text, error] of [
+      ["*", /^\* \(any web page\) is not allowed here/],
+      [
+        "http://localhost:5173/app",
+        /^Not an origin: http:\/\/localhost:5173\/app \(scheme, host and port only/,
+      ],
+      ["localhost:5173", /^Not an origin: localhost:5173/],
+      ["", /^Enter an origin/],
+      ["http://localhost:5173", /^http:\/\/localhost:5173 is already in the list\.$/],
+    ] as const) {
+      const added = await controller.addCorsOrigin(text);
+      expect(added.saved, text).toBe(false);
+      expect(added.error, text).toMatch(error);
+    }
+    expect(api.inputs("localServer.configure")).toHaveLength(1);
+
+    expect(await controller.removeCorsOrigin("https://app.example")).toBe(true);
+    expect(api.inputs("localServer.configure").at(-1)).toEqual({ corsOrigins: ["http://localhost:5173"] });
+  });
+
+  it("keeps the field's text when saving an origin fails, showing the call's error in the section", async () => {
+    const api = new ScriptedApi({
+      "localServer.status": () => status(),
+      "localServer.configure": () => {
+        throw new ApiError("busy", "The app is shutting down.");
+      },
+    });
+    const controller = new LocalServerController(api);
+    await controller.load();
+    expect(await controller.addCorsOrigin("http://localhost:5173")).toEqual({ saved: false, error: null });
+    expect(controller.store.getState()).toMatchObject({
+      error: "The app is shutting down.",
+      status: status(),
     });
   });
 });
