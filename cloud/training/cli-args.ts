@@ -22,7 +22,7 @@ export const USAGE = `Usage: npm run train -- --base FILE.gguf --data FILE.jsonl
   --max-length N          longest example in tokens (default: the base's context)
   --max-length-policy drop|truncate                                             default drop
   --system-prompts mixed|app   training examples under the app's system prompt, none and other
-                               clients' prompts (mixed: 1/2, 1/4, 1/4), or the app's only   default mixed
+                               clients' prompts (mixed: 1/2, 1/4, 1/4), or the app's only   default app
   --skip-malformed        skip (and count) malformed lines instead of failing
   --nproc N               data-parallel processes (torchrun)                    default 1
   --threads T, --device cpu|cuda|mps|auto (default auto), --max-seconds S, --checkpoint-every N

@@ -153,7 +153,7 @@ export async function trainAdapter(
     method,
     maxLength: Math.min(options.maxLength ?? context, context),
     maxLengthPolicy: options.maxLengthPolicy ?? "drop",
-    systemPrompts: options.systemPrompts ?? "mixed",
+    systemPrompts: options.systemPrompts ?? "app",
     trainOut: join(work, "train.jsonl"),
     heldoutOut: join(work, "heldout.jsonl"),
     ...(run.toolFormat ? { toolFormat: run.toolFormat } : {}),
