@@ -80,6 +80,8 @@ def build_parser():
     train.add_argument("--dropout", type=float, default=0.0)
     train.add_argument("--beta", type=float, default=0.1)
     train.add_argument("--targets", type=_targets, default=list(DEFAULT_TARGETS))
+    # The same adapter also as a Hugging Face PEFT folder (adapter_config.json + safetensors).
+    train.add_argument("--peft-out")
 
     pretrain = sub.add_parser("pretrain", help="full-parameter training of a base model")
     _common(pretrain, lr=3e-3, batch_size=16)

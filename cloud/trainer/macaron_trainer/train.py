@@ -6,6 +6,7 @@ from .dpo import DpoObjective
 from .events import log
 from .lora import attach, load_adapter, short_name, write_adapter
 from .model import load_base
+from .peft_io import write_peft
 from .session import Session
 from .sft import SequenceObjective
 from .storage import sha256_file
@@ -81,6 +82,9 @@ class LoraSession(Session):
         # A fixed name (not the output path) keeps the bytes a function of the inputs only.
         name = f"macaron {self.method} LoRA"
         write_adapter(self.args.out, self.deltas, self.alpha, self.base_gguf, name=name)
+        if self.args.peft_out:
+            base_name = self.base_gguf.get("general.name") or self.args.base
+            write_peft(self.args.peft_out, self.deltas, self.rank, self.alpha, self.base_gguf, base_name)
 
 
 def run_train(args):

@@ -1,0 +1,260 @@
+import { spawnSync } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { open } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { Llama } from "node-llama-cpp";
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { sftLine, writeJsonl } from "../../testing/cloud/trainer/datasets";
+import {
+  llamaLogProbs,
+  loadTestLlama,
+  logSoftmax,
+  maxAbsDiff,
+} from "../../testing/cloud/trainer/llama-logprobs";
+import {
+  assertTorchAvailable,
+  expectDone,
+  PYTHON,
+  runTrainer,
+  trainerLogits,
+} from "../../testing/cloud/trainer/trainer-process";
+import { loraPair, peftConfig, writePeftFolder, type TestTensor } from "../../testing/peft/peft-folder";
+import { readGguf, type GgufFile } from "./gguf-parser";
+import { convertPeftToFile, permuteRows } from "./peft-lora";
+import { tinyModelSpec, vocabularySize } from "./tiny-model";
+import { qwenVocabularySize, tinyQwenSpec } from "./tiny-qwen";
+import { writeGguf, type GgufWriteSpec } from "./writer";
+
+/**
+ * PEFT round trip, CI-sized: the trainer trains a LoRA on a tiny base and writes it both as its
+ * own llama.cpp GGUF and as a PEFT folder (`--peft-out`); the converter turns the PEFT folder
+ * into a GGUF that must hold the trainer's tensors bit for bit, and node-llama-cpp running the
+ * converted adapter must give the trainer's LoRA log-probabilities within TOLERANCE (the
+ * trainer's forward pass against llama.cpp, as cloud/trainer/parity.test.ts bounds it). Expert
+ * LoRA, which the trainer does not train, is checked against the same base with the LoRA merged
+ * into its expert weights.
+ */
+
+const TOLERANCE = 5e-4;
+const IM_START = 256;
+const IM_END = 257;
+
+function chatTokens(user: string, answer: string): number[] {
+  const bytes = (s: string) => [...Buffer.from(s, "utf8")];
+  return [
+    IM_START,
+    ...bytes("user\n" + user),
+    IM_END,
+    ...bytes("\n"),
+    IM_START,
+    ...bytes("assistant\n" + answer),
+    IM_END,
+  ];
+}
+const TOKENS = chatTokens("Hi there, what is 2+2?", "It is 4.");
+const PROMPT_LENGTH = chatTokens("Hi there, what is 2+2?", "").length - 1;
+
+type Arch = "llama" | "qwen3" | "qwen3moe";
+const SPECS: Record<Arch, () => GgufWriteSpec> = {
+  llama: () => tinyModelSpec("tiny"),
+  qwen3: () => tinyQwenSpec("qwen3"),
+  qwen3moe: () => tinyQwenSpec("qwen3moe"),
+};
+const VOCAB: Record<Arch, number> = {
+  llama: vocabularySize(),
+  qwen3: qwenVocabularySize(),
+  qwen3moe: qwenVocabularySize(),
+};
+const ALL = "attn_q,attn_k,attn_v,attn_output,ffn_gate,ffn_up,ffn_down,output";
+const TARGETS: Record<Arch, string> = {
+  llama: ALL,
+  qwen3: ALL,
+  qwen3moe: "attn_q,attn_k,attn_v,attn_output,ffn_gate_inp,output",
+};
+
+let dir: string;
+let llama: Llama;
+const bases = {} as Record<Arch, string>;
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), "peft-parity-"));
+  for (const arch of Object.keys(SPECS) as Arch[]) {
+    bases[arch] = join(dir, `${arch}.gguf`);
+    await writeGguf(bases[arch], SPECS[arch]());
+  }
+  llama = await loadTestLlama();
+});
+
+afterAll(async () => {
+  await llama?.dispose();
+  if (dir) rmSync(dir, { recursive: true, force: true });
+});
+
+beforeEach(() => void assertTorchAvailable());
+
+/** Every tensor of a GGUF file: name, dims, type and raw bytes. */
+async function tensorBytes(
+  path: string,
+  file: GgufFile,
+): Promise<[string, readonly number[], string, Buffer][]> {
+  const handle = await open(path, "r");
+  try {
+    const out: [string, readonly number[], string, Buffer][] = [];
+    for (const t of file.tensors) {
+      const buf = Buffer.alloc(t.byteSize);
+      await handle.read(buf, 0, t.byteSize, file.dataOffset + t.offset);
+      out.push([t.name, t.dims, t.typeName, buf]);
+    }
+    return out;
+  } finally {
+    await handle.close();
+  }
+}
+
+async function llamaRows(base: string, vocab: number, adapter?: string): Promise<number[][]> {
+  const model = await llama.loadModel({ modelPath: base });
+  try {
+    return await llamaLogProbs(model, vocab, TOKENS, adapter ? { filePath: adapter, scale: 1 } : undefined);
+  } finally {
+    await model.dispose();
+  }
+}
+
+describe.each(Object.keys(SPECS) as Arch[])("PEFT from the trainer → GGUF → llama.cpp: %s", (arch) => {
+  it("holds the trainer's tensors and gives the trainer's LoRA logits", async () => {
+    const data = join(dir, `${arch}.jsonl`);
+    await writeJsonl(data, [sftLine(TOKENS, PROMPT_LENGTH), sftLine(chatTokens("Hello", "Hi!"), 10)]);
+    const trained = join(dir, `${arch}-trainer.gguf`);
+    const peft = join(dir, `${arch}-peft`);
+    expectDone(
+      await runTrainer([
+        "train",
+        ...["--base", bases[arch], "--data", data, "--out", trained, "--report", join(dir, `${arch}.json`)],
+        ...["--steps", "6", "--lr", "0.02", "--rank", "4", "--alpha", "8", "--targets", TARGETS[arch]],
+        ...["--peft-out", peft],
+      ]),
+    );
+    const converted = join(dir, `${arch}-converted.gguf`);
+    const started = performance.now();
+    const result = await convertPeftToFile({ peftDir: peft, base: bases[arch], out: converted });
+    const ms = performance.now() - started;
+
+    const theirs = await readGguf(trained);
+    const ours = await readGguf(converted);
+    expect(ours.metadata["general.architecture"]).toBe(arch);
+    expect(ours.metadata["adapter.lora.alpha"]).toBe(theirs.metadata["adapter.lora.alpha"]);
+    expect(await tensorBytes(converted, ours)).toEqual(await tensorBytes(trained, theirs));
+
+    const vocab = VOCAB[arch];
+    const reference = logSoftmax(await trainerLogits(bases[arch], TOKENS, { path: trained, scale: 1 }));
+    const baseOnly = logSoftmax(await trainerLogits(bases[arch], TOKENS));
+    expect(maxAbsDiff(baseOnly, reference)).toBeGreaterThan(0.5); // the adapter matters
+    const delta = maxAbsDiff(await llamaRows(bases[arch], vocab, converted), reference);
+    console.log(
+      `peft ${arch}: ${result.pairs} LoRA pairs (${result.targets.join(",")}) converted in ${ms.toFixed(1)} ms; ` +
+        `max |Δ log p| vs the trainer's LoRA = ${delta.toExponential(2)} (tolerance ${TOLERANCE})`,
+    );
+    expect(delta).toBeLessThan(TOLERANCE);
+  });
+});
+
+describe("PEFT experts (qwen3moe) → GGUF → llama.cpp", () => {
+  it("gives the logits of the base with the LoRA merged into its expert weights", async () => {
+    const r = 2;
+    const alpha = 4;
+    const spec = SPECS.qwen3moe();
+    const byName = new Map(spec.tensors.map((t) => [t.name, t]));
+    const tensors: TestTensor[] = [];
+    const deltas = new Map<string, (e: number) => TestTensor[]>();
+    for (const layer of [0, 1])
+      for (const [proj, gguf] of [
+        ["gate_proj", "ffn_gate_exps"],
+        ["up_proj", "ffn_up_exps"],
+        ["down_proj", "ffn_down_exps"],
+      ] as const) {
+        const w = byName.get(`blk.${layer}.${gguf}.weight`)!;
+        const [nIn, nOut, experts] = w.dims as [number, number, number];
+        const pairs: TestTensor[][] = [];
+        for (let e = 0; e < experts; e++) {
+          const pair = loraPair(
+            `model.layers.${layer}.mlp.experts.${e}.${proj}`,
+            nIn,
+            nOut,
+            r,
+            1000 * layer + 100 * e + proj.length,
+          );
+          // Strong enough to move the logits visibly.
+          for (const t of pair) t.data.forEach((x, i) => (t.data[i] = x * 12));
+          pairs.push(pair);
+          tensors.push(...pair);
+        }
+        deltas.set(w.name, (e) => pairs[e]!);
+      }
+    const peft = await writePeftFolder(
+      join(dir, "moe-experts-peft"),
+      peftConfig(r, { lora_alpha: alpha, target_modules: ["gate_proj", "up_proj", "down_proj"] }),
+      tensors,
+    );
+    const converted = join(dir, "moe-experts.gguf");
+    const started = performance.now();
+    await convertPeftToFile({ peftDir: peft, base: bases.qwen3moe, out: converted });
+    const ms = performance.now() - started;
+
+    // W_e[o][i] += alpha/r · Σ_k B_e[o][k] · A_e[k][i]; GGUF [n_in, n_out, experts] is index e·out·in + o·in + i.
+    const merged = join(dir, "moe-merged.gguf");
+    await writeGguf(merged, {
+      ...spec,
+      tensors: spec.tensors.map((t) => {
+        const pairsOf = deltas.get(t.name);
+        if (!pairsOf) return t;
+        const [nIn, nOut, experts] = t.dims as [number, number, number];
+        const data = Float32Array.from(typeof t.data === "function" ? t.data() : t.data);
+        for (let e = 0; e < experts; e++) {
+          const [a, b] = pairsOf(e) as [TestTensor, TestTensor];
+          for (let o = 0; o < nOut; o++)
+            for (let i = 0; i < nIn; i++) {
+              let sum = 0;
+              for (let k = 0; k < r; k++) sum += b.data[o * r + k]! * a.data[k * nIn + i]!;
+              data[e * nOut * nIn + o * nIn + i]! += (alpha / r) * sum;
+            }
+        }
+        return { ...t, data };
+      }),
+    });
+    const vocab = VOCAB.qwen3moe;
+    const base = await llamaRows(bases.qwen3moe, vocab);
+    const adapted = await llamaRows(bases.qwen3moe, vocab, converted);
+    const reference = await llamaRows(merged, vocab);
+    expect(maxAbsDiff(base, logSoftmax(reference))).toBeGreaterThan(0.05); // the experts' LoRA matters
+    const delta = maxAbsDiff(adapted, reference);
+    console.log(
+      `peft qwen3moe experts (2 layers × 3 projections × 4 experts): converted in ${ms.toFixed(1)} ms; ` +
+        `max |Δ log p| vs merged weights = ${delta.toExponential(2)} (tolerance ${TOLERANCE})`,
+    );
+    expect(delta).toBeLessThan(TOLERANCE);
+  });
+});
+
+describe("llama's q/k permutation", () => {
+  it("equals convert_hf_to_gguf's LlamaModel.permute", () => {
+    // conversion/llama.py in node-llama-cpp's bundled llama.cpp, verbatim (numpy has the same calls).
+    const script = [
+      "import json, sys, numpy as np",
+      "def permute(weights, n_head, n_head_kv):",
+      "    if n_head_kv is not None and n_head != n_head_kv:",
+      "        n_head = n_head_kv",
+      "    return (weights.reshape(n_head, 2, weights.shape[0] // n_head // 2, *weights.shape[1:])",
+      "            .swapaxes(1, 2)",
+      "            .reshape(weights.shape))",
+      "w = np.arange(96 * 3, dtype=np.float32).reshape(96, 3)",
+      "print(json.dumps([permute(w, 6, 6).ravel().tolist(), permute(w, 6, 2).ravel().tolist()]))",
+    ].join("\n");
+    const run = spawnSync(PYTHON, ["-c", script], { encoding: "utf8" });
+    expect(run.status, run.stderr).toBe(0);
+    const [q, k] = JSON.parse(run.stdout) as [number[], number[]];
+    const w = Float32Array.from({ length: 96 * 3 }, (_, i) => i);
+    expect([...permuteRows(w, 96, 3, 6)]).toEqual(q);
+    expect([...permuteRows(w, 96, 3, 2)]).toEqual(k);
+  });
+});
