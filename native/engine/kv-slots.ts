@@ -1,5 +1,12 @@
-import { LlamaChat, type ChatWrapper, type LlamaContext, type LlamaContextSequence } from "node-llama-cpp";
+import {
+  LlamaChat,
+  type ChatWrapper,
+  type LlamaContext,
+  type LlamaContextSequence,
+  type Token,
+} from "node-llama-cpp";
 import type { KvPolicy } from "../../common/engine-protocol";
+import { sharedPrefix } from "./kv-state-store";
 
 /**
  * The policy when a request names none. Chosen from bench/adapters.ts: "sequence-per-set" is
@@ -25,6 +32,8 @@ export interface KvSlot {
   lastUsed: number;
   /** The cache changed since it was last saved to disk. */
   dirty: boolean;
+  /** A generation runs on it (from acquire until release): no other request may take it. */
+  inUse: boolean;
 }
 
 /** Called before a slot's cache is dropped for another conversation or set (to save it). */
@@ -48,7 +57,14 @@ export type BeforeEvict = (slot: KvSlot) => Promise<void>;
  *
  * When no sequence holds what a turn needs it gets an empty one, a new one while the context
  * has sequences left, else the least recently used one (after `beforeEvict`, which saves it).
- * Requests without a session share ANONYMOUS, which behaves as one more conversation.
+ * Requests without a session share ANONYMOUS, which behaves as one more conversation; when
+ * they evict, they take an ANONYMOUS sequence before a conversation's (the app's chat keeps its
+ * caches while API traffic runs, unless every other sequence is in use).
+ *
+ * Generations run concurrently (AdapterGroups), so a slot is held from acquire() until
+ * release(): a second request of the same session then gets another sequence (for ANONYMOUS,
+ * the free one whose cache shares the longest prefix with its prompt). The caller admits at
+ * most as many generations as the context has sequences, so a free slot always exists.
  *
  * llama.cpp applies adapters per context, not per sequence: the caller sets K on the context
  * (LiveAdapters.apply) before evaluating on the slot returned here.
@@ -79,8 +95,13 @@ export class KvSlots {
    * The slot to evaluate session `sessionKey`'s next turn on under set `key`, with whatever
    * would be stale under `policy` already cleared. An empty cache means nothing was reusable.
    */
-  async acquire(key: string, policy: KvPolicy, sessionKey: string = ANONYMOUS): Promise<KvSlot> {
-    const slot = await this.slotFor(sessionKey, policy === "sequence-per-set" ? key : null);
+  async acquire(
+    key: string,
+    policy: KvPolicy,
+    sessionKey: string = ANONYMOUS,
+    prompt: readonly Token[] = [],
+  ): Promise<KvSlot> {
+    const slot = await this.slotFor(sessionKey, policy === "sequence-per-set" ? key : null, prompt);
     const cached = slot.sequence.contextTokens.length > 0;
     if (policy === "activated") {
       // From now on the cache mixes sets unless it was empty or already under K.
@@ -92,6 +113,16 @@ export class KvSlots {
     }
     slot.lastUsed = ++this.clock;
     return slot;
+  }
+
+  /** The generation on `slot` is over: other requests may take it. */
+  release(slot: KvSlot): void {
+    slot.inUse = false;
+  }
+
+  /** How many sequences generations hold now (tests, benchmarks). */
+  get inUse(): number {
+    return this.slots.filter((s) => s.inUse).length;
   }
 
   /** Drop every cached token: the next turn on any slot evaluates its whole history. */
@@ -118,24 +149,46 @@ export class KvSlots {
     this.slots.length = 0;
   }
 
-  /** `set` null: any set (the policies that keep one sequence per session). */
-  private async slotFor(sessionKey: string, set: string | null): Promise<KvSlot> {
-    const holds = (s: KvSlot) =>
-      s.sessionKey === sessionKey &&
-      s.sequence.contextTokens.length > 0 &&
-      (set === null || s.evaluatedUnder === set);
-    const match = this.slots.find(holds) ?? this.slots.find((s) => s.sequence.contextTokens.length === 0);
+  /**
+   * `set` null: any set (the policies that keep one sequence per session). The slot is marked in
+   * use before the first await, so concurrent acquires never pick the same one.
+   */
+  private async slotFor(sessionKey: string, set: string | null, prompt: readonly Token[]): Promise<KvSlot> {
+    const free = this.slots.filter((s) => !s.inUse);
+    const holders = free.filter(
+      (s) =>
+        s.sessionKey === sessionKey &&
+        s.sequence.contextTokens.length > 0 &&
+        (set === null || s.evaluatedUnder === set),
+    );
+    const reused =
+      holders.length > 1 && prompt.length > 0
+        ? holders.reduce((a, s) => (overlap(s, prompt) > overlap(a, prompt) ? s : a))
+        : holders[0];
+    const match = reused ?? free.find((s) => s.sequence.contextTokens.length === 0);
     if (match) {
+      match.inUse = true;
       match.sessionKey = sessionKey;
       return match;
     }
     if (this.context.sequencesLeft > 0) {
       const slot = this.createSlot(sessionKey);
+      slot.inUse = true;
       this.slots.push(slot);
       return slot;
     }
-    const lru = this.slots.reduce((a, s) => (s.lastUsed < a.lastUsed ? s : a));
-    await this.evict(lru);
+    // An API request evicts another API cache before a conversation's.
+    const anonymous = free.filter((s) => s.sessionKey === ANONYMOUS);
+    const pool = sessionKey === ANONYMOUS && anonymous.length > 0 ? anonymous : free;
+    if (pool.length === 0) throw new Error("Every sequence is in use: more generations than sequences.");
+    const lru = pool.reduce((a, s) => (s.lastUsed < a.lastUsed ? s : a));
+    lru.inUse = true;
+    try {
+      await this.evict(lru);
+    } catch (error) {
+      lru.inUse = false;
+      throw error;
+    }
     lru.sessionKey = sessionKey;
     return lru;
   }
@@ -151,6 +204,11 @@ export class KvSlots {
     const sequence = this.context.getSequence();
     // chatWrapper given: resolving it costs 0.5–1 s of CPU (ARCHITECTURE.md), done once per model.
     const chat = new LlamaChat({ contextSequence: sequence, chatWrapper: this.chatWrapper });
-    return { sequence, chat, sessionKey, evaluatedUnder: "", lastUsed: 0, dirty: false };
+    return { sequence, chat, sessionKey, evaluatedUnder: "", lastUsed: 0, dirty: false, inUse: false };
   }
+}
+
+/** How many of `prompt`'s first tokens a slot's cache already holds. */
+function overlap(slot: KvSlot, prompt: readonly Token[]): number {
+  return sharedPrefix(slot.sequence.contextTokens, prompt);
 }

@@ -19,6 +19,7 @@ import {
   type TokenMeterState,
 } from "node-llama-cpp";
 import { chooseChatWrapper } from "./chat-wrapper";
+import { AdapterGroups } from "./adapter-groups";
 import { Embedder } from "./embedder";
 import { EngineFailure } from "./engine-failure";
 import { toChatHistory } from "./history";
@@ -103,10 +104,12 @@ export class ModelSession {
   readonly adapters: LiveAdapters;
   /** The context's sequences and the adapter set each cache was evaluated under. */
   readonly slots: KvSlots;
+  /** Which generations run now: one adapter set at a time, one sequence each (AdapterGroups). */
+  readonly groups: AdapterGroups;
   private readonly embedder: Embedder;
   /** The adapter files of each set key seen, to stamp saved states with. */
   private readonly setPaths = new Map<string, string[]>();
-  /** The save started after the last generation; the next use of the context waits for it. */
+  /** The saves started after the last generations; the next request waits for them first. */
   private persisting: Promise<void> = Promise.resolve();
 
   private constructor(
@@ -119,6 +122,7 @@ export class ModelSession {
   ) {
     this.adapters = new LiveAdapters(context, info.path);
     this.slots = new KvSlots(context, chatWrapper, (slot) => this.save(slot));
+    this.groups = new AdapterGroups(context.totalSequences);
     this.embedder = new Embedder(model, info.threads);
   }
 
@@ -223,8 +227,10 @@ export class ModelSession {
    * Answer `history` under `options.adapters`, streaming text through `onText`; the KV cache is
    * reused as `options.kvPolicy` allows (see KvSlots), from the conversation's live sequence or
    * else from its saved state (`options.sessionKey`). Aborting `signal` ends the generation
-   * with the partial text and stopReason "abort". Throws AdapterError for an unusable adapter.
-   * One generation at a time: the adapter set belongs to the whole context.
+   * with the partial text and stopReason "abort" (also while it waits: then nothing ran). Throws
+   * AdapterError for an unusable adapter. Generations under the same adapter set run together,
+   * each on its own sequence, batched by node-llama-cpp; one under another set waits for the
+   * running group to drain, since the adapter set belongs to the whole context (AdapterGroups).
    *
    * With `options.tools` the model may call functions (node-llama-cpp function calling: the
    * name and then the arguments are generated under grammars made from the tools' schemas, so
@@ -254,17 +260,10 @@ export class ModelSession {
     // exact usage count, and the bound that keeps generation inside the context.
     const prompt = this.promptTokens(history, tools, options.toolFormat);
     const maxTokens = this.boundedMaxTokens(prompt.length, options.maxTokens, CHAT_FREE_TOKENS);
-    const adapters = normalizeAdapters(options.adapters);
-    // Apply first: an unusable adapter must not cost the cached history.
-    await this.adapters.apply(adapters);
-    const setKey = adapterSetKey(adapters);
-    this.setPaths.set(
-      setKey,
-      adapters.map((a) => a.path),
-    );
-    const slot = await this.slots.acquire(setKey, options.kvPolicy ?? DEFAULT_KV_POLICY, options.sessionKey);
+    const turn = await this.startTurn(options, options.sessionKey ?? ANONYMOUS, prompt, signal);
+    if (!turn) return this.notStarted(started, prompt.length);
+    const { slot } = turn;
     const { sequence } = slot;
-    if (sequence.contextTokens.length === 0) await this.restore(slot, prompt);
     // A tool turn in another call syntax (or forced) lays the prompt out with its own wrapper,
     // on the same sequence: the common token prefix is reused all the same.
     const chat =
@@ -332,9 +331,7 @@ export class ModelSession {
       }
     } finally {
       if (chat !== slot.chat) chat.dispose({ disposeSequence: false });
-      slot.dirty = true;
-      // Saved after the answer (not before it): costs the user nothing, survives a kill -9.
-      this.persisting = this.save(slot);
+      this.endTurn(turn);
     }
     used ??= sequence.tokenMeter.diff(meterBefore);
     const toolCalls = signal.aborted ? [] : response ? toToolCalls(response) : (refused ?? []);
@@ -384,14 +381,9 @@ export class ModelSession {
     const input = this.model.tokenize(promptText, true, this.bos === null ? undefined : "trimLeadingSpace");
     const promptLength = input.length + (this.bos === null ? 0 : 1);
     const maxTokens = this.boundedMaxTokens(promptLength, options.maxTokens, COMPLETION_FREE_TOKENS);
-    const adapters = normalizeAdapters(options.adapters);
-    await this.adapters.apply(adapters);
-    const setKey = adapterSetKey(adapters);
-    this.setPaths.set(
-      setKey,
-      adapters.map((a) => a.path),
-    );
-    const slot = await this.slots.acquire(setKey, options.kvPolicy ?? DEFAULT_KV_POLICY, ANONYMOUS);
+    const turn = await this.startTurn(options, ANONYMOUS, input, signal);
+    if (!turn) return this.notStarted(started, promptLength);
+    const { slot } = turn;
     const { sequence } = slot;
     const completion = new LlamaCompletion({ contextSequence: sequence, autoDisposeSequence: false });
     const meterBefore = sequence.tokenMeter.getState();
@@ -434,7 +426,7 @@ export class ModelSession {
       if (!signal.aborted) throw error;
     } finally {
       completion.dispose();
-      slot.dirty = true;
+      this.endTurn(turn);
     }
     used ??= sequence.tokenMeter.diff(meterBefore);
     return {
@@ -448,6 +440,75 @@ export class ModelSession {
       promptTokens: promptLength,
       ...(logprobs ? { logprobs } : {}),
       contextTokens: sequence.contextTokens.length,
+      contextSize: this.context.contextSize,
+    };
+  }
+
+  /**
+   * Wait for this request's adapter group (AdapterGroups: same set runs together, another set
+   * waits until the running group drains; a conversation's turn before API requests), then set
+   * its adapters on the context and take a sequence for it (KvSlots, restoring a conversation's
+   * saved state into an empty one). Null when `signal` fired while it waited: nothing ran.
+   * Apply before acquiring: an unusable adapter must not cost the cached history.
+   */
+  private async startTurn(
+    options: GenerateOptions,
+    sessionKey: string,
+    prompt: readonly Token[],
+    signal: AbortSignal,
+  ): Promise<Turn | null> {
+    const adapters = normalizeAdapters(options.adapters);
+    const setKey = adapterSetKey(adapters);
+    const release = await this.groups.enter(setKey, sessionKey !== ANONYMOUS, signal);
+    if (!release) return null;
+    let slot: KvSlot | null = null;
+    try {
+      await this.adapters.apply(adapters);
+      this.setPaths.set(
+        setKey,
+        adapters.map((a) => a.path),
+      );
+      slot = await this.slots.acquire(setKey, options.kvPolicy ?? DEFAULT_KV_POLICY, sessionKey, prompt);
+      if (slot.sequence.contextTokens.length === 0) await this.restore(slot, prompt);
+      return { slot, release };
+    } catch (error) {
+      if (slot) this.slots.release(slot);
+      release();
+      throw error;
+    }
+  }
+
+  /**
+   * The generation on `turn` is over: its cache is saved (after the answer, not before it: costs
+   * the user nothing, survives a kill -9), and only then are its sequence and group place given
+   * back, so no other request evaluates on a sequence while it is being written out.
+   */
+  private endTurn(turn: Turn): void {
+    const { slot } = turn;
+    slot.dirty = true;
+    const done = (): void => {
+      this.slots.release(slot);
+      turn.release();
+    };
+    if (!this.wantsSave(slot)) {
+      done();
+      return;
+    }
+    const saved = this.save(slot).finally(done);
+    this.persisting = Promise.all([this.persisting, saved]).then(() => undefined);
+  }
+
+  /** The result of a request aborted while it waited for its group: nothing was evaluated. */
+  private notStarted(started: number, promptTokens: number): GenerateResult {
+    return {
+      text: "",
+      stopReason: "abort",
+      tokens: 0,
+      ttftMs: null,
+      durationMs: performance.now() - started,
+      promptTokensEvaluated: 0,
+      promptTokens,
+      contextTokens: 0,
       contextSize: this.context.contextSize,
     };
   }
@@ -628,11 +689,24 @@ export class ModelSession {
 
   /** Save a slot's cache if it changed and belongs to one conversation under one set. Never throws. */
   private async save(slot: KvSlot): Promise<void> {
-    if (!this.states || !slot.dirty || slot.sessionKey === ANONYMOUS || slot.evaluatedUnder === MIXED) return;
+    if (!this.wantsSave(slot)) return;
+    const states = this.states!;
     const paths = this.setPaths.get(slot.evaluatedUnder) ?? [];
-    if (await this.states.save(slot.sequence, slot.sessionKey, slot.evaluatedUnder, paths))
-      slot.dirty = false;
+    if (await states.save(slot.sequence, slot.sessionKey, slot.evaluatedUnder, paths)) slot.dirty = false;
   }
+
+  /** Whether save() would write `slot`'s cache. */
+  private wantsSave(slot: KvSlot): boolean {
+    return (
+      this.states !== null && slot.dirty && slot.sessionKey !== ANONYMOUS && slot.evaluatedUnder !== MIXED
+    );
+  }
+}
+
+/** A running generation's sequence and its place in the adapter group. */
+interface Turn {
+  slot: KvSlot;
+  release: () => void;
 }
 
 /** A tool turn's functions and the chat wrapper that lays it out. */

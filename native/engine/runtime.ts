@@ -1,6 +1,5 @@
 import { batchWindowFromEnv, DeltaBatcher } from "../../common/delta-batcher";
 import { deleteSavedStates } from "./kv-state-store";
-import { withLock } from "lifecycle-utils";
 import { EngineFailure } from "./engine-failure";
 import { estimateFit } from "./fit-estimate";
 import { AdapterError } from "./live-adapters";
@@ -14,6 +13,7 @@ import type {
   EngineRequestType,
 } from "../../common/engine-protocol";
 import { parseEngineRequest } from "./request-schema";
+import { SharedLock } from "./shared-lock";
 import { ToolRequestError } from "./tool-schema";
 
 type Request<T extends EngineRequestType> = Extract<EngineRequest, { type: T }>;
@@ -39,7 +39,10 @@ type Reply<T extends EngineRequestType> = Promise<EngineReply<T>>;
  */
 export class EngineRuntime {
   private session: ModelSession | null = null;
-  private generation: { id: number; controller: AbortController } | null = null;
+  /** The generations running or waiting for their adapter group, by request id. */
+  private readonly generations = new Map<number, AbortController>();
+  /** Generations hold the model shared; a load, unload, forget or embedding waits for them all. */
+  private readonly model = new SharedLock();
   private backend: Promise<LlamaBackend> | null = null;
   private disposed = false;
   private readonly tokenBatchMs: number;
@@ -81,8 +84,8 @@ export class EngineRuntime {
   /** Abort any generation and free the model. */
   async dispose(): Promise<void> {
     this.disposed = true;
-    this.generation?.controller.abort();
-    await withLock([this, "model"], async () => {
+    for (const controller of this.generations.values()) controller.abort();
+    await this.model.exclusive(async () => {
       await this.session?.dispose();
       this.session = null;
     });
@@ -125,14 +128,14 @@ export class EngineRuntime {
 
   private assertIdle(action: string): void {
     if (this.disposed) throw new EngineFailure("internal", "The engine is shutting down.");
-    if (this.generation) {
+    if (this.generations.size > 0) {
       throw new EngineFailure("busy", `A generation is running; stop it before you ${action}.`);
     }
   }
 
   private async load(request: Request<"load">): Reply<"load"> {
     this.assertIdle("load a model");
-    return withLock([this, "model"], async () => {
+    return this.model.exclusive(async () => {
       // Dispose first: two models in memory at once is what runs a machine out of RAM.
       await this.session?.dispose();
       this.session = null;
@@ -194,7 +197,7 @@ export class EngineRuntime {
 
   /** Under the model lock, so no generation re-saves the session while it is being dropped. */
   private async forget(request: Request<"forget">): Reply<"forget"> {
-    return withLock([this, "model"], async () => {
+    return this.model.exclusive(async () => {
       await this.session?.forget(request.sessionKey);
       const deletedFiles = request.stateDir
         ? await deleteSavedStates(request.stateDir, request.sessionKey)
@@ -205,7 +208,7 @@ export class EngineRuntime {
 
   private async unload(): Reply<"unload"> {
     this.assertIdle("unload the model");
-    return withLock([this, "model"], async () => {
+    return this.model.exclusive(async () => {
       await this.session?.dispose();
       this.session = null;
       return null;
@@ -226,9 +229,10 @@ export class EngineRuntime {
   }
 
   /**
-   * Run one generation (request `id`): one at a time ("busy" otherwise), abortable by an
-   * "abort" request naming `id`, its text streamed as "token" messages (merged per
-   * `tokenBatchMs`) unless `stream` is false: then the result alone carries the text.
+   * Run one generation (request `id`), abortable by an "abort" request naming `id`, its text
+   * streamed as "token" messages (merged per `tokenBatchMs`) unless `stream` is false: then the
+   * result alone carries the text. Several run at once: the session batches those under the
+   * same adapter set and queues the others (ModelSession.generate).
    */
   private async generating(
     id: number,
@@ -239,19 +243,20 @@ export class EngineRuntime {
       signal: AbortSignal,
     ) => Promise<GenerateResult>,
   ): Promise<GenerateResult> {
-    this.assertIdle("start another one");
-    const generation = { id, controller: new AbortController() };
-    this.generation = generation;
+    if (this.disposed) throw new EngineFailure("internal", "The engine is shutting down.");
+    if (this.generations.has(id)) throw new EngineFailure("invalid_request", `Request ${id} is running.`);
+    const controller = new AbortController();
+    this.generations.set(id, controller);
     const tokens = stream
       ? new DeltaBatcher((text) => this.send({ type: "token", id, text }), { windowMs: this.tokenBatchMs })
       : null;
     try {
-      // Under the model lock: a load in flight finishes before this generation starts.
-      return await withLock([this, "model"], async () => {
+      // Shared with other generations; a load in flight finishes before this one starts.
+      return await this.model.shared(async () => {
         const session = this.session;
         if (!session) throw new EngineFailure("no_model", "No model is loaded. Load a model first.");
         try {
-          return await run(session, (text) => tokens?.push(text), generation.controller.signal);
+          return await run(session, (text) => tokens?.push(text), controller.signal);
         } catch (error) {
           if (error instanceof AdapterError) throw new EngineFailure("adapter_failed", error.message);
           if (error instanceof ToolRequestError) throw new EngineFailure("invalid_request", error.message);
@@ -261,7 +266,7 @@ export class EngineRuntime {
     } finally {
       // Every token before the result or error, which handle() sends once this returns.
       tokens?.flush();
-      this.generation = null;
+      this.generations.delete(id);
     }
   }
 
@@ -271,7 +276,7 @@ export class EngineRuntime {
    */
   private async embed(request: Request<"embed">): Reply<"embed"> {
     if (this.disposed) throw new EngineFailure("internal", "The engine is shutting down.");
-    return withLock([this, "model"], async () => {
+    return this.model.exclusive(async () => {
       const session = this.session;
       if (!session) throw new EngineFailure("no_model", "No model is loaded. Load a model first.");
       return session.embed(request.texts);
@@ -281,7 +286,7 @@ export class EngineRuntime {
   /** embed with token counts (EmbedResult), in line with generations as embed is. */
   private async embedCounted(request: Request<"embedCounted">): Reply<"embedCounted"> {
     if (this.disposed) throw new EngineFailure("internal", "The engine is shutting down.");
-    return withLock([this, "model"], async () => {
+    return this.model.exclusive(async () => {
       const session = this.session;
       if (!session) throw new EngineFailure("no_model", "No model is loaded. Load a model first.");
       return session.embedCounted(request.texts);
@@ -301,8 +306,9 @@ export class EngineRuntime {
   }
 
   private abort(request: Request<"abort">): EngineReply<"abort"> {
-    if (this.generation?.id !== request.target) return { aborted: false };
-    this.generation.controller.abort();
+    const controller = this.generations.get(request.target);
+    if (!controller) return { aborted: false };
+    controller.abort();
     return { aborted: true };
   }
 }

@@ -46,6 +46,8 @@ export interface FakeEngineOptions {
    * instead of `jsonAnswers` / `jsonCalls`; default false.
    */
   jsonFromScripts?: boolean;
+  /** Generations may overlap (as the real engine's, which batches them); default false: "busy". */
+  concurrentGenerations?: boolean;
 }
 
 /** As the transports' tests (testing/server/test-core.ts) expect: 7 prompt tokens, "Hel", "lo", "!". */
@@ -228,8 +230,14 @@ export class FakeEngine implements EngineClient {
     });
   }
 
-  /** Like the real engine: one generation at a time. */
+  /** As the real engine says: generations may overlap (options.concurrentGenerations). */
+  get concurrentGenerations(): boolean {
+    return this.options.concurrentGenerations === true;
+  }
+
+  /** One generation at a time, unless options.concurrentGenerations. */
   private async oneAtATime(work: () => Promise<GenerateResult>): Promise<GenerateResult> {
+    if (this.concurrentGenerations) return work();
     if (this.generating)
       throw new ApiError("busy", "A generation is running; stop it before you start another one.");
     this.generating = true;

@@ -119,6 +119,9 @@ export class EngineSupervisor implements EngineClient {
     this.available.catch(() => {});
   }
 
+  /** The engine batches or queues concurrent generations itself (ModelSession, AdapterGroups). */
+  readonly concurrentGenerations = true;
+
   get loaded(): LoadedModel | null {
     return this._loaded;
   }

@@ -120,6 +120,12 @@ export interface EngineClient {
    * and engines without a cache need not implement it).
    */
   forget?(sessionKey: string, stateDir?: string): Promise<void>;
+  /**
+   * True when generate/complete may be called again before the last call settled: the engine
+   * runs them together (same adapter set, one sequence each) or queues them itself
+   * (ARCHITECTURE.md, "Batched serving"). Absent: one at a time, a second is refused "busy".
+   */
+  readonly concurrentGenerations?: boolean;
   /** The model that is loaded (or being reloaded after a crash), if any. */
   readonly loaded: LoadedModel | null;
   /** Subscribe to restarts/crashes: "crashed" then "ready" again. */

@@ -57,6 +57,26 @@ describe("EngineQueue", () => {
   });
 });
 
+describe("EngineQueue with an engine that takes generations together", () => {
+  it("passes consecutive generations on at once; a load waits for them, and generations behind it for the load", async () => {
+    const fake = new FakeEngine({ concurrentGenerations: true });
+    fake.loaded = loadedModel("/m.gguf");
+    const queue = new EngineQueue(fake);
+    fake.scripts.push({ tokens: ["a"], end: "hang" }, { tokens: ["b"], end: "hang" }, { tokens: ["c"] });
+    const stops = [new AbortController(), new AbortController()];
+    const running = stops.map((stop) => queue.generate(history, options, () => undefined, stop.signal));
+    const load = queue.load("/other.gguf");
+    const after = queue.generate(history, options, () => undefined);
+    await vi.waitFor(() => expect(fake.calls).toHaveLength(2));
+    expect(queue.loaded?.path).toBe("/m.gguf");
+    for (const stop of stops) stop.abort();
+    await Promise.all(running);
+    expect((await load).path).toBe("/other.gguf");
+    expect((await after).text).toBe("c");
+    expect(fake.calls).toHaveLength(3);
+  });
+});
+
 describe("EngineQueue background generations", () => {
   const json = { temperature: 0, maxTokens: 8 };
 

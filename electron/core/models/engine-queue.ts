@@ -27,20 +27,33 @@ interface BackgroundTask {
   preempted: boolean;
 }
 
+/** A piece of work in line: a generation, or anything else (load, embed, forget…). */
+interface Work {
+  generation: boolean;
+  run: () => Promise<void>;
+}
+
 /**
- * Puts engine work in one line. The engine runs one generation at a time and answers "busy"
- * to a second one, so without this two conversations (or a chat and an /v1 request) answering
- * at once would fail; here the second waits its turn, and a load waits for the answer before
- * it. Aborting a generation that is still waiting ends it at once without touching the engine.
+ * Puts engine work in one line. An engine that runs one generation at a time answers "busy" to
+ * a second one, so without this two conversations (or a chat and an /v1 request) answering at
+ * once would fail; here the second waits its turn, and a load waits for the answer before it.
+ * An engine with `concurrentGenerations` (the real one) takes generations while others run, so
+ * consecutive generations in line all go to it at once (it batches those under one adapter set
+ * and queues the rest, the app's chat first); other work still waits for them to end, and
+ * generations behind it wait for it. Aborting a generation that is still waiting ends it at
+ * once without touching the engine.
  *
  * Background generations (memory proposals) run only when nothing else waits, and give the
  * engine up when other work arrives: they are aborted and run again from the start later, so a
  * user never waits for them.
  */
 export class EngineQueue implements EngineClient {
-  private readonly line: (() => Promise<void>)[] = [];
+  private readonly line: Work[] = [];
   private readonly background: BackgroundTask[] = [];
-  private busy = false;
+  /** Work other than concurrent generations runs (background included): nothing else starts. */
+  private exclusive = false;
+  /** Concurrent generations running in the engine. */
+  private generations = 0;
   private runningBackground: BackgroundTask | null = null;
 
   constructor(private readonly inner: EngineClient) {
@@ -57,16 +70,21 @@ export class EngineQueue implements EngineClient {
     return this.inner.loaded;
   }
 
+  /** As the engine behind it: generations then go to it together. */
+  get concurrentGenerations(): boolean {
+    return this.inner.concurrentGenerations === true;
+  }
+
   /** Load a model once the work queued before it has finished. */
   load(path: string, onProgress?: (p: number) => void, options?: LoadOptions): Promise<LoadedModel> {
-    return this.enqueue(() => this.inner.load(path, onProgress, options));
+    return this.enqueue(false, () => this.inner.load(path, onProgress, options));
   }
 
   /** Free the model once the work queued before it has finished (a running answer completes first). */
   async unload(): Promise<void> {
     const inner = this.inner;
     if (!inner.unload) throw new ApiError("internal", "This engine cannot unload its model.");
-    await this.enqueue(() => inner.unload!());
+    await this.enqueue(false, () => inner.unload!());
   }
 
   /**
@@ -87,7 +105,7 @@ export class EngineQueue implements EngineClient {
   async relaunch(): Promise<void> {
     const inner = this.inner;
     if (!inner.relaunch) throw new ApiError("internal", "This engine cannot be restarted.");
-    await this.enqueue(() => inner.relaunch!());
+    await this.enqueue(false, () => inner.relaunch!());
   }
 
   /** Generate once the work queued before it has finished; see EngineClient.generate. */
@@ -122,7 +140,7 @@ export class EngineQueue implements EngineClient {
     return new Promise<GenerateResult>((resolve, reject) => {
       const onAbort = (): void => resolve(this.notStarted());
       signal?.addEventListener("abort", onAbort, { once: true });
-      void this.enqueue(async () => {
+      void this.enqueue(true, async () => {
         signal?.removeEventListener("abort", onAbort);
         if (signal?.aborted) return; // already answered by onAbort
         try {
@@ -176,12 +194,12 @@ export class EngineQueue implements EngineClient {
   async forget(sessionKey: string, stateDir?: string): Promise<void> {
     const inner = this.inner;
     if (!inner.forget) return;
-    await this.enqueue(() => inner.forget!(sessionKey, stateDir));
+    await this.enqueue(false, () => inner.forget!(sessionKey, stateDir));
   }
 
   /** Embeddings run in line too: the engine evaluates one thing at a time. */
   embed(texts: string[]): Promise<number[][]> {
-    return this.enqueue(() => this.inner.embed(texts));
+    return this.enqueue(false, () => this.inner.embed(texts));
   }
 
   /** In line, as embed; rejects when the engine cannot count tokens. */
@@ -189,7 +207,7 @@ export class EngineQueue implements EngineClient {
     const inner = this.inner;
     if (!inner.embedCounted)
       return Promise.reject(new ApiError("internal", "This engine cannot count embedding tokens."));
-    return this.enqueue(() => inner.embedCounted!(texts));
+    return this.enqueue(false, () => inner.embedCounted!(texts));
   }
 
   onLifecycle(listener: (event: EngineLifecycleEvent) => void): () => void {
@@ -200,9 +218,9 @@ export class EngineQueue implements EngineClient {
     return this.inner.close();
   }
 
-  private enqueue<T>(task: () => Promise<T>): Promise<T> {
+  private enqueue<T>(generation: boolean, task: () => Promise<T>): Promise<T> {
     return new Promise<T>((resolve, reject) => {
-      this.line.push(() => task().then(resolve, reject));
+      this.line.push({ generation, run: () => task().then(resolve, reject) });
       const running = this.runningBackground;
       if (running && !running.preempted) {
         running.preempted = true;
@@ -212,24 +230,43 @@ export class EngineQueue implements EngineClient {
     });
   }
 
-  /** Start the next piece of work when the engine is free: the line first, then background. */
+  /**
+   * Start what may start now: from the head of the line, every generation while the engine
+   * takes them together, else one piece of work once nothing runs; background work only when
+   * the line is empty and nothing runs.
+   */
   private pump(): void {
-    if (this.busy) return;
-    const next = this.line.shift();
-    const task = next ? null : this.background.shift();
-    if (!next && !task) return;
-    this.busy = true;
-    if (task) {
-      // Set now, not when it starts: work arriving in between must preempt it too.
-      task.preempted = false;
-      this.runningBackground = task;
+    const together = this.inner.concurrentGenerations === true;
+    while (!this.exclusive) {
+      const next = this.line[0];
+      if (next?.generation && together) {
+        this.line.shift();
+        this.generations++;
+        this.start(next.run, () => this.generations--);
+        continue;
+      }
+      if (this.generations > 0) return;
+      this.line.shift();
+      const task = next ? null : this.background.shift();
+      if (!next && !task) return;
+      this.exclusive = true;
+      if (task) {
+        // Set now, not when it starts: work arriving in between must preempt it too.
+        task.preempted = false;
+        this.runningBackground = task;
+      }
+      this.start(next ? next.run : () => this.runBackground(task!), () => (this.exclusive = false));
+      return;
     }
-    // Started in a later microtask, as a promise chain would: callers finish their turn first.
+  }
+
+  /** Run `work` in a later microtask (callers finish their turn first), then `done` and pump. */
+  private start(work: () => Promise<void>, done: () => void): void {
     void Promise.resolve()
-      .then(() => (next ? next() : this.runBackground(task!)))
+      .then(work)
       .catch(() => undefined)
       .finally(() => {
-        this.busy = false;
+        done();
         this.pump();
       });
   }

@@ -50,10 +50,29 @@ describe("GenerationQueue", () => {
     const queue = new GenerationQueue(1);
     const gate = deferred();
     const first = queue.run(new AbortController().signal, () => gate.promise);
+    const second = queue.run(new AbortController().signal, () => Promise.resolve(2));
     await expect(queue.run(new AbortController().signal, () => Promise.resolve(1))).rejects.toMatchObject({
       code: "busy",
     });
     gate.resolve();
     await first;
+    expect(await second).toBe(2);
+  });
+
+  it("runs up to `limit` jobs at once, the rest in arrival order as places free up", async () => {
+    const queue = new GenerationQueue();
+    const gates = [deferred(), deferred(), deferred()];
+    const started: number[] = [];
+    const jobs = gates.map((gate, i) =>
+      queue.run(new AbortController().signal, () => (started.push(i), gate.promise), 2),
+    );
+    await Promise.resolve();
+    expect(started).toEqual([0, 1]);
+    gates[1]!.resolve();
+    await jobs[1];
+    expect(started).toEqual([0, 1, 2]);
+    gates[0]!.resolve();
+    gates[2]!.resolve();
+    await Promise.all(jobs);
   });
 });

@@ -1,9 +1,10 @@
 /**
  * Stateless generation for the local API (/v1): the OpenAI- and Anthropic-shaped endpoints
- * call this instead of the engine. Requests run one at a time in arrival order
- * (generation-queue.ts: a second client waits, one that left while waiting never runs, too
- * many waiting is "busy"), then through core's engine queue (engine-queue.ts), where they take
- * their turn with chat answers and preempt background work.
+ * call this instead of the engine. Requests run in arrival order, as many at once as the
+ * engine takes (generation-queue.ts: one, or the loaded context's sequences when the engine
+ * batches; a client beyond that waits, one that left while waiting never runs, too many waiting
+ * is "busy"), then through core's engine queue (engine-queue.ts), where they take their turn
+ * with chat answers (the engine serves a waiting chat turn first) and preempt background work.
  */
 import { ApiError } from "../../api/errors";
 import type {
@@ -75,8 +76,10 @@ export class GenerationService implements CoreGeneration {
     onToken: ((text: string) => void) | undefined,
     signal: AbortSignal,
   ): Promise<GenerateResult> {
-    return this.queue.run(signal, () =>
-      this.engine().generate(history, options, onToken ?? NO_TOKENS, signal),
+    return this.queue.run(
+      signal,
+      () => this.engine().generate(history, options, onToken ?? NO_TOKENS, signal),
+      this.concurrency(),
     );
   }
 
@@ -86,11 +89,22 @@ export class GenerationService implements CoreGeneration {
     onToken: ((text: string) => void) | undefined,
     signal: AbortSignal,
   ): Promise<GenerateResult> {
-    return this.queue.run(signal, () => {
-      const engine = this.engine();
-      if (!engine.complete) throw new ApiError("internal", "This engine cannot complete raw prompts.");
-      return engine.complete(prompt, options, onToken ?? NO_TOKENS, signal);
-    });
+    return this.queue.run(
+      signal,
+      () => {
+        const engine = this.engine();
+        if (!engine.complete) throw new ApiError("internal", "This engine cannot complete raw prompts.");
+        return engine.complete(prompt, options, onToken ?? NO_TOKENS, signal);
+      },
+      this.concurrency(),
+    );
+  }
+
+  /** How many generations the engine takes at once: its context's sequences when it batches. */
+  private concurrency(): number {
+    const engine = this.engine();
+    if (engine.concurrentGenerations !== true) return 1;
+    return Math.max(1, engine.loaded?.settings?.sequences ?? 1);
   }
 
   embed(texts: string[], signal: AbortSignal): Promise<EmbedResult> {

@@ -1,0 +1,157 @@
+/**
+ * Batched serving (issue 28) in the real engine on the tiny fixtures: generations under the same
+ * adapter set run together, each on its own sequence of the one context (node-llama-cpp batches
+ * their decodes), and each answers exactly what it answers alone; a generation under another
+ * set waits for the running group to drain and then runs under its own adapters; a waiting
+ * conversation turn goes before waiting API requests. Concurrency is asserted on the engine's
+ * own state (sequences in use, who streamed before whom), never on timing.
+ */
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { writeFixtures, type FixturePaths } from "../gguf/fixtures";
+import { loadLlamaBackend, type LlamaBackend } from "./llama-backend";
+import { ModelSession } from "./model-session";
+import type { AdapterUse, ChatTurn, GenerateOptions, GenerateResult } from "../../common/engine-protocol";
+
+let dir: string;
+let fx: FixturePaths;
+let backend: LlamaBackend;
+let session: ModelSession;
+
+const ask = (text: string): ChatTurn[] => [{ role: "user", text }];
+const use = (id: string): AdapterUse[] => [{ path: fx.adapters.find((a) => a.id === id)!.path, scale: 1 }];
+
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), "macaron-batching-"));
+  fx = await writeFixtures(dir);
+  backend = await loadLlamaBackend(1);
+  session = await ModelSession.open(backend, fx.basePath, { contextSize: 512, sequences: 4 }, () => {});
+});
+
+afterAll(async () => {
+  await session?.dispose();
+  await backend?.llama.dispose();
+  await rm(dir, { recursive: true, force: true });
+});
+
+/** A generation whose streamed pieces and end are written to `events` as they happen. */
+function run(
+  name: string,
+  history: ChatTurn[],
+  options: GenerateOptions,
+  events: string[],
+  onPiece: () => void = () => {},
+): Promise<GenerateResult> {
+  let first = true;
+  return session
+    .generate(
+      history,
+      options,
+      () => {
+        if (first) events.push(`${name}:first`);
+        first = false;
+        onPiece();
+      },
+      new AbortController().signal,
+    )
+    .then((result) => {
+      events.push(`${name}:done`);
+      return result;
+    });
+}
+
+/** The answer with nothing cached and nothing else running. */
+async function alone(history: ChatTurn[], options: GenerateOptions): Promise<string> {
+  await session.slots.clear();
+  return (await session.generate(history, options, () => {}, new AbortController().signal)).text;
+}
+
+describe("batched generations", () => {
+  it("same adapter set: two requests run at once on separate sequences and each answers as alone", async () => {
+    const a = ask("tell me a story about a cat");
+    const b = ask("write a poem about the sea");
+    for (const options of [
+      { temperature: 0, maxTokens: 24 },
+      { temperature: 0.9, maxTokens: 24, seed: 1234 },
+    ] satisfies GenerateOptions[]) {
+      const expectedA = await alone(a, options);
+      const expectedB = await alone(b, options);
+      await session.slots.clear();
+      const events: string[] = [];
+      let maxInUse = 0;
+      const seen = () => (maxInUse = Math.max(maxInUse, session.slots.inUse));
+      const [ra, rb] = await Promise.all([
+        run("a", a, options, events, seen),
+        run("b", b, options, events, seen),
+      ]);
+      // Both streamed before either finished, on two sequences at once.
+      expect(events.slice(0, 2).sort()).toEqual(["a:first", "b:first"]);
+      expect(maxInUse).toBe(2);
+      expect(ra.text).toBe(expectedA);
+      expect(rb.text).toBe(expectedB);
+      expect(session.slots.inUse).toBe(0);
+      expect(session.groups.active).toBe(0);
+    }
+  });
+
+  it("unseeded sampled requests running together get their own seeds", async () => {
+    await session.slots.clear();
+    const options: GenerateOptions = { temperature: 1.5, maxTokens: 24 };
+    const results = await Promise.all([1, 2, 3, 4].map(() => run("x", ask("hello"), options, [])));
+    expect(new Set(results.map((r) => r.text)).size).toBeGreaterThan(1);
+  });
+
+  it("another adapter set waits for the running group, then runs under its own adapters", async () => {
+    await session.slots.clear();
+    const events: string[] = [];
+    let queuedWhileChat = 0;
+    const chat = run(
+      "chat",
+      ask("hello"),
+      { temperature: 0, maxTokens: 12, adapters: use("chat") },
+      events,
+      () => {
+        queuedWhileChat = Math.max(queuedWhileChat, session.groups.queued);
+      },
+    );
+    const coding = run(
+      "coding",
+      ask("hello"),
+      { temperature: 0, maxTokens: 6, adapters: use("coding") },
+      events,
+    );
+    const [rc, rk] = await Promise.all([chat, coding]);
+    expect(queuedWhileChat).toBe(1);
+    expect(events).toEqual(["chat:first", "chat:done", "coding:first", "coding:done"]);
+    expect(rc.text).toBe("c".repeat(12));
+    expect(rk.text).toBe("{{{{{{");
+  });
+
+  it("a waiting conversation turn goes before waiting API requests; a waiting request can be aborted", async () => {
+    await session.slots.clear();
+    const events: string[] = [];
+    const running = run(
+      "api1",
+      ask("hello"),
+      { temperature: 0, maxTokens: 8, adapters: use("chat") },
+      events,
+    );
+    const api2 = run("api2", ask("hello"), { temperature: 0, maxTokens: 4, adapters: use("coding") }, events);
+    const stop = new AbortController();
+    const aborted = session.generate(ask("hello"), { temperature: 0, maxTokens: 4 }, () => {}, stop.signal);
+    const chat = run(
+      "chat",
+      ask("hello"),
+      { temperature: 0, maxTokens: 4, adapters: use("ui"), sessionKey: "conversation-1" },
+      events,
+    );
+    stop.abort();
+    expect(await aborted).toMatchObject({ text: "", stopReason: "abort", tokens: 0 });
+    const [, r2, rc] = await Promise.all([running, api2, chat]);
+    expect(events).toEqual(["api1:first", "api1:done", "chat:first", "chat:done", "api2:first", "api2:done"]);
+    expect(rc.text).toBe("uuuu");
+    expect(r2.text).toBe("{{{{");
+  });
+});
