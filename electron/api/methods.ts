@@ -434,7 +434,11 @@ export const methods = {
   "presets.delete": { input: z.object({ id: Id }).strict(), output: z.object({ deleted: z.boolean() }) },
 
   "adapters.list": { input: Empty, output: z.array(AdapterInfo) },
-  /** Validate (GGUF, architecture, every tensor shape against the base) and install a LoRA file. */
+  /**
+   * Validate (GGUF, architecture, every tensor shape against the base) and install a LoRA file,
+   * or a Hugging Face PEFT LoRA folder (adapter_config.json + adapter_model.safetensors), which is
+   * converted for the loaded base first (native/gguf/peft-lora.ts).
+   */
   "adapters.install": {
     input: z.object({ path: z.string().min(1).max(4096) }).strict(),
     output: AdapterInfo,

@@ -1,5 +1,6 @@
 import { existsSync } from "node:fs";
-import { rm, stat } from "node:fs/promises";
+import { mkdtemp, rm, stat } from "node:fs/promises";
+import { tmpdir } from "node:os";
 import { basename, join, resolve } from "node:path";
 import { ApiError, type AdapterInfo } from "../../api";
 import { sha256File } from "../../../common/hashing";
@@ -11,6 +12,7 @@ import {
   type GgufFile,
   type GgufMetadataValue,
 } from "../../../native/gguf/reader";
+import { convertPeftToFile, isPeftError, isPeftFolder } from "../../../native/gguf/peft-lora";
 import type { EventBus } from "../events/event-bus";
 import { idFromFileName, readManifestBeside, type StoredManifest } from "./adapter-manifest";
 import { ADAPTER_ID_PATTERN, RESERVED_ADAPTER_IDS } from "../../../common/adapter-manifest";
@@ -166,6 +168,52 @@ export class AdapterRegistry {
 
   /** `src` is the resolved path, `given` the path as the caller wrote it (what messages name). */
   private async installNow(src: string, given: string): Promise<AdapterInfo> {
+    if (await isPeftFolder(src)) return this.installPeft(src);
+    return this.installFile(src, given, null);
+  }
+
+  /**
+   * A Hugging Face PEFT LoRA folder: converted for the loaded base (native/gguf/peft-lora.ts,
+   * which refuses what does not fit it, with the reason) into a temp GGUF, then installed as
+   * that file with every check of a GGUF install. Its id is the folder's name.
+   */
+  private async installPeft(folder: string): Promise<AdapterInfo> {
+    const base = await this.loadedBase();
+    if (!base)
+      throw invalid(
+        `${quoted(folder)} is a PEFT adapter folder: load the base model it was made for first, then install it (it is converted for the loaded model).`,
+      );
+    const temp = await mkdtemp(join(tmpdir(), "macaron-peft-"));
+    try {
+      const out = join(temp, "adapter.gguf");
+      let converted: Awaited<ReturnType<typeof convertPeftToFile>>;
+      try {
+        converted = await convertPeftToFile({
+          peftDir: folder,
+          base: base.file,
+          out,
+          name: basename(folder),
+        });
+      } catch (err) {
+        if (!isPeftError(err) && !isGgufError(err)) throw err;
+        throw invalid(`${err.message} The loaded model is "${base.name}" (${basename(base.path)}).`);
+      }
+      for (const warning of converted.warnings) this.log(`PEFT adapter ${folder}: ${warning}`, null);
+      const from = converted.config.baseModel ? ` (made for ${converted.config.baseModel})` : "";
+      return await this.installFile(out, out, {
+        id: idFromFileName(`${basename(folder)}.gguf`),
+        description: `Converted from the PEFT LoRA folder "${basename(folder)}"${from}.`,
+      });
+    } finally {
+      await rm(temp, { recursive: true, force: true });
+    }
+  }
+
+  private async installFile(
+    src: string,
+    given: string,
+    converted: { id: string; description: string } | null,
+  ): Promise<AdapterInfo> {
     const info = await checkAdapterFile(src, given);
 
     let file: GgufFile;
@@ -211,7 +259,7 @@ export class AdapterRegistry {
       );
     }
 
-    const id = manifest?.id ?? idFromFileName(src);
+    const id = manifest?.id ?? converted?.id ?? idFromFileName(src);
     if (!ADAPTER_ID_PATTERN.test(id) || RESERVED_ADAPTER_IDS.includes(id)) {
       throw invalid(
         `"${id}" cannot be an adapter id (reserved or not a plain name). Rename the file or set "id" in its manifest.`,
@@ -259,7 +307,7 @@ export class AdapterRegistry {
       name: manifest?.name ?? str(file.metadata["general.name"]) ?? id,
       domain: manifest?.domain ?? str(file.metadata["macaron.domain"]) ?? "general",
       version: manifest?.version ?? "1.0.0",
-      description: manifest?.description ?? "",
+      description: manifest?.description ?? converted?.description ?? "",
       sha256,
       sizeBytes: info.size,
       filePath: dest,
