@@ -2,8 +2,8 @@ import { describe, expect, it } from "vitest";
 import { ApiError } from "../../api/errors";
 import { DEMO_ADAPTERS } from "../../../native/gguf/adapters";
 import { AdapterRouter, formatBelow, type AdapterRouterOptions } from "./adapter-router";
-import { HELD_OUT_PROMPTS } from "./held-out-prompts";
-import { lexicalEmbedder } from "./lexical-embedder";
+import { HELD_OUT_PROMPTS } from "../../../testing/router/held-out-prompts";
+import { lexicalEmbedder } from "../../../testing/router/lexical-embedder";
 import { MemoryRouterStore } from "./store";
 import type { EmbedFn, RouterCandidate, RouterDecision, RouterMode } from "./types";
 

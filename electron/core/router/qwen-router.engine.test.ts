@@ -7,7 +7,7 @@ import { QWEN_ARCHITECTURES } from "../../../native/gguf/tiny-qwen";
 import { spawnNodeEngine } from "../engine/spawn-node";
 import { EngineSupervisor } from "../engine/supervisor";
 import { AdapterRouter } from "./adapter-router";
-import { HELD_OUT_PROMPTS } from "./held-out-prompts";
+import { HELD_OUT_PROMPTS } from "../../../testing/router/held-out-prompts";
 import { MemoryRouterStore } from "./store";
 
 // The router on the real engine process's embeddings (mean pooling) of the tiny qwen3 and

@@ -6,7 +6,7 @@ import { writeFixtures, type FixturePaths } from "../../../native/gguf/fixtures"
 import { spawnNodeEngine } from "../engine/spawn-node";
 import { EngineSupervisor } from "../engine/supervisor";
 import { AdapterRouter } from "./adapter-router";
-import { HELD_OUT_PROMPTS } from "./held-out-prompts";
+import { HELD_OUT_PROMPTS } from "../../../testing/router/held-out-prompts";
 import { MemoryRouterStore } from "./store";
 import type { EmbedFn, RouterCandidate } from "./types";
 

@@ -1,4 +1,4 @@
-import type { EmbedFn } from "./types";
+import type { EmbedFn } from "../../electron/core/router/types";
 
 /**
  * A deterministic stand-in for base-model embeddings in unit tests: hashed bag of lowercase
