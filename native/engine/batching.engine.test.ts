@@ -12,7 +12,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { writeFixtures, type FixturePaths } from "../gguf/fixtures";
 import { loadLlamaBackend, type LlamaBackend } from "./llama-backend";
-import { ModelSession } from "./model-session";
+import { DEFAULT_SEQUENCES, defaultSequences, ModelSession } from "./model-session";
 import type { AdapterUse, ChatTurn, GenerateOptions, GenerateResult } from "../../common/engine-protocol";
 
 let dir: string;
@@ -153,5 +153,15 @@ describe("batched generations", () => {
     expect(events).toEqual(["api1:first", "api1:done", "chat:first", "chat:done", "api2:first", "api2:done"]);
     expect(rc.text).toBe("uuuu");
     expect(r2.text).toBe("{{{{");
+  });
+});
+
+describe("sequences per context", () => {
+  it("MACARON_ENGINE_SEQUENCES sets the default (1–64), else the engine's default", () => {
+    expect(defaultSequences({ MACARON_ENGINE_SEQUENCES: "8" })).toBe(8);
+    expect(defaultSequences({ MACARON_ENGINE_SEQUENCES: "1" })).toBe(1);
+    for (const bad of ["0", "65", "2.5", "many", ""])
+      expect(defaultSequences({ MACARON_ENGINE_SEQUENCES: bad })).toBe(DEFAULT_SEQUENCES);
+    expect(defaultSequences({})).toBe(DEFAULT_SEQUENCES);
   });
 });

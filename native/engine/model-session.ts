@@ -56,8 +56,21 @@ import { holdToken, tokenDelayMs } from "./token-delay";
 
 /** Set for tests that act on a running answer (token-delay.ts); 0 otherwise. */
 const TOKEN_DELAY_MS = tokenDelayMs();
-/** Sequences per context: room for "sequence-per-set" to keep a few adapter sets' caches. */
+/**
+ * Sequences per context: room for "sequence-per-set" to keep a few adapter sets' caches, and
+ * for as many generations at once (batched serving). Each holds a full context of KV cells,
+ * allocated at load.
+ */
 export const DEFAULT_SEQUENCES = 4;
+
+/**
+ * The sequences of a load that names none: `MACARON_ENGINE_SEQUENCES` (1–64: fewer for less
+ * memory, more for more parallel API clients), else DEFAULT_SEQUENCES.
+ */
+export function defaultSequences(env: NodeJS.ProcessEnv = process.env): number {
+  const value = Number(env.MACARON_ENGINE_SEQUENCES ?? "");
+  return Number.isInteger(value) && value >= 1 && value <= 64 ? value : DEFAULT_SEQUENCES;
+}
 
 /**
  * Tokens beyond the prompt that must stay free for LlamaChat to take the prompt as it is: it
@@ -75,7 +88,7 @@ export interface ContextOptions extends LoadOptions {
    * context up to DEFAULT_CONTEXT_CAP (8k), less when the free memory holds less.
    */
   contextSize?: number;
-  /** Default DEFAULT_SEQUENCES. */
+  /** Default defaultSequences(): MACARON_ENGINE_SEQUENCES, else DEFAULT_SEQUENCES. */
   sequences?: number;
   /** Where conversations' KV states are saved and restored (see KvStateStore); none: not saved. */
   stateDir?: string;
@@ -135,7 +148,7 @@ export class ModelSession {
   ): Promise<ModelSession> {
     await assertGgufFile(path);
     const name = basename(path);
-    const sequences = options.sequences ?? DEFAULT_SEQUENCES;
+    const sequences = options.sequences ?? defaultSequences();
     const kvCacheType: KvCacheType = options.kvCacheType ?? "f16";
     const flashAttention = resolveFlashAttention(options.flashAttention, kvCacheType, backend.gpu);
     const kv = kvCacheTypes(kvCacheType, flashAttention);
