@@ -20,7 +20,7 @@ import {
   trainerLogits,
 } from "../../testing/cloud/trainer/trainer-process";
 import { loraPair, peftConfig, writePeftFolder, type TestTensor } from "../../testing/peft/peft-folder";
-import { readGguf, type GgufFile } from "./gguf-parser";
+import { readGguf, type GgufFile, type GgufTensorInfo } from "./gguf-parser";
 import { convertPeftToFile, permuteRows } from "./peft-lora";
 import { tinyModelSpec, vocabularySize } from "./tiny-model";
 import { qwenVocabularySize, tinyQwenSpec } from "./tiny-qwen";
@@ -256,5 +256,65 @@ describe("llama's q/k permutation", () => {
     const w = Float32Array.from({ length: 96 * 3 }, (_, i) => i);
     expect([...permuteRows(w, 96, 3, 6)]).toEqual(q);
     expect([...permuteRows(w, 96, 3, 2)]).toEqual(k);
+  });
+});
+
+describe("PEFT conversion at a real model's size", () => {
+  it("converts a rank-16 LoRA on every projection of a Qwen3-0.6B-shaped base", async () => {
+    // Qwen3-0.6B's shapes: 28 layers, hidden 1024, 16 query heads and 8 KV heads of 128, FFN 3072.
+    // Only the base's header matters to the converter, so the base is a tensor table in memory.
+    const [layers, hidden, q, kv, ff, r] = [28, 1024, 2048, 1024, 3072, 16];
+    const shapes: [string, string, number, number][] = [
+      ["self_attn.q_proj", "attn_q", hidden, q],
+      ["self_attn.k_proj", "attn_k", hidden, kv],
+      ["self_attn.v_proj", "attn_v", hidden, kv],
+      ["self_attn.o_proj", "attn_output", q, hidden],
+      ["mlp.gate_proj", "ffn_gate", hidden, ff],
+      ["mlp.up_proj", "ffn_up", hidden, ff],
+      ["mlp.down_proj", "ffn_down", ff, hidden],
+    ];
+    const baseTensors: GgufTensorInfo[] = [];
+    const tensors: TestTensor[] = [];
+    for (let l = 0; l < layers; l++)
+      for (const [module, gguf, nIn, nOut] of shapes) {
+        baseTensors.push({
+          name: `blk.${l}.${gguf}.weight`,
+          dims: [nIn, nOut],
+          type: 1,
+          typeName: "F16",
+          offset: 0,
+          byteSize: 0,
+        });
+        tensors.push(...loraPair(`model.layers.${l}.${module}`, nIn, nOut, r, l * 10 + nIn));
+      }
+    const base: GgufFile = {
+      version: 3,
+      metadata: {
+        "general.architecture": "qwen3",
+        "qwen3.block_count": layers,
+        "qwen3.attention.head_count": 16,
+        "qwen3.attention.head_count_kv": 8,
+      },
+      tensors: baseTensors,
+      alignment: 32,
+      dataOffset: 0,
+      fileSize: 0,
+    };
+    const peft = await writePeftFolder(
+      join(dir, "qwen3-0.6b-peft"),
+      peftConfig(r, { lora_alpha: 32 }),
+      tensors,
+    );
+    const out = join(dir, "qwen3-0.6b-lora.gguf");
+    const started = performance.now();
+    const result = await convertPeftToFile({ peftDir: peft, base, out });
+    const ms = performance.now() - started;
+    const written = await readGguf(out);
+    expect(result.pairs).toBe(layers * shapes.length);
+    expect(written.tensors).toHaveLength(2 * layers * shapes.length);
+    const mb = written.fileSize / 2 ** 20;
+    console.log(
+      `peft qwen3-0.6b shape, rank ${r}, ${result.pairs} pairs, ${mb.toFixed(1)} MiB F32: converted in ${ms.toFixed(0)} ms`,
+    );
   });
 });

@@ -1,4 +1,5 @@
 import { open, type FileHandle } from "node:fs/promises";
+import { endianness } from "node:os";
 import { basename } from "node:path";
 
 /**
@@ -107,6 +108,7 @@ export async function readSafetensorsHeader(path: string): Promise<SafetensorsFi
   }
 }
 
+const LITTLE_ENDIAN = endianness() === "LE";
 const f32 = new Float32Array(1);
 const u32 = new Uint32Array(f32.buffer);
 
@@ -127,6 +129,9 @@ function decode(bytes: Buffer, dtype: string, name: string): Float32Array {
       `tensor ${name} has dtype ${dtype}; only F32, F16, BF16 and F64 weights can be converted.`,
     );
   const n = bytes.length / width;
+  // Little-endian F32 is already the layout: one copy (also aligns it for the typed array).
+  if (dtype === "F32" && LITTLE_ENDIAN)
+    return new Float32Array(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.length));
   const out = new Float32Array(n);
   for (let i = 0; i < n; i++) {
     switch (dtype) {
