@@ -81,7 +81,7 @@ function InstallAdapter() {
         label="Adapter file path"
         placeholder="/home/me/adapters/coding.gguf"
         submitLabel="Install adapter"
-        note="A path on the machine running the Macaron server."
+        note="A path on the machine running the Macaron server: a .gguf file, or a Hugging Face PEFT adapter folder (converted for the loaded model)."
         onSubmit={(path) => controller.adapters.install(path)}
       />
       {installing && <p role="status">Checking and installing…</p>}

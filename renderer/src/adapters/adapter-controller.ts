@@ -116,12 +116,17 @@ export class AdapterController {
     if (open) void this.refresh();
   }
 
-  /** Validate and install a LoRA file from a path on the machine running core. */
+  /** Validate and install a LoRA file (or convert a PEFT folder) from a path on the machine running core. */
   install(path: string): Promise<boolean> {
-    return installFromPath(this.store, path, "Enter the path of a LoRA adapter file (.gguf).", async (p) => {
-      const info = await this.api.call("adapters.install", { path: p });
-      this.set((s) => ({ adapters: upsert(s.adapters, info) }));
-    });
+    return installFromPath(
+      this.store,
+      path,
+      "Enter the path of a LoRA adapter file (.gguf) or PEFT adapter folder.",
+      async (p) => {
+        const info = await this.api.call("adapters.install", { path: p });
+        this.set((s) => ({ adapters: upsert(s.adapters, info) }));
+      },
+    );
   }
 
   /** Electron: native file dialog, then install; false when cancelled or refused. */
