@@ -156,7 +156,7 @@ export async function readPeftConfig(dir: string): Promise<PeftConfig> {
     typeof targets === "string"
       ? targets
       : Array.isArray(targets) && targets.every((t) => typeof t === "string")
-        ? (targets)
+        ? targets
         : null;
   const alphaPattern: Record<string, number> = {};
   if (typeof raw.alpha_pattern === "object" && raw.alpha_pattern !== null)
@@ -487,7 +487,10 @@ export async function convertPeft(options: ConvertPeftOptions): Promise<PeftConv
         rank = r;
         as.push(await reader.read(p.a!));
         let b = await reader.read(p.b!);
-        if (arch === "llama" && heads && (entry.proj === "q_proj" || entry.proj === "k_proj")) {
+        if (arch === "llama" && (entry.proj === "q_proj" || entry.proj === "k_proj")) {
+          // The rope permutation needs the head count: without it the adapter would load and be wrong.
+          if (!heads)
+            throw incompatible("the llama base does not say its head count (llama.attention.head_count)");
           const n = entry.proj === "q_proj" ? heads : kvHeads!;
           if (nOut % (2 * n) !== 0)
             throw incompatible(`${p.module} has ${nOut} outputs, which do not split into ${n} heads`);
