@@ -53,15 +53,7 @@ export interface CloudGateOptions {
 export async function runCloudGate(
   o: CloudGateOptions,
 ): Promise<ContractReport & { taught?: TaughtVerdict }> {
-  const dataDir = await mkdtemp(join(tmpdir(), "macaron-cycle-gate-"));
-  const core = await assembleCore(
-    { dataDir, initialModel: o.base, adaptersDir: o.liveDir, demoAdapters: false, log: () => undefined },
-    o.makeEngine,
-  );
-  try {
-    const status = core.engineStatus();
-    if (status.state !== "ready") throw new Error(`Cannot load ${o.base}: ${status.error ?? status.state}`);
-    const live = coreTarget(core);
+  return withLiveCore(o, async (live) => {
     // Installing copied the live file into the core's folder: find it by the adapter's id.
     const livePath = o.livePath
       ? ((await live.resolve({ pinned: o.candidate.adapterId }, "")).adapters[0]?.path ?? null)
@@ -99,6 +91,27 @@ export async function runCloudGate(
     if (suites.length === 0) return report;
     const taughtRun = await run(taughtContract(suites));
     return withTaught(report, judgeTaughtRun(taughtRun, suites, o.taught!.ownId, o.taught!.minRate));
+  });
+}
+
+/**
+ * Runs `fn` with the live set as a contract target: the app's own core on `base` with the
+ * adapters of `liveDir`, on an engine from `makeEngine`, closed afterwards. The gate and the
+ * self-improvement sampling (self-improve.ts) answer through it.
+ */
+export async function withLiveCore<T>(
+  o: Pick<CloudGateOptions, "base" | "liveDir" | "makeEngine">,
+  fn: (live: ContractTarget) => Promise<T>,
+): Promise<T> {
+  const dataDir = await mkdtemp(join(tmpdir(), "macaron-cycle-gate-"));
+  const core = await assembleCore(
+    { dataDir, initialModel: o.base, adaptersDir: o.liveDir, demoAdapters: false, log: () => undefined },
+    o.makeEngine,
+  );
+  try {
+    const status = core.engineStatus();
+    if (status.state !== "ready") throw new Error(`Cannot load ${o.base}: ${status.error ?? status.state}`);
+    return await fn(coreTarget(core));
   } finally {
     await core.close();
     await rm(dataDir, { recursive: true, force: true });

@@ -27,6 +27,18 @@ const USAGE = `Usage: npm run cycle -- --cloud URL --admin-key KEY --domain D --
                      (regenerations, ratings, corrections), or SFT then DPO       default: sft
   --replay-dir DIR   accepted training lines per domain, replayed into the next cycle
                      (earlier lessons kept), and the taught suites' cases        default: none (no replay)
+  --self-improve     learn from the live specialist's own checked attempts instead of the export:
+                     K answers per task prompt (generated from the training pools, never the
+                     contract's held-out cases, plus users' prompts from the export), each judged
+                     by the contract's checks; best passing → SFT, best vs worst → DPO (method
+                     default sft+dpo); the lineage records the data as self-generated
+  --samples K        answers sampled per prompt (--self-improve)                  default 4
+  --temperature T    sampling temperature, > 0 (--self-improve)                   default 0.8
+  --prompts N        generated task prompts (--self-improve)                      default 40
+  --families A,B     only these task families (agent-tools, agent-plans, chat-topics,
+                     chat-feelings, coding, ui)                                  default all of the domain's
+  --sample-seed S    first sampling seed; --prompt-seed S which draw of prompts  default 1, 0
+  --no-user-prompts  generated prompts only (not the users' prompts of the export)
   --publish-taught-cases  put the taught suites' cases (users' prompts and answers) in the
                      registry lineage, which every install downloads, so the app's gate judges
                      them too; only for a registry whose installs are one team's own  default: ids only
@@ -47,6 +59,14 @@ function parse(argv: string[]) {
       method: { type: "string" },
       "replay-dir": { type: "string" },
       "publish-taught-cases": { type: "boolean" },
+      "self-improve": { type: "boolean" },
+      samples: { type: "string" },
+      temperature: { type: "string" },
+      prompts: { type: "string" },
+      families: { type: "string" },
+      "sample-seed": { type: "string" },
+      "prompt-seed": { type: "string" },
+      "no-user-prompts": { type: "boolean" },
       steps: { type: "string" },
       epochs: { type: "string" },
       lr: { type: "string" },
@@ -69,10 +89,27 @@ function parse(argv: string[]) {
     if (!Number.isFinite(n) || n <= 0) throw new Error(`--${name} must be a positive number`);
     return n;
   };
-  const method = (values.method ?? "sft") as CycleMethod;
+  const selfImprove = values["self-improve"] === true;
+  const method = (values.method ?? (selfImprove ? "sft+dpo" : "sft")) as CycleMethod;
   if (!CYCLE_METHODS.includes(method)) throw new Error(`--method must be one of ${CYCLE_METHODS.join(", ")}`);
+  for (const name of ["samples", "temperature", "prompts", "families", "sample-seed", "prompt-seed"] as const)
+    if (values[name] !== undefined && !selfImprove) throw new Error(`--${name} needs --self-improve`);
+  const samples = num(values.samples, "samples");
+  if (samples !== undefined && (!Number.isInteger(samples) || samples < 2))
+    throw new Error("--samples must be an integer of at least 2");
   return {
     method,
+    selfImprove: selfImprove
+      ? {
+          samples,
+          temperature: num(values.temperature, "temperature"),
+          prompts: num(values.prompts, "prompts"),
+          families: values.families?.split(",").map((f) => f.trim()),
+          seed: values["sample-seed"] === undefined ? undefined : Number(values["sample-seed"]),
+          promptSeed: values["prompt-seed"],
+          userPrompts: values["no-user-prompts"] !== true,
+        }
+      : undefined,
     replayDir: values["replay-dir"] ? resolve(values["replay-dir"]) : undefined,
     publishTaughtCases: values["publish-taught-cases"] === true,
     cloud: values.cloud!,
@@ -124,6 +161,9 @@ async function main(): Promise<number> {
       method: args.method,
       replayDir: args.replayDir,
       publishTaughtCases: args.publishTaughtCases,
+      selfImprove: args.selfImprove
+        ? Object.fromEntries(Object.entries(args.selfImprove).filter(([, v]) => v !== undefined))
+        : undefined,
       training,
       export: args.bytesPerToken ? { bytesPerToken: args.bytesPerToken } : undefined,
       makeEngine: () => new EngineSupervisor(spawnNodeEngine(), { readyTimeoutMs: 60_000 }),
@@ -132,10 +172,22 @@ async function main(): Promise<number> {
     });
     console.log(formatReport(result.contract));
     const report = result.exported.report;
-    console.log(
-      `export: ${report.splits.train} train, ${report.splits.heldout} held out; dropped ${JSON.stringify(report.dropped)}` +
-        (report.quality ? `; quality ${JSON.stringify(report.quality)}` : ""),
-    );
+    if (result.selfImprove) {
+      const s = result.selfImprove;
+      for (const [domain, d] of Object.entries(s.byDomain))
+        console.log(
+          `self-improve ${domain}: ${d.passed}/${d.samples} samples passed their checks (${(d.passShare * 100).toFixed(0)}%), ` +
+            `${d.promptsSolved}/${d.prompts} prompts solved`,
+        );
+      console.log(
+        `self-generated: ${s.sftLines} SFT lines, ${s.dpoPairs} DPO pairs (K=${s.samples}, T=${s.temperature}); ` +
+          `${s.samplesPerSecond.toFixed(2)} samples/s`,
+      );
+    } else
+      console.log(
+        `export: ${report.splits.train} train, ${report.splits.heldout} held out; dropped ${JSON.stringify(report.dropped)}` +
+          (report.quality ? `; quality ${JSON.stringify(report.quality)}` : ""),
+      );
     if (result.preferenceAccuracy)
       console.log(
         `held-out preference accuracy: ${result.preferenceAccuracy.before ?? "n/a"} → ${result.preferenceAccuracy.after ?? "n/a"}`,

@@ -10,6 +10,12 @@
  *   4. publish it to the registry with its lineage (taught suites included) only if it passed.
  * The app then downloads it, runs its own gate (the taught suites too), and it goes live or stays
  * rejected.
+ *
+ * With `selfImprove` the training lines are not the export but the live specialist's own checked
+ * attempts (self-improve/self-improve.ts): sampled K times per task prompt, judged by the
+ * contract's checks, the best passing answers as SFT lines and (best passing, worst failing) as
+ * DPO pairs; the same trainer, gate and publish follow, and the lineage says the data was
+ * self-generated (`cycle.selfImprove`).
  */
 import { createHash } from "node:crypto";
 import { existsSync } from "node:fs";
@@ -42,7 +48,12 @@ import {
   type TaughtSuite,
   type TaughtVerdict,
 } from "../../electron/core/releases/taught-suite";
-import { domainSuite, runCloudGate } from "./cloud-gate";
+import { domainSuite, runCloudGate, withLiveCore } from "./cloud-gate";
+import {
+  selfImproveData,
+  type SelfImproveOptions,
+  type SelfImproveReport,
+} from "./self-improve/self-improve";
 
 /** How the candidate is trained: on the SFT export, the preference export, or SFT then DPO. */
 export type CycleMethod = "sft" | "dpo" | "sft+dpo";
@@ -87,6 +98,11 @@ export interface CycleOptions {
    * where the next cycle's cloud gate reads them.
    */
   publishTaughtCases?: boolean;
+  /**
+   * Learn from the live specialist's own checked attempts instead of the export (see above).
+   * Needs a live version of the domain; the method defaults to "sft+dpo".
+   */
+  selfImprove?: SelfImproveOptions;
   log?: (line: string) => void;
   onTrainProgress?: (p: TrainProgress) => void;
   signal?: AbortSignal;
@@ -114,6 +130,9 @@ export interface CycleResult {
   contract: ContractReport & { taught?: TaughtVerdict };
   /** The registry entry when the candidate passed, null when it was rejected. */
   published: RegistryEntry | null;
+  /** A self-improvement cycle's data: samples, share that passed per domain, lines and pairs. */
+  selfImprove?: SelfImproveReport;
+  /** `export` is the sampling and judging of a self-improvement cycle. */
   seconds: { export: number; train: number; contract: number; publish: number; total: number };
 }
 
@@ -144,6 +163,7 @@ function publishManifest(
     replayed: number;
     preferenceAccuracy: CycleResult["preferenceAccuracy"];
     sft: TrainResult | null;
+    selfImprove: SelfImproveReport | null;
   },
 ): PublishManifest {
   const m = trained.manifest;
@@ -155,7 +175,7 @@ function publishManifest(
     routingExamples: parentEntry ? parentEntry.routingExamples : m.routingExamples,
     lineage: {
       parent: entry.lineage.parent,
-      trainedFrom: `export:${m.domain}.jsonl@sha256:${exportSha}`,
+      trainedFrom: `${cycle.selfImprove ? "self-improve" : "export"}:${m.domain}.jsonl@sha256:${exportSha}`,
       details: {
         ...entry.lineage.details,
         contract: {
@@ -170,11 +190,16 @@ function publishManifest(
         cycle: {
           method: cycle.method,
           replayed: cycle.replayed,
-          export: {
-            dropped: cycle.report.dropped,
-            splits: cycle.report.splits,
-            quality: cycle.report.quality,
-          },
+          // Self-generated data: no export, but what was sampled, how much passed, what was kept.
+          ...(cycle.selfImprove
+            ? { selfImprove: { selfGenerated: true, ...cycle.selfImprove } }
+            : {
+                export: {
+                  dropped: cycle.report.dropped,
+                  splits: cycle.report.splits,
+                  quality: cycle.report.quality,
+                },
+              }),
           ...(cycle.preference
             ? { preferenceExport: { dropped: cycle.preference.dropped, splits: cycle.preference.splits } }
             : {}),
@@ -191,41 +216,77 @@ function publishManifest(
         },
       },
     },
-    releaseNotes: `Trained (${cycle.method}) on ${m.lineage.dataset.examples} examples from feedback; ${contract.contract}@${contract.version} passed at ${(contract.passRate * 100).toFixed(0)}%.`,
+    releaseNotes: `Trained (${cycle.method}) on ${m.lineage.dataset.examples} examples from ${cycle.selfImprove ? `its own checked attempts (self-generated: ${cycle.selfImprove.sftLines} SFT lines, ${cycle.selfImprove.dpoPairs} DPO pairs, ${cycle.selfImprove.samples} samples per prompt)` : "feedback"}; ${contract.contract}@${contract.version} passed at ${(contract.passRate * 100).toFixed(0)}%.`,
   };
 }
 
 /** Runs one cycle. Throws on a failure to export, train or evaluate; a rejection is a result. */
 export async function runCycle(o: CycleOptions): Promise<CycleResult> {
   const log = o.log ?? (() => undefined);
-  const method = o.method ?? "sft";
+  const method = o.method ?? (o.selfImprove ? "sft+dpo" : "sft");
   const started = performance.now();
   await rm(o.work, { recursive: true, force: true });
   await mkdir(o.work, { recursive: true });
 
   let t = performance.now();
-  const query = { url: o.cloud, adminKey: o.adminKey, domain: o.domain, ...o.export };
-  const get = (type: "sft" | "preference", split: "train" | "heldout") =>
-    fetchExport({ ...query, type, split }, o.signal);
-  // The SFT export: training lines (sft, sft+dpo) and the held-out split, the taught suite.
-  const train = await get("sft", "train");
-  const heldout = await get("sft", "heldout");
-  const pref =
-    method === "sft"
-      ? null
-      : { train: await get("preference", "train"), heldout: await get("preference", "heldout") };
-  if (method !== "dpo" && train.lines.length === 0)
-    throw new Error(
-      `The ${o.domain} export has no training example (${JSON.stringify(train.report.dropped)}).`,
-    );
-  if (pref && method === "dpo" && pref.train.lines.length === 0)
-    throw new Error(
-      `The ${o.domain} preference export has no pair (${JSON.stringify(pref.train.report.dropped)}).`,
-    );
-
   const index = await fetchRegistryIndex(o.cloud, o.signal);
   const parent = liveEntry(index, o.domain);
   const earlier = parent ? await earlierSuites(o.replayDir, o.domain, parent.lineage.details) : [];
+  const liveDir = join(o.work, "live");
+  await mkdir(liveDir, { recursive: true });
+  const parentPath = parent ? await fetchParent(o, parent, liveDir) : null;
+
+  const query = { url: o.cloud, adminKey: o.adminKey, domain: o.domain, ...o.export };
+  const get = (type: "sft" | "preference", split: "train" | "heldout") =>
+    fetchExport({ ...query, type, split }, o.signal);
+  let self: SelfImproveReport | null = null;
+  let train: FetchedExport;
+  let heldout: FetchedExport;
+  let pref: { train: FetchedExport; heldout: FetchedExport } | null;
+  if (o.selfImprove) {
+    if (!parent) throw new Error(`Self-improvement needs a live ${o.domain} version to sample from.`);
+    // The export's lines are read for their prompts only (users' prompts, judged like the rest).
+    const users = await get("sft", "train");
+    const data = await selfImproveData({
+      domain: o.domain,
+      live: (fn) => withLiveCore({ base: o.base, liveDir, makeEngine: o.makeEngine }, fn),
+      heldout: o.contract,
+      options: o.selfImprove,
+      userLines: o.selfImprove.userPrompts === false ? [] : users.lines,
+      signal: o.signal,
+      log,
+    });
+    self = data.report;
+    const generated = (type: "sft" | "preference", split: "train" | "heldout", lines: unknown[]) =>
+      selfGenerated(users.report, type, split, lines);
+    train = generated("sft", "train", data.selection.sft);
+    heldout = generated("sft", "heldout", []);
+    pref =
+      method === "sft"
+        ? null
+        : {
+            train: generated("preference", "train", data.selection.dpo),
+            heldout: generated("preference", "heldout", []),
+          };
+    if (method !== "dpo" && train.lines.length === 0)
+      throw new Error(`No sampled ${o.domain} answer passed its checks: nothing to learn from.`);
+  } else {
+    // The SFT export: training lines (sft, sft+dpo) and the held-out split, the taught suite.
+    train = await get("sft", "train");
+    heldout = await get("sft", "heldout");
+    pref =
+      method === "sft"
+        ? null
+        : { train: await get("preference", "train"), heldout: await get("preference", "heldout") };
+    if (method !== "dpo" && train.lines.length === 0)
+      throw new Error(
+        `The ${o.domain} export has no training example (${JSON.stringify(train.report.dropped)}).`,
+      );
+  }
+  if (pref && method === "dpo" && pref.train.lines.length === 0)
+    throw new Error(
+      `The ${o.domain} preference ${self ? "data" : "export"} has no pair (${JSON.stringify(pref.train.report.dropped)}).`,
+    );
 
   // Replay: earlier accepted lines whose prompt is neither in this export nor held out.
   const replay = await readReplay(o.replayDir, o.domain);
@@ -244,14 +305,11 @@ export async function runCycle(o: CycleOptions): Promise<CycleResult> {
   }
   const exportSeconds = since(t);
   log(
-    `exported ${train.lines.length} training and ${heldout.lines.length} held-out examples of ${o.domain}` +
+    `${self ? "self-generated" : "exported"} ${train.lines.length} training and ${heldout.lines.length} held-out examples of ${o.domain}` +
       (replayed.length ? `, replaying ${replayed.length} earlier accepted lines` : "") +
       (pref ? `; ${pref.train.lines.length} preference pairs (${pref.heldout.lines.length} held out)` : ""),
   );
 
-  const liveDir = join(o.work, "live");
-  await mkdir(liveDir, { recursive: true });
-  const parentPath = parent ? await fetchParent(o, parent, liveDir) : null;
   log(
     parent ? `parent: ${parent.id} ${parent.version}` : `no live ${o.domain} version: training from the base`,
   );
@@ -365,6 +423,7 @@ export async function runCycle(o: CycleOptions): Promise<CycleResult> {
         replayed: replayed.length,
         preferenceAccuracy,
         sft: method === "sft+dpo" ? sft : null,
+        selfImprove: self,
       }),
       file,
     );
@@ -391,6 +450,7 @@ export async function runCycle(o: CycleOptions): Promise<CycleResult> {
     trained,
     contract,
     published,
+    ...(self ? { selfImprove: self } : {}),
     seconds: {
       export: exportSeconds,
       train: trainSeconds,
@@ -405,6 +465,39 @@ const fmt = (x: number | null): string => (x === null ? "n/a" : x.toFixed(2));
 
 function summary(p: { train: FetchedExport; heldout: FetchedExport }) {
   return { train: p.train.lines.length, heldout: p.heldout.lines.length, report: p.train.report };
+}
+
+/**
+ * Self-generated lines in the export's shape: the report keeps the export's options and the
+ * store's per-domain counts, and counts only these lines (nothing was read or dropped).
+ */
+function selfGenerated(
+  like: ExportReport,
+  type: "sft" | "preference",
+  split: "train" | "heldout",
+  lines: unknown[],
+): FetchedExport {
+  const dropped = Object.fromEntries(Object.keys(like.dropped).map((k) => [k, 0])) as ExportReport["dropped"];
+  return {
+    jsonl: toJsonl(lines),
+    lines,
+    report: {
+      type,
+      domain: like.domain,
+      split,
+      options: like.options,
+      items: 0,
+      byKind: {},
+      candidates: lines.length,
+      written: lines.length,
+      splits: {
+        train: split === "train" ? lines.length : 0,
+        heldout: split === "heldout" ? lines.length : 0,
+      },
+      dropped,
+      domains: like.domains,
+    },
+  };
 }
 
 const toJsonl = (lines: readonly unknown[]): string => lines.map((l) => `${JSON.stringify(l)}\n`).join("");

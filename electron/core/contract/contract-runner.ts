@@ -92,16 +92,26 @@ interface Answer {
 
 const sameUses = (a: AdapterUse[], b: AdapterUse[]): boolean => JSON.stringify(a) === JSON.stringify(b);
 
+/** Sampled instead of greedy (the cycle's self-improvement samples several answers per case). */
+export interface CaseSampling {
+  temperature: number;
+  seed: number;
+  /** Drop tokens below this share of the most likely one's probability (llama.cpp min-p). */
+  minP?: number;
+}
+
 /**
- * Answer one case greedily; a failure to resolve or generate becomes the case's error. With
- * `reuse`, a case resolved to the same adapters takes that answer instead of generating.
+ * Answer one case greedily (or sampled); a failure to resolve or generate becomes the case's
+ * error. With `reuse`, a case resolved to the same adapters takes that answer instead of
+ * generating.
  */
 async function answer(
   target: ContractTarget,
   c: ContractCase,
   contract: Contract,
-  opts: RunContractOptions,
+  opts: Pick<RunContractOptions, "systemPrompt" | "signal">,
   reuse: Answer | null,
+  sampling?: CaseSampling,
 ): Promise<Answer> {
   const text = c.conversation[c.conversation.length - 1]!.content;
   try {
@@ -109,11 +119,15 @@ async function answer(
     const shared =
       reuse?.uses && reuse.result && sameUses(reuse.uses, resolved.adapters) ? reuse.result : null;
     const options: GenerateOptions = {
-      temperature: 0,
+      temperature: sampling?.temperature ?? 0,
+      ...(sampling ? { seed: sampling.seed } : {}),
+      ...(sampling?.minP !== undefined ? { minP: sampling.minP } : {}),
       maxTokens: c.maxTokens ?? contract.maxTokens,
       adapters: resolved.adapters,
       // Evaluation must be exact whatever the user's KV setting: nothing cached is reused stale.
-      kvPolicy: "reevaluate",
+      // Samples of one case run on one adapter set, whose own sequence is exact: its prompt is
+      // evaluated once for all of them.
+      kvPolicy: sampling ? "sequence-per-set" : "reevaluate",
     };
     if (c.format === "ui") options.jsonSchema = uiGrammar();
     const result = shared ?? (await target.generate(historyOf(c, opts.systemPrompt), options, opts.signal));
@@ -143,6 +157,39 @@ async function answer(
       shared: false,
     };
   }
+}
+
+/** One sampled answer to a case, as the contract runner asks it (prompt, UI grammar, budget). */
+export interface SampledAnswer {
+  output: string;
+  /** The adapters the case resolved to (ids), for checks such as routesTo. */
+  adapterIds: string[];
+  latencyMs: number;
+  stopReason: GenerateResult["stopReason"] | null;
+  /** The case did not run (resolve or generate failed). */
+  error: string | null;
+}
+
+/**
+ * Answer `c` once at `sampling` (temperature, seed) exactly as runContract asks a case — same
+ * history, system prompt, UI grammar and token budget — for a caller that judges the answer
+ * itself (check-case.ts checkCase). Never throws for a failure of the case; throws on abort.
+ */
+export async function sampleCase(
+  target: ContractTarget,
+  c: ContractCase,
+  contract: Contract,
+  sampling: CaseSampling,
+  opts: Pick<RunContractOptions, "systemPrompt" | "signal"> = {},
+): Promise<SampledAnswer> {
+  const a = await answer(target, c, contract, opts, null, sampling);
+  return {
+    output: a.output,
+    adapterIds: a.adapterIds,
+    latencyMs: a.latencyMs,
+    stopReason: a.stopReason,
+    error: a.error,
+  };
 }
 
 /** Every assertion but `regression` (which needs the live version) on an answer. */

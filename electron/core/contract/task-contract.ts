@@ -8,6 +8,7 @@
 import type { z } from "zod";
 import type { Assertion, ContractFile } from "./contract-schema";
 import { sharedTerms, stepTerms, uiRequirements } from "./key-terms";
+import type { SandboxCall } from "./sandbox/protocol";
 import { HELDOUT_CODING_TESTS } from "./task-tests";
 
 type ContractJson = z.input<typeof ContractFile>;
@@ -84,12 +85,15 @@ const PLAN_STEPS_COVERED = 2;
  * and since v3 its correctness — coding: the task's unit tests run in the sandbox; chat: the
  * subject the prompt and the reference share; agent: the tool and its argument values, or
  * the reference plan's steps; ui: the component, labels and numbers the prompt asked for.
+ * Other suites of the same tasks (the cycle's self-improvement prompts) pass their own table of
+ * coding tests. Throws (naming `where`) when the reference gives nothing to check.
  */
-function checksFor(
+export function checksFor(
   domain: TaskDomain,
   user: string,
   reference: string,
   where: string,
+  codingTests: Readonly<Record<string, readonly SandboxCall[]>> = HELDOUT_CODING_TESTS,
 ): Pick<CaseJson, "assertions" | "maxTokens" | "format"> {
   const common: Assertion[] = [{ type: "stopsOnItsOwn" }, { type: "noPii" }];
   switch (domain) {
@@ -111,7 +115,7 @@ function checksFor(
       const definition = language ? FUNCTION_DEFINITION[language] : undefined;
       if (!language || !definition) throw new Error(`${where}: the reference has no js or python code block`);
       const name = /(?:function|def)\s+([A-Za-z_$][\w$]*)\s*\(/.exec(reference)?.[1];
-      const calls = name ? HELDOUT_CODING_TESTS[name] : undefined;
+      const calls = name ? codingTests[name] : undefined;
       if (!calls)
         throw new Error(`${where}: no unit tests for the reference function ${name ?? "(none found)"}`);
       return {
