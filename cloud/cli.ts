@@ -4,6 +4,7 @@
  * On SIGTERM it stops accepting, answers the requests in flight (their batches are stored), then
  * closes the store's pool and exits 0: replicas can be rolled one by one.
  */
+import { BUILTIN_DOMAINS, parseDomainList } from "../common/domains";
 import { parseArgs } from "node:util";
 import { parsePort, runServiceCli } from "../common/service-cli";
 import { DEFAULT_INSTALL_LIMITS, startCloud } from "./server";
@@ -19,7 +20,9 @@ const USAGE = `Usage: npm run cloud -- --data-dir DIR [--port 0] [--host 127.0.0
   --host                address to bind                           default 127.0.0.1
   --admin-key           key of the export endpoint                default: a random key, printed
   --batches-per-minute  per-install rate cap (429 + Retry-After)  default ${DEFAULT_INSTALL_LIMITS.batchesPerWindow}
-  --max-stored-items    per-install storage cap (429)             default ${DEFAULT_INSTALL_LIMITS.maxStoredItems}`;
+  --max-stored-items    per-install storage cap (429)             default ${DEFAULT_INSTALL_LIMITS.maxStoredItems}
+  --domains a,b         more domains to accept feedback about, besides ${BUILTIN_DOMAINS.join(", ")}
+                        and those of published adapters (a team's own specialists)`;
 
 const positiveInt = (name: string, v: string | undefined): number | undefined => {
   if (v === undefined) return undefined;
@@ -39,6 +42,7 @@ function parse(argv: string[]) {
       database: { type: "string" },
       "batches-per-minute": { type: "string" },
       "max-stored-items": { type: "string" },
+      domains: { type: "string" },
       help: { type: "boolean", short: "h", default: false },
     },
     strict: true,
@@ -57,6 +61,7 @@ function parse(argv: string[]) {
     database: values.database ?? process.env.MACARON_CLOUD_DATABASE_URL ?? undefined,
     batchesPerMinute: positiveInt("batches-per-minute", values["batches-per-minute"]),
     maxStoredItems: positiveInt("max-stored-items", values["max-stored-items"]),
+    domains: values.domains === undefined ? undefined : parseDomainList(values.domains),
   };
 }
 
@@ -70,6 +75,7 @@ runServiceCli({
       dataDir: args.dataDir,
       adminKey: args.adminKey,
       database: args.database || "sqlite",
+      ...(args.domains && { domains: [...BUILTIN_DOMAINS, ...args.domains] }),
       limits: {
         perInstall: {
           ...(args.batchesPerMinute && { batchesPerWindow: args.batchesPerMinute, windowMs: 60_000 }),

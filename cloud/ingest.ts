@@ -4,10 +4,14 @@
  * itself (with its reason) so one malformed item never costs the user the other 199.
  */
 import { z } from "zod";
+import { BUILTIN_DOMAINS, type DomainCheck } from "../common/domains";
 import { BatchRequest, FeedbackItem, LIMITS, TEXT_FIELDS } from "../common/feedback-protocol";
 
-/** Adapter domains the service trains; an item about another one is rejected. */
-export const DEFAULT_DOMAINS = ["chat", "coding", "agent", "ui"] as const;
+/**
+ * Adapter domains the service trains without being told; an item about another one is rejected
+ * unless the service was given it (`--domains`) or an adapter of that domain was published.
+ */
+export const DEFAULT_DOMAINS = BUILTIN_DOMAINS;
 
 /**
  * Keys and batch ids are stored as plain text columns: PostgreSQL's text cannot hold NUL (it
@@ -38,7 +42,7 @@ export function hasText(item: FeedbackItem): boolean {
 }
 
 /** Validates the envelope, then each item; returns a reason for a 400 or the per-item results. */
-export function checkBatch(body: unknown, domains: ReadonlySet<string>): EnvelopeCheck {
+export function checkBatch(body: unknown, domains: DomainCheck): EnvelopeCheck {
   const env = Envelope.safeParse(body);
   if (!env.success) return { ok: false, reason: zodReason(env.error) };
   if (hasControl(env.data.batchId))
@@ -59,7 +63,7 @@ export function checkBatch(body: unknown, domains: ReadonlySet<string>): Envelop
   return { ok: true, installId: env.data.installId, batchId: env.data.batchId, items };
 }
 
-function checkItem(raw: unknown, key: string, domains: ReadonlySet<string>): ItemCheck {
+function checkItem(raw: unknown, key: string, domains: DomainCheck): ItemCheck {
   const parsed = FeedbackItem.safeParse(raw);
   if (!parsed.success) return { ok: false, key, reason: `malformed: ${zodReason(parsed.error)}` };
   const item = parsed.data;

@@ -109,6 +109,23 @@ export class RegistryStore {
     this.publicKey = exportPublicKey(createPublicKey(this.signingKey));
   }
 
+  private domainCache: { stamp: string; domains: Set<string> } = { stamp: "", domains: new Set() };
+
+  /** The domains of every published adapter (read again when index.json changed, by any replica). */
+  domains(): Set<string> {
+    let stamp: string;
+    try {
+      // index.json is replaced by a rename: a new inode, whatever the clock's resolution.
+      const st = statSync(this.indexPath);
+      stamp = `${st.ino}:${st.mtimeMs}:${st.size}`;
+    } catch {
+      return this.domainCache.domains;
+    }
+    if (stamp !== this.domainCache.stamp)
+      this.domainCache = { stamp, domains: new Set(this.index(0).adapters.map((a) => a.domain)) };
+    return this.domainCache.domains;
+  }
+
   index(now: number): RegistryIndex {
     if (!existsSync(this.indexPath)) return { format: REGISTRY_FORMAT, generatedAt: now, adapters: [] };
     const parsed = RegistryIndex.parse(JSON.parse(readFileSync(this.indexPath, "utf8")));

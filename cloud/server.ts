@@ -20,6 +20,7 @@ import {
   type FeedbackItem,
 } from "../common/feedback-protocol";
 import { registerRegistry, type RegistryStore } from "./registry";
+import type { DomainCheck } from "../common/domains";
 import { createHash, type KeyObject } from "node:crypto";
 import { once } from "node:events";
 import { PassThrough } from "node:stream";
@@ -77,7 +78,10 @@ export interface CloudOptions<S extends CloudStore = SqliteStore> {
   adminKey: string;
   /** Re-checks exported text for PII; default: the app's own redactor (same rules as the client). */
   piiScan?: PiiScan;
-  /** Domains items may be about; default chat, coding, agent, ui. */
+  /**
+   * Domains items may be about (default the built-in ones, common/domains.ts), besides those of
+   * published adapters.
+   */
   domains?: readonly string[];
   /** Size caps; LIMITS unless a test lowers them. */
   limits?: {
@@ -118,7 +122,6 @@ export function createCloudApp<S extends CloudStore = SqliteStore>(opts: CloudOp
   const registration = { ...DEFAULT_REGISTRATION_LIMITS, ...opts.limits?.registration };
   const now = opts.now ?? Date.now;
   const scan = opts.piiScan ?? redact;
-  const domains = new Set(opts.domains ?? DEFAULT_DOMAINS);
   const maxBatchBytes = opts.limits?.maxBatchBytes ?? LIMITS.maxBatchBytes;
   const maxCompressedBytes = opts.limits?.maxCompressedBytes ?? LIMITS.maxCompressedBytes;
 
@@ -193,6 +196,18 @@ export function createCloudApp<S extends CloudStore = SqliteStore>(opts: CloudOp
       void reply.header("retry-after", String(err.retryAfterSeconds));
     void reply.status(status).send({ error: status === 500 ? "internal error" : err.message });
   });
+
+  // After the error handler (routes take the handler in place when they are added).
+  const registry = registerRegistry(app, {
+    dataDir: opts.dataDir,
+    adminKey: opts.adminKey,
+    now,
+    signingKey: opts.registrySigningKey,
+  });
+  // Feedback is accepted about the configured domains and about any domain an adapter was
+  // published for: a team that publishes a "math" specialist gets its users' math feedback.
+  const configured = new Set(opts.domains ?? DEFAULT_DOMAINS);
+  const domains: DomainCheck = { has: (d) => configured.has(d) || registry.domains().has(d) };
 
   /** The install a Bearer token belongs to; 401 otherwise. */
   const authInstall = async (req: FastifyRequest): Promise<string> => {
@@ -368,12 +383,6 @@ export function createCloudApp<S extends CloudStore = SqliteStore>(opts: CloudOp
     },
   );
 
-  const registry = registerRegistry(app, {
-    dataDir: opts.dataDir,
-    adminKey: opts.adminKey,
-    now,
-    signingKey: opts.registrySigningKey,
-  });
   return { app, store, registry };
 }
 

@@ -18,6 +18,7 @@ import { type TrainedAdapterManifest, writeManifest } from "../cloud/training/ad
 import { demoAdapter } from "../native/gguf/adapters";
 import { demoBaseInitSpec } from "../native/gguf/demo-base";
 import { DEMO_TOOL_CALL_FORMATS } from "../native/gguf/demo-files";
+import { BUILTIN_DOMAINS, type BuiltinDomain } from "../common/domains";
 import type { ToolCallFormat } from "../common/engine-protocol";
 import { writeGguf } from "../native/gguf/writer";
 import { readDatasetFile } from "../cloud/training/dataset-file";
@@ -25,8 +26,8 @@ import { checkTorch, locatePython, runTrainer } from "../cloud/training/python-t
 import { tokenizeDataset } from "../cloud/training/tokenize-dataset";
 import { trainAdapter, type TrainResult } from "../cloud/training/train";
 
-export const DEMO_DOMAINS = ["chat", "coding", "agent", "ui"] as const;
-type DemoDomain = (typeof DEMO_DOMAINS)[number];
+export const DEMO_DOMAINS = BUILTIN_DOMAINS;
+type DemoDomain = BuiltinDomain;
 
 const DESCRIPTIONS: Record<DemoDomain, string> = {
   chat: "Everyday conversation: short, friendly one-line replies (demo specialist, trained).",

@@ -1,3 +1,4 @@
+import { BUILTIN_DOMAINS } from "../../common/domains";
 import { existsSync } from "node:fs";
 import { copyFile, mkdir, readdir, readFile, rename, stat } from "node:fs/promises";
 import { join, resolve } from "node:path";
@@ -69,7 +70,7 @@ async function sameBytes(a: string, b: string): Promise<boolean> {
 }
 
 /** The specialists in the order the app lists them (then any others by name). */
-const ORDER = ["chat", "coding", "agent", "ui"];
+const ORDER: readonly string[] = BUILTIN_DOMAINS;
 
 /** The demo specialists' adapter files (their manifests lie beside them), in ORDER. */
 export async function demoAdapterFiles(demo: string = demoDir()): Promise<string[]> {

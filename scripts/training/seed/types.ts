@@ -2,10 +2,11 @@
  * Shared shapes and helpers of the seed-data generator: one SFT example, a domain's disjoint
  * train/held-out pools, and the seeded choice of (subject, wording) pairs.
  */
+import { BUILTIN_DOMAINS, type BuiltinDomain } from "../../../common/domains";
 import { hashSeed, mulberry32 } from "../../../common/prng";
 
-export const SEED_DOMAINS = ["chat", "coding", "agent", "ui"] as const;
-export type SeedDomain = (typeof SEED_DOMAINS)[number];
+export const SEED_DOMAINS = BUILTIN_DOMAINS;
+export type SeedDomain = BuiltinDomain;
 
 export interface SeedMessage {
   role: "user" | "assistant";

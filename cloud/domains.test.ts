@@ -1,0 +1,74 @@
+/**
+ * A team's own domain (issue: one home for each concept): the service accepts feedback about the
+ * built-in domains, about any domain it was given (`--domains`), and about any domain a
+ * published adapter names — so a team that publishes a "math" specialist gets its users' math
+ * feedback instead of having every item refused for good.
+ */
+import { join } from "node:path";
+import { afterAll, afterEach, describe, expect, it } from "vitest";
+import { BUILTIN_DOMAINS, parseDomainList } from "../common/domains";
+import { BatchResponse } from "../common/feedback-protocol";
+import { startCloud, type RunningCloud } from "./server";
+import { fetchExportReport } from "./prepare/client";
+import { codingManifest, publishAdapter } from "../testing/cloud/hand-built-versions";
+import { makeItem, registerInstall, uploadBatch } from "../testing/cloud/items";
+import { tempDir } from "../testing/core/temp-dir";
+
+const ADMIN = "admin-key-domains-1234";
+const dir = tempDir("macaron-cloud-domains-");
+let cloud: RunningCloud | undefined;
+afterEach(async () => {
+  await cloud?.close();
+  cloud = undefined;
+});
+afterAll(() => dir.remove());
+
+async function send(url: string, keys: string[], domain: string) {
+  const install = await registerInstall(url);
+  const res = await uploadBatch(
+    url,
+    install,
+    `batch-${keys[0]}`,
+    keys.map((k) => makeItem(k, { domain })),
+  );
+  expect(res.status).toBe(200);
+  return BatchResponse.parse(await res.json());
+}
+
+describe("domains the cloud accepts", () => {
+  it("a domain an adapter was published for: refused before, accepted and exported after", async () => {
+    cloud = await startCloud({ dataDir: join(dir.path, "published"), adminKey: ADMIN });
+    const before = await send(cloud.url, ["math-0001"], "math");
+    expect(before.rejected).toEqual([{ key: "math-0001", reason: 'unknown domain "math"' }]);
+
+    const manifest = {
+      ...codingManifest("1.0.0", "0".repeat(64), undefined, "math v1"),
+      id: "math",
+      domain: "math",
+    };
+    await publishAdapter({ url: cloud.url, adminKey: ADMIN }, manifest, Buffer.from("math adapter"));
+
+    const after = await send(cloud.url, ["math-0002", "math-0003"], "math");
+    expect(after.accepted.sort()).toEqual(["math-0002", "math-0003"]);
+    const report = await fetchExportReport({ url: cloud.url, adminKey: ADMIN, domain: "math" });
+    expect(report.items).toBe(2);
+    // Still refused: a domain nobody published or configured.
+    expect((await send(cloud.url, ["astro-001"], "astrology")).rejected).toHaveLength(1);
+  });
+
+  it("a domain the service was given, besides the built-in ones", async () => {
+    cloud = await startCloud({
+      dataDir: join(dir.path, "configured"),
+      adminKey: ADMIN,
+      domains: [...BUILTIN_DOMAINS, ...parseDomainList("math, legal-docs")],
+    });
+    expect((await send(cloud.url, ["legal-001"], "legal-docs")).accepted).toEqual(["legal-001"]);
+    expect((await send(cloud.url, ["chat-0001"], "chat")).accepted).toEqual(["chat-0001"]);
+  });
+
+  it("--domains takes only domain names", () => {
+    expect(parseDomainList("math,,legal-docs ")).toEqual(["math", "legal-docs"]);
+    expect(() => parseDomainList("math,Bad Name")).toThrow(/"Bad Name" is not a domain name/);
+    expect(() => parseDomainList("../x")).toThrow(/not a domain name/);
+  });
+});
