@@ -3,7 +3,8 @@
  * Python trainer, the code sandbox or a browser. `npm test` runs both tiers; `npm run test:fast`
  * (vitest's "fast" project) runs the rest, in-process only, for the edit loop. A file named
  * `*.engine.test.ts`, `*.integration.test.ts`, `*.real.test.ts` or `*.loop.test.ts` is slow by
- * its name; the others are listed here. The fast tier's process guard
+ * its name, as is a `*.property.test.ts`; the others are listed here, with a few in-process
+ * files that take tens of seconds (large corpora, size limits) so the fast tier stays short. The fast tier's process guard
  * (testing/tiers/process-guard.ts) fails a fast file that starts a process, naming this list.
  */
 export const SLOW_BY_NAME = [
@@ -11,11 +12,15 @@ export const SLOW_BY_NAME = [
   "**/*.integration.test.ts",
   "**/*.real.test.ts",
   "**/*.loop.test.ts",
+  // Property tests: thousands of generated cases each (fast-check), 20–40 s on a loaded machine.
+  "**/*.property.test.ts",
 ] as const;
 
 export const SLOW_FILES: readonly string[] = [
   "cloud/export-stream.test.ts",
   "cloud/hardening.test.ts",
+  "cloud/prepare/stream.test.ts",
+  "cloud/probe-corpus.test.ts",
   "cloud/registry-processes.test.ts",
   "cloud/replicas.test.ts",
   "cloud/store/seed.test.ts",
@@ -68,6 +73,7 @@ export const SLOW_FILES: readonly string[] = [
   "electron/server/cli.test.ts",
   "electron/server/crash-safety.test.ts",
   "electron/server/early-engine.test.ts",
+  "electron/server/import-size.test.ts",
   "electron/server/integration.test.ts",
   "electron/server/probes/probe-corpus-hostile.test.ts",
   "native/engine/affinity.test.ts",
