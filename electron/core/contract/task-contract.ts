@@ -7,6 +7,7 @@
  */
 import type { z } from "zod";
 import type { Assertion, ContractFile } from "./contract-schema";
+import { BUILTIN_DOMAINS, type BuiltinDomain } from "../../../common/domains";
 import { sharedTerms, stepTerms, uiRequirements } from "./key-terms";
 import type { SandboxCall } from "./sandbox/protocol";
 import { HELDOUT_CODING_TESTS } from "./task-tests";
@@ -14,8 +15,9 @@ import { HELDOUT_CODING_TESTS } from "./task-tests";
 type ContractJson = z.input<typeof ContractFile>;
 type CaseJson = ContractJson["cases"][number];
 
-export const TASK_DOMAINS = ["chat", "coding", "agent", "ui"] as const;
-export type TaskDomain = (typeof TASK_DOMAINS)[number];
+/** The default contract covers the built-in domains; a team's own are tagged in its own contract. */
+export const TASK_DOMAINS = BUILTIN_DOMAINS;
+export type TaskDomain = BuiltinDomain;
 
 /** A held-out line: the user turn and the reference answer. */
 export interface HeldoutExample {
