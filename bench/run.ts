@@ -57,6 +57,7 @@ const MODULES = [
   "hub-hostile",
   "compounding",
   "v1-system",
+  "self-improve",
 ];
 const load = (name: string) => import(`./${name}.ts`) as Promise<{ main(argv: string[]): Promise<void> }>;
 
@@ -92,8 +93,8 @@ for (const name of MODULES)
   benches[name] = async () => (await load(name)).main(process.argv.slice(process.argv.indexOf(name) + 1));
 
 // Long runs, on purpose only: native-build and ttft build llama.cpp (minutes each); compounding
-// trains and judges five cycles.
-const onPurpose = new Set(["native-build", "ttft", "compounding"]);
+// trains and judges five cycles; self-improve samples, trains and judges a cycle per domain.
+const onPurpose = new Set(["native-build", "ttft", "compounding", "self-improve"]);
 const names = positionals.length > 0 ? positionals : Object.keys(benches).filter((n) => !onPurpose.has(n));
 for (const name of names) {
   const bench = benches[name];

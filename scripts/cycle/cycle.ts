@@ -53,6 +53,7 @@ import {
   selfImproveData,
   type SelfImproveOptions,
   type SelfImproveReport,
+  withSuite,
 } from "./self-improve/self-improve";
 
 /** How the candidate is trained: on the SFT export, the preference export, or SFT then DPO. */
@@ -240,6 +241,7 @@ export async function runCycle(o: CycleOptions): Promise<CycleResult> {
   const get = (type: "sft" | "preference", split: "train" | "heldout") =>
     fetchExport({ ...query, type, split }, o.signal);
   let self: SelfImproveReport | null = null;
+  let selfSuite: Contract | null = null;
   let train: FetchedExport;
   let heldout: FetchedExport;
   let pref: { train: FetchedExport; heldout: FetchedExport } | null;
@@ -257,6 +259,7 @@ export async function runCycle(o: CycleOptions): Promise<CycleResult> {
       log,
     });
     self = data.report;
+    selfSuite = data.suite;
     const generated = (type: "sft" | "preference", split: "train" | "heldout", lines: unknown[]) =>
       selfGenerated(users.report, type, split, lines);
     train = generated("sft", "train", data.selection.sft);
@@ -389,7 +392,8 @@ export async function runCycle(o: CycleOptions): Promise<CycleResult> {
     livePath: parentPath,
     candidatePath: trained.adapterPath,
     candidate: { adapterId: o.domain, version: trained.manifest.version },
-    contract: domainSuite(o.contract, o.domain),
+    // A self-improvement candidate also answers generated prompts it was not trained on.
+    contract: withSuite(domainSuite(o.contract, o.domain), selfSuite),
     makeEngine: o.makeEngine,
     taught: { suites: [...earlier, own], ownId: own.id, minRate: o.taughtMinRate },
     signal: o.signal,

@@ -17,7 +17,13 @@ import type { TaskDomain } from "../../../electron/core/contract/task-contract";
 import { TASK_DOMAINS } from "../../../electron/core/contract/task-contract";
 import { DEFAULT_SYSTEM_PROMPT } from "../../../common/prompts";
 import { type Sample, scoreSamples, selectTraining, type Selection } from "./score";
-import { assertDisjoint, selfImproveContract, selfImproveTasks, type SelfImproveTask } from "./tasks";
+import {
+  assertDisjoint,
+  selfImproveContract,
+  selfImproveSuite,
+  selfImproveTasks,
+  type SelfImproveTask,
+} from "./tasks";
 
 export interface SelfImproveOptions {
   /** K: answers sampled per prompt (default 4). */
@@ -39,6 +45,12 @@ export interface SelfImproveOptions {
   families?: string[];
   /** Also the prompts users asked (the export's SFT training lines of the domain). Default true. */
   userPrompts?: boolean;
+  /**
+   * Generated task prompts that are not sampled, judged by the gate beside the contract
+   * (candidate against live, tag `<domain>-self`): a candidate that learned its sampled prompts
+   * and got worse on the others of the same pools is rejected (default 16; 0: none).
+   */
+  suite?: number;
 }
 
 /** What the lineage records of self-generated data. */
@@ -70,6 +82,8 @@ export interface SelfImproveData {
   report: SelfImproveReport;
   /** The tasks as cases (what was sampled and judged). */
   tasks: Contract;
+  /** Unsampled generated tasks for the gate (`options.suite`), tagged `<domain>-self`; null for none. */
+  suite: Contract | null;
 }
 
 export const SELF_IMPROVE_DEFAULTS = {
@@ -78,7 +92,23 @@ export const SELF_IMPROVE_DEFAULTS = {
   minP: 0.1,
   prompts: 40,
   seed: 1,
+  suite: 16,
 } as const;
+
+/** The contract the gate of a self-improvement cycle runs: the domain's cases and the suite's. */
+export function withSuite(contract: Contract, suite: Contract | null): Contract {
+  if (!suite) return contract;
+  const ids = new Set(contract.cases.map((c) => c.id));
+  return {
+    ...contract,
+    cases: [...contract.cases, ...suite.cases.filter((c) => !ids.has(c.id))],
+    thresholds: {
+      ...contract.thresholds,
+      // The suite must not fall below live either (the contract's margin, else none).
+      maxRegression: contract.thresholds.maxRegression ?? 0,
+    },
+  };
+}
 
 const isTaskDomain = (d: string): d is TaskDomain => (TASK_DOMAINS as readonly string[]).includes(d);
 
@@ -144,6 +174,20 @@ export async function selfImproveData(o: {
     cases: [...generatedCases, ...userCases],
   };
   assertDisjoint(tasks, o.heldout);
+  const suiteSize = o.options.suite ?? SELF_IMPROVE_DEFAULTS.suite;
+  const drawn =
+    suiteSize > 0 ? selfImproveSuite(domain, generated, suiteSize, { families: o.options.families }) : null;
+  const suite = drawn
+    ? {
+        ...drawn,
+        cases: drawn.cases.map((c) => ({
+          ...c,
+          id: c.id.replace("-self-", "-selfsuite-"),
+          tags: [`${domain}-self`],
+        })),
+      }
+    : null;
+  if (suite) assertDisjoint(suite, o.heldout);
   log(
     `self-improve: ${generatedCases.length} generated and ${userCases.length} users' ${domain} prompts, ` +
       `${K} samples each at temperature ${temperature}`,
@@ -181,6 +225,7 @@ export async function selfImproveData(o: {
   return {
     selection,
     tasks,
+    suite,
     report: {
       samples: K,
       temperature,
