@@ -8,7 +8,7 @@
  * Each candidate is sent RUNS times; an answer is right when the router picks the specialist and
  * the answer passes checks built from the trained reference (the contract's own assertions):
  *   chat    plain text that mentions the reference's key words;
- *   coding  a code block in the reference's language that defines the reference's function;
+ *   coding  a code block in the reference's language holding the reference's code (whitespace aside);
  *   agent   a numbered plan with the reference's number of steps, covering its steps;
  *   ui      a valid GenUI document with the reference's component and its labels.
  * Writes bench/results/demo-suggestions.json (every candidate's rate) and
@@ -72,13 +72,15 @@ function assertionsFor(domain: Domain, reference: string): Assertion[] | null {
   }
   if (domain === "coding") {
     const fence = /```(\w+)\n([\s\S]*?)```/.exec(reference);
-    const defines = fence?.[2]?.split("\n").find((l) => /^(def |function |const \w+ = )/.test(l.trim()));
-    if (!fence || !defines) return null;
-    return [
-      routed,
-      { type: "codeBlock", language: fence[1]! },
-      { type: "contains", value: defines.trim().replace(/[:{]\s*$/, "") },
-    ];
+    if (!fence?.[2]?.trim()) return null;
+    // Right = the taught code itself (whitespace aside): a block that only defines the function
+    // (`def factorial(n): return s.upper()`) is wrong, and a suggestion must be answered right.
+    const code = fence[2]
+      .trim()
+      .split(/\s+/)
+      .map((t) => t.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"))
+      .join("\\s*");
+    return [routed, { type: "codeBlock", language: fence[1]! }, { type: "regex", pattern: code }];
   }
   if (domain === "agent") {
     const steps = reference.split("\n").filter((l) => /^\d+\. /.test(l));

@@ -8,8 +8,19 @@ import { fileURLToPath } from "node:url";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 
-/** What the bundles are built from (tests and dot folders aside, see newestMtime). */
-const SOURCES = ["electron", "native", "common", "renderer", "electron.vite.config.ts", "package.json"];
+/**
+ * What the bundles are built from (tests and dot folders aside, see newestMtime). The renderer
+ * bundles the demo's suggestions (resources/demo/suggestions.json): a new measurement must rebuild.
+ */
+const SOURCES = [
+  "electron",
+  "native",
+  "common",
+  "renderer",
+  "resources/demo/suggestions.json",
+  "electron.vite.config.ts",
+  "package.json",
+];
 
 /** What headless mode runs: the server, its engine and the UI it serves. */
 export const HEADLESS_BUILD = ["out/main/cli.js", "out/main/engine.js", "out/renderer/index.html"];
