@@ -20,6 +20,7 @@ import {
 } from "node-llama-cpp";
 import { chooseChatWrapper } from "./chat-wrapper";
 import { AdapterGroups } from "./adapter-groups";
+import { alignDecodes } from "./decode-barrier";
 import { Embedder } from "./embedder";
 import { EngineFailure } from "./engine-failure";
 import { toChatHistory } from "./history";
@@ -136,6 +137,8 @@ export class ModelSession {
     this.adapters = new LiveAdapters(context, info.path);
     this.slots = new KvSlots(context, chatWrapper, (slot) => this.save(slot));
     this.groups = new AdapterGroups(context.totalSequences);
+    // Concurrent generations' tokens in one batch (else they fall out of step: decode-barrier.ts).
+    if (context.totalSequences > 1) alignDecodes(context, () => this.slots.inUse);
     this.embedder = new Embedder(model, info.threads);
   }
 
