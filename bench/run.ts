@@ -52,6 +52,7 @@ const MODULES = [
   "ipc",
   "hops",
   "ttft",
+  "parallel",
   "cloud",
   "markdown-page",
   "hub-hostile",
@@ -95,6 +96,8 @@ for (const name of MODULES)
 // Long runs, on purpose only: native-build and ttft build llama.cpp (minutes each); compounding
 // trains and judges five cycles; self-improve samples, trains and judges a cycle per domain.
 const onPurpose = new Set(["native-build", "ttft", "compounding", "self-improve"]);
+// parallel builds llama-server as ttft does, then runs it beside the app.
+onPurpose.add("parallel");
 const names = positionals.length > 0 ? positionals : Object.keys(benches).filter((n) => !onPurpose.has(n));
 for (const name of names) {
   const bench = benches[name];

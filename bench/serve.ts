@@ -43,7 +43,7 @@ const tsxLoader = pathToFileURL(createRequire(import.meta.url).resolve("tsx")).h
 /** A server that is not listening by then counts as failed (a bench model loads in seconds). */
 const START_TIMEOUT_MS = 120_000;
 
-interface StartMode {
+export interface StartMode {
   name: string;
   /** Node arguments before the server's own. */
   entry: string[];
@@ -63,7 +63,7 @@ function ensureBuilt(): string {
   return join(root, "out", "main", "cli.js");
 }
 
-function startModes(before: string | undefined): StartMode[] {
+export function startModes(before: string | undefined): StartMode[] {
   const built = ensureBuilt();
   const modes: StartMode[] = [
     { name: "built (node out/main/cli.js)", entry: [built] },
@@ -80,8 +80,10 @@ function startModes(before: string | undefined): StartMode[] {
   return modes;
 }
 
-interface Server {
+export interface Server {
   url: string;
+  /** The server's process, leader of its group (its engine is in the group). */
+  pid: number | undefined;
   key: string;
   startedAt: number;
   listeningAt: number;
@@ -117,7 +119,7 @@ function groupAlive(pid: number): boolean {
   }
 }
 
-async function startServer(mode: StartMode, model: string, threads: number): Promise<Server> {
+export async function startServer(mode: StartMode, model: string, threads: number): Promise<Server> {
   const dataDir = mkdtempSync(join(tmpdir(), "macaron-bench-"));
   const startedAt = performance.now();
   const proc = spawn(
@@ -163,7 +165,7 @@ async function startServer(mode: StartMode, model: string, threads: number): Pro
       });
       void exited.then(() => fail(new Error(`${mode.name}: the server exited before listening`)));
     });
-    return { url: new URL(url).origin, key, startedAt, listeningAt: performance.now(), stop };
+    return { url: new URL(url).origin, pid: proc.pid, key, startedAt, listeningAt: performance.now(), stop };
   } catch (err) {
     await stop();
     throw err;
@@ -181,14 +183,14 @@ async function call<T>(s: Server, path: string, body?: unknown): Promise<T> {
 }
 
 /** The base model's id as the server lists it (its file name): adapters have a domain, auto is the router. */
-async function baseModelId(s: Server): Promise<string> {
+export async function baseModelId(s: Server): Promise<string> {
   const { data } = await call<{ data: { id: string; domain?: string }[] }>(s, "/v1/models");
   const base = data.find((m) => m.id !== "auto" && m.domain === undefined);
   if (!base) throw new Error(`/v1/models lists no base model: ${JSON.stringify(data)}`);
   return base.id;
 }
 
-async function engineSettings(s: Server): Promise<EngineSettings> {
+export async function engineSettings(s: Server): Promise<EngineSettings> {
   const status = await call<{ ok: boolean; value?: { settings?: EngineSettings | null } }>(
     s,
     "/api/call/models.status",

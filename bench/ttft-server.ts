@@ -11,6 +11,7 @@ import { z } from "zod";
 
 export interface LlamaServer {
   url: string;
+  pid: number | undefined;
   /** Kills the server and waits for it to exit (safe to call twice). */
   stop(): Promise<void>;
 }
@@ -19,8 +20,11 @@ export interface ServerSettings {
   binary: string;
   model: string;
   threads: number;
+  /** Total KV cells (split among the slots: --no-kv-unified). */
   contextSize: number;
   batchSize: number;
+  /** Slots (--parallel); default 1, as node-llama-cpp's one-sequence context. */
+  parallel?: number;
 }
 
 /** The command line: every setting that changes speed is given, not left to llama-server's defaults. */
@@ -30,8 +34,9 @@ export function serverArgs(s: ServerSettings, port: number): string[] {
     ["--host", "127.0.0.1", "--port", String(port)],
     ["-t", String(s.threads), "-tb", String(s.threads)],
     ["-c", String(s.contextSize), "-b", String(s.batchSize), "-ub", String(s.batchSize)],
-    // node-llama-cpp's context: flash attention off (the bench passes false), one sequence.
-    ["-fa", "off", "-np", "1", "--no-kv-unified"],
+    // node-llama-cpp's context: flash attention off (the bench passes false), one sequence
+    // (bench/parallel.ts: as many as the app's context, each with its own KV cells).
+    ["-fa", "off", "-np", String(s.parallel ?? 1), "--no-kv-unified"],
     // Cold prompt every request: no RAM prompt cache (requests also say cache_prompt: false).
     ["--cache-ram", "0"],
     ["--fit", "off", "--no-webui"],
@@ -80,6 +85,7 @@ export async function startLlamaServer(settings: ServerSettings, timeoutMs = 120
   child.once("exit", (code, signal) => (state.exited = `llama-server exited (${signal ?? code})`));
   const server: LlamaServer = {
     url: `http://127.0.0.1:${port}`,
+    pid: child.pid,
     stop: async () => {
       running.delete(server);
       await kill(child);

@@ -1,0 +1,274 @@
+/**
+ * Issue 28: parallel clients through the app's /v1 against llama.cpp's own llama-server built
+ * from the same bundle (bench/ttft-build.ts), both driven by the official `openai` client with
+ * the same requests: c concurrent clients (default 1, 2, 4, 8) each stream one chat completion
+ * of `--tokens` tokens per round (greedy; a different question per client), rounds interleaved
+ * app / llama-server, the first side alternating. llama-server gets the app engine's settings
+ * as the app reports them (per-sequence context, batch, flash attention off, threads) and as
+ * many slots as the app's context has sequences (`--parallel`, each slot its own KV cells: the
+ * same KV capacity). Per client count and side: total tokens/s (all clients' completion tokens
+ * over the round's wall time), p50/p95 request latency, median time to first token; the
+ * resident memory of the app's engine and of llama-server once loaded (idle) and after the runs.
+ *
+ *   npm run bench -- parallel [--size bench] [--tokens 64] [--clients 1,2,4,8] [--runs 3] [--threads 1]
+ *                             [--sequences 4]
+ *
+ * `--sequences`: the app engine's sequences (MACARON_ENGINE_SEQUENCES; the app's default is 4)
+ * and llama-server's slots.
+ *
+ * Writes bench/results/parallel.json.
+ */
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { parseArgs } from "node:util";
+import OpenAI from "openai";
+import { DEFAULT_SEQUENCES } from "../native/engine/model-session";
+import { writeFixtures } from "../native/gguf/fixtures";
+import { isTinyModelSize } from "../native/gguf/tiny-model";
+import { baseModelId, engineSettings, startModes, startServer, type Server } from "./serve";
+import type { EngineSettings } from "./serve-direct";
+import { median, percentile, report, type BenchRow } from "./stats";
+import { ensureLlamaServer } from "./ttft-build";
+import { running, startLlamaServer, type LlamaServer } from "./ttft-server";
+
+type Side = "app" | "llama-server";
+
+interface Target {
+  side: Side;
+  client: OpenAI;
+  model: string;
+}
+
+interface Request {
+  ms: number;
+  ttftMs: number;
+  tokens: number;
+}
+
+interface Round {
+  wallMs: number;
+  requests: Request[];
+}
+
+const QUESTIONS = [
+  "Write a short poem about the sea.",
+  "Tell me a story about a cat.",
+  "Explain how a bicycle works.",
+  "Describe a walk in the mountains.",
+  "What makes bread rise?",
+  "Write a letter to a friend.",
+  "Describe the city at night.",
+  "Why is the sky blue?",
+];
+
+/** One streamed chat completion; tokens from the usage chunk, else one per content chunk. */
+async function request(target: Target, question: string, maxTokens: number): Promise<Request> {
+  const started = performance.now();
+  const stream = await target.client.chat.completions.create({
+    model: target.model,
+    messages: [{ role: "user", content: question }],
+    max_tokens: maxTokens,
+    temperature: 0,
+    stream: true,
+    stream_options: { include_usage: true },
+  });
+  let ttftMs = NaN;
+  let chunks = 0;
+  let usage: number | null = null;
+  for await (const chunk of stream) {
+    if (chunk.choices.some((c) => c.delta?.content)) {
+      if (Number.isNaN(ttftMs)) ttftMs = performance.now() - started;
+      chunks++;
+    }
+    if (chunk.usage) usage = chunk.usage.completion_tokens;
+  }
+  return { ms: performance.now() - started, ttftMs, tokens: usage ?? chunks };
+}
+
+/** `clients` requests at once, each with its own question. */
+async function round(target: Target, clients: number, maxTokens: number): Promise<Round> {
+  const started = performance.now();
+  const requests = await Promise.all(
+    Array.from({ length: clients }, (_, i) => request(target, QUESTIONS[i % QUESTIONS.length]!, maxTokens)),
+  );
+  return { wallMs: performance.now() - started, requests };
+}
+
+/** Resident memory (MiB) of the processes in `pid`'s process group, by pid. */
+function groupRss(pid: number | undefined): Map<number, number> {
+  const out = new Map<number, number>();
+  if (pid === undefined) return out;
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      // Fields after the command's closing parenthesis: state, ppid, pgrp, …
+      const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
+      const pgrp = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[2]);
+      if (pgrp !== pid) continue;
+      const kb = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${entry}/status`, "utf8"))?.[1];
+      if (kb) out.set(Number(entry), Number(kb) / 1024);
+    } catch {
+      // The process ended meanwhile.
+    }
+  }
+  return out;
+}
+
+/** The app engine's RSS: the largest process of the server's group other than the server itself. */
+function appEngineRss(server: Server): number {
+  const rss = groupRss(server.pid);
+  rss.delete(server.pid!);
+  return Math.max(0, ...rss.values());
+}
+
+/** A process's own RSS (MiB): llama-server is one process. */
+function rssOf(pid: number | undefined): number {
+  if (pid === undefined) return NaN;
+  const kb = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1];
+  return kb ? Number(kb) / 1024 : NaN;
+}
+
+export interface ParallelOptions {
+  size: string;
+  tokens: number;
+  clients: number[];
+  runs: number;
+  threads: number;
+  sequences: number;
+}
+
+export function parseParallelArgs(argv: string[]): ParallelOptions {
+  const { values } = parseArgs({
+    args: argv,
+    strict: true,
+    options: {
+      size: { type: "string", default: "bench" },
+      tokens: { type: "string", default: "64" },
+      clients: { type: "string", default: "1,2,4,8" },
+      runs: { type: "string", default: "3" },
+      threads: { type: "string", default: "1" },
+      sequences: { type: "string", default: String(DEFAULT_SEQUENCES) },
+    },
+  });
+  if (!isTinyModelSize(values.size)) throw new Error(`--size ${values.size}: tiny, small or bench`);
+  const clients = values.clients.split(",").map(Number);
+  const positive = (n: number) => Number.isInteger(n) && n > 0;
+  if (!clients.every(positive))
+    throw new Error(`--clients ${values.clients}: positive integers, comma-separated`);
+  const options = {
+    size: values.size,
+    tokens: Number(values.tokens),
+    clients,
+    runs: Number(values.runs),
+    threads: Number(values.threads),
+    sequences: Number(values.sequences),
+  };
+  if (![options.tokens, options.runs, options.threads, options.sequences].every(positive))
+    throw new Error("--tokens, --runs, --threads and --sequences take positive integers");
+  return options;
+}
+
+/** Rows per client count: each side's numbers, then the app's over llama-server's. */
+export function summarize(results: Map<number, Record<Side, Round[]>>): BenchRow[] {
+  const rows: BenchRow[] = [];
+  for (const [clients, sides] of results) {
+    const of = (side: Side) => {
+      const rounds = sides[side];
+      const requests = rounds.flatMap((r) => r.requests);
+      const tokens = (r: Round) => r.requests.reduce((sum, q) => sum + q.tokens, 0);
+      return {
+        tokPerS: median(rounds.map((r) => (tokens(r) / r.wallMs) * 1000)),
+        p50Ms: median(requests.map((q) => q.ms)),
+        p95Ms: percentile(
+          requests.map((q) => q.ms),
+          95,
+        ),
+        ttftMs: median(requests.map((q) => q.ttftMs)),
+        tokensPerRequest: median(requests.map((q) => q.tokens)),
+      };
+    };
+    const app = of("app");
+    const server = of("llama-server");
+    rows.push(
+      { name: `${clients} clients, app /v1`, ...app },
+      { name: `${clients} clients, llama-server`, ...server },
+      {
+        name: `${clients} clients, app / llama-server`,
+        tokPerS: app.tokPerS / server.tokPerS,
+        p50Ms: app.p50Ms / server.p50Ms,
+        p95Ms: app.p95Ms / server.p95Ms,
+        ttftMs: app.ttftMs / server.ttftMs,
+        tokensPerRequest: null,
+      },
+    );
+  }
+  return rows;
+}
+
+export async function benchParallel(options: ParallelOptions): Promise<void> {
+  const dir = mkdtempSync(join(tmpdir(), "macaron-bench-parallel-"));
+  let app: Server | null = null;
+  let llama: LlamaServer | null = null;
+  try {
+    const { basePath: model } = await writeFixtures(dir, { size: options.size as "bench" });
+    const built = await ensureLlamaServer();
+    // The server's engine inherits it (native/engine/model-session.ts, defaultSequences).
+    process.env.MACARON_ENGINE_SEQUENCES = String(options.sequences);
+    app = await startServer(startModes(undefined)[0]!, model, options.threads);
+    const settings: EngineSettings = await engineSettings(app);
+    llama = await startLlamaServer({
+      binary: built.binary,
+      model,
+      threads: options.threads,
+      contextSize: settings.contextSize * settings.sequences,
+      batchSize: settings.batchSize,
+      parallel: settings.sequences,
+    });
+    const targets: Record<Side, Target> = {
+      app: { side: "app", client: new OpenAI({ baseURL: `${app.url}/v1`, apiKey: app.key }), model: "" },
+      "llama-server": {
+        side: "llama-server",
+        client: new OpenAI({ baseURL: `${llama.url}/v1`, apiKey: "none" }),
+        model: "bench",
+      },
+    };
+    targets.app.model = await baseModelId(app);
+    const idle = { app: appEngineRss(app), "llama-server": rssOf(llama.pid) };
+    // Uncounted warm-up on each side.
+    for (const side of ["app", "llama-server"] as const) await round(targets[side], 1, 8);
+    const results = new Map<number, Record<Side, Round[]>>();
+    let turn = 0;
+    for (const clients of options.clients) {
+      const got: Record<Side, Round[]> = { app: [], "llama-server": [] };
+      for (let r = 0; r < options.runs; r++) {
+        // Interleaved, the first side alternating: neither always runs on a cooler machine.
+        const order: Side[] = turn++ % 2 === 0 ? ["app", "llama-server"] : ["llama-server", "app"];
+        for (const side of order) got[side].push(await round(targets[side], clients, options.tokens));
+      }
+      results.set(clients, got);
+      console.error(`parallel: ${clients} clients done`);
+    }
+    const after = { app: appEngineRss(app), "llama-server": rssOf(llama.pid) };
+    const rows = summarize(results);
+    rows.push(
+      { name: "RSS idle, MiB (app engine / llama-server)", app: idle.app, llamaServer: idle["llama-server"] },
+      { name: "RSS after the runs, MiB", app: after.app, llamaServer: after["llama-server"] },
+    );
+    report("parallel", rows, {
+      ...options,
+      engineSettings: settings,
+      llamaServer: { commit: built.commit, parallel: settings.sequences },
+      rss: { idle, after },
+    });
+  } finally {
+    await app?.stop();
+    await llama?.stop();
+    await Promise.all([...running].map((s) => s.stop()));
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+export async function main(argv: string[]): Promise<void> {
+  await benchParallel(parseParallelArgs(argv));
+}
