@@ -25,6 +25,7 @@ import {
   runTrainer,
   trainerLogits,
 } from "../../testing/cloud/trainer/trainer-process";
+import { chatTokens, PARITY_PROMPT_LENGTH, PARITY_TOKENS } from "../../testing/trainer/chat-tokens";
 
 /**
  * The trainer's forward pass equals llama.cpp's: for the same tokens, the trainer's
@@ -41,25 +42,8 @@ const TOLERANCE = 5e-4;
 // set-up builds it by default), so the bound holds for both.
 const F16_TOLERANCE = 1e-1;
 const V = vocabularySize();
-const IM_START = 256;
-const IM_END = 257;
-
-/** A ChatML turn as byte tokens with the control tokens: what training data looks like. */
-function chatTokens(user: string, answer: string): number[] {
-  const bytes = (s: string) => [...Buffer.from(s, "utf8")];
-  return [
-    IM_START,
-    ...bytes("user\n" + user),
-    IM_END,
-    ...bytes("\n"),
-    IM_START,
-    ...bytes("assistant\n" + answer),
-    IM_END,
-  ];
-}
-
-const TOKENS = chatTokens("Hi there, what is 2+2?", "It is 4.");
-const PROMPT_LENGTH = chatTokens("Hi there, what is 2+2?", "").length - 1;
+const TOKENS = PARITY_TOKENS;
+const PROMPT_LENGTH = PARITY_PROMPT_LENGTH;
 
 let dir: string;
 let llama: Llama;

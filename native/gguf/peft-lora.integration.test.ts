@@ -25,6 +25,7 @@ import { convertPeftToFile, permuteRows } from "./peft-lora";
 import { tinyModelSpec, vocabularySize } from "./tiny-model";
 import { qwenVocabularySize, tinyQwenSpec } from "./tiny-qwen";
 import { writeGguf, type GgufWriteSpec } from "./writer";
+import { chatTokens, PARITY_PROMPT_LENGTH, PARITY_TOKENS } from "../../testing/trainer/chat-tokens";
 
 /**
  * PEFT round trip, CI-sized: the trainer trains a LoRA on a tiny base and writes it both as its
@@ -37,23 +38,8 @@ import { writeGguf, type GgufWriteSpec } from "./writer";
  */
 
 const TOLERANCE = 5e-4;
-const IM_START = 256;
-const IM_END = 257;
-
-function chatTokens(user: string, answer: string): number[] {
-  const bytes = (s: string) => [...Buffer.from(s, "utf8")];
-  return [
-    IM_START,
-    ...bytes("user\n" + user),
-    IM_END,
-    ...bytes("\n"),
-    IM_START,
-    ...bytes("assistant\n" + answer),
-    IM_END,
-  ];
-}
-const TOKENS = chatTokens("Hi there, what is 2+2?", "It is 4.");
-const PROMPT_LENGTH = chatTokens("Hi there, what is 2+2?", "").length - 1;
+const TOKENS = PARITY_TOKENS;
+const PROMPT_LENGTH = PARITY_PROMPT_LENGTH;
 
 type Arch = "llama" | "qwen3" | "qwen3moe";
 const SPECS: Record<Arch, () => GgufWriteSpec> = {
