@@ -1,7 +1,7 @@
 /**
  * The adapter manifest, the one schema of it: the file that travels beside an adapter
  * (`<name>.json`). The app reads it when it installs an adapter (electron/core/adapters), the
- * fixture writer (native/gguf/fixtures.ts) and the trainer (cloud/training/adapter-manifest.ts)
+ * fixture writer (native/gguf/fixtures.ts) and the trainer (cloud/training/trained-manifest.ts)
  * write it. Everything but id/name/domain/version is optional so that hand-written manifests
  * work; what is missing gets a default. The writers write every field (AdapterManifest).
  */

@@ -14,7 +14,7 @@ import { copyFile, mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promi
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
-import { type TrainedAdapterManifest, writeManifest } from "../cloud/training/adapter-manifest";
+import { type TrainedAdapterManifest, writeManifest } from "../cloud/training/trained-manifest";
 import { demoAdapter } from "../native/gguf/adapters";
 import { demoBaseInitSpec } from "../native/gguf/demo-base";
 import { DEMO_TOOL_CALL_FORMATS } from "../native/gguf/demo-files";

@@ -5,7 +5,7 @@
 export { trainAdapter, type TrainOptions, type TrainProgress, type TrainResult } from "./train";
 export { nextVersion } from "./train-checks";
 export { TrainError, type TrainErrorCode } from "./train-error";
-export type { TrainedAdapterManifest, TrainerReport, TrainingLineage } from "./adapter-manifest";
+export type { TrainedAdapterManifest, TrainerReport, TrainingLineage } from "./trained-manifest";
 export type { DatasetStats, MaxLengthPolicy, TrainMethod } from "./tokenize-dataset";
 export type { TrainerEvent } from "./python-trainer";
 export { progressPrinter } from "./progress-printer";

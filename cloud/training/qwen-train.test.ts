@@ -14,7 +14,7 @@ import { ModelSession } from "../../native/engine/model-session";
 import { assertAdapterFits, readGguf } from "../../native/gguf/reader";
 import { QWEN_ARCHITECTURES, tinyQwenSpec, type QwenArchitecture } from "../../native/gguf/tiny-qwen";
 import { writeGguf } from "../../native/gguf/writer";
-import type { TrainedAdapterManifest } from "./adapter-manifest";
+import type { TrainedAdapterManifest } from "./trained-manifest";
 import { runTrainCli } from "../../testing/cloud/training/cli-process";
 import { sftLines, writeJsonl } from "../../testing/cloud/training/test-data";
 

@@ -14,7 +14,7 @@ import { tempDir } from "../../testing/core/temp-dir";
 import { startServer, type RunningServer } from "../../electron/server/start";
 import { readJson } from "../../testing/server/test-core";
 import { sha256File } from "../../common/hashing";
-import type { TrainedAdapterManifest } from "./adapter-manifest";
+import type { TrainedAdapterManifest } from "./trained-manifest";
 import { runTrainCli } from "../../testing/cloud/training/cli-process";
 import { sftLines, writeJsonl, writeTinyBase } from "../../testing/cloud/training/test-data";
 import { trainAdapter } from "./train";

@@ -17,7 +17,7 @@ import {
   writeManifest,
   type TrainedAdapterManifest,
   type TrainerReport,
-} from "./adapter-manifest";
+} from "./trained-manifest";
 import { readDatasetFile } from "./dataset-file";
 import { locatePython, probeTorch, runTrainer, type TrainerEvent } from "./python-trainer";
 import {

@@ -156,6 +156,8 @@ export async function startServices(
   const conversations = new ConversationStore(db);
   const messages = new MessageStore(db);
   const settings = new SettingsStore(db);
+  // Model files by sha256 (turn records, load settings, embedding caches).
+  const fingerprint = new ModelFingerprint(settings);
   const interrupted = messages.markStreamingInterrupted();
   if (interrupted > 0)
     log(`${interrupted} answer(s) were cut off by the last shutdown; marked interrupted`, null);
@@ -182,65 +184,23 @@ export async function startServices(
   const systemPrompt = parts.systemPrompt ?? DEFAULT_SYSTEM_PROMPT;
   const appSettings = new AppSettingsService(settings);
   const kvPolicy = () => appSettings.get().kvPolicy;
-  const fingerprint = new ModelFingerprint(settings);
   // Embeddings are cached per model: by its sha256 once known, by its path until then.
   const modelKey = (): string => {
     const path = engine.loaded?.path;
     return path ? (fingerprint.knownSha256(path) ?? path) : "no-model";
   };
-  const registry = new AdapterRegistry({
-    store: new AdapterStore(db),
-    dataDir: parts.dataDir,
-    events,
-    basePath: () => engine.loaded?.path ?? null,
-    log,
-  });
   // The router and memory retrieval both embed the user's text of a turn: once, shared.
   const queryEmbeddings = new QueryEmbeddings((texts) => engine.embed(texts), modelKey);
-  const router = new AdapterRouter({
-    embed: (texts) => engine.embed(texts),
-    embedQuery: (text) => queryEmbeddings.get(text),
-    modelKey,
-    store: new SqliteRouterStore(db),
-  });
-  const routing = new AdapterRouting({ registry, router, log });
-  // Versions, the evaluation gate and releases; the gate generates at background priority.
-  const releaseStore = new ReleaseStore(db);
-  const contract = parts.contract ?? gateContract();
-  // The gate's code sandbox, started the way this process starts Node helpers (Electron: a
-  // utility process); without a starter, the process-wide one (child_process.fork).
-  const sandbox = parts.startNodeChild
-    ? new CodeSandbox({}, resolveSandboxEntry(), parts.startNodeChild)
-    : undefined;
-  // Prompts, router, catalog and the contract in force: one version for turns and releases.
-  const harness = harnessVersion(
-    parts.appVersion ?? packageJson.version,
-    harnessParts(systemPrompt, contractLabel(contract)),
-  );
-  const releases = new AdapterReleases({
-    store: releaseStore,
-    adaptersDir: registry.dir,
+  const { registry, router, routing, releases, updates, sandbox, harness } = await startAdapterServices({
+    db,
+    parts,
+    engine,
     events,
-    basePath: () => engine.loaded?.path ?? null,
-    baseSha256: () => {
-      const path = engine.loaded?.path;
-      return path ? fingerprint.knownSha256(path) : null;
-    },
-    harnessVersion: harness,
-    contractVersion: contractLabel(contract),
-    evaluate: gateEvaluator({ registry, router, engine, contract, systemPrompt, log, sandbox }),
-    log,
-    beforeCommit: parts.releaseBeforeCommit,
-  });
-  await releases.start();
-  const updates = new AdapterUpdates({
-    releases,
-    store: releaseStore,
     settings,
-    events,
-    adaptersDir: registry.dir,
-    fixedRegistryUrl: parts.registryUrl,
-    initialDelayMs: parts.updatesInitialDelayMs,
+    fingerprint,
+    modelKey,
+    queryEmbeddings,
+    systemPrompt,
     log,
   });
   // Installs and removals change the live set: record versions and the release at once.
@@ -260,6 +220,13 @@ export async function startServices(
     generateInBackground: (history, options, signal) => engine.generateInBackground(history, options, signal),
     log,
   });
+  // GenUI: UI-mode turns (the "ui" adapter leads, or the user asked) and component interactions.
+  const genuiStore = new GenuiStore(db);
+  const genuiTurns = new GenuiTurns({
+    store: genuiStore,
+    isUiAdapter: (id) => registry.get(id)?.domain === "ui",
+  });
+  const { toolCatalog, mcpHub } = startToolServices({ db, parts, memory, genuiStore, events, log });
   // Feedback: captured whatever the consent (local), uploaded only with consent and an endpoint.
   const sharing = new FeedbackSharing({
     db,
@@ -270,29 +237,6 @@ export async function startServices(
     // A trajectory carries the called tools' definitions as the Agent was given them.
     toolsFor: toolDefinitionsFrom(() => toolCatalog.tools()),
   });
-  // GenUI: UI-mode turns (the "ui" adapter leads, or the user asked) and component interactions.
-  const genuiStore = new GenuiStore(db);
-  const genuiTurns = new GenuiTurns({
-    store: genuiStore,
-    isUiAdapter: (id) => registry.get(id)?.domain === "ui",
-  });
-  // The Agent's tools: the app's own (built-in) and, through the catalog, the MCP servers'.
-  const toolSwitches = new ToolSwitches(parts.dataDir, log);
-  const toolCatalog = new ToolCatalog(toolSwitches, [
-    new BuiltinTools({ search: new ConversationSearch(db), memory, genui: genuiStore }),
-  ]);
-  // MCP servers start only once the user added them (mcp.json) or the command line gave them.
-  const mcpHub = new McpHub({
-    dataDir: parts.dataDir,
-    switches: toolSwitches,
-    emit: (payload) => events.emit("mcp.changed", payload),
-    log,
-    sessionServers: parts.mcpServers,
-    callTimeoutMs: parts.mcpCallTimeoutMs,
-    clientVersion: parts.appVersion ?? packageJson.version,
-  });
-  toolCatalog.addSource(mcpHub);
-  mcpHub.start();
   const agent = new AgentTurns({
     db,
     tools: toolCatalog,
@@ -303,32 +247,7 @@ export async function startServices(
   const stoppedSteps = agent.stopLeftovers();
   if (stoppedSteps > 0)
     log(`${stoppedSteps} tool call(s) were cut off by the last shutdown; marked stopped`, null);
-  // What follows from a turn, in this order: memories, the router, implicit feedback.
-  const afterTurn: AfterTurn[] = [
-    {
-      // After chat.done, never before it; the engine queue runs it when nothing else waits.
-      answered: (turn) => {
-        if (turn.kind !== "send" || turn.message.status !== "complete") return;
-        // No facts are proposed after a regenerate: the first answer to this message did that.
-        memory.proposeAfterAnswer({
-          conversationId: turn.conversationId,
-          userMessageId: turn.userMessageId,
-          userText: turn.userText,
-          prompt: turn.prompt,
-          answer: turn.message.content,
-          adapters: turn.adapters,
-          kvPolicy: turn.kvPolicy,
-        });
-      },
-    },
-    {
-      // "Answer again with Coding": the user says which adapter this text should have had.
-      committed: (turn) => {
-        if (turn.pinned !== null) routing.recordOverride(turn.userText, turn.pinned);
-      },
-    },
-    feedbackAfterTurn({ sharing, messages, log }),
-  ];
+  const afterTurn = turnFollowUps({ memory, routing, sharing, messages, log });
   const pipeline = new TurnPipeline({
     db,
     conversations,
@@ -546,4 +465,150 @@ export async function startServices(
       return closing;
     },
   };
+}
+
+/** What the adapter services are built from (startServices' own values). */
+interface AdapterServiceDeps {
+  db: Database;
+  parts: ServiceParts;
+  engine: EngineQueue;
+  events: EventBus;
+  settings: SettingsStore;
+  fingerprint: ModelFingerprint;
+  modelKey: () => string;
+  queryEmbeddings: QueryEmbeddings;
+  systemPrompt: string;
+  log: Log;
+}
+
+/**
+ * The adapters: installed files (registry), the router that picks them per turn, versions, the
+ * evaluation gate and releases (started: the live set is recorded), and the update checks (not
+ * started yet: startServices starts them last).
+ */
+async function startAdapterServices(deps: AdapterServiceDeps) {
+  const { db, parts, engine, events, settings, fingerprint, modelKey, queryEmbeddings, systemPrompt, log } =
+    deps;
+  const registry = new AdapterRegistry({
+    store: new AdapterStore(db),
+    dataDir: parts.dataDir,
+    events,
+    basePath: () => engine.loaded?.path ?? null,
+    log,
+  });
+  const router = new AdapterRouter({
+    embed: (texts) => engine.embed(texts),
+    embedQuery: (text) => queryEmbeddings.get(text),
+    modelKey,
+    store: new SqliteRouterStore(db),
+  });
+  const routing = new AdapterRouting({ registry, router, log });
+  // Versions, the evaluation gate and releases; the gate generates at background priority.
+  const releaseStore = new ReleaseStore(db);
+  const contract = parts.contract ?? gateContract();
+  // The gate's code sandbox, started the way this process starts Node helpers (Electron: a
+  // utility process); without a starter, the process-wide one (child_process.fork).
+  const sandbox = parts.startNodeChild
+    ? new CodeSandbox({}, resolveSandboxEntry(), parts.startNodeChild)
+    : undefined;
+  // Prompts, router, catalog and the contract in force: one version for turns and releases.
+  const harness = harnessVersion(
+    parts.appVersion ?? packageJson.version,
+    harnessParts(systemPrompt, contractLabel(contract)),
+  );
+  const releases = new AdapterReleases({
+    store: releaseStore,
+    adaptersDir: registry.dir,
+    events,
+    basePath: () => engine.loaded?.path ?? null,
+    baseSha256: () => {
+      const path = engine.loaded?.path;
+      return path ? fingerprint.knownSha256(path) : null;
+    },
+    harnessVersion: harness,
+    contractVersion: contractLabel(contract),
+    evaluate: gateEvaluator({ registry, router, engine, contract, systemPrompt, log, sandbox }),
+    log,
+    beforeCommit: parts.releaseBeforeCommit,
+  });
+  await releases.start();
+  const updates = new AdapterUpdates({
+    releases,
+    store: releaseStore,
+    settings,
+    events,
+    adaptersDir: registry.dir,
+    fixedRegistryUrl: parts.registryUrl,
+    initialDelayMs: parts.updatesInitialDelayMs,
+    log,
+  });
+  return { registry, router, routing, releases, updates, sandbox, harness };
+}
+
+/**
+ * The Agent's tools: the app's own (built-in) and, through the catalog, the MCP servers' (those
+ * the user added and those of this run's command line, started now).
+ */
+function startToolServices(deps: {
+  db: Database;
+  parts: ServiceParts;
+  memory: MemoryService;
+  genuiStore: GenuiStore;
+  events: EventBus;
+  log: Log;
+}) {
+  const { db, parts, memory, genuiStore, events, log } = deps;
+  const toolSwitches = new ToolSwitches(parts.dataDir, log);
+  const toolCatalog = new ToolCatalog(toolSwitches, [
+    new BuiltinTools({ search: new ConversationSearch(db), memory, genui: genuiStore }),
+  ]);
+  // MCP servers start only once the user added them (mcp.json) or the command line gave them.
+  const mcpHub = new McpHub({
+    dataDir: parts.dataDir,
+    switches: toolSwitches,
+    emit: (payload) => events.emit("mcp.changed", payload),
+    log,
+    sessionServers: parts.mcpServers,
+    callTimeoutMs: parts.mcpCallTimeoutMs,
+    clientVersion: parts.appVersion ?? packageJson.version,
+  });
+  toolCatalog.addSource(mcpHub);
+  mcpHub.start();
+  return { toolCatalog, mcpHub };
+}
+
+/** What follows from a turn, in this order: memories, the router, implicit feedback. */
+function turnFollowUps(deps: {
+  memory: MemoryService;
+  routing: AdapterRouting;
+  sharing: FeedbackSharing;
+  messages: MessageStore;
+  log: Log;
+}): AfterTurn[] {
+  const { memory, routing, sharing, messages, log } = deps;
+  return [
+    {
+      // After chat.done, never before it; the engine queue runs it when nothing else waits.
+      answered: (turn) => {
+        if (turn.kind !== "send" || turn.message.status !== "complete") return;
+        // No facts are proposed after a regenerate: the first answer to this message did that.
+        memory.proposeAfterAnswer({
+          conversationId: turn.conversationId,
+          userMessageId: turn.userMessageId,
+          userText: turn.userText,
+          prompt: turn.prompt,
+          answer: turn.message.content,
+          adapters: turn.adapters,
+          kvPolicy: turn.kvPolicy,
+        });
+      },
+    },
+    {
+      // "Answer again with Coding": the user says which adapter this text should have had.
+      committed: (turn) => {
+        if (turn.pinned !== null) routing.recordOverride(turn.userText, turn.pinned);
+      },
+    },
+    feedbackAfterTurn({ sharing, messages, log }),
+  ];
 }

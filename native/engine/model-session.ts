@@ -54,6 +54,7 @@ import type {
   ToolCallOut,
 } from "../../common/engine-protocol";
 import { holdToken, tokenDelayMs } from "./token-delay";
+import { grammarProblem, optionConflicts } from "../../common/generate-rules";
 
 /** Set for tests that act on a running answer (token-delay.ts); 0 otherwise. */
 const TOKEN_DELAY_MS = tokenDelayMs();
@@ -566,10 +567,8 @@ export class ModelSession {
    * jsonSchema together with tools or each other (one generation has one grammar).
    */
   private async grammarFor(options: GenerateOptions, tools: boolean): Promise<LlamaGrammar | undefined> {
-    if (options.json && options.jsonSchema)
-      throw new EngineFailure("invalid_request", "json and jsonSchema cannot be used together: pass one.");
-    if (options.json && tools)
-      throw new EngineFailure("invalid_request", "json and tools cannot be used together: pass one.");
+    const conflict = grammarProblem({ ...options, tools: tools ? options.tools : undefined });
+    if (conflict) throw new EngineFailure("invalid_request", conflict.message);
     if (options.json) return this.model.llama.getGrammarFor("json");
     if (!options.jsonSchema) return undefined;
     const problem = grammarSchemaProblem(options.jsonSchema as Record<string, unknown>, "jsonSchema");
@@ -623,10 +622,8 @@ export class ModelSession {
    */
   private toolSetup(options: GenerateOptions): ToolSetup | null {
     if (!options.tools || options.tools.length === 0) return null;
-    if (options.jsonSchema)
-      throw new ToolRequestError("tools and jsonSchema cannot be used together: pass one or the other.");
-    if (options.json)
-      throw new ToolRequestError("tools and json cannot be used together: pass one or the other.");
+    const conflict = optionConflicts(options)[0];
+    if (conflict) throw new ToolRequestError(conflict.message);
     const functions = toFunctions(options.tools, options.toolChoice);
     const wrapper = toolChatWrapper(this.chatWrapper, {
       format: options.toolFormat,

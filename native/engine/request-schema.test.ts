@@ -142,7 +142,7 @@ describe("parseEngineRequest", () => {
       expect(message({ tools: [{ name: "t", parameters: [] }] })).toMatch(/parameters/);
       expect(message({ tools: [timer, timer] })).toMatch(/two tools are named "set_timer"/);
       expect(message({ tools: [timer], toolChoice: { name: "open_file" } })).toMatch(
-        /toolChoice: names "open_file", which is not among the tools/,
+        /toolChoice names "open_file", which is not among the tools/,
       );
       expect(message({ toolChoice: "required" })).toMatch(/needs tools/);
       expect(message({ tools: [timer], jsonSchema: { type: "object" } })).toMatch(/cannot be used together/);

@@ -2,6 +2,7 @@ import { isAbsolute } from "node:path";
 import { z } from "zod";
 import { ToolCallFormatSchema } from "../../common/adapter-manifest";
 import type { EngineRequest } from "../../common/engine-protocol";
+import { optionConflicts } from "../../common/generate-rules";
 import { grammarSchemaProblem, toGrammarSchema, ToolRequestError } from "./tool-schema";
 
 /** OpenAI's rule for function names; node-llama-cpp's name grammar needs no spaces either. */
@@ -121,41 +122,10 @@ const GenerateOptionsSchema = z
   // (request-schema.test.ts sends every field of the interface).
   .strict();
 
-/** What the tool options mean together (each field alone is checked above). */
+/** What the options mean together (each field alone is checked above): common/generate-rules.ts. */
 const GenerateOptionsChecked = GenerateOptionsSchema.superRefine((options, ctx) => {
-  const tools = options.tools ?? [];
-  const names = tools.map((t) => t.name);
-  const duplicate = names.find((name, i) => names.indexOf(name) !== i);
-  if (duplicate !== undefined)
-    ctx.addIssue({ code: "custom", message: `two tools are named "${duplicate}"`, path: ["tools"] });
-  if (tools.length > 0 && options.jsonSchema)
-    ctx.addIssue({
-      code: "custom",
-      message: "tools and jsonSchema cannot be used together",
-      path: ["tools"],
-    });
-  // Each is a grammar on the answer, and a generation has one grammar.
-  if (options.json && options.jsonSchema)
-    ctx.addIssue({
-      code: "custom",
-      message: "json and jsonSchema cannot be used together",
-      path: ["json"],
-    });
-  if (options.json && tools.length > 0)
-    ctx.addIssue({ code: "custom", message: "json and tools cannot be used together", path: ["json"] });
-  const choice = options.toolChoice;
-  if (choice !== undefined && choice !== "auto" && tools.length === 0)
-    ctx.addIssue({
-      code: "custom",
-      message: "a required or named tool choice needs tools",
-      path: ["toolChoice"],
-    });
-  if (typeof choice === "object" && tools.length > 0 && !names.includes(choice.name))
-    ctx.addIssue({
-      code: "custom",
-      message: `names "${choice.name}", which is not among the tools`,
-      path: ["toolChoice"],
-    });
+  for (const conflict of optionConflicts(options))
+    ctx.addIssue({ code: "custom", message: conflict.message, path: [conflict.field] });
 });
 
 const id = z.number().int();

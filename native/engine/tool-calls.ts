@@ -7,6 +7,7 @@ import type {
   LlamaChatResponse,
 } from "node-llama-cpp";
 import type { ToolCallFormat, ToolCallOut, ToolChoice, ToolDefinition } from "../../common/engine-protocol";
+import { optionConflicts } from "../../common/generate-rules";
 import { toGrammarSchema, ToolRequestError } from "./tool-schema";
 
 export { ToolRequestError } from "./tool-schema";
@@ -20,17 +21,9 @@ export function toFunctions(
   tools: readonly ToolDefinition[],
   choice: ToolChoice = "auto",
 ): ChatModelFunctions {
-  const names = new Set<string>();
-  for (const tool of tools) {
-    if (names.has(tool.name)) throw new ToolRequestError(`Two tools are named "${tool.name}".`);
-    names.add(tool.name);
-  }
-  let offered = tools;
-  if (typeof choice === "object") {
-    offered = tools.filter((t) => t.name === choice.name);
-    if (offered.length === 0)
-      throw new ToolRequestError(`toolChoice names "${choice.name}", which is not among the tools.`);
-  }
+  const conflict = optionConflicts({ tools: [...tools], toolChoice: choice })[0];
+  if (conflict) throw new ToolRequestError(conflict.message);
+  const offered = typeof choice === "object" ? tools.filter((t) => t.name === choice.name) : tools;
   const functions: Record<string, ChatModelFunctions[string]> = {};
   for (const tool of offered) {
     functions[tool.name] = {

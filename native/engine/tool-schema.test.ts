@@ -122,7 +122,7 @@ describe("toFunctions", () => {
   });
 
   it("refuses duplicate names and a choice naming no tool", () => {
-    expect(() => toFunctions([...tools, { name: "a" }])).toThrow(/Two tools are named "a"/);
+    expect(() => toFunctions([...tools, { name: "a" }])).toThrow(/two tools are named "a"/);
     expect(() => toFunctions(tools, { name: "c" })).toThrow(/"c", which is not among the tools/);
   });
 });

@@ -14,7 +14,7 @@ import {
 } from "../../../native/gguf/reader";
 import { convertPeftToFile, isPeftError, isPeftFolder } from "../../../native/gguf/peft-lora";
 import type { EventBus } from "../events/event-bus";
-import { idFromFileName, readManifestBeside, type StoredManifest } from "./adapter-manifest";
+import { idFromFileName, readManifestBeside, type StoredManifest } from "./manifest-reader";
 import { ADAPTER_ID_PATTERN, RESERVED_ADAPTER_IDS } from "../../../common/adapter-manifest";
 import { checkAdapterFile, copyIntoFolder } from "./adapter-files";
 import type { AdapterStore, InstalledAdapter } from "./adapter-store";

@@ -1,5 +1,5 @@
 import type { Database, Statement } from "better-sqlite3";
-import type { StoredManifest } from "./adapter-manifest";
+import type { StoredManifest } from "./manifest-reader";
 
 /** One installed adapter as the database holds it. */
 export interface InstalledAdapter {

@@ -1,6 +1,6 @@
 import { mkdtemp, readdir, rm } from "node:fs/promises";
 import { join } from "node:path";
-import { readManifestBeside } from "./adapter-manifest";
+import { readManifestBeside } from "./manifest-reader";
 import type { AdapterRegistry } from "./adapter-registry";
 import type { AdapterStore } from "./adapter-store";
 

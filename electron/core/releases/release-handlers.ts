@@ -1,7 +1,7 @@
 import { resolve } from "node:path";
 import { ApiError } from "../../api";
 import { checkAdapterFile } from "../adapters/adapter-files";
-import { readManifestBeside } from "../adapters/adapter-manifest";
+import { readManifestBeside } from "../adapters/manifest-reader";
 import type { AdapterRegistry } from "../adapters/adapter-registry";
 import type { Log } from "../dispatch";
 import type { DomainHandlers, Handlers } from "../handlers";

@@ -1,6 +1,6 @@
 import type { Database } from "better-sqlite3";
 import type { AdapterVersionStatus, Release, ReleaseReason } from "../../api";
-import type { StoredManifest } from "../adapters/adapter-manifest";
+import type { StoredManifest } from "../adapters/manifest-reader";
 import type { ContractReport } from "../contract/contract-runner";
 
 /** Everything a version needs to become the `adapters` row: the stored manifest plus the texts. */

@@ -12,6 +12,7 @@
  * Ollama's names carry a tag), the same queue, samplers (options.ts), tool-call checks and
  * grammar for `format`.
  */
+import { grammarConflictMessage } from "../../../common/generate-rules";
 import { createHash } from "node:crypto";
 import type { z } from "zod";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
@@ -349,10 +350,11 @@ export function registerOllamaRoutes(app: FastifyInstance, { core }: V1Context, 
         throw invalid("The last message must come from the user, or be a tool result to answer.");
       const tools = toolRequest({ tools: body.tools });
       const format = formatOptions(body.format);
-      if (format.check && tools.tools)
-        throw invalid(
-          "'format' cannot be used together with 'tools' on a local model: send one or the other.",
-        );
+      const conflict = grammarConflictMessage(
+        { ...format.options, tools: tools.tools },
+        { tools: "tools", json: "format", jsonSchema: "format" },
+      );
+      if (conflict) throw invalid(conflict.message);
       const routeText = [...messages].reverse().find((m) => m.role === "user")?.content ?? "";
       const turn = await resolveTurn(core, { model, routeText });
       const options = generateOptions(turn.loaded, turn.resolved, body.options, format.options, tools);

@@ -1,4 +1,5 @@
 /** POST /v1/chat/completions: stateless generation on the loaded model, whole or as SSE. */
+import { grammarConflictMessage } from "../../../common/generate-rules";
 import type { FastifyReply, FastifyRequest } from "fastify";
 import type { ResolvedSelection } from "../../core/core-types";
 import type { ChatTurn, GenerateOptions, GenerateResult } from "../../core/engine/types";
@@ -116,15 +117,18 @@ export function createChatCompletionHandler({ core }: V1Context) {
       // What needs no model first: a bad format is refused before the router runs.
       const format = responseFormatOptions(body.response_format);
       structured = format.check;
-      if (structured && tools.tools) {
+      const conflict = grammarConflictMessage(
+        { ...format.options, tools: tools.tools },
+        { tools: "tools", json: "response_format", jsonSchema: "response_format" },
+      );
+      if (conflict)
         throw new OpenAiError(
           400,
           "invalid_request_error",
           "invalid_request",
-          "'response_format' cannot be used together with 'tools' on a local model: send one or the other.",
-          "response_format",
+          conflict.message,
+          conflict.field,
         );
-      }
       const logprobs = logprobsOption(body.logprobs, body.top_logprobs);
       const turn = await resolveTurn(core, {
         model: body.model,

@@ -8,6 +8,7 @@
  * messages), so that tool calls, results and their checks are the same code on both endpoints
  * (tool-calls.ts). Nothing is stored: `store` is accepted and `previous_response_id` refused.
  */
+import { grammarConflictMessage } from "../../../common/generate-rules";
 import type { FastifyReply, FastifyRequest } from "fastify";
 import type { ResolvedSelection } from "../../core/core-types";
 import type { ChatTurn, GenerateOptions, GenerateResult, TokenLogprob } from "../../core/engine/types";
@@ -434,12 +435,11 @@ export function createResponsesHandler({ core }: V1Context) {
       tools = responsesToolRequest(body);
       const format = textFormatOptions(body);
       structured = format.check;
-      if (structured && tools.tools) {
-        throw invalid(
-          "'text.format' (JSON) cannot be used together with 'tools' on a local model: send one or the other.",
-          "text.format",
-        );
-      }
+      const conflict = grammarConflictMessage(
+        { ...format.options, tools: tools.tools },
+        { tools: "tools", json: "text.format", jsonSchema: "text.format" },
+      );
+      if (conflict) throw invalid(conflict.message, conflict.field);
       const turn = await resolveTurn(core, {
         model: body.model,
         adapters: body.adapters,

@@ -20,13 +20,13 @@ import {
 } from "./chat-logic";
 import type { Delta } from "./chat-logic";
 import { findMessage, withCreatedConversation } from "../conversations/conversation-logic";
-import { DeltaBatcher } from "./delta-batcher";
-import type { Schedule } from "./delta-batcher";
+import { FrameBatcher } from "./frame-batcher";
+import type { Schedule } from "./frame-batcher";
 import { applyToolStep } from "./tool-logic";
 import { withEdit, withTranscript } from "./versions-logic";
 
 export class ChatController {
-  private readonly batcher: DeltaBatcher;
+  private readonly batcher: FrameBatcher;
 
   constructor(
     private readonly api: RendererApi,
@@ -35,7 +35,7 @@ export class ChatController {
     /** A monotonic clock in ms (tests pass their own). */
     private readonly now: () => number = () => performance.now(),
   ) {
-    this.batcher = new DeltaBatcher((batch) => {
+    this.batcher = new FrameBatcher((batch) => {
       this.set((s) => ({ messages: applyDeltas(s.messages, batch) }));
       this.noteFirstText(batch);
     }, schedule);

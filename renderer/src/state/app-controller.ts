@@ -24,7 +24,7 @@ import { HubController } from "../models/hub-controller";
 import { LocalModelsController } from "../models/local-models-controller";
 import { LocalServerController } from "../settings/local-server-controller";
 import { McpController } from "../settings/mcp-controller";
-import type { Schedule } from "../chat/delta-batcher";
+import type { Schedule } from "../chat/frame-batcher";
 import { FeedbackController } from "../chat/feedback-controller";
 import { GenuiController } from "../genui/genui-controller";
 import { MemoryController } from "../memory/memory-controller";

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { Delta } from "./chat-logic";
-import { DeltaBatcher } from "./delta-batcher";
+import { FrameBatcher } from "./frame-batcher";
 
 function manualSchedule() {
   const queue: Array<() => void> = [];
@@ -15,11 +15,11 @@ function manualSchedule() {
 
 const d = (delta: string): Delta => ({ conversationId: "c", messageId: "m", delta });
 
-describe("DeltaBatcher", () => {
+describe("FrameBatcher", () => {
   it("applies everything pushed before the frame as one batch", () => {
     const batches: string[][] = [];
     const { queue, schedule } = manualSchedule();
-    const batcher = new DeltaBatcher((b) => batches.push(b.map((x) => x.delta)), schedule);
+    const batcher = new FrameBatcher((b) => batches.push(b.map((x) => x.delta)), schedule);
     batcher.push(d("a"));
     batcher.push(d("b"));
     expect(queue).toHaveLength(1);
@@ -32,7 +32,7 @@ describe("DeltaBatcher", () => {
   it("flush applies at once and cancels the scheduled frame", () => {
     const batches: string[][] = [];
     const { queue, schedule } = manualSchedule();
-    const batcher = new DeltaBatcher((b) => batches.push(b.map((x) => x.delta)), schedule);
+    const batcher = new FrameBatcher((b) => batches.push(b.map((x) => x.delta)), schedule);
     batcher.push(d("a"));
     batcher.flush();
     expect(batches).toEqual([["a"]]);
@@ -43,7 +43,7 @@ describe("DeltaBatcher", () => {
 
   it("works with a scheduler that runs the callback synchronously", () => {
     const seen: string[] = [];
-    const batcher = new DeltaBatcher(
+    const batcher = new FrameBatcher(
       (b) => seen.push(...b.map((x) => x.delta)),
       (cb) => {
         cb();
@@ -58,7 +58,7 @@ describe("DeltaBatcher", () => {
   it("drops pending deltas on dispose", () => {
     const seen: string[] = [];
     const { queue, schedule } = manualSchedule();
-    const batcher = new DeltaBatcher((b) => seen.push(...b.map((x) => x.delta)), schedule);
+    const batcher = new FrameBatcher((b) => seen.push(...b.map((x) => x.delta)), schedule);
     batcher.push(d("a"));
     batcher.dispose();
     expect(queue).toHaveLength(0);

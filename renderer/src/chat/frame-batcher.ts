@@ -12,7 +12,7 @@ export const frameSchedule: Schedule = (callback) => {
   return () => clearTimeout(handle);
 };
 
-export class DeltaBatcher {
+export class FrameBatcher {
   private pending: Delta[] = [];
   private cancel: (() => void) | null = null;
 
