@@ -1,59 +1,13 @@
-import BetterSqlite3, { type Database } from "better-sqlite3";
+import BetterSqlite3 from "better-sqlite3";
 import { join } from "node:path";
-import { afterEach, describe, expect, it, vi } from "vitest";
+import { describe, expect, it, onTestFinished, vi } from "vitest";
 import { ApiError } from "../../api";
-import { ConversationStore } from "../conversations/conversation-store";
 import { MessageStore } from "../conversations/message-store";
 import { openDatabase } from "../db/database";
-import { EventBus } from "../events/event-bus";
-import { EngineQueue } from "../models/engine-queue";
-import { EventRecorder } from "../../../testing/core/events";
-import { crashed, FakeEngine, loadedModel } from "../../../testing/engine/fake-engine";
+import { pipelineHarness } from "../../../testing/core/pipeline-harness";
+import { crashed } from "../../../testing/engine/fake-engine";
 import { tempDir } from "../../../testing/core/temp-dir";
-import {
-  DEFAULT_SYSTEM_PROMPT,
-  NO_MODEL_MESSAGE,
-  TurnPipeline,
-  type TurnPipelineDeps,
-} from "./turn-pipeline";
-
-interface Setup {
-  db: Database;
-  conversations: ConversationStore;
-  messages: MessageStore;
-  /** The scripted engine behind the queue core puts in front of every engine. */
-  engine: FakeEngine;
-  pipeline: TurnPipeline;
-  events: EventRecorder;
-}
-
-const cleanups: (() => unknown)[] = [];
-afterEach(async () => {
-  for (const c of cleanups.splice(0).reverse()) await c();
-});
-
-function setup(path = ":memory:", extra: Partial<TurnPipelineDeps> = {}): Setup {
-  const db = openDatabase(path);
-  const conversations = new ConversationStore(db);
-  const messages = new MessageStore(db);
-  const engine = new FakeEngine();
-  engine.loaded = loadedModel("/models/m.gguf");
-  const bus = new EventBus();
-  const events = new EventRecorder((l) => bus.subscribe(l));
-  const pipeline = new TurnPipeline({
-    db,
-    conversations,
-    messages,
-    engine: new EngineQueue(engine),
-    events: bus,
-    ...extra,
-  });
-  cleanups.push(
-    () => db.close(),
-    () => pipeline.close(),
-  );
-  return { db, conversations, messages, engine, pipeline, events };
-}
+import { DEFAULT_SYSTEM_PROMPT, NO_MODEL_MESSAGE } from "./turn-pipeline";
 
 async function expectApiError(fn: () => unknown, code: string, message?: string | RegExp): Promise<void> {
   let caught: unknown = null;
@@ -69,7 +23,7 @@ async function expectApiError(fn: () => unknown, code: string, message?: string 
 
 describe("TurnPipeline", () => {
   it("commits the user message before generating, streams deltas, and saves the complete answer", async () => {
-    const s = setup();
+    const s = pipelineHarness();
     const conv = s.conversations.create(undefined);
     const seenAtGenerate: string[] = [];
     s.engine.onGenerate = () => {
@@ -120,7 +74,7 @@ describe("TurnPipeline", () => {
   });
 
   it("sends the finished history in order, skipping failed answers, with sampling and defaults", async () => {
-    const s = setup(":memory:", { systemPrompt: "Be brief.", defaultMaxTokens: 64 });
+    const s = pipelineHarness({ deps: { systemPrompt: "Be brief.", defaultMaxTokens: 64 } });
     const conv = s.conversations.create("Named by the user");
     s.engine.scripts.push({ tokens: ["A1"] }, { tokens: ["part"], end: crashed() }, { tokens: ["A3"] });
     for (const text of ["Q1", "Q2", "Q3"]) {
@@ -147,7 +101,7 @@ describe("TurnPipeline", () => {
 
   it("answers greedily with the demo model unless the turn sets a temperature", async () => {
     let demo = true;
-    const s = setup(":memory:", { defaultMaxTokens: 64, isDemo: () => demo });
+    const s = pipelineHarness({ deps: { defaultMaxTokens: 64, isDemo: () => demo } });
     const conv = s.conversations.create(undefined);
     s.engine.scripts.push({ tokens: ["A1"] }, { tokens: ["A2"] }, { tokens: ["A3"] });
     for (const [text, sampling] of [
@@ -164,7 +118,7 @@ describe("TurnPipeline", () => {
   });
 
   it("stops at once and keeps the partial answer as stopped", async () => {
-    const s = setup();
+    const s = pipelineHarness();
     const conv = s.conversations.create(undefined);
     s.engine.scripts.push({ tokens: ["Par", "tial"], end: "hang" });
     const secondDelta = s.events.next("chat.delta", (d) => d.delta === "tial");
@@ -195,7 +149,7 @@ describe("TurnPipeline", () => {
   });
 
   it("marks the answer as error with the engine's message when the engine fails", async () => {
-    const s = setup(":memory:", { log: () => undefined });
+    const s = pipelineHarness({ deps: { log: () => undefined } });
     const conv = s.conversations.create(undefined);
     s.engine.scripts.push({ tokens: ["Half"], end: crashed() }, { tokens: [], end: new Error("boom") });
 
@@ -216,7 +170,7 @@ describe("TurnPipeline", () => {
   });
 
   it("refuses a second send in the same conversation (busy) without writing anything", async () => {
-    const s = setup();
+    const s = pipelineHarness();
     const conv = s.conversations.create(undefined);
     const other = s.conversations.create(undefined);
     s.engine.scripts.push({ tokens: ["x"], end: "hang" });
@@ -237,7 +191,7 @@ describe("TurnPipeline", () => {
   });
 
   it("refuses when no model is loaded, before committing anything", async () => {
-    const s = setup();
+    const s = pipelineHarness();
     s.engine.loaded = null;
     const conv = s.conversations.create(undefined);
     await expectApiError(
@@ -254,16 +208,16 @@ describe("TurnPipeline", () => {
 
   it("saves the partial answer while streaming, so a killed process leaves it for the next start", async () => {
     const dir = tempDir();
-    cleanups.push(dir.remove);
+    onTestFinished(dir.remove);
     const path = join(dir.path, "macaron.db");
-    const s = setup(path, { flushIntervalMs: 20 });
+    const s = pipelineHarness({ path, deps: { flushIntervalMs: 20 } });
     const conv = s.conversations.create(undefined);
     s.engine.scripts.push({ tokens: ["Some", " words"], end: "hang" });
     const { assistantMessage } = await s.pipeline.send({ conversationId: conv.id, text: "Go" });
 
     // Another connection sees what a power cut right now would leave on disk.
     const other = new BetterSqlite3(path, { readonly: true });
-    cleanups.push(() => other.close());
+    onTestFinished(() => void other.close());
     const read = other.prepare("SELECT content, status FROM messages WHERE id = ?");
     await vi.waitFor(() =>
       expect(read.get(assistantMessage.id)).toEqual({ content: "Some words", status: "streaming" }),
@@ -271,7 +225,7 @@ describe("TurnPipeline", () => {
 
     // The next start marks it interrupted and keeps the text.
     const reopened = openDatabase(path);
-    cleanups.push(() => reopened.close());
+    onTestFinished(() => void reopened.close());
     const restarted = new MessageStore(reopened);
     expect(restarted.markStreamingInterrupted()).toBe(1);
     expect(restarted.get(assistantMessage.id)).toMatchObject({
@@ -281,7 +235,7 @@ describe("TurnPipeline", () => {
   });
 
   it("on close, aborts running answers and saves them as interrupted", async () => {
-    const s = setup();
+    const s = pipelineHarness();
     const conv = s.conversations.create(undefined);
     s.engine.scripts.push({ tokens: ["Un", "finished"], end: "hang" });
     const delta = s.events.next("chat.delta", (d) => d.delta === "finished");
@@ -296,7 +250,7 @@ describe("TurnPipeline", () => {
   });
 
   it("titles a new conversation from about the first 40 characters of the first message", async () => {
-    const s = setup();
+    const s = pipelineHarness();
     const conv = s.conversations.create(undefined);
     const done = s.events.next("chat.done");
     await s.pipeline.send({

@@ -1,43 +1,14 @@
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { ApiError, type Message } from "../../api";
-import { openDatabase } from "../db/database";
-import { EventBus } from "../events/event-bus";
-import { EngineQueue } from "../models/engine-queue";
-import { EventRecorder } from "../../../testing/core/events";
-import { FakeEngine, loadedModel } from "../../../testing/engine/fake-engine";
-import { DEFAULT_SYSTEM_PROMPT, TurnPipeline } from "../chat/turn-pipeline";
+import { pipelineHarness } from "../../../testing/core/pipeline-harness";
+import { DEFAULT_SYSTEM_PROMPT } from "../chat/turn-pipeline";
 import { ConversationSettingsStore, NO_SETTINGS } from "./conversation-settings";
-import { ConversationStore } from "./conversation-store";
 import { ConversationTransfer } from "./conversation-transfer";
-import { MessageStore } from "./message-store";
 import { MemoryStore } from "../memory/memory-store";
 
-const cleanups: (() => unknown)[] = [];
-afterEach(async () => {
-  for (const c of cleanups.splice(0).reverse()) await c();
-});
-
 function setup() {
-  const db = openDatabase(":memory:");
-  const conversations = new ConversationStore(db);
-  const messages = new MessageStore(db);
-  const settings = new ConversationSettingsStore(db);
-  const engine = new FakeEngine();
-  engine.loaded = loadedModel("/models/m.gguf"); // context 512
-  const bus = new EventBus();
-  const events = new EventRecorder((l) => bus.subscribe(l));
-  const pipeline = new TurnPipeline({
-    db,
-    conversations,
-    messages,
-    engine: new EngineQueue(engine),
-    events: bus,
-  });
-  cleanups.push(
-    () => db.close(),
-    () => pipeline.close(),
-  );
-  return { db, conversations, messages, settings, engine, pipeline, events };
+  const harness = pipelineHarness();
+  return { ...harness, settings: new ConversationSettingsStore(harness.db) };
 }
 
 type Setup = ReturnType<typeof setup>;

@@ -2,42 +2,14 @@
  * Versions through the turn pipeline (chat.edit, chat.regenerate, chat.showVersion): what the
  * engine is given is the shown branch only, before and after switching.
  */
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { ApiError, type Message } from "../../api";
-import { EventRecorder } from "../../../testing/core/events";
-import { FakeEngine, loadedModel } from "../../../testing/engine/fake-engine";
-import { TurnPipeline } from "../chat/turn-pipeline";
-import { openDatabase } from "../db/database";
-import { EventBus } from "../events/event-bus";
-import { EngineQueue } from "../models/engine-queue";
-import { ConversationStore } from "./conversation-store";
-import { MessageStore } from "./message-store";
-
-const cleanups: (() => unknown)[] = [];
-afterEach(async () => {
-  for (const c of cleanups.splice(0).reverse()) await c();
-});
+import { pipelineHarness } from "../../../testing/core/pipeline-harness";
 
 function setup() {
-  const db = openDatabase(":memory:");
-  const conversations = new ConversationStore(db);
-  const messages = new MessageStore(db);
-  const engine = new FakeEngine();
-  engine.loaded = loadedModel("/models/m.gguf");
-  const bus = new EventBus();
-  const events = new EventRecorder((l) => bus.subscribe(l));
-  const pipeline = new TurnPipeline({
-    db,
-    conversations,
-    messages,
-    engine: new EngineQueue(engine),
-    events: bus,
-    systemPrompt: "S",
+  const { conversations, messages, engine, events, pipeline } = pipelineHarness({
+    deps: { systemPrompt: "S" },
   });
-  cleanups.push(
-    () => db.close(),
-    () => pipeline.close(),
-  );
   const conversationId = conversations.create("T").id;
   /** Run a turn to its chat.done; the engine answers `answer`. */
   const turn = async <T>(answer: string, start: () => Promise<T>): Promise<T> => {
