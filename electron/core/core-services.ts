@@ -221,7 +221,7 @@ export async function startServices(
     log,
   });
   // GenUI: UI-mode turns (the "ui" adapter leads, or the user asked) and component interactions.
-  const genuiStore = new GenuiStore(db);
+  const genuiStore = new GenuiStore(db, messages);
   const genuiTurns = new GenuiTurns({
     store: genuiStore,
     isUiAdapter: (id) => registry.get(id)?.domain === "ui",
@@ -230,6 +230,7 @@ export async function startServices(
   // Feedback: captured whatever the consent (local), uploaded only with consent and an endpoint.
   const sharing = new FeedbackSharing({
     db,
+    messages,
     events,
     log,
     envEndpoint: parts.feedbackEndpoint,

@@ -4,6 +4,7 @@ import { ApiError, type Memory } from "../../api";
 import type { RouterRecord } from "../chat/turn-store";
 import type { MemoryStore } from "../memory/memory-store";
 import { cleanMemoryText, memoryKey } from "../memory/memory-text";
+import type { ConversationRepository, ImportedMessage } from "./conversation-repository";
 import type { ConversationSettingsStore } from "./conversation-settings";
 import type { ConversationStore } from "./conversation-store";
 import {
@@ -16,7 +17,6 @@ import {
   LIMITS,
   parseExport,
 } from "./export-format";
-import type { MessageStore } from "./message-store";
 import { ToolStepStore } from "../tools/tool-step-store";
 
 /**
@@ -27,16 +27,14 @@ import { ToolStepStore } from "../tools/tool-step-store";
 function importedGenui(
   m: ExportedMessage,
   messageIds: ReadonlyMap<string, string>,
-): { format: string | null; ui: string | null; interaction: string | null } {
+): Pick<ImportedMessage, "format" | "ui" | "interaction"> {
   const isUi = m.role === "assistant" && m.format === "ui";
   const target = m.interaction ? messageIds.get(m.interaction.messageId) : undefined;
   return {
     format: isUi ? "ui" : null,
-    ui: isUi && m.ui ? JSON.stringify(m.ui) : null,
+    ui: isUi && m.ui ? m.ui : null,
     interaction:
-      m.interaction && target && m.role === "user"
-        ? JSON.stringify({ ...m.interaction, messageId: target })
-        : null,
+      m.interaction && target && m.role === "user" ? { ...m.interaction, messageId: target } : null,
   };
 }
 
@@ -66,7 +64,6 @@ function slug(text: string): string {
  */
 export class ConversationTransfer {
   private readonly insertConversation: Statement<[string, string, number, number, string]>;
-  private readonly insertMessage: Statement<Record<string, unknown>>;
   private readonly insertTurn: Statement<[string, string, string, string, string | null, number]>;
   private readonly insertMemory: Statement<Record<string, unknown>>;
   private readonly linkMemory: Statement<[string, string]>;
@@ -76,7 +73,7 @@ export class ConversationTransfer {
     private readonly db: Database,
     private readonly stores: {
       conversations: ConversationStore;
-      messages: MessageStore;
+      messages: ConversationRepository;
       memories: MemoryStore;
       /** Conversation settings go with their conversation, both ways. */
       settings?: ConversationSettingsStore;
@@ -85,11 +82,6 @@ export class ConversationTransfer {
     this.insertConversation = db.prepare(
       "INSERT INTO conversations (id, title, created_at, updated_at, adapters_json) VALUES (?, ?, ?, ?, ?)",
     );
-    this.insertMessage = db.prepare(`
-      INSERT INTO messages (id, conversation_id, role, content, status, error, created_at, stats_json, seq, context_json,
-        format, ui_json, interaction_json, parent_id)
-      VALUES (@id, @conversationId, @role, @content, @status, @error, @createdAt, @stats, @seq, @context,
-        @format, @ui, @interaction, @parentId)`);
     this.insertTurn = db.prepare(`
       INSERT INTO turns (message_id, model_sha256, harness_version, adapters_json, router_json, sampling_json,
         system_prompt, kv_policy, created_at)
@@ -187,12 +179,12 @@ export class ConversationTransfer {
       JSON.stringify(c.adapters),
     );
     if (c.settings && this.stores.settings) this.stores.settings.set(id, c.settings);
-    // An export holds the shown branch: imported, it is a chain (migration 0011's tree).
-    let parentId: string | null = null;
-    c.messages.forEach((m, i) => {
+    // An export holds the shown branch: imported, it is a chain (migration 0011's tree), each
+    // message after the one before.
+    for (const m of c.messages) {
       const messageId = randomUUID();
       messageIds.set(m.id, messageId);
-      this.insertMessage.run({
+      this.stores.messages.importMessage({
         id: messageId,
         conversationId: id,
         role: m.role,
@@ -201,13 +193,10 @@ export class ConversationTransfer {
         status: m.status === "streaming" ? "interrupted" : m.status,
         error: m.error,
         createdAt: m.createdAt,
-        stats: m.stats ? JSON.stringify(m.stats) : null,
-        seq: i + 1,
-        context: m.context ? JSON.stringify(m.context) : null,
+        stats: m.stats,
+        context: m.context,
         ...importedGenui(m, messageIds),
-        parentId,
       });
-      parentId = messageId;
       if (m.role === "assistant" && m.steps.length > 0) {
         // In their order, numbered 0, 1, … whatever the file says (indexes are unique per answer).
         const ordered = [...m.steps].sort((a, b) => a.index - b.index);
@@ -235,7 +224,7 @@ export class ConversationTransfer {
           m.createdAt,
         );
       }
-    });
+    }
     return c.messages.length;
   }
 

@@ -8,9 +8,22 @@ import {
   type MessageStatus,
   type ToolStep,
 } from "../../api";
+import type { MessageInteraction, UiDocument } from "../../api/genui";
 import { generationFromColumns, routingFromColumns } from "../chat/turn-store";
 import { type GenuiColumns, genuiFields } from "../genui/genui-store";
 import { ToolStepStore } from "../tools/tool-step-store";
+import type {
+  AppendPlace,
+  BranchTurn,
+  ContextInfo,
+  ConversationRepository,
+  ImportedMessage,
+  MessageFinal,
+  MessagePlace,
+  NewMessage,
+} from "./conversation-repository";
+
+export type { AppendPlace, ContextInfo, MessageFinal, NewMessage } from "./conversation-repository";
 
 interface MessageRow extends GenuiColumns {
   id: string;
@@ -50,8 +63,6 @@ function parseStats(json: string | null): GenerationStats | null {
   }
 }
 
-/** How the history was fitted into the context for an answer (Message.context). */
-export type ContextInfo = NonNullable<Message["context"]>;
 type MemoryUse = Message["memoriesUsed"][number];
 
 const ContextSchema = Message.shape.context.unwrap().unwrap();
@@ -107,13 +118,6 @@ const SELECT = `
       WHERE f.message_id = m.id AND f.kind = 'correction' ORDER BY f.created_at DESC, f.rowid DESC LIMIT 1) AS correction
   FROM messages m LEFT JOIN turns t ON t.message_id = m.id`;
 
-export interface NewMessage {
-  conversationId: string;
-  role: MessageRole;
-  content: string;
-  status: MessageStatus;
-}
-
 /**
  * Marks the shown branch of conversation @c: from the chosen root down through chosen children.
  * Only rows whose flag changes are written, so the search index's triggers touch just the
@@ -131,30 +135,15 @@ export const SHOW_BRANCH_SQL = `
   UPDATE messages SET shown = (id IN branch)
   WHERE conversation_id = @c AND shown <> (id IN branch)`;
 
-/** Where append() puts a message in the conversation's tree. */
-export interface AppendPlace {
-  /**
-   * A new version of this message (an edited question, an answer given again): its sibling,
-   * shown in its place, with the branch below the old one kept but hidden. Absent: the message
-   * follows the end of the shown branch.
-   */
-  versionOf?: string;
-}
-
-export interface MessageFinal {
-  content: string;
-  status: MessageStatus;
-  error: string | null;
-  stats: GenerationStats | null;
-}
-
 /**
- * Messages table, ordered by `seq` inside each conversation. Messages form a tree (migration
- * 0011): versions of a message are siblings (same parent), one of them chosen; the transcript
- * is the shown branch (`shown`, maintained here from the choices), read in `seq` order, which
- * is root to leaf because a child is always written after its parent.
+ * The SQLite ConversationRepository: the messages table, ordered by `seq` inside each
+ * conversation, and the only code outside migrations and tests that runs SQL on it. Messages
+ * form a tree (migration 0011): versions of a message are siblings (same parent), one of them
+ * chosen; the transcript is the shown branch (`shown`, maintained here from the choices), read
+ * in `seq` order, which is root to leaf because a child is always written after its parent.
+ * An operation of several statements runs in one transaction (a savepoint inside the caller's).
  */
-export class MessageStore {
+export class MessageStore implements ConversationRepository {
   private readonly insertStmt: Statement<
     [string, string, string, string, string, number, string, string | null]
   >;
@@ -174,6 +163,13 @@ export class MessageStore {
   private readonly contextStmt: Statement<[string | null, string]>;
   private readonly usedByMessageStmt: Statement<[string], MemoryUse & { message_id: string }>;
   private readonly usedByConversationStmt: Statement<[string], MemoryUse & { message_id: string }>;
+  private readonly roleStmt: Statement<[string], { conversation_id: string; role: MessageRole }>;
+  private readonly upToStmt: Statement<{ id: string }, BranchTurn>;
+  private readonly replacedStmt: Statement<[string, string], string>;
+  private readonly importStmt: Statement<Record<string, unknown>>;
+  private readonly markUiStmt: Statement<[string]>;
+  private readonly uiStmt: Statement<[string | null, string]>;
+  private readonly interactionStmt: Statement<[string, string]>;
   private readonly steps: ToolStepStore;
   /**
    * Answers that ended while their end could not be written (a full disk), by id: reads show
@@ -218,6 +214,29 @@ export class MessageStore {
     this.usedByConversationStmt = db.prepare(`${used}
       JOIN messages m ON m.id = mm.message_id
       WHERE m.conversation_id = ? ORDER BY mem.created_at, mem.id`);
+    this.roleStmt = db.prepare("SELECT conversation_id, role FROM messages WHERE id = ?");
+    // The message's own branch (migration 0011): it and its ancestors, whichever versions are
+    // shown now, so feedback on an earlier version carries the conversation it answered.
+    this.upToStmt = db.prepare(`
+      WITH RECURSIVE up(id, parent_id, role, content, seq) AS (
+        SELECT id, parent_id, role, content, seq FROM messages WHERE id = @id
+        UNION ALL
+        SELECT m.id, m.parent_id, m.role, m.content, m.seq FROM messages m JOIN up ON m.id = up.parent_id
+      )
+      SELECT role, content FROM up ORDER BY seq`);
+    this.replacedStmt = db
+      .prepare("SELECT id FROM messages WHERE conversation_id = ? AND replaced_by = ?")
+      .pluck() as Statement<[string, string], string>;
+    // An import is a chain: each message follows the end of the shown branch, chosen and shown.
+    this.importStmt = db.prepare(`
+      INSERT INTO messages (id, conversation_id, role, content, status, error, created_at, stats_json, seq, context_json,
+        format, ui_json, interaction_json, parent_id, chosen, shown)
+      VALUES (@id, @conversationId, @role, @content, @status, @error, @createdAt, @stats,
+        (SELECT COALESCE(MAX(seq), 0) + 1 FROM messages WHERE conversation_id = @conversationId), @context,
+        @format, @ui, @interaction, @parentId, 1, 1)`);
+    this.markUiStmt = db.prepare("UPDATE messages SET format = 'ui' WHERE id = ?");
+    this.uiStmt = db.prepare("UPDATE messages SET ui_json = ? WHERE id = ?");
+    this.interactionStmt = db.prepare("UPDATE messages SET interaction_json = ? WHERE id = ?");
   }
 
   /**
@@ -281,30 +300,35 @@ export class MessageStore {
   }
 
   get(id: string): Message | null {
-    const row = this.getStmt.get(id);
-    if (!row) return null;
-    const used = this.usedByMessageStmt.all(id).map((u) => ({ id: u.id, text: u.text }));
-    const versions = this.siblingsStmt.all(row.conversation_id, row.parent_id);
-    return this.withUnwritten(toMessage(row, used, this.steps.forMessage(id), versions));
+    return this.db.transaction(() => {
+      const row = this.getStmt.get(id);
+      if (!row) return null;
+      const used = this.usedByMessageStmt.all(id).map((u) => ({ id: u.id, text: u.text }));
+      const versions = this.siblingsStmt.all(row.conversation_id, row.parent_id);
+      return this.withUnwritten(toMessage(row, used, this.steps.forMessage(id), versions));
+    })();
   }
 
   /** The shown branch of a conversation, in order; each message with its versions' ids. */
   list(conversationId: string): Message[] {
+    return this.db.transaction(() => this.readList(conversationId))();
+  }
+
+  private readList(conversationId: string): Message[] {
     const used = new Map<string, MemoryUse[]>();
     for (const u of this.usedByConversationStmt.all(conversationId)) {
       const list = used.get(u.message_id) ?? [];
       list.push({ id: u.id, text: u.text });
       used.set(u.message_id, list);
     }
-    const steps = this.steps.forConversation(conversationId);
+    const rows = this.listStmt.all(conversationId);
+    const steps = this.steps.forMessages(rows.map((row) => row.id));
     const versions = this.versionsIn(conversationId);
-    return this.listStmt
-      .all(conversationId)
-      .map((row) =>
-        this.withUnwritten(
-          toMessage(row, used.get(row.id), steps.get(row.id), versions.get(row.parent_id ?? "")),
-        ),
-      );
+    return rows.map((row) =>
+      this.withUnwritten(
+        toMessage(row, used.get(row.id), steps.get(row.id), versions.get(row.parent_id ?? "")),
+      ),
+    );
   }
 
   /** The ids of each parent's children in a conversation, oldest first ("" for the roots). */
@@ -366,5 +390,51 @@ export class MessageStore {
   /** At start-up: answers left "streaming" by a killed process become "interrupted" (content kept). */
   markStreamingInterrupted(): number {
     return this.interruptStmt.run().changes;
+  }
+
+  placeOf(id: string): MessagePlace | null {
+    const row = this.roleStmt.get(id);
+    return row ? { conversationId: row.conversation_id, role: row.role } : null;
+  }
+
+  branchUpTo(id: string): BranchTurn[] {
+    return this.upToStmt.all({ id });
+  }
+
+  replacedMessage(conversationId: string, newMessageId: string): string | null {
+    return this.replacedStmt.get(conversationId, newMessageId) ?? null;
+  }
+
+  importMessage(m: ImportedMessage): string {
+    return this.db.transaction(() => {
+      this.importStmt.run({
+        id: m.id,
+        conversationId: m.conversationId,
+        role: m.role,
+        content: m.content,
+        status: m.status,
+        error: m.error,
+        createdAt: m.createdAt,
+        stats: m.stats ? JSON.stringify(m.stats) : null,
+        context: m.context ? JSON.stringify(m.context) : null,
+        format: m.format,
+        ui: m.ui ? JSON.stringify(m.ui) : null,
+        interaction: m.interaction ? JSON.stringify(m.interaction) : null,
+        parentId: this.leafStmt.get(m.conversationId) ?? null,
+      });
+      return m.id;
+    })();
+  }
+
+  markUiAnswer(id: string): void {
+    this.markUiStmt.run(id);
+  }
+
+  saveUiDocument(id: string, doc: UiDocument | null): void {
+    this.uiStmt.run(doc ? JSON.stringify(doc) : null, id);
+  }
+
+  saveInteraction(id: string, interaction: MessageInteraction): void {
+    this.interactionStmt.run(JSON.stringify(interaction), id);
   }
 }

@@ -37,7 +37,6 @@ export class FeedbackEventStore {
   private readonly insertStmt: Statement<[Record<string, unknown>]>;
   private readonly ratingStmt: Statement<[string], string>;
   private readonly listStmt: Statement<[string], EventRow>;
-  private readonly messageStmt: Statement<[string], { conversation_id: string; role: string }>;
 
   constructor(db: Database) {
     this.insertStmt = db.prepare(`
@@ -51,7 +50,6 @@ export class FeedbackEventStore {
     this.listStmt = db.prepare(
       "SELECT * FROM feedback_events WHERE message_id = ? ORDER BY created_at, rowid",
     );
-    this.messageStmt = db.prepare("SELECT conversation_id, role FROM messages WHERE id = ?");
   }
 
   insert(event: FeedbackEvent): void {
@@ -75,11 +73,5 @@ export class FeedbackEventStore {
   /** Every event about a message, oldest first. */
   forMessage(messageId: string): FeedbackEvent[] {
     return this.listStmt.all(messageId).map(toEvent);
-  }
-
-  /** The conversation and role of a message, or null when it does not exist. */
-  message(messageId: string): { conversationId: string; role: string } | null {
-    const row = this.messageStmt.get(messageId);
-    return row ? { conversationId: row.conversation_id, role: row.role } : null;
   }
 }

@@ -2,6 +2,8 @@ import type { Database } from "better-sqlite3";
 import { randomUUID } from "node:crypto";
 import type { ToolDefinitionWire } from "../../../common/feedback-protocol";
 import { ApiError, type ToolStep } from "../../api";
+import type { ConversationRepository } from "../conversations/conversation-repository";
+import { MessageStore } from "../conversations/message-store";
 import type { ChatTurn } from "../engine/types";
 import { FeedbackEventStore, type FeedbackEvent } from "./feedback-event-store";
 import {
@@ -38,6 +40,8 @@ export interface FeedbackServiceDeps {
   newId?: () => string;
   /** Shared with the privacy settings and the sync client; default: one on `db`. */
   outbox?: SqliteOutbox;
+  /** Where the rated messages are (their conversation and role); default: one on `db`. */
+  messages?: Pick<ConversationRepository, "placeOf">;
   /** The tool calls of an answer, in order (its trajectory); default: none. */
   stepsFor?: (messageId: string) => ToolStep[];
   /** Definitions of the tools the steps called, as the model was given them; default: names only. */
@@ -100,12 +104,14 @@ interface Signal {
  */
 export class FeedbackService {
   private readonly events: FeedbackEventStore;
+  private readonly messages: Pick<ConversationRepository, "placeOf">;
   readonly outbox: SqliteOutbox;
   private readonly now: () => number;
   private readonly newId: () => string;
 
   constructor(private readonly deps: FeedbackServiceDeps) {
     this.events = new FeedbackEventStore(deps.db);
+    this.messages = deps.messages ?? new MessageStore(deps.db);
     this.outbox = deps.outbox ?? new SqliteOutbox(deps.db);
     this.now = deps.now ?? Date.now;
     this.newId = deps.newId ?? randomUUID;
@@ -277,7 +283,7 @@ export class FeedbackService {
   /** The answer a signal is about; clear errors for unknown or non-assistant messages. */
   private answer(messageId: string): { conversationId: string } {
     check(isShortString(messageId, 200), "A message id is required.");
-    const message = this.events.message(messageId);
+    const message = this.messages.placeOf(messageId);
     if (!message) throw new ApiError("not_found", "This message does not exist (it may have been deleted).");
     check(message.role === "assistant", "Feedback is about an answer; this message is not one.");
     return message;

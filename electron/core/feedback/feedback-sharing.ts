@@ -5,9 +5,11 @@
  * (feedback-endpoint.ts): after a new item (debounced), periodically, at start-up when items wait,
  * and on "Sync now"; never on the chat path.
  */
-import type { Database, Statement } from "better-sqlite3";
+import type { Database } from "better-sqlite3";
 import type { ToolDefinitionWire } from "../../../common/feedback-protocol";
 import { ApiError, type PrivacyState, type SharingLevel, type SyncStatus, type ToolStep } from "../../api";
+import type { ConversationRepository } from "../conversations/conversation-repository";
+import { MessageStore } from "../conversations/message-store";
 import type { Log } from "../dispatch";
 import type { EventBus } from "../events/event-bus";
 import { SettingsStore } from "../settings/settings-store";
@@ -20,6 +22,8 @@ import { FeedbackSync, type SyncStatus as EngineSyncStatus } from "./sync/feedba
 
 export interface FeedbackSharingDeps {
   db: Database;
+  /** The conversation repository (core's one); default: one on `db`. */
+  messages?: ConversationRepository;
   events: EventBus;
   log: Log;
   /** MACARON_FEEDBACK_ENDPOINT as read at start-up; wins over the stored setting. */
@@ -44,7 +48,7 @@ export class FeedbackSharing {
   readonly privacy: PrivacySettingsService;
   readonly feedback: FeedbackService;
   private readonly settings: SettingsStore;
-  private readonly replacedStmt: Statement<[string, string], string>;
+  private readonly messages: ConversationRepository;
   private sync: FeedbackSync | null = null;
   private syncEndpoint: string | null = null;
   private running: Promise<unknown> | null = null;
@@ -60,9 +64,11 @@ export class FeedbackSharing {
     const { db } = deps;
     this.outbox = new SqliteOutbox(db);
     this.privacy = new PrivacySettingsService({ db, outbox: this.outbox });
-    const context = new MessageContext(db);
+    this.messages = deps.messages ?? new MessageStore(db);
+    const context = new MessageContext(db, undefined, this.messages);
     this.feedback = new FeedbackService({
       db,
+      messages: this.messages,
       outbox: this.outbox,
       versionsFor: (id) => context.versionsFor(id),
       conversationUpTo: (id) => context.conversationUpTo(id),
@@ -71,9 +77,6 @@ export class FeedbackSharing {
       getConsent: () => this.privacy.consent(),
     });
     this.settings = new SettingsStore(db);
-    this.replacedStmt = db
-      .prepare("SELECT id FROM messages WHERE conversation_id = ? AND replaced_by = ?")
-      .pluck() as Statement<[string, string], string>;
   }
 
   /** True once close() was called: hooks that fire late record nothing. */
@@ -106,7 +109,7 @@ export class FeedbackSharing {
 
   /** The answer a regeneration replaced (its `replaced_by` points at `newMessageId`), or null. */
   replacedBy(conversationId: string, newMessageId: string): string | null {
-    return this.replacedStmt.get(conversationId, newMessageId) ?? null;
+    return this.messages.replacedMessage(conversationId, newMessageId);
   }
 
   /** The privacy screen's state, with the effective endpoint. */

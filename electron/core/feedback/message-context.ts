@@ -1,6 +1,8 @@
 import type { Database, Statement } from "better-sqlite3";
 import { StopReasonWire, withCustomSystem, type ItemVersions } from "../../../common/feedback-protocol";
 import type { ToolStep } from "../../api";
+import type { ConversationRepository } from "../conversations/conversation-repository";
+import { MessageStore } from "../conversations/message-store";
 import type { ChatTurn } from "../engine/types";
 import { ToolStepStore } from "../tools/tool-step-store";
 import type { MessageVersions } from "./feedback-items";
@@ -16,18 +18,19 @@ interface TurnRow {
 
 /**
  * Default `versionsFor` and `conversationUpTo` for FeedbackService, read from the schema-v3
- * tables (turns, messages, adapters). The lead may wire other sources; these keep the service
- * usable and tested on real data. `catalogVersion` comes from the component catalog, if any.
+ * tables (turns, adapters) and the conversation repository. The lead may wire other sources;
+ * these keep the service usable and tested on real data. `catalogVersion` comes from the
+ * component catalog, if any.
  */
 export class MessageContext {
   private readonly turnStmt: Statement<[string], TurnRow>;
   private readonly domainStmt: Statement<[string], string>;
-  private readonly upToStmt: Statement<{ id: string }, { role: ChatTurn["role"]; content: string }>;
   private readonly steps: ToolStepStore;
 
   constructor(
     db: Database,
     private readonly catalogVersion: () => string | null = () => null,
+    private readonly messages: Pick<ConversationRepository, "branchUpTo"> = new MessageStore(db),
   ) {
     this.turnStmt = db.prepare(
       "SELECT model_sha256, harness_version, adapters_json, router_json, system_prompt, timings_json FROM turns WHERE message_id = ?",
@@ -36,15 +39,6 @@ export class MessageContext {
       [string],
       string
     >;
-    // The message's own branch (migration 0011): it and its ancestors, whichever versions are
-    // shown now, so feedback on an earlier version carries the conversation it answered.
-    this.upToStmt = db.prepare(`
-      WITH RECURSIVE up(id, parent_id, role, content, seq) AS (
-        SELECT id, parent_id, role, content, seq FROM messages WHERE id = @id
-        UNION ALL
-        SELECT m.id, m.parent_id, m.role, m.content, m.seq FROM messages m JOIN up ON m.id = up.parent_id
-      )
-      SELECT role, content FROM up ORDER BY seq`);
     this.steps = new ToolStepStore(db);
   }
 
@@ -96,7 +90,9 @@ export class MessageContext {
 
   /** The conversation up to and including the message (the last turn is the message itself). */
   conversationUpTo(messageId: string): ChatTurn[] {
-    return this.upToStmt.all({ id: messageId }).map((r) => ({ role: r.role, text: r.content }));
+    // The message's own branch, whichever versions are shown now, so feedback on an earlier
+    // version carries the conversation it answered.
+    return this.messages.branchUpTo(messageId).map((r) => ({ role: r.role, text: r.content }));
   }
 }
 

@@ -8,6 +8,7 @@ import {
   type InteractionValues,
   type UiDocument,
 } from "../../api/genui";
+import type { ConversationRepository } from "../conversations/conversation-repository";
 
 /** The GenUI columns of a messages row (migration 0007). */
 export interface GenuiColumns {
@@ -53,20 +54,23 @@ export interface GenuiEvent {
   createdAt: number;
 }
 
-/** The GenUI columns of messages and turns, and the genui_events table. */
+/**
+ * The GenUI columns of messages (written through the conversation repository) and turns, and
+ * the genui_events table.
+ */
 export class GenuiStore {
-  private readonly markStmt: Statement<[string]>;
   private readonly turnStmt: Statement<[number, string]>;
-  private readonly uiStmt: Statement<[string | null, string]>;
-  private readonly interactionStmt: Statement<[string, string]>;
   private readonly eventStmt: Statement<Record<string, unknown>>;
   private readonly countStmt: Statement<[string, string], { n: number }>;
 
-  constructor(db: Database) {
-    this.markStmt = db.prepare("UPDATE messages SET format = 'ui' WHERE id = ?");
+  constructor(
+    db: Database,
+    private readonly messages: Pick<
+      ConversationRepository,
+      "markUiAnswer" | "saveUiDocument" | "saveInteraction"
+    >,
+  ) {
     this.turnStmt = db.prepare("UPDATE turns SET genui_catalog_version = ? WHERE message_id = ?");
-    this.uiStmt = db.prepare("UPDATE messages SET ui_json = ? WHERE id = ?");
-    this.interactionStmt = db.prepare("UPDATE messages SET interaction_json = ? WHERE id = ?");
     this.eventStmt = db.prepare(`
       INSERT INTO genui_events (id, message_id, component_id, action, values_json, outcome, user_message_id, created_at)
       VALUES (@id, @messageId, @componentId, @action, @values, @outcome, @userMessageId, @createdAt)`);
@@ -77,16 +81,16 @@ export class GenuiStore {
 
   /** A UI answer is starting: its message and its turn record say so (in the turn's transaction). */
   markUiAnswer(messageId: string): void {
-    this.markStmt.run(messageId);
+    this.messages.markUiAnswer(messageId);
     this.turnStmt.run(CATALOG_VERSION, messageId);
   }
 
   saveDocument(messageId: string, doc: UiDocument | null): void {
-    this.uiStmt.run(doc ? JSON.stringify(doc) : null, messageId);
+    this.messages.saveUiDocument(messageId, doc);
   }
 
   saveInteraction(messageId: string, interaction: MessageInteraction): void {
-    this.interactionStmt.run(JSON.stringify(interaction), messageId);
+    this.messages.saveInteraction(messageId, interaction);
   }
 
   /** How many times a component was used before (abandonments aside): >0 makes the next one "changed". */

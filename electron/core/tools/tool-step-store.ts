@@ -77,7 +77,7 @@ export class ToolStepStore {
   private readonly getStmt: Statement<[string], StepRow>;
   private readonly updateStmt: Statement<[Record<string, unknown>]>;
   private readonly byMessageStmt: Statement<[string], StepRow>;
-  private readonly byConversationStmt: Statement<[string], StepRow>;
+  private readonly byMessagesStmt: Statement<[string], StepRow>;
   private readonly stopUnfinishedStmt: Statement<[]>;
   private readonly grantStmt: Statement<[string, string, string, number]>;
   private readonly hasGrantStmt: Statement<[string, string, string], { n: number }>;
@@ -93,9 +93,10 @@ export class ToolStepStore {
       UPDATE tool_steps SET state = @state, decision = @decision, result = @result,
         truncated = @truncated, error = @error, duration_ms = @durationMs WHERE id = @id`);
     this.byMessageStmt = db.prepare("SELECT * FROM tool_steps WHERE message_id = ? ORDER BY idx");
-    this.byConversationStmt = db.prepare(`
-      SELECT s.* FROM tool_steps s JOIN messages m ON m.id = s.message_id
-      WHERE m.conversation_id = ? ORDER BY s.message_id, s.idx`);
+    // The ids as one JSON array: one statement whatever their number (each id an index lookup).
+    this.byMessagesStmt = db.prepare(`
+      SELECT * FROM tool_steps WHERE message_id IN (SELECT value FROM json_each(?))
+      ORDER BY message_id, idx`);
     this.stopUnfinishedStmt = db.prepare(
       `UPDATE tool_steps SET state = 'stopped' WHERE state IN ${UNFINISHED}`,
     );
@@ -155,10 +156,11 @@ export class ToolStepStore {
     return this.byMessageStmt.all(messageId).map(toStep);
   }
 
-  /** The steps of every answer of a conversation, grouped by message id, each in order. */
-  forConversation(conversationId: string): Map<string, ToolStep[]> {
+  /** The steps of these answers (a transcript's), grouped by message id, each in order. */
+  forMessages(messageIds: readonly string[]): Map<string, ToolStep[]> {
     const byMessage = new Map<string, ToolStep[]>();
-    for (const row of this.byConversationStmt.all(conversationId)) {
+    if (messageIds.length === 0) return byMessage;
+    for (const row of this.byMessagesStmt.all(JSON.stringify(messageIds))) {
       const list = byMessage.get(row.message_id) ?? [];
       list.push(toStep(row));
       byMessage.set(row.message_id, list);
