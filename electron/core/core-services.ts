@@ -209,7 +209,7 @@ export async function startServices(
   registry.onChanged(() => {
     if (observing) releases.reconcile("install");
   });
-  const memoryStore = new MemoryStore(db);
+  const memoryStore = new MemoryStore(db, messages);
   const memory = new MemoryService({
     store: memoryStore,
     events,

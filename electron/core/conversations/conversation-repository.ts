@@ -33,6 +33,8 @@ export interface ConversationRepository {
   /** At start-up: answers left "streaming" become "interrupted" (content kept). */
   markStreamingInterrupted(): number;
 
+  /** The ids of every message of a conversation, on any branch, oldest first. */
+  messageIds(conversationId: string): string[];
   /** The conversation and role of a message, or null when it does not exist. */
   placeOf(id: string): MessagePlace | null;
   /**

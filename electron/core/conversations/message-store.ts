@@ -392,6 +392,10 @@ export class MessageStore implements ConversationRepository {
     return this.interruptStmt.run().changes;
   }
 
+  messageIds(conversationId: string): string[] {
+    return this.treeStmt.all(conversationId).map((row) => row.id);
+  }
+
   placeOf(id: string): MessagePlace | null {
     const row = this.roleStmt.get(id);
     return row ? { conversationId: row.conversation_id, role: row.role } : null;

@@ -1,6 +1,8 @@
 import type { Database, Statement } from "better-sqlite3";
 import { createHash, randomUUID } from "node:crypto";
 import type { Memory } from "../../api";
+import type { ConversationRepository } from "../conversations/conversation-repository";
+import { MessageStore } from "../conversations/message-store";
 import { anyTermQuery } from "../db/fts-query";
 
 interface MemoryRow {
@@ -51,12 +53,18 @@ export class MemoryStore {
   private readonly deleteStmt: Statement<[string]>;
   private readonly searchStmt: Statement<[string, number], MemoryRow & { rank: number }>;
   private readonly fromConversationStmt: Statement<[string, string], { id: string }>;
+  private readonly messages: Pick<ConversationRepository, "messageIds">;
   private readonly linkStmt: Statement<[string, string]>;
   private readonly usedStmt: Statement<[number, string]>;
   private readonly vectorGetStmt: Statement<[string, string], { text_hash: string; vector: Buffer }>;
   private readonly vectorPutStmt: Statement<[string, string, string, Buffer]>;
 
-  constructor(private readonly db: Database) {
+  constructor(
+    private readonly db: Database,
+    /** Where a conversation's messages are; default: one on `db`. */
+    messages?: Pick<ConversationRepository, "messageIds">,
+  ) {
+    this.messages = messages ?? new MessageStore(db);
     this.insertStmt = db.prepare(`
       INSERT INTO memories (id, text, source, status, conversation_id, message_id, created_at, updated_at)
       VALUES (@id, @text, @source, @status, @conversationId, @messageId, @now, @now)`);
@@ -74,11 +82,11 @@ export class MemoryStore {
       JOIN memories m ON m.rowid = memories_fts.rowid
       WHERE memories_fts MATCH ? AND m.status = 'active'
       ORDER BY rank LIMIT ?`);
-    // A conversation's own memories: proposed from it, or created from one of its messages.
+    // A conversation's own memories: proposed from it, or created from one of its messages
+    // (their ids as one JSON array, each an index lookup).
     this.fromConversationStmt = db.prepare(`
       SELECT id FROM memories WHERE conversation_id = ?
-      UNION SELECT mem.id FROM memories mem JOIN messages msg ON msg.id = mem.message_id
-      WHERE msg.conversation_id = ?`);
+      UNION SELECT id FROM memories WHERE message_id IN (SELECT value FROM json_each(?))`);
     this.linkStmt = db.prepare(
       "INSERT OR IGNORE INTO message_memories (message_id, memory_id) VALUES (?, ?)",
     );
@@ -135,7 +143,11 @@ export class MemoryStore {
 
   /** Ids of the memories that came from a conversation (see fromConversationStmt). */
   idsFromConversation(conversationId: string): string[] {
-    return this.fromConversationStmt.all(conversationId, conversationId).map((r) => r.id);
+    return this.transaction(() =>
+      this.fromConversationStmt
+        .all(conversationId, JSON.stringify(this.messages.messageIds(conversationId)))
+        .map((r) => r.id),
+    );
   }
 
   /** Active memories sharing words with `text`, best bm25 first. */
