@@ -1,7 +1,6 @@
 import { createHash } from "node:crypto";
 import { statSync } from "node:fs";
-import { mkdtempSync, readdirSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readdirSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { generateKeyPairSync } from "node:crypto";
@@ -9,18 +8,18 @@ import { RegistryIndex, RegistryPublicKey } from "../common/registry-protocol";
 import { importPublicKey, verifyEntry } from "../common/registry-signature";
 import { startCloud, type RunningCloud } from "./server";
 import { codingManifest, publishAdapter } from "../testing/cloud/hand-built-versions";
+import { testDir } from "../testing/core/temp-dir";
 
 let dir: string;
 let cloud: RunningCloud;
 const ADMIN = "admin-key-registry-1";
 
 beforeEach(async () => {
-  dir = mkdtempSync(join(tmpdir(), "macaron-registry-"));
+  dir = testDir("macaron-registry-");
   cloud = await startCloud({ dataDir: dir, adminKey: ADMIN });
 });
 afterEach(async () => {
   await cloud.close();
-  rmSync(dir, { recursive: true, force: true });
 });
 
 describe("adapter registry", () => {

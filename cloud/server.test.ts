@@ -1,7 +1,4 @@
 import { randomUUID } from "node:crypto";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { gzipSync } from "node:zlib";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import {
@@ -14,17 +11,17 @@ import {
 import { startCloud, type RunningCloud } from "./server";
 import { fetchExport, fetchExportReport } from "./prepare/client";
 import { makeItem, TEST_VERSIONS } from "../testing/cloud/items";
+import { testDir } from "../testing/core/temp-dir";
 
 let dir: string;
 let cloud: RunningCloud;
 
 beforeEach(async () => {
-  dir = mkdtempSync(join(tmpdir(), "macaron-cloud-"));
+  dir = testDir("macaron-cloud-");
   cloud = await startCloud({ dataDir: dir, adminKey: "admin-key-1234" });
 });
 afterEach(async () => {
   await cloud.close();
-  rmSync(dir, { recursive: true, force: true });
 });
 
 async function register(

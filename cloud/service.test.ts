@@ -3,20 +3,18 @@
  * per-install limits with 429 + Retry-After, the first answer replayed for a repeated batch,
  * and the streamed raw export. cloud/replicas.test.ts runs the same service on PostgreSQL.
  */
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { BatchResponse } from "../common/feedback-protocol";
 import { makeItem, registerInstall, uploadBatch } from "../testing/cloud/items";
 import { startCloud, type InstallLimitOptions, type RunningCloud } from "./server";
+import { testDir } from "../testing/core/temp-dir";
 
 let dir: string;
 let cloud: RunningCloud;
 let clock = 1_700_000_000_000;
 
 async function start(perInstall: InstallLimitOptions = {}) {
-  dir = mkdtempSync(join(tmpdir(), "macaron-cloud-"));
+  dir = testDir("macaron-cloud-");
   cloud = await startCloud({
     dataDir: dir,
     adminKey: "admin-key-1234",
@@ -27,7 +25,6 @@ async function start(perInstall: InstallLimitOptions = {}) {
 }
 afterEach(async () => {
   await cloud.close();
-  rmSync(dir, { recursive: true, force: true });
 });
 
 const items = (n: number, prefix: string) =>

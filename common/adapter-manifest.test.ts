@@ -1,7 +1,6 @@
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { beforeEach, describe, expect, it } from "vitest";
 import {
   CompleteManifest,
   ManifestFile,
@@ -9,6 +8,7 @@ import {
   manifestPathFor,
   readManifestFile,
 } from "./adapter-manifest";
+import { testDir } from "../testing/core/temp-dir";
 
 const minimal = { id: "coding", name: "Coding", domain: "coding", version: "1.0.0" };
 
@@ -41,11 +41,8 @@ describe("the adapter manifest", () => {
 
   describe("readManifestFile", () => {
     let dir: string;
-    beforeEach(async () => {
-      dir = await mkdtemp(join(tmpdir(), "manifest-"));
-    });
-    afterEach(async () => {
-      await rm(dir, { recursive: true, force: true });
+    beforeEach(() => {
+      dir = testDir("manifest-");
     });
 
     it("reads the manifest beside the adapter; null when there is none", async () => {

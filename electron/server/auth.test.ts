@@ -1,12 +1,10 @@
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import WebSocket from "ws";
 import { buildServer } from "./app";
 import { LoginCodes, secretsEqual } from "./auth";
 import { SessionStore, loadOrCreateServerKey } from "./session-store";
 import { FakeCore, readJson, type EnvelopeReply } from "../../testing/server/test-core";
+import { testDir } from "../../testing/core/temp-dir";
 
 interface TestServer {
   url: string;
@@ -355,61 +353,53 @@ describe("sessions across a restart (headless mode keeps them in the data folder
   }
 
   it("a browser signed in before the restart is still signed in after it", async () => {
-    const dir = mkdtempSync(join(tmpdir(), "macaron-sessions-"));
+    const dir = testDir("macaron-sessions-");
+    const first = await start(dir);
+    const cookie = await sessionCookie(first);
+    expect((await call("models.status", { cookie }, {}, first.url)).status).toBe(200);
+    await first.close();
+    const second = await start(dir);
     try {
-      const first = await start(dir);
-      const cookie = await sessionCookie(first);
-      expect((await call("models.status", { cookie }, {}, first.url)).status).toBe(200);
-      await first.close();
-      const second = await start(dir);
-      try {
-        expect(second.apiKey).toBe(first.apiKey);
-        expect((await call("models.status", { cookie }, {}, second.url)).status).toBe(200);
-      } finally {
-        await second.close();
-      }
+      expect(second.apiKey).toBe(first.apiKey);
+      expect((await call("models.status", { cookie }, {}, second.url)).status).toBe(200);
     } finally {
-      rmSync(dir, { recursive: true, force: true });
+      await second.close();
     }
   });
 
   it("rotating the key signs every browser out; signing out ends one session for good", async () => {
-    const dir = mkdtempSync(join(tmpdir(), "macaron-sessions-"));
+    const dir = testDir("macaron-sessions-");
+    const first = await start(dir);
+    const leaving = await sessionCookie(first);
+    const staying = await sessionCookie(first);
+    const signOut = await fetch(`${first.url}/api/sign-out`, {
+      method: "POST",
+      headers: { cookie: leaving, origin: first.url },
+    });
+    expect(signOut.status).toBe(200);
+    expect(signOut.headers.get("set-cookie")).toMatch(/Expires=Thu, 01 Jan 1970/);
+    expect((await call("models.status", { cookie: leaving }, {}, first.url)).status).toBe(401);
+    expect((await call("models.status", { cookie: staying }, {}, first.url)).status).toBe(200);
+    await first.close();
+
+    const restarted = await start(dir);
+    expect((await call("models.status", { cookie: leaving }, {}, restarted.url)).status).toBe(401);
+    expect((await call("models.status", { cookie: staying }, {}, restarted.url)).status).toBe(200);
+    await restarted.close();
+
+    const rotated = await start(dir, true);
     try {
-      const first = await start(dir);
-      const leaving = await sessionCookie(first);
-      const staying = await sessionCookie(first);
-      const signOut = await fetch(`${first.url}/api/sign-out`, {
-        method: "POST",
-        headers: { cookie: leaving, origin: first.url },
-      });
-      expect(signOut.status).toBe(200);
-      expect(signOut.headers.get("set-cookie")).toMatch(/Expires=Thu, 01 Jan 1970/);
-      expect((await call("models.status", { cookie: leaving }, {}, first.url)).status).toBe(401);
-      expect((await call("models.status", { cookie: staying }, {}, first.url)).status).toBe(200);
-      await first.close();
-
-      const restarted = await start(dir);
-      expect((await call("models.status", { cookie: leaving }, {}, restarted.url)).status).toBe(401);
-      expect((await call("models.status", { cookie: staying }, {}, restarted.url)).status).toBe(200);
-      await restarted.close();
-
-      const rotated = await start(dir, true);
-      try {
-        expect(rotated.apiKey).not.toBe(first.apiKey);
-        // The cookie's name follows the key: send the old value under the new name too.
-        const value = staying.slice(staying.indexOf("=") + 1);
-        const renamed = `${(await sessionCookie(rotated)).split("=")[0]}=${value}`;
-        expect((await call("models.status", { cookie: staying }, {}, rotated.url)).status).toBe(401);
-        expect((await call("models.status", { cookie: renamed }, {}, rotated.url)).status).toBe(401);
-        expect(
-          (await call("models.status", { authorization: `Bearer ${first.apiKey}` }, {}, rotated.url)).status,
-        ).toBe(401);
-      } finally {
-        await rotated.close();
-      }
+      expect(rotated.apiKey).not.toBe(first.apiKey);
+      // The cookie's name follows the key: send the old value under the new name too.
+      const value = staying.slice(staying.indexOf("=") + 1);
+      const renamed = `${(await sessionCookie(rotated)).split("=")[0]}=${value}`;
+      expect((await call("models.status", { cookie: staying }, {}, rotated.url)).status).toBe(401);
+      expect((await call("models.status", { cookie: renamed }, {}, rotated.url)).status).toBe(401);
+      expect(
+        (await call("models.status", { authorization: `Bearer ${first.apiKey}` }, {}, rotated.url)).status,
+      ).toBe(401);
     } finally {
-      rmSync(dir, { recursive: true, force: true });
+      await rotated.close();
     }
   });
 });

@@ -1,7 +1,6 @@
-import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { beforeEach, describe, expect, it } from "vitest";
 import {
   MAX_SESSIONS,
   SERVER_KEY_FILE,
@@ -10,13 +9,11 @@ import {
   SessionStore,
   loadOrCreateServerKey,
 } from "./session-store";
+import { testDir } from "../../testing/core/temp-dir";
 
 let dir: string;
 beforeEach(() => {
-  dir = mkdtempSync(join(tmpdir(), "macaron-session-store-"));
-});
-afterEach(() => {
-  rmSync(dir, { recursive: true, force: true });
+  dir = testDir("macaron-session-store-");
 });
 
 describe("the kept server key", () => {

@@ -1,24 +1,23 @@
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { UI_NOT_BUILT } from "./static-ui";
 import { FakeCore, listenForTest } from "../../testing/server/test-core";
+import { suiteDir } from "../../testing/core/temp-dir";
 
 describe("serving the built UI", () => {
-  let dir: string;
+  const dir = suiteDir("macaron-ui-");
   let server: Awaited<ReturnType<typeof listenForTest>>;
 
   beforeAll(async () => {
-    dir = mkdtempSync(join(tmpdir(), "macaron-ui-"));
-    mkdirSync(join(dir, "assets"));
-    writeFileSync(join(dir, "index.html"), "<!doctype html><title>Macaron</title>");
-    writeFileSync(join(dir, "assets", "app.js"), "console.log(1)");
-    server = await listenForTest(new FakeCore(), { rendererDir: dir });
+    mkdirSync(join(dir.path, "assets"));
+    writeFileSync(join(dir.path, "index.html"), "<!doctype html><title>Macaron</title>");
+    writeFileSync(join(dir.path, "assets", "app.js"), "console.log(1)");
+    server = await listenForTest(new FakeCore(), { rendererDir: dir.path });
   });
   afterAll(async () => {
     await server.close();
-    rmSync(dir, { recursive: true, force: true });
   });
 
   it("serves index.html at / without a key, with security headers", async () => {

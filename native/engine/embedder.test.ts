@@ -1,19 +1,16 @@
-import { mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { writeFixtures, type FixturePaths } from "../gguf/fixtures";
 import { loadLlamaBackend } from "./llama-backend";
 import { ModelSession } from "./model-session";
+import { suiteDir } from "../../testing/core/temp-dir";
 
 // Embeddings from the real tiny demo model (mean pooling, llama.pooling_type=1).
-let dir: string;
+const dir = suiteDir("macaron-embed-");
 let session: ModelSession;
 let fx: FixturePaths;
 
 beforeAll(async () => {
-  dir = await mkdtemp(join(tmpdir(), "macaron-embed-"));
-  fx = await writeFixtures(dir);
+  fx = await writeFixtures(dir.path);
   session = await ModelSession.open(
     await loadLlamaBackend(1),
     fx.basePath,
@@ -24,7 +21,6 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await session?.dispose();
-  await rm(dir, { recursive: true, force: true });
 });
 
 const dot = (a: number[], b: number[]) => a.reduce((sum, x, i) => sum + x * b[i]!, 0);

@@ -1,16 +1,16 @@
 import { createServer, type IncomingHttpHeaders } from "node:http";
 import type { AddressInfo } from "node:net";
-import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { writeFixtures, type FixturePaths } from "../gguf/fixtures";
 import { loadLlamaBackend, type LlamaBackend } from "./llama-backend";
 import type { EngineInfo, EngineMessage, FitResult, LoadedModel } from "../../common/engine-protocol";
 import { EngineRuntime } from "./runtime";
+import { suiteDir } from "../../testing/core/temp-dir";
 
 // Load settings and the fit estimate on the real engine (in process), on the tiny fixture.
-let dir: string;
+const dir = suiteDir("macaron-load-settings-");
 let fx: FixturePaths;
 /** The small fixture: its 64-wide attention heads take a q8_0 KV cache (the tiny one's 16 do not). */
 let small: FixturePaths;
@@ -32,9 +32,8 @@ async function call<T>(
 }
 
 beforeAll(async () => {
-  dir = await mkdtemp(join(tmpdir(), "macaron-load-settings-"));
-  fx = await writeFixtures(dir);
-  small = await writeFixtures(dir, { size: "small" });
+  fx = await writeFixtures(dir.path);
+  small = await writeFixtures(dir.path, { size: "small" });
   backend = loadLlamaBackend(1);
   runtime = new EngineRuntime(
     (m) => sent.push(m),
@@ -44,7 +43,6 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await runtime.dispose();
-  await rm(dir, { recursive: true, force: true });
 });
 
 describe("load settings (real engine)", () => {
@@ -165,7 +163,7 @@ describe("fit estimate (real engine)", () => {
   });
 
   it("answers a clear error for a file that is not a model, and keeps working", async () => {
-    const notModel = join(dir, "notes.gguf");
+    const notModel = join(dir.path, "notes.gguf");
     await writeFile(notModel, "not a model at all");
     const { error } = await call({ type: "fit", source: { path: notModel } });
     expect(error).toMatch(/Could not read the model file .*notes\.gguf/);

@@ -1,25 +1,23 @@
 import { createHash } from "node:crypto";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readFileSync, writeFileSync } from "node:fs";
 import { basename, join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { ManifestFile } from "../../common/adapter-manifest";
 import { demoAdapterFiles, demoDir, DEMO_TOOL_CALL_FORMATS, ensureDemoModel } from "./demo-files";
 import { writeFixtures } from "./fixtures";
+import { suiteDir } from "../../testing/core/temp-dir";
 
-let root: string;
+const root = suiteDir("macaron-demo-files-");
 let demo: string;
 beforeAll(async () => {
-  root = mkdtempSync(join(tmpdir(), "macaron-demo-files-"));
-  demo = join(root, "demo");
+  demo = join(root.path, "demo");
   // The fixtures have the layout of resources/demo: base.gguf and adapters/.
   await writeFixtures(demo);
 });
-afterAll(() => rmSync(root, { recursive: true, force: true }));
 
 describe("the demo files", () => {
   it("copies the demo base into the data folder, keeps an identical copy and replaces a damaged one", async () => {
-    const models = join(root, "models");
+    const models = join(root.path, "models");
     const path = await ensureDemoModel(models, demo);
     expect(readFileSync(path).equals(readFileSync(join(demo, "base.gguf")))).toBe(true);
     expect(await ensureDemoModel(models, demo)).toBe(path);
@@ -31,7 +29,7 @@ describe("the demo files", () => {
   });
 
   it("says clearly when the installation lacks its demo model", async () => {
-    await expect(ensureDemoModel(join(root, "m2"), join(root, "nowhere"))).rejects.toThrow(
+    await expect(ensureDemoModel(join(root.path, "m2"), join(root.path, "nowhere"))).rejects.toThrow(
       /demo model is missing from this installation/,
     );
   });

@@ -1,22 +1,14 @@
 import { createHash } from "node:crypto";
-import { mkdtemp, readdir, readFile, rm, stat, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { readdir, readFile, stat, writeFile } from "node:fs/promises";
 import { join, relative } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { AdapterManifest } from "../../common/adapter-manifest";
 import { ensureFixtureModel, writeFixtures } from "./fixtures";
 import { assertAdapterFits, readGguf, summarizeModel } from "./reader";
 import { TINY_MODEL_NAME } from "./tiny-model";
+import { suiteDir } from "../../testing/core/temp-dir";
 
-let dir: string;
-
-beforeAll(async () => {
-  dir = await mkdtemp(join(tmpdir(), "gguf-fixtures-"));
-});
-
-afterAll(async () => {
-  await rm(dir, { recursive: true, force: true });
-});
+const dir = suiteDir("gguf-fixtures-");
 
 async function listFiles(root: string): Promise<string[]> {
   const entries = await readdir(root, { recursive: true, withFileTypes: true });
@@ -30,9 +22,9 @@ const sha256 = (bytes: Buffer) => createHash("sha256").update(bytes).digest("hex
 
 describe("writeFixtures", () => {
   it("writes the base model, four adapters and their manifests, byte for byte the same each run", async () => {
-    const a = await writeFixtures(join(dir, "a"));
-    const b = await writeFixtures(join(dir, "b"));
-    const files = await listFiles(join(dir, "a"));
+    const a = await writeFixtures(join(dir.path, "a"));
+    const b = await writeFixtures(join(dir.path, "b"));
+    const files = await listFiles(join(dir.path, "a"));
     expect(files).toEqual([
       "adapters/agent.gguf",
       "adapters/agent.json",
@@ -44,17 +36,19 @@ describe("writeFixtures", () => {
       "adapters/ui.json",
       "base.gguf",
     ]);
-    expect(await listFiles(join(dir, "b"))).toEqual(files);
+    expect(await listFiles(join(dir.path, "b"))).toEqual(files);
     for (const f of files) {
-      expect(sha256(await readFile(join(dir, "a", f))), f).toBe(sha256(await readFile(join(dir, "b", f))));
+      expect(sha256(await readFile(join(dir.path, "a", f))), f).toBe(
+        sha256(await readFile(join(dir.path, "b", f))),
+      );
     }
     expect(a.baseSha256).toBe(b.baseSha256);
-    expect(a.basePath).toBe(join(dir, "a", "base.gguf"));
+    expect(a.basePath).toBe(join(dir.path, "a", "base.gguf"));
     expect(a.adapters.map((x) => x.id)).toEqual(["chat", "coding", "agent", "ui"]);
   });
 
   it("describes each adapter in a manifest that matches its file and base", async () => {
-    const out = await writeFixtures(join(dir, "m"));
+    const out = await writeFixtures(join(dir.path, "m"));
     const base = await readGguf(out.basePath);
     expect(out.baseSha256).toBe(sha256(await readFile(out.basePath)));
     for (const adapter of out.adapters) {
@@ -84,8 +78,8 @@ describe("writeFixtures", () => {
   });
 
   it("writes other sizes beside the tiny one", async () => {
-    const out = await writeFixtures(join(dir, "s"), { size: "small" });
-    expect(out.basePath).toBe(join(dir, "s", "base-small.gguf"));
+    const out = await writeFixtures(join(dir.path, "s"), { size: "small" });
+    expect(out.basePath).toBe(join(dir.path, "s", "base-small.gguf"));
     const base = await readGguf(out.basePath);
     expect(summarizeModel(base, out.basePath)).toMatchObject({ embeddingLength: 256, blockCount: 4 });
     expect(out.adapters[0]!.manifest.base.embeddingLength).toBe(256);
@@ -95,7 +89,7 @@ describe("writeFixtures", () => {
 
 describe("ensureFixtureModel", () => {
   it("writes demo.gguf once, keeps it, and replaces a damaged one", async () => {
-    const demoDir = join(dir, "demo", "nested");
+    const demoDir = join(dir.path, "demo", "nested");
     const path = await ensureFixtureModel(demoDir);
     expect(path).toBe(join(demoDir, "demo.gguf"));
     const info = summarizeModel(await readGguf(path), path);
@@ -112,7 +106,7 @@ describe("ensureFixtureModel", () => {
   });
 
   it("survives concurrent callers", async () => {
-    const demoDir = join(dir, "race");
+    const demoDir = join(dir.path, "race");
     const paths = await Promise.all([
       ensureFixtureModel(demoDir),
       ensureFixtureModel(demoDir),

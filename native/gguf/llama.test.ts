@@ -1,5 +1,3 @@
-import { mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import {
   ChatMLChatWrapper,
@@ -14,20 +12,20 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DEMO_ADAPTERS, writeWrongBaseAdapter, type DemoAdapterId } from "./adapters";
 import { EOS_ID } from "./byte-vocab";
 import { writeFixtures, type FixturePaths } from "./fixtures";
+import { suiteDir } from "../../testing/core/temp-dir";
 
 /**
  * The generated demo model and adapters under real node-llama-cpp: the properties other
  * tests rely on (endless printable base output, one recognisable pattern per adapter).
  */
 
-let dir: string;
+const dir = suiteDir("gguf-llama-");
 let fixtures: FixturePaths;
 let llama: Llama;
 let model: LlamaModel;
 
 beforeAll(async () => {
-  dir = await mkdtemp(join(tmpdir(), "gguf-llama-"));
-  fixtures = await writeFixtures(dir);
+  fixtures = await writeFixtures(dir.path);
   // One Llama for the whole file: getLlama() costs ~0.8 s.
   llama = await getLlama({
     gpu: false,
@@ -41,7 +39,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await model?.dispose();
   await llama?.dispose();
-  await rm(dir, { recursive: true, force: true });
 });
 
 function adapterPath(id: DemoAdapterId): string {
@@ -161,7 +158,7 @@ describe("demo adapters", () => {
   });
 
   it("llama.cpp refuses an adapter made for another base (which is why assertAdapterFits exists)", async () => {
-    const wrong = await writeWrongBaseAdapter(join(dir, "wrong-base.gguf"));
+    const wrong = await writeWrongBaseAdapter(join(dir.path, "wrong-base.gguf"));
     await expect(
       model.createContext({ contextSize: 256, threads: 1, lora: { adapters: [{ filePath: wrong }] } }),
     ).rejects.toThrow();

@@ -1,8 +1,7 @@
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { writeFileSync } from "node:fs";
 import { rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import {
   loraPair,
   peftConfig,
@@ -15,17 +14,17 @@ import { convertPeft, convertPeftToFile, isPeftFolder, permuteRows, type PeftErr
 import { tinyModelSpec } from "./tiny-model";
 import { tinyQwenSpec } from "./tiny-qwen";
 import { gv, writeGguf } from "./writer";
+import { suiteDir } from "../../testing/core/temp-dir";
 
 /**
  * The PEFT → GGUF LoRA converter without an engine: names, layout, scales, and the refusals.
  * Its parity with the trainer's LoRA logits in llama.cpp is peft-lora.integration.test.ts.
  */
 
-let dir: string;
+const dir = suiteDir("peft-lora-");
 const bases: Record<string, { path: string; file: GgufFile }> = {};
 
 beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), "peft-lora-"));
   const specs = {
     llama: tinyModelSpec("tiny"),
     qwen3: tinyQwenSpec("qwen3"),
@@ -36,13 +35,11 @@ beforeAll(async () => {
     },
   };
   for (const [name, spec] of Object.entries(specs)) {
-    const path = join(dir, `${name}.gguf`);
+    const path = join(dir.path, `${name}.gguf`);
     await writeGguf(path, spec);
     bases[name] = { path, file: await readGguf(path) };
   }
 });
-
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 /** dims of a base tensor ([n_in, n_out(, experts)]). */
 function dims(arch: string, name: string): readonly number[] {
@@ -59,7 +56,7 @@ function pairFor(arch: string, module: string, gguf: string, r: number, seed: nu
 
 let folders = 0;
 async function folder(config: Record<string, unknown>, tensors: readonly TestTensor[]): Promise<string> {
-  return writePeftFolder(join(dir, `peft-${++folders}`), config, tensors);
+  return writePeftFolder(join(dir.path, `peft-${++folders}`), config, tensors);
 }
 
 async function refusal(peft: string, base: string): Promise<PeftError> {
@@ -84,7 +81,7 @@ describe("PEFT → GGUF names, layout and scale", () => {
     const peft = await folder(peftConfig(4), tensors);
     expect(await isPeftFolder(peft)).toBe(true);
     expect(await isPeftFolder(bases.qwen3!.path)).toBe(false);
-    const out = join(dir, "qwen3-lora.gguf");
+    const out = join(dir.path, "qwen3-lora.gguf");
     const result = await convertPeftToFile({ peftDir: peft, base: bases.qwen3!.path, out });
     expect(result.architecture).toBe("qwen3");
     expect(result.alpha).toBe(8);
@@ -184,7 +181,7 @@ describe("PEFT → GGUF names, layout and scale", () => {
         );
     tensors.push(...pairFor("qwen3moe", "model.layers.0.mlp.gate", "blk.0.ffn_gate_inp.weight", 2, 99));
     const config = peftConfig(2, { target_modules: ["gate_proj", "up_proj", "down_proj", "gate"] });
-    const out = join(dir, "moe-lora.gguf");
+    const out = join(dir.path, "moe-lora.gguf");
     const result = await convertPeftToFile({
       peftDir: await folder(config, tensors),
       base: bases.qwen3moe!.path,
@@ -339,7 +336,7 @@ describe("PEFT → GGUF refusals", () => {
   });
 
   it("not a PEFT folder: no config, a pickle only, a damaged safetensors file", async () => {
-    const empty = join(dir, "empty");
+    const empty = join(dir.path, "empty");
     await writePeftFolder(empty, peftConfig(2), []);
     await rm(join(empty, "adapter_config.json"));
     expect((await refusal(empty, "qwen3")).message).toMatch(/has no adapter_config\.json/);

@@ -1,7 +1,6 @@
-import { mkdir, mkdtemp, rm, truncate, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { mkdir, truncate, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { demoAdapterSpec, wrongBaseAdapterSpec } from "./adapters";
 import {
   assertAdapterFits,
@@ -15,23 +14,19 @@ import {
 import { TINY_MODEL_NAME, tinyModelSpec } from "./tiny-model";
 import { encodeGguf, encodeGgufChunks, gv, type GgufWriteSpec } from "./writer";
 import { scaledBudget } from "../../testing/core/calibrated-budget";
+import { suiteDir } from "../../testing/core/temp-dir";
 
-let dir: string;
+const dir = suiteDir("gguf-reader-");
 let basePath: string;
 let baseBytes: Buffer;
 
 beforeAll(async () => {
-  dir = await mkdtemp(join(tmpdir(), "gguf-reader-"));
   baseBytes = encodeGguf(tinyModelSpec("tiny"));
   basePath = await file("base.gguf", baseBytes);
 });
 
-afterAll(async () => {
-  await rm(dir, { recursive: true, force: true });
-});
-
 async function file(name: string, bytes: Buffer | string): Promise<string> {
-  const path = join(dir, name);
+  const path = join(dir.path, name);
   await writeFile(path, bytes);
   return path;
 }
@@ -155,10 +150,10 @@ describe("readGguf errors", () => {
   });
 
   it("reports a missing file and a folder", async () => {
-    await expectGgufError(readGguf(join(dir, "nope.gguf")), "not_found", /^"nope.gguf" was not found/);
-    await mkdir(join(dir, "folder.gguf"));
+    await expectGgufError(readGguf(join(dir.path, "nope.gguf")), "not_found", /^"nope.gguf" was not found/);
+    await mkdir(join(dir.path, "folder.gguf"));
     await expectGgufError(
-      readGguf(join(dir, "folder.gguf")),
+      readGguf(join(dir.path, "folder.gguf")),
       "not_found",
       `"folder.gguf" is a folder, not a model file.`,
     );

@@ -1,8 +1,7 @@
 import { createHash } from "node:crypto";
-import { mkdtemp, readFile, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { readFile } from "node:fs/promises";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { demoAdapterSpec } from "./adapters";
 import { writeFixtures, type FixturePaths } from "./fixtures";
 import { assertAdapterFits, readGguf, summarizeModel, type GgufFile } from "./reader";
@@ -19,21 +18,17 @@ import {
   tinyQwenSpec,
 } from "./tiny-qwen";
 import { encodeGguf, writeGguf } from "./writer";
+import { suiteDir } from "../../testing/core/temp-dir";
 
-let dir: string;
+const dir = suiteDir("gguf-tiny-qwen-");
 const fixtures: Record<string, FixturePaths> = {};
 const bases: Record<string, GgufFile> = {};
 
 beforeAll(async () => {
-  dir = await mkdtemp(join(tmpdir(), "gguf-tiny-qwen-"));
   for (const arch of QWEN_ARCHITECTURES) {
-    fixtures[arch] = await writeFixtures(dir, { architecture: arch });
+    fixtures[arch] = await writeFixtures(dir.path, { architecture: arch });
     bases[arch] = await readGguf(fixtures[arch].basePath);
   }
-});
-
-afterAll(async () => {
-  await rm(dir, { recursive: true, force: true });
 });
 
 const sha256 = (bytes: Buffer) => createHash("sha256").update(bytes).digest("hex");
@@ -97,8 +92,8 @@ describe.each(QWEN_ARCHITECTURES)("tiny %s base", (arch) => {
 
   it("writes four demo adapters (attention q/v + output marker) whose manifests name the base", async () => {
     const fx = fixtures[arch]!;
-    expect(fx.basePath).toBe(join(dir, `base-${arch}.gguf`));
-    expect(fx.adaptersDir).toBe(join(dir, `adapters-${arch}`));
+    expect(fx.basePath).toBe(join(dir.path, `base-${arch}.gguf`));
+    expect(fx.adaptersDir).toBe(join(dir.path, `adapters-${arch}`));
     expect(fx.adapters.map((a) => a.id)).toEqual(["chat", "coding", "agent", "ui"]);
     for (const adapter of fx.adapters) {
       expect(adapter.manifest.base).toEqual({
@@ -121,13 +116,13 @@ describe.each(QWEN_ARCHITECTURES)("tiny %s base", (arch) => {
       expect(adapter.manifest.sha256).toBe(sha256(await readFile(adapter.path)));
     }
     // Same input, same bytes.
-    const again = await writeFixtures(join(dir, "again"), { architecture: arch });
+    const again = await writeFixtures(join(dir.path, "again"), { architecture: arch });
     expect(again.baseSha256).toBe(fx.baseSha256);
     expect(again.adapters.map((a) => a.manifest.sha256)).toEqual(fx.adapters.map((a) => a.manifest.sha256));
   });
 
   it("refuses a llama adapter, naming both architectures", async () => {
-    const llamaAdapter = join(dir, `llama-coding-${arch}.gguf`);
+    const llamaAdapter = join(dir.path, `llama-coding-${arch}.gguf`);
     await writeGguf(llamaAdapter, demoAdapterSpec("coding"));
     await expect(assertAdapterFits(llamaAdapter, bases[arch]!)).rejects.toThrow(
       `"llama-coding-${arch}.gguf" was made for the llama architecture, but the loaded model is ${arch}.`,
@@ -146,7 +141,7 @@ describe("qwen3 vs qwen3moe adapters", () => {
   });
 
   it("refuses qwen3's attention shapes on qwen3moe even when the file claims qwen3moe", async () => {
-    const relabelled = join(dir, "qwen3-shapes-as-moe.gguf");
+    const relabelled = join(dir.path, "qwen3-shapes-as-moe.gguf");
     await writeGguf(relabelled, qwenAdapterSpec("qwen3moe", "relabelled", qwenAttentionLora("qwen3", "x")));
     await expect(assertAdapterFits(relabelled, bases.qwen3moe!)).rejects.toThrow(
       "does not fit the loaded model: blk.0.attn_q.weight is [64, 256] in the model but [64, 128] in the adapter",
@@ -156,7 +151,7 @@ describe("qwen3 vs qwen3moe adapters", () => {
   it("checks the expert dimension of LoRA on expert tensors", async () => {
     const E = 64;
     const FF = TINY_QWEN_SHAPES.qwen3moe.expertFeedForward;
-    const path = join(dir, "experts-3.gguf");
+    const path = join(dir.path, "experts-3.gguf");
     // Three experts' LoRA for a four-expert model.
     await writeGguf(
       path,
@@ -178,7 +173,7 @@ describe("qwen3 vs qwen3moe adapters", () => {
     await expect(assertAdapterFits(path, bases.qwen3moe!)).rejects.toThrow(
       `blk.0.ffn_up_exps.weight is [${E}, ${FF}, 4] in the model but [${E}, ${FF}, 3] in the adapter`,
     );
-    const fits = join(dir, "experts-4.gguf");
+    const fits = join(dir.path, "experts-4.gguf");
     await writeGguf(
       fits,
       qwenAdapterSpec("qwen3moe", "four experts", [
@@ -201,7 +196,7 @@ describe("qwen3 vs qwen3moe adapters", () => {
 
   it("the attention-only test adapter fits its base", async () => {
     for (const arch of QWEN_ARCHITECTURES) {
-      const path = join(dir, `attention-${arch}.gguf`);
+      const path = join(dir.path, `attention-${arch}.gguf`);
       await writeGguf(path, qwenAttentionAdapterSpec(arch));
       const file = await assertAdapterFits(path, bases[arch]!);
       expect(file.tensors.every((t) => /attn_[qv]\.weight\.lora_[ab]$/.test(t.name))).toBe(true);

@@ -4,33 +4,29 @@
  * loader refuses (its only message is "Failed to initialize LoRA adapter"), and a model whose
  * vocabulary one flipped byte broke (llama.cpp aborts the process on a repeated token).
  */
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { demoAdapterSpec } from "./adapters";
 import { gpt2ByteToUnicode } from "./byte-vocab";
 import { assertAdapterFits, assertLoadableModel, readGguf, type GgufFile } from "./reader";
 import { tinyModelSpec } from "./tiny-model";
 import { tinyQwenSpec } from "./tiny-qwen";
 import { encodeGguf, gv, type GgufWriteSpec } from "./writer";
+import { suiteDir } from "../../testing/core/temp-dir";
 
-let dir: string;
+const dir = suiteDir("gguf-validation-");
 let base: GgufFile;
 let baseBytes: Buffer;
 let n = 0;
 
 beforeAll(async () => {
-  dir = await mkdtemp(join(tmpdir(), "gguf-validation-"));
   baseBytes = encodeGguf(tinyModelSpec("tiny"));
   base = await readGguf(await file(baseBytes));
 });
-afterAll(async () => {
-  await rm(dir, { recursive: true, force: true });
-});
 
 async function file(bytes: Buffer): Promise<string> {
-  const path = join(dir, `f${n++}.gguf`);
+  const path = join(dir.path, `f${n++}.gguf`);
   await writeFile(path, bytes);
   return path;
 }

@@ -1,12 +1,10 @@
-import { mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { afterAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { writeFixtures } from "../../../native/gguf/fixtures";
 import { estimateFit } from "../../../native/engine/fit-estimate";
 import { loadLlamaBackend } from "../../../native/engine/llama-backend";
 import type { FitResult } from "../engine/types";
 import { matchProfile, pickContext, TALL_BASE_PROFILE, type FitWith, type ModelFacts } from "./profiles";
+import { testDir } from "../../../testing/core/temp-dir";
 
 const GB = 1e9;
 
@@ -165,13 +163,8 @@ describe("the Tall base profile: defaults for this machine", () => {
 });
 
 describe("the Tall base profile on the tiny qwen3moe fixture (real GGUF header)", () => {
-  let dir: string | undefined;
-  afterAll(async () => {
-    if (dir) await rm(dir, { recursive: true, force: true });
-  });
-
   it("matches the qwen3moe base and not the dense qwen3 or llama ones", async () => {
-    dir = await mkdtemp(join(tmpdir(), "macaron-profiles-"));
+    const dir = testDir("macaron-profiles-");
     const moe = await writeFixtures(dir, { architecture: "qwen3moe" });
     const dense = await writeFixtures(dir, { architecture: "qwen3" });
     const llama = await writeFixtures(dir);

@@ -6,8 +6,6 @@
 import BetterSqlite3 from "better-sqlite3";
 import { createHash, generateKeyPairSync, type KeyObject } from "node:crypto";
 import { createServer, type Server } from "node:http";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { exportPublicKey, signEntry } from "../../../common/registry-signature";
@@ -19,6 +17,7 @@ import { SettingsStore } from "../settings/settings-store";
 import { AdapterUpdates, parseRegistryUrl } from "./adapter-updates";
 import type { AdapterReleases } from "./adapter-releases";
 import type { ReleaseStore } from "./release-store";
+import { testDir } from "../../../testing/core/temp-dir";
 
 const ADMIN = "admin-key-trust-1234";
 let dir: string;
@@ -57,7 +56,7 @@ function updates(): AdapterUpdates {
 }
 
 beforeEach(async () => {
-  dir = mkdtempSync(join(tmpdir(), "macaron-registry-trust-"));
+  dir = testDir("macaron-registry-trust-");
   ({ privateKey: signingKey } = generateKeyPairSync("ed25519"));
   cloud = await startCloud({ dataDir: join(dir, "cloud"), adminKey: ADMIN, registrySigningKey: signingKey });
   publicKey = cloud.registry.publicKey;
@@ -101,7 +100,6 @@ afterEach(async () => {
   await new Promise((ok) => proxy.close(ok));
   await cloud.close();
   db.close();
-  rmSync(dir, { recursive: true, force: true });
 });
 
 async function check(u: AdapterUpdates) {
