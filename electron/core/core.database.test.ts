@@ -14,7 +14,7 @@ import { migrate } from "./db/migrate";
 import { migrations } from "./db/migrations";
 import { assembleCore, type Core } from "./index";
 import { FakeEngine } from "../../testing/engine/fake-engine";
-import { tempDir } from "../../testing/core/temp-dir";
+import { testDir } from "../../testing/core/temp-dir";
 import { value } from "../../testing/core/result-value";
 
 const ctx = { transport: "ipc" } as const;
@@ -22,12 +22,6 @@ const cleanups: (() => unknown)[] = [];
 afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c();
 });
-
-function dataDir(): string {
-  const d = tempDir();
-  cleanups.push(d.remove);
-  return d.path;
-}
 
 async function start(dir: string): Promise<{ core: Core; makeEngine: ReturnType<typeof vi.fn> }> {
   const makeEngine = vi.fn(() => new FakeEngine());
@@ -75,7 +69,7 @@ async function expectDegraded(
 
 describe("core with an unusable database", () => {
   it("starts degraded on a garbage file, then starts fresh: the bad file (and its WAL) are kept", async () => {
-    const dir = dataDir();
+    const dir = testDir();
     const path = join(dir, "macaron.db");
     const junk = "definitely not SQLite ".repeat(500);
     writeFileSync(path, junk);
@@ -104,7 +98,7 @@ describe("core with an unusable database", () => {
   });
 
   it("detects a truncated database (quick_check) and restores a backup", async () => {
-    const dir = dataDir();
+    const dir = testDir();
     const path = join(dir, "macaron.db");
     // A backup from an older version, as a migration would have written it.
     const backups = new BackupFolder(dir);
@@ -152,7 +146,7 @@ describe("core with an unusable database", () => {
   });
 
   it("refuses a database from a newer version, leaves it untouched, and starts fresh on request", async () => {
-    const dir = dataDir();
+    const dir = testDir();
     const path = join(dir, "macaron.db");
     const raw = new BetterSqlite3(path);
     raw.exec("CREATE TABLE future_things (x); INSERT INTO future_things VALUES (1);");
@@ -169,7 +163,7 @@ describe("core with an unusable database", () => {
   });
 
   it("reports ok with the backups list for a healthy database", async () => {
-    const dir = dataDir();
+    const dir = testDir();
     realDatabase(join(dir, "macaron.db"));
     const { core } = await start(dir);
     expect(value<DatabaseStatus>(await core.dispatch("database.status", {}, ctx))).toEqual({

@@ -9,7 +9,7 @@ import type { Conversation, ConversationDetail, EngineStatus, Message } from "..
 import { assembleCore, type Core } from "./index";
 import { EventRecorder } from "../../testing/core/events";
 import { FakeEngine } from "../../testing/engine/fake-engine";
-import { tempDir } from "../../testing/core/temp-dir";
+import { testDir } from "../../testing/core/temp-dir";
 import { value } from "../../testing/core/result-value";
 
 const ctx = { transport: "ipc" } as const;
@@ -27,15 +27,9 @@ async function start(
   return { core, engine, events: new EventRecorder((l) => core.subscribe(l)) };
 }
 
-function newDataDir(): string {
-  const dir = tempDir();
-  cleanups.push(dir.remove);
-  return dir.path;
-}
-
 describe("core (scripted engine)", () => {
   it("runs a conversation through dispatch, and keeps it across a restart", async () => {
-    const dataDir = newDataDir();
+    const dataDir = testDir();
     const { core, events } = await start(dataDir);
 
     const conv = value<Conversation>(await core.dispatch("conversations.create", {}, ctx));
@@ -91,7 +85,7 @@ describe("core (scripted engine)", () => {
   });
 
   it("marks answers left streaming by a killed process as interrupted on start-up", async () => {
-    const dataDir = newDataDir();
+    const dataDir = testDir();
     const first = await start(dataDir);
     const conv = value<Conversation>(await first.core.dispatch("conversations.create", { title: "T" }, ctx));
     await first.core.close();
@@ -110,7 +104,7 @@ describe("core (scripted engine)", () => {
   });
 
   it("deletes a conversation while it streams: the answer stops and nothing more is reported", async () => {
-    const { core, engine, events } = await start(newDataDir());
+    const { core, engine, events } = await start(testDir());
     await core.dispatch("models.openDemo", {}, ctx);
     const conv = value<Conversation>(await core.dispatch("conversations.create", {}, ctx));
     engine.scripts.push({ tokens: ["a", "b"], end: "hang" });
@@ -127,7 +121,7 @@ describe("core (scripted engine)", () => {
   });
 
   it("unloads the model: status idle, chats say no model is loaded, and the next start opens none", async () => {
-    const dataDir = newDataDir();
+    const dataDir = testDir();
     const first = await start(dataDir);
     expect(value<EngineStatus>(await first.core.dispatch("models.openDemo", {}, ctx)).state).toBe("ready");
     const conv = value<Conversation>(await first.core.dispatch("conversations.create", {}, ctx));
@@ -149,7 +143,7 @@ describe("core (scripted engine)", () => {
   });
 
   it("reports an invalid model file and keeps serving", async () => {
-    const { core } = await start(newDataDir());
+    const { core } = await start(testDir());
     const result = await core.dispatch("models.open", { path: import.meta.filename }, ctx);
     expect(result).toMatchObject({ ok: false, error: { code: "model_invalid" } });
     expect(value<EngineStatus>(await core.dispatch("models.status", {}, ctx)).state).toBe("idle");

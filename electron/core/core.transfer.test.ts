@@ -4,7 +4,7 @@ import type { Conversation, ConversationDetail, Memory, Message } from "../api";
 import { assembleCore, type Core } from "./index";
 import { EventRecorder } from "../../testing/core/events";
 import { FakeEngine } from "../../testing/engine/fake-engine";
-import { tempDir } from "../../testing/core/temp-dir";
+import { testDir } from "../../testing/core/temp-dir";
 import { value } from "../../testing/core/result-value";
 
 const ctx = { transport: "http" } as const;
@@ -14,9 +14,8 @@ afterEach(async () => {
 });
 
 async function start(): Promise<{ core: Core; events: EventRecorder }> {
-  const dir = tempDir();
-  cleanups.push(dir.remove);
-  const core = await assembleCore({ dataDir: dir.path, log: () => undefined }, () => new FakeEngine());
+  const dir = testDir();
+  const core = await assembleCore({ dataDir: dir, log: () => undefined }, () => new FakeEngine());
   cleanups.push(() => core.close());
   return { core, events: new EventRecorder((l) => core.subscribe(l)) };
 }

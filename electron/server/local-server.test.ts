@@ -9,7 +9,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import type { EventPayload, LocalServerStatus, Result } from "../api";
 import { assembleCore, type Core } from "../core";
 import { FakeEngine } from "../../testing/engine/fake-engine";
-import { tempDir } from "../../testing/core/temp-dir";
+import { testDir } from "../../testing/core/temp-dir";
 import { corsPreflight } from "../../testing/server/cors-preflight";
 import { serveLocalApi } from "./local-server";
 
@@ -18,12 +18,6 @@ const cleanups: (() => unknown)[] = [];
 afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c();
 });
-
-function newDataDir(): string {
-  const dir = tempDir();
-  cleanups.push(dir.remove);
-  return dir.path;
-}
 
 async function startCore(dataDir: string): Promise<Core> {
   const core = await assembleCore(
@@ -70,7 +64,7 @@ function models(url: string, key?: string): Promise<Response> {
 
 describe("local API server (core + v1-only server on loopback)", () => {
   it("is off by default on port 1234 with a generated key, and serves /v1 with the key once on", async () => {
-    const core = await startCore(newDataDir());
+    const core = await startCore(testDir());
     const initial = await status(core, "localServer.status");
     expect(initial).toMatchObject({ enabled: false, running: false, port: 1234, url: null, error: null });
     expect(initial.apiKey).toMatch(/^[0-9a-f]{64}$/);
@@ -111,7 +105,7 @@ describe("local API server (core + v1-only server on loopback)", () => {
   });
 
   it("reports a port in use without failing, and the app keeps answering", async () => {
-    const core = await startCore(newDataDir());
+    const core = await startCore(testDir());
     const port = await freePort();
     await occupy(port);
     const taken = await status(core, "localServer.configure", { enabled: true, port });
@@ -127,7 +121,7 @@ describe("local API server (core + v1-only server on loopback)", () => {
   });
 
   it("starts the app when the saved port is taken at start-up, and says why it is not serving", async () => {
-    const dataDir = newDataDir();
+    const dataDir = testDir();
     const port = await freePort();
     const first = await startCore(dataDir);
     await status(first, "localServer.configure", { enabled: true, port });
@@ -141,7 +135,7 @@ describe("local API server (core + v1-only server on loopback)", () => {
   });
 
   it("regenerates the key: the old one gets 401, the new one 200", async () => {
-    const core = await startCore(newDataDir());
+    const core = await startCore(testDir());
     const before = await status(core, "localServer.configure", { enabled: true, port: await freePort() });
     const after = await status(core, "localServer.regenerateKey");
     expect(after.apiKey).toMatch(/^[0-9a-f]{64}$/);
@@ -152,7 +146,7 @@ describe("local API server (core + v1-only server on loopback)", () => {
   });
 
   it("comes back on, on the same port and key, after a restart; stops when core closes", async () => {
-    const dataDir = newDataDir();
+    const dataDir = testDir();
     const first = await startCore(dataDir);
     const port = await freePort();
     const on = await status(first, "localServer.configure", { enabled: true, port });
@@ -167,7 +161,7 @@ describe("local API server (core + v1-only server on loopback)", () => {
 
   it("answers CORS for the saved origins only, on /v1 and Ollama's routes, across a restart", async () => {
     const ORIGIN = "http://localhost:5173";
-    const dataDir = newDataDir();
+    const dataDir = testDir();
     const first = await startCore(dataDir);
     const port = await freePort();
     const base = `http://127.0.0.1:${port}`;
@@ -215,7 +209,7 @@ describe("local API server (core + v1-only server on loopback)", () => {
   });
 
   it("refuses origins that are not exact scheme://host[:port], saying which, changing nothing", async () => {
-    const core = await startCore(newDataDir());
+    const core = await startCore(testDir());
     await status(core, "localServer.configure", { corsOrigins: ["https://ok.example"] });
     for (const [origins, why] of [
       [["*"], "corsOrigins.0: * (any web page) is not allowed here"],
@@ -235,7 +229,7 @@ describe("local API server (core + v1-only server on loopback)", () => {
   });
 
   it("refuses ports outside 1024..65535 and unknown fields, changing nothing", async () => {
-    const core = await startCore(newDataDir());
+    const core = await startCore(testDir());
     for (const input of [
       { port: 80 },
       { port: 70000 },
@@ -251,7 +245,7 @@ describe("local API server (core + v1-only server on loopback)", () => {
   });
 
   it("answers a clear error where core was given no server", async () => {
-    const dir = newDataDir();
+    const dir = testDir();
     const core = await assembleCore({ dataDir: dir, log: () => undefined }, () => new FakeEngine());
     cleanups.push(() => core.close());
     const result = await call(core, "localServer.configure", { enabled: true });

@@ -5,21 +5,13 @@
 import BetterSqlite3, { type Database } from "better-sqlite3";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
-import { tempDir } from "../../../testing/core/temp-dir";
+import { describe, expect, it } from "vitest";
+import { testDir } from "../../../testing/core/temp-dir";
 import { BackupFolder, KEEP_BACKUPS } from "./backups";
 import { openDatabase } from "./database";
 import { openAppDatabase } from "./database-file";
 import { migrate, schemaVersion } from "./migrate";
 import { LATEST_SCHEMA_VERSION, type Migration, migrations } from "./migrations";
-
-const cleanups: (() => void)[] = [];
-afterEach(() => cleanups.splice(0).forEach((c) => c()));
-function dir(): string {
-  const d = tempDir();
-  cleanups.push(d.remove);
-  return d.path;
-}
 
 /** Rows a database at `version` can hold; each version's rows are written while it is current. */
 const seeds: Record<number, (db: Database) => void> = {
@@ -84,7 +76,7 @@ describe("upgrading old databases", () => {
 
   for (let version = 0; version < LATEST_SCHEMA_VERSION; version++) {
     it(`migrates schema ${version} to ${LATEST_SCHEMA_VERSION} keeping every row`, () => {
-      const path = join(dir(), "macaron.db");
+      const path = join(testDir(), "macaron.db");
       databaseAt(path, version);
       const db = openDatabase(path);
       expect(schemaVersion(db)).toBe(LATEST_SCHEMA_VERSION);
@@ -104,7 +96,7 @@ describe("upgrading old databases", () => {
   }
 
   it("a migration failing midway leaves the old version and its data intact", () => {
-    const path = join(dir(), "macaron.db");
+    const path = join(testDir(), "macaron.db");
     databaseAt(path, 3);
     const broken: Migration[] = [
       ...migrations,
@@ -133,7 +125,7 @@ describe("upgrading old databases", () => {
   });
 
   it("backs an existing database up before migrating it, and keeps the last five backups", async () => {
-    const dataDir = dir();
+    const dataDir = testDir();
     const path = join(dataDir, "macaron.db");
     const backups = new BackupFolder(dataDir);
     const log = (): void => undefined;
