@@ -1,31 +1,19 @@
 import { spawn, spawnSync } from "node:child_process";
-import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { chmodSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
+import { testDir } from "../testing/core/temp-dir";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
 const startScript = join(root, "scripts", "start.mjs");
-const temps: string[] = [];
-
-function tempDir(): string {
-  const dir = mkdtempSync(join(tmpdir(), "macaron-start-"));
-  temps.push(dir);
-  return dir;
-}
-
-afterEach(() => {
-  for (const dir of temps.splice(0)) rmSync(dir, { recursive: true, force: true });
-});
-
 /**
  * electron's package resolves its binary as $ELECTRON_OVERRIDE_DIST_PATH/electron when that
  * variable is set, so the tests choose what "the Electron binary" is on every machine.
  */
 function fakeElectron(script: string | null): NodeJS.ProcessEnv {
-  const dir = tempDir();
+  const dir = testDir("macaron-start-");
   if (script !== null) {
     writeFileSync(join(dir, "electron"), `#!/bin/sh\n${script}\n`);
     chmodSync(join(dir, "electron"), 0o755);
@@ -35,7 +23,7 @@ function fakeElectron(script: string | null): NodeJS.ProcessEnv {
 
 describe.runIf(process.platform !== "win32")("npm start", () => {
   it("falls back to headless mode with one line saying why, and serves the app", async () => {
-    const dataDir = tempDir();
+    const dataDir = testDir("macaron-start-");
     const child = spawn(process.execPath, [startScript, "--port", "0", "--data-dir", dataDir], {
       cwd: root,
       env: fakeElectron(null),
@@ -99,7 +87,7 @@ describe.runIf(process.platform !== "win32")("npm start", () => {
   it.runIf(process.platform === "linux")(
     "--serve (npm run serve) runs the built out/main/cli.js under plain node, with the server's defaults",
     async () => {
-      const dataDir = tempDir();
+      const dataDir = testDir("macaron-start-");
       const child = spawn(process.execPath, [startScript, "--serve", "--data-dir", dataDir], {
         cwd: root,
         env: fakeElectron('echo "must not run" >&2; exit 9'),

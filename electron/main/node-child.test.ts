@@ -8,22 +8,21 @@
  */
 import { fork } from "node:child_process";
 import { EventEmitter } from "node:events";
-import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { mkdir, writeFile } from "node:fs/promises";
 import { createRequire } from "node:module";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { CodeSandbox, resolveSandboxEntry } from "../core/contract/sandbox/sandbox";
 import { nodeScriptRunner, writeCliLauncher } from "../core/engine/native-build";
 import { runNodeScript } from "../core/process/node-child";
 import { createUtilityNodeChildStarter, type UtilityFork } from "./node-child";
+import { suiteDir } from "../../testing/core/temp-dir";
 
-let dir = "";
+const dir = suiteDir("macaron-utility-child-");
 let shim = "";
 beforeAll(async () => {
-  dir = await mkdtemp(join(tmpdir(), "macaron-utility-child-"));
-  shim = join(dir, "utility-shim.mjs");
+  shim = join(dir.path, "utility-shim.mjs");
   // What a utility process looks like from inside, built on the fork's IPC channel.
   await writeFile(
     shim,
@@ -55,7 +54,7 @@ Object.defineProperty(process, "versions", { value: { ...process.versions, elect
   );
   const port = pathToFileURL(join(import.meta.dirname, "../core/process/parent-port.ts")).href;
   await writeFile(
-    join(dir, "echo.ts"),
+    join(dir.path, "echo.ts"),
     `import { parentPort } from ${JSON.stringify(port)};
 const port = parentPort();
 console.log(JSON.stringify({ argv: process.argv.slice(2), kind: port?.kind ?? null, env: process.env.ONLY_THIS }));
@@ -66,7 +65,6 @@ port?.onMessage((m) => {
 `,
   );
 });
-afterAll(() => rm(dir, { recursive: true, force: true }));
 
 const tsxLoader = (): string => pathToFileURL(createRequire(import.meta.url).resolve("tsx")).href;
 
@@ -104,7 +102,7 @@ describe("the utilityProcess adapter", () => {
   it("forks with serviceName, no inherited execArgv, stdin ignored; messages both ways, exit code", async () => {
     const forkUtility = standIn();
     const start = createUtilityNodeChildStarter(forkUtility);
-    const child = start(join(dir, "echo.ts"), {
+    const child = start(join(dir.path, "echo.ts"), {
       args: ["one"],
       env: { ONLY_THIS: "yes" },
       execArgv: ["--import", tsxLoader()],
@@ -154,7 +152,7 @@ describe("the utilityProcess adapter", () => {
 
   it("runs node-llama-cpp's CLI through the launcher with the argv yargs expects in Electron", async () => {
     // A stand-in CLI that parses its arguments the way the real one does (yargs' hideBin).
-    const pkg = join(dir, "pkg");
+    const pkg = join(dir.path, "pkg");
     await mkdir(join(pkg, "dist", "cli"), { recursive: true });
     const helpers = pathToFileURL(createRequire(import.meta.url).resolve("yargs/helpers")).href;
     await writeFile(

@@ -1,11 +1,10 @@
-import { readFile, mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { readFile } from "node:fs/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ensureFixtureModel } from "../../../native/gguf/fixtures";
 import { engineEnv } from "./engine-env";
 import { spawnNodeEngine } from "./spawn-node";
 import { EngineSupervisor } from "./supervisor";
+import { suiteDir } from "../../../testing/core/temp-dir";
 
 describe("engineEnv", () => {
   it("adds glibc's hugetlb tunable on Linux, keeping the rest of the environment", () => {
@@ -68,18 +67,16 @@ async function hugeAdvisedKiB(pid: number): Promise<number> {
 // A real engine process (node-llama-cpp on the generated tiny model) with and without the
 // tunable: what the kernel reports for its memory, not what we set.
 describe.runIf(process.platform === "linux")("the engine process's huge pages", () => {
-  let dir: string;
+  const dir = suiteDir("macaron-hugepages-");
   let model: string;
   const engines: EngineSupervisor[] = [];
 
   beforeAll(async () => {
-    dir = await mkdtemp(join(tmpdir(), "macaron-hugepages-"));
-    model = await ensureFixtureModel(dir);
+    model = await ensureFixtureModel(dir.path);
   });
 
   afterAll(async () => {
     await Promise.all(engines.map((e) => e.close()));
-    await rm(dir, { recursive: true, force: true });
   });
 
   const loaded = async (env: NodeJS.ProcessEnv) => {

@@ -1,9 +1,8 @@
 import { existsSync, readFileSync } from "node:fs";
-import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { EngineBuild } from "../../api";
 import {
   cleanLine,
@@ -16,18 +15,13 @@ import {
   type BuildRunner,
 } from "./native-build";
 import type { EngineInfo } from "./types";
+import { testDir } from "../../../testing/core/temp-dir";
 
 // These tests use a stand-in package folder and runner for the failure paths; the real build
 // (3.5–5 min of both cores) runs in native-build.real.test.ts, into a copy of node-llama-cpp so
 // that no other test runs on it.
-const dirs: string[] = [];
-afterEach(async () => {
-  for (const dir of dirs.splice(0)) await rm(dir, { recursive: true, force: true });
-});
-
 async function packageDir(): Promise<string> {
-  const dir = await mkdtemp(join(tmpdir(), "macaron-native-build-"));
-  dirs.push(dir);
+  const dir = testDir("macaron-native-build-");
   await mkdir(join(dir, "llama"), { recursive: true });
   return dir;
 }

@@ -1,11 +1,10 @@
 import { execFile } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
-import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { mkdir, rm, writeFile } from "node:fs/promises";
 import { createRequire } from "node:module";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it, onTestFinished } from "vitest";
 import { copyNodeLlamaCpp } from "../../../testing/engine/node-llama-cpp-copy";
 import { hasLocalBuild, localBuildPaths, type BuildRunner } from "./native-build";
 import {
@@ -21,23 +20,18 @@ import {
   type EnsureOptions,
   type Probe,
 } from "./native-cache";
+import { testDir } from "../../../testing/core/temp-dir";
 
 // A stand-in node-llama-cpp folder, runner (the "build" writes the files node-llama-cpp looks
 // for) and probe (llama.cpp "loads" a complete build): the real build and load are in
 // native-build.real.test.ts.
-const dirs: string[] = [];
-afterEach(async () => {
-  for (const dir of dirs.splice(0)) await rm(dir, { recursive: true, force: true });
-});
-
-async function tempDir(name: string): Promise<string> {
-  const dir = await mkdtemp(join(tmpdir(), `macaron-native-cache-${name}-`));
-  dirs.push(dir);
-  return dir;
+/** A folder for this test, removed when it finishes. */
+function scratch(name: string): string {
+  return testDir(`macaron-native-cache-${name}-`);
 }
 
 async function fakePackage(bundle = "llama.cpp source v1"): Promise<string> {
-  const dir = await tempDir("pkg");
+  const dir = scratch("pkg");
   await mkdir(join(dir, "llama"), { recursive: true });
   await writeFile(join(dir, "package.json"), JSON.stringify({ version: "3.21.1" }));
   await writeFile(join(dir, "llama", "gitRelease.bundle"), bundle);
@@ -137,7 +131,7 @@ describe("cache key", () => {
 
 describe("ensureNativeBuild", () => {
   it("a miss builds and stores; the next (fresh) package gets the build from the cache without building", async () => {
-    const cache = await tempDir("cache");
+    const cache = scratch("cache");
     const first = await fakePackage();
     const runner = fakeRunner();
     const built = await ensureNativeBuild(options(first, cache, { runner, probe: fakeProbe() }).opts);
@@ -167,7 +161,7 @@ describe("ensureNativeBuild", () => {
   });
 
   it("another source is another key: a miss, built again", async () => {
-    const cache = await tempDir("cache");
+    const cache = scratch("cache");
     const runner = fakeRunner();
     const a = await ensureNativeBuild(
       options(await fakePackage("v1"), cache, { runner, probe: fakeProbe() }).opts,
@@ -180,7 +174,7 @@ describe("ensureNativeBuild", () => {
   });
 
   it("a cached build that does not load is deleted and rebuilt", async () => {
-    const cache = await tempDir("cache");
+    const cache = scratch("cache");
     const runner = fakeRunner({ addon: "addon v1" });
     const first = await ensureNativeBuild(
       options(await fakePackage(), cache, { runner, probe: fakeProbe() }).opts,
@@ -204,7 +198,7 @@ describe("ensureNativeBuild", () => {
   });
 
   it("a failed compile: the fallback with the reason, nothing left in the package or the cache, the full log kept", async () => {
-    const cache = await tempDir("cache");
+    const cache = scratch("cache");
     const pkg = await fakePackage();
     const runner = fakeRunner({
       code: 1,
@@ -228,7 +222,7 @@ describe("ensureNativeBuild", () => {
   it("without the cache: builds, reads and stores nothing", async () => {
     const pkg = await fakePackage();
     const runner = fakeRunner();
-    const log = join(await tempDir("log"), "build.log");
+    const log = join(scratch("log"), "build.log");
     const result = await ensureNativeBuild(
       options(pkg, null, { runner, probe: fakeProbe(), logFile: log }).opts,
     );
@@ -237,12 +231,12 @@ describe("ensureNativeBuild", () => {
   });
 
   it("no cmake on PATH: the fallback at once, nothing run", async () => {
-    const empty = await tempDir("path");
+    const empty = scratch("path");
     expect(findToolchain({ PATH: empty })).toEqual({ missing: "cmake not found on PATH" });
     const runner = fakeRunner();
     const pkg = await fakePackage();
     const result = await ensureNativeBuild(
-      options(pkg, await tempDir("cache"), { runner, toolchain: undefined, env: { PATH: empty } }).opts,
+      options(pkg, scratch("cache"), { runner, toolchain: undefined, env: { PATH: empty } }).opts,
     );
     expect(result).toMatchObject({ outcome: "fallback", reason: "cmake not found on PATH" });
     expect(runner.calls).toBe(0);
@@ -253,20 +247,20 @@ describe("probeBuild", () => {
   it("a package without a local build: llama.cpp loads (and tests) the prebuilt binaries, and says so", async () => {
     // A copy without any build, whatever the app's package has (set-up may have built into it).
     const { root, packageDir } = copyNodeLlamaCpp(".macaron-native-probe-test", { source: false });
-    dirs.push(root);
+    onTestFinished(() => rm(root, { recursive: true, force: true }));
     expect(await probeBuild(packageDir, false)).toEqual({ buildType: "prebuilt", gpu: false });
   });
 });
 
 describe("native-build-cli", () => {
   it("no toolchain: one line saying so and why, exit code 0 (set-up goes on)", async () => {
-    const empty = await tempDir("path");
+    const empty = scratch("path");
     const pkg = await fakePackage();
     const tsx = createRequire(import.meta.url).resolve("tsx");
     const { stdout } = await promisify(execFile)(
       process.execPath,
       ["--import", tsx, join(import.meta.dirname, "native-build-cli.ts"), "--package-dir", pkg],
-      { env: { PATH: empty, MACARON_NATIVE_CACHE: await tempDir("cache") }, encoding: "utf8" },
+      { env: { PATH: empty, MACARON_NATIVE_CACHE: scratch("cache") }, encoding: "utf8" },
     );
     expect(stdout.trim().split("\n")).toEqual([
       "setup: llama.cpp not built for this machine (cmake not found on PATH); the engine uses node-llama-cpp's prebuilt binaries",

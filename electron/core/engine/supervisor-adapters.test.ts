@@ -1,5 +1,3 @@
-import { mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ApiError } from "../../api/errors";
@@ -8,10 +6,11 @@ import { writeFixtures, type FixturePaths } from "../../../native/gguf/fixtures"
 import { spawnNodeEngine } from "./spawn-node";
 import { EngineSupervisor } from "./supervisor";
 import type { AdapterUse, ChatTurn, GenerateOptions } from "./types";
+import { suiteDir } from "../../../testing/core/temp-dir";
 
 // Adapters and embeddings through a real engine process, on the tiny fixtures.
 const hello: ChatTurn[] = [{ role: "user", text: "hello" }];
-let dir: string;
+const dir = suiteDir("macaron-engine-adapters-");
 let fx: FixturePaths;
 let engine: EngineSupervisor;
 const use = (id: string, scale = 1): AdapterUse => ({
@@ -38,15 +37,13 @@ function firstToken() {
 }
 
 beforeAll(async () => {
-  dir = await mkdtemp(join(tmpdir(), "macaron-engine-adapters-"));
-  fx = await writeFixtures(dir);
+  fx = await writeFixtures(dir.path);
   engine = new EngineSupervisor(spawnNodeEngine(), { contextSize: 4096 });
   await engine.load(fx.basePath);
 });
 
 afterAll(async () => {
   await engine?.close();
-  await rm(dir, { recursive: true, force: true });
 });
 
 describe("EngineSupervisor: adapters and embeddings in a real engine process", () => {
@@ -82,7 +79,7 @@ describe("EngineSupervisor: adapters and embeddings in a real engine process", (
   });
 
   it("reports an adapter for another base as invalid_input and keeps working", async () => {
-    const wrong = await writeWrongBaseAdapter(join(dir, "wrong.gguf"));
+    const wrong = await writeWrongBaseAdapter(join(dir.path, "wrong.gguf"));
     const error = await engine
       .generate(hello, greedy(4, [{ path: wrong, scale: 1 }]), () => {})
       .catch((e: unknown) => e);

@@ -1,28 +1,26 @@
-import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { readdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { ensureFixtureModel } from "../../../native/gguf/fixtures";
 import { spawnTestEngine } from "../../../testing/engine/real-engine";
 import { EngineSupervisor } from "./supervisor";
 import type { ChatTurn, GenerateResult } from "./types";
+import { suiteDir } from "../../../testing/core/temp-dir";
 
 // Conversations' KV caches across engine processes: a clean close and a kill -9 (real engine
 // processes, the tiny demo model, one state folder).
-let dir: string;
+const dir = suiteDir("macaron-engine-kv-");
 let model: string;
 let stateDir: string;
 const engines: EngineSupervisor[] = [];
 
 beforeAll(async () => {
-  dir = await mkdtemp(join(tmpdir(), "macaron-engine-kv-"));
-  model = await ensureFixtureModel(dir);
-  stateDir = join(dir, "kv");
+  model = await ensureFixtureModel(dir.path);
+  stateDir = join(dir.path, "kv");
 });
 
 afterAll(async () => {
   for (const engine of engines) await engine.close();
-  await rm(dir, { recursive: true, force: true });
 });
 
 async function start(): Promise<EngineSupervisor> {

@@ -1,5 +1,4 @@
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ApiError } from "../../api/errors";
@@ -7,24 +6,23 @@ import { ensureFixtureModel } from "../../../native/gguf/fixtures";
 import { spawnNodeEngine } from "./spawn-node";
 import { EngineSupervisor } from "./supervisor";
 import type { ChatTurn, EngineLifecycleEvent, GenerateOptions } from "./types";
+import { suiteDir } from "../../../testing/core/temp-dir";
 
 // Real engine processes running node-llama-cpp on the tiny generated demo model.
 const hello: ChatTurn[] = [{ role: "user", text: "hello" }];
 const greedy = (maxTokens: number): GenerateOptions => ({ temperature: 0, maxTokens });
 
-let dir: string;
+const dir = suiteDir("macaron-engine-");
 let model: string;
 let engine: EngineSupervisor;
 
 beforeAll(async () => {
-  dir = await mkdtemp(join(tmpdir(), "macaron-engine-"));
-  model = await ensureFixtureModel(dir);
+  model = await ensureFixtureModel(dir.path);
   engine = new EngineSupervisor(spawnNodeEngine());
 });
 
 afterAll(async () => {
   await engine?.close();
-  await rm(dir, { recursive: true, force: true });
 });
 
 /** Resolves once `count` tokens have streamed; the collected text is in `.text`. */
@@ -138,11 +136,11 @@ describe("EngineSupervisor with a real engine process", () => {
 
   it("reports model_load_failed clearly and keeps working", async () => {
     await expectApiError(
-      engine.load(join(dir, "missing.gguf")),
+      engine.load(join(dir.path, "missing.gguf")),
       "model_load_failed",
       /not found.*missing\.gguf/,
     );
-    const notGguf = join(dir, "notes.gguf");
+    const notGguf = join(dir.path, "notes.gguf");
     await writeFile(notGguf, "just some text, not a model");
     await expectApiError(engine.load(notGguf), "model_load_failed", /notes\.gguf is not a GGUF model file/);
     // A failed load leaves no model behind (the old one was freed first).

@@ -3,21 +3,20 @@
  * output, exit code and messages both ways (the child side through parent-port.ts), kill, a
  * start that fails, and runNodeScript's time limit and abort.
  */
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { writeFile } from "node:fs/promises";
 import { createRequire } from "node:module";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { forkNodeChild, runNodeScript, type NodeChild } from "./node-child";
+import { suiteDir } from "../../../testing/core/temp-dir";
 
-let dir = "";
+const dir = suiteDir("macaron-node-child-");
 beforeAll(async () => {
-  dir = await mkdtemp(join(tmpdir(), "macaron-node-child-"));
   const port = pathToFileURL(join(import.meta.dirname, "parent-port.ts")).href;
   // Echoes messages back through parentPort(), says what it was started with, exits on "bye".
   await writeFile(
-    join(dir, "echo.ts"),
+    join(dir.path, "echo.ts"),
     `import { parentPort } from ${JSON.stringify(port)};
 const port = parentPort();
 console.log(JSON.stringify({ args: process.argv.slice(2), cwd: process.cwd(), env: process.env.ONLY_THIS, home: process.env.HOME ?? null, kind: port?.kind ?? null }));
@@ -28,13 +27,12 @@ port?.onMessage((m) => {
 });
 `,
   );
-  await writeFile(join(dir, "forever.mjs"), "setInterval(() => undefined, 1000);\n");
+  await writeFile(join(dir.path, "forever.mjs"), "setInterval(() => undefined, 1000);\n");
   await writeFile(
-    join(dir, "print.mjs"),
+    join(dir.path, "print.mjs"),
     'console.log(process.argv.slice(2).join(" ")); console.error("warn"); process.exitCode = 3;\n',
   );
 });
-afterAll(() => rm(dir, { recursive: true, force: true }));
 
 // An absolute loader URL: `--import tsx` alone resolves against the child's cwd.
 const tsx = (): string[] => ["--import", pathToFileURL(createRequire(import.meta.url).resolve("tsx")).href];
@@ -45,10 +43,10 @@ function exit(child: NodeChild): Promise<{ code: number | null; signal: string |
 
 describe("forkNodeChild", () => {
   it("runs a script with its args, only the given environment and cwd; messages go both ways", async () => {
-    const child = forkNodeChild(join(dir, "echo.ts"), {
+    const child = forkNodeChild(join(dir.path, "echo.ts"), {
       args: ["a", "b c"],
       env: { ONLY_THIS: "yes", PATH: process.env.PATH },
-      cwd: dir,
+      cwd: dir.path,
       execArgv: tsx(),
       name: "test",
     });
@@ -69,7 +67,13 @@ describe("forkNodeChild", () => {
     child.send({ n: Number.NaN, m: new Map([["k", 1]]) });
     await answered;
     expect(await ended).toEqual({ code: 7, signal: null, error: undefined });
-    expect(JSON.parse(out)).toEqual({ args: ["a", "b c"], cwd: dir, env: "yes", home: null, kind: "fork" });
+    expect(JSON.parse(out)).toEqual({
+      args: ["a", "b c"],
+      cwd: dir.path,
+      env: "yes",
+      home: null,
+      kind: "fork",
+    });
     expect(err).toContain("to stderr");
     expect(messages).toEqual([{ back: { n: Number.NaN, m: new Map([["k", 1]]) } }]);
     // onExit after the end still answers.
@@ -77,7 +81,7 @@ describe("forkNodeChild", () => {
   });
 
   it("kill ends it (SIGTERM); a second kill and a late send do nothing", async () => {
-    const child = forkNodeChild(join(dir, "forever.mjs"), { env: {}, name: "test" });
+    const child = forkNodeChild(join(dir.path, "forever.mjs"), { env: {}, name: "test" });
     const ended = exit(child);
     child.kill();
     expect(await ended).toMatchObject({ code: null, signal: "SIGTERM" });
@@ -86,9 +90,9 @@ describe("forkNodeChild", () => {
   });
 
   it("a start that fails reports the error as its exit", async () => {
-    const child = forkNodeChild(join(dir, "forever.mjs"), {
+    const child = forkNodeChild(join(dir.path, "forever.mjs"), {
       env: {},
-      cwd: join(dir, "no-such-folder"),
+      cwd: join(dir.path, "no-such-folder"),
       name: "test",
     });
     const ended = await exit(child);
@@ -99,7 +103,7 @@ describe("forkNodeChild", () => {
 
 describe("runNodeScript", () => {
   it("collects the output of a script run to its end", async () => {
-    const r = await runNodeScript(forkNodeChild, join(dir, "print.mjs"), {
+    const r = await runNodeScript(forkNodeChild, join(dir.path, "print.mjs"), {
       args: ["x", "y"],
       env: {},
       name: "test",
@@ -108,14 +112,14 @@ describe("runNodeScript", () => {
   });
 
   it("kills a script at its time limit, and on abort", async () => {
-    const timed = await runNodeScript(forkNodeChild, join(dir, "forever.mjs"), {
+    const timed = await runNodeScript(forkNodeChild, join(dir.path, "forever.mjs"), {
       env: {},
       name: "test",
       timeoutMs: 200,
     });
     expect(timed).toMatchObject({ killed: "timeout", signal: "SIGTERM" });
     const controller = new AbortController();
-    const running = runNodeScript(forkNodeChild, join(dir, "forever.mjs"), {
+    const running = runNodeScript(forkNodeChild, join(dir.path, "forever.mjs"), {
       env: {},
       name: "test",
       signal: controller.signal,
