@@ -15,7 +15,7 @@
 import { loadLlamaBackend } from "../native/engine/llama-backend";
 import { ModelSession } from "../native/engine/model-session";
 import type { ChatTurn, GenerateOptions, GenerateResult } from "../common/engine-protocol";
-import { toGrammarSchema } from "../native/engine/tool-schema";
+import { toGrammarSchema } from "../common/grammar-schema";
 import { demoBasePath } from "../native/gguf/demo-files";
 import { median, percentile, report, type BenchRow } from "./stats";
 

@@ -93,7 +93,7 @@ export interface GenerateOptions {
    * Constrain the answer to JSON matching this schema (node-llama-cpp's JSON-schema grammar).
    * The grammar guarantees syntax only: validate the parsed answer afterwards.
    */
-  jsonSchema?: object;
+  jsonSchema?: Record<string, unknown>;
   /**
    * The conversation this generation continues (core passes the conversation id). The engine
    * keeps a KV cache per (sessionKey, adapter set) in its sequences and, with a `stateDir`,

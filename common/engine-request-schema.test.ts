@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import type { ChatTurn, GenerateOptions, LoadOptions } from "../../common/engine-protocol";
-import { parseEngineRequest } from "./request-schema";
+import type { ChatTurn, GenerateOptions, LoadOptions } from "./engine-protocol";
+import { parseEngineRequest } from "./engine-request-schema";
 
 describe("parseEngineRequest", () => {
   it("accepts every request type of the protocol", () => {

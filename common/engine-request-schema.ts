@@ -1,9 +1,9 @@
 import { isAbsolute } from "node:path";
 import { z } from "zod";
-import { ToolCallFormatSchema } from "../../common/adapter-manifest";
-import type { EngineRequest } from "../../common/engine-protocol";
-import { optionConflicts } from "../../common/generate-rules";
-import { grammarSchemaProblem, toGrammarSchema, ToolRequestError } from "./tool-schema";
+import { ToolCallFormatSchema } from "./adapter-manifest";
+import type { EngineRequest } from "./engine-protocol";
+import { optionConflicts } from "./generate-rules";
+import { grammarSchemaProblem, toGrammarSchema, ToolRequestError } from "./grammar-schema";
 
 /** OpenAI's rule for function names; node-llama-cpp's name grammar needs no spaces either. */
 const TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
@@ -236,3 +236,48 @@ export function parseEngineRequest(raw: unknown): ParsedRequest {
     message: `Invalid engine request${where}: ${issue?.message ?? "unknown shape"}`,
   };
 }
+
+/*
+ * The schema and the protocol's types (common/engine-protocol.ts, where each field is documented)
+ * must say the same: every request type has the same fields in both, and each side's values are
+ * the other's. A field added to one and not the other fails the typecheck, so it can never be
+ * dropped silently or refused by surprise.
+ */
+type SameKeys<A, B> = [keyof A] extends [keyof B] ? ([keyof B] extends [keyof A] ? true : false) : false;
+type Assignable<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+type Agrees<A, B> = SameKeys<A, B> extends true ? Assignable<A, B> : false;
+type Parsed = z.output<typeof EngineRequestSchema>;
+type RequestAgrees = {
+  [K in EngineRequest["type"]]: Agrees<Extract<Parsed, { type: K }>, Extract<EngineRequest, { type: K }>>;
+};
+type Of<K extends EngineRequest["type"], F extends string, U> = U extends { type: K }
+  ? U[F & keyof U]
+  : never;
+const schemaMatchesProtocol: {
+  requests: RequestAgrees;
+  generateOptions: Agrees<Of<"generate", "options", Parsed>, Of<"generate", "options", EngineRequest>>;
+  completeOptions: Agrees<Of<"complete", "options", Parsed>, Of<"complete", "options", EngineRequest>>;
+  chatTurn: Agrees<
+    Of<"generate", "history", Parsed>[number],
+    Of<"generate", "history", EngineRequest>[number]
+  >;
+} = {
+  requests: {
+    load: true,
+    unload: true,
+    generate: true,
+    abort: true,
+    ping: true,
+    embed: true,
+    embedCounted: true,
+    countTokens: true,
+    complete: true,
+    forget: true,
+    fit: true,
+    info: true,
+  },
+  generateOptions: true,
+  completeOptions: true,
+  chatTurn: true,
+};
+void schemaMatchesProtocol;

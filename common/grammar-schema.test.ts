@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { finiteNumbers, toFunctions, toolChatWrapper, isForced } from "./tool-calls";
-import { grammarSchemaProblem, toGrammarSchema, ToolRequestError } from "./tool-schema";
+import { finiteNumbers, toFunctions, toolChatWrapper, isForced } from "../native/engine/tool-calls";
+import { grammarSchemaProblem, toGrammarSchema, ToolRequestError } from "./grammar-schema";
 import { ChatMLChatWrapper, LlamaText } from "node-llama-cpp";
 
 const refused = (schema: Record<string, unknown>): string => {

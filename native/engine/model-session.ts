@@ -31,7 +31,7 @@ import { defaultContextSize, headSizeOf, MIN_DEFAULT_CONTEXT } from "./fit-estim
 import { kvCacheTypes, resolveFlashAttention, type LlamaBackend } from "./llama-backend";
 import { scoreAnswer } from "./logprobs";
 import { samplerSettings } from "./sampling";
-import { grammarSchemaProblem } from "./tool-schema";
+import { grammarSchemaProblem } from "../../common/grammar-schema";
 import {
   CallRecorder,
   isForced,

@@ -12,9 +12,9 @@ import type {
   EngineRequest,
   EngineRequestType,
 } from "../../common/engine-protocol";
-import { parseEngineRequest } from "./request-schema";
+import { parseEngineRequest } from "../../common/engine-request-schema";
 import { SharedLock } from "./shared-lock";
-import { ToolRequestError } from "./tool-schema";
+import { ToolRequestError } from "../../common/grammar-schema";
 
 type Request<T extends EngineRequestType> = Extract<EngineRequest, { type: T }>;
 

@@ -8,9 +8,9 @@ import type {
 } from "node-llama-cpp";
 import type { ToolCallFormat, ToolCallOut, ToolChoice, ToolDefinition } from "../../common/engine-protocol";
 import { optionConflicts } from "../../common/generate-rules";
-import { toGrammarSchema, ToolRequestError } from "./tool-schema";
+import { toGrammarSchema, ToolRequestError } from "../../common/grammar-schema";
 
-export { ToolRequestError } from "./tool-schema";
+export { ToolRequestError } from "../../common/grammar-schema";
 
 /**
  * The functions node-llama-cpp offers the model for `tools` under `choice`: each with its

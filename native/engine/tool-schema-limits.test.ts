@@ -9,7 +9,7 @@ import {
   schemaSizeProblem,
   toGrammarSchema,
   ToolRequestError,
-} from "./tool-schema";
+} from "../../common/grammar-schema";
 import { checkArguments, schemaProblem } from "../../electron/core/tools/argument-check";
 
 function wide(count: number): Record<string, unknown> {

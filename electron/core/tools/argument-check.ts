@@ -6,7 +6,7 @@
 import Ajv, { type ValidateFunction } from "ajv";
 import Ajv2019 from "ajv/dist/2019.js";
 import Ajv2020 from "ajv/dist/2020.js";
-import { grammarSchemaProblem, schemaSizeProblem } from "../../../native/engine/tool-schema";
+import { grammarSchemaProblem, schemaSizeProblem } from "../../../common/grammar-schema";
 
 const options = { allErrors: false, strict: false, validateFormats: false } as const;
 const ajv = new Ajv(options);
@@ -52,7 +52,7 @@ export type ArgumentCheck = { ok: true } | { ok: false; message: string };
 
 /**
  * Whether `schema` is a usable JSON Schema for arguments: an object schema that ajv compiles
- * and that constrained generation can express (native/engine/tool-schema.ts), so that one odd
+ * and that constrained generation can express (common/grammar-schema.ts), so that one odd
  * tool is left out with its reason instead of failing every turn that offers it.
  */
 export function schemaProblem(schema: unknown, where = "The tool's input schema"): string | null {

@@ -13,7 +13,7 @@ import type {
   TokenLogprob,
 } from "../../core/engine/types";
 import { checkArguments, schemaProblem } from "../../core/tools/argument-check";
-import { toGrammarSchema } from "../../../native/engine/tool-schema";
+import { toGrammarSchema } from "../../../common/grammar-schema";
 import { OpenAiError } from "./errors";
 import { checkMaxTokens } from "./turn";
 

@@ -1,5 +1,5 @@
 /**
- * /v1 tool and response schemas over the size limits (native/engine/tool-schema.ts,
+ * /v1 tool and response schemas over the size limits (common/grammar-schema.ts,
  * SCHEMA_LIMITS): a 400 naming the tool and the limit, before ajv or the grammar sees them,
  * and the server answers the next request. Timings: bench/mcp-hostile.ts.
  */

@@ -214,7 +214,7 @@ describe("chat completions: response_format", () => {
   it("json_schema constrains to the schema and returns a valid answer as it is", async () => {
     engine.jsonAnswers.push('{"city":"Oslo","n":3}');
     const body = await readJson<Completion>(await post("chat/completions", withSchema));
-    // In the grammar's terms (native/engine/tool-schema.ts); bounds are left to the check after.
+    // In the grammar's terms (common/grammar-schema.ts); bounds are left to the check after.
     expect(engine.jsonCalls.at(-1)?.options.jsonSchema).toMatchObject({
       type: "object",
       properties: { city: { type: "string" }, n: { type: "integer" } },

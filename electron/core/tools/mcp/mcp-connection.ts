@@ -17,7 +17,7 @@ import { ErrorCode, McpError, ToolListChangedNotificationSchema } from "@modelco
 import { z } from "zod";
 import type { McpServerSpec, McpServerState } from "../../../api/tools";
 import { TOOL_CALL_TIMEOUT_MS } from "../../../api/tools";
-import { schemaSizeProblem } from "../../../../native/engine/tool-schema";
+import { schemaSizeProblem } from "../../../../common/grammar-schema";
 import { schemaProblem } from "../argument-check";
 import type { ToolOutcome } from "../tool-types";
 import { BoundedHttpTransport } from "./http-transport";
