@@ -3,9 +3,6 @@
  * items stored" would be about another database: the same items, batches and install rows,
  * the same counts and the same export, on SQLite and PostgreSQL.
  */
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { BatchResponse, FeedbackItem } from "../../common/feedback-protocol";
 import { makeItem } from "../../testing/cloud/items";
@@ -15,6 +12,7 @@ import { PostgresStore } from "./postgres-store";
 import { batchDigest, seedStore, type SeedBatch } from "./seed";
 import { SqliteStore } from "./sqlite-store";
 import type { CloudStore } from "./store";
+import { testDir } from "../../testing/core/temp-dir";
 
 const ADMIN = "admin-key-seed-1";
 const INSTALL = "00000000-0000-4000-8000-00000000005e";
@@ -113,17 +111,9 @@ const seed = (store: CloudStore, batches: Iterable<SeedBatch>) =>
   });
 
 const opened: CloudStore[] = [];
-const dirs: string[] = [];
 afterEach(async () => {
   for (const s of opened.splice(0)) await s.close();
-  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
 });
-
-const tempDir = () => {
-  const d = mkdtempSync(join(tmpdir(), "macaron-seed-"));
-  dirs.push(d);
-  return d;
-};
 
 let cluster: PostgresCluster | null = null;
 const skip = postgresSkipReason();
@@ -133,7 +123,7 @@ const engines: [string, () => Promise<CloudStore>][] = [
   [
     "sqlite",
     () => {
-      const s = new SqliteStore(tempDir());
+      const s = new SqliteStore(testDir("macaron-seed-"));
       opened.push(s);
       return Promise.resolve(s);
     },
@@ -177,8 +167,8 @@ describe("bulk seed", () => {
         items: 123,
         batches: 3,
       });
-      const want = await dump(ingested, tempDir());
-      const got = await dump(seeded, tempDir());
+      const want = await dump(ingested, testDir("macaron-seed-"));
+      const got = await dump(seeded, testDir("macaron-seed-"));
       expect(want.count).toBe(123);
       expect(want.raw.chat!.split("\n").filter(Boolean).length).toBeGreaterThan(0);
       expect(got).toEqual(want);

@@ -13,7 +13,7 @@ import { sha256File } from "../../common/hashing";
 import { writeFixtures } from "../../native/gguf/fixtures";
 import { assembleCore, type Core } from "./index";
 import { FakeEngine } from "../../testing/engine/fake-engine";
-import { tempDir } from "../../testing/core/temp-dir";
+import { testDir } from "../../testing/core/temp-dir";
 import { value } from "../../testing/core/result-value";
 
 const ctx = { transport: "ipc" } as const;
@@ -157,16 +157,14 @@ describe("core adapters (scripted engine)", () => {
   });
 
   it("installs the adapters of a folder at start-up (--adapters), skipping what is installed", async () => {
-    const fx = tempDir();
-    cleanups.push(fx.remove);
-    const fixtures = await writeFixtures(fx.path);
+    const fx = testDir();
+    const fixtures = await writeFixtures(fx);
     writeFileSync(join(fixtures.adaptersDir, "junk.gguf"), "not a gguf");
     const logged: string[] = [];
-    const dir = tempDir();
-    cleanups.push(dir.remove);
+    const dir = testDir();
     const open = async () => {
       const core = await assembleCore(
-        { dataDir: dir.path, adaptersDir: fixtures.adaptersDir, log: (m) => logged.push(m) },
+        { dataDir: dir, adaptersDir: fixtures.adaptersDir, log: (m) => logged.push(m) },
         () => new FakeEngine(),
       );
       const list = value<AdapterInfo[]>(await core.dispatch("adapters.list", {}, ctx));
@@ -180,12 +178,11 @@ describe("core adapters (scripted engine)", () => {
   });
 
   it("deletes at start-up the unfinished copy a killed install left in the adapters folder", async () => {
-    const dir = tempDir();
-    cleanups.push(dir.remove);
-    const adapters = join(dir.path, "adapters");
+    const dir = testDir();
+    const adapters = join(dir, "adapters");
     mkdirSync(adapters, { recursive: true });
     writeFileSync(join(adapters, ".copy-0123456789ab.tmp"), "half an adapter");
-    const core = await assembleCore({ dataDir: dir.path, log: () => undefined }, () => new FakeEngine());
+    const core = await assembleCore({ dataDir: dir, log: () => undefined }, () => new FakeEngine());
     cleanups.push(() => core.close());
     expect(readdirSync(adapters)).not.toContain(".copy-0123456789ab.tmp");
   });

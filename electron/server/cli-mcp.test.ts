@@ -1,26 +1,21 @@
 /** `npm run serve -- --mcp-config FILE` as a real process: the file's servers start, bad ones are named. */
 import { spawn } from "node:child_process";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { McpServerStatus } from "../api/tools";
 import { fixtureSpec } from "../../testing/mcp/mcp-test-servers";
 import { readJson } from "../../testing/server/test-core";
+import { suiteDir } from "../../testing/core/temp-dir";
 
 const tsxLoader = pathToFileURL(createRequire(import.meta.url).resolve("tsx")).href;
 const cli = join(import.meta.dirname, "cli.ts");
-let dir: string;
-
-beforeAll(() => {
-  dir = mkdtempSync(join(tmpdir(), "macaron-cli-mcp-"));
-});
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const dir = suiteDir("macaron-cli-mcp-");
 
 function serve(config: string) {
-  const path = join(dir, `mcp-${Math.random().toString(36).slice(2)}.json`);
+  const path = join(dir.path, `mcp-${Math.random().toString(36).slice(2)}.json`);
   writeFileSync(path, config);
   const child = spawn(
     process.execPath,
@@ -31,7 +26,7 @@ function serve(config: string) {
       "--port",
       "0",
       "--data-dir",
-      join(dir, "data"),
+      join(dir.path, "data"),
       "--api-key",
       "k",
       "--mcp-config",

@@ -1,25 +1,24 @@
 /** The `npm run serve` entry as a real process: its output contract, a bad --model, signals. */
 import { spawn, type ChildProcess } from "node:child_process";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { readJson } from "../../testing/server/test-core";
+import { suiteDir } from "../../testing/core/temp-dir";
 
 const tsxLoader = pathToFileURL(createRequire(import.meta.url).resolve("tsx")).href;
 const cli = join(import.meta.dirname, "cli.ts");
 
-let dir: string;
+const dir = suiteDir("macaron-cli-");
 let child: ChildProcess;
 let stdout = "";
 let stderr = "";
 let url = "";
 
 beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), "macaron-cli-"));
-  writeFileSync(join(dir, "bad.gguf"), "not a model");
+  writeFileSync(join(dir.path, "bad.gguf"), "not a model");
   child = spawn(
     process.execPath,
     [
@@ -29,9 +28,9 @@ beforeAll(async () => {
       "--port",
       "0",
       "--data-dir",
-      join(dir, "data"),
+      join(dir.path, "data"),
       "--model",
-      join(dir, "bad.gguf"),
+      join(dir.path, "bad.gguf"),
       "--api-key",
       "secret-key",
     ],
@@ -51,7 +50,6 @@ beforeAll(async () => {
 
 afterAll(() => {
   if (child.exitCode === null) child.kill("SIGKILL");
-  rmSync(dir, { recursive: true, force: true });
 });
 
 describe("serve CLI", () => {

@@ -9,7 +9,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { IMPORT_JSON_MAX_CHARS } from "../api";
 import { assembleCore, type Core } from "../core";
 import { FakeEngine } from "../../testing/engine/fake-engine";
-import { tempDir } from "../../testing/core/temp-dir";
+import { testDir } from "../../testing/core/temp-dir";
 import { API_BODY_LIMIT, IMPORT_BODY_LIMIT } from "./api-routes";
 import { buildServer } from "./app";
 import { readJson, type EnvelopeReply } from "../../testing/server/test-core";
@@ -21,9 +21,8 @@ afterEach(async () => {
 });
 
 async function serve(): Promise<{ core: Core; url: string }> {
-  const dir = tempDir();
-  cleanups.push(dir.remove);
-  const core = await assembleCore({ dataDir: dir.path, log: () => undefined }, () => new FakeEngine());
+  const dir = testDir();
+  const core = await assembleCore({ dataDir: dir, log: () => undefined }, () => new FakeEngine());
   cleanups.push(() => core.close());
   const app = await buildServer({
     core,

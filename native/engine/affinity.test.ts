@@ -1,12 +1,11 @@
-import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { readdir, readFile } from "node:fs/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { EngineSupervisor } from "../../electron/core/engine/supervisor";
 import { spawnNodeEngine } from "../../electron/core/engine/spawn-node";
 import { affinityEnabled, allowedCpus, engineCpus, parseCpuList, pinEngineThreads } from "./affinity";
 import { engineThreads } from "./llama-backend";
 import { ensureFixtureModel } from "../gguf/fixtures";
+import { suiteDir } from "../../testing/core/temp-dir";
 
 describe("cpu lists", () => {
   it("reads the kernel's ranges and single CPUs, in order", () => {
@@ -64,17 +63,15 @@ async function threadCpus(pid: number): Promise<number[][]> {
 // on the compute threads' CPUs, or on all of them when switched off.
 describe.runIf(process.platform === "linux")("the engine process's threads", () => {
   const engines: EngineSupervisor[] = [];
-  let dir: string;
+  const dir = suiteDir("macaron-affinity-");
   let model: string;
 
   beforeAll(async () => {
-    dir = await mkdtemp(join(tmpdir(), "macaron-affinity-"));
-    model = await ensureFixtureModel(dir);
+    model = await ensureFixtureModel(dir.path);
   });
 
   afterAll(async () => {
     await Promise.all(engines.map((e) => e.close()));
-    await rm(dir, { recursive: true, force: true });
   });
 
   const started = async (env: NodeJS.ProcessEnv) => {

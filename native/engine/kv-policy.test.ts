@@ -1,5 +1,3 @@
-import { mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { writeFixtures, type FixturePaths } from "../gguf/fixtures";
@@ -9,11 +7,12 @@ import { gv, writeGguf, type GgufWriteTensor } from "../gguf/writer";
 import { loadLlamaBackend, type LlamaBackend } from "./llama-backend";
 import { ModelSession } from "./model-session";
 import type { AdapterUse, ChatTurn, KvPolicy } from "../../common/engine-protocol";
+import { suiteDir } from "../../testing/core/temp-dir";
 
 // Exactness of the KV policies after an adapter switch, against a fresh context evaluated
 // under the new set. The demo adapters only touch output.weight, which leaves every cached
 // key/value unchanged, so an attention LoRA is written here to make stale KV visible.
-let dir: string;
+const dir = suiteDir("macaron-kv-policy-");
 let fx: FixturePaths;
 let backend: LlamaBackend;
 let attention: AdapterUse[];
@@ -93,16 +92,14 @@ const next = (history: ChatTurn[], reply: string, user: string): ChatTurn[] => [
 ];
 
 beforeAll(async () => {
-  dir = await mkdtemp(join(tmpdir(), "macaron-kv-policy-"));
-  fx = await writeFixtures(dir);
+  fx = await writeFixtures(dir.path);
   backend = await loadLlamaBackend(1);
-  attention = [{ path: await writeAttentionAdapter(join(dir, "attention.gguf")), scale: 1 }];
+  attention = [{ path: await writeAttentionAdapter(join(dir.path, "attention.gguf")), scale: 1 }];
   coding = [{ path: fx.adapters.find((a) => a.id === "coding")!.path, scale: 1 }];
 });
 
 afterAll(async () => {
   for (const s of [...Object.values(sessions), reference]) await s?.dispose();
-  await rm(dir, { recursive: true, force: true });
 });
 
 describe("KV policies after an adapter switch", () => {

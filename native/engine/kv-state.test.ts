@@ -1,5 +1,4 @@
-import { mkdir, mkdtemp, readdir, readFile, rm, utimes, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { mkdir, readdir, readFile, utimes, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { writeFixtures, type FixturePaths } from "../gguf/fixtures";
@@ -7,6 +6,7 @@ import { deleteSavedStates, KvStateStore } from "./kv-state-store";
 import { loadLlamaBackend, type LlamaBackend } from "./llama-backend";
 import { ModelSession } from "./model-session";
 import type { ChatTurn, GenerateOptions } from "../../common/engine-protocol";
+import { suiteDir } from "../../testing/core/temp-dir";
 
 // Conversations' KV caches kept per session key in the sequences and on disk, with the real
 // tiny model: what gets evaluated, and that reused or restored caches answer exactly.
@@ -17,7 +17,7 @@ import type { ChatTurn, GenerateOptions } from "../../common/engine-protocol";
 // (in memory or from disk) evaluates the prompt in other batches than one fresh pass, and float
 // sums in another order can flip a greedy choice between near-tied logits (this random tiny
 // model has many): so against a fresh evaluation only full evaluations are compared.
-let dir: string;
+const dir = suiteDir("macaron-kv-state-");
 let fx: FixturePaths;
 let backend: LlamaBackend;
 let reference: ModelSession;
@@ -89,8 +89,7 @@ const newTurnBound = (s: ModelSession, history: ChatTurn[]) =>
   ).length;
 
 beforeAll(async () => {
-  dir = await mkdtemp(join(tmpdir(), "macaron-kv-state-"));
-  fx = await writeFixtures(dir);
+  fx = await writeFixtures(dir.path);
   backend = await loadLlamaBackend(1);
   reference = await ModelSession.open(backend, fx.basePath, { contextSize: 2048, sequences: 1 }, () => {});
 });
@@ -101,7 +100,6 @@ afterEach(async () => {
 
 afterAll(async () => {
   await reference?.dispose();
-  await rm(dir, { recursive: true, force: true });
 });
 
 describe("KV cache per conversation (session key)", () => {
@@ -161,7 +159,7 @@ describe("KV cache per conversation (session key)", () => {
 
 describe("KV states saved to disk", () => {
   it("after unload, a new session on the same folder evaluates only the new turn, exactly", async () => {
-    const stateDir = join(dir, "kv-reopen");
+    const stateDir = join(dir.path, "kv-reopen");
     const first = await session(stateDir);
     const twin = await twinSession();
     const history = await converse(first, "conv-a", 3, "cats", twin);
@@ -177,7 +175,7 @@ describe("KV states saved to disk", () => {
   });
 
   it("is saved after each answer, so a process that dies right after still has it", async () => {
-    const stateDir = join(dir, "kv-each");
+    const stateDir = join(dir.path, "kv-each");
     const s = await session(stateDir);
     await converse(s, "conv-b", 1, "boats");
     // No dispose: each answer's state is written in the background right after it.
@@ -191,7 +189,7 @@ describe("KV states saved to disk", () => {
   });
 
   it("an evicted conversation comes back from disk instead of being evaluated again", async () => {
-    const s = await session(join(dir, "kv-evict"), 1);
+    const s = await session(join(dir.path, "kv-evict"), 1);
     const twins = { a: await twinSession(), b: await twinSession() };
     const a = await converse(s, "a", 2, "cats", twins.a);
     const b = await converse(s, "b", 1, "boats", twins.b);
@@ -204,7 +202,7 @@ describe("KV states saved to disk", () => {
   });
 
   it("a damaged state file is ignored and deleted: full evaluation, correct answer", async () => {
-    const stateDir = join(dir, "kv-damaged");
+    const stateDir = join(dir.path, "kv-damaged");
     const first = await session(stateDir);
     const history = await converse(first, "conv-d", 2, "trees");
     await first.dispose();
@@ -225,7 +223,7 @@ describe("KV states saved to disk", () => {
   });
 
   it("a state from another model file (or a garbage sidecar) is not used and is deleted", async () => {
-    const stateDir = join(dir, "kv-mismatch");
+    const stateDir = join(dir.path, "kv-mismatch");
     const first = await session(stateDir);
     const history = await converse(first, "conv-e", 1, "rivers");
     const other = await converse(first, "conv-f", 1, "hills");
@@ -264,7 +262,7 @@ describe("KV states saved to disk", () => {
 
 describe("KvStateStore folder", () => {
   it("deletes crash leftovers and keeps at most maxFiles states, least recently used first", async () => {
-    const stateDir = join(dir, "kv-caps");
+    const stateDir = join(dir.path, "kv-caps");
     const s = await session(undefined);
     for (const key of ["x", "y", "z"]) await answer(s, [system, ask(`hi ${key}`)], key);
     const [sx, sy, sz] = s.slots.all;
@@ -300,7 +298,7 @@ describe("KvStateStore folder", () => {
 
 describe("deleteSavedStates", () => {
   it("removes only the given conversation's files", async () => {
-    const stateDir = join(dir, "kv-delete");
+    const stateDir = join(dir.path, "kv-delete");
     const s = await session(stateDir);
     await converse(s, "keep", 1, "cats");
     await converse(s, "drop", 1, "dogs");
@@ -309,13 +307,13 @@ describe("deleteSavedStates", () => {
     expect(await deleteSavedStates(stateDir, "drop")).toBe(1);
     const names = await readdir(stateDir);
     expect(names).toHaveLength(2);
-    expect(await deleteSavedStates(join(dir, "no-such-folder"), "drop")).toBe(0);
+    expect(await deleteSavedStates(join(dir.path, "no-such-folder"), "drop")).toBe(0);
   });
 });
 
 describe("forget (a conversation was deleted)", () => {
   it("empties its live cache and is not saved again on unload", async () => {
-    const stateDir = join(dir, "kv-forget");
+    const stateDir = join(dir.path, "kv-forget");
     const s = await session(stateDir);
     const kept = await converse(s, "keep", 1, "cats");
     const dropped = await converse(s, "drop", 1, "dogs");
@@ -345,7 +343,7 @@ describe("forget (a conversation was deleted)", () => {
 
 describe("KvStateStore replacing a state", () => {
   it("keeps a complete state described at every step: a kill between the steps loses nothing", async () => {
-    const stateDir = join(dir, "kv-replace");
+    const stateDir = join(dir.path, "kv-replace");
     const s = await session(undefined);
     const history = [system, ask("hello there")];
     await answer(s, history, "r");

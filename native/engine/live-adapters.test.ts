@@ -1,6 +1,4 @@
-import { mkdtemp, rm } from "node:fs/promises";
 import { createRequire } from "node:module";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { writeWrongBaseAdapter } from "../gguf/adapters";
@@ -9,9 +7,10 @@ import { AdapterError, adapterSetKey, normalizeAdapters } from "./live-adapters"
 import { loadLlamaBackend } from "./llama-backend";
 import { ModelSession } from "./model-session";
 import type { AdapterUse, ChatTurn, KvPolicy } from "../../common/engine-protocol";
+import { suiteDir } from "../../testing/core/temp-dir";
 
 // Real node-llama-cpp on the tiny fixture model and its four output-layer demo adapters.
-let dir: string;
+const dir = suiteDir("macaron-live-adapters-");
 let fx: FixturePaths;
 let session: ModelSession;
 const path = (id: string) => fx.adapters.find((a) => a.id === id)!.path;
@@ -28,14 +27,12 @@ function generate(history: ChatTurn[], adapters: AdapterUse[], kvPolicy?: KvPoli
 }
 
 beforeAll(async () => {
-  dir = await mkdtemp(join(tmpdir(), "macaron-live-adapters-"));
-  fx = await writeFixtures(dir);
+  fx = await writeFixtures(dir.path);
   session = await ModelSession.open(await loadLlamaBackend(1), fx.basePath, { contextSize: 1024 }, () => {});
 });
 
 afterAll(async () => {
   await session?.dispose();
-  await rm(dir, { recursive: true, force: true });
 });
 
 describe("normalizeAdapters", () => {
@@ -101,7 +98,7 @@ describe("live LoRA switching on one context (ModelSession)", () => {
 
   it("refuses an adapter made for another base with a clear error and keeps working", async () => {
     const before = (await generate(hello, [use("coding")])).text;
-    const wrong = await writeWrongBaseAdapter(join(dir, "wrong-base.gguf"));
+    const wrong = await writeWrongBaseAdapter(join(dir.path, "wrong-base.gguf"));
     const error = await generate(hello, [use("chat"), { path: wrong, scale: 1 }]).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(AdapterError);
     expect((error as Error).message).toMatch(
@@ -114,7 +111,9 @@ describe("live LoRA switching on one context (ModelSession)", () => {
   });
 
   it("names a missing adapter file or a base model given as an adapter", async () => {
-    await expect(generate(hello, [{ path: join(dir, "nope.gguf"), scale: 1 }])).rejects.toThrow(/nope\.gguf/);
+    await expect(generate(hello, [{ path: join(dir.path, "nope.gguf"), scale: 1 }])).rejects.toThrow(
+      /nope\.gguf/,
+    );
     await expect(generate(hello, [{ path: fx.basePath, scale: 1 }])).rejects.toThrow(/is not a LoRA adapter/);
     expect((await generate(hello, [use("ui")])).text).toBe("uuuuuuuu");
   });

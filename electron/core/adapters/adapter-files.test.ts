@@ -1,20 +1,12 @@
 import { execFileSync } from "node:child_process";
 import { mkdirSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { ApiError } from "../../api";
-import { tempDir } from "../../../testing/core/temp-dir";
+import { testDir } from "../../../testing/core/temp-dir";
 import { copyIntoFolder, removeUnfinishedCopies } from "./adapter-files";
 
-const dirs: { remove: () => void }[] = [];
-afterEach(() => {
-  for (const d of dirs.splice(0)) d.remove();
-});
-function folder() {
-  const d = tempDir("macaron-adapter-files-");
-  dirs.push(d);
-  return d.path;
-}
+const folder = () => testDir("macaron-adapter-files-");
 
 describe("copyIntoFolder", () => {
   it("copies under the final name and leaves no temp file", async () => {
