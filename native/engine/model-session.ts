@@ -571,7 +571,7 @@ export class ModelSession {
     if (conflict) throw new EngineFailure("invalid_request", conflict.message);
     if (options.json) return this.model.llama.getGrammarFor("json");
     if (!options.jsonSchema) return undefined;
-    const problem = grammarSchemaProblem(options.jsonSchema as Record<string, unknown>, "jsonSchema");
+    const problem = grammarSchemaProblem(options.jsonSchema, "jsonSchema");
     if (problem) throw new EngineFailure("invalid_request", problem);
     try {
       return await this.model.llama.createGrammarForJsonSchema(options.jsonSchema as GbnfJsonObjectSchema);
