@@ -2,35 +2,32 @@
  * Headless mode end to end: real core (SQLite in a temp dir), the real engine process
  * (node-llama-cpp on the tiny demo model) and the official `openai` client over real HTTP.
  */
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ensureFixtureModel } from "../../native/gguf/fixtures";
 import { startServer, type RunningServer } from "./start";
 import { readJson } from "../../testing/server/test-core";
+import { suiteDir } from "../../testing/core/temp-dir";
 
-let dir: string;
+const dir = suiteDir("macaron-headless-");
 let server: RunningServer;
 let client: OpenAI;
 
 beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), "macaron-headless-"));
-  const model = await ensureFixtureModel(join(dir, "models"));
+  const model = await ensureFixtureModel(join(dir.path, "models"));
   server = await startServer({
     host: "127.0.0.1",
     port: 0,
-    dataDir: join(dir, "data"),
+    dataDir: join(dir.path, "data"),
     model,
-    rendererDir: join(dir, "no-ui"),
+    rendererDir: join(dir.path, "no-ui"),
   });
   client = new OpenAI({ baseURL: `${server.url}/v1`, apiKey: server.apiKey, maxRetries: 0 });
 });
 
 afterAll(async () => {
   await server?.close();
-  rmSync(dir, { recursive: true, force: true });
 });
 
 describe("headless server with the real core and engine", () => {

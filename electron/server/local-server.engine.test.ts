@@ -3,17 +3,16 @@
  * headless mode turns it on as the desktop app's Settings do, and the official `openai` client
  * gets the same greedy answer from it as from headless mode's own /v1, streamed and not.
  */
-import { mkdtempSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { LocalServerStatus, Result } from "../api";
 import { spawnTestEngine } from "../../testing/engine/real-engine";
 import { startServer, type RunningServer } from "./start";
+import { suiteDir } from "../../testing/core/temp-dir";
 
-let dir: string;
+const dir = suiteDir("macaron-local-api-");
 let server: RunningServer;
 let local: LocalServerStatus;
 let base: string;
@@ -28,10 +27,9 @@ async function freePort(): Promise<number> {
 }
 
 beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), "macaron-local-api-"));
   server = await startServer({
-    dataDir: join(dir, "data"),
-    rendererDir: join(dir, "no-ui"),
+    dataDir: join(dir.path, "data"),
+    rendererDir: join(dir.path, "no-ui"),
     spawnEngine: spawnTestEngine(),
   });
   const opened = await server.core.dispatch("models.openDemo", {}, { transport: "http" });
@@ -49,7 +47,6 @@ beforeAll(async () => {
 }, 120_000);
 afterAll(async () => {
   await server?.close();
-  rmSync(dir, { recursive: true, force: true });
 });
 
 describe("local API server, real engine", () => {

@@ -6,16 +6,14 @@
  * conversation turn goes before waiting API requests. Concurrency is asserted on the engine's
  * own state (sequences in use, who streamed before whom), never on timing.
  */
-import { mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { writeFixtures, type FixturePaths } from "../gguf/fixtures";
 import { loadLlamaBackend, type LlamaBackend } from "./llama-backend";
 import { DEFAULT_SEQUENCES, defaultSequences, ModelSession } from "./model-session";
 import type { AdapterUse, ChatTurn, GenerateOptions, GenerateResult } from "../../common/engine-protocol";
+import { suiteDir } from "../../testing/core/temp-dir";
 
-let dir: string;
+const dir = suiteDir("macaron-batching-");
 let fx: FixturePaths;
 let backend: LlamaBackend;
 let session: ModelSession;
@@ -24,8 +22,7 @@ const ask = (text: string): ChatTurn[] => [{ role: "user", text }];
 const use = (id: string): AdapterUse[] => [{ path: fx.adapters.find((a) => a.id === id)!.path, scale: 1 }];
 
 beforeAll(async () => {
-  dir = await mkdtemp(join(tmpdir(), "macaron-batching-"));
-  fx = await writeFixtures(dir);
+  fx = await writeFixtures(dir.path);
   backend = await loadLlamaBackend(1);
   session = await ModelSession.open(backend, fx.basePath, { contextSize: 512, sequences: 4 }, () => {});
 });
@@ -33,7 +30,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await session?.dispose();
   await backend?.llama.dispose();
-  await rm(dir, { recursive: true, force: true });
 });
 
 /** A generation whose streamed pieces and end are written to `events` as they happen. */

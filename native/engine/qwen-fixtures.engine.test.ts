@@ -6,8 +6,6 @@
  * the live context, adapters for another architecture or expert count are refused with the
  * reason, and embeddings work.
  */
-import { mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { QwenChatWrapper } from "node-llama-cpp";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -28,23 +26,22 @@ import { AdapterError, adapterSetKey } from "./live-adapters";
 import { loadLlamaBackend, type LlamaBackend } from "./llama-backend";
 import { ModelSession } from "./model-session";
 import type { AdapterUse, ChatTurn, KvPolicy } from "../../common/engine-protocol";
+import { suiteDir } from "../../testing/core/temp-dir";
 
-let dir: string;
+const dir = suiteDir("macaron-qwen-engine-");
 let backend: LlamaBackend;
 let llamaFixtures: FixturePaths;
 const qwenFixtures: Partial<Record<QwenArchitecture, FixturePaths>> = {};
 
 beforeAll(async () => {
-  dir = await mkdtemp(join(tmpdir(), "macaron-qwen-engine-"));
-  llamaFixtures = await writeFixtures(dir);
+  llamaFixtures = await writeFixtures(dir.path);
   for (const arch of QWEN_ARCHITECTURES)
-    qwenFixtures[arch] = await writeFixtures(dir, { architecture: arch });
+    qwenFixtures[arch] = await writeFixtures(dir.path, { architecture: arch });
   backend = await loadLlamaBackend(1);
 });
 
 afterAll(async () => {
   await backend?.llama.dispose();
-  await rm(dir, { recursive: true, force: true });
 });
 
 const hello: ChatTurn[] = [{ role: "user", text: "hello there" }];
@@ -69,9 +66,9 @@ describe.each(QWEN_ARCHITECTURES)("the tiny %s base in the engine", (arch) => {
 
   beforeAll(async () => {
     fx = qwenFixtures[arch]!;
-    attention = join(dir, `attention-${arch}.gguf`);
+    attention = join(dir.path, `attention-${arch}.gguf`);
     await writeGguf(attention, qwenAttentionAdapterSpec(arch));
-    stop = join(dir, `stop-${arch}.gguf`);
+    stop = join(dir.path, `stop-${arch}.gguf`);
     await writeGguf(stop, qwenStopAdapterSpec(arch));
     session = await ModelSession.open(backend, fx.basePath, { contextSize: 1024 }, () => {});
   });
@@ -211,7 +208,7 @@ describe("LoRA on the tiny qwen3moe base's experts", () => {
     // SIGSEGV while generating (ARCHITECTURE.md).
     const shape = TINY_QWEN_SHAPES.qwen3moe;
     const expertLora = async (experts: number) => {
-      const path = join(dir, `experts-${experts}.gguf`);
+      const path = join(dir.path, `experts-${experts}.gguf`);
       const E = shape.embedding;
       const FF = shape.expertFeedForward;
       const a = randomValues(`a${experts}`, E * 2 * experts, 0.2);

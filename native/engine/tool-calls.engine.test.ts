@@ -5,8 +5,6 @@
  * write arguments that match their schemas; Qwen's <tool_call> syntax parses; a history with
  * calls and results goes on in text; bad tool requests are refused and the engine keeps working.
  */
-import { mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DEFAULT_SYSTEM_PROMPT } from "../../electron/core/chat/turn-deps";
@@ -17,13 +15,13 @@ import { loadLlamaBackend, type LlamaBackend } from "./llama-backend";
 import { ModelSession } from "./model-session";
 import type { ChatTurn, GenerateOptions, GenerateResult, ToolDefinition } from "../../common/engine-protocol";
 import { ToolRequestError } from "./tool-calls";
+import { suiteDir } from "../../testing/core/temp-dir";
 
-let dir: string;
+const dir = suiteDir("macaron-tool-calls-");
 let backend: LlamaBackend;
 let demo: ModelSession;
 
 beforeAll(async () => {
-  dir = await mkdtemp(join(tmpdir(), "macaron-tool-calls-"));
   backend = await loadLlamaBackend(1);
   // Room for the functions' documentation, which the byte tokenizer spends a token per byte on.
   demo = await ModelSession.open(backend, demoBasePath(), { contextSize: 4096, sequences: 1 }, () => {});
@@ -32,7 +30,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await demo?.dispose();
   await backend?.llama.dispose();
-  await rm(dir, { recursive: true, force: true });
 });
 
 const AGENT = { path: join(demoAdaptersDir(), "agent.gguf"), scale: 1 };
@@ -244,7 +241,7 @@ describe("bad tool requests", () => {
 
 describe("the KV cache of a tool conversation", () => {
   it("is restored from disk for the next round: the saved tokens include the functions' documentation", async () => {
-    const stateDir = join(dir, "kv");
+    const stateDir = join(dir.path, "kv");
     const options = { sessionKey: "conversation-1", tools: TIMER_AND_FILE, maxTokens: 60 };
     const first = await ModelSession.open(
       backend,
@@ -309,7 +306,7 @@ describe("the agent loop's rounds on one cache", () => {
 describe("the tiny qwen3 base (Qwen's chat wrapper, <tool_call> syntax)", () => {
   let qwen: ModelSession;
   beforeAll(async () => {
-    const fx = await writeFixtures(dir, { architecture: "qwen3" });
+    const fx = await writeFixtures(dir.path, { architecture: "qwen3" });
     qwen = await ModelSession.open(backend, fx.basePath, { contextSize: 2048, sequences: 1 }, () => {});
   });
   afterAll(async () => {

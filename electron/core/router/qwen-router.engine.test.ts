@@ -1,6 +1,3 @@
-import { mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { writeFixtures } from "../../../native/gguf/fixtures";
 import { QWEN_ARCHITECTURES } from "../../../native/gguf/tiny-qwen";
@@ -9,26 +6,25 @@ import { EngineSupervisor } from "../engine/supervisor";
 import { AdapterRouter } from "./adapter-router";
 import { HELD_OUT_PROMPTS } from "../../../testing/router/held-out-prompts";
 import { MemoryRouterStore } from "./store";
+import { suiteDir } from "../../../testing/core/temp-dir";
 
 // The router on the real engine process's embeddings (mean pooling) of the tiny qwen3 and
 // qwen3moe bases, as router.engine.test.ts does for the llama fixture: random weights, so the
 // floor is modest and the measured accuracy is printed.
-let dir: string;
+const dir = suiteDir("macaron-router-qwen-");
 let engine: EngineSupervisor;
 
-beforeAll(async () => {
-  dir = await mkdtemp(join(tmpdir(), "macaron-router-qwen-"));
+beforeAll(() => {
   engine = new EngineSupervisor(spawnNodeEngine());
 });
 
 afterAll(async () => {
   await engine?.close();
-  if (dir) await rm(dir, { recursive: true, force: true });
 });
 
 describe.each(QWEN_ARCHITECTURES)("AdapterRouter on the tiny %s base's embeddings", (arch) => {
   it("routes held-out prompts to their domain's adapter", async () => {
-    const fixtures = await writeFixtures(dir, { architecture: arch });
+    const fixtures = await writeFixtures(dir.path, { architecture: arch });
     await engine.load(fixtures.basePath);
     const candidates = fixtures.adapters.map((a) => a.manifest);
     const router = new AdapterRouter({

@@ -1,6 +1,3 @@
-import { mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { writeFixtures, type FixturePaths } from "../../../native/gguf/fixtures";
 import { spawnNodeEngine } from "../engine/spawn-node";
@@ -9,18 +6,18 @@ import { AdapterRouter } from "./adapter-router";
 import { HELD_OUT_PROMPTS } from "../../../testing/router/held-out-prompts";
 import { MemoryRouterStore } from "./store";
 import type { EmbedFn, RouterCandidate } from "./types";
+import { suiteDir } from "../../../testing/core/temp-dir";
 
 // The real engine process (node-llama-cpp) embedding with the tiny generated base model. Its
 // weights are random, so its embeddings carry mostly lexical similarity: the floor asserted
 // here is modest on purpose, the measured numbers are printed.
-let dir: string;
+const dir = suiteDir("macaron-router-");
 let fixtures: FixturePaths;
 let engine: EngineSupervisor;
 let candidates: RouterCandidate[];
 
 beforeAll(async () => {
-  dir = await mkdtemp(join(tmpdir(), "macaron-router-"));
-  fixtures = await writeFixtures(dir);
+  fixtures = await writeFixtures(dir.path);
   engine = new EngineSupervisor(spawnNodeEngine());
   await engine.load(fixtures.basePath);
   // The fixture manifests as the registry would hand them over (enabled adapters).
@@ -29,7 +26,6 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await engine?.close();
-  if (dir) await rm(dir, { recursive: true, force: true });
 });
 
 function counting(embed: EmbedFn): EmbedFn & { texts: number } {

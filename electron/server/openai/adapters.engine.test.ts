@@ -2,24 +2,22 @@
  * /v1 model selection end to end: the real core and engine with the demo model and its four
  * demo adapters (greedy patterns: coding "{{{{", ui "uuuu"), over real HTTP.
  */
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { spawnTestEngine } from "../../../testing/engine/real-engine";
 import { startServer, type RunningServer } from "../start";
 import { readJson } from "../../../testing/server/test-core";
 import { fixtureDemoDir } from "../../../testing/core/fixture-demo";
+import { suiteDir } from "../../../testing/core/temp-dir";
 
-let dir: string;
+const dir = suiteDir("macaron-v1-lora-");
 let server: RunningServer;
 
 beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), "macaron-v1-lora-"));
   server = await startServer({
-    dataDir: join(dir, "data"),
+    dataDir: join(dir.path, "data"),
     demoDir: await fixtureDemoDir(),
-    rendererDir: join(dir, "no-ui"),
+    rendererDir: join(dir.path, "no-ui"),
     spawnEngine: spawnTestEngine(),
   });
   const opened = await server.core.dispatch("models.openDemo", {}, { transport: "http" });
@@ -27,7 +25,6 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await server?.close();
-  rmSync(dir, { recursive: true, force: true });
 });
 
 const headers = () => ({ authorization: `Bearer ${server.apiKey}`, "content-type": "application/json" });

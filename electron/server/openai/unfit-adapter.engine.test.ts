@@ -4,8 +4,6 @@
  * exist". Real core, real engine: the demo adapters installed, then the small fixture base
  * (another embedding length) opened in place of the demo base.
  */
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { writeFixtures } from "../../../native/gguf/fixtures";
@@ -13,17 +11,17 @@ import { spawnTestEngine } from "../../../testing/engine/real-engine";
 import { fixtureDemoDir } from "../../../testing/core/fixture-demo";
 import { startServer, type RunningServer } from "../start";
 import { readJson, type OpenAiErrorReply } from "../../../testing/server/test-core";
+import { suiteDir } from "../../../testing/core/temp-dir";
 
-let dir: string;
+const dir = suiteDir("macaron-v1-misfit-");
 let server: RunningServer;
 
 beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), "macaron-v1-misfit-"));
-  const small = await writeFixtures(join(dir, "fx"), { size: "small" });
+  const small = await writeFixtures(join(dir.path, "fx"), { size: "small" });
   server = await startServer({
-    dataDir: join(dir, "data"),
+    dataDir: join(dir.path, "data"),
     demoDir: await fixtureDemoDir(),
-    rendererDir: join(dir, "no-ui"),
+    rendererDir: join(dir.path, "no-ui"),
     spawnEngine: spawnTestEngine(),
   });
   const ctx = { transport: "http" as const };
@@ -34,7 +32,6 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await server?.close();
-  rmSync(dir, { recursive: true, force: true });
 });
 
 const headers = () => ({ authorization: `Bearer ${server.apiKey}`, "content-type": "application/json" });
