@@ -7,24 +7,20 @@
  * victim's token still posts a batch (no takeover, nothing broken).
  */
 import { randomUUID } from "node:crypto";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { gzipSync } from "node:zlib";
 import { afterEach, describe, expect, it } from "vitest";
 import { BatchResponse, RegisterResponse } from "../common/feedback-protocol";
 import { makeItem } from "../testing/cloud/items";
 import { cloudProbes, type CloudProbe } from "../testing/corpora/probes";
 import { startCloud, type RunningCloud } from "./server";
+import { testDir } from "../testing/core/temp-dir";
 
 /** A refusal is a check, not work: far past this is a hang. */
 const HANG_MS = 30_000;
 
 const running: RunningCloud[] = [];
-const dirs: string[] = [];
 afterEach(async () => {
   for (const c of running.splice(0)) await c.close();
-  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
 });
 
 interface Install {
@@ -121,8 +117,7 @@ describe("probe corpus: the feedback cloud (SQLite)", () => {
 
   for (const probe of probes) {
     it(`${probe.id}: ${probe.why}`, async () => {
-      const dataDir = mkdtempSync(join(tmpdir(), "macaron-cloud-probe-"));
-      dirs.push(dataDir);
+      const dataDir = testDir("macaron-cloud-probe-");
       const cloud = await startCloud({ dataDir, adminKey: "admin-key-1234" });
       running.push(cloud);
       const victim = await register(cloud.url);

@@ -5,33 +5,24 @@
  */
 import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
 import { createHash } from "node:crypto";
-import {
-  mkdirSync,
-  mkdtempSync,
-  readdirSync,
-  readFileSync,
-  rmSync,
-  utimesSync,
-  writeFileSync,
-} from "node:fs";
-import { tmpdir } from "node:os";
+import { mkdirSync, readdirSync, readFileSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { RegistryIndex } from "../common/registry-protocol";
 import { acquireDirLock, INDEX_LOCK, RegistryStore, STALE_LOCK_MS } from "./registry";
 import { versionBody, type PublishResult } from "./testing/registry-publisher";
+import { testDir } from "../testing/core/temp-dir";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 
 let dir: string;
 const children: ChildProcessWithoutNullStreams[] = [];
 beforeEach(() => {
-  dir = mkdtempSync(join(tmpdir(), "macaron-registry-procs-"));
+  dir = testDir("macaron-registry-procs-");
 });
 afterEach(() => {
   for (const c of children.splice(0)) if (c.exitCode === null && c.signalCode === null) c.kill("SIGKILL");
-  rmSync(dir, { recursive: true, force: true });
 });
 
 interface Child {

@@ -5,10 +5,7 @@
  * exactly once, none is lost, the export holds what was accepted; a replica killed with -9
  * mid-batch costs nothing but a retry. Skips only without PostgreSQL's server binaries.
  */
-import { mkdtempSync, rmSync } from "node:fs";
 import { request } from "node:http";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { BatchResponse, FeedbackItem } from "../common/feedback-protocol";
 import { encodeBatch, FeedbackEndpoint } from "../electron/core/feedback/sync/transport";
@@ -17,6 +14,7 @@ import { makeItem, registerInstall } from "../testing/cloud/items";
 import { PostgresStore } from "./store/postgres-store";
 import { postgresSkipReason, startPostgres, type PostgresCluster } from "./testing/postgres";
 import { startReplica, type Replica } from "./testing/replica";
+import { suiteDir } from "../testing/core/temp-dir";
 
 const skip = postgresSkipReason();
 if (skip) console.warn(`multi-replica test skipped: ${skip}`);
@@ -28,7 +26,7 @@ const ITEMS = 20;
 
 let cluster: PostgresCluster;
 let database: string;
-let dataDir: string;
+const dataDir = suiteDir("macaron-replicas-");
 let replicas: Replica[] = [];
 const proxies: FaultProxy[] = [];
 
@@ -65,15 +63,15 @@ describe.skipIf(skip !== null)("cloud service: replicas on one PostgreSQL", () =
   beforeAll(async () => {
     cluster = await startPostgres();
     database = await cluster.createDatabase();
-    dataDir = mkdtempSync(join(tmpdir(), "macaron-replicas-"));
     // Started together on purpose: their migrations race for the advisory lock.
-    replicas = await Promise.all([0, 1, 2].map(() => startReplica({ database, dataDir, adminKey: ADMIN })));
+    replicas = await Promise.all(
+      [0, 1, 2].map(() => startReplica({ database, dataDir: dataDir.path, adminKey: ADMIN })),
+    );
   });
   afterAll(async () => {
     for (const p of proxies) await p.close();
     await Promise.all(replicas.map((r) => r.stop("SIGKILL")));
     await cluster?.stop();
-    rmSync(dataDir, { recursive: true, force: true });
   });
 
   it("stores every item of many installs exactly once through faults, and exports them all", async () => {

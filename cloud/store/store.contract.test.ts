@@ -3,9 +3,6 @@
  * a throwaway cluster (cloud/testing/postgres.ts) and skips only when no server binaries are
  * installed; "replicas" there are two stores (two pools) on one database.
  */
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { BatchResponse, FeedbackItem } from "../../common/feedback-protocol";
 import { makeItem } from "../../testing/cloud/items";
@@ -13,6 +10,7 @@ import { postgresSkipReason, startPostgres, type PostgresCluster } from "../test
 import { PostgresStore } from "./postgres-store";
 import { SqliteStore } from "./sqlite-store";
 import type { CloudStore, IngestRequest, StoredItem } from "./store";
+import { testDir } from "../../testing/core/temp-dir";
 
 interface Engine {
   /** A fresh, empty store, and a second handle on the same data (another replica). */
@@ -20,16 +18,13 @@ interface Engine {
 }
 
 const opened: CloudStore[] = [];
-const cleanups: (() => void)[] = [];
 afterEach(async () => {
   for (const s of opened.splice(0)) await s.close();
-  for (const c of cleanups.splice(0)) c();
 });
 
 const sqlite: Engine = {
   open() {
-    const dir = mkdtempSync(join(tmpdir(), "macaron-store-"));
-    cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
+    const dir = testDir("macaron-store-");
     const a = new SqliteStore(dir);
     const b = new SqliteStore(dir);
     opened.push(a, b);

@@ -6,9 +6,8 @@
  * PROBE_BUDGET_MS; never a 5xx or "internal", never a hang, and the server answers afterwards.
  */
 import { execFileSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { mkdirSync, symlinkSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:net";
-import { tmpdir } from "node:os";
 import { isAbsolute, join, relative, resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ConversationDetail } from "../../api";
@@ -34,6 +33,7 @@ import {
   probeBudget,
   type Answer,
 } from "../../../testing/server/probe-http";
+import { suiteDir } from "../../../testing/core/temp-dir";
 
 /** Methods that take a file path from the caller. */
 const PATH_METHODS = [
@@ -47,19 +47,18 @@ const PATH_METHODS = [
   "adapters.installVersion",
 ] as const;
 
-let dir: string;
+const dir = suiteDir("macaron-probes-");
 let scratch: string;
 let server: RunningServer;
 const sockets: Server[] = [];
 
 beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), "macaron-probes-"));
-  scratch = join(dir, "scratch");
+  scratch = join(dir.path, "scratch");
   mkdirSync(scratch);
   server = await startServer({
-    dataDir: join(dir, "data"),
+    dataDir: join(dir.path, "data"),
     demoDir: await fixtureDemoDir(),
-    rendererDir: join(dir, "no-ui"),
+    rendererDir: join(dir.path, "no-ui"),
     spawnEngine: spawnTestEngine(),
   });
   const opened = await server.core.dispatch("models.openDemo", {}, { transport: "http" });
@@ -68,7 +67,6 @@ beforeAll(async () => {
 afterAll(async () => {
   for (const s of sockets) s.close();
   await server?.close();
-  if (dir) rmSync(dir, { recursive: true, force: true });
 });
 
 /** POST one call to this file's server (probe-http.ts: the budget, the hang bound). */
