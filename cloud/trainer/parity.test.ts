@@ -1,5 +1,3 @@
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Llama } from "node-llama-cpp";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
@@ -26,6 +24,7 @@ import {
   trainerLogits,
 } from "../../testing/cloud/trainer/trainer-process";
 import { chatTokens, PARITY_PROMPT_LENGTH, PARITY_TOKENS } from "../../testing/trainer/chat-tokens";
+import { suiteDir } from "../../testing/core/temp-dir";
 
 /**
  * The trainer's forward pass equals llama.cpp's: for the same tokens, the trainer's
@@ -45,27 +44,26 @@ const V = vocabularySize();
 const TOKENS = PARITY_TOKENS;
 const PROMPT_LENGTH = PARITY_PROMPT_LENGTH;
 
-let dir: string;
+const dir = suiteDir("trainer-parity-");
 let llama: Llama;
 const bases: Record<string, string> = {};
 
 beforeAll(async () => {
   expect(CONTROL_TOKENS.length).toBe(V - 256);
-  dir = mkdtempSync(join(tmpdir(), "trainer-parity-"));
   for (const size of ["tiny", "small"] as const) {
-    bases[size] = join(dir, `${size}.gguf`);
+    bases[size] = join(dir.path, `${size}.gguf`);
     await writeGguf(bases[size], tinyModelSpec(size));
   }
   // The small base with F16 matrices (norms stay F32, as in real F16 models).
   const spec = tinyModelSpec("small");
-  bases.f16 = join(dir, "small-f16.gguf");
+  bases.f16 = join(dir.path, "small-f16.gguf");
   await writeGguf(bases.f16, {
     ...spec,
     tensors: spec.tensors.map((t) => ({ ...t, type: t.dims.length === 1 ? "F32" : "F16" })),
   });
   // The Tall base's family in miniature (q/k norms; a top-2-of-4 expert mixture).
   for (const arch of QWEN_ARCHITECTURES) {
-    bases[arch] = join(dir, `${arch}.gguf`);
+    bases[arch] = join(dir.path, `${arch}.gguf`);
     await writeGguf(bases[arch], tinyQwenSpec(arch));
   }
   llama = await loadTestLlama();
@@ -73,7 +71,6 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await llama?.dispose();
-  if (dir) rmSync(dir, { recursive: true, force: true });
 });
 
 beforeEach(() => void assertTorchAvailable());
@@ -104,12 +101,12 @@ async function compare(base: string, adapter?: { filePath: string; scale: number
 const ALL_TARGETS = "attn_q,attn_k,attn_v,attn_output,ffn_gate,ffn_up,ffn_down,output";
 
 async function trainAdapter(base: string, name: string, targets = ALL_TARGETS): Promise<string> {
-  const data = join(dir, `${name}.jsonl`);
+  const data = join(dir.path, `${name}.jsonl`);
   await writeJsonl(data, [sftLine(TOKENS, PROMPT_LENGTH), sftLine(chatTokens("Hello", "Hi!"), 10)]);
-  const out = join(dir, `${name}.gguf`);
+  const out = join(dir.path, `${name}.gguf`);
   const run = await runTrainer([
     "train",
-    ...["--base", base, "--data", data, "--out", out, "--report", join(dir, `${name}.json`)],
+    ...["--base", base, "--data", data, "--out", out, "--report", join(dir.path, `${name}.json`)],
     ...["--steps", "6", "--lr", "0.02", "--rank", "4", "--alpha", "8"],
     ...["--targets", targets],
   ]);

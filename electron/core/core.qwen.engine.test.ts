@@ -4,9 +4,6 @@
  * architectures named), pinned and auto-routed turns (the router embeds with the qwen base),
  * and the installed adapters marked as not fitting when a qwen3moe base is opened instead.
  */
-import { mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { AdapterInfo, Conversation, Message } from "../api";
 import { writeFixtures, type FixturePaths } from "../../native/gguf/fixtures";
@@ -16,11 +13,11 @@ import { EventRecorder } from "../../testing/core/events";
 import { fixtureDemoDir } from "../../testing/core/fixture-demo";
 import { spawnTestEngine } from "../../testing/engine/real-engine";
 import { value } from "../../testing/core/result-value";
-import { tempDir } from "../../testing/core/temp-dir";
+import { suiteDir } from "../../testing/core/temp-dir";
 
 const ctx = { transport: "ipc" } as const;
-const data = tempDir("macaron-core-qwen-");
-let files: string;
+const data = suiteDir("macaron-core-qwen-");
+const files = suiteDir("macaron-core-qwen-files-");
 let core: Core;
 let events: EventRecorder;
 let llama: FixturePaths;
@@ -37,10 +34,9 @@ async function refused(method: string, input: unknown): Promise<{ code: string; 
 }
 
 beforeAll(async () => {
-  files = await mkdtemp(join(tmpdir(), "macaron-core-qwen-files-"));
-  llama = await writeFixtures(files);
-  qwen3 = await writeFixtures(files, { architecture: "qwen3" });
-  qwen3moe = await writeFixtures(files, { architecture: "qwen3moe" });
+  llama = await writeFixtures(files.path);
+  qwen3 = await writeFixtures(files.path, { architecture: "qwen3" });
+  qwen3moe = await writeFixtures(files.path, { architecture: "qwen3moe" });
   core = await createCore({
     dataDir: data.path,
     demoDir: await fixtureDemoDir(),
@@ -52,8 +48,6 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await core?.close();
-  data.remove();
-  await rm(files, { recursive: true, force: true });
 });
 
 async function answer(text: string, adapters?: unknown): Promise<Message> {

@@ -1,7 +1,5 @@
 import { spawnSync } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
 import { open } from "node:fs/promises";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Llama } from "node-llama-cpp";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
@@ -26,6 +24,7 @@ import { tinyModelSpec, vocabularySize } from "./tiny-model";
 import { qwenVocabularySize, tinyQwenSpec } from "./tiny-qwen";
 import { writeGguf, type GgufWriteSpec } from "./writer";
 import { chatTokens, PARITY_PROMPT_LENGTH, PARITY_TOKENS } from "../../testing/trainer/chat-tokens";
+import { suiteDir } from "../../testing/core/temp-dir";
 
 /**
  * PEFT round trip, CI-sized: the trainer trains a LoRA on a tiny base and writes it both as its
@@ -59,14 +58,13 @@ const TARGETS: Record<Arch, string> = {
   qwen3moe: "attn_q,attn_k,attn_v,attn_output,ffn_gate_inp,output",
 };
 
-let dir: string;
+const dir = suiteDir("peft-parity-");
 let llama: Llama;
 const bases = {} as Record<Arch, string>;
 
 beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), "peft-parity-"));
   for (const arch of Object.keys(SPECS) as Arch[]) {
-    bases[arch] = join(dir, `${arch}.gguf`);
+    bases[arch] = join(dir.path, `${arch}.gguf`);
     await writeGguf(bases[arch], SPECS[arch]());
   }
   llama = await loadTestLlama();
@@ -74,7 +72,6 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await llama?.dispose();
-  if (dir) rmSync(dir, { recursive: true, force: true });
 });
 
 beforeEach(() => void assertTorchAvailable());
@@ -109,19 +106,28 @@ async function llamaRows(base: string, vocab: number, adapter?: string): Promise
 
 describe.each(Object.keys(SPECS) as Arch[])("PEFT from the trainer → GGUF → llama.cpp: %s", (arch) => {
   it("holds the trainer's tensors and gives the trainer's LoRA logits", async () => {
-    const data = join(dir, `${arch}.jsonl`);
+    const data = join(dir.path, `${arch}.jsonl`);
     await writeJsonl(data, [sftLine(TOKENS, PROMPT_LENGTH), sftLine(chatTokens("Hello", "Hi!"), 10)]);
-    const trained = join(dir, `${arch}-trainer.gguf`);
-    const peft = join(dir, `${arch}-peft`);
+    const trained = join(dir.path, `${arch}-trainer.gguf`);
+    const peft = join(dir.path, `${arch}-peft`);
     expectDone(
       await runTrainer([
         "train",
-        ...["--base", bases[arch], "--data", data, "--out", trained, "--report", join(dir, `${arch}.json`)],
+        ...[
+          "--base",
+          bases[arch],
+          "--data",
+          data,
+          "--out",
+          trained,
+          "--report",
+          join(dir.path, `${arch}.json`),
+        ],
         ...["--steps", "6", "--lr", "0.02", "--rank", "4", "--alpha", "8", "--targets", TARGETS[arch]],
         ...["--peft-out", peft],
       ]),
     );
-    const converted = join(dir, `${arch}-converted.gguf`);
+    const converted = join(dir.path, `${arch}-converted.gguf`);
     const started = performance.now();
     const result = await convertPeftToFile({ peftDir: peft, base: bases[arch], out: converted });
     const ms = performance.now() - started;
@@ -178,17 +184,17 @@ describe("PEFT experts (qwen3moe) → GGUF → llama.cpp", () => {
         deltas.set(w.name, (e) => pairs[e]!);
       }
     const peft = await writePeftFolder(
-      join(dir, "moe-experts-peft"),
+      join(dir.path, "moe-experts-peft"),
       peftConfig(r, { lora_alpha: alpha, target_modules: ["gate_proj", "up_proj", "down_proj"] }),
       tensors,
     );
-    const converted = join(dir, "moe-experts.gguf");
+    const converted = join(dir.path, "moe-experts.gguf");
     const started = performance.now();
     await convertPeftToFile({ peftDir: peft, base: bases.qwen3moe, out: converted });
     const ms = performance.now() - started;
 
     // W_e[o][i] += alpha/r · Σ_k B_e[o][k] · A_e[k][i]; GGUF [n_in, n_out, experts] is index e·out·in + o·in + i.
-    const merged = join(dir, "moe-merged.gguf");
+    const merged = join(dir.path, "moe-merged.gguf");
     await writeGguf(merged, {
       ...spec,
       tensors: spec.tensors.map((t) => {
@@ -287,11 +293,11 @@ describe("PEFT conversion at a real model's size", () => {
       fileSize: 0,
     };
     const peft = await writePeftFolder(
-      join(dir, "qwen3-0.6b-peft"),
+      join(dir.path, "qwen3-0.6b-peft"),
       peftConfig(r, { lora_alpha: 32 }),
       tensors,
     );
-    const out = join(dir, "qwen3-0.6b-lora.gguf");
+    const out = join(dir.path, "qwen3-0.6b-lora.gguf");
     const started = performance.now();
     const result = await convertPeftToFile({ peftDir: peft, base, out });
     const ms = performance.now() - started;
