@@ -10,7 +10,7 @@ import type { Conversation, ConversationDetail, Memory, Message } from "../api";
 import { assembleCore, type Core } from "./index";
 import { type EventRecorder } from "../../testing/core/events";
 import { FakeEngine } from "../../testing/engine/fake-engine";
-import { tempDir } from "../../testing/core/temp-dir";
+import { testDir } from "../../testing/core/temp-dir";
 import { value } from "../../testing/core/result-value";
 
 const ctx = { transport: "ipc" } as const;
@@ -192,14 +192,10 @@ describe("crash safety", () => {
         status: "streaming",
       });
     // What a killed process leaves: a snapshot of the file right now, opened by a new core.
-    const snapshot = tempDir();
-    cleanups.push(snapshot.remove);
-    await other.backup(join(snapshot.path, "macaron.db"));
+    const snapshot = testDir();
+    await other.backup(join(snapshot, "macaron.db"));
     other.close();
-    const restarted = await assembleCore(
-      { dataDir: snapshot.path, log: () => undefined },
-      () => new FakeEngine(),
-    );
+    const restarted = await assembleCore({ dataDir: snapshot, log: () => undefined }, () => new FakeEngine());
     cleanups.push(() => restarted.close());
     const detail = value<ConversationDetail>(
       await restarted.dispatch("conversations.get", { id: s.conv.id }, ctx),

@@ -8,25 +8,24 @@ import {
   writeFileSync,
 } from "node:fs";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { ApiError } from "../../api";
 import { writeFixtures, type FixturePaths } from "../../../native/gguf/fixtures";
 import { writeWrongBaseAdapter } from "../../../native/gguf/adapters";
 import { openDatabase } from "../db/database";
 import { EventBus } from "../events/event-bus";
 import { EventRecorder } from "../../../testing/core/events";
-import { tempDir } from "../../../testing/core/temp-dir";
+import { suiteDir } from "../../../testing/core/temp-dir";
 import { AdapterRegistry } from "./adapter-registry";
 import { AdapterStore } from "./adapter-store";
 
-const root = tempDir("macaron-registry-");
+const root = suiteDir("macaron-registry-");
 let fx: FixturePaths;
 let small: FixturePaths;
 beforeAll(async () => {
   fx = await writeFixtures(join(root.path, "fx"));
   small = await writeFixtures(join(root.path, "fx"), { size: "small" });
 });
-afterAll(() => root.remove());
 
 let n = 0;
 function setup(base: string | null = null) {

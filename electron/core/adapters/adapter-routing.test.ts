@@ -4,18 +4,18 @@
  * pinned and blended.
  */
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { demoAdapterFiles, demoBasePath, DEMO_TOOL_CALL_FORMATS } from "../../../native/gguf/demo-files";
 import { openDatabase } from "../db/database";
 import { EventBus } from "../events/event-bus";
 import { AdapterRouter } from "../router/adapter-router";
 import { MemoryRouterStore } from "../router/store";
-import { tempDir } from "../../../testing/core/temp-dir";
+import { suiteDir } from "../../../testing/core/temp-dir";
 import { AdapterRegistry } from "./adapter-registry";
 import { AdapterRouting } from "./adapter-routing";
 import { AdapterStore } from "./adapter-store";
 
-const root = tempDir("macaron-adapter-routing-");
+const root = suiteDir("macaron-adapter-routing-");
 let routing: AdapterRouting;
 let store: AdapterStore;
 
@@ -38,7 +38,6 @@ beforeAll(async () => {
   });
   routing = new AdapterRouting({ registry, router, log: () => undefined });
 });
-afterAll(() => root.remove());
 
 describe("the tool format of a turn", () => {
   it("is the Agent specialist's when it answers alone", async () => {

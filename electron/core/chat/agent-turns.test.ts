@@ -20,6 +20,7 @@ import { startFakeCore } from "../../../testing/core/fake-core";
 import { FIXTURE_DEMO } from "../../../testing/core/fixture-demo";
 import { value } from "../../../testing/core/result-value";
 import { DENIED_RESULT } from "../tools/tool-results";
+import { testDir } from "../../../testing/core/temp-dir";
 
 const agent = { pinned: "agent" } as const;
 
@@ -286,114 +287,90 @@ describe("built-in tools through the same path", () => {
   });
 
   it("core shutting down while a call waits: the step ends stopped and the answer interrupted", async () => {
-    const { tempDir } = await import("../../../testing/core/temp-dir");
-    const dir = tempDir();
+    const dir = testDir();
     const ctx = { transport: "ipc" } as const;
-    try {
-      const engine = new FakeEngine();
-      const core = await assembleCore(
-        { dataDir: dir.path, log: () => undefined, ...FIXTURE_DEMO },
-        () => engine,
-      );
-      const events = new EventRecorder((l) => core.subscribe(l));
-      value(await core.dispatch("models.openDemo", {}, ctx));
-      const conv = value<Conversation>(await core.dispatch("conversations.create", {}, ctx));
-      engine.scripts.push({ tokens: ["Hm"], toolCalls: [{ name: "remember", arguments: { text: "x" } }] });
-      const pending = events.next("chat.toolStep", (p) => p.step.state === "pending");
-      value(
-        await core.dispatch(
-          "chat.send",
-          { conversationId: conv.id, text: "Remember x", adapters: agent },
-          ctx,
-        ),
-      );
-      await pending;
-      await core.close();
+    const engine = new FakeEngine();
+    const core = await assembleCore({ dataDir: dir, log: () => undefined, ...FIXTURE_DEMO }, () => engine);
+    const events = new EventRecorder((l) => core.subscribe(l));
+    value(await core.dispatch("models.openDemo", {}, ctx));
+    const conv = value<Conversation>(await core.dispatch("conversations.create", {}, ctx));
+    engine.scripts.push({ tokens: ["Hm"], toolCalls: [{ name: "remember", arguments: { text: "x" } }] });
+    const pending = events.next("chat.toolStep", (p) => p.step.state === "pending");
+    value(
+      await core.dispatch("chat.send", { conversationId: conv.id, text: "Remember x", adapters: agent }, ctx),
+    );
+    await pending;
+    await core.close();
 
-      const again = await assembleCore(
-        { dataDir: dir.path, log: () => undefined, ...FIXTURE_DEMO },
-        () => new FakeEngine(),
-      );
-      const detail = value<ConversationDetail>(
-        await again.dispatch("conversations.get", { id: conv.id }, ctx),
-      );
-      const answer = detail.messages.at(-1)!;
-      expect(answer.status).toBe("interrupted");
-      expect(answer.steps.map((x) => x.state)).toEqual(["stopped"]);
-      await again.close();
-    } finally {
-      dir.remove();
-    }
+    const again = await assembleCore(
+      { dataDir: dir, log: () => undefined, ...FIXTURE_DEMO },
+      () => new FakeEngine(),
+    );
+    const detail = value<ConversationDetail>(await again.dispatch("conversations.get", { id: conv.id }, ctx));
+    const answer = detail.messages.at(-1)!;
+    expect(answer.status).toBe("interrupted");
+    expect(answer.steps.map((x) => x.state)).toEqual(["stopped"]);
+    await again.close();
   });
 });
 
 describe("trajectories are kept", () => {
   it("after reopening the database, and through export and import", async () => {
-    const { tempDir } = await import("../../../testing/core/temp-dir");
-    const dir = tempDir();
+    const dir = testDir();
     const ctx = { transport: "ipc" } as const;
     const open = async () => {
       const engine = new FakeEngine();
-      const core = await assembleCore(
-        { dataDir: dir.path, log: () => undefined, ...FIXTURE_DEMO },
-        () => engine,
-      );
+      const core = await assembleCore({ dataDir: dir, log: () => undefined, ...FIXTURE_DEMO }, () => engine);
       const events = new EventRecorder((l) => core.subscribe(l));
       const call = async <T>(method: string, input: unknown): Promise<T> =>
         value<T>(await core.dispatch(method, input, ctx));
       await call("models.openDemo", {});
       return { core, engine, events, call };
     };
-    try {
-      const a = await open();
-      const conv = await a.call<Conversation>("conversations.create", {});
-      a.engine.scripts.push(
-        { tokens: ["Looking."], toolCalls: [{ name: "search_conversations", arguments: { query: "tea" } }] },
-        { tokens: ["Nothing yet."] },
-      );
-      const pending = a.events.next("chat.toolStep", (p) => p.step.state === "pending");
-      const finished = a.events.next("chat.done");
-      await a.call("chat.send", { conversationId: conv.id, text: "Find tea", adapters: agent });
-      const asked = await pending;
-      await a.call("chat.decideTool", { conversationId: conv.id, stepId: asked.step.id, decision: "always" });
-      const { message } = await finished;
-      await a.core.close();
+    const a = await open();
+    const conv = await a.call<Conversation>("conversations.create", {});
+    a.engine.scripts.push(
+      { tokens: ["Looking."], toolCalls: [{ name: "search_conversations", arguments: { query: "tea" } }] },
+      { tokens: ["Nothing yet."] },
+    );
+    const pending = a.events.next("chat.toolStep", (p) => p.step.state === "pending");
+    const finished = a.events.next("chat.done");
+    await a.call("chat.send", { conversationId: conv.id, text: "Find tea", adapters: agent });
+    const asked = await pending;
+    await a.call("chat.decideTool", { conversationId: conv.id, stepId: asked.step.id, decision: "always" });
+    const { message } = await finished;
+    await a.core.close();
 
-      const b = await open();
-      const detail = await b.call<ConversationDetail>("conversations.get", { id: conv.id });
-      const answer = detail.messages.find((m) => m.id === message.id)!;
-      expect(answer.steps).toEqual(message.steps);
-      expect(answer.steps[0]).toMatchObject({
-        tool: "search_conversations",
-        state: "done",
-        decision: "always",
-      });
+    const b = await open();
+    const detail = await b.call<ConversationDetail>("conversations.get", { id: conv.id });
+    const answer = detail.messages.find((m) => m.id === message.id)!;
+    expect(answer.steps).toEqual(message.steps);
+    expect(answer.steps[0]).toMatchObject({
+      tool: "search_conversations",
+      state: "done",
+      decision: "always",
+    });
 
-      // The grant survived the restart: the same tool runs without asking.
-      b.engine.scripts.push(
-        { tokens: [], toolCalls: [{ name: "search_conversations", arguments: { query: "coffee" } }] },
-        { tokens: ["Ok."] },
-      );
-      const next = b.events.next("chat.done");
-      await b.call("chat.send", { conversationId: conv.id, text: "Find coffee", adapters: agent });
-      expect((await next).message.steps.map((x) => x.decision)).toEqual(["remembered"]);
+    // The grant survived the restart: the same tool runs without asking.
+    b.engine.scripts.push(
+      { tokens: [], toolCalls: [{ name: "search_conversations", arguments: { query: "coffee" } }] },
+      { tokens: ["Ok."] },
+    );
+    const next = b.events.next("chat.done");
+    await b.call("chat.send", { conversationId: conv.id, text: "Find coffee", adapters: agent });
+    expect((await next).message.steps.map((x) => x.decision)).toEqual(["remembered"]);
 
-      const exported = await b.call<{ json: string }>("conversations.export", { id: conv.id });
-      await b.call("conversations.import", { json: exported.json });
-      const copyId = (await b.call<Conversation[]>("conversations.list", {})).find(
-        (c) => c.id !== conv.id,
-      )!.id;
-      const copy = await b.call<ConversationDetail>("conversations.get", { id: copyId });
-      const steps = (d: ConversationDetail) =>
-        d.messages.flatMap((m) => m.steps.map(({ id: _i, messageId: _m, ...rest }) => rest));
-      const original = await b.call<ConversationDetail>("conversations.get", { id: conv.id });
-      expect(steps(copy)).toEqual(steps(original));
-      expect(steps(copy)).toHaveLength(2);
-      const copiedAnswer = copy.messages.find((m) => m.steps.length > 0)!;
-      expect(copiedAnswer.steps[0]!.messageId).toBe(copiedAnswer.id);
-      await b.core.close();
-    } finally {
-      dir.remove();
-    }
+    const exported = await b.call<{ json: string }>("conversations.export", { id: conv.id });
+    await b.call("conversations.import", { json: exported.json });
+    const copyId = (await b.call<Conversation[]>("conversations.list", {})).find((c) => c.id !== conv.id)!.id;
+    const copy = await b.call<ConversationDetail>("conversations.get", { id: copyId });
+    const steps = (d: ConversationDetail) =>
+      d.messages.flatMap((m) => m.steps.map(({ id: _i, messageId: _m, ...rest }) => rest));
+    const original = await b.call<ConversationDetail>("conversations.get", { id: conv.id });
+    expect(steps(copy)).toEqual(steps(original));
+    expect(steps(copy)).toHaveLength(2);
+    const copiedAnswer = copy.messages.find((m) => m.steps.length > 0)!;
+    expect(copiedAnswer.steps[0]!.messageId).toBe(copiedAnswer.id);
+    await b.core.close();
   });
 });

@@ -1,17 +1,16 @@
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { ApiError } from "../../api";
 import { ensureFixtureModel } from "../../../native/gguf/fixtures";
-import { tempDir } from "../../../testing/core/temp-dir";
+import { suiteDir } from "../../../testing/core/temp-dir";
 import { ggufInspector } from "./gguf-inspector";
 
-const dir = tempDir();
+const dir = suiteDir();
 let demoPath = "";
 beforeAll(async () => {
   demoPath = await ensureFixtureModel(join(dir.path, "models"));
 });
-afterAll(() => dir.remove());
 
 async function invalid(path: string): Promise<string> {
   const err = await ggufInspector.inspect(path).then(

@@ -4,10 +4,10 @@ import { describe, expect, it } from "vitest";
 import { sha256File } from "../../../common/hashing";
 import { openDatabase } from "../db/database";
 import { SettingsStore } from "../settings/settings-store";
-import { tempDir } from "../../../testing/core/temp-dir";
+import { suiteDir } from "../../../testing/core/temp-dir";
 import { ModelFingerprint } from "./model-fingerprint";
 
-const dir = tempDir();
+const dir = suiteDir("macaron-fingerprint-");
 
 describe("ModelFingerprint", () => {
   it("hashes a file once, remembers it by path+size+mtime across restarts, and rehashes a changed file", async () => {
@@ -49,6 +49,5 @@ describe("ModelFingerprint", () => {
     expect(await fingerprint.sha256(model)).toBe(sha);
     expect(hashed).toEqual([]);
     db.close();
-    dir.remove();
   });
 });
