@@ -5,23 +5,22 @@
  * feedback instead of having every item refused for good.
  */
 import { join } from "node:path";
-import { afterAll, afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
 import { BUILTIN_DOMAINS, parseDomainList } from "../common/domains";
 import { BatchResponse } from "../common/feedback-protocol";
 import { startCloud, type RunningCloud } from "./server";
 import { fetchExportReport } from "./prepare/client";
 import { codingManifest, publishAdapter } from "../testing/cloud/hand-built-versions";
 import { makeItem, registerInstall, uploadBatch } from "../testing/cloud/items";
-import { tempDir } from "../testing/core/temp-dir";
+import { suiteDir } from "../testing/core/temp-dir";
 
 const ADMIN = "admin-key-domains-1234";
-const dir = tempDir("macaron-cloud-domains-");
+const dir = suiteDir("macaron-cloud-domains-");
 let cloud: RunningCloud | undefined;
 afterEach(async () => {
   await cloud?.close();
   cloud = undefined;
 });
-afterAll(() => dir.remove());
 
 async function send(url: string, keys: string[], domain: string) {
   const install = await registerInstall(url);

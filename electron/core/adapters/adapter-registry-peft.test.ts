@@ -1,19 +1,19 @@
 import { existsSync, readdirSync } from "node:fs";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { ApiError } from "../../api";
 import { writeFixtures, type FixturePaths } from "../../../native/gguf/fixtures";
 import { readGguf } from "../../../native/gguf/reader";
 import { openDatabase } from "../db/database";
 import { EventBus } from "../events/event-bus";
-import { tempDir } from "../../../testing/core/temp-dir";
+import { suiteDir } from "../../../testing/core/temp-dir";
 import { loraPair, peftConfig, writePeftFolder, type TestTensor } from "../../../testing/peft/peft-folder";
 import { AdapterRegistry } from "./adapter-registry";
 import { AdapterStore } from "./adapter-store";
 
 /** adapters.install of a Hugging Face PEFT LoRA folder: converted for the loaded base, then installed as a GGUF. */
 
-const root = tempDir("macaron-registry-peft-");
+const root = suiteDir("macaron-registry-peft-");
 let fx: FixturePaths;
 let attention: TestTensor[];
 beforeAll(async () => {
@@ -27,7 +27,6 @@ beforeAll(async () => {
     ...loraPair("model.layers.1.self_attn.v_proj", vIn!, vOut!, 4, 3),
   ];
 });
-afterAll(() => root.remove());
 
 let n = 0;
 function setup(base: string | null) {

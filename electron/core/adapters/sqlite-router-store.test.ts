@@ -3,14 +3,13 @@ import { afterAll, describe, expect, it } from "vitest";
 import { openDatabase } from "../db/database";
 import { textHash } from "../router";
 import { routerStoreContract } from "../../../testing/contracts/router-store.contract";
-import { tempDir } from "../../../testing/core/temp-dir";
+import { suiteDir } from "../../../testing/core/temp-dir";
 import { SqliteRouterStore } from "./sqlite-router-store";
 
-const dir = tempDir("macaron-router-store-");
+const dir = suiteDir("macaron-router-store-");
 const opened: { close(): void }[] = [];
 afterAll(() => {
   for (const db of opened) db.close();
-  dir.remove();
 });
 let n = 0;
 function fresh(): SqliteRouterStore {

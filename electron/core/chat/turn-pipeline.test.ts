@@ -6,7 +6,7 @@ import { MessageStore } from "../conversations/message-store";
 import { openDatabase } from "../db/database";
 import { pipelineHarness } from "../../../testing/core/pipeline-harness";
 import { crashed } from "../../../testing/engine/fake-engine";
-import { tempDir } from "../../../testing/core/temp-dir";
+import { testDir } from "../../../testing/core/temp-dir";
 import { DEFAULT_SYSTEM_PROMPT, NO_MODEL_MESSAGE } from "./turn-pipeline";
 
 async function expectApiError(fn: () => unknown, code: string, message?: string | RegExp): Promise<void> {
@@ -207,9 +207,7 @@ describe("TurnPipeline", () => {
   });
 
   it("saves the partial answer while streaming, so a killed process leaves it for the next start", async () => {
-    const dir = tempDir();
-    onTestFinished(dir.remove);
-    const path = join(dir.path, "macaron.db");
+    const path = join(testDir(), "macaron.db");
     const s = pipelineHarness({ path, deps: { flushIntervalMs: 20 } });
     const conv = s.conversations.create(undefined);
     s.engine.scripts.push({ tokens: ["Some", " words"], end: "hang" });

@@ -1,24 +1,16 @@
 import BetterSqlite3 from "better-sqlite3";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
-import { tempDir } from "../../../testing/core/temp-dir";
+import { describe, expect, it } from "vitest";
+import { testDir } from "../../../testing/core/temp-dir";
 import { openDatabase } from "./database";
 import { DatabaseFromFutureError, DatabaseOpenError } from "./errors";
 import { migrate, schemaVersion } from "./migrate";
 import { LATEST_SCHEMA_VERSION, type Migration } from "./migrations";
 
 describe("openDatabase", () => {
-  let cleanup: (() => void) | null = null;
-  afterEach(() => cleanup?.());
-  const dir = (): string => {
-    const d = tempDir();
-    cleanup = d.remove;
-    return d.path;
-  };
-
   it("sets WAL, synchronous=FULL, foreign keys and a busy timeout, and migrates to the latest schema", () => {
-    const path = join(dir(), "macaron.db");
+    const path = join(testDir(), "macaron.db");
     const db = openDatabase(path);
     expect(db.pragma("journal_mode", { simple: true })).toBe("wal");
     expect(db.pragma("synchronous", { simple: true })).toBe(2); // FULL
@@ -39,7 +31,7 @@ describe("openDatabase", () => {
   });
 
   it("refuses a database from a newer app version and leaves it untouched", () => {
-    const path = join(dir(), "macaron.db");
+    const path = join(testDir(), "macaron.db");
     const raw = new BetterSqlite3(path);
     raw.pragma("user_version = 99");
     raw.close();
@@ -59,7 +51,7 @@ describe("openDatabase", () => {
   });
 
   it("gives a clear error for a file that is not a database and never deletes it", () => {
-    const path = join(dir(), "macaron.db");
+    const path = join(testDir(), "macaron.db");
     const junk = "this is not a database, just some text ".repeat(200);
     writeFileSync(path, junk);
     expect(() => openDatabase(path)).toThrow(DatabaseOpenError);

@@ -1,7 +1,7 @@
 import BetterSqlite3, { type Database } from "better-sqlite3";
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
-import { tempDir } from "../../../../testing/core/temp-dir";
+import { describe, expect, it } from "vitest";
+import { testDir } from "../../../../testing/core/temp-dir";
 import { migrate0001 } from "./0001-conversations";
 
 function check(db: Database): void {
@@ -35,9 +35,6 @@ function check(db: Database): void {
 }
 
 describe("migration 0001 (conversations, messages)", () => {
-  let cleanup: (() => void) | null = null;
-  afterEach(() => cleanup?.());
-
   it("creates the schema in memory", () => {
     const db = new BetterSqlite3(":memory:");
     check(db);
@@ -45,9 +42,7 @@ describe("migration 0001 (conversations, messages)", () => {
   });
 
   it("creates the schema in a file", () => {
-    const dir = tempDir();
-    cleanup = dir.remove;
-    const db = new BetterSqlite3(join(dir.path, "t.db"));
+    const db = new BetterSqlite3(join(testDir(), "t.db"));
     check(db);
     db.close();
   });

@@ -1,7 +1,7 @@
 import BetterSqlite3, { type Database } from "better-sqlite3";
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
-import { tempDir } from "../../../../testing/core/temp-dir";
+import { describe, expect, it } from "vitest";
+import { testDir } from "../../../../testing/core/temp-dir";
 import { migrate0001 } from "./0001-conversations";
 import { migrate0002 } from "./0002-settings";
 
@@ -14,9 +14,6 @@ function check(db: Database): void {
 }
 
 describe("migration 0002 (settings)", () => {
-  let cleanup: (() => void) | null = null;
-  afterEach(() => cleanup?.());
-
   it("creates the settings table in memory", () => {
     const db = new BetterSqlite3(":memory:");
     check(db);
@@ -24,9 +21,7 @@ describe("migration 0002 (settings)", () => {
   });
 
   it("creates the settings table in a file", () => {
-    const dir = tempDir();
-    cleanup = dir.remove;
-    const db = new BetterSqlite3(join(dir.path, "t.db"));
+    const db = new BetterSqlite3(join(testDir(), "t.db"));
     check(db);
     db.close();
   });
