@@ -8,12 +8,12 @@ import type { Conversation, Message } from "../api";
 import { spawnTestEngine } from "../../testing/engine/real-engine";
 import { createCore, type Core } from "./index";
 import { EventRecorder } from "../../testing/core/events";
-import { tempDir } from "../../testing/core/temp-dir";
+import { suiteDir } from "../../testing/core/temp-dir";
 import { value } from "../../testing/core/result-value";
 import { fixtureDemoDir } from "../../testing/core/fixture-demo";
 
 const ctx = { transport: "ipc" } as const;
-const dir = tempDir("macaron-core-lora-");
+const dir = suiteDir("macaron-core-lora-");
 let core: Core;
 let events: EventRecorder;
 
@@ -32,7 +32,6 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await core?.close();
-  dir.remove();
 });
 
 async function answer(text: string, adapters?: unknown): Promise<Message> {

@@ -7,16 +7,15 @@ import type { Conversation, ConversationDetail, EngineStatus, Message } from "..
 import { spawnTestEngine } from "../../testing/engine/real-engine";
 import { createCore, type Core } from "./index";
 import { EventRecorder } from "../../testing/core/events";
-import { tempDir } from "../../testing/core/temp-dir";
+import { suiteDir } from "../../testing/core/temp-dir";
 import { value } from "../../testing/core/result-value";
 import { fixtureDemoDir } from "../../testing/core/fixture-demo";
 
 const ctx = { transport: "http" } as const;
-const dir = tempDir("macaron-core-int-");
+const dir = suiteDir("macaron-core-int-");
 const cores: Core[] = [];
 afterAll(async () => {
   for (const core of cores) await core.close();
-  dir.remove();
 });
 
 async function start(env: NodeJS.ProcessEnv = {}): Promise<Core> {

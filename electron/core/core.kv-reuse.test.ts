@@ -11,16 +11,15 @@ import type { Conversation, Message } from "../api";
 import { spawnTestEngine } from "../../testing/engine/real-engine";
 import { createCore, type Core } from "./index";
 import { EventRecorder } from "../../testing/core/events";
-import { tempDir } from "../../testing/core/temp-dir";
+import { suiteDir } from "../../testing/core/temp-dir";
 import { promptTokensEvaluated } from "../../testing/core/turn-timings";
 import { value } from "../../testing/core/result-value";
 
 const ctx = { transport: "http" } as const;
-const dir = tempDir("macaron-core-kv-");
+const dir = suiteDir("macaron-core-kv-");
 const cores: Core[] = [];
 afterAll(async () => {
   for (const core of cores) await core.close();
-  dir.remove();
 });
 
 async function start(model: string): Promise<Core> {

@@ -8,13 +8,13 @@ import { spawnTestEngine } from "../../testing/engine/real-engine";
 import { createCore, type Core } from "./index";
 import { PROPOSED_FACTS_SCHEMA, validProposedFacts } from "./memory/memory-text";
 import { EventRecorder } from "../../testing/core/events";
-import { tempDir } from "../../testing/core/temp-dir";
+import { suiteDir } from "../../testing/core/temp-dir";
 import { promptTokensEvaluated } from "../../testing/core/turn-timings";
 import { value } from "../../testing/core/result-value";
 import { fixtureDemoDir } from "../../testing/core/fixture-demo";
 
 const ctx = { transport: "http" } as const;
-const dir = tempDir("macaron-memory-int-");
+const dir = suiteDir("macaron-memory-int-");
 let core: Core;
 let events: EventRecorder;
 
@@ -39,7 +39,6 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await core?.close();
-  dir.remove();
 });
 
 describe("memory and context with the real engine", () => {

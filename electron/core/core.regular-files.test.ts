@@ -13,17 +13,13 @@ import { describe, expect, it, onTestFinished } from "vitest";
 import type { EngineStatus, ModelInfo } from "../api";
 import { KvStateStore } from "../../native/engine/kv-state-store";
 import { startFakeCore } from "../../testing/core/fake-core";
-import { tempDir } from "../../testing/core/temp-dir";
+import { testDir } from "../../testing/core/temp-dir";
 import { openRegularFile, statRegularFile } from "../../common/files/regular-file";
 
 const ctx = { transport: "http" } as const;
 const posix = process.platform !== "win32";
 
-function scratch(): string {
-  const dir = tempDir("macaron-paths-");
-  onTestFinished(() => dir.remove());
-  return dir.path;
-}
+const scratch = () => testDir("macaron-paths-");
 
 function fifoIn(dir: string, name = "pipe.gguf"): string {
   const path = join(dir, name);

@@ -8,17 +8,17 @@ import { execFile } from "node:child_process";
 import { cpSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { promisify } from "node:util";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { sha256File } from "../../../common/hashing";
 import { writeFixtures, type FixturePaths } from "../../../native/gguf/fixtures";
 import { demoAdapterSpec } from "../../../native/gguf/adapters";
 import { gv, writeGguf } from "../../../native/gguf/writer";
-import { tempDir } from "../../../testing/core/temp-dir";
+import { suiteDir } from "../../../testing/core/temp-dir";
 import { runContractCommand } from "./contract-command";
 import type { ContractReport } from "./contract-runner";
 import { defaultContract } from "./default-contract";
 
-const dir = tempDir("macaron-contract-cli-");
+const dir = suiteDir("macaron-contract-cli-");
 let fixtures: FixturePaths;
 let brokenDir: string;
 const env = { ...process.env, MACARON_ENGINE_THREADS: "1" };
@@ -48,7 +48,6 @@ beforeAll(async () => {
     }),
   );
 });
-afterAll(() => dir.remove());
 
 function io() {
   const out: string[] = [];

@@ -11,14 +11,13 @@ import { hasLocalBuild, nodeLlamaCppDir } from "../engine/native-build";
 import { EventRecorder } from "../../../testing/core/events";
 import { spawnTestEngine } from "../../../testing/engine/real-engine";
 import { value } from "../../../testing/core/result-value";
-import { tempDir } from "../../../testing/core/temp-dir";
+import { suiteDir } from "../../../testing/core/temp-dir";
 
 const ctx = { transport: "http" } as const;
-const dir = tempDir("macaron-load-settings-int-");
+const dir = suiteDir("macaron-load-settings-int-");
 const cores: Core[] = [];
 afterAll(async () => {
   for (const core of cores) await core.close();
-  dir.remove();
 });
 
 const chosen: LoadSettings = {

@@ -12,17 +12,16 @@ import { writeFixtures } from "../../../native/gguf/fixtures";
 import { createCore, type Core } from "../index";
 import { EventRecorder } from "../../../testing/core/events";
 import { spawnTestEngine } from "../../../testing/engine/real-engine";
-import { tempDir } from "../../../testing/core/temp-dir";
+import { suiteDir } from "../../../testing/core/temp-dir";
 
 const ctx = { transport: "http" as const };
-let dir: ReturnType<typeof tempDir>;
+const dir = suiteDir("macaron-model-paths-");
 let core: Core;
 let events: EventRecorder;
 /** The engine processes started, newest last. */
 const pids: (number | undefined)[] = [];
 
 beforeAll(async () => {
-  dir = tempDir("macaron-model-paths-");
   const spawn = spawnTestEngine();
   core = await createCore({
     dataDir: join(dir.path, "data"),
@@ -36,7 +35,6 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await core?.close();
-  dir?.remove();
 });
 
 describe("model-path errors", () => {
