@@ -191,6 +191,8 @@ export async function startServices(
   };
   // The router and memory retrieval both embed the user's text of a turn: once, shared.
   const queryEmbeddings = new QueryEmbeddings((texts) => engine.embed(texts), modelKey);
+  // Adapter installs in progress (the demo's specialists): auto turns wait for them (AdapterRouting).
+  let installing: Promise<unknown> = Promise.resolve();
   const { registry, router, routing, releases, updates, sandbox, harness } = await startAdapterServices({
     db,
     parts,
@@ -201,6 +203,7 @@ export async function startServices(
     modelKey,
     queryEmbeddings,
     systemPrompt,
+    installed: () => installing,
     log,
   });
   // Installs and removals change the live set: record versions and the release at once.
@@ -377,16 +380,22 @@ export async function startServices(
     ...models_,
     ...hubHandlers(hub),
     ...engineBuildHandlers(nativeBuild),
-    "models.openDemo": async (input, ctx) => {
-      const status = await models_["models.openDemo"](input, ctx);
-      if (parts.demoAdapters !== false) {
-        await installDemoAdapters(
-          registry,
-          parts.dataDir,
-          parts.demoAdapterFiles ?? (() => demoAdapterFiles(parts.demoDir)),
-        ).catch((err: unknown) => log("could not install the demo adapters", err));
-      }
-      return status;
+    "models.openDemo": (input, ctx) => {
+      // The page shows the demo (and its suggestions) once the model is ready, before its
+      // specialists are installed: turns wait for the whole opening (see `installing`).
+      const opening = (async () => {
+        const status = await models_["models.openDemo"](input, ctx);
+        if (parts.demoAdapters !== false) {
+          await installDemoAdapters(
+            registry,
+            parts.dataDir,
+            parts.demoAdapterFiles ?? (() => demoAdapterFiles(parts.demoDir)),
+          ).catch((err: unknown) => log("could not install the demo adapters", err));
+        }
+        return status;
+      })();
+      installing = opening;
+      return opening;
     },
     ...adapterHandlers(registry, { engine, registry, systemPrompt, kvPolicy }),
     ...settingsHandlers(appSettings),
@@ -479,6 +488,8 @@ interface AdapterServiceDeps {
   modelKey: () => string;
   queryEmbeddings: QueryEmbeddings;
   systemPrompt: string;
+  /** Settles when the adapter installs under way are done (AdapterRoutingDeps.installed). */
+  installed: () => Promise<unknown>;
   log: Log;
 }
 
@@ -503,7 +514,7 @@ async function startAdapterServices(deps: AdapterServiceDeps) {
     modelKey,
     store: new SqliteRouterStore(db),
   });
-  const routing = new AdapterRouting({ registry, router, log });
+  const routing = new AdapterRouting({ registry, router, log, installed: deps.installed });
   // Versions, the evaluation gate and releases; the gate generates at background priority.
   const releaseStore = new ReleaseStore(db);
   const contract = parts.contract ?? gateContract();

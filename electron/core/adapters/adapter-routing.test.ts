@@ -55,3 +55,38 @@ describe("the tool format of a turn", () => {
     expect((await routing.resolve("base", "x")).toolFormat).toBeUndefined();
   });
 });
+
+describe("a turn while adapters are being installed", () => {
+  it("decides once the installs under way are in the registry, over the whole set", async () => {
+    const registry = new AdapterRegistry({
+      store: new AdapterStore(openDatabase(":memory:")),
+      dataDir: join(root.path, "installing"),
+      events: new EventBus(),
+      basePath: () => demoBasePath(),
+      log: () => undefined,
+    });
+    const router = new AdapterRouter({
+      embed: () => Promise.reject(new Error("not used by pinned turns")),
+      modelKey: () => "demo",
+      store: new MemoryRouterStore(),
+    });
+    // Nothing installed yet: a pin on Coding is refused.
+    const now = new AdapterRouting({ registry, router, log: () => undefined });
+    await expect(now.resolve({ pinned: "coding" }, "Write a function.")).rejects.toThrow(/coding/);
+    // What core does when the demo opens: the page offers suggestions once the model is ready,
+    // while the specialists are still being installed. The turn asked then waits for them.
+    let done!: () => void;
+    const installing = new Promise<void>((resolve) => (done = resolve));
+    const waiting = new AdapterRouting({
+      registry,
+      router,
+      log: () => undefined,
+      installed: () => installing,
+    });
+    const turn = waiting.resolve({ pinned: "coding" }, "Write a function.");
+    for (const path of await demoAdapterFiles()) await registry.install(path);
+    done();
+    const resolved = await turn;
+    expect(resolved.adapters.map((a) => a.path)).toEqual([expect.stringMatching(/coding/)]);
+  });
+});

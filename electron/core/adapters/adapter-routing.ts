@@ -28,6 +28,12 @@ export interface AdapterRoutingDeps {
   registry: Pick<AdapterRegistry, "withFits" | "countUsage">;
   router: AdapterRouter;
   log?: (message: string, err: unknown) => void;
+  /**
+   * Settles once adapters being installed right now are in the registry (the demo's four
+   * specialists install after its model is ready, and the page offers its suggestions as soon as
+   * the model is): a turn decides over the adapters the user was shown, never a partial set.
+   */
+  installed?: () => Promise<unknown>;
 }
 
 interface Usable {
@@ -76,6 +82,7 @@ export class AdapterRouting {
    */
   async resolve(selection: AdapterSelection, text: string): Promise<ResolvedAdapters> {
     if (selection === "base") return baseOnly("base model (chosen)");
+    await this.deps.installed?.().catch(() => undefined);
     const all = await this.deps.registry.withFits();
     if (selection === "auto") {
       if (all.length === 0) return baseOnly("no adapters installed");
