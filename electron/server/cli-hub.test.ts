@@ -17,7 +17,7 @@ import { describe, expect, it, onTestFinished } from "vitest";
 import { DOWNLOAD_CHUNK_BYTES, PARTIAL_SUFFIX, resumableBytes } from "../core/hub/downloads";
 import { DEMO_REPO, SMALL_REPO, type HubServer } from "../../testing/hub/hf-hub-server";
 import { useTestHub } from "../../testing/hub/test-hub";
-import { tempDir } from "../../testing/core/temp-dir";
+import { testDir } from "../../testing/core/temp-dir";
 import { readJson } from "../../testing/server/test-core";
 import type { Download } from "../api";
 
@@ -105,7 +105,7 @@ const sha256 = (bytes: Buffer): string => createHash("sha256").update(bytes).dig
 
 describe("serve --model hf:…", () => {
   it("downloads the model from HF_ENDPOINT with progress lines, then serves it loaded", async () => {
-    const dataDir = tempDir("macaron-cli-hub-").path;
+    const dataDir = testDir("macaron-cli-hub-");
     const run = serve(dataDir, `hf:${DEMO_REPO}:Q8_0`);
     const base = await run.listening;
     const path = join(dataDir, "models", "macaron-test", "demo-chat-GGUF", "demo-chat-Q8_0.gguf");
@@ -118,7 +118,7 @@ describe("serve --model hf:…", () => {
   });
 
   it("resumes a download killed with SIGKILL from its partial bytes, not from zero", async () => {
-    const dataDir = tempDir("macaron-cli-hub-").path;
+    const dataDir = testDir("macaron-cli-hub-");
     const key = `${SMALL_REPO}/small-chat-F32.gguf`;
     const path = join(dataDir, "models", "macaron-test", "small-chat-GGUF", "small-chat-F32.gguf");
     const source = readFileSync(hub.repos.find((r) => r.id === SMALL_REPO)!.files[0]!.source);
@@ -166,7 +166,7 @@ describe("serve --model hf:…", () => {
   }, 180_000);
 
   it("serves without a model and says why when the download fails (gated, no token)", async () => {
-    const dataDir = tempDir("macaron-cli-hub-").path;
+    const dataDir = testDir("macaron-cli-hub-");
     const run = serve(dataDir, "hf:macaron-test/gated-demo-GGUF:Q8_0");
     const base = await run.listening;
     expect(run.stderr()).toMatch(
@@ -176,7 +176,7 @@ describe("serve --model hf:…", () => {
   });
 
   it("a file longer than the hub lists ends its download in an error; the server lives on, also through resume after a restart", async () => {
-    const dataDir = tempDir("macaron-cli-hub-").path;
+    const dataDir = testDir("macaron-cli-hub-");
     const key = `${SMALL_REPO}/small-chat-F32.gguf`;
     hub.setFault(key, { kind: "oversize", extraBytes: 1 << 20 });
     onTestFinished(() => hub.setFault(key, null));

@@ -15,7 +15,7 @@ import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { describe, expect, it, onTestFinished } from "vitest";
 import type { Download } from "../../api";
-import { tempDir } from "../../../testing/core/temp-dir";
+import { testDir } from "../../../testing/core/temp-dir";
 import {
   DEMO_REPO,
   GATED_REPO,
@@ -54,7 +54,7 @@ function sha256(path: string): string {
 }
 
 function manager(extra: Partial<DownloadManagerDeps> & { token?: string | null; dataDir?: string } = {}) {
-  const dataDir = extra.dataDir ?? tempDir("macaron-dl-").path;
+  const dataDir = extra.dataDir ?? testDir("macaron-dl-");
   const events: Download[] = [];
   const token = extra.token ?? null;
   const m = new DownloadManager({
@@ -103,7 +103,7 @@ describe("DownloadManager", () => {
   });
 
   it("counts a partial file's bytes: every byte written is kept, a longer partial is not trusted", async () => {
-    const dir = tempDir("macaron-partial-").path;
+    const dir = testDir("macaron-partial-");
     const path = join(dir, "m.gguf");
     const size = 2 * DOWNLOAD_CHUNK_BYTES + 100;
     await writeFile(`${path}${PARTIAL_SUFFIX}`, Buffer.alloc(12_345));
@@ -162,7 +162,7 @@ describe("DownloadManager", () => {
     const started = await m.start(SMALL_REPO, SMALL);
     await until(() => twoChunksOnDisk(started.path, started.totalBytes));
     // What a crash leaves on disk: a copy of the data folder now (the state file says "downloading").
-    const crashed = tempDir("macaron-dl-crashed-").path;
+    const crashed = testDir("macaron-dl-crashed-");
     await cp(dataDir, crashed, { recursive: true });
     await m.close();
     const saved = JSON.parse(
@@ -396,7 +396,7 @@ describe("DownloadManager against a hostile hub", () => {
   });
 
   it("a file listed without a sha256 ends unverified, kept aside until the user accepts it", async () => {
-    const repos = tempDir("macaron-hub-unhashed-").path;
+    const repos = testDir("macaron-hub-unhashed-");
     const source = sourceOf(DEMO_REPO, "demo-chat-Q8_0.gguf");
     const plain = await startHubServer({
       dir: repos,
@@ -405,7 +405,7 @@ describe("DownloadManager against a hostile hub", () => {
       ],
     });
     onTestFinished(() => plain.close());
-    const dataDir = tempDir("macaron-dl-").path;
+    const dataDir = testDir("macaron-dl-");
     const verified: string[] = [];
     const m = new DownloadManager({
       dataDir,

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { estimateFit } from "../../../native/engine/fit-estimate";
 import { GATED_REPO, SPLIT_REPO, type HubServer } from "../../../testing/hub/hf-hub-server";
 import { useTestHub } from "../../../testing/hub/test-hub";
-import { tempDir } from "../../../testing/core/temp-dir";
+import { testDir } from "../../../testing/core/temp-dir";
 import { HubService } from "./hub-service";
 import { ModelLibrary } from "./model-library";
 import { FileTokenStore } from "./token-store";
@@ -45,7 +45,7 @@ function service(dataDir: string) {
 
 describe("hub with the real engine", () => {
   it("downloads a split GGUF that node-llama-cpp loads from its first part", async () => {
-    const dataDir = tempDir("macaron-hub-engine-").path;
+    const dataDir = testDir("macaron-hub-engine-");
     const hubService = service(dataDir);
     const started = await hubService.download(SPLIT_REPO, "split-tiny-Q8_0-00001-of-00002.gguf");
     const done = await hubService.downloads.wait(started.id);
@@ -77,7 +77,7 @@ describe("hub with the real engine", () => {
   });
 
   it("estimates a gated hub file's fit from its remote header with the stored token", async () => {
-    const dataDir = tempDir("macaron-hub-engine-").path;
+    const dataDir = testDir("macaron-hub-engine-");
     const hubService = service(dataDir);
     await expect(hubService.fit({ repo: GATED_REPO, file: "gated-demo-Q8_0.gguf" })).rejects.toThrow(/gated/);
     await hubService.setToken(hub.token);

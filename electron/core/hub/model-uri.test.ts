@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { DEMO_REPO, SPLIT_REPO, type HubServer } from "../../../testing/hub/hf-hub-server";
 import { useTestHub } from "../../../testing/hub/test-hub";
-import { tempDir } from "../../../testing/core/temp-dir";
+import { testDir } from "../../../testing/core/temp-dir";
 import { isModelUri, parseHubUri, resolveModelArg } from "./model-uri";
 
 let hub: HubServer;
@@ -47,7 +47,7 @@ describe("--model URIs", () => {
   });
 
   it("a plain path is kept; hf: tags and resolve URLs download into models/OWNER/REPO", async () => {
-    const dataDir = tempDir("macaron-uri-").path;
+    const dataDir = testDir("macaron-uri-");
     expect(await resolveModelArg("/some/model.gguf", { dataDir })).toBe("/some/model.gguf");
     const lines: string[] = [];
     const path = await resolveModelArg(`hf:${SPLIT_REPO}`, {
@@ -68,7 +68,7 @@ describe("--model URIs", () => {
   });
 
   it("downloads a URL off the hub as is (node-llama-cpp's downloader), and says why a tag is missing", async () => {
-    const dataDir = tempDir("macaron-uri-").path;
+    const dataDir = testDir("macaron-uri-");
     const url = hub.fileUrl(DEMO_REPO, "demo-chat-Q8_0.gguf");
     // With the public hub as the endpoint, the loopback URL is just a URL.
     const path = await resolveModelArg(url, { dataDir, endpoint: "https://huggingface.co" });

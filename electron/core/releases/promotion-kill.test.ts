@@ -22,14 +22,14 @@ import { encodeGguf, gv } from "../../../native/gguf/writer";
 import { spawnNodeEngine } from "../engine/spawn-node";
 import { createCore, type Core } from "../index";
 import { EventRecorder } from "../../../testing/core/events";
-import { tempDir } from "../../../testing/core/temp-dir";
+import { suiteDir } from "../../../testing/core/temp-dir";
 
 const CHILD = fileURLToPath(new URL("../../../testing/releases/promote-child.ts", import.meta.url));
 const TSX = pathToFileURL(createRequire(import.meta.url).resolve("tsx")).href;
 // The fixture adapters answer with markers: the smoke contract is their gate.
 const ENV = { ...process.env, MACARON_ENGINE_THREADS: "1", MACARON_CONTRACT: "smoke" };
 const ctx = { transport: "ipc" } as const;
-const dir = tempDir("macaron-promotion-kill-");
+const dir = suiteDir("macaron-promotion-kill-");
 let fixtures: FixturePaths;
 let versionFile: string;
 /** STAGED → DONE of the run nobody killed: the window the random kills aim at. */
@@ -241,7 +241,6 @@ beforeAll(async () => {
 afterAll(() => {
   if (contractBefore === undefined) delete process.env.MACARON_CONTRACT;
   else process.env.MACARON_CONTRACT = contractBefore;
-  dir.remove();
 });
 
 describe("killing the app during a promotion", () => {
