@@ -94,6 +94,8 @@ def build_parser():
     # Repeatable: one logits event per --tokens, in order (one process for several sequences).
     logits.add_argument("--tokens", required=True, action="append")
     logits.add_argument("--threads", type=_positive_int, default=1)
+    # Round quantized matmuls' inputs as llama.cpp's CPU backend does (the parity check).
+    logits.add_argument("--llama-cpu-rounding", action="store_true")
     return parser
 
 

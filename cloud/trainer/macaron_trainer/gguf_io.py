@@ -1,6 +1,8 @@
 """GGUF v3 reading (metadata + tensors through a numpy memmap) and writing.
 
-Only what the trainer needs: every metadata type, F32/F16/BF16/Q8_0 tensors in, F32/F16 out.
+Only what the trainer needs: every metadata type; F32/F16/BF16 and the block quantizations
+Q4_0/Q4_1/Q5_0/Q5_1/Q8_0/Q4_K/Q5_K/Q6_K in (quants.py); F32/F16 out, and raw quantized blocks
+(fixtures).
 Metadata is kept with its on-disk types so a rewritten base keeps exactly the same metadata.
 Numpy shapes are GGUF dims reversed: dims [ne0=in, ne1=out] -> numpy (out, in).
 """
@@ -9,8 +11,10 @@ import struct
 from dataclasses import dataclass
 
 import numpy as np
+import torch
 
 from .errors import TrainerError
+from .quants import BLOCKS, dequantize, row_bytes
 from .storage import atomic_write
 
 GGUF_MAGIC = b"GGUF"
@@ -47,7 +51,8 @@ _NUMPY = {
 
 # ggml tensor types the trainer reads.
 GGML_F32, GGML_F16, GGML_Q8_0, GGML_BF16 = 0, 1, 8, 30
-GGML_TYPE_NAMES = {GGML_F32: "F32", GGML_F16: "F16", GGML_Q8_0: "Q8_0", GGML_BF16: "BF16"}
+GGML_TYPE_NAMES = {GGML_F32: "F32", GGML_F16: "F16", GGML_BF16: "BF16"}
+GGML_TYPE_NAMES.update({t: name for t, (_, _, name) in BLOCKS.items()})
 
 
 @dataclass
@@ -121,24 +126,27 @@ class GgufFile:
         elif info.type == GGML_BF16:
             raw = self._mm[start : start + count * 2].view("<u2").astype(np.uint32)
             data = (raw << 16).view(np.float32)
-        elif info.type == GGML_Q8_0:
-            data = _dequant_q8_0(self._mm, start, count)
+        elif info.type in BLOCKS:
+            data = dequantize(torch.from_numpy(self.raw(name)), info.type).numpy()
         else:
             raise TrainerError(
                 "bad_base",
-                f"{self.path}: tensor {name} has ggml type {info.type}; "
-                "the trainer reads F32, F16, BF16 and Q8_0 only",
+                f"{self.path}: tensor {name} has ggml type {info.type}; the trainer reads "
+                + ", ".join(GGML_TYPE_NAMES.values())
+                + " only",
             )
         return data.reshape(info.shape)
 
+    def is_quantized(self, name):
+        return self.tensors[name].type in BLOCKS
 
-def _dequant_q8_0(mm, start, count):
-    # Block of 32 values: one f16 scale then 32 int8 quants (34 bytes).
-    blocks = count // 32
-    raw = mm[start : start + blocks * 34].reshape(blocks, 34)
-    scale = raw[:, :2].copy().view("<f2").astype(np.float32)
-    quants = raw[:, 2:].copy().view(np.int8).astype(np.float32)
-    return (quants * scale).reshape(-1)
+    def raw(self, name):
+        """A quantized tensor's blocks, copied into memory: uint8 (*shape[:-1], row bytes)."""
+        info = self.tensors[name]
+        size = row_bytes(info.type, info.dims[0])
+        rows = int(np.prod(info.dims[1:], dtype=np.int64))
+        start = self.data_offset + info.offset
+        return np.array(self._mm[start : start + rows * size]).reshape(*info.shape[:-1], size)
 
 
 class _Reader:
@@ -203,7 +211,8 @@ def write_gguf(path, metadata, tensors):
     """Writes a GGUF v3 file atomically.
 
     metadata: ordered dict key -> MetaValue; tensors: list of (name, float32 numpy array in numpy
-    shape, ggml type F32 or F16). The same input always gives the same bytes.
+    shape, ggml type F32 or F16), or (name, uint8 blocks (*shape[:-1], row bytes), a quantized
+    ggml type, numpy shape) for raw quantized data. The same input always gives the same bytes.
     """
     meta = dict(metadata)
     if "general.alignment" not in meta:
@@ -214,15 +223,22 @@ def write_gguf(path, metadata, tensors):
         _encode_str(header, key)
         _encode_value(header, value)
     blobs, offset = [], 0
-    for name, array, ggml_type in tensors:
-        if ggml_type == GGML_F32:
+    for name, array, ggml_type, *quant_shape in tensors:
+        shape = tuple(quant_shape[0]) if quant_shape else array.shape
+        if quant_shape:
+            if ggml_type not in BLOCKS or array.dtype != np.uint8:
+                raise ValueError(f"raw data for {name} must be uint8 blocks of a quantized type")
+            if array.shape != (*shape[:-1], row_bytes(ggml_type, shape[-1])):
+                raise ValueError(f"raw data for {name} has shape {array.shape}, not {shape}'s blocks")
+            blob = np.ascontiguousarray(array).tobytes()
+        elif ggml_type == GGML_F32:
             blob = np.ascontiguousarray(array, dtype="<f4").tobytes()
         elif ggml_type == GGML_F16:
             blob = np.ascontiguousarray(array, dtype="<f2").tobytes()
         else:
             raise ValueError(f"cannot write ggml type {ggml_type} for {name}")
         _encode_str(header, name)
-        dims = tuple(reversed(array.shape))
+        dims = tuple(reversed(shape))
         header.append(struct.pack("<I", len(dims)) + struct.pack(f"<{len(dims)}Q", *dims))
         header.append(struct.pack("<IQ", ggml_type, offset))
         blobs.append(blob)

@@ -6,6 +6,7 @@ from .errors import TrainerError
 from .events import emit
 from .lora import load_adapter
 from .model import load_base
+from .quants import set_llama_cpu_rounding
 
 
 def run_logits(args):
@@ -19,6 +20,7 @@ def run_logits(args):
     if args.adapter:
         load_adapter(model, args.adapter, scale=args.scale, arch=cfg.arch)
     model.eval()
+    set_llama_cpu_rounding(getattr(args, "llama_cpu_rounding", False))
     for tokens in sequences:
         with torch.no_grad():
             logits = model(torch.tensor([tokens], dtype=torch.long))[0]

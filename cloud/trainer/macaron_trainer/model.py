@@ -25,6 +25,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from .errors import TrainerError
+from .quants import QuantWeight, quant_linear
 
 SUPPORTED_ARCHITECTURES = ("llama", "qwen2", "qwen3", "qwen3moe")
 NEOX_ARCHITECTURES = ("qwen2", "qwen3", "qwen3moe")
@@ -186,17 +187,32 @@ def expected_shapes(cfg):
     return shapes
 
 
+def _frozen(weight, trainable):
+    """A parameter, or a frozen QuantWeight as it is (dequantized on use)."""
+    if isinstance(weight, QuantWeight):
+        return weight
+    return nn.Parameter(weight, requires_grad=trainable)
+
+
+def linear(x, weight, index=None, bias=None):
+    """F.linear for a float parameter or a QuantWeight (expert `index` of a stacked weight)."""
+    if isinstance(weight, QuantWeight):
+        y = quant_linear(x, weight, index)
+        return y if bias is None else y + bias
+    return F.linear(x, weight if index is None else weight[index], bias)
+
+
 class Linear(nn.Module):
-    """y = W x (+ b) (+ the LoRA delta when one is attached)."""
+    """y = W x (+ b) (+ the LoRA delta when one is attached). W may be a frozen QuantWeight."""
 
     def __init__(self, weight, bias=None, trainable=False):
         super().__init__()
-        self.weight = nn.Parameter(weight, requires_grad=trainable)
+        self.weight = _frozen(weight, trainable)
         self.bias = None if bias is None else nn.Parameter(bias, requires_grad=trainable)
         self.lora = None
 
     def forward(self, x):
-        y = F.linear(x, self.weight, self.bias)
+        y = linear(x, self.weight, bias=self.bias)
         if self.lora is not None:
             y = y + self.lora(x)
         return y
@@ -248,9 +264,9 @@ class Experts(nn.Module):
         super().__init__()
         self.cfg = cfg
         # numpy shapes (experts, out, in): expert e's matrices are [e].
-        self.gate = nn.Parameter(get(prefix + "ffn_gate_exps.weight"), requires_grad=trainable)
-        self.up = nn.Parameter(get(prefix + "ffn_up_exps.weight"), requires_grad=trainable)
-        self.down = nn.Parameter(get(prefix + "ffn_down_exps.weight"), requires_grad=trainable)
+        self.gate = _frozen(get(prefix + "ffn_gate_exps.weight"), trainable)
+        self.up = _frozen(get(prefix + "ffn_up_exps.weight"), trainable)
+        self.down = _frozen(get(prefix + "ffn_down_exps.weight"), trainable)
 
     def forward(self, h, router_logits):
         c = self.cfg
@@ -267,7 +283,7 @@ class Experts(nn.Module):
             if rows.numel() == 0:
                 continue
             x = h[rows]
-            y = F.linear(F.silu(F.linear(x, self.gate[e])) * F.linear(x, self.up[e]), self.down[e])
+            y = linear(F.silu(linear(x, self.gate, e)) * linear(x, self.up, e), self.down, e)
             out = out.index_add(0, rows, y * weights[rows, slot].unsqueeze(-1))
         return out.reshape(shape)
 
@@ -317,7 +333,12 @@ class Block(nn.Module):
 
 
 class LlamaModel(nn.Module):
-    """The base model; `trainable=False` freezes every weight (LoRA training)."""
+    """The base model; `trainable=False` freezes every weight (LoRA training).
+
+    `weights` maps GGUF names to float numpy arrays, or to QuantWeights (frozen quantized
+    matrices, which stay quantized in memory and are dequantized layer by layer in the forward
+    and backward passes) or to callables giving either (read one tensor at a time on load).
+    """
 
     def __init__(self, cfg, weights, trainable=False):
         super().__init__()
@@ -329,9 +350,13 @@ class LlamaModel(nn.Module):
                 if optional:
                     return None
                 raise TrainerError("bad_base", f"tensor {name} is missing from the base model")
-            return torch.from_numpy(np.ascontiguousarray(weights[name], dtype=np.float32))
+            value = weights[name]
+            value = value() if callable(value) else value
+            if isinstance(value, QuantWeight):
+                return value
+            return torch.from_numpy(np.ascontiguousarray(value, dtype=np.float32))
 
-        self.token_embd = nn.Parameter(get("token_embd.weight"), requires_grad=trainable)
+        self.token_embd = _frozen(get("token_embd.weight"), trainable)
         self.blocks = nn.ModuleList(Block(cfg, get, layer, trainable) for layer in range(cfg.layers))
         self.output_norm = nn.Parameter(get("output_norm.weight"), requires_grad=trainable)
         self.output = None if self.tied else Linear(get("output.weight"), None, trainable)
@@ -340,13 +365,16 @@ class LlamaModel(nn.Module):
     def forward(self, ids):
         """ids: (B, T) long -> logits (B, T, V). Right padding needs no key mask: causal."""
         T = ids.shape[1]
-        x = F.embedding(ids, self.token_embd)
+        if isinstance(self.token_embd, QuantWeight):
+            x = self.token_embd.rows(ids)
+        else:
+            x = F.embedding(ids, self.token_embd)
         mask = torch.full((T, T), float("-inf"), device=ids.device).triu(1)
         for block in self.blocks:
             x = block(x, self.rope, mask)
         x = rms_norm(x, self.output_norm, self.cfg.rms_eps)
         if self.output is None:
-            return F.linear(x, self.token_embd)
+            return linear(x, self.token_embd)
         return self.output(x)
 
     def linear_layers(self):
@@ -380,7 +408,12 @@ class LlamaModel(nn.Module):
 
 
 def load_base(path, trainable=False):
-    """Reads and checks a base GGUF; returns (GgufFile, LlamaConfig, LlamaModel)."""
+    """Reads and checks a base GGUF; returns (GgufFile, LlamaConfig, LlamaModel).
+
+    Frozen (LoRA) bases keep quantized matrices quantized (QuantWeight); a trainable base
+    (pretraining) is dequantized to float32. Tensors are read one at a time, so the peak on load
+    is the model as it is held plus one tensor.
+    """
     from .gguf_io import GgufFile
 
     try:
@@ -397,5 +430,12 @@ def load_base(path, trainable=False):
     out = gguf.tensors.get("output.weight")
     if out is not None and out.shape != (cfg.vocab, cfg.embedding):
         raise TrainerError("bad_base", f"{path}: tensor output.weight has shape {out.shape}")
-    weights = {name: gguf.tensor(name) for name in gguf.tensors if name != "rope_freqs.weight"}
+
+    def reader(name):
+        info = gguf.tensors[name]
+        if not trainable and gguf.is_quantized(name) and len(info.dims) >= 2:
+            return lambda: QuantWeight(torch.from_numpy(gguf.raw(name)), info.type, info.shape)
+        return lambda: gguf.tensor(name)
+
+    weights = {name: reader(name) for name in gguf.tensors if name != "rope_freqs.weight"}
     return gguf, cfg, LlamaModel(cfg, weights, trainable)

@@ -52,7 +52,9 @@ class PretrainSession(Session):
         tensors = []
         for name, info in base.tensors.items():
             array = trained[name] if name in trained else base.tensor(name)
-            tensors.append((name, array.reshape(info.shape), info.type))
+            # A quantized (or BF16) input is written back as F32: the trained weights are float.
+            out_type = info.type if info.type in (GGML_F32, GGML_F16) else GGML_F32
+            tensors.append((name, array.reshape(info.shape), out_type))
         write_gguf(self.args.out, metadata, tensors)
 
 

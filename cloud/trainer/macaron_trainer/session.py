@@ -115,7 +115,9 @@ class Session:
             from torch.nn.parallel import DistributedDataParallel
 
             ids = [dist.local_rank] if dist.device.type == "cuda" else None
-            module = DistributedDataParallel(model, device_ids=ids)
+            # No buffer changes during training (a quantized base's blocks are buffers): no
+            # broadcast of them before every forward.
+            module = DistributedDataParallel(model, device_ids=ids, broadcast_buffers=False)
         optimizer = torch.optim.AdamW(params, lr=args.lr, weight_decay=0.0)
         trainer = Trainer(dist, objective, module, model, params, optimizer, checkpoints, opts)
         result = LoopResult(steps_done=0)
