@@ -65,7 +65,7 @@ function v1Target(client: OpenAI, base: string): ContractTarget {
                 type: "json_schema" as const,
                 json_schema: {
                   name: "genui",
-                  schema: options.jsonSchema as Record<string, unknown>,
+                  schema: options.jsonSchema,
                   strict: true,
                 },
               },
