@@ -143,7 +143,10 @@ class GgufFile:
     def raw(self, name):
         """A quantized tensor's blocks, copied into memory: uint8 (*shape[:-1], row bytes)."""
         info = self.tensors[name]
-        size = row_bytes(info.type, info.dims[0])
+        try:
+            size = row_bytes(info.type, info.dims[0])
+        except ValueError as err:
+            raise TrainerError("bad_base", f"{self.path}: tensor {name}: {err}") from err
         rows = int(np.prod(info.dims[1:], dtype=np.int64))
         start = self.data_offset + info.offset
         return np.array(self._mm[start : start + rows * size]).reshape(*info.shape[:-1], size)
