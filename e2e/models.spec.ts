@@ -181,8 +181,15 @@ test("a gated repo asks for an access token, which is kept and never shown", asy
   const settings = page.getByRole("dialog", { name: "Settings" });
   await expect(settings.getByText("A token is stored.")).toBeVisible();
   await expect(settings).not.toContainText(HUB_TEST_TOKEN);
-  await settings.getByRole("button", { name: "Remove token" }).click();
-  await settings.getByRole("button", { name: "Yes, remove" }).click();
+  // The sections above this one load when the dialog opens and can push it down between
+  // Playwright's stability check and its click (one run in five lost the click under load):
+  // opening the confirmation is harmless to repeat until it shows.
+  const confirm = settings.getByRole("button", { name: "Yes, remove" });
+  await expect(async () => {
+    if (!(await confirm.isVisible())) await settings.getByRole("button", { name: "Remove token" }).click();
+    await expect(confirm).toBeVisible({ timeout: 2_000 });
+  }).toPass({ timeout: 30_000 });
+  await confirm.click();
   await expect(settings.getByText("No token is stored.")).toBeVisible();
 });
 
