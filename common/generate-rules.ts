@@ -18,7 +18,7 @@ export interface OptionConflict {
 type Combined = Pick<GenerateOptions, "tools" | "toolChoice" | "json" | "jsonSchema">;
 
 /** The grammar options `options` sets, in GrammarOption's order. */
-export function grammarOptions(options: Combined): GrammarOption[] {
+function grammarOptions(options: Combined): GrammarOption[] {
   const set: GrammarOption[] = [];
   if (options.tools && options.tools.length > 0) set.push("tools");
   if (options.json === true) set.push("json");

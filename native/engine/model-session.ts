@@ -54,7 +54,7 @@ import type {
   ToolCallOut,
 } from "../../common/engine-protocol";
 import { holdToken, tokenDelayMs } from "./token-delay";
-import { grammarProblem, optionConflicts } from "../../common/generate-rules";
+import { grammarProblem } from "../../common/generate-rules";
 
 /** Set for tests that act on a running answer (token-delay.ts); 0 otherwise. */
 const TOKEN_DELAY_MS = tokenDelayMs();
@@ -622,7 +622,8 @@ export class ModelSession {
    */
   private toolSetup(options: GenerateOptions): ToolSetup | null {
     if (!options.tools || options.tools.length === 0) return null;
-    const conflict = optionConflicts(options)[0];
+    // The tool rules (names, choice) are toFunctions'; the grammar rule is checked here.
+    const conflict = grammarProblem(options);
     if (conflict) throw new ToolRequestError(conflict.message);
     const functions = toFunctions(options.tools, options.toolChoice);
     const wrapper = toolChatWrapper(this.chatWrapper, {
