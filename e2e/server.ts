@@ -3,8 +3,11 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { createInterface } from "node:readline";
+import { test } from "@playwright/test";
 
 const root = resolve(import.meta.dirname, "..");
+/** How much of a failed test's server log is printed. */
+const SERVER_LOG_LINES = 80;
 
 export interface ServerOptions {
   model?: string;
@@ -114,8 +117,22 @@ export class ServerProcess {
     }
   }
 
+  /**
+   * A failed test's server log goes to the run's output (CI keeps nothing else): what core
+   * logged (a load that failed, a slow engine) is often the cause the page only shows as a wait.
+   */
+  private printLogIfFailed(): void {
+    if (!currentTestFailed()) return;
+    const lines = this.output.join("").split("\n");
+    const tail = lines.slice(-SERVER_LOG_LINES).join("\n");
+    console.log(
+      `--- server log (pid ${this.proc.pid}, last ${SERVER_LOG_LINES} lines) ---\n${tail}\n--- end of server log ---`,
+    );
+  }
+
   /** Stops the server; its data dir is removed unless `keepData` (a test restarts on it). */
   async stop({ keepData = false }: { keepData?: boolean } = {}): Promise<void> {
+    this.printLogIfFailed();
     if (this.proc.exitCode === null && this.proc.signalCode === null) {
       const exited = new Promise((r) => this.proc.once("exit", r));
       this.proc.kill("SIGTERM");
@@ -124,6 +141,16 @@ export class ServerProcess {
       clearTimeout(timer);
     }
     if (this.ownsDataDir && !keepData) rmSync(this.dataDir, { recursive: true, force: true });
+  }
+}
+
+/** Whether the test this hook runs for ended otherwise than expected (false outside a test). */
+function currentTestFailed(): boolean {
+  try {
+    const info = test.info();
+    return info.status !== undefined && info.status !== info.expectedStatus;
+  } catch {
+    return false;
   }
 }
 

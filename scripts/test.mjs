@@ -2,7 +2,7 @@
 // `npm test`: unit tests (vitest) then browser e2e (Playwright in Debian's Chromium), and one
 // closing line `N passed, N failed, N skipped` that adds both up, so every run says what it ran.
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync } from "node:fs";
 
 const results = "test-results";
 mkdirSync(results, { recursive: true });
@@ -63,7 +63,29 @@ if (only !== "unit") {
     totals.failed += s.unexpected;
     totals.skipped += s.skipped;
     if (code !== 0 && s.unexpected === 0) crashed = true;
+    if (s.unexpected > 0) printPageSnapshots();
   } else crashed = true;
+}
+
+// A failed e2e test's page as Playwright saw it last (its ARIA snapshot): CI keeps only this log.
+function printPageSnapshots(dir = `${results}/playwright`, maxLines = 300) {
+  if (!existsSync(dir)) return;
+  for (const test of readdirSync(dir)) {
+    const file = `${dir}/${test}/error-context.md`;
+    if (!existsSync(file)) continue;
+    // The snapshot only: the error itself is already in Playwright's report above.
+    const all = readFileSync(file, "utf8").split("\n");
+    const lines = all.slice(
+      Math.max(
+        0,
+        all.findIndex((l) => l.startsWith("```yaml")),
+      ),
+    );
+    console.log(
+      `--- page at the failure: ${file} (${Math.min(lines.length, maxLines)} of ${lines.length} lines) ---`,
+    );
+    console.log(lines.slice(0, maxLines).join("\n"));
+  }
 }
 
 if (crashed) console.log("a test runner failed before reporting all its results (see above)");
