@@ -1,6 +1,6 @@
 import { writeFileSync } from "node:fs";
 import { rm } from "node:fs/promises";
-import { join } from "node:path";
+import { basename, join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import {
   loraPair,
@@ -10,15 +10,27 @@ import {
   type TestTensor,
 } from "../../testing/peft/peft-folder";
 import { readGguf, type GgufFile } from "./gguf-parser";
-import { convertPeft, convertPeftToFile, isPeftFolder, permuteRows, type PeftError } from "./peft-lora";
+import {
+  checkPeft,
+  convertPeft,
+  convertPeftToFile,
+  isPeftFolder,
+  permuteRows,
+  parsePeftConfig,
+  readPeftConfig,
+  type PeftError,
+} from "./peft-lora";
+import { readSafetensorsHeader } from "./safetensors";
 import { tinyModelSpec } from "./tiny-model";
 import { tinyQwenSpec } from "./tiny-qwen";
 import { gv, writeGguf } from "./writer";
 import { suiteDir } from "../../testing/core/temp-dir";
 
 /**
- * The PEFT → GGUF LoRA converter without an engine: names, layout, scales, and the refusals.
- * Its parity with the trainer's LoRA logits in llama.cpp is peft-lora.integration.test.ts.
+ * The PEFT → GGUF LoRA converter without an engine: names, layout, scales, and the refusals;
+ * checkPeft (config and safetensors header only, what the hub search reads) refuses each
+ * refusal with the same message. Its parity with the trainer's LoRA logits in llama.cpp is
+ * peft-lora.integration.test.ts.
  */
 
 const dir = suiteDir("peft-lora-");
@@ -66,7 +78,27 @@ async function refusal(peft: string, base: string): Promise<PeftError> {
   );
   if (!err) throw new Error("the conversion was expected to be refused");
   expect(err.name).toBe("PeftError");
+  // The check from the header alone says the same, wherever the config and header can be read.
+  const header = await Promise.all([
+    readPeftConfig(peft),
+    readSafetensorsHeader(join(peft, "adapter_model.safetensors")),
+  ]).catch(() => null);
+  if (header) {
+    const [config, weights] = header;
+    expect(() =>
+      checkPeft({ config, tensors: weights.tensors, base: bases[base]!.file, name: basename(peft) }),
+    ).toThrow(err.message);
+  }
   return err;
+}
+
+const parseConfig = (config: Record<string, unknown>) => parsePeftConfig(JSON.stringify(config), "config");
+
+/** checkPeft on a folder's config and safetensors header. */
+async function check(peft: string, base: string) {
+  const config = await readPeftConfig(peft);
+  const { tensors } = await readSafetensorsHeader(join(peft, "adapter_model.safetensors"));
+  return checkPeft({ config, tensors, base: bases[base]!.file, name: basename(peft) });
 }
 
 const QWEN3_ATTENTION = (r: number) => [
@@ -122,9 +154,12 @@ describe("PEFT → GGUF names, layout and scale", () => {
       alpha_pattern: { v_proj: 2 },
       rank_pattern: { v_proj: 2 },
     });
-    const result = await convertPeft({ peftDir: await folder(config, tensors), base: bases.qwen3!.file });
+    const peft = await folder(config, tensors);
+    const result = await convertPeft({ peftDir: peft, base: bases.qwen3!.file });
     expect(result.alpha).toBe(8);
     expect(result.ranks).toEqual([2, 4]);
+    const { spec: _spec, config: _config, ...summary } = result;
+    expect(await check(peft, "qwen3")).toEqual(summary);
     // q: PEFT 8/4 = llama.cpp 8/4, B unchanged. v: PEFT 2/2 = 1, llama.cpp 8/2 = 4, so B × 1/4.
     expect(result.spec.tensors[1]!.data).toEqual(tensors[1]!.data);
     const vB = result.spec.tensors[3]!.data as Float32Array;
@@ -182,12 +217,10 @@ describe("PEFT → GGUF names, layout and scale", () => {
     tensors.push(...pairFor("qwen3moe", "model.layers.0.mlp.gate", "blk.0.ffn_gate_inp.weight", 2, 99));
     const config = peftConfig(2, { target_modules: ["gate_proj", "up_proj", "down_proj", "gate"] });
     const out = join(dir.path, "moe-lora.gguf");
-    const result = await convertPeftToFile({
-      peftDir: await folder(config, tensors),
-      base: bases.qwen3moe!.path,
-      out,
-    });
+    const peft = await folder(config, tensors);
+    const result = await convertPeftToFile({ peftDir: peft, base: bases.qwen3moe!.path, out });
     expect(result.targets).toEqual(["ffn_gate_inp", "ffn_gate_exps", "ffn_up_exps", "ffn_down_exps"]);
+    expect(await check(peft, "qwen3moe")).toMatchObject({ targets: result.targets, ranks: [2], pairs: 4 });
     const written = await readGguf(out);
     expect(written.tensors.map((t) => [t.name, t.dims])).toEqual([
       ["blk.0.ffn_gate_inp.weight.lora_a", [64, 2]],
@@ -241,6 +274,28 @@ describe("PEFT → GGUF refusals", () => {
       "qwen3",
     );
     expect(err.message).toMatch(/it is a LOHA adapter; only LoRA adapters convert/);
+  });
+
+  it("weights in a dtype that is not a float (the header says I8): refused before any byte is read", () => {
+    const [a, b] = pairFor("qwen3", "model.layers.0.self_attn.q_proj", "blk.0.attn_q.weight", 2, 1);
+    const tensors = new Map([
+      [a!.name, { dtype: "I8", shape: a!.shape }],
+      [b!.name, { dtype: "F32", shape: b!.shape }],
+    ]);
+    expect(() =>
+      checkPeft({ config: parseConfig(peftConfig(2)), tensors, base: bases.qwen3!.file, name: "int8" }),
+    ).toThrow(
+      /^"int8" cannot be converted: its tensor .*q_proj\.lora_A\.weight is stored as I8; only F32, F16, BF16 and F64/,
+    );
+  });
+
+  it("adapter_config.json that is not a JSON object, or nested past any real config", () => {
+    expect(() => parsePeftConfig("<html>", "hub/repo")).toThrow(
+      '"hub/repo"\'s adapter_config.json is not a JSON object.',
+    );
+    expect(() => parsePeftConfig(`${"[".repeat(10_000)}${"]".repeat(10_000)}`, "hub/repo")).toThrow(
+      /is not a JSON object/,
+    );
   });
 
   it("shape mismatch: an adapter for another base", async () => {

@@ -1,8 +1,9 @@
 import { readFile, stat } from "node:fs/promises";
 import { basename, join } from "node:path";
+import { jsonDepth } from "../../common/json-depth";
 import { assertAdapterFits } from "./model-check";
 import { readGguf, type GgufFile, type GgufMetadataValue } from "./gguf-parser";
-import { SafetensorsError, SafetensorsReader } from "./safetensors";
+import { isFloatDtype, SafetensorsError, SafetensorsReader } from "./safetensors";
 import { gv, writeGguf, type GgufWriteSpec, type GgufWriteTensor, type GgufWriteValue } from "./writer";
 
 /**
@@ -34,7 +35,9 @@ import { gv, writeGguf, type GgufWriteSpec, type GgufWriteTensor, type GgufWrite
  * LoRA and full saved modules (`modules_to_save`, e.g. resized embeddings), fused expert
  * parameters (`target_parameters`), weights the config's target_modules does not name, and
  * anything that does not fit the base: another architecture, a layer or projection the base
- * lacks, a shape or expert count that differs.
+ * lacks, a shape or expert count that differs. Every one of these checks needs only the config
+ * and the safetensors header: `checkPeft` runs them without the weights (the hub's adapter search
+ * reads just those two remotely), and `convertPeft` converts by the same plan.
  */
 
 export type PeftErrorCode = "not_peft" | "unsupported" | "incompatible";
@@ -73,10 +76,9 @@ export interface PeftConfig {
   readonly aloraInvocationTokens: readonly number[] | null;
 }
 
-export interface PeftConversion {
-  readonly spec: GgufWriteSpec;
+/** What checking a PEFT adapter against a base finds (checkPeft), before converting it. */
+export interface PeftCheck {
   readonly architecture: string;
-  readonly config: PeftConfig;
   /** The alpha written to adapter.lora.alpha. */
   readonly alpha: number;
   /** Distinct ranks of the converted tensors. */
@@ -87,6 +89,11 @@ export interface PeftConversion {
   readonly targets: readonly string[];
   /** Things worth saying that do not stop the conversion (e.g. another base named). */
   readonly warnings: readonly string[];
+}
+
+export interface PeftConversion extends PeftCheck {
+  readonly spec: GgufWriteSpec;
+  readonly config: PeftConfig;
 }
 
 function str(value: GgufMetadataValue | undefined): string | undefined {
@@ -106,15 +113,30 @@ export async function isPeftFolder(dir: string): Promise<boolean> {
 
 /** Reads and checks adapter_config.json. */
 export async function readPeftConfig(dir: string): Promise<PeftConfig> {
-  const where = `"${basename(dir)}"`;
   let text: string;
   try {
     text = await readFile(join(dir, PEFT_CONFIG_FILE), "utf8");
   } catch {
-    throw new PeftError("not_peft", `${where} is not a PEFT adapter folder: it has no ${PEFT_CONFIG_FILE}.`);
+    throw new PeftError(
+      "not_peft",
+      `"${basename(dir)}" is not a PEFT adapter folder: it has no ${PEFT_CONFIG_FILE}.`,
+    );
   }
+  return parsePeftConfig(text, basename(dir));
+}
+
+/**
+ * The deepest nesting adapter_config.json may have: PEFT writes a few levels (alpha_pattern,
+ * loftq_config); a hub's `[[[[…` is refused before JSON.parse builds it.
+ */
+const MAX_CONFIG_DEPTH = 32;
+
+/** Checks the text of adapter_config.json; `name` is what messages call the adapter. */
+export function parsePeftConfig(text: string, name: string): PeftConfig {
+  const where = `"${name}"`;
   let raw: Record<string, unknown>;
   try {
+    if (jsonDepth(text) > MAX_CONFIG_DEPTH) throw new Error();
     const parsed: unknown = JSON.parse(text);
     if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) throw new Error();
     raw = parsed as Record<string, unknown>;
@@ -302,25 +324,282 @@ export interface ConvertPeftOptions {
   readonly name?: string;
 }
 
-/** Converts the PEFT folder in memory (tensors as float32), checking it against the base. */
-export async function convertPeft(options: ConvertPeftOptions): Promise<PeftConversion> {
-  const { peftDir } = options;
-  const where = `"${basename(peftDir)}"`;
-  const config = await readPeftConfig(peftDir);
-  const base = typeof options.base === "string" ? await readGguf(options.base) : options.base;
+/** What the check reads of adapter_model.safetensors: each tensor's dtype and shape (its header). */
+export type PeftTensorShapes = ReadonlyMap<
+  string,
+  { readonly dtype: string; readonly shape: readonly number[] }
+>;
+
+export interface CheckPeftOptions {
+  /** adapter_config.json, checked (readPeftConfig / parsePeftConfig). */
+  readonly config: PeftConfig;
+  /** The tensors the safetensors header lists. */
+  readonly tensors: PeftTensorShapes;
+  /** The base model's GGUF header. */
+  readonly base: GgufFile;
+  /** What messages call the adapter (a folder's name, a hub repo). */
+  readonly name: string;
+}
+
+/** One GGUF LoRA pair to write: a module, or a projection's experts stacked. */
+interface PlannedTensor {
+  gguf: string;
+  module: string;
+  /** The PEFT pair, or one per expert in expert order. */
+  pairs: Pair[];
+  nIn: number;
+  nOut: number;
+  rank: number;
+  experts: number;
+  /** llama's q/k: lora_B rows are permuted for this many heads; else null. */
+  permuteHeads: number | null;
+  /** lora_B is multiplied by this (1 when one alpha serves every tensor). */
+  bFactor: number;
+}
+
+interface PeftPlan extends PeftCheck {
+  /** In the base's tensor order. */
+  readonly tensors: readonly PlannedTensor[];
+}
+
+/** Refuses a base the converter cannot convert for (an adapter, another architecture). */
+function checkBase(base: GgufFile, where: string): string {
   const arch = str(base.metadata["general.architecture"]) ?? "unknown";
-  const incompatible = (why: string) =>
-    new PeftError("incompatible", `${where} does not fit the base model: ${why}.`);
-  const unsupported = (why: string) => new PeftError("unsupported", `${where} cannot be converted: ${why}.`);
   if (base.metadata["general.type"] === "adapter")
     throw new PeftError(
       "incompatible",
       `The base given for ${where} is itself an adapter, not a base model.`,
     );
   if (!(PEFT_ARCHITECTURES as readonly string[]).includes(arch))
-    throw incompatible(
-      `the base is a ${arch} model; PEFT adapters convert for ${PEFT_ARCHITECTURES.join(", ")} bases`,
+    throw new PeftError(
+      "incompatible",
+      `${where} does not fit the base model: the base is a ${arch} model; PEFT adapters convert for ${PEFT_ARCHITECTURES.join(", ")} bases.`,
     );
+  return arch;
+}
+
+/**
+ * Everything the conversion checks, from the config and the safetensors header alone (no tensor
+ * data): the tensor names and kinds, the mapping onto the base's tensors, every shape, the
+ * experts, the ranks and the alpha. convertPeft converts by this plan, so a folder that passes
+ * here converts unless its bytes differ from its header.
+ */
+function planPeft({ config, tensors: weights, base, name }: CheckPeftOptions): PeftPlan {
+  const where = `"${name}"`;
+  const arch = checkBase(base, where);
+  const incompatible = (why: string) =>
+    new PeftError("incompatible", `${where} does not fit the base model: ${why}.`);
+  const unsupported = (why: string) => new PeftError("unsupported", `${where} cannot be converted: ${why}.`);
+
+  const pairs = new Map<string, Pair>();
+  for (const [name, tensor] of weights) {
+    if (/lora_magnitude_vector/.test(name))
+      throw unsupported(`it is a DoRA adapter (${name}), whose magnitude vectors llama.cpp cannot apply`);
+    if (/lora_embedding_[AB]/.test(name))
+      throw unsupported(
+        "it has LoRA weights on the token embeddings (lora_embedding_A/B), which this converter does not map",
+      );
+    const m = /^base_model\.model\.(.+)\.lora_([AB])(?:\.default)?\.weight$/.exec(name);
+    if (!m) {
+      if (/(embed_tokens|lm_head)(\.modules_to_save\.[^.]+)?\.weight$/.test(name))
+        throw unsupported(
+          `it saves whole ${/embed_tokens/.test(name) ? "token embeddings" : "output layer"} weights (${name}), usually after adding tokens; llama.cpp adapters cannot change the vocabulary`,
+        );
+      if (/\.lora_B\.bias$/.test(name))
+        throw unsupported(`it has LoRA biases (${name}), which llama.cpp cannot apply`);
+      throw unsupported(`its tensor ${name} is not a lora_A/lora_B weight`);
+    }
+    if (!isFloatDtype(tensor.dtype))
+      throw unsupported(
+        `its tensor ${name} is stored as ${tensor.dtype}; only F32, F16, BF16 and F64 weights can be converted`,
+      );
+    const module = m[1]!;
+    const pair = pairs.get(module) ?? { module };
+    if (m[2] === "A") pair.a = name;
+    else pair.b = name;
+    pairs.set(module, pair);
+  }
+  if (pairs.size === 0)
+    throw new PeftError("not_peft", `${where}'s ${PEFT_WEIGHTS_FILE} has no LoRA weights.`);
+
+  const baseTensors = new Map(base.tensors.map((t) => [t.name, t]));
+  const blocks = count(base.metadata[`${arch}.block_count`]) ?? 0;
+  const heads = count(base.metadata[`${arch}.attention.head_count`]);
+  const kvHeads = count(base.metadata[`${arch}.attention.head_count_kv`]) ?? heads;
+
+  interface Entry {
+    gguf: string;
+    module: string;
+    proj: string;
+    /** null: a plain tensor; else by expert index. */
+    experts: Map<number, Pair> | null;
+    pair: Pair | null;
+  }
+  const entries = new Map<string, Entry>();
+  for (const pair of pairs.values()) {
+    if (!pair.a || !pair.b)
+      throw new PeftError(
+        "not_peft",
+        `${where} is damaged: ${pair.module} has lora_${pair.a ? "A" : "B"} but no lora_${pair.a ? "B" : "A"}.`,
+      );
+    if (!targetMatches(config.targetModules, pair.module))
+      throw new PeftError(
+        "not_peft",
+        `${where} is inconsistent: it has LoRA weights for ${pair.module}, which its target_modules (${JSON.stringify(config.targetModules)}) does not name.`,
+      );
+    const mapped = mapModule(pair.module);
+    if (mapped.kind === "refuse") throw unsupported(mapped.why);
+    if (mapped.layer !== null && mapped.layer >= blocks)
+      throw incompatible(`it changes layer ${mapped.layer}, but the base has ${blocks} layers`);
+    if (!baseTensors.has(mapped.gguf)) {
+      const why =
+        mapped.gguf === "output.weight"
+          ? "it changes lm_head, but the base ties its output layer to the token embeddings (it has no output.weight)"
+          : mapped.kind === "expert"
+            ? `it changes experts (${pair.module}), but the base has no ${mapped.gguf.split(".")[2]} (it is not a mixture of experts; the adapter was made for another architecture)`
+            : mapped.proj === "gate"
+              ? `it changes a mixture-of-experts router (${pair.module}), but the ${arch} base has none (the adapter was made for another architecture)`
+              : `it changes ${pair.module}, but the ${arch} base has no ${mapped.gguf}` +
+                (/ffn_(gate|up|down)\./.test(mapped.gguf)
+                  ? " (its feed-forward layers are experts: the adapter was made for a dense model)"
+                  : "");
+      throw incompatible(why);
+    }
+    let entry = entries.get(mapped.gguf);
+    if (!entry) {
+      entry = {
+        gguf: mapped.gguf,
+        module: pair.module,
+        proj: mapped.proj,
+        experts: mapped.kind === "expert" ? new Map() : null,
+        pair: null,
+      };
+      entries.set(mapped.gguf, entry);
+    }
+    if (mapped.kind === "expert") entry.experts!.set(mapped.expert, pair);
+    else entry.pair = pair;
+  }
+
+  const shapeOf = (name: string) => weights.get(name)!.shape;
+  const planned: (PlannedTensor & { peftScale: number })[] = [];
+  for (const entry of entries.values()) {
+    const w = baseTensors.get(entry.gguf)!;
+    const [wIn, wOut, wExperts] = [w.dims[0]!, w.dims[1]!, w.dims[2] ?? 1];
+    const list: Pair[] = [];
+    if (entry.experts) {
+      for (let e = 0; e < wExperts; e++) {
+        const p = entry.experts.get(e);
+        if (!p)
+          throw incompatible(
+            `${entry.gguf} has ${wExperts} experts in the base, but the adapter has no LoRA for expert ${e} of ${entry.module.replace(/experts\.\d+/, "experts.*")}`,
+          );
+        list.push(p);
+      }
+      const extra = [...entry.experts.keys()].find((e) => e >= wExperts);
+      if (extra !== undefined)
+        throw incompatible(
+          `the adapter changes expert ${extra}, but the base has ${wExperts} experts (${entry.gguf})`,
+        );
+    } else {
+      if (w.dims.length > 2)
+        throw incompatible(
+          `${entry.gguf} is an expert tensor in the base, but the adapter changes it as one layer`,
+        );
+      list.push(entry.pair!);
+    }
+    let rank = 0;
+    let permuteHeads: number | null = null;
+    for (const p of list) {
+      const sa = shapeOf(p.a!);
+      const sb = shapeOf(p.b!);
+      if (sa.length !== 2 || sb.length !== 2 || sa[0] !== sb[1])
+        throw new PeftError(
+          "not_peft",
+          `${where} is damaged: ${p.module}'s lora_A [${sa.join(", ")}] and lora_B [${sb.join(", ")}] do not make a LoRA pair.`,
+        );
+      const [r, nIn] = sa as [number, number];
+      const nOut = sb[0]!;
+      if (nIn !== wIn || nOut !== wOut)
+        throw incompatible(
+          `${p.module} is ${nOut}×${nIn} in the adapter but ${entry.gguf} is ${wOut}×${wIn} in the base (it was made for a different base model)`,
+        );
+      if (rank && r !== rank)
+        throw unsupported(
+          `the experts of ${entry.module.replace(/experts\.\d+/, "experts.*")} have different ranks`,
+        );
+      rank = r;
+      if (arch === "llama" && (entry.proj === "q_proj" || entry.proj === "k_proj")) {
+        // The rope permutation needs the head count: without it the adapter would load and be wrong.
+        if (!heads)
+          throw incompatible("the llama base does not say its head count (llama.attention.head_count)");
+        const n = entry.proj === "q_proj" ? heads : kvHeads!;
+        if (nOut % (2 * n) !== 0)
+          throw incompatible(`${p.module} has ${nOut} outputs, which do not split into ${n} heads`);
+        permuteHeads = n;
+      }
+    }
+    const alpha = alphaFor(config, entry.module);
+    planned.push({
+      gguf: entry.gguf,
+      module: entry.module,
+      pairs: list,
+      nIn: wIn,
+      nOut: wOut,
+      rank,
+      experts: entry.experts ? wExperts : 1,
+      permuteHeads,
+      bFactor: 1,
+      peftScale: config.useRslora ? alpha / Math.sqrt(rank) : alpha / rank,
+    });
+  }
+
+  // llama.cpp: scale · alpha / rank. One alpha when every tensor's PEFT scale · rank agrees.
+  const wanted = planned.map((c) => c.peftScale * c.rank);
+  const same = wanted.every((x) => Math.abs(x - wanted[0]!) <= 1e-6 * Math.abs(wanted[0]!));
+  const alpha = same ? Math.fround(wanted[0]!) : config.loraAlpha;
+  if (!same) for (const c of planned) c.bFactor = (c.peftScale * c.rank) / alpha;
+
+  const order = new Map(base.tensors.map((t, i) => [t.name, i]));
+  planned.sort((x, y) => order.get(x.gguf)! - order.get(y.gguf)!);
+
+  const warnings: string[] = [];
+  if (config.baseModel) {
+    const named = baseNames(base);
+    const id = config.baseModel.toLowerCase();
+    if (named.length > 0 && !named.some((n) => id.includes(n) || n.includes(id.split("/").pop()!)))
+      warnings.push(
+        `The adapter names ${config.baseModel} as its base; the GGUF says ${named.join(" / ")}. Its shapes fit, but it may have been trained on other weights.`,
+      );
+  }
+  return {
+    architecture: arch,
+    alpha,
+    ranks: [...new Set(planned.map((c) => c.rank))].sort((x, y) => x - y),
+    pairs: planned.length,
+    targets: [...new Set(planned.map((c) => c.gguf.split(".").at(-2)!))],
+    warnings,
+    tensors: planned,
+  };
+}
+
+/**
+ * Whether a PEFT adapter converts for `base`, from its config and safetensors header alone (what
+ * the hub's adapter search reads remotely): the conversion's own rules, no tensor data read.
+ * Throws the PeftError the conversion would throw.
+ */
+export function checkPeft(options: CheckPeftOptions): PeftCheck {
+  const { tensors: _tensors, ...check } = planPeft(options);
+  return check;
+}
+
+/** Converts the PEFT folder in memory (tensors as float32), checking it against the base. */
+export async function convertPeft(options: ConvertPeftOptions): Promise<PeftConversion> {
+  const { peftDir } = options;
+  const name = basename(peftDir);
+  const where = `"${name}"`;
+  const config = await readPeftConfig(peftDir);
+  const base = typeof options.base === "string" ? await readGguf(options.base) : options.base;
+  checkBase(base, where);
 
   const weightsPath = join(peftDir, PEFT_WEIGHTS_FILE);
   if (!(await stat(weightsPath).catch(() => null))?.isFile()) {
@@ -340,227 +619,56 @@ export async function convertPeft(options: ConvertPeftOptions): Promise<PeftConv
     throw err;
   }
   try {
-    const pairs = new Map<string, Pair>();
-    for (const name of reader.file.tensors.keys()) {
-      if (/lora_magnitude_vector/.test(name))
-        throw unsupported(`it is a DoRA adapter (${name}), whose magnitude vectors llama.cpp cannot apply`);
-      if (/lora_embedding_[AB]/.test(name))
-        throw unsupported(
-          "it has LoRA weights on the token embeddings (lora_embedding_A/B), which this converter does not map",
-        );
-      const m = /^base_model\.model\.(.+)\.lora_([AB])(?:\.default)?\.weight$/.exec(name);
-      if (!m) {
-        if (/(embed_tokens|lm_head)(\.modules_to_save\.[^.]+)?\.weight$/.test(name))
-          throw unsupported(
-            `it saves whole ${/embed_tokens/.test(name) ? "token embeddings" : "output layer"} weights (${name}), usually after adding tokens; llama.cpp adapters cannot change the vocabulary`,
-          );
-        if (/\.lora_B\.bias$/.test(name))
-          throw unsupported(`it has LoRA biases (${name}), which llama.cpp cannot apply`);
-        throw unsupported(`its tensor ${name} is not a lora_A/lora_B weight`);
+    const plan = planPeft({ config, tensors: reader.file.tensors, base, name });
+    const read = async (tensor: string) => {
+      try {
+        return await reader.read(tensor);
+      } catch (err) {
+        if (err instanceof SafetensorsError) throw new PeftError("not_peft", err.message);
+        throw err;
       }
-      const module = m[1]!;
-      const pair = pairs.get(module) ?? { module };
-      if (m[2] === "A") pair.a = name;
-      else pair.b = name;
-      pairs.set(module, pair);
-    }
-    if (pairs.size === 0)
-      throw new PeftError("not_peft", `${where}'s ${PEFT_WEIGHTS_FILE} has no LoRA weights.`);
-
-    const baseTensors = new Map(base.tensors.map((t) => [t.name, t]));
-    const blocks = count(base.metadata[`${arch}.block_count`]) ?? 0;
-    const heads = count(base.metadata[`${arch}.attention.head_count`]);
-    const kvHeads = count(base.metadata[`${arch}.attention.head_count_kv`]) ?? heads;
-
-    interface Entry {
-      gguf: string;
-      module: string;
-      proj: string;
-      /** null: a plain tensor; else by expert index. */
-      experts: Map<number, Pair> | null;
-      pair: Pair | null;
-    }
-    const entries = new Map<string, Entry>();
-    for (const pair of pairs.values()) {
-      if (!pair.a || !pair.b)
-        throw new PeftError(
-          "not_peft",
-          `${where} is damaged: ${pair.module} has lora_${pair.a ? "A" : "B"} but no lora_${pair.a ? "B" : "A"}.`,
-        );
-      if (!targetMatches(config.targetModules, pair.module))
-        throw new PeftError(
-          "not_peft",
-          `${where} is inconsistent: it has LoRA weights for ${pair.module}, which its target_modules (${JSON.stringify(config.targetModules)}) does not name.`,
-        );
-      const mapped = mapModule(pair.module);
-      if (mapped.kind === "refuse") throw unsupported(mapped.why);
-      if (mapped.layer !== null && mapped.layer >= blocks)
-        throw incompatible(`it changes layer ${mapped.layer}, but the base has ${blocks} layers`);
-      if (!baseTensors.has(mapped.gguf)) {
-        const why =
-          mapped.gguf === "output.weight"
-            ? "it changes lm_head, but the base ties its output layer to the token embeddings (it has no output.weight)"
-            : mapped.kind === "expert"
-              ? `it changes experts (${pair.module}), but the base has no ${mapped.gguf.split(".")[2]} (it is not a mixture of experts; the adapter was made for another architecture)`
-              : mapped.proj === "gate"
-                ? `it changes a mixture-of-experts router (${pair.module}), but the ${arch} base has none (the adapter was made for another architecture)`
-                : `it changes ${pair.module}, but the ${arch} base has no ${mapped.gguf}` +
-                  (/ffn_(gate|up|down)\./.test(mapped.gguf)
-                    ? " (its feed-forward layers are experts: the adapter was made for a dense model)"
-                    : "");
-        throw incompatible(why);
+    };
+    const stack = (parts: Float32Array[]) => {
+      if (parts.length === 1) return parts[0]!;
+      const out = new Float32Array(parts.reduce((n, p) => n + p.length, 0));
+      let at = 0;
+      for (const p of parts) {
+        out.set(p, at);
+        at += p.length;
       }
-      let entry = entries.get(mapped.gguf);
-      if (!entry) {
-        entry = {
-          gguf: mapped.gguf,
-          module: pair.module,
-          proj: mapped.proj,
-          experts: mapped.kind === "expert" ? new Map() : null,
-          pair: null,
-        };
-        entries.set(mapped.gguf, entry);
-      }
-      if (mapped.kind === "expert") entry.experts!.set(mapped.expert, pair);
-      else entry.pair = pair;
-    }
-
-    const shapeOf = (name: string) => reader.file.tensors.get(name)!.shape;
-    interface Converted {
-      gguf: string;
-      module: string;
-      a: Float32Array;
-      b: Float32Array;
-      nIn: number;
-      nOut: number;
-      rank: number;
-      experts: number;
-      peftScale: number;
-    }
-    const converted: Converted[] = [];
-    for (const entry of entries.values()) {
-      const w = baseTensors.get(entry.gguf)!;
-      const [wIn, wOut, wExperts] = [w.dims[0]!, w.dims[1]!, w.dims[2] ?? 1];
-      const list: Pair[] = [];
-      if (entry.experts) {
-        for (let e = 0; e < wExperts; e++) {
-          const p = entry.experts.get(e);
-          if (!p)
-            throw incompatible(
-              `${entry.gguf} has ${wExperts} experts in the base, but the adapter has no LoRA for expert ${e} of ${entry.module.replace(/experts\.\d+/, "experts.*")}`,
-            );
-          list.push(p);
-        }
-        const extra = [...entry.experts.keys()].find((e) => e >= wExperts);
-        if (extra !== undefined)
-          throw incompatible(
-            `the adapter changes expert ${extra}, but the base has ${wExperts} experts (${entry.gguf})`,
-          );
-      } else {
-        if (w.dims.length > 2)
-          throw incompatible(
-            `${entry.gguf} is an expert tensor in the base, but the adapter changes it as one layer`,
-          );
-        list.push(entry.pair!);
-      }
-      let rank = 0;
+      return out;
+    };
+    const tensors: GgufWriteTensor[] = [];
+    for (const c of plan.tensors) {
       const as: Float32Array[] = [];
       const bs: Float32Array[] = [];
-      for (const p of list) {
-        const sa = shapeOf(p.a!);
-        const sb = shapeOf(p.b!);
-        if (sa.length !== 2 || sb.length !== 2 || sa[0] !== sb[1])
-          throw new PeftError(
-            "not_peft",
-            `${where} is damaged: ${p.module}'s lora_A [${sa.join(", ")}] and lora_B [${sb.join(", ")}] do not make a LoRA pair.`,
-          );
-        const [r, nIn] = sa as [number, number];
-        const nOut = sb[0]!;
-        if (nIn !== wIn || nOut !== wOut)
-          throw incompatible(
-            `${p.module} is ${nOut}×${nIn} in the adapter but ${entry.gguf} is ${wOut}×${wIn} in the base (it was made for a different base model)`,
-          );
-        if (rank && r !== rank)
-          throw unsupported(
-            `the experts of ${entry.module.replace(/experts\.\d+/, "experts.*")} have different ranks`,
-          );
-        rank = r;
-        as.push(await reader.read(p.a!));
-        let b = await reader.read(p.b!);
-        if (arch === "llama" && (entry.proj === "q_proj" || entry.proj === "k_proj")) {
-          // The rope permutation needs the head count: without it the adapter would load and be wrong.
-          if (!heads)
-            throw incompatible("the llama base does not say its head count (llama.attention.head_count)");
-          const n = entry.proj === "q_proj" ? heads : kvHeads!;
-          if (nOut % (2 * n) !== 0)
-            throw incompatible(`${p.module} has ${nOut} outputs, which do not split into ${n} heads`);
-          b = permuteRows(b, nOut, r, n);
-        }
+      for (const p of c.pairs) {
+        as.push(await read(p.a!));
+        let b = await read(p.b!);
+        if (c.permuteHeads !== null) b = permuteRows(b, c.nOut, c.rank, c.permuteHeads);
         bs.push(b);
       }
-      const stack = (parts: Float32Array[]) => {
-        if (parts.length === 1) return parts[0]!;
-        const out = new Float32Array(parts.reduce((n, p) => n + p.length, 0));
-        let at = 0;
-        for (const p of parts) {
-          out.set(p, at);
-          at += p.length;
-        }
-        return out;
-      };
-      const alpha = alphaFor(config, entry.module);
-      converted.push({
-        gguf: entry.gguf,
-        module: entry.module,
-        a: stack(as),
-        b: stack(bs),
-        nIn: wIn,
-        nOut: wOut,
-        rank,
-        experts: entry.experts ? wExperts : 1,
-        peftScale: config.useRslora ? alpha / Math.sqrt(rank) : alpha / rank,
-      });
+      const b = stack(bs);
+      if (c.bFactor !== 1) for (let i = 0; i < b.length; i++) b[i]! *= c.bFactor;
+      const e = c.experts > 1 ? [c.experts] : [];
+      tensors.push(
+        { name: `${c.gguf}.lora_a`, dims: [c.nIn, c.rank, ...e], type: "F32", data: stack(as) },
+        { name: `${c.gguf}.lora_b`, dims: [c.rank, c.nOut, ...e], type: "F32", data: b },
+      );
     }
 
-    // llama.cpp: scale · alpha / rank. One alpha when every tensor's PEFT scale · rank agrees.
-    const wanted = converted.map((c) => c.peftScale * c.rank);
-    const same = wanted.every((x) => Math.abs(x - wanted[0]!) <= 1e-6 * Math.abs(wanted[0]!));
-    const alpha = same ? Math.fround(wanted[0]!) : config.loraAlpha;
-    if (!same)
-      for (const c of converted) {
-        const factor = (c.peftScale * c.rank) / alpha;
-        for (let i = 0; i < c.b.length; i++) c.b[i]! *= factor;
-      }
-
-    const order = new Map(base.tensors.map((t, i) => [t.name, i]));
-    converted.sort((x, y) => order.get(x.gguf)! - order.get(y.gguf)!);
-    const tensors: GgufWriteTensor[] = converted.flatMap((c) => {
-      const e = c.experts > 1 ? [c.experts] : [];
-      return [
-        { name: `${c.gguf}.lora_a`, dims: [c.nIn, c.rank, ...e], type: "F32" as const, data: c.a },
-        { name: `${c.gguf}.lora_b`, dims: [c.rank, c.nOut, ...e], type: "F32" as const, data: c.b },
-      ];
-    });
-
-    const warnings: string[] = [];
     const metadata: Record<string, GgufWriteValue> = {
-      "general.architecture": gv.str(arch),
+      "general.architecture": gv.str(plan.architecture),
       "general.type": gv.str("adapter"),
-      "general.name": gv.str(options.name ?? basename(peftDir)),
+      "general.name": gv.str(options.name ?? name),
       "adapter.type": gv.str("lora"),
-      "adapter.lora.alpha": gv.f32(alpha),
+      "adapter.lora.alpha": gv.f32(plan.alpha),
     };
     if (config.baseModel) {
       metadata["general.base_model.count"] = gv.u32(1);
       metadata["general.base_model.0.name"] = gv.str(config.baseModel);
       if (/^[A-Za-z0-9][\w.-]*\/[\w.-]+$/.test(config.baseModel))
         metadata["general.base_model.0.repo_url"] = gv.str(`https://huggingface.co/${config.baseModel}`);
-      const named = baseNames(base);
-      const id = config.baseModel.toLowerCase();
-      if (named.length > 0 && !named.some((n) => id.includes(n) || n.includes(id.split("/").pop()!)))
-        warnings.push(
-          `The adapter names ${config.baseModel} as its base; the GGUF says ${named.join(" / ")}. Its shapes fit, but it may have been trained on other weights.`,
-        );
     }
     if (config.aloraInvocationTokens)
       metadata["adapter.alora.invocation_tokens"] = {
@@ -569,16 +677,8 @@ export async function convertPeft(options: ConvertPeftOptions): Promise<PeftConv
         value: config.aloraInvocationTokens,
       };
 
-    return {
-      spec: { metadata, tensors },
-      architecture: arch,
-      config,
-      alpha,
-      ranks: [...new Set(converted.map((c) => c.rank))].sort((x, y) => x - y),
-      pairs: converted.length,
-      targets: [...new Set(converted.map((c) => c.gguf.split(".").at(-2)!))],
-      warnings,
-    };
+    const { tensors: _planned, ...check } = plan;
+    return { ...check, spec: { metadata, tensors }, config };
   } finally {
     await reader.close();
   }
