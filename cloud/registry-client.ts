@@ -5,6 +5,8 @@
 import { createHash } from "node:crypto";
 import { writeFile } from "node:fs/promises";
 import {
+  INDEX_BASE_PARAM,
+  fitsBase,
   MANIFEST_BYTES_HEADER,
   RegistryEntry,
   RegistryIndex,
@@ -17,21 +19,37 @@ export interface RegistryAccess {
   adminKey: string;
 }
 
-/** GET /v1/registry/index.json, validated. */
-export async function fetchRegistryIndex(url: string, signal?: AbortSignal): Promise<RegistryIndex> {
-  const res = await fetch(new URL("/v1/registry/index.json", url), { signal });
+/** GET /v1/registry/index.json, validated; with `baseSha256`, that base's entries only. */
+export async function fetchRegistryIndex(
+  url: string,
+  signal?: AbortSignal,
+  baseSha256?: string,
+): Promise<RegistryIndex> {
+  const where = new URL("/v1/registry/index.json", url);
+  if (baseSha256) where.searchParams.set(INDEX_BASE_PARAM, baseSha256);
+  const res = await fetch(where, { signal });
   if (!res.ok) throw new Error(`registry index: HTTP ${res.status}`);
   return RegistryIndex.parse(await res.json());
 }
 
 /**
- * The version of adapter `id` that is live on the registry side: the one published last. Null
- * when the adapter was never published.
+ * The version of adapter `id` that is live on the registry side for the base file with
+ * `baseSha256`: the one published last for that file (or a quantization named compatible), else
+ * the last that names no base file. Another base's version is never the parent: it was trained
+ * on other weights. Without `baseSha256`, the last published of any base. Null when none.
  */
-export function liveEntry(index: RegistryIndex, id: string): RegistryEntry | null {
-  let live: RegistryEntry | null = null;
-  for (const e of index.adapters) if (e.id === id && (!live || e.publishedAt >= live.publishedAt)) live = e;
-  return live;
+export function liveEntry(index: RegistryIndex, id: string, baseSha256?: string): RegistryEntry | null {
+  const latest = (keep: (e: RegistryEntry) => boolean): RegistryEntry | null => {
+    let live: RegistryEntry | null = null;
+    for (const e of index.adapters)
+      if (e.id === id && keep(e) && (!live || e.publishedAt >= live.publishedAt)) live = e;
+    return live;
+  };
+  if (baseSha256 === undefined) return latest(() => true);
+  return (
+    latest((e) => e.base.baseSha256 !== undefined && fitsBase(e, baseSha256)) ??
+    latest((e) => e.base.baseSha256 === undefined)
+  );
 }
 
 /** Downloads `entry`'s file to `dest`; throws when its sha256 is not the indexed one. */

@@ -8,6 +8,7 @@ import { RegistryIndex, RegistryPublicKey } from "../common/registry-protocol";
 import { importPublicKey, verifyEntry } from "../common/registry-signature";
 import { startCloud, type RunningCloud } from "./server";
 import { codingManifest, publishAdapter } from "../testing/cloud/hand-built-versions";
+import { fetchRegistryIndex, liveEntry } from "./registry-client";
 import { testDir } from "../testing/core/temp-dir";
 
 let dir: string;
@@ -154,5 +155,54 @@ describe("adapter registry", () => {
     await cloud.close();
     cloud = await startCloud({ dataDir: dir, adminKey: ADMIN });
     expect(cloud.registry.publicKey).toBe(served.key);
+  });
+
+  it("keeps versions per base: each base's own 1.1.0, ?base= answers that base's (and its named quantizations'), the cycle's parent is its base's", async () => {
+    const [q8, q4, other] = ["a", "b", "c"].map((c) => c.repeat(64));
+    const access = { url: cloud.url, adminKey: ADMIN };
+    const forQ8 = codingManifest("1.1.0", "0".repeat(64), q8, "for the Q8_0 file");
+    // The same weights quantized to Q4_K: the Q8_0 version fits it too.
+    const withQ4 = { ...forQ8, base: { ...forQ8.base, compatibleSha256: [q4] } };
+    await publishAdapter(access, withQ4, Buffer.from("q8 adapter"));
+    // Another base's 1.1.0 is another adapter, not a duplicate; the same base's is one.
+    await publishAdapter(
+      access,
+      codingManifest("1.1.0", "0".repeat(64), other, "other base"),
+      Buffer.from("o"),
+    );
+    await expect(publishAdapter(access, withQ4, Buffer.from("q8 adapter again"))).rejects.toThrow(/409/);
+    await publishAdapter(
+      access,
+      codingManifest("2.0.0", "0".repeat(64), other, "other base, newer"),
+      Buffer.from("o2"),
+    );
+    // An entry that names no base file: offered to every base (the app's install checks its shapes).
+    await publishAdapter(
+      access,
+      codingManifest("0.9.0", "0".repeat(64), undefined, "any"),
+      Buffer.from("any"),
+    );
+
+    const indexFor = async (sha?: string) =>
+      RegistryIndex.parse(
+        await (await fetch(`${cloud.url}/v1/registry/index.json${sha ? `?base=${sha}` : ""}`)).json(),
+      );
+    const notes = (i: RegistryIndex) => i.adapters.map((a) => a.releaseNotes).sort();
+    expect(notes(await indexFor())).toHaveLength(4);
+    expect(notes(await indexFor(q8))).toEqual(["any", "for the Q8_0 file"]);
+    expect(notes(await indexFor(q4))).toEqual(["any", "for the Q8_0 file"]);
+    expect(notes(await indexFor(other))).toEqual(["any", "other base", "other base, newer"]);
+    expect(notes(await indexFor("d".repeat(64)))).toEqual(["any"]);
+    const bad = await fetch(`${cloud.url}/v1/registry/index.json?base=../x`);
+    expect(bad.status).toBe(400);
+    expect(((await bad.json()) as { error: string }).error).toMatch(/sha256/);
+
+    // The cycle trains each base's next version from that base's live one.
+    const all = await fetchRegistryIndex(cloud.url);
+    expect(liveEntry(all, "coding", q4)?.releaseNotes).toBe("for the Q8_0 file");
+    expect(liveEntry(all, "coding", other)?.releaseNotes).toBe("other base, newer");
+    expect(liveEntry(all, "coding", "d".repeat(64))?.releaseNotes).toBe("any");
+    expect(liveEntry(all, "coding")?.releaseNotes).toBe("any");
+    expect((await fetchRegistryIndex(cloud.url, undefined, other)).adapters).toHaveLength(3);
   });
 });

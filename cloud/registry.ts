@@ -35,6 +35,10 @@ import { join } from "node:path";
 import { z } from "zod";
 import { bearerToken, sameSecret } from "./auth";
 import {
+  BaseSha256,
+  INDEX_BASE_PARAM,
+  baseKey,
+  fitsBase,
   MANIFEST_BYTES_HEADER,
   MAX_MANIFEST_BYTES,
   PublishManifest,
@@ -170,8 +174,14 @@ export class RegistryStore {
     now: number,
   ): RegistryEntry {
     const current = this.index(now);
-    if (current.adapters.some((a) => a.id === manifest.id && a.version === manifest.version))
-      throw new RegistryError(409, `${manifest.id} ${manifest.version} is already published`);
+    // Versions are per base: one base's 1.1.0 and another's are different adapters.
+    const key = baseKey(manifest);
+    if (
+      current.adapters.some(
+        (a) => a.id === manifest.id && a.version === manifest.version && baseKey(a) === key,
+      )
+    )
+      throw new RegistryError(409, `${manifest.id} ${manifest.version} is already published for this base`);
     const unsigned: RegistryEntry = {
       ...manifest,
       sha256,
@@ -319,9 +329,20 @@ export function registerRegistry(app: FastifyInstance, opts: RegistryOptions): R
     throw err;
   };
 
-  app.get("/v1/registry/index.json", (_req, reply) =>
-    reply.header("cache-control", "no-store").send(store.index(opts.now())),
-  );
+  // `?base=<sha256>`: the entries for that base file only (an app asks for its own base's).
+  app.get("/v1/registry/index.json", (req, reply) => {
+    const base = (req.query as Record<string, unknown> | undefined)?.[INDEX_BASE_PARAM];
+    const index = store.index(opts.now());
+    if (base === undefined) return reply.header("cache-control", "no-store").send(index);
+    const sha = BaseSha256.safeParse(base);
+    if (!sha.success)
+      return reply
+        .status(400)
+        .send({ error: `${INDEX_BASE_PARAM} must be a base file's sha256 (64 hex digits)` });
+    return reply
+      .header("cache-control", "no-store")
+      .send({ ...index, adapters: index.adapters.filter((a) => fitsBase(a, sha.data)) });
+  });
 
   // The key to pin, for operators and for an app on this machine (a loopback registry): an app
   // talking to a registry elsewhere is given the key with the registry's URL, never fetches it.

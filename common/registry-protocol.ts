@@ -19,12 +19,20 @@ export const RegistryEntry = z.object({
   sizeBytes: z.number().int().positive(),
   /** Path on the service (`/v1/registry/files/<file>`) or an absolute URL. Supports HTTP Range. */
   url: z.string().min(1).max(2000),
-  /** The base model it was trained on: what it is compatible with. */
+  /**
+   * The base model it was trained on: what it is compatible with. Versions are per base: the
+   * same adapter id has its own versions for each base a team trains it for (see baseKey).
+   */
   base: z.object({
     architecture: z.string().max(64),
     embeddingLength: z.number().int().nonnegative(),
     baseName: z.string().max(200).nullable().optional(),
     baseSha256: Sha256.optional(),
+    /**
+     * Other files of the same weights it fits as well (other quantizations of that base,
+     * named by their sha256): an app running one of them is offered this version too.
+     */
+    compatibleSha256: z.array(Sha256).max(64).optional(),
   }),
   defaultScale: z.number().min(0).max(2).default(1),
   routingExamples: z.array(z.string().max(4000)).max(1000).default([]),
@@ -47,6 +55,29 @@ export const RegistryEntry = z.object({
   signature: z.string().max(200).optional(),
 });
 export type RegistryEntry = z.infer<typeof RegistryEntry>;
+
+/**
+ * What an entry's versions are unique under: its base file's sha256, or for an entry that names
+ * none (hand-built, older publishers), the architecture and width it fits.
+ */
+export function baseKey(entry: Pick<RegistryEntry, "base">): string {
+  const b = entry.base;
+  return b.baseSha256 ?? `${b.architecture}/${b.embeddingLength}`;
+}
+
+/**
+ * Whether an entry is for the base file with this sha256: made on it or on a quantization named
+ * compatible. An entry that names no base file is offered to every base (the app's install
+ * checks still refuse one whose architecture or shapes do not fit).
+ */
+export function fitsBase(entry: Pick<RegistryEntry, "base">, sha256: string): boolean {
+  const b = entry.base;
+  return b.baseSha256 === undefined || b.baseSha256 === sha256 || (b.compatibleSha256 ?? []).includes(sha256);
+}
+
+/** `GET /v1/registry/index.json?base=<sha256>`: only the entries fitsBase says are for that base. */
+export const INDEX_BASE_PARAM = "base";
+export const BaseSha256 = Sha256;
 
 export const RegistryIndex = z.object({
   format: z.literal(REGISTRY_FORMAT),

@@ -528,15 +528,17 @@ async function startAdapterServices(deps: AdapterServiceDeps) {
     parts.appVersion ?? packageJson.version,
     harnessParts(systemPrompt, contractLabel(contract)),
   );
+  // The loaded base's sha256 once hashed: releases record it, updates ask for its versions.
+  const loadedBaseSha256 = (): string | null => {
+    const path = engine.loaded?.path;
+    return path ? fingerprint.knownSha256(path) : null;
+  };
   const releases = new AdapterReleases({
     store: releaseStore,
     adaptersDir: registry.dir,
     events,
     basePath: () => engine.loaded?.path ?? null,
-    baseSha256: () => {
-      const path = engine.loaded?.path;
-      return path ? fingerprint.knownSha256(path) : null;
-    },
+    baseSha256: loadedBaseSha256,
     harnessVersion: harness,
     contractVersion: contractLabel(contract),
     evaluate: gateEvaluator({ registry, router, engine, contract, systemPrompt, log, sandbox }),
@@ -552,6 +554,7 @@ async function startAdapterServices(deps: AdapterServiceDeps) {
     adaptersDir: registry.dir,
     fixedRegistryUrl: parts.registryUrl,
     initialDelayMs: parts.updatesInitialDelayMs,
+    baseSha256: loadedBaseSha256,
     log,
   });
   return { registry, router, routing, releases, updates, sandbox, harness };

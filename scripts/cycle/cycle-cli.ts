@@ -13,14 +13,27 @@ import { formatReport } from "../../electron/core/contract/report-table";
 import { EngineSupervisor } from "../../electron/core/engine/supervisor";
 import { spawnNodeEngine } from "../../electron/core/engine/spawn-node";
 import { progressPrinter } from "../../cloud/training/progress-printer";
+import type { TrainOptions } from "../../cloud/training/train-options";
+import { sha256File } from "../../common/hashing";
 import { CYCLE_METHODS, runCycle, type CycleMethod } from "./cycle";
+
+const DEVICES = ["cpu", "cuda", "mps", "auto"] as const;
+const SHA256 = /^[0-9a-f]{64}$/;
+
+/** A compatible base given as its sha256, or as the file (hashed here). */
+function compatibleSha256(given: string): Promise<string> {
+  return SHA256.test(given) ? Promise.resolve(given) : sha256File(resolve(given));
+}
 
 const USAGE = `Usage: npm run cycle -- --cloud URL --admin-key KEY --domain D --base FILE.gguf [options]
 
   --cloud            the cloud service (its export, registry and publish endpoints)
   --admin-key        the service's admin key
   --domain           adapter id / domain to improve: chat, coding, agent, ui…
-  --base             the base model (GGUF) the adapters are trained for
+  --base             the base model (GGUF) the adapters are trained for: any base; the parent
+                     and the published version are that file's (by sha256) in the registry
+  --compatible-base X  another file of the same weights (a quantization) the version fits too:
+                     a .gguf path or its sha256; repeat for several. Apps running it are offered it
   --work DIR         working folder (exports, parent, candidate, contract.json)   default: a temp folder
   --contract FILE    contract whose cases tagged D judge the candidate            default: the app's default contract
   --method M         sft | dpo | sft+dpo: SFT on the export, DPO on its preference pairs
@@ -43,6 +56,7 @@ const USAGE = `Usage: npm run cycle -- --cloud URL --admin-key KEY --domain D --
                      registry lineage, which every install downloads, so the app's gate judges
                      them too; only for a registry whose installs are one team's own  default: ids only
   --steps N | --epochs N, --lr X, --rank R, --seed S, --batch-size B, --nproc N  trainer options
+  --device D         cpu | cuda | mps | auto: where the trainer runs                default auto
   --bytes-per-token N  the base tokenizer's bytes per token, for the export's length limit (default 3)
   --json FILE        write the cycle's result here`;
 
@@ -54,6 +68,8 @@ function parse(argv: string[]) {
       "admin-key": { type: "string" },
       domain: { type: "string" },
       base: { type: "string" },
+      "compatible-base": { type: "string", multiple: true },
+      device: { type: "string" },
       work: { type: "string" },
       contract: { type: "string" },
       method: { type: "string" },
@@ -89,6 +105,14 @@ function parse(argv: string[]) {
     if (!Number.isFinite(n) || n <= 0) throw new Error(`--${name} must be a positive number`);
     return n;
   };
+  const device = (v: string | undefined): TrainOptions["device"] => {
+    if (v === undefined) return undefined;
+    if (!DEVICES.includes(v as never)) throw new Error(`--device must be one of ${DEVICES.join(", ")}`);
+    return v as TrainOptions["device"];
+  };
+  for (const c of values["compatible-base"] ?? [])
+    if (!SHA256.test(c) && !c.endsWith(".gguf"))
+      throw new Error(`--compatible-base takes a .gguf file or a sha256 (64 hex digits): ${c}`);
   const selfImprove = values["self-improve"] === true;
   const method = (values.method ?? (selfImprove ? "sft+dpo" : "sft")) as CycleMethod;
   if (!CYCLE_METHODS.includes(method)) throw new Error(`--method must be one of ${CYCLE_METHODS.join(", ")}`);
@@ -116,6 +140,7 @@ function parse(argv: string[]) {
     adminKey: values["admin-key"]!,
     domain: values.domain!,
     base: resolve(values.base!),
+    compatibleBases: values["compatible-base"] ?? [],
     work: values.work ? resolve(values.work) : undefined,
     contract: values.contract ? resolve(values.contract) : undefined,
     json: values.json ? resolve(values.json) : undefined,
@@ -128,6 +153,7 @@ function parse(argv: string[]) {
       seed: values.seed === undefined ? undefined : Number(values.seed),
       batchSize: num(values["batch-size"], "batch-size"),
       nproc: num(values.nproc, "nproc"),
+      device: device(values.device),
     },
   };
 }
@@ -156,6 +182,7 @@ async function main(): Promise<number> {
       adminKey: args.adminKey,
       domain: args.domain,
       base: args.base,
+      compatibleBases: await Promise.all(args.compatibleBases.map(compatibleSha256)),
       work: args.work ?? (await mkdtemp(join(tmpdir(), "macaron-cycle-"))),
       contract,
       method: args.method,

@@ -21,6 +21,7 @@ import { createHash } from "node:crypto";
 import { existsSync } from "node:fs";
 import { mkdir, readFile, rename, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
+import { sha256File } from "../../common/hashing";
 import type { ContractReport } from "../../electron/core/contract/contract-runner";
 import type { Contract } from "../../electron/core/contract/contract-schema";
 import type { EngineClient } from "../../electron/core/engine/types";
@@ -68,7 +69,16 @@ export interface CycleOptions {
   adminKey: string;
   /** The adapter id and domain to improve (chat, coding, agent, ui…). */
   domain: string;
+  /**
+   * The base model file the adapter is trained for: its registry versions (parent, publish) are
+   * this file's, by sha256 (see fitsBase). Any base a team chooses, not only the demo's.
+   */
   base: string;
+  /**
+   * sha256 of other files of the same weights the published version fits as well (other
+   * quantizations of the base): apps running them are offered it too.
+   */
+  compatibleBases?: string[];
   /** Working folder (exports, parent, candidate); kept for inspection. */
   work: string;
   /** The contract whose `domain`-tagged cases judge the candidate. */
@@ -78,7 +88,17 @@ export interface CycleOptions {
   training?: Partial<
     Pick<
       TrainOptions,
-      "steps" | "epochs" | "lr" | "rank" | "alpha" | "seed" | "batchSize" | "nproc" | "version" | "threads"
+      | "steps"
+      | "epochs"
+      | "lr"
+      | "rank"
+      | "alpha"
+      | "seed"
+      | "batchSize"
+      | "nproc"
+      | "version"
+      | "threads"
+      | "device"
     >
   >;
   /** Export options: the base's tokens per byte matter for the length filter. */
@@ -165,12 +185,15 @@ function publishManifest(
     preferenceAccuracy: CycleResult["preferenceAccuracy"];
     sft: TrainResult | null;
     selfImprove: SelfImproveReport | null;
+    compatibleBases: string[];
   },
 ): PublishManifest {
   const m = trained.manifest;
   const entry = publishManifestOf(m);
+  const compatible = cycle.compatibleBases.filter((sha) => sha !== entry.base.baseSha256);
   return {
     ...entry,
+    base: { ...entry.base, ...(compatible.length > 0 ? { compatibleSha256: compatible } : {}) },
     // A retrained version keeps what the router knows of the adapter: the router cases then
     // judge the same routing on both sides, and the router learns on its own from the user.
     routingExamples: parentEntry ? parentEntry.routingExamples : m.routingExamples,
@@ -230,8 +253,10 @@ export async function runCycle(o: CycleOptions): Promise<CycleResult> {
   await mkdir(o.work, { recursive: true });
 
   let t = performance.now();
-  const index = await fetchRegistryIndex(o.cloud, o.signal);
-  const parent = liveEntry(index, o.domain);
+  // The parent is this base's live version: another base's was trained on other weights.
+  const baseSha256 = await sha256File(o.base);
+  const index = await fetchRegistryIndex(o.cloud, o.signal, baseSha256);
+  const parent = liveEntry(index, o.domain, baseSha256);
   const earlier = parent ? await earlierSuites(o.replayDir, o.domain, parent.lineage.details) : [];
   const liveDir = join(o.work, "live");
   await mkdir(liveDir, { recursive: true });
@@ -428,6 +453,7 @@ export async function runCycle(o: CycleOptions): Promise<CycleResult> {
         preferenceAccuracy,
         sft: method === "sft+dpo" ? sft : null,
         selfImprove: self,
+        compatibleBases: o.compatibleBases ?? [],
       }),
       file,
     );

@@ -12,7 +12,8 @@ import type { FeedbackItem } from "../../common/feedback-protocol";
 import { loadContract } from "../../electron/core/contract/contract-schema";
 import { EngineSupervisor } from "../../electron/core/engine/supervisor";
 import { demoBasePath } from "../../native/gguf/demo-files";
-import { publishAdapter, publishManifestOf } from "../../cloud/registry-client";
+import { fetchRegistryIndex, publishAdapter, publishManifestOf } from "../../cloud/registry-client";
+import { sha256File } from "../../common/hashing";
 import { startCloud, type RunningCloud } from "../../cloud/server";
 import { trainAdapter } from "../../cloud/training/train";
 import { makeItem, registerInstall, uploadBatch } from "../../testing/cloud/items";
@@ -47,6 +48,9 @@ afterAll(async () => {
   await cloud?.close();
   dir.remove();
 });
+
+/** The sha256 of a file of the same weights in another quantization (named, not read). */
+const OTHER_QUANT = "e".repeat(64);
 
 describe("a domain the app does not build in", () => {
   it(
@@ -117,6 +121,8 @@ describe("a domain the app does not build in", () => {
         training: { epochs: 2, lr: 5e-3, seed: 0 },
         export: { bytesPerToken: 1 },
         taughtMinRate: 0,
+        // Another quantization of the same weights: the version is offered to it too.
+        compatibleBases: [OTHER_QUANT],
         makeEngine: () => new EngineSupervisor(spawnTestEngine()),
       });
       expect(result.exported.report.items).toBe(PAIRS.length);
@@ -128,6 +134,12 @@ describe("a domain the app does not build in", () => {
       expect(result.contract.cases.every((c) => c.adapters.some((a) => a.startsWith("math@")))).toBe(true);
       expect(result.taught.own.cases.length).toBeGreaterThan(0);
       expect(result.published).toMatchObject({ id: "math", domain: "math", version: "1.1.0" });
+      expect(result.published?.base).toMatchObject({
+        baseSha256: await sha256File(demoBasePath()),
+        compatibleSha256: [OTHER_QUANT],
+      });
+      const forQuant = await fetchRegistryIndex(cloud.url, undefined, OTHER_QUANT);
+      expect(forQuant.adapters.map((a) => `${a.id} ${a.version}`)).toEqual(["math 1.1.0"]);
     },
     LOOP_HANG_GUARD_MS,
   );

@@ -9,7 +9,13 @@ import {
   type UpdateProgress,
   type UpdateSettings,
 } from "../../api";
-import { RegistryIndex, RegistryPublicKey, type RegistryEntry } from "../../../common/registry-protocol";
+import {
+  fitsBase,
+  INDEX_BASE_PARAM,
+  RegistryIndex,
+  RegistryPublicKey,
+  type RegistryEntry,
+} from "../../../common/registry-protocol";
 import { importPublicKey, verifyEntry } from "../../../common/registry-signature";
 import type { ManifestFile } from "../../../common/adapter-manifest";
 import type { Log } from "../dispatch";
@@ -35,6 +41,11 @@ export interface AdapterUpdatesDeps {
   now?: () => number;
   /** First automatic check after start-up, ms (default 30 s). */
   initialDelayMs?: number;
+  /**
+   * The loaded base file's sha256 (null: none loaded or not hashed yet). The registry is asked
+   * for this base's versions only; another base's are never offered, whatever the registry sends.
+   */
+  baseSha256?: () => string | null;
 }
 
 interface Stored {
@@ -190,7 +201,10 @@ export class AdapterUpdates {
     base: string,
     key: KeyObject,
   ): Promise<{ entries: RegistryEntry[]; refused: { entry: RegistryEntry; reason: string }[] }> {
-    const res = await fetch(`${base}/v1/registry/index.json`, {
+    const forBase = this.deps.baseSha256?.() ?? null;
+    const where = new URL(`${base}/v1/registry/index.json`);
+    if (forBase) where.searchParams.set(INDEX_BASE_PARAM, forBase);
+    const res = await fetch(where, {
       signal: AbortSignal.timeout(30_000),
       redirect: "error",
     });
@@ -204,6 +218,8 @@ export class AdapterUpdates {
     const entries: RegistryEntry[] = [];
     const refused: { entry: RegistryEntry; reason: string }[] = [];
     parsed.data.adapters.forEach((entry, i) => {
+      // A registry that ignores ?base= (an older service) still sends every base's versions.
+      if (forBase && !fitsBase(entry, forBase)) return;
       const verdict = verifyEntry(raws[i], key);
       if (verdict === "signed") entries.push(entry);
       else

@@ -33,7 +33,11 @@ let servedKey: string | null = null;
 let staged: string[];
 let db: BetterSqlite3.Database;
 
-function updates(): AdapterUpdates {
+/** The proxy forwards the index request without its query (a registry that ignores ?base=). */
+let dropQuery = false;
+let seenIndexUrls: string[] = [];
+
+function updates(baseSha256?: string): AdapterUpdates {
   const releases = {
     stage: (_path: string, manifest: { id: string; version: string }) => {
       staged.push(`${manifest.id} ${manifest.version}`);
@@ -52,6 +56,7 @@ function updates(): AdapterUpdates {
     events: new EventBus(() => undefined),
     adaptersDir: join(dir, "adapters"),
     log: () => undefined,
+    ...(baseSha256 ? { baseSha256: () => baseSha256 } : {}),
   });
 }
 
@@ -71,16 +76,20 @@ beforeEach(async () => {
     Buffer.from("adapter 2.0.0 bytes"),
   );
   // A loopback "registry" in front of the cloud that can change what it serves.
+  dropQuery = false;
+  seenIndexUrls = [];
   proxy = createServer((req, res) => {
     void (async () => {
+      if (req.url?.startsWith("/v1/registry/index.json")) seenIndexUrls.push(req.url);
       if (req.url === "/v1/registry/public-key" && servedKey) {
         res.setHeader("content-type", "application/json");
         res.end(JSON.stringify({ algorithm: "ed25519", key: servedKey }));
         return;
       }
-      const upstream = await fetch(`${cloud.url}${req.url}`);
+      const path = dropQuery ? req.url!.split("?")[0]! : req.url!;
+      const upstream = await fetch(`${cloud.url}${path}`);
       const body = Buffer.from(await upstream.arrayBuffer());
-      if (req.url === "/v1/registry/index.json" && tamper) {
+      if (path === "/v1/registry/index.json" && tamper) {
         res.setHeader("content-type", "application/json");
         res.end(
           JSON.stringify(tamper(JSON.parse(body.toString()) as { adapters: Record<string, unknown>[] })),
@@ -212,5 +221,24 @@ describe("registry trust", () => {
       expect(parseRegistryUrl(url).key).toBeNull();
     const u = updates();
     expect(() => u.configure({ registryUrl: "http://registry.example.com" })).toThrow(/https/);
+  });
+
+  it.each([
+    ["a registry that filters by ?base=", false],
+    ["a registry that ignores ?base=", true],
+  ])("offers only the loaded base's versions: %s", async (_name, ignoresQuery) => {
+    const [mine, other] = ["a".repeat(64), "c".repeat(64)];
+    const access = { url: cloud.url, adminKey: ADMIN };
+    await publishAdapter(access, codingManifest("2.5.0", "0".repeat(64), mine, "mine"), Buffer.from("m"));
+    // Newer, same id, trained on other weights of the same architecture: never for this base.
+    await publishAdapter(access, codingManifest("3.0.0", "0".repeat(64), other, "other"), Buffer.from("o"));
+    dropQuery = ignoresQuery;
+    const u = updates(mine);
+    u.configure({ registryUrl: `${proxyUrl}/#key=${publicKey}` });
+    const r = await check(u);
+    expect(seenIndexUrls).toEqual([`/v1/registry/index.json?base=${mine}`]);
+    // 2.0.0 names no base file (offered to every base; staging checks its shapes).
+    expect(staged).toEqual(["coding 2.0.0", "coding 2.5.0"]);
+    expect(r.available.map((a) => a.version)).toEqual(["2.0.0", "2.5.0"]);
   });
 });
