@@ -381,6 +381,7 @@ export type EngineRequestType = EngineRequest["type"];
 /** The reply to a request of type `K`. */
 export type EngineReply<K extends EngineRequestType> = EngineReplies[K];
 
+/** Engine → core; checked on arrival by common/engine-message-schema.ts. */
 export type EngineMessage =
   /** Sent once when the process is ready to take requests. */
   | { type: "ready"; pid: number }
@@ -392,7 +393,8 @@ export type EngineMessage =
   | { type: "token"; id: number; text: string }
   /**
    * `value`: the EngineReply of the type of request `id` (unknown on the wire: the supervisor
-   * pairs it with its request by id and types it there).
+   * pairs it with its request by id and checks it there against that type's reply,
+   * common/engine-message-schema.ts).
    */
   | { type: "result"; id: number; value: unknown }
   | { type: "error"; id: number; code: EngineErrorCode; message: string };

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { EngineMessage, EngineRequest } from "../../../common/engine-protocol";
+import type { EngineInfo, EngineMessage, EngineRequest, FitResult } from "../../../common/engine-protocol";
 import { ApiError } from "../../api/errors";
 import { EngineSupervisor } from "./supervisor";
 import type { EngineLifecycleEvent, EngineProcess, LoadedModel } from "./types";
@@ -175,7 +175,20 @@ describe("EngineSupervisor restarts", () => {
     const generate = spawned[0]!.received.find((r) => r.type === "generate")!;
     controller.abort();
     expect(spawned[0]!.received.at(-1)).toMatchObject({ type: "abort", target: generate.id });
-    spawned[0]!.reply({ type: "result", id: generate.id, value: { text: "", stopReason: "abort" } });
+    spawned[0]!.reply({
+      type: "result",
+      id: generate.id,
+      value: {
+        text: "",
+        stopReason: "abort",
+        tokens: 0,
+        ttftMs: null,
+        durationMs: 1,
+        promptTokensEvaluated: 1,
+        contextTokens: 1,
+        contextSize: 512,
+      },
+    });
     await expect(pending).resolves.toMatchObject({ stopReason: "abort" });
     await engine.close();
   });
@@ -229,12 +242,42 @@ describe("EngineSupervisor restarts", () => {
   it("forwards fit and info requests", async () => {
     const { spawn, spawned } = fakeSpawner();
     const engine = new EngineSupervisor(spawn);
+    const fit: FitResult = {
+      contextSize: 4096,
+      gpuLayers: 0,
+      totalLayers: 4,
+      ramBytes: 1,
+      vramBytes: 0,
+      maxContextSize: 8192,
+      trainContextSize: 8192,
+      machine: {
+        ramTotalBytes: 2,
+        ramFreeBytes: 1,
+        vramTotalBytes: 0,
+        vramFreeBytes: 0,
+        gpu: null,
+        cpuCores: 2,
+      },
+      fits: true,
+      summary: "fits",
+      model: {
+        architecture: "llama",
+        name: null,
+        parameters: 1,
+        fileBytes: 1,
+        expertCount: null,
+        expertUsedCount: null,
+      },
+    };
+    const build: EngineInfo = { buildType: "prebuilt", gpu: null, llamaCpp: "b1" };
     spawned[0]!.onRequest = (request, self) =>
-      self.reply({ type: "result", id: request.id, value: { echo: request } });
-    await expect(engine.fit({ url: "https://h/x.gguf" }, { contextSize: 4096 })).resolves.toMatchObject({
-      echo: { type: "fit", source: { url: "https://h/x.gguf" }, contextSize: 4096 },
-    });
-    await expect(engine.info()).resolves.toMatchObject({ echo: { type: "info" } });
+      self.reply({ type: "result", id: request.id, value: request.type === "fit" ? fit : build });
+    await expect(engine.fit({ url: "https://h/x.gguf" }, { contextSize: 4096 })).resolves.toEqual(fit);
+    await expect(engine.info()).resolves.toEqual(build);
+    expect(spawned[0]!.received).toMatchObject([
+      { type: "fit", source: { url: "https://h/x.gguf" }, contextSize: 4096 },
+      { type: "info" },
+    ]);
     await engine.close();
   });
 });

@@ -1,11 +1,11 @@
 import { ApiError, type ErrorCode } from "../../api/errors";
 import type {
   EngineErrorCode,
-  EngineMessage,
   EngineReply,
   EngineRequest,
   EngineRequestType,
 } from "../../../common/engine-protocol";
+import { parseEngineMessage, parseEngineReply } from "../../../common/engine-message-schema";
 import { describeCrashes, RestartPolicy, type RestartPolicyOptions } from "./restart-policy";
 import type {
   ChatTurn,
@@ -61,7 +61,9 @@ type RequestBody<K extends EngineRequestType> = Omit<Extract<EngineRequest, { ty
 
 interface Pending {
   action: string;
-  /** With the "result" message's value: the reply to this request's type. */
+  /** The request's type: its "result" is checked against the reply to that type. */
+  type: EngineRequestType;
+  /** With the "result" message's value, checked against the reply to `type` (onMessage). */
   resolve(value: unknown): void;
   reject(error: Error): void;
   onToken?: (text: string) => void;
@@ -71,6 +73,12 @@ interface Pending {
 interface Child {
   proc: EngineProcess;
   pending: Map<number, Pending>;
+  /**
+   * Requests nobody waits for any more whose messages may still come, dropped without a word:
+   * aborts (their result says nothing the generation's own result does not), requests failed
+   * here (a malformed message, a relaunch), until their result or error ends them.
+   */
+  unanswered: Set<number>;
   ready: Promise<void>;
   markReady(): void;
   failReady(error: Error): void;
@@ -370,7 +378,16 @@ export class EngineSupervisor implements EngineClient {
     ready.catch(() => {});
     let exited!: () => void;
     const exit = new Promise<void>((resolve) => (exited = resolve));
-    const child: Child = { proc, pending: new Map(), ready, markReady, failReady, exited: false, exit };
+    const child: Child = {
+      proc,
+      pending: new Map(),
+      unanswered: new Set(),
+      ready,
+      markReady,
+      failReady,
+      exited: false,
+      exit,
+    };
     const readyTimeout = setTimeout(() => {
       process.stderr.write("[engine] no ready signal in time; killing the engine process\n");
       proc.kill();
@@ -379,7 +396,7 @@ export class EngineSupervisor implements EngineClient {
       () => clearTimeout(readyTimeout),
       () => clearTimeout(readyTimeout),
     );
-    proc.onMessage((message) => this.onMessage(child, message as EngineMessage));
+    proc.onMessage((message) => this.onMessage(child, message));
     proc.onExit((code, signal) => {
       child.exited = true;
       clearTimeout(readyTimeout);
@@ -389,14 +406,35 @@ export class EngineSupervisor implements EngineClient {
     return child;
   }
 
-  private onMessage(child: Child, message: EngineMessage): void {
-    if (typeof message !== "object" || message === null) return;
+  /**
+   * A message from the engine, checked (common/engine-message-schema.ts): a malformed one fails
+   * the request it names, if any, and is otherwise logged and dropped, so that neither a broken
+   * engine nor a stray message can crash core or leave a caller waiting.
+   */
+  private onMessage(child: Child, raw: unknown): void {
+    const parsed = parseEngineMessage(raw);
+    if (!parsed.ok) {
+      this.malformed(child, parsed.id, parsed.problem);
+      return;
+    }
+    const message = parsed.message;
     if (message.type === "ready") {
       child.markReady();
       return;
     }
     const pending = child.pending.get(message.id);
-    if (!pending) return; // e.g. the reply to an abort request
+    if (!pending) {
+      const ends = message.type === "result" || message.type === "error";
+      if (child.unanswered.has(message.id)) {
+        if (ends) child.unanswered.delete(message.id);
+      } else {
+        const said = message.type === "error" ? ` (${message.code}: ${message.message.slice(0, 200)})` : "";
+        process.stderr.write(
+          `[engine] dropped a "${message.type}" message for request ${message.id}, which is not in flight${said}\n`,
+        );
+      }
+      return;
+    }
     switch (message.type) {
       case "token":
         pending.onToken?.(message.text);
@@ -404,15 +442,40 @@ export class EngineSupervisor implements EngineClient {
       case "progress":
         pending.onProgress?.(message.progress);
         break;
-      case "result":
+      case "result": {
+        const reply = parseEngineReply(pending.type, message.value);
+        if (!reply.ok) {
+          this.malformed(child, message.id, reply.problem);
+          return;
+        }
         child.pending.delete(message.id);
-        pending.resolve(message.value);
+        pending.resolve(reply.value);
         break;
+      }
       case "error":
         child.pending.delete(message.id);
-        pending.reject(new ApiError(ENGINE_CODES[message.code] ?? "internal", message.message));
+        pending.reject(new ApiError(ENGINE_CODES[message.code], message.message));
         break;
     }
+  }
+
+  /**
+   * Log a malformed message and fail the request it names: its caller gets a clear error now
+   * instead of a wrong value or none; a generation is also aborted, so that the engine stops
+   * spending the machine on an answer nobody will read.
+   */
+  private malformed(child: Child, id: number | undefined, problem: string): void {
+    const pending = id === undefined ? undefined : child.pending.get(id);
+    process.stderr.write(
+      `[engine] malformed message dropped${id === undefined ? "" : ` (request ${id})`}: ${problem}\n`,
+    );
+    if (id === undefined || !pending) return;
+    child.pending.delete(id);
+    child.unanswered.add(id);
+    if (pending.type === "generate" || pending.type === "complete") this.sendAbort(child, id);
+    pending.reject(
+      new ApiError("internal", `The engine sent a malformed reply while ${pending.action} (${problem}).`),
+    );
   }
 
   private onExit(child: Child, code: number | null, signal: string | null): void {
@@ -531,16 +594,14 @@ export class EngineSupervisor implements EngineClient {
       if (this._state === "closed") return reject(new ApiError("internal", "The engine has been shut down."));
       if (child.exited)
         return reject(new ApiError("engine_crashed", "The engine stopped unexpectedly. Try again."));
-      const onAbort = () => {
-        if (!child.exited)
-          child.proc.send({ type: "abort", id: this.nextId++, target: id } satisfies EngineRequest);
-      };
+      const onAbort = () => this.sendAbort(child, id);
       const cleanup = () => hooks.signal?.removeEventListener("abort", onAbort);
       child.pending.set(id, {
         action: hooks.action,
+        type: body.type,
         onToken: hooks.onToken,
         onProgress: hooks.onProgress,
-        // The reply to request `id`, so of its type: the one place the id's pairing is trusted.
+        // The reply to request `id`, checked against its type's reply schema in onMessage.
         resolve: (value) => (cleanup(), resolve(value as EngineReply<K>)),
         reject: (error) => (cleanup(), reject(error)),
       });
@@ -550,8 +611,19 @@ export class EngineSupervisor implements EngineClient {
     });
   }
 
+  /** Ask the engine to stop generation `target`; the abort's own result is not waited for. */
+  private sendAbort(child: Child, target: number): void {
+    if (child.exited) return;
+    const id = this.nextId++;
+    child.unanswered.add(id);
+    child.proc.send({ type: "abort", id, target } satisfies EngineRequest);
+  }
+
   private rejectAll(child: Child, error: Error): void {
-    for (const [, pending] of child.pending) pending.reject(error);
+    for (const [id, pending] of child.pending) {
+      child.unanswered.add(id);
+      pending.reject(error);
+    }
     child.pending.clear();
   }
 
