@@ -127,6 +127,9 @@ describe("parseEngineReply", () => {
       const parsed = parseEngineReply(type as keyof EngineReplies, value);
       expect(parsed, type).toEqual({ ok: true, value });
     }
+    // A fit is read from a header of any origin: whatever numbers it gives pass, as before.
+    const odd = { ...replies.fit, model: { ...replies.fit.model, parameters: NaN, headSize: Infinity } };
+    expect(parseEngineReply("fit", odd)).toEqual({ ok: true, value: odd });
   });
 
   it("drops fields the protocol does not have, and refuses wrong shapes naming the field", () => {

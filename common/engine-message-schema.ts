@@ -129,34 +129,40 @@ const VectorsSchema = z.custom<number[][]>(
   "must be arrays of numbers",
 );
 
+/**
+ * A fit estimate is computed from a GGUF header of any origin (a remote file): any number passes,
+ * NaN and Infinity too (z.number() refuses them), as the estimate showed them before.
+ */
+const anyNumber = z.custom<number>((value) => typeof value === "number", "must be a number");
+
 const MachineMemorySchema = z.object({
-  ramTotalBytes: number,
-  ramFreeBytes: number,
-  vramTotalBytes: number,
-  vramFreeBytes: number,
+  ramTotalBytes: anyNumber,
+  ramFreeBytes: anyNumber,
+  vramTotalBytes: anyNumber,
+  vramFreeBytes: anyNumber,
   gpu: z.string().nullable(),
-  cpuCores: number,
+  cpuCores: anyNumber,
 });
 
 const FitResultSchema = z.object({
-  contextSize: number,
-  gpuLayers: number,
-  totalLayers: number,
-  ramBytes: number,
-  vramBytes: number,
-  maxContextSize: number,
-  trainContextSize: number,
+  contextSize: anyNumber,
+  gpuLayers: anyNumber,
+  totalLayers: anyNumber,
+  ramBytes: anyNumber,
+  vramBytes: anyNumber,
+  maxContextSize: anyNumber,
+  trainContextSize: anyNumber,
   machine: MachineMemorySchema,
   fits: z.boolean(),
   summary: z.string(),
   model: z.object({
     architecture: z.string(),
     name: z.string().nullable(),
-    parameters: number,
-    fileBytes: number,
-    expertCount: number.nullable(),
-    expertUsedCount: number.nullable(),
-    headSize: number.nullable().optional(),
+    parameters: anyNumber,
+    fileBytes: anyNumber,
+    expertCount: anyNumber.nullable(),
+    expertUsedCount: anyNumber.nullable(),
+    headSize: anyNumber.nullable().optional(),
   }),
 });
 
