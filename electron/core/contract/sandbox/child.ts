@@ -16,13 +16,13 @@
  */
 import vm from "node:vm";
 import { parentPort } from "../../process/parent-port";
-import type {
-  FromChild,
-  SandboxCall,
-  SandboxRequest,
-  SandboxStatus,
-  SandboxVerdict,
-  ToChild,
+import {
+  parseToChild,
+  type FromChild,
+  type SandboxCall,
+  type SandboxRequest,
+  type SandboxStatus,
+  type SandboxVerdict,
 } from "./protocol";
 
 // Started without a parent (by hand): nothing to answer, so nothing to do.
@@ -439,7 +439,27 @@ async function runPython(req: SandboxRequest, startClock: () => void): Promise<S
 let queue: Promise<void> = Promise.resolve();
 
 port?.onMessage((message) => {
-  const m = message as ToChild;
+  const parsed = parseToChild(message);
+  if (!parsed.ok) {
+    // Core's bug, not the answer's: a request that names its id still gets a verdict, so that
+    // nobody waits for one; one without an id cannot be answered and is only logged.
+    process.stderr.write(`[sandbox] a malformed request was dropped: ${parsed.problem}\n`);
+    const { id } = parsed;
+    if (id !== undefined)
+      send({
+        type: "verdict",
+        id,
+        verdict: verdict(
+          "crashed",
+          0,
+          0,
+          `the sandbox could not read the request: ${parsed.problem}`,
+          performance.now(),
+        ),
+      });
+    return;
+  }
+  const m = parsed.message;
   queue = queue.then(async () => {
     const started = (): void => send({ type: "running", id: m.id });
     let v: SandboxVerdict;

@@ -4,7 +4,8 @@
  * exiting). One sandbox child for the file; a timeout or a memory kill replaces it, and the
  * tests after it check the replacement still works.
  */
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it, vi } from "vitest";
+import { forkNodeChild, type NodeChild, type StartNodeChild } from "../../process/node-child";
 import { CodeSandbox, type SandboxRequest } from "./sandbox";
 
 // Generous: the CI machine is slow and shared. The limit is behaviour (a verdict), not a race.
@@ -192,4 +193,45 @@ describe("memory a finished run leaves behind", () => {
       await s.close();
     }
   }, 180_000);
+});
+
+describe("malformed requests in the child (protocol.ts)", () => {
+  it("answers one that names its id with a 'crashed' verdict, drops one without, and keeps working", async () => {
+    const children: NodeChild[] = [];
+    const start: StartNodeChild = (path, options) => {
+      const child = forkNodeChild(path, options);
+      children.push(child);
+      return child;
+    };
+    const s = new CodeSandbox({ timeoutMs: 3_000 }, undefined, start);
+    // The sandbox itself drops the answer to a request it did not make (and says so).
+    const stderr = vi.spyOn(process.stderr, "write").mockImplementation(() => true);
+    try {
+      const add = js("function add(a, b) { return a + b; }");
+      expect((await s.run(add)).status).toBe("passed");
+      const child = children[0]!;
+      const answers: unknown[] = [];
+      child.onMessage((m) => answers.push(m));
+      child.send({ id: 900, request: { ...add, language: "ruby" }, timeoutMs: 1_000 });
+      child.send({ request: add, timeoutMs: 1_000 });
+      child.send("garbage");
+      await vi.waitFor(() => expect(answers).toHaveLength(1));
+      expect(answers[0]).toMatchObject({
+        type: "verdict",
+        id: 900,
+        verdict: {
+          status: "crashed",
+          detail: expect.stringMatching(
+            /^the sandbox could not read the request: request\.language: /,
+          ) as string,
+        },
+      });
+      expect((await s.run(add)).status).toBe("passed");
+      expect(children).toHaveLength(1);
+      expect(answers).toHaveLength(3); // the second run's "running" and "verdict"
+    } finally {
+      stderr.mockRestore();
+      await s.close();
+    }
+  });
 });

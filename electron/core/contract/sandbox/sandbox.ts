@@ -17,7 +17,7 @@ import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { forkNodeChild, type NodeChild, type StartNodeChild } from "../../process/node-child";
-import type { FromChild, SandboxRequest, SandboxVerdict, ToChild } from "./protocol";
+import { parseFromChild, type SandboxRequest, type SandboxVerdict, type ToChild } from "./protocol";
 
 export type { SandboxCall, SandboxLanguage, SandboxRequest, SandboxStatus, SandboxVerdict } from "./protocol";
 
@@ -78,7 +78,7 @@ export class CodeSandbox {
   private queue: Promise<unknown> = Promise.resolve();
   private memoryTimer: NodeJS.Timeout | null = null;
   /** Why the current child was killed, for the verdict of the request it was running. */
-  private killedFor: { status: "timeout" | "memory"; detail: string } | null = null;
+  private killedFor: { status: "timeout" | "memory" | "crashed"; detail: string } | null = null;
   private readonly timeoutMs: number;
   private readonly memoryMb: number;
   private readonly heapMb: number;
@@ -122,7 +122,7 @@ export class CodeSandbox {
     child.stderr?.on("data", (d: Buffer) => {
       this.stderrTail = (this.stderrTail + d.toString("utf8")).slice(-2000);
     });
-    child.onMessage((m) => this.onMessage(m as FromChild));
+    child.onMessage((m) => this.onMessage(child, m));
     child.onExit((code, signal, error) => {
       this.exited.add(child);
       if (error) this.stderrTail += `\n${error.message}`;
@@ -152,7 +152,7 @@ export class CodeSandbox {
     if (child && !this.exited.has(child)) child.kill();
   }
 
-  private kill(status: "timeout" | "memory", detail: string): void {
+  private kill(status: "timeout" | "memory" | "crashed", detail: string): void {
     this.killedFor = { status, detail };
     this.child?.kill();
   }
@@ -205,9 +205,30 @@ export class CodeSandbox {
     else child.unref();
   }
 
-  private onMessage(m: FromChild): void {
+  /**
+   * A message from the child, checked (protocol.ts). The child runs hostile code, so one it
+   * cannot have meant (a malformed message) says it is no longer the process that was started:
+   * it is replaced, and the request it was running gets a "crashed" verdict from its exit.
+   */
+  private onMessage(child: NodeChild, raw: unknown): void {
+    // A child already replaced has no request left (see onExit): nothing it says matters.
+    if (child !== this.child) return;
+    const parsed = parseFromChild(raw);
+    if (!parsed.ok) {
+      const problem = `the sandbox process sent a malformed message (${parsed.problem})`;
+      process.stderr.write(`[sandbox] ${problem}; replacing it\n`);
+      if (this.pending.size === 0) this.stop();
+      else this.kill("crashed", problem);
+      return;
+    }
+    const m = parsed.message;
     const p = this.pending.get(m.id);
-    if (!p) return;
+    if (!p) {
+      process.stderr.write(
+        `[sandbox] dropped a "${m.type}" message for request ${m.id}, which is not running\n`,
+      );
+      return;
+    }
     if (m.type === "running") {
       p.started = performance.now();
       p.timer = setTimeout(
