@@ -3,9 +3,15 @@
  * line skipped (not the connection), results cut before validation, the notification budget.
  * End to end against hostile server processes: mcp-hostile.test.ts.
  */
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, onTestFinished, vi } from "vitest";
 import { type Line, LineSplitter } from "./line-splitter";
-import { messageWorkerRunning, parseOffThread } from "./message-worker";
+import {
+  MessageWorker,
+  messageWorkerRunning,
+  parseOffThread,
+  startMessageWorker,
+  type WorkerLike,
+} from "./message-worker";
 import { outcomeOf } from "./mcp-result";
 import { shrinkMessage } from "./shrink-message";
 import { RateLimit } from "./stdio-transport";
@@ -91,6 +97,31 @@ describe("parseOffThread", () => {
     expect(value.result["x-macaron-cut"]).toBe(1_000_000 - 16_000);
     expect(messageWorkerRunning()).toBe(true);
     await expect(parseOffThread(Buffer.from("{not json"), 16_000, 1000)).rejects.toThrow(/JSON/);
+  });
+
+  it("the worker answers a malformed request that names its id 'internal', drops one without, and keeps working", async () => {
+    // The worker's answer to request 900 reaches no waiting request: logged, not shown here.
+    const stderr = vi.spyOn(process.stderr, "write").mockImplementation(() => true);
+    onTestFinished(() => stderr.mockRestore());
+    let real: WorkerLike | undefined;
+    const worker = new MessageWorker(() => (real = startMessageWorker()));
+    await expect(worker.parse(Buffer.from('{"a":1}'), 10, 100)).resolves.toEqual({ a: 1 });
+    const replies: unknown[] = [];
+    real!.on("message", (m) => replies.push(m));
+    const post = (value: unknown) => real!.postMessage(value as never, []);
+    post({ id: 900, bytes: "not bytes", maxChars: 10, maxString: 100 });
+    post({ bytes: new Uint8Array(2), maxChars: 10, maxString: 100 });
+    post("garbage");
+    post(null);
+    await expect(worker.parse(Buffer.from('{"b":2}'), 10, 100)).resolves.toEqual({ b: 2 });
+    expect(stderr).toHaveBeenCalledWith(
+      expect.stringContaining("answered request 900, which is not waiting"),
+    );
+    expect(replies).toEqual([
+      { id: 900, kind: "internal", message: "a malformed request" },
+      { id: 1, kind: "value", value: { b: 2 } },
+    ]);
+    expect(worker.running).toBe(true);
   });
 });
 
