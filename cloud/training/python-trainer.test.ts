@@ -124,8 +124,44 @@ describe("runTrainer", () => {
     });
   });
 
+  it("logs and drops events it cannot read; a run that ends without a usable done says so", async () => {
+    const python = await fakePython(
+      "malformed",
+      [
+        `echo '{"event":"progress","step":1}'`,
+        `echo '{"event":"celebrate"}'`,
+        `echo '[1,2]'`,
+        `echo '{"event":"heldout","step":0,"loss":null}'`,
+        `echo '{"event":"done","adapter":7}'`,
+      ].join("\n"),
+    );
+    const events: TrainerEvent[] = [];
+    const logs: string[] = [];
+    const run = runTrainer({
+      python,
+      nproc: 1,
+      args: ["train"],
+      onEvent: (e) => events.push(e),
+      onLog: (l) => logs.push(l),
+    });
+    await expect(run).rejects.toMatchObject({
+      code: "trainer_failed",
+      message: expect.stringMatching(
+        /^The trainer exited with code 0\.\nThe trainer sent a malformed event \(steps: .*\): \{"event":"progress","step":1\}$/,
+      ) as string,
+    });
+    expect(events).toEqual([{ event: "heldout", step: 0, loss: null }]);
+    expect(logs).toHaveLength(4);
+    expect(logs[2]).toBe("[1,2]"); // JSON, but not an event: a log line
+    expect(logs[1]).toMatch(/^The trainer sent a malformed event \(event: .*\): \{"event":"celebrate"\}$/);
+    expect(logs[3]).toMatch(/^The trainer sent a malformed event \(adapter: .*\)/);
+  });
+
   it("kills the trainer when aborted", async () => {
-    const python = await fakePython("slow", `echo '{"event":"progress","step":1}'\nexec sleep 30`);
+    const python = await fakePython(
+      "slow",
+      `echo '{"event":"checkpoint","step":1,"path":"/tmp/c"}'\nexec sleep 30`,
+    );
     const abort = new AbortController();
     const run = runTrainer({
       python,

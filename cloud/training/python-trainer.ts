@@ -7,6 +7,8 @@
 import { execFile, spawn, spawnSync } from "node:child_process";
 import { existsSync } from "node:fs";
 import { delimiter, resolve } from "node:path";
+import { z } from "zod";
+import { describeIssues } from "../../common/zod-issues";
 import { TrainError, type TrainErrorCode } from "./train-error";
 
 /** The folder holding the macaron_trainer package (what PYTHONPATH must include). */
@@ -15,32 +17,40 @@ const SYSTEM_PYTHON = "/usr/bin/python3";
 /** Trainer stderr kept for the message when it dies without an error event. */
 const STDERR_TAIL_CHARS = 4000;
 
-/** The trainer's stdout events (the shared trainer CLI interface). */
-export type TrainerEvent =
-  | {
-      event: "start";
-      examples: number;
-      heldoutExamples: number;
-      steps: number;
-      trainableParams: number;
-      device: string;
-      worldSize: number;
-      torch: string;
-      trainer: string;
-    }
-  | {
-      event: "progress";
-      step: number;
-      steps: number;
-      epoch: number;
-      loss: number | null;
-      tokensPerSecond: number;
-      etaSeconds: number;
-    }
-  | { event: "checkpoint"; step: number; path: string }
-  | { event: "heldout"; step: number; loss: number | null }
-  | { event: "done"; adapter: string; report: string }
-  | { event: "error"; code: string; message: string };
+/**
+ * The trainer's stdout events (the shared trainer CLI interface; macaron_trainer/events.py
+ * writes them, one JSON object a line, non-finite numbers as null). runTrainer parses each:
+ * one that is JSON but not one of these is logged and dropped, never passed on.
+ */
+const TrainerEventSchema = z.discriminatedUnion("event", [
+  z.object({
+    event: z.literal("start"),
+    examples: z.number(),
+    heldoutExamples: z.number(),
+    steps: z.number(),
+    trainableParams: z.number(),
+    device: z.string(),
+    worldSize: z.number(),
+    torch: z.string(),
+    trainer: z.string(),
+    /** Present when the run went on from a checkpoint. */
+    resumedFromStep: z.number().optional(),
+  }),
+  z.object({
+    event: z.literal("progress"),
+    step: z.number(),
+    steps: z.number(),
+    epoch: z.number(),
+    loss: z.number().nullable(),
+    tokensPerSecond: z.number(),
+    etaSeconds: z.number(),
+  }),
+  z.object({ event: z.literal("checkpoint"), step: z.number(), path: z.string() }),
+  z.object({ event: z.literal("heldout"), step: z.number(), loss: z.number().nullable() }),
+  z.object({ event: z.literal("done"), adapter: z.string(), report: z.string() }),
+  z.object({ event: z.literal("error"), code: z.string(), message: z.string() }),
+]);
+export type TrainerEvent = z.infer<typeof TrainerEventSchema>;
 
 export interface TrainerCommand {
   command: string;
@@ -186,16 +196,30 @@ export function runTrainer(options: RunTrainerOptions): Promise<Extract<TrainerE
   });
   let done: Extract<TrainerEvent, { event: "done" }> | null = null;
   let error: TrainError | null = null;
+  /** The first event that could not be read, for the failure's message. */
+  let malformed: string | null = null;
   let stderrTail = "";
   lines(child.stdout, (line) => {
-    let event: TrainerEvent;
+    let raw: unknown;
     try {
-      event = JSON.parse(line) as TrainerEvent;
+      raw = JSON.parse(line);
     } catch {
+      raw = undefined;
+    }
+    if (typeof raw !== "object" || raw === null || !("event" in raw)) {
       // Not an event (a library printing to stdout): a log line like the stderr ones.
       options.onLog?.(line);
       return;
     }
+    const parsed = TrainerEventSchema.safeParse(raw);
+    if (!parsed.success) {
+      // A trainer of another version, or a bug: a consumer would read fields that are not there.
+      const problem = `The trainer sent a malformed event (${describeIssues(parsed.error)}): ${line.slice(0, 200)}`;
+      malformed ??= problem;
+      options.onLog?.(problem);
+      return;
+    }
+    const event = parsed.data;
     if (event.event === "error") error ??= new TrainError(asCode(event.code), event.message);
     else if (event.event === "done") done = event;
     options.onEvent(event);
@@ -218,7 +242,8 @@ export function runTrainer(options: RunTrainerOptions): Promise<Extract<TrainerE
       else {
         const how = signal ? `was killed (${signal})` : `exited with code ${String(code)}`;
         const tail = stderrTail.trim();
-        reject(new TrainError("trainer_failed", `The trainer ${how}${tail ? `:\n${tail}` : "."}`));
+        const also = malformed ? `\n${malformed}` : "";
+        reject(new TrainError("trainer_failed", `The trainer ${how}${tail ? `:\n${tail}` : "."}${also}`));
       }
     });
   });
