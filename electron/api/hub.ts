@@ -98,6 +98,22 @@ export const HubFile = z.object({
 });
 export type HubFile = z.infer<typeof HubFile>;
 
+/**
+ * A LoRA adapter on the hub that fits the loaded base (hub.adaptersForBase): a GGUF file, or a
+ * PEFT folder (`path` its adapter_model.safetensors, `parts` that and its adapter_config.json),
+ * which hub.installAdapter converts to a GGUF for the loaded base.
+ */
+export const HubAdapterFile = HubFile.extend({ kind: z.enum(["gguf", "peft"]) });
+export type HubAdapterFile = z.infer<typeof HubAdapterFile>;
+
+/** A repo's adapters that fit the loaded base, with why they match. */
+export const HubAdapterMatch = z.object({
+  repo: RepoId,
+  files: z.array(HubAdapterFile),
+  reason: z.string(),
+});
+export type HubAdapterMatch = z.infer<typeof HubAdapterMatch>;
+
 export const HubRepo = z.object({
   repo: RepoId,
   gated: z.boolean(),

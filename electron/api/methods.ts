@@ -32,7 +32,7 @@ import {
   Download,
   EngineBuild,
   FitEstimate,
-  HubFile,
+  HubAdapterMatch,
   HubModel,
   HubRepo,
   LoadSettings,
@@ -137,12 +137,18 @@ export const methods = {
     input: z.object({ token: z.string().min(1).max(500).nullable() }).strict(),
     output: z.object({ set: z.boolean(), storage: z.enum(["safeStorage", "file"]) }),
   },
-  /** LoRA adapter GGUFs on the hub made for the loaded base (hub metadata, then the file's own architecture). */
+  /**
+   * LoRA adapters on the hub made for the loaded base (hub metadata, then each file's own header:
+   * a GGUF's architecture and shapes, a PEFT folder's config and safetensors header).
+   */
   "hub.adaptersForBase": {
     input: z.object({ query: z.string().max(200).optional() }).strict(),
-    output: z.array(z.object({ repo: RepoId, files: z.array(HubFile), reason: z.string() })),
+    output: z.array(HubAdapterMatch),
   },
-  /** Download an adapter GGUF and install it with the same validation as adapters.install. */
+  /**
+   * Download an adapter and install it with the same validation as adapters.install: a GGUF
+   * file, or a PEFT folder (`file` its adapter_model.safetensors), converted for the loaded base.
+   */
   "hub.installAdapter": { input: z.object({ repo: RepoId, file: RepoPath }).strict(), output: AdapterInfo },
 
   /** Which llama.cpp binaries the engine runs, and the build for this machine's state. */

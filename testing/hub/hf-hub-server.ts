@@ -23,6 +23,8 @@ import type { AddressInfo, Socket } from "node:net";
 import { join } from "node:path";
 import { wrongBaseAdapterSpec } from "../../native/gguf/adapters";
 import { demoAdaptersDir, demoBasePath } from "../../native/gguf/demo-files";
+import { readGguf } from "../../native/gguf/reader";
+import { loraPair, peftConfig, writePeftFolder, type TestTensor } from "../peft/peft-folder";
 import { tinyModelSpec } from "../../native/gguf/tiny-model";
 import { encodeGgufChunks, gv, writeGguf, type GgufWriteSpec } from "../../native/gguf/writer";
 
@@ -127,9 +129,10 @@ interface FileEntry {
   gitOid: string;
 }
 
+/** sha256 and the git blob id (SHA-1 of `blob <size>\0<bytes>`, the tree's `oid`) of a file. */
 async function hashFile(path: string): Promise<{ sha256: string; sha1: string; size: number }> {
   const sha256 = createHash("sha256");
-  const sha1 = createHash("sha1");
+  const sha1 = createHash("sha1").update(`blob ${(await stat(path)).size}\0`);
   let size = 0;
   for await (const chunk of createReadStream(path)) {
     const b = chunk as Buffer;
@@ -769,6 +772,42 @@ export const GATED_REPO = "macaron-test/gated-demo-GGUF";
 export const NO_GGUF_REPO = "macaron-test/no-gguf";
 export const ADAPTER_REPO = "macaron-test/demo-chat-lora-GGUF";
 export const WRONG_ADAPTER_REPO = "macaron-test/other-base-lora-GGUF";
+export const PEFT_REPO = "macaron-test/demo-chat-peft-lora";
+export const WRONG_PEFT_REPO = "macaron-test/wide-peft-lora";
+
+/**
+ * PEFT LoRA folders for the demo base (testing/peft/peft-folder.ts): `fit` on layers 0 and 1's
+ * q_proj and v_proj, `vOnly` on v_proj alone, `wide` shaped for a base twice as wide.
+ */
+async function writeDemoPeftFolders(dir: string, demo: string) {
+  const base = await readGguf(demo);
+  const dims = (name: string) => {
+    const t = base.tensors.find((x) => x.name === name);
+    if (!t) throw new Error(`the demo base has no ${name}`);
+    return t.dims as [number, number];
+  };
+  const pair = (layer: number, proj: "q_proj" | "v_proj", seed: number, widen = 1) => {
+    const [nIn, nOut] = dims(`blk.${layer}.attn_${proj[0]}.weight`);
+    return loraPair(`model.layers.${layer}.self_attn.${proj}`, nIn * widen, nOut * widen, 4, seed);
+  };
+  const config = peftConfig(4, {
+    base_model_name_or_path: DEMO_BASE_MODEL,
+    target_modules: ["q_proj", "v_proj"],
+  });
+  const folder = async (name: string, tensors: readonly TestTensor[]) =>
+    existsSync(join(dir, name, "adapter_model.safetensors"))
+      ? join(dir, name)
+      : writePeftFolder(join(dir, name), config, tensors);
+  return {
+    fit: await folder("peft-fit", [
+      ...pair(0, "q_proj", 1),
+      ...pair(0, "v_proj", 3),
+      ...pair(1, "q_proj", 5),
+    ]),
+    vOnly: await folder("peft-v-only", [...pair(1, "v_proj", 7)]),
+    wide: await folder("peft-wide", [...pair(0, "q_proj", 9, 2)]),
+  };
+}
 
 /**
  * The standard test repos, their files generated (or copied) into `dir` once:
@@ -779,6 +818,8 @@ export const WRONG_ADAPTER_REPO = "macaron-test/other-base-lora-GGUF";
  * - NO_GGUF_REPO: safetensors and a README, no GGUF
  * - ADAPTER_REPO: the demo's four trained LoRA adapters and manifests, `base_model` = the demo base
  * - WRONG_ADAPTER_REPO: a LoRA whose hub metadata claims the demo base but whose shapes do not fit
+ * - PEFT_REPO: PEFT LoRA folders for the demo base (no GGUF): one at the root, one in `v-only/`
+ * - WRONG_PEFT_REPO: a PEFT LoRA folder whose hub metadata claims the demo base, shaped for another
  */
 export async function defaultHubRepos(dir: string): Promise<HubRepoSpec[]> {
   await mkdir(dir, { recursive: true });
@@ -800,6 +841,12 @@ export async function defaultHubRepos(dir: string): Promise<HubRepoSpec[]> {
   const wrong = await once(join(dir, "wrong-base-lora.gguf"), () =>
     writeGguf(join(dir, "wrong-base-lora.gguf"), wrongBaseAdapterSpec()),
   );
+  const peft = await writeDemoPeftFolders(dir, demo);
+  const peftFiles = (folder: string, under = "") =>
+    ["adapter_config.json", "adapter_model.safetensors"].map((name) => ({
+      path: `${under}${name}`,
+      source: join(folder, name),
+    }));
   const adapters = demoAdaptersDir();
   const adapterFiles = ["chat", "coding", "agent", "ui"].flatMap((id) => [
     { path: `${id}-lora.gguf`, source: join(adapters, `${id}.gguf`) },
@@ -872,6 +919,26 @@ export async function defaultHubRepos(dir: string): Promise<HubRepoSpec[]> {
       tags: ["lora", "llama"],
       downloads: 10,
       files: [{ path: "other-base-lora.gguf", source: wrong }],
+    },
+    {
+      id: PEFT_REPO,
+      baseModel: DEMO_BASE_MODEL,
+      adapterOf: DEMO_BASE_MODEL,
+      tags: ["lora", "peft", "llama"],
+      downloads: 40,
+      files: [
+        { path: "README.md", source: readme },
+        ...peftFiles(peft.fit),
+        ...peftFiles(peft.vOnly, "v-only/"),
+      ],
+    },
+    {
+      id: WRONG_PEFT_REPO,
+      baseModel: DEMO_BASE_MODEL,
+      adapterOf: DEMO_BASE_MODEL,
+      tags: ["lora", "peft", "llama"],
+      downloads: 5,
+      files: peftFiles(peft.wide),
     },
   ];
 }

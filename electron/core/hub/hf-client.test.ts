@@ -6,11 +6,20 @@ import {
   DEMO_REPO,
   GATED_REPO,
   NO_GGUF_REPO,
+  PEFT_REPO,
   SPLIT_REPO,
   type HubServer,
 } from "../../../testing/hub/hf-hub-server";
 import { useTestHub } from "../../../testing/hub/test-hub";
-import { baseModelOf, groupGgufFiles, HubClient, hubEndpoint, parseQuant, splitPartPaths } from "./hf-client";
+import {
+  baseModelOf,
+  groupGgufFiles,
+  groupPeftFolders,
+  HubClient,
+  hubEndpoint,
+  parseQuant,
+  splitPartPaths,
+} from "./hf-client";
 
 let hub: HubServer;
 
@@ -64,6 +73,51 @@ describe("hub names", () => {
     expect(baseModelOf({ tags: ["gguf"] })).toBeNull();
     expect(hubEndpoint({ HF_ENDPOINT: "http://127.0.0.1:9/" })).toBe("http://127.0.0.1:9");
     expect(hubEndpoint({})).toBe("https://huggingface.co");
+  });
+});
+
+describe("PEFT folders in a repo's tree", () => {
+  it("pairs adapter_config.json with adapter_model.safetensors at the root or one folder down", () => {
+    const file = (path: string, lfs = false) => ({
+      type: "file",
+      path,
+      size: 10,
+      oid: "b".repeat(40),
+      ...(lfs ? { lfs: { oid: "a".repeat(64), size: 1000 } } : {}),
+    });
+    const folders = groupPeftFolders([
+      file("zeta/adapter_config.json"),
+      file("zeta/adapter_model.safetensors", true),
+      file("adapter_config.json"),
+      file("adapter_model.safetensors", true),
+      file("alpha/adapter_config.json"), // no weights beside it
+      file("a/b/adapter_config.json"), // two folders down
+      file("a/b/adapter_model.safetensors", true),
+      file("../adapter_config.json"),
+      file("../adapter_model.safetensors", true),
+    ]);
+    expect(folders.map((f) => f.dir)).toEqual(["", "zeta"]);
+    expect(folders[1]).toEqual({
+      dir: "zeta",
+      config: { path: "zeta/adapter_config.json", sizeBytes: 10, sha256: null, gitOid: "b".repeat(40) },
+      weights: {
+        path: "zeta/adapter_model.safetensors",
+        sizeBytes: 1000,
+        sha256: "a".repeat(64),
+        gitOid: null,
+      },
+    });
+  });
+
+  it("lists the test hub's PEFT repo beside its (absent) GGUF files", async () => {
+    const listing = await client().repoListing(PEFT_REPO);
+    expect(listing.repo.files).toEqual([]);
+    expect(listing.peft.map((f) => [f.config.path, f.weights.path])).toEqual([
+      ["adapter_config.json", "adapter_model.safetensors"],
+      ["v-only/adapter_config.json", "v-only/adapter_model.safetensors"],
+    ]);
+    expect(listing.peft[0]!.weights.sha256).toMatch(/^[0-9a-f]{64}$/);
+    expect(listing.peft[0]!.config.gitOid).toMatch(/^[0-9a-f]{40}$/);
   });
 });
 

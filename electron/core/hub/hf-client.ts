@@ -107,6 +107,57 @@ export function groupGgufFiles(entries: readonly TreeEntry[], repoIsAdapter = fa
   return out.sort((a, b) => a.sizeBytes - b.sizeBytes || a.path.localeCompare(b.path));
 }
 
+/** The two files of a PEFT adapter folder (native/gguf/peft-lora.ts reads them). */
+export const PEFT_CONFIG_NAME = "adapter_config.json";
+export const PEFT_WEIGHTS_NAME = "adapter_model.safetensors";
+
+/** One file of a PEFT folder as the hub lists it. */
+export interface PeftListedFile {
+  path: string;
+  sizeBytes: number;
+  /** The LFS sha256 (weights are LFS files), or null. */
+  sha256: string | null;
+  /** The git blob id (SHA-1 of `blob <size>\0<bytes>`): what checks a small non-LFS file such as the config. */
+  gitOid: string | null;
+}
+
+/** A PEFT adapter folder of a repo: adapter_config.json beside adapter_model.safetensors. */
+export interface PeftRepoFolder {
+  /** "" at the repo's root, else the sub-folder. */
+  dir: string;
+  config: PeftListedFile;
+  weights: PeftListedFile;
+}
+
+/** Whether `path` is a PEFT folder's file at the root or one folder down (what the tree keeps). */
+export function isPeftFilePath(path: string): boolean {
+  const parts = path.split("/");
+  return parts.length <= 2 && (parts.at(-1) === PEFT_CONFIG_NAME || parts.at(-1) === PEFT_WEIGHTS_NAME);
+}
+
+/** The PEFT folders of a repo's file tree (root or one sub-folder), root first, then by name. */
+export function groupPeftFolders(entries: readonly TreeEntry[]): PeftRepoFolder[] {
+  const byPath = new Map(
+    entries
+      .filter((e) => e.type === "file" && isSafeRepoPath(e.path) && isPeftFilePath(e.path))
+      .map((e) => [e.path, e]),
+  );
+  const listed = (e: TreeEntry): PeftListedFile => ({
+    path: e.path,
+    sizeBytes: e.lfs?.size ?? e.size ?? 0,
+    sha256: e.lfs?.oid ?? e.lfs?.sha256 ?? null,
+    gitOid: e.lfs ? null : (e.oid ?? null),
+  });
+  const out: PeftRepoFolder[] = [];
+  for (const e of byPath.values()) {
+    if (!e.path.endsWith(PEFT_CONFIG_NAME)) continue;
+    const dir = e.path.slice(0, -PEFT_CONFIG_NAME.length).replace(/\/$/, "");
+    const weights = byPath.get(dir ? `${dir}/${PEFT_WEIGHTS_NAME}` : PEFT_WEIGHTS_NAME);
+    if (weights) out.push({ dir, config: listed(e), weights: listed(weights) });
+  }
+  return out.sort((a, b) => (a.dir === "" ? -1 : b.dir === "" ? 1 : a.dir.localeCompare(b.dir)));
+}
+
 /** The base model a repo names: `cardData.base_model` (string or first of a list), else a `base_model:` tag. */
 export function baseModelOf(info: { cardData?: unknown; tags?: unknown }): string | null {
   const card = (info.cardData ?? {}) as { base_model?: unknown };
@@ -312,27 +363,37 @@ export class HubClient {
 
   /** A repo's GGUF files (split parts grouped, quantization, sizes, LFS sha256). */
   async repo(repo: string): Promise<HubRepo> {
+    return (await this.repoListing(repo)).repo;
+  }
+
+  /** A repo's GGUF files and its PEFT adapter folders, from one listing. */
+  async repoListing(repo: string): Promise<{ repo: HubRepo; peft: PeftRepoFolder[] }> {
     const info = await this.getJson(`/api/models/${repo}`, { repo });
     if (typeof info !== "object" || info === null || Array.isArray(info))
       throw new ApiError("upstream", `The model hub's answer about ${repo} was not an object.`);
     const tree = await this.tree(repo);
     const record = info as Record<string, unknown>;
     return {
-      repo,
-      gated: record.gated !== undefined && record.gated !== false,
-      baseModel: baseModelOf(record),
-      files: groupGgufFiles(tree, isAdapterRepo(record)),
+      repo: {
+        repo,
+        gated: record.gated !== undefined && record.gated !== false,
+        baseModel: baseModelOf(record),
+        files: groupGgufFiles(tree, isAdapterRepo(record)),
+      },
+      peft: groupPeftFolders(tree),
     };
   }
 
   /**
-   * The GGUF files of a repo's tree (follows the hub's `Link: rel="next"` pages). Bounded: each
-   * page is read up to MAX_JSON_BYTES, the tree up to MAX_TREE_ENTRIES entries and
-   * MAX_TREE_GGUFS GGUF files, else a clear error instead of minutes of parsing.
+   * The GGUF files of a repo's tree and the files of its PEFT folders (isPeftFilePath); follows
+   * the hub's `Link: rel="next"` pages. Bounded: each page is read up to MAX_JSON_BYTES, the tree
+   * up to MAX_TREE_ENTRIES entries and MAX_TREE_GGUFS GGUF files, else a clear error instead of
+   * minutes of parsing.
    */
   async tree(repo: string): Promise<TreeEntry[]> {
     const entries: TreeEntry[] = [];
     let seen = 0;
+    let ggufs = 0;
     let next: string | null = `${this.endpoint}/api/models/${repo}/tree/main?recursive=true&expand=false`;
     const target = { repo, what: `the file list of ${repo}` };
     for (let page = 0; next; page++) {
@@ -351,9 +412,14 @@ export class HubClient {
           "upstream",
           `${repo} lists more than ${MAX_TREE_ENTRIES.toLocaleString("en-US")} files; the app does not read a file list that long.`,
         );
-      for (const e of body as TreeEntry[])
-        if (e && typeof e.path === "string" && /\.gguf$/i.test(e.path)) entries.push(e);
-      if (entries.length > MAX_TREE_GGUFS)
+      for (const e of body as TreeEntry[]) {
+        if (!e || typeof e.path !== "string") continue;
+        if (/\.gguf$/i.test(e.path)) {
+          entries.push(e);
+          ggufs++;
+        } else if (isPeftFilePath(e.path)) entries.push(e);
+      }
+      if (ggufs > MAX_TREE_GGUFS)
         throw new ApiError(
           "upstream",
           `${repo} lists more than ${MAX_TREE_GGUFS.toLocaleString("en-US")} GGUF files; the app does not read a file list that long.`,
@@ -534,6 +600,65 @@ export async function readCapped(
     }
   }
   return Buffer.concat(chunks, total);
+}
+
+/**
+ * Bytes [start, start + length) of a repo file, asked for with HTTP Range. A 206 must start at
+ * `start`; a hub that ignores the range answers 200 with the file from its first byte, of which
+ * only what is needed is read before the answer is dropped. Never more than `length` bytes are
+ * kept, whatever the hub sends or announces.
+ */
+export async function readRange(
+  client: HubClient,
+  repo: string,
+  path: string,
+  start: number,
+  length: number,
+): Promise<Buffer> {
+  const target = { repo, file: path };
+  const { res } = await client.request(client.fileUrl(repo, path), target, "GET", {
+    Range: `bytes=${start}-${start + length - 1}`,
+    "Accept-Encoding": "identity",
+  });
+  let skip = 0;
+  if (res.status === 206) {
+    const from = /^bytes (\d+)-/.exec(res.headers.get("content-range") ?? "")?.[1];
+    if (from === undefined || Number(from) !== start) {
+      await res.body?.cancel().catch(() => undefined);
+      throw new ApiError(
+        "upstream",
+        `The model hub answered a request for ${targetName(target)} from byte ${start} with other bytes (${res.headers.get("content-range") ?? "no Content-Range"}).`,
+      );
+    }
+  } else skip = start;
+  const out = Buffer.alloc(length);
+  let at = 0;
+  if (res.body) {
+    const reader = res.body.getReader() as ReadableStreamDefaultReader<Uint8Array>;
+    try {
+      while (at < length) {
+        const { done, value } = await reader.read();
+        if (done) break;
+        const chunk = Buffer.from(value.buffer, value.byteOffset, value.byteLength);
+        const from = Math.min(skip, chunk.length);
+        skip -= from;
+        at += chunk.copy(out, at, from, Math.min(chunk.length, from + length - at));
+      }
+    } catch (err) {
+      throw new ApiError(
+        "upstream",
+        `The model hub's answer for ${targetName(target)} broke off (${(err as Error)?.message ?? String(err)}).`,
+      );
+    } finally {
+      await reader.cancel().catch(() => undefined);
+    }
+  }
+  if (at < length)
+    throw new ApiError(
+      "upstream",
+      `The model hub sent ${at} of the ${length} bytes asked for of ${targetName(target)} (from byte ${start}).`,
+    );
+  return out;
 }
 
 /**

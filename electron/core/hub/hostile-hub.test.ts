@@ -2,14 +2,22 @@
  * HubClient against a hostile hub on loopback: answers that are not JSON, redirects to
  * `file://` and in a loop, listings with `../` paths, a 60 MB search answer and a 200,000-file
  * tree (bounded, with a clear error, instead of minutes of parsing), and tree paging or a
- * redirect that points at another host (the token stays with the hub). Each is an `upstream`
+ * redirect that points at another host (the token stays with the hub), and a byte range answered
+ * from the wrong offset, too short, or with the whole file (only what was asked is read). Each is an `upstream`
  * error (HTTP 502) with a sentence, not 500 "internal".
  */
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { describe, expect, it, onTestFinished } from "vitest";
 import { httpStatusFor } from "../../server/http-status";
-import { HubClient, MAX_JSON_BYTES, MAX_JSON_DEPTH, MAX_TREE_ENTRIES, mayAuthorize } from "./hf-client";
+import {
+  HubClient,
+  MAX_JSON_BYTES,
+  MAX_JSON_DEPTH,
+  MAX_TREE_ENTRIES,
+  mayAuthorize,
+  readRange,
+} from "./hf-client";
 
 type Handler = (req: IncomingMessage, res: ServerResponse, base: string) => void;
 
@@ -174,6 +182,51 @@ describe("a hostile hub", () => {
       },
     });
     await expect(client(announced.url).search("x")).rejects.toThrow(/larger than 8 MB/);
+  });
+
+  it("reads a byte range of a file and no more: a 206 from another offset is refused; a hub that ignores Range is cut off", async () => {
+    const file = "/evil/repo/resolve/main/adapter_model.safetensors";
+    let sent = 0;
+    let closed = false;
+    const h = await hostile({
+      // Ignores Range: the whole (50 MB) file from byte 0, chunked; chunk n is filled with n.
+      [file]: (_req, res) => {
+        res.writeHead(200, { "content-type": "application/octet-stream" });
+        const pump = () => {
+          while (sent < 50_000_000 && !closed) {
+            sent += 65_536;
+            if (!res.write(Buffer.alloc(65_536, sent / 65_536))) return void res.once("drain", pump);
+          }
+          res.end();
+        };
+        res.on("close", () => (closed = true));
+        pump();
+      },
+    });
+    const bytes = await readRange(client(h.url), "evil/repo", "adapter_model.safetensors", 65_536 + 8, 16);
+    expect([...bytes]).toEqual(Array(16).fill(2));
+    expect(sent).toBeLessThan(50_000_000);
+    const shifted = await hostile({
+      [file]: (_req, res) => {
+        res.writeHead(206, { "content-range": "bytes 0-15/100", "content-length": "16" });
+        res.end(Buffer.alloc(16));
+      },
+    });
+    await expect(
+      readRange(client(shifted.url), "evil/repo", "adapter_model.safetensors", 8, 16),
+    ).rejects.toMatchObject({
+      code: "upstream",
+      message: expect.stringMatching(/from byte 8 with other bytes \(bytes 0-15\/100\)/) as unknown,
+    });
+    const short = await hostile({
+      [file]: (_req, res) => {
+        res.writeHead(206, { "content-range": "bytes 8-23/100", "content-length": "4" });
+        res.end(Buffer.alloc(4));
+      },
+    });
+    await expect(
+      readRange(client(short.url), "evil/repo", "adapter_model.safetensors", 8, 16),
+    ).rejects.toThrow(/sent 4 of the 16 bytes asked for of adapter_model\.safetensors in evil\/repo/);
   });
 
   it("refuses a 200,000-file tree (paged) with a clear error", async () => {

@@ -338,7 +338,7 @@ describe("Adapters from the hub", () => {
     api.handlers["hub.adaptersForBase"] = () => [
       {
         repo: "o/lora",
-        files: [hubFile("coding.gguf", null, 0.01)],
+        files: [{ ...hubFile("coding.gguf", null, 0.01), kind: "gguf" }],
         reason: "base_model: o/m (llama, 64-dim)",
       },
     ];
