@@ -1,13 +1,15 @@
 import { useId, useState } from "react";
 import { useAdapterState, useAppState, useAdapterController } from "../app/controller-context";
+import type { HubAdapterFile } from "../../../electron/api";
 import { hubFileKey } from "./adapter-controller";
 import { formatBytes } from "../../../common/format-bytes";
 import { fileName } from "../models/hub-logic";
 
 /**
- * "Find adapters for this model": LoRA adapter GGUFs on the hub whose base matches the loaded
- * model, each with the reason it matches; Install downloads it and runs the same validation as
- * a file install (its refusal is shown as it comes).
+ * "Find adapters for this model": LoRA adapters on the hub whose base matches the loaded model
+ * (GGUF files, and PEFT folders that are converted on install), each with the reason it
+ * matches; Install downloads it and runs the same validation as a file install (its refusal is
+ * shown as it comes).
  */
 export function FindAdapters() {
   const adaptersController = useAdapterController();
@@ -72,21 +74,25 @@ export function FindAdapters() {
                   const installing = hub.installing.includes(key);
                   const installed = hub.installed.includes(key);
                   const error = hub.installErrors[key];
+                  const label = adapterLabel(f);
                   return (
                     <li key={f.path}>
-                      <span>{fileName(f.path)}</span>{" "}
-                      <span className="muted">{formatBytes(f.sizeBytes)}</span>{" "}
+                      <span>{label}</span> <span className="muted">{formatBytes(f.sizeBytes)}</span>{" "}
                       {installed ? (
                         <span className="badge badge--ok">Installed</span>
                       ) : (
                         <button
                           type="button"
                           className="button button--small"
-                          aria-label={`Install ${fileName(f.path)} from ${r.repo}`}
+                          aria-label={`Install ${label} from ${r.repo}${f.kind === "peft" ? ", converted for this model" : ""}`}
                           disabled={installing}
                           onClick={() => void adaptersController.installFromHub(r.repo, f.path)}
                         >
-                          {installing ? "Installing…" : "Install"}
+                          {installing
+                            ? "Installing…"
+                            : f.kind === "peft"
+                              ? "Install (converts PEFT)"
+                              : "Install"}
                         </button>
                       )}
                       {error && (
@@ -104,4 +110,11 @@ export function FindAdapters() {
       )}
     </section>
   );
+}
+
+/** A GGUF by its file name; a PEFT folder as such, by its sub-folder when it is in one. */
+function adapterLabel(f: HubAdapterFile): string {
+  if (f.kind !== "peft") return fileName(f.path);
+  const dir = f.path.split("/").slice(0, -1).join("/");
+  return dir ? `PEFT adapter ${dir}/` : "PEFT adapter";
 }

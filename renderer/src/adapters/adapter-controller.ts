@@ -6,7 +6,7 @@
  */
 import { createStore } from "zustand/vanilla";
 import type { StoreApi } from "zustand/vanilla";
-import type { AdapterInfo, HubFile } from "../../../electron/api";
+import type { AdapterInfo, HubAdapterFile } from "../../../electron/api";
 import { errorMessage } from "../api";
 import type { RendererApi } from "../api";
 import { installFromPath, pickAndInstallWith } from "./install-flow";
@@ -39,7 +39,8 @@ export interface AdapterState {
 
 export interface HubAdapterMatch {
   repo: string;
-  files: HubFile[];
+  /** GGUF files, and PEFT folders (`kind: "peft"`, converted for the loaded base on install). */
+  files: HubAdapterFile[];
   /** Why it matches the loaded base (hub metadata, the file's architecture and shapes). */
   reason: string;
 }
