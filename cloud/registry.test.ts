@@ -158,7 +158,9 @@ describe("adapter registry", () => {
   });
 
   it("keeps versions per base: each base's own 1.1.0, ?base= answers that base's (and its named quantizations'), the cycle's parent is its base's", async () => {
-    const [q8, q4, other] = ["a", "b", "c"].map((c) => c.repeat(64));
+    const q8 = "a".repeat(64);
+    const q4 = "b".repeat(64);
+    const other = "c".repeat(64);
     const access = { url: cloud.url, adminKey: ADMIN };
     const forQ8 = codingManifest("1.1.0", "0".repeat(64), q8, "for the Q8_0 file");
     // The same weights quantized to Q4_K: the Q8_0 version fits it too.
