@@ -5,13 +5,12 @@
  */
 import fc from "fast-check";
 import { spawnSync } from "node:child_process";
-import { mkdtempSync, readdirSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { readdirSync } from "node:fs";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { FeedbackItem } from "../common/feedback-protocol";
 import { makeItem } from "../testing/cloud/items";
 import { atSignScan } from "../testing/cloud/prepare";
+import { testDir } from "../testing/core/temp-dir";
 import { exportDataset, streamDataset, type PrepareOptions } from "./export";
 import { postgresSkipReason, startPostgres, type PostgresCluster } from "./testing/postgres";
 import { PostgresStore } from "./store/postgres-store";
@@ -38,12 +37,8 @@ const engines: { name: string; open(): Promise<CloudStore>; skip: boolean }[] = 
     name: "sqlite",
     skip: false,
     open() {
-      const dir = mkdtempSync(join(tmpdir(), "macaron-export-"));
-      const store = new SqliteStore(dir);
-      cleanups.push(
-        () => rmSync(dir, { recursive: true, force: true }),
-        () => store.close(),
-      );
+      const store = new SqliteStore(testDir("macaron-export-"));
+      cleanups.push(() => store.close());
       return Promise.resolve(store);
     },
   },
@@ -174,8 +169,7 @@ for (const engine of engines)
       await ingest(store, mixedItems(3000));
       const opts = { type: "sft" as const, scan: atSignScan };
       const before = await exportDataset(store, "chat", opts);
-      const scratch = mkdtempSync(join(tmpdir(), "macaron-scratch-"));
-      cleanups.push(() => rmSync(scratch, { recursive: true, force: true }));
+      const scratch = testDir("macaron-scratch-");
       let done = false;
       const exporting = streamDataset(store, "chat", opts, scratch).finally(() => (done = true));
       // Batches stored while the export reads (each answered before the export finished).
@@ -203,24 +197,20 @@ describe("dataset export in bounded memory", () => {
   const N = 50_000;
   const HEAP_MB = 64;
   const run = (mode: "stream" | "memory") => {
-    const dir = mkdtempSync(join(tmpdir(), "macaron-export-mem-"));
-    try {
-      return spawnSync(
-        process.execPath,
-        [
-          `--max-old-space-size=${HEAP_MB}`,
-          "--import",
-          "tsx",
-          "cloud/testing/export-memory.ts",
-          mode,
-          String(N),
-          dir,
-        ],
-        { encoding: "utf8", timeout: 170_000 },
-      );
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
+    const dir = testDir("macaron-export-mem-");
+    return spawnSync(
+      process.execPath,
+      [
+        `--max-old-space-size=${HEAP_MB}`,
+        "--import",
+        "tsx",
+        "cloud/testing/export-memory.ts",
+        mode,
+        String(N),
+        dir,
+      ],
+      { encoding: "utf8", timeout: 170_000 },
+    );
   };
 
   it("exports more items than the heap holds; the in-memory export runs out of heap there", () => {

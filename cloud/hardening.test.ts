@@ -5,12 +5,12 @@
  * delete leaves the deleted text nowhere in SQLite's file or WAL, and PostgreSQL vacuums after it.
  */
 import { randomUUID } from "node:crypto";
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { DeleteResponse, RegisterResponse } from "../common/feedback-protocol";
 import { makeItem } from "../testing/cloud/items";
+import { testDir } from "../testing/core/temp-dir";
 import { startCloud, type RunningCloud, type RegistrationLimitOptions } from "./server";
 import { CLOUD_DB_FILE, type SqliteStore } from "./store/sqlite-store";
 import { type PostgresStore } from "./store/postgres-store";
@@ -22,10 +22,10 @@ if (skip) console.warn(`cloud hardening on PostgreSQL skipped: ${skip}`);
 
 let cluster: PostgresCluster | null = null;
 const running: RunningCloud<CloudStore>[] = [];
-const dirs: string[] = [];
+/** The data folder of the cloud started last. */
+let dataDir = "";
 afterEach(async () => {
   for (const c of running.splice(0)) await c.close();
-  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
 });
 
 async function start(
@@ -33,8 +33,7 @@ async function start(
   registration?: RegistrationLimitOptions,
   now?: () => number,
 ): Promise<RunningCloud<CloudStore>> {
-  const dataDir = mkdtempSync(join(tmpdir(), "macaron-hardening-"));
-  dirs.push(dataDir);
+  dataDir = testDir("macaron-hardening-");
   const database = engine === "postgres" ? await cluster!.createDatabase() : "sqlite";
   const cloud = await startCloud({
     dataDir,
@@ -228,7 +227,7 @@ for (const engine of ["sqlite", "postgres"] as const) {
           200,
         );
 
-        const dbPath = join(dirs.at(-1)!, CLOUD_DB_FILE);
+        const dbPath = join(dataDir, CLOUD_DB_FILE);
         const files = () =>
           [dbPath, `${dbPath}-wal`].filter((f) => existsSync(f)).map((f) => readFileSync(f));
         const contains = (needle: string) => files().some((buf) => buf.includes(Buffer.from(needle)));
@@ -253,7 +252,7 @@ for (const engine of ["sqlite", "postgres"] as const) {
         const a = await registered(cloud.url);
         const item = makeItem("key-00001", { response: "WALSECRET-held-by-reader" });
         expect((await post(cloud.url, a.token, batch(a.installId, [item]))).status).toBe(200);
-        const walPath = join(dirs.at(-1)!, `${CLOUD_DB_FILE}-wal`);
+        const walPath = join(dataDir, `${CLOUD_DB_FILE}-wal`);
         await store.withSnapshot(async (snap) => {
           for await (const _ of snap.items({})) break;
           expect(await store.deleteItems(a.installId)).toBe(1);
@@ -262,9 +261,7 @@ for (const engine of ["sqlite", "postgres"] as const) {
         });
         expect(store.checkpointPending).toBe(false);
         expect(readFileSync(walPath).includes(Buffer.from("WALSECRET"))).toBe(false);
-        expect(readFileSync(join(dirs.at(-1)!, CLOUD_DB_FILE)).includes(Buffer.from("WALSECRET"))).toBe(
-          false,
-        );
+        expect(readFileSync(join(dataDir, CLOUD_DB_FILE)).includes(Buffer.from("WALSECRET"))).toBe(false);
       });
 
     if (engine === "postgres")

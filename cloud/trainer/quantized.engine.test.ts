@@ -1,6 +1,4 @@
 import { spawnSync } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Llama } from "node-llama-cpp";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
@@ -25,6 +23,7 @@ import {
   trainerLogits,
 } from "../../testing/cloud/trainer/trainer-process";
 import { PARITY_TOKENS } from "../../testing/trainer/chat-tokens";
+import { suiteDir } from "../../testing/core/temp-dir";
 
 /**
  * Training against quantized bases (issue 31 item 2): the trainer dequantizes Q4_0, Q4_1, Q5_0,
@@ -53,7 +52,7 @@ const F32_TOLERANCE = 5e-4;
 const V = vocabularySize();
 const QUANTIZE = join(TRAINER_ROOT, "../../testing/cloud/trainer/quantize_fixture.py");
 
-let dir: string;
+const dir = suiteDir("trainer-quantized-");
 let llama: Llama;
 let f32Base: string;
 
@@ -63,21 +62,19 @@ function fixture(args: readonly string[]): void {
 }
 
 function quantize(types: readonly string[], name: string, prefix?: string): string {
-  const out = join(dir, `${name}.gguf`);
+  const out = join(dir.path, `${name}.gguf`);
   fixture([f32Base, out, types.join(","), ...(prefix ? [prefix] : [])]);
   return out;
 }
 
 beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), "trainer-quantized-"));
-  f32Base = join(dir, "small.gguf");
+  f32Base = join(dir.path, "small.gguf");
   await writeGguf(f32Base, tinyModelSpec("small"));
   llama = await loadTestLlama();
 });
 
 afterAll(async () => {
   await llama?.dispose();
-  if (dir) rmSync(dir, { recursive: true, force: true });
 });
 
 beforeEach(() => void assertTorchAvailable());
@@ -128,7 +125,7 @@ describe.each(TYPES)("quantized base %s: parity with llama.cpp", (type) => {
 
   it("every matrix in the type: the trainer's forward pass is llama.cpp's on the same weights", async () => {
     const base = quantize([type], type);
-    const f32 = join(dir, `${type}-f32.gguf`);
+    const f32 = join(dir.path, `${type}-f32.gguf`);
     fixture(["--dequantize", base, f32]);
     const ours = logSoftmax(await trainerLogits(base, PARITY_TOKENS));
     const onBlocks = await llamaOn(base);
@@ -154,20 +151,20 @@ describe("quantized base mixing the eight types", () => {
 describe("LoRA on a Q4_K base", () => {
   it("lowers the held-out loss on that base, as training on its F32 dequantization does", async () => {
     const base = quantize(["Q4_K"], "q4k");
-    const f32 = join(dir, "q4k-f32.gguf");
+    const f32 = join(dir.path, "q4k-f32.gguf");
     fixture(["--dequantize", base, f32]);
     const examples = countingExamples(24);
-    const data = await dataFile(dir, "train", examples.slice(0, 16));
-    const heldout = await dataFile(dir, "heldout", examples.slice(16));
+    const data = await dataFile(dir.path, "train", examples.slice(0, 16));
+    const heldout = await dataFile(dir.path, "heldout", examples.slice(16));
     const flags = ["--heldout", heldout, "--steps", "12", "--batch-size", "4", "--lr", "0.01", "--rank", "4"];
-    const run = await train(dir, "q4k-lora", { base, data, flags });
+    const run = await train(dir.path, "q4k-lora", { base, data, flags });
     expectDone(run);
     const { lossBefore, lossAfter } = readReport(run.report).heldout!;
     console.log(`Q4_K base held-out loss: ${lossBefore.toFixed(4)} -> ${lossAfter.toFixed(4)}`);
     expect(lossAfter).toBeLessThan(lossBefore * 0.9);
     // The blocks dequantized inside each matmul (forward and the input gradient) give the same
     // training as the same weights held in F32: the custom backward is the plain one.
-    const reference = await train(dir, "q4k-f32-lora", { base: f32, data, flags });
+    const reference = await train(dir.path, "q4k-f32-lora", { base: f32, data, flags });
     expectDone(reference);
     const ref = readReport(reference.report).heldout!;
     console.log(`same weights in F32: ${ref.lossBefore.toFixed(4)} -> ${ref.lossAfter.toFixed(4)}`);

@@ -9,17 +9,7 @@
 import type { Database } from "better-sqlite3";
 import { spawnSync } from "node:child_process";
 import { randomUUID } from "node:crypto";
-import {
-  closeSync,
-  mkdirSync,
-  mkdtempSync,
-  openSync,
-  readdirSync,
-  rmSync,
-  writeFileSync,
-  writeSync,
-} from "node:fs";
-import { tmpdir } from "node:os";
+import { closeSync, mkdirSync, openSync, readdirSync, rmSync, writeFileSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ensureFixtureModel } from "../../native/gguf/fixtures";
@@ -31,21 +21,24 @@ import { EngineSupervisor } from "./engine/supervisor";
 import { spawnTestEngine } from "../../testing/engine/real-engine";
 import { EventRecorder } from "../../testing/core/events";
 import { value } from "../../testing/core/result-value";
+import { tempDir } from "../../testing/core/temp-dir";
 
 const ctx = { transport: "http" } as const;
 const API_KEY = "d".repeat(64);
 const DISK_FULL = /disk is full/i;
 
-const root = mkdtempSync(join(tmpdir(), "macaron-disk-full-"));
+// temp-dir: own removal — the tmpfs below is mounted in this folder while the file is collected
+// (its skip depends on the mount), before suiteDir's folder exists; removed after the unmount.
+const root = tempDir("macaron-disk-full-");
 const cleanups: (() => unknown)[] = [];
 afterAll(async () => {
   for (const c of cleanups.splice(0).reverse()) await c();
-  rmSync(root, { recursive: true, force: true });
+  root.remove();
 });
 
 let model: string;
 beforeAll(async () => {
-  model = await ensureFixtureModel(join(root, "models"));
+  model = await ensureFixtureModel(join(root.path, "models"));
 });
 
 interface Started {
@@ -212,11 +205,11 @@ async function answerCutOff(core: Core, conversationId: string, fill: () => void
 
 describe("a full database (PRAGMA max_page_count on core's own connection)", () => {
   it("refuses writes with disk_full, cuts an answer off as interrupted, keeps the rest, recovers", async () => {
-    const { core, db } = await start(join(root, "pages"));
+    const { core, db } = await start(join(root.path, "pages"));
     const app = await buildServer({
       core,
       apiKey: API_KEY,
-      rendererDir: join(root, "no-ui"),
+      rendererDir: join(root.path, "no-ui"),
       host: "127.0.0.1",
     });
     cleanups.push(() => app.close());
@@ -270,7 +263,7 @@ function mountTmpfs(dir: string, size: string): string | null {
   return null;
 }
 
-const tmpfsDir = join(root, "tmpfs");
+const tmpfsDir = join(root.path, "tmpfs");
 const noTmpfs = mountTmpfs(tmpfsDir, "24m");
 
 /** Fill a filesystem to the last byte with one file; its removal gives the space back. */
@@ -312,7 +305,7 @@ describe("a full filesystem (a small tmpfs holding the data folder)", () => {
       };
       const adapters = join(tmpfsDir, "adapters");
       mkdirSync(adapters);
-      const adapterFile = join(root, "adapter.gguf");
+      const adapterFile = join(root.path, "adapter.gguf");
       writeFileSync(adapterFile, Buffer.alloc(1 << 16, 7));
       let free = full();
       await expectFullDiskRefused(core, kept.id, null);

@@ -12,9 +12,8 @@
  */
 import Database from "better-sqlite3";
 import { spawn, type ChildProcess } from "node:child_process";
-import { mkdir, mkdtemp, rm } from "node:fs/promises";
+import { mkdir, rm } from "node:fs/promises";
 import { createRequire } from "node:module";
-import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -22,6 +21,7 @@ import type * as Esbuild from "esbuild";
 import WebSocket from "ws";
 import { ensureFixtureModel } from "../../native/gguf/fixtures";
 import { DATABASE_FILE } from "../core/db/database";
+import { suiteDir } from "../../testing/core/temp-dir";
 
 const ITERATIONS = Number(process.env.MACARON_CRASH_ITERATIONS ?? 100);
 const ROOT = resolve(fileURLToPath(new URL("../..", import.meta.url)));
@@ -45,7 +45,7 @@ interface Sent {
   seen: string;
 }
 
-let work: string;
+const work = suiteDir("macaron-crash-");
 let dataDir: string;
 let model: string;
 let bundleDir: string;
@@ -173,15 +173,13 @@ async function events(server: Server) {
 const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 beforeAll(async () => {
-  work = await mkdtemp(join(tmpdir(), "macaron-crash-"));
-  dataDir = join(work, "data");
-  model = await ensureFixtureModel(join(work, "models"));
+  dataDir = join(work.path, "data");
+  model = await ensureFixtureModel(join(work.path, "models"));
   bundleDir = await bundle();
 }, 60_000);
 
 afterAll(async () => {
   for (const server of [...running]) await killGroup(server);
-  await rm(work, { recursive: true, force: true });
   if (bundleDir) await rm(bundleDir, { recursive: true, force: true });
 });
 

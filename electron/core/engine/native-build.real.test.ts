@@ -9,14 +9,14 @@
  * into that one). Speed of the result: bench/native-build.ts.
  */
 import { execFileSync } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { rmSync } from "node:fs";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
-import { afterAll, expect, it } from "vitest";
+import { afterAll, expect, it, onTestFinished } from "vitest";
 import type { EngineBuild } from "../../api";
 import { writeFixtures } from "../../../native/gguf/fixtures";
 import { copyNodeLlamaCpp } from "../../../testing/engine/node-llama-cpp-copy";
+import { suiteDir, testDir } from "../../../testing/core/temp-dir";
 import { hasLocalBuild, NativeBuild, type BuildRunner } from "./native-build";
 import {
   cacheKey,
@@ -27,9 +27,15 @@ import {
   storeBuild,
 } from "./native-cache";
 
-const cleanup: string[] = [];
+/** The fixture model: the second test generates with it too. */
+const fixtures = suiteDir("macaron-native-build-real-");
+/**
+ * The first test's node-llama-cpp copy, which the second test's cache is made from. The copies
+ * are not temp folders: they live in node_modules, where their bare imports resolve.
+ */
+let firstCopy: string | undefined;
 afterAll(() => {
-  for (const dir of cleanup) rmSync(dir, { recursive: true, force: true });
+  if (firstCopy) rmSync(firstCopy, { recursive: true, force: true });
 });
 
 /** Load `model` with the node-llama-cpp at `packageDir` in a fresh process; greedy 8 tokens. */
@@ -54,10 +60,8 @@ it(
   "builds llama.cpp from the bundled source; the local build loads and generates",
   async () => {
     const { root, packageDir } = copyNodeLlamaCpp(".macaron-native-build-test");
-    cleanup.push(root);
-    const dir = mkdtempSync(join(tmpdir(), "macaron-native-build-real-"));
-    cleanup.push(dir);
-    const model = (await writeFixtures(dir)).basePath;
+    firstCopy = root;
+    const model = (await writeFixtures(fixtures.path)).basePath;
     expect(hasLocalBuild(packageDir)).toBe(false);
 
     const events: EngineBuild[] = [];
@@ -89,15 +93,14 @@ it(
 
 it("a cache hit installs that build into a fresh copy, without building; llama.cpp loads it as its local build", async () => {
   expect(built, "needs the build of the test above").not.toBeNull();
-  const cache = mkdtempSync(join(tmpdir(), "macaron-native-cache-real-"));
-  cleanup.push(cache);
+  const cache = testDir("macaron-native-cache-real-");
   const toolchain = findToolchain(process.env);
   if ("missing" in toolchain) throw new Error(toolchain.missing);
   const inputs = keyInputs({ packageDir: built!.packageDir, gpu: false, toolchain });
   await storeBuild(built!.packageDir, cache, cacheKey(inputs), inputs);
 
   const fresh = copyNodeLlamaCpp(".macaron-native-cache-test");
-  cleanup.push(fresh.root);
+  onTestFinished(() => rmSync(fresh.root, { recursive: true, force: true }));
   expect(hasLocalBuild(fresh.packageDir)).toBe(false);
   const noBuild: BuildRunner = () => Promise.reject(new Error("a cache hit must not build"));
   const result = await ensureNativeBuild({
