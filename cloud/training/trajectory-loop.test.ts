@@ -24,7 +24,7 @@ import { EngineSupervisor } from "../../electron/core/engine/supervisor";
 import { assembleCore, type Core } from "../../electron/core/index";
 import { EventRecorder } from "../../testing/core/events";
 import { spawnTestEngine } from "../../testing/engine/real-engine";
-import { tempDir } from "../../testing/core/temp-dir";
+import { suiteDir } from "../../testing/core/temp-dir";
 import { loadLlamaBackend } from "../../native/engine/llama-backend";
 import { demoAdaptersDir, demoBasePath } from "../../native/gguf/demo-files";
 import { fetchExport } from "../prepare/client";
@@ -37,7 +37,7 @@ const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
 const FIXTURE = join(ROOT, "testing/mcp/mcp-fixture-server.ts");
 const ctx = { transport: "ipc" } as const;
 const ADMIN = "admin-key-trajectory-loop-1234";
-const dir = tempDir("macaron-trajectory-loop-");
+const dir = suiteDir("macaron-trajectory-loop-");
 const agentManifest = JSON.parse(readFileSync(join(demoAdaptersDir(), "agent.json"), "utf8")) as {
   toolCallFormat: unknown;
 };
@@ -111,7 +111,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await core?.close();
   await cloud?.close();
-  dir.remove();
 });
 
 describe("trajectories → cloud → export → trainer", () => {

@@ -20,7 +20,7 @@ import { EngineSupervisor } from "../../electron/core/engine/supervisor";
 import { assembleCore, type Core } from "../../electron/core/index";
 import { EventRecorder } from "../../testing/core/events";
 import { spawnTestEngine } from "../../testing/engine/real-engine";
-import { tempDir } from "../../testing/core/temp-dir";
+import { suiteDir } from "../../testing/core/temp-dir";
 import { sha256File } from "../../common/hashing";
 import { demoAdaptersDir, demoBasePath } from "../../native/gguf/demo-files";
 import { publishAdapter, publishManifestOf } from "../../cloud/registry-client";
@@ -30,7 +30,7 @@ import { runCycle, type CycleResult } from "./cycle";
 import { LOOP_HANG_GUARD_MS } from "../../testing/core/calibrated-budget";
 
 const ctx = { transport: "ipc" } as const;
-const dir = tempDir("macaron-cycle-loop-");
+const dir = suiteDir("macaron-cycle-loop-");
 const ADMIN = "admin-key-cycle-loop-1234";
 /** Corrections the user makes per round: enough to learn from, small enough for CI. */
 const CORRECTIONS = 80;
@@ -162,7 +162,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await core?.close();
   await cloud?.close();
-  dir.remove();
 });
 
 describe("the learning loop", () => {

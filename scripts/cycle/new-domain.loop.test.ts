@@ -18,12 +18,12 @@ import { startCloud, type RunningCloud } from "../../cloud/server";
 import { trainAdapter } from "../../cloud/training/train";
 import { makeItem, registerInstall, uploadBatch } from "../../testing/cloud/items";
 import { LOOP_HANG_GUARD_MS } from "../../testing/core/calibrated-budget";
-import { tempDir } from "../../testing/core/temp-dir";
+import { suiteDir } from "../../testing/core/temp-dir";
 import { spawnTestEngine } from "../../testing/engine/real-engine";
 import { runCycle } from "./cycle";
 
 const ADMIN = "admin-key-new-domain-1234";
-const dir = tempDir("macaron-new-domain-");
+const dir = suiteDir("macaron-new-domain-");
 let cloud: RunningCloud;
 
 const sum = (a: number, b: number) => ({ q: `What is ${a} plus ${b}?`, a: `${a} plus ${b} is ${a + b}.` });
@@ -46,7 +46,6 @@ beforeAll(async () => {
 }, 60_000);
 afterAll(async () => {
   await cloud?.close();
-  dir.remove();
 });
 
 /** The sha256 of a file of the same weights in another quantization (named, not read). */

@@ -22,11 +22,11 @@ import { defaultContract } from "../../electron/core/contract/default-contract";
 import { EngineSupervisor } from "../../electron/core/engine/supervisor";
 import { demoAdaptersDir, demoBasePath } from "../../native/gguf/demo-files";
 import { LOOP_HANG_GUARD_MS } from "../../testing/core/calibrated-budget";
-import { tempDir } from "../../testing/core/temp-dir";
+import { suiteDir } from "../../testing/core/temp-dir";
 import { spawnTestEngine } from "../../testing/engine/real-engine";
 import { runCycle } from "./cycle";
 
-const dir = tempDir("macaron-self-improve-loop-");
+const dir = suiteDir("macaron-self-improve-loop-");
 const ADMIN = "admin-key-self-improve-loop-1234";
 const DOMAIN = "agent";
 /** Generated prompts and answers per prompt (the bench's settings: 3 of 96 pass). */
@@ -50,7 +50,6 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await cloud?.close();
-  dir.remove();
 });
 
 describe("self-improvement", () => {

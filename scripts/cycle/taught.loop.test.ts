@@ -22,7 +22,7 @@ import { assembleCore, type Core } from "../../electron/core/index";
 import { taughtOf } from "../../electron/core/releases/taught-suite";
 import type { FeedbackItem } from "../../common/feedback-protocol";
 import { spawnTestEngine } from "../../testing/engine/real-engine";
-import { tempDir } from "../../testing/core/temp-dir";
+import { suiteDir } from "../../testing/core/temp-dir";
 import { makeItem, registerInstall, uploadBatch } from "../../testing/cloud/items";
 import { demoBasePath } from "../../native/gguf/demo-files";
 import { downloadEntry, fetchRegistryIndex, liveEntry, publishAdapter } from "../../cloud/registry-client";
@@ -32,7 +32,7 @@ import { runCloudGate } from "./cloud-gate";
 import { runCycle, type CycleMethod, type CycleResult } from "./cycle";
 import { LOOP_HANG_GUARD_MS } from "../../testing/core/calibrated-budget";
 
-const dir = tempDir("macaron-taught-loop-");
+const dir = suiteDir("macaron-taught-loop-");
 const ADMIN = "admin-key-taught-loop-1234";
 const DOMAIN = "chat";
 // At 6 epochs cycle 2 kept chat@1.0.0 but answered too few of its own held-out prompts (below 0.5).
@@ -143,7 +143,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await core?.close();
   await cloud?.close();
-  dir.remove();
 });
 
 describe("taught suites across cycles", () => {

@@ -13,22 +13,22 @@ import { createCore, type Core } from "../index";
 import { EventRecorder } from "../../../testing/core/events";
 import { spawnTestEngine } from "../../../testing/engine/real-engine";
 import { value } from "../../../testing/core/result-value";
-import { tempDir } from "../../../testing/core/temp-dir";
+import { suiteDir } from "../../../testing/core/temp-dir";
 import { checkArguments } from "../tools/argument-check";
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../../..");
 const ctx = { transport: "ipc" } as const;
-const dir = tempDir("macaron-agent-engine-");
-const callsFile = join(dir.path, "calls.jsonl");
+const dir = suiteDir("macaron-agent-engine-");
+/** Where the fixture MCP server writes the calls it receives. */
+const callsFile = () => join(dir.path, "calls.jsonl");
 let core: Core | undefined;
 afterAll(async () => {
   await core?.close();
-  dir.remove();
 });
 
 const received = (): { tool: string; arguments: unknown }[] =>
-  existsSync(callsFile)
-    ? readFileSync(callsFile, "utf8")
+  existsSync(callsFile())
+    ? readFileSync(callsFile(), "utf8")
         .split("\n")
         .filter(Boolean)
         .map((l) => JSON.parse(l) as { tool: string; arguments: unknown })
@@ -50,7 +50,13 @@ describe("the demo Agent calls tools on the real engine", () => {
       name: "fx",
       spec: {
         command: process.execPath,
-        args: ["--import", "tsx", join(ROOT, "testing/mcp/mcp-fixture-server.ts"), "--calls-file", callsFile],
+        args: [
+          "--import",
+          "tsx",
+          join(ROOT, "testing/mcp/mcp-fixture-server.ts"),
+          "--calls-file",
+          callsFile(),
+        ],
         env: {},
         cwd: ROOT,
       },

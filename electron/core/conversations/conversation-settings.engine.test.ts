@@ -9,14 +9,13 @@ import { createCore, type Core } from "../index";
 import { EventRecorder } from "../../../testing/core/events";
 import { spawnTestEngine } from "../../../testing/engine/real-engine";
 import { value } from "../../../testing/core/result-value";
-import { tempDir } from "../../../testing/core/temp-dir";
+import { suiteDir } from "../../../testing/core/temp-dir";
 
 const ctx = { transport: "ipc" } as const;
-const dir = tempDir("macaron-settings-engine-");
+const dir = suiteDir("macaron-settings-engine-");
 let core: Core | undefined;
 afterAll(async () => {
   await core?.close();
-  dir.remove();
 });
 
 describe("conversation settings on the real engine", () => {

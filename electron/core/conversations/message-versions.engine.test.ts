@@ -9,17 +9,16 @@ import { ensureFixtureModel } from "../../../native/gguf/fixtures";
 import type { Conversation, Message } from "../../api";
 import { spawnTestEngine } from "../../../testing/engine/real-engine";
 import { EventRecorder } from "../../../testing/core/events";
-import { tempDir } from "../../../testing/core/temp-dir";
+import { suiteDir } from "../../../testing/core/temp-dir";
 import { promptTokensEvaluated } from "../../../testing/core/turn-timings";
 import { value } from "../../../testing/core/result-value";
 import { createCore, type Core } from "../index";
 
 const ctx = { transport: "http" } as const;
-const dir = tempDir("macaron-core-versions-");
+const dir = suiteDir("macaron-core-versions-");
 let core: Core | null = null;
 afterAll(async () => {
   await core?.close();
-  dir.remove();
 });
 
 /** Start a turn (`method` with `input`) and wait for its answer to end. */

@@ -10,16 +10,15 @@ import { PartialJson, StoredDocument } from "../../api/genui";
 import { spawnTestEngine } from "../../../testing/engine/real-engine";
 import { createCore, type Core } from "../index";
 import { EventRecorder } from "../../../testing/core/events";
-import { tempDir } from "../../../testing/core/temp-dir";
+import { suiteDir } from "../../../testing/core/temp-dir";
 import { value } from "../../../testing/core/result-value";
 import { fixtureDemoDir } from "../../../testing/core/fixture-demo";
 
 const ctx = { transport: "http" } as const;
-const dir = tempDir("macaron-genui-engine-");
+const dir = suiteDir("macaron-genui-engine-");
 let core: Core | undefined;
 afterAll(async () => {
   await core?.close();
-  dir.remove();
 });
 
 describe("GenUI on the real engine", () => {

@@ -35,10 +35,10 @@ import { spawnTestEngine } from "../../../testing/engine/real-engine";
 import { smokeContract } from "../contract/default-contract";
 import { assembleCore, type Core } from "../index";
 import { EventRecorder } from "../../../testing/core/events";
-import { tempDir } from "../../../testing/core/temp-dir";
+import { suiteDir } from "../../../testing/core/temp-dir";
 
 const ctx = { transport: "ipc" } as const;
-const dir = tempDir("macaron-releases-loop-");
+const dir = suiteDir("macaron-releases-loop-");
 const ADMIN = "admin-key-loop-1234";
 let fixtures: FixturePaths;
 let cloud: RunningCloud;
@@ -102,7 +102,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await core?.close();
   await cloud?.close();
-  dir.remove();
 });
 
 describe("release mechanics", () => {
