@@ -1,6 +1,6 @@
 import { join } from "node:path";
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { tempDir } from "../../testing/core/temp-dir";
+import { beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { suiteDir } from "../../testing/core/temp-dir";
 import { countingExamples } from "../../testing/cloud/trainer/datasets";
 import { dataFile, losses, writeBase } from "../../testing/cloud/trainer/fixtures";
 import { logSoftmax, maxAbsDiff } from "../../testing/cloud/trainer/llama-logprobs";
@@ -25,18 +25,15 @@ import {
 
 const RELATIVE_TOLERANCE = 1e-4;
 
-let tmp: ReturnType<typeof tempDir>;
+const tmp = suiteDir("macaron-ddp-");
 let base: string;
 let data: string;
 
 beforeAll(async () => {
-  tmp = tempDir("macaron-ddp-");
   base = await writeBase(tmp.path);
   // 9 examples in batches of 4: the third batch has one example, so rank 1 has none there.
   data = await dataFile(tmp.path, "sft", countingExamples(9));
 });
-
-afterAll(() => tmp?.remove());
 
 beforeEach(() => void assertTorchAvailable());
 

@@ -1,7 +1,7 @@
 import { existsSync, readdirSync } from "node:fs";
 import { join } from "node:path";
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { tempDir } from "../../testing/core/temp-dir";
+import { beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { suiteDir } from "../../testing/core/temp-dir";
 import { writeWrongBaseAdapter } from "../../native/gguf/adapters";
 import { tinyModelSpec } from "../../native/gguf/tiny-model";
 import { tinyQwenSpec } from "../../native/gguf/tiny-qwen";
@@ -12,17 +12,14 @@ import { assertTorchAvailable, eventsNamed, runTrainer } from "../../testing/clo
 
 /** Every failure ends as one error event with the spec's code, a clear message and exit code. */
 
-let tmp: ReturnType<typeof tempDir>;
+const tmp = suiteDir("macaron-trainer-errors-");
 let base: string;
 let good: string;
 
 beforeAll(async () => {
-  tmp = tempDir("macaron-trainer-errors-");
   base = await writeBase(tmp.path);
   good = await dataFile(tmp.path, "good", countingExamples(8));
 });
-
-afterAll(() => tmp?.remove());
 
 beforeEach(() => void assertTorchAvailable());
 

@@ -1,6 +1,6 @@
 import { join } from "node:path";
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { tempDir } from "../../testing/core/temp-dir";
+import { beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { suiteDir } from "../../testing/core/temp-dir";
 import { readGguf } from "../../native/gguf/reader";
 import { tinyModelSpec } from "../../native/gguf/tiny-model";
 import { writeGguf } from "../../native/gguf/writer";
@@ -25,11 +25,10 @@ import {
 const TEXT = "the cat sat on the mat. the dog sat on the log. a bird sang in the tree. ".repeat(3);
 const TOLERANCE = 5e-4;
 
-let tmp: ReturnType<typeof tempDir>;
+const tmp = suiteDir("macaron-pretrain-");
 let corpus: string;
 
 beforeAll(async () => {
-  tmp = tempDir("macaron-pretrain-");
   corpus = await dataFile(
     tmp.path,
     "corpus",
@@ -39,8 +38,6 @@ beforeAll(async () => {
     })),
   );
 });
-
-afterAll(() => tmp?.remove());
 
 beforeEach(() => void assertTorchAvailable());
 

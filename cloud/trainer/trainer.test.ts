@@ -1,8 +1,8 @@
 import { spawn } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { tempDir } from "../../testing/core/temp-dir";
+import { beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { suiteDir } from "../../testing/core/temp-dir";
 import { assertAdapterFits, readGguf } from "../../native/gguf/reader";
 import { chatPrompt, countingExamples, preferencePairs } from "../../testing/cloud/trainer/datasets";
 import {
@@ -24,17 +24,14 @@ import {
 
 /** LoRA training on the tiny demo base: it learns, writes loadable adapters, and is repeatable. */
 
-let tmp: ReturnType<typeof tempDir>;
+const tmp = suiteDir("macaron-trainer-");
 let base: string;
 let sft: string;
 
 beforeAll(async () => {
-  tmp = tempDir("macaron-trainer-");
   base = await writeBase(tmp.path);
   sft = await dataFile(tmp.path, "sft", countingExamples(64));
 });
-
-afterAll(() => tmp?.remove());
 
 beforeEach(() => void assertTorchAvailable());
 

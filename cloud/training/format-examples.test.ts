@@ -7,7 +7,7 @@ import { join } from "node:path";
 import type { LlamaModel, Token } from "node-llama-cpp";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DEFAULT_SYSTEM_PROMPT, GENUI_INSTRUCTIONS, uiSystemPrompt } from "../../common/prompts";
-import { tempDir } from "../../testing/core/temp-dir";
+import { suiteDir } from "../../testing/core/temp-dir";
 import { loadLlamaBackend, type LlamaBackend } from "../../native/engine/llama-backend";
 import { ModelSession } from "../../native/engine/model-session";
 import type { ChatTurn } from "../../common/engine-protocol";
@@ -23,13 +23,12 @@ import {
 } from "../../testing/cloud/training/test-data";
 import { formatDataset, splitHeldOut, type TokenizeOptions } from "./tokenize-dataset";
 
-let dir: ReturnType<typeof tempDir>;
+const dir = suiteDir("macaron-train-format-");
 let backend: LlamaBackend;
 let model: LlamaModel;
 let session: ModelSession;
 
 beforeAll(async () => {
-  dir = tempDir("macaron-train-format-");
   const base = await writeTinyBase(dir.path);
   backend = await loadLlamaBackend(1);
   model = await backend.llama.loadModel({ modelPath: base, vocabOnly: true });
@@ -38,7 +37,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await session?.dispose();
   await model?.dispose();
-  dir?.remove();
 });
 
 /** The tokens the engine's context holds after answering `history` (one token generated). */

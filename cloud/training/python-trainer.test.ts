@@ -4,8 +4,8 @@
  */
 import { chmod, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { tempDir } from "../../testing/core/temp-dir";
+import { describe, expect, it } from "vitest";
+import { suiteDir } from "../../testing/core/temp-dir";
 import {
   checkTorch,
   locatePython,
@@ -16,11 +16,7 @@ import {
 } from "./python-trainer";
 import { TrainError } from "./train-error";
 
-let dir: ReturnType<typeof tempDir>;
-beforeAll(() => {
-  dir = tempDir("macaron-python-trainer-");
-});
-afterAll(() => dir?.remove());
+const dir = suiteDir("macaron-python-trainer-");
 
 /** A "python" that ignores its arguments and runs `body` (sh). */
 async function fakePython(name: string, body: string): Promise<string> {

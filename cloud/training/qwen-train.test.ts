@@ -8,7 +8,7 @@ import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ManifestFile } from "../../common/adapter-manifest";
-import { tempDir } from "../../testing/core/temp-dir";
+import { suiteDir } from "../../testing/core/temp-dir";
 import { loadLlamaBackend, type LlamaBackend } from "../../native/engine/llama-backend";
 import { ModelSession } from "../../native/engine/model-session";
 import { assertAdapterFits, readGguf } from "../../native/gguf/reader";
@@ -18,18 +18,16 @@ import type { TrainedAdapterManifest } from "./trained-manifest";
 import { runTrainCli } from "../../testing/cloud/training/cli-process";
 import { sftLines, writeJsonl } from "../../testing/cloud/training/test-data";
 
-let dir: ReturnType<typeof tempDir>;
+const dir = suiteDir("macaron-train-qwen-");
 let data: string;
 let backend: LlamaBackend;
 
 beforeAll(async () => {
-  dir = tempDir("macaron-train-qwen-");
   data = await writeJsonl(dir.path, "sums.jsonl", sftLines(20));
   backend = await loadLlamaBackend(1);
 });
 afterAll(async () => {
   await backend?.llama.dispose();
-  dir?.remove();
 });
 
 /** Greedy answers to a few prompts, with and without `adapter`. */

@@ -9,7 +9,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { LlamaModel, Token } from "node-llama-cpp";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { tempDir } from "../../testing/core/temp-dir";
+import { suiteDir } from "../../testing/core/temp-dir";
 import { loadLlamaBackend, type LlamaBackend } from "../../native/engine/llama-backend";
 import { ModelSession } from "../../native/engine/model-session";
 import type { ChatTurn, ToolCallFormat, ToolDefinition } from "../../common/engine-protocol";
@@ -55,13 +55,12 @@ const timerLine = (minutes: number) =>
     tools: [{ type: "function", function: timer }],
   });
 
-let dir: ReturnType<typeof tempDir>;
+const dir = suiteDir("macaron-tool-examples-");
 let backend: LlamaBackend;
 let model: LlamaModel;
 let session: ModelSession;
 
 beforeAll(async () => {
-  dir = tempDir("macaron-tool-examples-");
   backend = await loadLlamaBackend(1);
   model = await backend.llama.loadModel({ modelPath: demoBasePath(), vocabOnly: true });
   session = await ModelSession.open(backend, demoBasePath(), { contextSize: 2048, sequences: 1 }, () => {});
@@ -69,7 +68,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await session?.dispose();
   await model?.dispose();
-  dir?.remove();
 });
 
 /** What the engine's context holds after one token of a tool turn on `history`. */

@@ -4,21 +4,19 @@
  */
 import { chmod, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { tempDir } from "../../testing/core/temp-dir";
+import { beforeAll, describe, expect, it } from "vitest";
+import { suiteDir } from "../../testing/core/temp-dir";
 import { runTrainCli } from "../../testing/cloud/training/cli-process";
 import { sftLine, sftLines, writeJsonl, writeTinyBase } from "../../testing/cloud/training/test-data";
 
-let dir: ReturnType<typeof tempDir>;
+const dir = suiteDir("macaron-train-errors-");
 let base: string;
 let data: string;
 
 beforeAll(async () => {
-  dir = tempDir("macaron-train-errors-");
   base = await writeTinyBase(dir.path);
   data = await writeJsonl(dir.path, "data.jsonl", sftLines(4));
 });
-afterAll(() => dir?.remove());
 
 function train(over: Record<string, string>, env: NodeJS.ProcessEnv = {}) {
   const args = { base, data, out: join(dir.path, "out"), id: "x", ...over };

@@ -5,12 +5,12 @@
  */
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import packageJson from "../../package.json";
 import { ManifestFile } from "../../common/adapter-manifest";
 import { harnessVersion } from "../../electron/core/harness";
 import { spawnTestEngine } from "../../testing/engine/real-engine";
-import { tempDir } from "../../testing/core/temp-dir";
+import { suiteDir } from "../../testing/core/temp-dir";
 import { startServer, type RunningServer } from "../../electron/server/start";
 import { readJson } from "../../testing/server/test-core";
 import { sha256File } from "../../common/hashing";
@@ -19,18 +19,16 @@ import { runTrainCli } from "../../testing/cloud/training/cli-process";
 import { sftLines, writeJsonl, writeTinyBase } from "../../testing/cloud/training/test-data";
 import { trainAdapter } from "./train";
 
-let dir: ReturnType<typeof tempDir>;
+const dir = suiteDir("macaron-train-");
 let base: string;
 let data: string;
 let out: string;
 
 beforeAll(async () => {
-  dir = tempDir("macaron-train-");
   base = await writeTinyBase(dir.path);
   data = await writeJsonl(dir.path, "sums.jsonl", sftLines(20));
   out = join(dir.path, "adapters");
 });
-afterAll(() => dir?.remove());
 
 async function readManifest(path: string): Promise<TrainedAdapterManifest> {
   return JSON.parse(await readFile(path, "utf8")) as TrainedAdapterManifest;
