@@ -4,21 +4,22 @@
  */
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { demoAdapterFiles, demoBasePath, DEMO_TOOL_CALL_FORMATS } from "../../../native/gguf/demo-files";
 import { openDatabase } from "../db/database";
 import { EventBus } from "../events/event-bus";
-import { tempDir } from "../../../testing/core/temp-dir";
+import { suiteDir } from "../../../testing/core/temp-dir";
 import { AdapterRegistry } from "./adapter-registry";
 import { AdapterStore } from "./adapter-store";
 import { installDemoAdapters } from "./bundled-adapters";
 
-const root = tempDir("macaron-bundled-adapters-");
-const dataDir = join(root.path, "data");
+const root = suiteDir("macaron-bundled-adapters-");
+let dataDir: string;
 let store: AdapterStore;
 let registry: AdapterRegistry;
 
 beforeAll(() => {
+  dataDir = join(root.path, "data");
   mkdirSync(dataDir, { recursive: true });
   store = new AdapterStore(openDatabase(":memory:"));
   registry = new AdapterRegistry({
@@ -29,7 +30,6 @@ beforeAll(() => {
     log: () => undefined,
   });
 });
-afterAll(() => root.remove());
 
 const shipped = () => demoAdapterFiles();
 

@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { FeedbackItem } from "../../../common/feedback-protocol";
 import { ConversationStore } from "../conversations/conversation-store";
-import { tempDir } from "../../../testing/core/temp-dir";
+import { testDir } from "../../../testing/core/temp-dir";
 import { FeedbackService } from "./feedback-service";
 import type { SharingLevel } from "./feedback-items";
 import { MessageContext } from "./message-context";
@@ -13,7 +13,6 @@ import { ConversationSeed, openFeedbackDatabase } from "../../../testing/feedbac
 const PII_ANSWER = "Sure! Write to alice.smith@example.com or call +1 (415) 555-2671.";
 
 describe("FeedbackService", () => {
-  let dir: ReturnType<typeof tempDir>;
   let db: Database;
   let consent: SharingLevel;
   let clock: number;
@@ -22,8 +21,7 @@ describe("FeedbackService", () => {
   let seed: ConversationSeed;
 
   beforeEach(() => {
-    dir = tempDir();
-    db = openFeedbackDatabase(join(dir.path, "t.db"));
+    db = openFeedbackDatabase(join(testDir(), "t.db"));
     consent = "ratings_and_text";
     clock = 1_000;
     outbox = new SqliteOutbox(db);
@@ -41,7 +39,6 @@ describe("FeedbackService", () => {
   afterEach(() => {
     service.close();
     db.close();
-    dir.remove();
   });
 
   const count = (table: string): number =>

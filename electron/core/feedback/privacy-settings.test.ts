@@ -1,7 +1,7 @@
 import type { Database } from "better-sqlite3";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { tempDir } from "../../../testing/core/temp-dir";
+import { testDir } from "../../../testing/core/temp-dir";
 import { FeedbackService } from "./feedback-service";
 import { MessageContext } from "./message-context";
 import { PrivacySettingsService } from "./privacy-settings";
@@ -9,7 +9,6 @@ import { SqliteOutbox, nextBatch } from "./sqlite-outbox";
 import { ConversationSeed, openFeedbackDatabase } from "../../../testing/feedback/feedback-db";
 
 describe("PrivacySettingsService", () => {
-  let dir: ReturnType<typeof tempDir>;
   let path: string;
   let db: Database;
   let outbox: SqliteOutbox;
@@ -32,14 +31,12 @@ describe("PrivacySettingsService", () => {
   };
 
   beforeEach(() => {
-    dir = tempDir();
-    path = join(dir.path, "t.db");
+    path = join(testDir(), "t.db");
     open();
     answerId = new ConversationSeed(db).turn("question with a@b.io", "the answer").answerId;
   });
   afterEach(() => {
     db.close();
-    dir.remove();
   });
 
   it("starts with sharing off and a random install id that persists", () => {

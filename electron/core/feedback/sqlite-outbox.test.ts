@@ -2,20 +2,18 @@ import type { Database } from "better-sqlite3";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { type FeedbackItem, LIMITS } from "../../../common/feedback-protocol";
-import { tempDir } from "../../../testing/core/temp-dir";
+import { testDir } from "../../../testing/core/temp-dir";
 import { buildItem, UNKNOWN_VERSIONS } from "./feedback-items";
 import { BATCH_ENVELOPE_BYTES, SqliteOutbox, nextBatch, retryDelayMs } from "./sqlite-outbox";
 import { ConversationSeed, openFeedbackDatabase } from "../../../testing/feedback/feedback-db";
 
 describe("SqliteOutbox", () => {
-  let dir: ReturnType<typeof tempDir>;
   let db: Database;
   let outbox: SqliteOutbox;
   let eventId: string;
 
   beforeEach(() => {
-    dir = tempDir();
-    db = openFeedbackDatabase(join(dir.path, "t.db"));
+    db = openFeedbackDatabase(join(testDir(), "t.db"));
     outbox = new SqliteOutbox(db);
     const { answerId } = new ConversationSeed(db).turn("q", "a");
     eventId = "e1";
@@ -23,7 +21,6 @@ describe("SqliteOutbox", () => {
   });
   afterEach(() => {
     db.close();
-    dir.remove();
   });
 
   const item = (key: string, createdAt: number, response?: string): FeedbackItem =>

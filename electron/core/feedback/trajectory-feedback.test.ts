@@ -10,7 +10,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { checkBatch, DEFAULT_DOMAINS } from "../../../cloud/ingest";
 import { FeedbackItem, PROTOCOL_VERSION } from "../../../common/feedback-protocol";
 import { TOOL_RESULT_MAX_CHARS } from "../../api";
-import { tempDir } from "../../../testing/core/temp-dir";
+import { testDir } from "../../../testing/core/temp-dir";
 import { ToolStepStore } from "../tools/tool-step-store";
 import { MAX_ITEM_BYTES, type SharingLevel, withoutText } from "./feedback-items";
 import { FeedbackService, readsAsCorrection } from "./feedback-service";
@@ -19,7 +19,6 @@ import { SqliteOutbox } from "./sqlite-outbox";
 import { ConversationSeed, openFeedbackDatabase } from "../../../testing/feedback/feedback-db";
 
 describe("trajectories as feedback", () => {
-  let dir: ReturnType<typeof tempDir>;
   let db: Database;
   let consent: SharingLevel;
   let service: FeedbackService;
@@ -28,8 +27,7 @@ describe("trajectories as feedback", () => {
   let steps: ToolStepStore;
 
   beforeEach(() => {
-    dir = tempDir();
-    db = openFeedbackDatabase(join(dir.path, "t.db"));
+    db = openFeedbackDatabase(join(testDir(), "t.db"));
     consent = "ratings_and_text";
     outbox = new SqliteOutbox(db);
     const context = new MessageContext(db);
@@ -52,7 +50,6 @@ describe("trajectories as feedback", () => {
   });
   afterEach(() => {
     db.close();
-    dir.remove();
   });
 
   const items = (): FeedbackItem[] => outbox.peekBatch(1000, 1e9).map((e) => FeedbackItem.parse(e.item));

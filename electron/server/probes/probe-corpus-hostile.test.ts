@@ -22,7 +22,7 @@ import {
 } from "../../api";
 import { GATED_REPO, startHubServer, type Fault, type HubServer } from "../../../testing/hub/hf-hub-server";
 import { REPO_ROOT } from "../../../testing/mcp/mcp-test-servers";
-import { tempDir } from "../../../testing/core/temp-dir";
+import { suiteDir } from "../../../testing/core/temp-dir";
 import type { GenerateScript } from "../../../testing/engine/fake-engine";
 import { hubProbes, mcpProbes, type HubProbe, type McpProbe } from "../../../testing/corpora/probes";
 import {
@@ -61,13 +61,12 @@ async function until<T>(what: string, check: () => Promise<T | null>, ms = 30_00
 }
 
 describe("probe corpus: a hostile model hub", () => {
-  let repos: ReturnType<typeof tempDir>;
+  const repos = suiteDir("macaron-probe-hub-");
   let hub: HubServer;
   /** Another host: serves the gated repo's file without a gate, and logs what it is sent. */
   let other: HubServer;
 
   beforeAll(async () => {
-    repos = tempDir("macaron-probe-hub-");
     hub = await startHubServer({ dir: repos.path });
     other = await startHubServer({
       repos: hub.repos.filter((r) => r.id === GATED_REPO).map((r) => ({ ...r, gated: false })),
@@ -78,7 +77,6 @@ describe("probe corpus: a hostile model hub", () => {
     await server?.close();
     await other?.close();
     await hub?.close();
-    repos?.remove();
   });
 
   /** The case's faults, with `@HUB` / `@OTHER` filled in and an answer's `json` as its body. */
