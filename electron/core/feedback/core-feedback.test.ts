@@ -12,7 +12,7 @@ import type { Conversation, ConversationDetail, Message, PrivacyState, SyncStatu
 import { assembleCore, type Core, type CoreParts } from "../index";
 import { EventRecorder } from "../../../testing/core/events";
 import { FakeEngine } from "../../../testing/engine/fake-engine";
-import { tempDir } from "../../../testing/core/temp-dir";
+import { testDir } from "../../../testing/core/temp-dir";
 import { DEFAULT_FEEDBACK_ENDPOINT } from "./feedback-endpoint";
 import { value } from "../../../testing/core/result-value";
 
@@ -22,11 +22,7 @@ afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c();
 });
 
-function newDir(): string {
-  const dir = tempDir("macaron-feedback-");
-  cleanups.push(dir.remove);
-  return dir.path;
-}
+const newDir = (): string => testDir("macaron-feedback-");
 
 /** The reference service, with a counter of every request it receives. */
 async function startService() {

@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { tempDir } from "../../../testing/core/temp-dir";
+import { beforeEach, describe, expect, it } from "vitest";
+import { testDir } from "../../../testing/core/temp-dir";
 import { ToolCatalog } from "./tool-catalog";
 import { TOOL_SWITCHES_FILE, ToolSwitches } from "./tool-switches";
 import { BUILTIN_SERVER, type CallableTool, type ToolSource } from "./tool-types";
@@ -33,14 +33,13 @@ class RecordingSource implements ToolSource {
 }
 
 describe("ToolCatalog", () => {
-  let dir: { path: string; remove: () => void };
+  let dir: string;
   beforeEach(() => {
-    dir = tempDir("macaron-tools-");
+    dir = testDir("macaron-tools-");
   });
-  afterEach(() => dir.remove());
 
   it("lists built-in tools on by default, refuses unusable ones, and remembers switches across restarts", async () => {
-    const switches = new ToolSwitches(dir.path);
+    const switches = new ToolSwitches(dir);
     const source = new RecordingSource();
     const catalog = new ToolCatalog(switches, [source]);
     expect(catalog.list().map((t) => [t.server, t.name, t.enabled])).toEqual([
@@ -66,20 +65,20 @@ describe("ToolCatalog", () => {
     expect(off).toEqual({ ok: false, error: 'The tool "remember" cannot be called: it is turned off.' });
     expect(source.ran).toEqual([]);
     await switches.saved();
-    expect(JSON.parse(readFileSync(join(dir.path, TOOL_SWITCHES_FILE), "utf8"))).toEqual({
+    expect(JSON.parse(readFileSync(join(dir, TOOL_SWITCHES_FILE), "utf8"))).toEqual({
       disabled: { builtin: ["remember"] },
     });
-    const reopened = new ToolSwitches(dir.path);
+    const reopened = new ToolSwitches(dir);
     const again = new ToolCatalog(reopened, [source]);
     expect(again.list()[0]?.enabled).toBe(false);
     expect(again.setEnabled("builtin", "remember", true).enabled).toBe(true);
     await reopened.saved();
-    expect(JSON.parse(readFileSync(join(dir.path, TOOL_SWITCHES_FILE), "utf8"))).toEqual({ disabled: {} });
+    expect(JSON.parse(readFileSync(join(dir, TOOL_SWITCHES_FILE), "utf8"))).toEqual({ disabled: {} });
   });
 
   it("checks arguments before the source sees them, and turns a throwing source into an error", async () => {
     const source = new RecordingSource();
-    const catalog = new ToolCatalog(new ToolSwitches(dir.path), [source]);
+    const catalog = new ToolCatalog(new ToolSwitches(dir), [source]);
     const remember = catalog.find("builtin", "remember");
     if (!remember) throw new Error("remember is missing");
     const signal = new AbortController().signal;

@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { ConversationStore } from "../conversations/conversation-store";
 import { MessageStore } from "../conversations/message-store";
 import { openDatabase } from "../db/database";
-import { tempDir } from "../../../testing/core/temp-dir";
+import { testDir } from "../../../testing/core/temp-dir";
 import { ToolStepStore } from "./tool-step-store";
 
 const cleanups: (() => void)[] = [];
@@ -21,9 +21,7 @@ function open(path = ":memory:") {
 
 describe("ToolStepStore", () => {
   it("records a step, updates it as it goes, and messages carry their steps in order", () => {
-    const dir = tempDir();
-    cleanups.push(dir.remove);
-    const path = `${dir.path}/t.db`;
+    const path = `${testDir()}/t.db`;
     const s = open(path);
     const c = s.conversations.create("Timers", 1);
     const answer = s.messages.append({

@@ -1,7 +1,7 @@
 import { readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { tempDir } from "../../../../testing/core/temp-dir";
+import { beforeEach, describe, expect, it } from "vitest";
+import { testDir } from "../../../../testing/core/temp-dir";
 import { targetOf } from "./mcp-connection";
 import { jsonErrorOffset, loadSavedConfig, MCP_CONFIG_FILE, parseMcpConfig, saveConfig } from "./mcp-config";
 
@@ -99,26 +99,25 @@ describe("targetOf", () => {
 });
 
 describe("the saved config", () => {
-  let dir: { path: string; remove: () => void };
+  let dir: string;
   beforeEach(() => {
-    dir = tempDir("macaron-mcp-config-");
+    dir = testDir("macaron-mcp-config-");
   });
-  afterEach(() => dir.remove());
 
   it("round-trips through mcp.json, 0600, readable as an mcpServers file", async () => {
     const servers = [{ name: "a", spec: { command: "node", args: ["a.js"], env: { TOKEN: "secret" } } }];
-    await saveConfig(dir.path, servers);
-    const path = join(dir.path, MCP_CONFIG_FILE);
+    await saveConfig(dir, servers);
+    const path = join(dir, MCP_CONFIG_FILE);
     expect(statSync(path).mode & 0o777).toBe(0o600);
     expect(JSON.parse(readFileSync(path, "utf8"))).toEqual({ mcpServers: { a: servers[0]?.spec } });
-    expect(loadSavedConfig(dir.path, () => undefined)).toEqual({ servers, errors: [] });
+    expect(loadSavedConfig(dir, () => undefined)).toEqual({ servers, errors: [] });
   });
 
   it("a missing file is no servers; an unreadable one is reported under its own name", () => {
-    expect(loadSavedConfig(dir.path, () => undefined)).toEqual({ servers: [], errors: [] });
-    writeFileSync(join(dir.path, MCP_CONFIG_FILE), "{");
+    expect(loadSavedConfig(dir, () => undefined)).toEqual({ servers: [], errors: [] });
+    writeFileSync(join(dir, MCP_CONFIG_FILE), "{");
     const logged: string[] = [];
-    const loaded = loadSavedConfig(dir.path, (message) => logged.push(message));
+    const loaded = loadSavedConfig(dir, (message) => logged.push(message));
     expect(loaded.servers).toEqual([]);
     expect(loaded.errors[0]?.name).toBe(MCP_CONFIG_FILE);
     expect(logged).toEqual(["mcp.json could not be used"]);

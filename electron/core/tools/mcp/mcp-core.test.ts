@@ -10,7 +10,7 @@ import { assembleCore, type Core } from "../../index";
 import { EventRecorder } from "../../../../testing/core/events";
 import { FakeEngine } from "../../../../testing/engine/fake-engine";
 import { value } from "../../../../testing/core/result-value";
-import { tempDir } from "../../../../testing/core/temp-dir";
+import { testDir } from "../../../../testing/core/temp-dir";
 import { fixtureSpec } from "../../../../testing/mcp/mcp-test-servers";
 
 const ctx = { transport: "http" } as const;
@@ -20,9 +20,10 @@ afterEach(async () => {
 });
 
 async function start(): Promise<{ core: Core; events: EventRecorder }> {
-  const dir = tempDir("macaron-mcp-core-");
-  cleanups.push(dir.remove);
-  const core = await assembleCore({ dataDir: dir.path, log: () => undefined }, () => new FakeEngine());
+  const core = await assembleCore(
+    { dataDir: testDir("macaron-mcp-core-"), log: () => undefined },
+    () => new FakeEngine(),
+  );
   cleanups.push(() => core.close());
   return { core, events: new EventRecorder((listener) => core.subscribe(listener)) };
 }

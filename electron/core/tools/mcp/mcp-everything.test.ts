@@ -3,7 +3,7 @@
  * over stdio and over Streamable HTTP: what other apps' users add is what this talks to.
  */
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { tempDir } from "../../../../testing/core/temp-dir";
+import { testDir } from "../../../../testing/core/temp-dir";
 import { ToolCatalog } from "../tool-catalog";
 import { ToolSwitches } from "../tool-switches";
 import type { ToolOutcome } from "../tool-types";
@@ -14,16 +14,16 @@ import {
   type HttpServerProcess,
 } from "../../../../testing/mcp/mcp-test-servers";
 
-let dir: { path: string; remove: () => void };
+let dir: string;
 let hub: McpHub;
 let catalog: ToolCatalog;
 let server: HttpServerProcess | null = null;
 const never = new AbortController().signal;
 
 beforeEach(() => {
-  dir = tempDir("macaron-mcp-everything-");
-  const switches = new ToolSwitches(dir.path);
-  hub = new McpHub({ dataDir: dir.path, switches, emit: () => undefined, log: () => undefined });
+  dir = testDir("macaron-mcp-everything-");
+  const switches = new ToolSwitches(dir);
+  hub = new McpHub({ dataDir: dir, switches, emit: () => undefined, log: () => undefined });
   hub.start();
   catalog = new ToolCatalog(switches, [hub]);
 });
@@ -32,7 +32,6 @@ afterEach(async () => {
   await hub.close();
   await server?.stop();
   server = null;
-  dir.remove();
 });
 
 function text(outcome: ToolOutcome): string {

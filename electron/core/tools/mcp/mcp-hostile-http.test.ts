@@ -8,7 +8,7 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { TOOL_RESULT_MAX_CHARS } from "../../../api/tools";
-import { tempDir } from "../../../../testing/core/temp-dir";
+import { testDir } from "../../../../testing/core/temp-dir";
 import { type HttpServerProcess, startHostileHttp } from "../../../../testing/mcp/mcp-test-servers";
 import { ToolSwitches } from "../tool-switches";
 import type { CallableTool, ToolOutcome } from "../tool-types";
@@ -16,12 +16,12 @@ import { MAX_MESSAGE_BYTES, oversizeNotice } from "./message-bounds";
 import { OFF_THREAD_BYTES } from "./message-worker";
 import { McpHub } from "./mcp-hub";
 
-let dir: { path: string; remove: () => void };
+let dir: string;
 let hubs: McpHub[] = [];
 let servers: HttpServerProcess[] = [];
 
 beforeEach(() => {
-  dir = tempDir("macaron-mcp-hostile-http-");
+  dir = testDir("macaron-mcp-hostile-http-");
 });
 
 afterEach(async () => {
@@ -29,13 +29,12 @@ afterEach(async () => {
   await Promise.all(servers.map((server) => server.stop()));
   hubs = [];
   servers = [];
-  dir.remove();
 });
 
 function makeHub() {
   const hub = new McpHub({
-    dataDir: dir.path,
-    switches: new ToolSwitches(dir.path),
+    dataDir: dir,
+    switches: new ToolSwitches(dir),
     emit: () => undefined,
     log: () => undefined,
   });

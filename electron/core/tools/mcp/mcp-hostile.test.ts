@@ -10,7 +10,7 @@ import { runInNewContext } from "node:vm";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { TOOL_RESULT_MAX_CHARS, type McpServerSpec } from "../../../api/tools";
-import { tempDir } from "../../../../testing/core/temp-dir";
+import { testDir } from "../../../../testing/core/temp-dir";
 import { REPO_ROOT } from "../../../../testing/mcp/mcp-test-servers";
 import { ToolSwitches } from "../tool-switches";
 import type { CallableTool, ToolOutcome } from "../tool-types";
@@ -27,24 +27,23 @@ function hostile(mode: string, size?: number): McpServerSpec {
   };
 }
 
-let dir: { path: string; remove: () => void };
+let dir: string;
 let hubs: McpHub[] = [];
 
 beforeEach(() => {
-  dir = tempDir("macaron-mcp-hostile-");
+  dir = testDir("macaron-mcp-hostile-");
 });
 
 afterEach(async () => {
   await Promise.all(hubs.map((hub) => hub.close()));
   hubs = [];
-  dir.remove();
 });
 
 /** A hub whose events are not kept (a test of memory must not hold the statuses). */
 function makeHub() {
   const hub = new McpHub({
-    dataDir: dir.path,
-    switches: new ToolSwitches(dir.path),
+    dataDir: dir,
+    switches: new ToolSwitches(dir),
     emit: () => undefined,
     log: () => undefined,
   });

@@ -7,7 +7,7 @@ import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { EventPayload } from "../../../api";
 import { TOOL_RESULT_MAX_CHARS, type McpServerStatus } from "../../../api/tools";
-import { tempDir } from "../../../../testing/core/temp-dir";
+import { testDir } from "../../../../testing/core/temp-dir";
 import { ToolCatalog } from "../tool-catalog";
 import { ToolSwitches } from "../tool-switches";
 import type { CallableTool, ToolOutcome } from "../tool-types";
@@ -20,14 +20,14 @@ import {
   type HttpServerProcess,
 } from "../../../../testing/mcp/mcp-test-servers";
 
-let dir: { path: string; remove: () => void };
+let dir: string;
 let hubs: McpHub[] = [];
 let servers: HttpServerProcess[] = [];
 let callsFile: string;
 
 beforeEach(() => {
-  dir = tempDir("macaron-mcp-");
-  callsFile = join(dir.path, "calls.jsonl");
+  dir = testDir("macaron-mcp-");
+  callsFile = join(dir, "calls.jsonl");
 });
 
 afterEach(async () => {
@@ -35,15 +35,14 @@ afterEach(async () => {
   await Promise.all(servers.map((server) => server.stop()));
   hubs = [];
   servers = [];
-  dir.remove();
 });
 
 function makeHub(options: Partial<McpHubOptions> = {}) {
   const events: EventPayload<"mcp.changed">[] = [];
   const logs: string[] = [];
-  const switches = new ToolSwitches(dir.path);
+  const switches = new ToolSwitches(dir);
   const hub = new McpHub({
-    dataDir: dir.path,
+    dataDir: dir,
     switches,
     emit: (payload) => events.push(payload),
     log: (message) => logs.push(message),
@@ -99,7 +98,7 @@ describe("McpHub over stdio (the fixture server)", () => {
     expect(status.tools.map((t) => t.name)).toEqual(
       expect.arrayContaining(["set_timer", "echo", "slow", "crash", "huge", "bogus", "inject"]),
     );
-    const path = join(dir.path, MCP_CONFIG_FILE);
+    const path = join(dir, MCP_CONFIG_FILE);
     expect(statSync(path).mode & 0o777).toBe(0o600);
     const saved = JSON.parse(readFileSync(path, "utf8")) as {
       mcpServers: Record<string, { command: string }>;
@@ -293,7 +292,7 @@ describe("McpHub over stdio (the fixture server)", () => {
     expect(status).toMatchObject({ state: "failed", error: "The server did not answer within 0.5 s." });
 
     const waiting = makeHub({ connectTimeoutMs: 60_000, startWaitMs: 300 });
-    const pidFile = join(dir.path, "pid");
+    const pidFile = join(dir, "pid");
     const hanging = {
       command: process.execPath,
       args: [
@@ -366,7 +365,7 @@ describe("McpHub over stdio (the fixture server)", () => {
       fx: 'A server named "fx" exists already (remove it first to replace it).',
       builtin: '"builtin" is the app\'s own tools; pick another name.',
     });
-    const saved = JSON.parse(readFileSync(join(dir.path, MCP_CONFIG_FILE), "utf8")) as { mcpServers: object };
+    const saved = JSON.parse(readFileSync(join(dir, MCP_CONFIG_FILE), "utf8")) as { mcpServers: object };
     expect(Object.keys(saved.mcpServers)).toEqual(["fx", "good"]);
   });
 
@@ -391,24 +390,24 @@ describe("McpHub over stdio (the fixture server)", () => {
     expect(second.events.at(-1)).toEqual({ name: "fx", server: null });
     expect(() => process.kill(pid, 0)).toThrow(/ESRCH/);
     expect(second.hub.list()).toEqual([]);
-    const saved = JSON.parse(readFileSync(join(dir.path, MCP_CONFIG_FILE), "utf8")) as { mcpServers: object };
+    const saved = JSON.parse(readFileSync(join(dir, MCP_CONFIG_FILE), "utf8")) as { mcpServers: object };
     expect(saved.mcpServers).toEqual({});
     expect(await second.hub.remove("fx")).toEqual({ removed: false });
   });
 
   it("keeps an unreadable mcp.json aside instead of overwriting it, and starts the session's servers", async () => {
-    writeFileSync(join(dir.path, MCP_CONFIG_FILE), "{ not json");
+    writeFileSync(join(dir, MCP_CONFIG_FILE), "{ not json");
     const { hub, logs } = makeHub({ sessionServers: [{ name: "session", spec: fixtureSpec() }] });
     expect(logs.some((line) => line.includes("could not be used"))).toBe(true);
     await until(() => hub.status("session").state === "ready", "the session server");
     await hub.add("fx", fixtureSpec());
-    const saved = JSON.parse(readFileSync(join(dir.path, MCP_CONFIG_FILE), "utf8")) as { mcpServers: object };
+    const saved = JSON.parse(readFileSync(join(dir, MCP_CONFIG_FILE), "utf8")) as { mcpServers: object };
     // The --mcp-config server is for this run only: it is not saved.
     expect(Object.keys(saved.mcpServers)).toEqual(["fx"]);
     const { readdirSync } = await import("node:fs");
-    const kept = readdirSync(dir.path).filter((name) => name.startsWith(`${MCP_CONFIG_FILE}.unreadable-`));
+    const kept = readdirSync(dir).filter((name) => name.startsWith(`${MCP_CONFIG_FILE}.unreadable-`));
     expect(kept.length).toBe(1);
-    expect(readFileSync(join(dir.path, kept[0] ?? ""), "utf8")).toBe("{ not json");
+    expect(readFileSync(join(dir, kept[0] ?? ""), "utf8")).toBe("{ not json");
   });
 });
 
