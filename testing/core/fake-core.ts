@@ -3,7 +3,7 @@ import { assembleCore, type Core, type CoreParts } from "../../electron/core/ind
 import { EventRecorder } from "./events";
 import { FakeEngine } from "../engine/fake-engine";
 import { value } from "./result-value";
-import { tempDir } from "./temp-dir";
+import { testDir } from "./temp-dir";
 import { FIXTURE_DEMO } from "./fixture-demo";
 
 const ctx = { transport: "ipc" } as const;
@@ -22,19 +22,14 @@ export interface FakeCore {
  * inside a test: core is closed and the folder deleted when the test finishes.
  */
 export async function startFakeCore(parts: Partial<Omit<CoreParts, "dataDir">> = {}): Promise<FakeCore> {
-  const dir = tempDir();
+  // Removed after core is closed: onTestFinished runs the cleanups registered later first.
+  const dataDir = testDir();
   const engine = new FakeEngine();
-  const core = await assembleCore(
-    { dataDir: dir.path, log: () => undefined, ...FIXTURE_DEMO, ...parts },
-    () => engine,
-  );
-  onTestFinished(async () => {
-    await core.close();
-    dir.remove();
-  });
+  const core = await assembleCore({ dataDir, log: () => undefined, ...FIXTURE_DEMO, ...parts }, () => engine);
+  onTestFinished(() => core.close());
   const events = new EventRecorder((l) => core.subscribe(l));
   const call = async <T>(method: string, input: unknown): Promise<T> =>
     value<T>(await core.dispatch(method, input, ctx));
   await call("models.openDemo", {});
-  return { core, engine, events, dataDir: dir.path, call };
+  return { core, engine, events, dataDir, call };
 }

@@ -21,6 +21,8 @@ let written: Promise<string> | null = null;
  */
 export function fixtureDemoDir(): Promise<string> {
   written ??= (async () => {
+    // temp-dir: own — one folder for the whole test process, shared by every file it runs, so no
+    // test's or suite's hook may remove it.
     const dir = mkdtempSync(join(tmpdir(), "macaron-fixture-demo-"));
     await writeFixtures(dir);
     return dir;

@@ -2,11 +2,10 @@
  * The headless server on loopback with the real engine and the trained demo loaded (its base and
  * adapters), for the /v1 engine tests that drive it with official clients. One per test file.
  */
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startServer, type RunningServer } from "../../electron/server/start";
 import { spawnTestEngine } from "../engine/real-engine";
+import { tempDir } from "../core/temp-dir";
 
 export interface DemoServer {
   server: RunningServer;
@@ -17,15 +16,15 @@ export interface DemoServer {
 }
 
 export async function startDemoServer(name: string): Promise<DemoServer> {
-  const dir = mkdtempSync(join(tmpdir(), `macaron-${name}-`));
+  const dir = tempDir(`macaron-${name}-`);
   const server = await startServer({
-    dataDir: join(dir, "data"),
-    rendererDir: join(dir, "no-ui"),
+    dataDir: join(dir.path, "data"),
+    rendererDir: join(dir.path, "no-ui"),
     spawnEngine: spawnTestEngine(),
   });
   const close = async (): Promise<void> => {
     await server.close();
-    rmSync(dir, { recursive: true, force: true });
+    dir.remove();
   };
   try {
     const opened = await server.core.dispatch("models.openDemo", {}, { transport: "http" });

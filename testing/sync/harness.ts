@@ -1,11 +1,10 @@
 /** Shared set-up of the sync tests and benchmark: a real cloud service, an outbox, a fast clock. */
 import { randomUUID } from "node:crypto";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startCloud, type CloudOptions, type RunningCloud } from "../../cloud/server";
 import { FeedbackSync, type FeedbackSyncDeps } from "../../electron/core/feedback/sync/feedback-sync";
 import { QueuedOutbox } from "./queued-outbox";
+import { tempDir } from "../core/temp-dir";
 
 /** A clock whose sleeps return at once and move virtual time forward; every sleep is recorded. */
 export function fastClock(start = 1_700_000_000_000) {
@@ -37,7 +36,8 @@ export interface SyncRig {
 }
 
 export async function startRig(cloudOpts: Partial<CloudOptions> = {}): Promise<SyncRig> {
-  const dir = mkdtempSync(join(tmpdir(), "macaron-sync-"));
+  // The benchmark shares this rig, so its folder goes with close(), not with a vitest hook.
+  const { path: dir, remove } = tempDir("macaron-sync-");
   const cloud = await startCloud({ dataDir: join(dir, "cloud"), adminKey: "admin-key-1234", ...cloudOpts });
   const outboxPath = join(dir, "outbox.db");
   const outbox = QueuedOutbox.open(outboxPath);
@@ -74,7 +74,7 @@ export async function startRig(cloudOpts: Partial<CloudOptions> = {}): Promise<S
       await Promise.all(syncs.map((s) => s.stop()));
       outbox.close();
       await cloud.close();
-      rmSync(dir, { recursive: true, force: true });
+      remove();
     },
   };
 }
