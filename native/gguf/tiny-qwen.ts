@@ -276,9 +276,14 @@ function tensors(arch: QwenArchitecture, shape: TinyQwenShape): GgufWriteTensor[
   return list;
 }
 
-/** The GGUF spec of the tiny `arch` base. */
-export function tinyQwenSpec(arch: QwenArchitecture): GgufWriteSpec {
-  const shape = TINY_QWEN_SHAPES[arch];
+/**
+ * The GGUF spec of the tiny `arch` base, or of the same weights' recipe at another `shape` (the
+ * quantized-base tests widen rows to whole 256-value blocks: cloud/trainer/quantized-qwen.engine.test.ts).
+ */
+export function tinyQwenSpec(
+  arch: QwenArchitecture,
+  shape: TinyQwenShape = TINY_QWEN_SHAPES[arch],
+): GgufWriteSpec {
   return { metadata: metadata(arch, shape), tensors: tensors(arch, shape) };
 }
 

@@ -4,11 +4,15 @@
         IN.gguf OUT.gguf TYPE[,TYPE...] [PREFIX]
     PYTHONPATH=cloud/trainer python3 testing/cloud/trainer/quantize_fixture.py \
         --dequantize IN.gguf OUT.gguf
+    ... JOB + JOB + ...      several of the above in one process (one torch import, ~1.5 s)
 
 Every tensor with two or more dims (whose name starts with PREFIX, when given) becomes TYPE
-(several types: assigned round-robin over the matrices, so one file mixes them); 1-D tensors
-(norms) stay as they are. Metadata is copied as is. `--dequantize` writes a base back as F32
-(the trainer's dequantization). The quantizers are simple round-to-nearest ones written from
+(several types: assigned round-robin over the matrices, so one file mixes them), a mixture of
+experts' stacked `ffn_*_exps` [n_in, n_out, n_expert] included: every row of every expert is
+quantized, as llama-quantize does. 1-D tensors (norms) stay as they are. A matrix whose rows are
+not whole blocks of its type is refused, naming it (llama-quantize would fall back to another
+type; a fixture must be the type it says). Metadata is copied as is. `--dequantize` writes a
+base back as F32 (the trainer's dequantization). The quantizers are simple round-to-nearest ones written from
 ggml's block layouts (the legacy types as gguf-py's quantize_blocks; the K-quants with plain
 min/max scales, not ggml's iterative scale search): valid blocks that ggml reads like any
 others, a little less accurate than llama-quantize's. Deterministic.
@@ -132,6 +136,16 @@ def quantize(data, type_name):
 
 
 def main(argv):
+    job = []
+    for arg in argv + ["+"]:
+        if arg != "+":
+            job.append(arg)
+        elif job:
+            _job(job)
+            job = []
+
+
+def _job(argv):
     if argv[0] == "--dequantize":
         # The same model in F32, dequantized by the trainer (llama.cpp on it vs on the blocks
         # isolates llama.cpp's activation rounding).
@@ -152,6 +166,11 @@ def main(argv):
             continue
         type_name = types[matrices % len(types)]
         matrices += 1
+        per = BLOCKS[TYPES[type_name]][0]
+        if data.shape[-1] % per:
+            raise SystemExit(
+                f"{src}: {name} has rows of {data.shape[-1]} values, not whole {type_name} blocks of {per}"
+            )
         raw = quantize(data, type_name)
         tensors.append((name, raw, TYPES[type_name], data.shape))
     write_gguf(dst, gguf.metadata, tensors)
