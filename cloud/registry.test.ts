@@ -193,6 +193,7 @@ describe("adapter registry", () => {
     expect(notes(await indexFor())).toHaveLength(4);
     expect(notes(await indexFor(q8))).toEqual(["any", "for the Q8_0 file"]);
     expect(notes(await indexFor(q4))).toEqual(["any", "for the Q8_0 file"]);
+    expect(notes(await indexFor(q4.toUpperCase()))).toEqual(["any", "for the Q8_0 file"]);
     expect(notes(await indexFor(other))).toEqual(["any", "other base", "other base, newer"]);
     expect(notes(await indexFor("d".repeat(64)))).toEqual(["any"]);
     const bad = await fetch(`${cloud.url}/v1/registry/index.json?base=../x`);

@@ -334,7 +334,8 @@ export function registerRegistry(app: FastifyInstance, opts: RegistryOptions): R
     const base = (req.query as Record<string, unknown> | undefined)?.[INDEX_BASE_PARAM];
     const index = store.index(opts.now());
     if (base === undefined) return reply.header("cache-control", "no-store").send(index);
-    const sha = BaseSha256.safeParse(base);
+    // Hex is hex in either case (PowerShell's Get-FileHash prints upper case).
+    const sha = BaseSha256.safeParse(typeof base === "string" ? base.toLowerCase() : base);
     if (!sha.success)
       return reply
         .status(400)

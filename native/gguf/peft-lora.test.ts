@@ -1,4 +1,4 @@
-import { writeFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { rm } from "node:fs/promises";
 import { basename, join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
@@ -274,6 +274,64 @@ describe("PEFT → GGUF refusals", () => {
       "qwen3",
     );
     expect(err.message).toMatch(/it is a LOHA adapter; only LoRA adapters convert/);
+  });
+
+  it("a peft_type that is not a name, and 'an' before a vowel", async () => {
+    const numeric = await refusal(
+      await folder({ ...peftConfig(4), peft_type: 7 }, QWEN3_ATTENTION(4)),
+      "qwen3",
+    );
+    expect(numeric.message).toMatch(/its peft_type is 7, not a name such as "LORA"/);
+    const ia3 = await refusal(
+      await folder({ ...peftConfig(4), peft_type: "IA3" }, QWEN3_ATTENTION(4)),
+      "qwen3",
+    );
+    expect(ia3.message).toMatch(/it is an IA3 adapter/);
+  });
+
+  it("weights that are not finite numbers (a damaged file): refused, nothing written", async () => {
+    const tensors = QWEN3_ATTENTION(4);
+    const poisoned = tensors.map((t, i) => {
+      if (i !== 2) return t;
+      const data = Float32Array.from(t.data);
+      data[5] = Number.NaN;
+      return { ...t, data };
+    });
+    const peft = await folder(peftConfig(4), poisoned);
+    const out = join(dir.path, "poisoned.gguf");
+    const err = await convertPeftToFile({ peftDir: peft, base: bases.qwen3!.path, out }).then(
+      () => null,
+      (e: unknown) => e as PeftError,
+    );
+    expect(err?.code).toBe("not_peft");
+    expect(err?.message).toMatch(/is damaged: .*v_proj\.lora_A\.weight holds NaN at element 5/);
+    await expect(readGguf(out)).rejects.toThrow();
+  });
+
+  it("--out that would replace the base, a file of the folder or another model, or sits in no folder", async () => {
+    const peft = await folder(peftConfig(4), QWEN3_ATTENTION(4));
+    const copy = join(dir.path, "base-copy.gguf");
+    await writeGguf(copy, tinyQwenSpec("qwen3"));
+    const before = readFileSync(copy);
+    const refused = (out: string, base = copy) =>
+      convertPeftToFile({ peftDir: peft, base, out }).then(
+        () => null,
+        (e: unknown) => e as PeftError,
+      );
+    expect((await refused(copy))?.message).toMatch(/--out is the base model .*would replace it/);
+    expect(readFileSync(copy).equals(before)).toBe(true);
+    expect((await refused(join(peft, "adapter_model.safetensors")))?.message).toMatch(
+      /a file of the PEFT folder/,
+    );
+    // Another model (not the base): refused too; an earlier adapter at --out is replaced.
+    expect((await refused(bases.llama!.path))?.message).toMatch(/is a model, not an adapter/);
+    expect((await refused(join(dir.path, "no-such-folder", "x.gguf")))?.message).toMatch(
+      /The output folder .*no-such-folder does not exist/,
+    );
+    const out = join(dir.path, "again.gguf");
+    expect(await refused(out)).toBeNull();
+    expect(await refused(out)).toBeNull();
+    expect((await readGguf(out)).metadata["general.type"]).toBe("adapter");
   });
 
   it("weights in a dtype that is not a float (the header says I8): refused before any byte is read", () => {

@@ -1,5 +1,5 @@
 import { readFile, stat } from "node:fs/promises";
-import { basename, join } from "node:path";
+import { basename, dirname, join } from "node:path";
 import { jsonDepth } from "../../common/json-depth";
 import { assertAdapterFits } from "./model-check";
 import { readGguf, type GgufFile, type GgufMetadataValue } from "./gguf-parser";
@@ -40,7 +40,7 @@ import { gv, writeGguf, type GgufWriteSpec, type GgufWriteTensor, type GgufWrite
  * reads just those two remotely), and `convertPeft` converts by the same plan.
  */
 
-export type PeftErrorCode = "not_peft" | "unsupported" | "incompatible";
+export type PeftErrorCode = "not_peft" | "unsupported" | "incompatible" | "invalid_out";
 
 /** A PEFT folder that cannot be converted; `message` is a complete sentence for the user. */
 export class PeftError extends Error {
@@ -143,10 +143,14 @@ export function parsePeftConfig(text: string, name: string): PeftConfig {
   } catch {
     throw new PeftError("not_peft", `${where}'s ${PEFT_CONFIG_FILE} is not a JSON object.`);
   }
-  const peftType = typeof raw.peft_type === "string" ? raw.peft_type.toUpperCase() : "LORA";
   const unsupported = (why: string) => new PeftError("unsupported", `${where} cannot be converted: ${why}.`);
+  if (raw.peft_type !== undefined && typeof raw.peft_type !== "string")
+    throw unsupported(`its peft_type is ${JSON.stringify(raw.peft_type)}, not a name such as "LORA"`);
+  const peftType = typeof raw.peft_type === "string" ? raw.peft_type.toUpperCase() : "LORA";
   if (peftType !== "LORA")
-    throw unsupported(`it is a ${peftType} adapter; only LoRA adapters convert to llama.cpp's format`);
+    throw unsupported(
+      `it is ${/^[AEIOU]/.test(peftType) ? "an" : "a"} ${peftType} adapter; only LoRA adapters convert to llama.cpp's format`,
+    );
   if (raw.use_dora === true)
     throw unsupported(
       "it is a DoRA adapter (use_dora), whose magnitude vectors llama.cpp cannot apply; merge it into the model instead",
@@ -621,12 +625,22 @@ export async function convertPeft(options: ConvertPeftOptions): Promise<PeftConv
   try {
     const plan = planPeft({ config, tensors: reader.file.tensors, base, name });
     const read = async (tensor: string) => {
+      let values: Float32Array;
       try {
-        return await reader.read(tensor);
+        values = await reader.read(tensor);
       } catch (err) {
         if (err instanceof SafetensorsError) throw new PeftError("not_peft", err.message);
         throw err;
       }
+      // A NaN or infinity spreads through every answer the adapter touches (it answered
+      // "\u0000…" once installed): a damaged file, refused like any other.
+      const bad = values.findIndex((v) => !Number.isFinite(v));
+      if (bad >= 0)
+        throw new PeftError(
+          "not_peft",
+          `${where} is damaged: ${tensor} holds ${values[bad]} at element ${bad}; a LoRA's weights are finite numbers.`,
+        );
+      return values;
     };
     const stack = (parts: Float32Array[]) => {
       if (parts.length === 1) return parts[0]!;
@@ -699,12 +713,44 @@ function baseNames(base: GgufFile): string[] {
 }
 
 /**
+ * `out` must not replace what the conversion reads or another model: writing over the base
+ * (an easy slip on the command line) lost a user's model file. An earlier adapter at `out` is
+ * replaced, as re-converting expects; a folder that does not exist is said plainly.
+ */
+async function assertSafeOut(out: string, peftDir: string, basePath: string | null): Promise<void> {
+  const target = await stat(out).catch(() => null);
+  const folder = await stat(dirname(out)).catch(() => null);
+  if (!folder?.isDirectory())
+    throw new PeftError("invalid_out", `The output folder ${dirname(out)} does not exist: create it first.`);
+  if (!target) return;
+  const same = async (other: string) => {
+    const o = await stat(other).catch(() => null);
+    return o !== null && o.dev === target.dev && o.ino === target.ino;
+  };
+  if (basePath !== null && (await same(basePath)))
+    throw new PeftError(
+      "invalid_out",
+      `--out is the base model ${out}: writing the adapter there would replace it.`,
+    );
+  if ((await same(join(peftDir, PEFT_WEIGHTS_FILE))) || (await same(join(peftDir, PEFT_CONFIG_FILE))))
+    throw new PeftError("invalid_out", `--out is a file of the PEFT folder itself: ${out}.`);
+  if (!target.isFile()) throw new PeftError("invalid_out", `${out} exists and is not a file.`);
+  const existing = await readGguf(out).catch(() => null);
+  if (existing && existing.metadata["general.type"] !== "adapter")
+    throw new PeftError(
+      "invalid_out",
+      `${out} is a model, not an adapter: writing the adapter there would replace it. Choose another --out.`,
+    );
+}
+
+/**
  * Converts the PEFT folder and writes the adapter GGUF to `out` (temp file + rename), then
  * checks the written file the way the app checks any adapter against its base.
  */
 export async function convertPeftToFile(
   options: ConvertPeftOptions & { out: string },
 ): Promise<PeftConversion> {
+  await assertSafeOut(options.out, options.peftDir, typeof options.base === "string" ? options.base : null);
   const base = typeof options.base === "string" ? await readGguf(options.base) : options.base;
   const result = await convertPeft({ ...options, base });
   await writeGguf(options.out, result.spec);
