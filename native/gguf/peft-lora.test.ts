@@ -1,6 +1,6 @@
-import { execFileSync } from "node:child_process";
 import { readFileSync, statSync, writeFileSync } from "node:fs";
 import { rm } from "node:fs/promises";
+import { createServer } from "node:net";
 import { basename, join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import {
@@ -326,11 +326,16 @@ describe("PEFT → GGUF refusals", () => {
     );
     // Another model (not the base): refused too; an earlier adapter at --out is replaced.
     expect((await refused(bases.llama!.path))?.message).toMatch(/is a model, not an adapter/);
-    // Not a regular file (a device such as /dev/null, a pipe): renaming over it would replace it.
-    const fifo = join(dir.path, "out.fifo");
-    execFileSync("mkfifo", [fifo]);
-    expect((await refused(fifo))?.message).toMatch(/exists and is not a file/);
-    expect(statSync(fifo).isFIFO()).toBe(true);
+    // Not a regular file (a device such as /dev/null, a socket): renaming over it would replace it.
+    const socket = join(dir.path, "out.sock");
+    const server = createServer();
+    await new Promise<void>((done) => server.listen(socket, done));
+    try {
+      expect((await refused(socket))?.message).toMatch(/exists and is not a file/);
+      expect(statSync(socket).isSocket()).toBe(true);
+    } finally {
+      await new Promise<void>((done) => server.close(() => done()));
+    }
     expect((await refused(join(dir.path, "no-such-folder", "x.gguf")))?.message).toMatch(
       /The output folder .*no-such-folder does not exist/,
     );
