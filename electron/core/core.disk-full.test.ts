@@ -26,6 +26,7 @@ import { tempDir } from "../../testing/core/temp-dir";
 const ctx = { transport: "http" } as const;
 const API_KEY = "d".repeat(64);
 const DISK_FULL = /disk is full/i;
+const TOKEN_HOLD_MS = 20;
 
 // temp-dir: own removal — the tmpfs below is mounted in this folder while the file is collected
 // (its skip depends on the mount), before suiteDir's folder exists; removed after the unmount.
@@ -61,7 +62,14 @@ async function start(dataDir: string): Promise<Started> {
         db = opened;
       },
     },
-    () => new EngineSupervisor(spawnTestEngine(), { stateDir: join(dataDir, "kv") }),
+    // Each token held 20 ms: a 400-token answer cannot end before ~8 s, so the write that meets
+    // the full disk (every 5 ms) comes long before it, however loaded the machine (unheld, the
+    // tiny model's tokens could all arrive before that write on a starved machine: a race the
+    // cut-off check below would lose). The 16-token turns take ~0.3 s.
+    () =>
+      new EngineSupervisor(spawnTestEngine({ MACARON_ENGINE_TOKEN_DELAY_MS: String(TOKEN_HOLD_MS) }), {
+        stateDir: join(dataDir, "kv"),
+      }),
   );
   cleanups.push(() => core.close());
   if (!db) throw new Error("core opened no database");

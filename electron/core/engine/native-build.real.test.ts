@@ -53,6 +53,9 @@ function generateWith(packageDir: string, model: string): { buildType: string; t
   return JSON.parse(out.trim().split("\n").at(-1)!) as { buildType: string; text: string };
 }
 
+/** A build that reports no step (and does not end) for this long has hung. */
+const BUILD_STALL_MS = 10 * 60_000;
+
 /** The first test's copy holding the real build, and the fixture model. */
 let built: { packageDir: string; model: string } | null = null;
 
@@ -65,14 +68,30 @@ it(
     expect(hasLocalBuild(packageDir)).toBe(false);
 
     const events: EngineBuild[] = [];
+    let lastEvent = Date.now();
     const build = new NativeBuild({
       packageDir,
       engineInfo: null,
       relaunch: null,
-      emit: (b) => events.push(b),
+      emit: (b) => {
+        events.push(b);
+        lastEvent = Date.now();
+      },
     });
-    await build.build();
-    await build.done;
+    // A hang is a build that stops reporting steps, not one that is slow: on a loaded machine
+    // (two compiles sharing 2 cores) it took over 20 minutes, steps still coming.
+    let watchdog: NodeJS.Timeout | undefined;
+    const stalled = new Promise<never>((_, reject) => {
+      watchdog = setInterval(() => {
+        if (Date.now() - lastEvent > BUILD_STALL_MS)
+          reject(new Error(`the build reported no step for ${BUILD_STALL_MS / 60_000} minutes`));
+      }, 5_000);
+    });
+    try {
+      await Promise.race([build.build().then(() => build.done), stalled]);
+    } finally {
+      clearInterval(watchdog);
+    }
     const status = await build.status();
     expect(status.error).toBeNull();
     expect(status.state).toBe("built");
@@ -88,7 +107,8 @@ it(
     expect(local.text.length).toBeGreaterThan(0);
     built = { packageDir, model };
   },
-  20 * 60_000,
+  // The last resort only: a stalled build fails at BUILD_STALL_MS without a step.
+  60 * 60_000,
 );
 
 it("a cache hit installs that build into a fresh copy, without building; llama.cpp loads it as its local build", async () => {
