@@ -7,17 +7,16 @@ import { writeGguf } from "../../native/gguf/writer";
 import { countingExamples } from "../../testing/cloud/trainer/datasets";
 import { dataFile, readReport, train } from "../../testing/cloud/trainer/fixtures";
 import {
-  llamaLogProbs,
   loadTestLlama,
   logSoftmax,
+  llamaLogProbsOfFile,
   maxAbsDiff,
+  meanAbsDiff,
 } from "../../testing/cloud/trainer/llama-logprobs";
 import {
   assertTorchAvailable,
-  eventsNamed,
   expectDone,
   PYTHON,
-  runTrainer,
   TRAINER_ROOT,
   trainerEnv,
   trainerLogits,
@@ -79,39 +78,10 @@ afterAll(async () => {
 
 beforeEach(() => void assertTorchAvailable());
 
-async function llamaOn(base: string): Promise<number[][]> {
-  const model = await llama.loadModel({ modelPath: base });
-  try {
-    return await llamaLogProbs(model, V, PARITY_TOKENS);
-  } finally {
-    await model.dispose();
-  }
-}
+const llamaOn = (base: string): Promise<number[][]> => llamaLogProbsOfFile(llama, base, V, PARITY_TOKENS);
 
-async function roundedTrainerLogProbs(base: string): Promise<number[][]> {
-  const run = await runTrainer([
-    ...["logits", "--base", base, "--tokens", PARITY_TOKENS.join(","), "--llama-cpu-rounding"],
-  ]);
-  expect(run.code, run.stderr).toBe(0);
-  return logSoftmax(eventsNamed(run, "logits")[0]!.logits as number[][]);
-}
-
-/** Mean |Δ log p| over the entries maxAbsDiff compares. */
-function meanAbsDiff(
-  llamaRows: readonly (readonly number[])[],
-  ours: readonly (readonly number[])[],
-): number {
-  let sum = 0;
-  let n = 0;
-  llamaRows.forEach((row, i) =>
-    row.forEach((x, j) => {
-      if (!(x > -80)) return;
-      sum += Math.abs(x - ours[i]![j]!);
-      n++;
-    }),
-  );
-  return sum / n;
-}
+const roundedTrainerLogProbs = async (base: string): Promise<number[][]> =>
+  logSoftmax(await trainerLogits(base, PARITY_TOKENS, undefined, { llamaCpuRounding: true }));
 
 describe.each(TYPES)("quantized base %s: parity with llama.cpp", (type) => {
   it("block 0 in the type, llama.cpp's activation rounding: exact dequantization", async () => {

@@ -78,3 +78,35 @@ export function maxAbsDiff(
   if (compared === 0) throw new Error("no comparable entries");
   return max;
 }
+
+/** Mean |Δ log p| over the entries maxAbsDiff compares. */
+export function meanAbsDiff(
+  llama: readonly (readonly number[])[],
+  ours: readonly (readonly number[])[],
+): number {
+  let sum = 0;
+  let n = 0;
+  llama.forEach((row, i) =>
+    row.forEach((x, j) => {
+      if (!(x > -80)) return;
+      sum += Math.abs(x - ours[i]![j]!);
+      n++;
+    }),
+  );
+  return sum / n;
+}
+
+/** llama.cpp's log-probabilities for `tokens` on the model file `path` (loaded, read, freed). */
+export async function llamaLogProbsOfFile(
+  llama: Llama,
+  path: string,
+  vocabulary: number,
+  tokens: readonly number[],
+): Promise<number[][]> {
+  const model = await llama.loadModel({ modelPath: path });
+  try {
+    return await llamaLogProbs(model, vocabulary, tokens);
+  } finally {
+    await model.dispose();
+  }
+}

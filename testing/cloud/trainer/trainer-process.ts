@@ -134,9 +134,12 @@ export async function trainerLogitsMany(
   base: string,
   sequences: readonly (readonly number[])[],
   adapter?: { path: string; scale: number },
+  opts: { llamaCpuRounding?: boolean } = {},
 ): Promise<number[][][]> {
   const args = ["logits", "--base", base, ...sequences.flatMap((tokens) => ["--tokens", tokens.join(",")])];
   if (adapter) args.push("--adapter", adapter.path, "--scale", String(adapter.scale));
+  // llama.cpp's CPU rounding of activations to 8 bits (quantized bases; see the quantized tests).
+  if (opts.llamaCpuRounding) args.push("--llama-cpu-rounding");
   const run = await runTrainer(args);
   const events = eventsNamed(run, "logits");
   if (run.code !== 0 || events.length !== sequences.length) {
@@ -150,6 +153,7 @@ export async function trainerLogits(
   base: string,
   tokens: readonly number[],
   adapter?: { path: string; scale: number },
+  opts: { llamaCpuRounding?: boolean } = {},
 ): Promise<number[][]> {
-  return (await trainerLogitsMany(base, [tokens], adapter))[0]!;
+  return (await trainerLogitsMany(base, [tokens], adapter, opts))[0]!;
 }
