@@ -508,11 +508,23 @@ async function startAdapterServices(deps: AdapterServiceDeps) {
     basePath: () => engine.loaded?.path ?? null,
     log,
   });
+  // The loaded base's sha256 once hashed: releases record it, updates ask for its versions,
+  // the router uses a learned head only when it was trained for it.
+  const loadedBaseSha256 = (): string | null => {
+    const path = engine.loaded?.path;
+    return path ? fingerprint.knownSha256(path) : null;
+  };
   const router = new AdapterRouter({
     embed: (texts) => engine.embed(texts),
     embedQuery: (text) => queryEmbeddings.get(text),
     modelKey,
     store: new SqliteRouterStore(db),
+    // Waits for the hash started at load (ModelFingerprint shares one per file).
+    baseSha256: () => {
+      const path = engine.loaded?.path;
+      return path ? fingerprint.sha256(path).catch(() => null) : null;
+    },
+    log: (message) => log(message, undefined),
   });
   const routing = new AdapterRouting({ registry, router, log, installed: deps.installed });
   // Versions, the evaluation gate and releases; the gate generates at background priority.
@@ -528,11 +540,6 @@ async function startAdapterServices(deps: AdapterServiceDeps) {
     parts.appVersion ?? packageJson.version,
     harnessParts(systemPrompt, contractLabel(contract)),
   );
-  // The loaded base's sha256 once hashed: releases record it, updates ask for its versions.
-  const loadedBaseSha256 = (): string | null => {
-    const path = engine.loaded?.path;
-    return path ? fingerprint.knownSha256(path) : null;
-  };
   const releases = new AdapterReleases({
     store: releaseStore,
     adaptersDir: registry.dir,

@@ -60,7 +60,13 @@ function toMode(selection: Exclude<AdapterSelection, "base">): RouterMode {
 
 function toCandidate(a: InstalledAdapter): RouterCandidate {
   // The user's scale is the one an adapter answers with alone.
-  return { id: a.id, domain: a.domain, defaultScale: a.scale, routingExamples: a.manifest.routingExamples };
+  return {
+    id: a.id,
+    domain: a.domain,
+    defaultScale: a.scale,
+    routingExamples: a.manifest.routingExamples,
+    lineage: a.manifest.lineage,
+  };
 }
 
 /**

@@ -4,6 +4,7 @@ import { DEMO_ADAPTERS } from "../../../native/gguf/adapters";
 import { AdapterRouter, formatBelow, type AdapterRouterOptions } from "./adapter-router";
 import { HELD_OUT_PROMPTS } from "../../../testing/router/held-out-prompts";
 import { lexicalEmbedder } from "../../../testing/router/lexical-embedder";
+import { encodeRouterArtifact, trainRoutingHead } from "./routing-head";
 import { MemoryRouterStore } from "./store";
 import type { EmbedFn, RouterCandidate, RouterDecision, RouterMode } from "./types";
 
@@ -330,5 +331,112 @@ describe("AdapterRouter learning from overrides", () => {
     const { router } = setup();
     await expectInvalid(router.recordOverride({ text: " ", chosenAdapterId: "ui" }), /needs the text/);
     await expectInvalid(router.recordOverride({ text: "hi", chosenAdapterId: "" }), /needs an adapter id/);
+  });
+});
+
+describe("AdapterRouter with a learned routing head (issue 29)", () => {
+  const BASE = "b".repeat(64);
+  async function headCandidates(router: unknown = undefined): Promise<RouterCandidate[]> {
+    const embed = lexicalEmbedder();
+    const rows = candidates.flatMap((c) => c.routingExamples.map((text) => ({ label: c.id, text })));
+    const vectors = await embed(rows.map((r) => r.text));
+    const head = trainRoutingHead(
+      rows.map((r, i) => ({ ...r, embedding: vectors[i]! })),
+      { baseSha256: BASE, version: 7 },
+    );
+    const encoded = router === undefined ? encodeRouterArtifact(head.artifact) : router;
+    // The head rides in one version's lineage (here coding's), like a release carries it.
+    return candidates.map((c) =>
+      c.id === "coding"
+        ? { ...c, lineage: { parent: null, trainedFrom: "x", details: { router: encoded } } }
+        : c,
+    );
+  }
+  function headRouter(base: string | null) {
+    const logged: string[] = [];
+    let time = 1000;
+    const router = new AdapterRouter({
+      embed: lexicalEmbedder(),
+      modelKey: () => "model-1",
+      store: new MemoryRouterStore(),
+      clock: { now: () => time++ },
+      baseSha256: () => Promise.resolve(base),
+      log: (m) => logged.push(m),
+    });
+    return { router, logged };
+  }
+
+  it("routes with the head trained for the loaded base, and says so", async () => {
+    const { router } = headRouter(BASE);
+    const withHead = await headCandidates();
+    const d = await router.decide({
+      text: "Write a TypeScript function that sorts an array.",
+      candidates: withHead,
+      mode: auto,
+    });
+    expectWellFormed(d);
+    expect(d.adapters[0]?.id).toBe("coding");
+    expect(d.reason).toMatch(/\[router v7\]$/);
+  });
+
+  it("keeps the kernel classifier on another base, without a base hash, or for a candidate the head does not know", async () => {
+    const withHead = await headCandidates();
+    for (const base of ["c".repeat(64), null]) {
+      const d = await headRouter(base).router.decide({
+        text: "Tell me a fun fact about dolphins.",
+        candidates: withHead,
+        mode: auto,
+      });
+      expect(d.reason).not.toMatch(/router v/);
+    }
+    const extra: RouterCandidate = {
+      id: "poetry",
+      domain: "poetry",
+      defaultScale: 1,
+      routingExamples: ["Write a haiku."],
+    };
+    const d = await headRouter(BASE).router.decide({
+      text: "Write a haiku.",
+      candidates: [...withHead, extra],
+      mode: auto,
+    });
+    expect(d.reason).not.toMatch(/router v/);
+  });
+
+  it("keeps the old router when a release's router artifact is corrupt, with a clear log line", async () => {
+    const { router, logged } = headRouter(BASE);
+    const corrupt = await headCandidates({ gz: "bm90IGd6aXA=" });
+    const first = await router.decide({
+      text: "Write a TypeScript function that sorts an array.",
+      candidates: corrupt,
+      mode: auto,
+    });
+    await router.decide({
+      text: "Show me a form to register for the event.",
+      candidates: corrupt,
+      mode: auto,
+    });
+    expect(first.adapters[0]?.id).toBe("coding"); // the kernel classifier still answers
+    expect(first.reason).toMatch(/router of coding unusable, kernel classifier$/);
+    expect(logged).toEqual([
+      expect.stringMatching(/^The router artifact of coding is not used: the router artifact cannot be read/),
+    ]);
+  });
+
+  it("lets the user's override win on top of the head", async () => {
+    const { router } = headRouter(BASE);
+    const withHead = await headCandidates();
+    const text = "Write a TypeScript function that sorts an array.";
+    await router.recordOverride({ text, chosenAdapterId: "ui" });
+    const d = await router.decide({ text, candidates: withHead, mode: auto });
+    expect(d.adapters[0]?.id).toBe("ui");
+    expect(d.reason).toMatch(/\[router v7\], your overrides$/);
+    // Far from the override the head decides as before.
+    const other = await router.decide({
+      text: "Tell me a fun fact about dolphins.",
+      candidates: withHead,
+      mode: auto,
+    });
+    expect(other.adapters[0]?.id).toBe("chat");
   });
 });

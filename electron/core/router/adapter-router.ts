@@ -1,6 +1,7 @@
 import { ApiError } from "../../api/errors";
 import { RoutingClassifier, type LabelledVector } from "./classifier";
 import { blendDecision, compare, pinnedDecision } from "./manual-modes";
+import { decodeRouterArtifact, routerInLineage, type RoutingHead } from "./routing-head";
 import { textHash, type RouterStore } from "./store";
 import type {
   DecideInput,
@@ -41,6 +42,14 @@ export interface AdapterRouterDeps {
   modelKey: () => string;
   store: RouterStore;
   clock?: RouterClock;
+  /**
+   * sha256 of the loaded base (null while unknown). A routing head (routing-head.ts) carried by
+   * a candidate's lineage is used only when it was trained for this base; without it, or
+   * without this function, auto routes with the kernel classifier.
+   */
+  baseSha256?: () => string | null | Promise<string | null>;
+  /** Told once per unusable router artifact (corrupt, another feature version). */
+  log?: (message: string) => void;
 }
 
 export interface AdapterRouterOptions {
@@ -71,6 +80,8 @@ export class AdapterRouter {
   private index: Index | null = null;
   /** Bumped by every override: part of the index key, so the classifier is rebuilt. */
   private learnedVersion = 0;
+  /** Decoded router artifacts by their encoded text (a few: one per live release that has one). */
+  private readonly heads = new Map<string, RoutingHead | Error>();
 
   constructor(
     private readonly deps: AdapterRouterDeps,
@@ -161,14 +172,39 @@ export class AdapterRouter {
     }
     if (text.trim() === "") return this.fallback(candidates, "empty text");
     let probabilities: Map<string, number>;
+    let by = "";
     try {
+      const chosen = await this.headFor(candidates);
+      by = chosen.note;
       const classifier = await this.classifierFor(candidates);
-      if (classifier.labels.length === 0) return this.fallback(candidates, "no routing examples");
+      if (classifier.labels.length === 0 && !chosen.head)
+        return this.fallback(candidates, "no routing examples");
       const query = text.trim();
-      const vector = this.deps.embedQuery
-        ? checkedVector(await this.deps.embedQuery(query))
-        : (await this.embed([query]))[0];
-      probabilities = classifier.classify(vector ?? []);
+      const vector =
+        (this.deps.embedQuery
+          ? checkedVector(await this.deps.embedQuery(query))
+          : (await this.embed([query]))[0]) ?? new Float32Array();
+      if (chosen.head) {
+        probabilities = chosen.head.classify(
+          query,
+          vector,
+          candidates.map((c) => c.id),
+        );
+        // The user's overrides act on top: near a re-routed turn their vote takes over, as much
+        // as the kernel says the turn is like it (all of it for the same text).
+        const learned = classifier.labels.length > 0 ? classifier.learnedEvidence(vector) : null;
+        if (learned && learned.similarity > 0) {
+          const mixed = new Map<string, number>();
+          for (const c of candidates) {
+            const p =
+              (1 - learned.similarity) * (probabilities.get(c.id) ?? 0) +
+              learned.similarity * (learned.probabilities.get(c.id) ?? 0);
+            mixed.set(c.id, p);
+          }
+          probabilities = mixed;
+          if (learned.similarity >= 0.5) by += ", your overrides";
+        }
+      } else probabilities = classifier.classify(vector);
     } catch (error) {
       return this.fallback(
         candidates,
@@ -190,7 +226,7 @@ export class AdapterRouter {
         adapters: [{ id: first.candidate.id, scale: first.candidate.defaultScale }],
         confidence,
         scores,
-        reason: `auto: ${first.candidate.id} (${confidence.toFixed(2)})`,
+        reason: `auto: ${first.candidate.id} (${confidence.toFixed(2)})${by}`,
       };
     }
     const pair = first.p + second.p;
@@ -205,8 +241,56 @@ export class AdapterRouter {
       scores,
       reason:
         `auto: low confidence (${formatBelow(confidence, this.threshold)}), blend ` +
-        adapters.map((a) => `${a.id} ${a.scale.toFixed(2)}`).join(" + "),
+        adapters.map((a) => `${a.id} ${a.scale.toFixed(2)}`).join(" + ") +
+        by,
     };
+  }
+
+  /**
+   * The routing head to use for these candidates: the newest usable one a candidate's lineage
+   * carries that was trained for the loaded base and knows every candidate. `note` says which
+   * (or why none) in the decision's reason; "" = the kernel classifier, as before heads.
+   */
+  private async headFor(
+    candidates: readonly RouterCandidate[],
+  ): Promise<{ head: RoutingHead | null; note: string }> {
+    if (!this.deps.baseSha256 || !candidates.some((c) => routerInLineage(c.lineage) !== undefined))
+      return { head: null, note: "" };
+    // Asked only when a head is offered (hashing a large base can take a while the first time).
+    const base = (await this.deps.baseSha256()) ?? null;
+    let best: RoutingHead | null = null;
+    let note = "";
+    for (const c of candidates) {
+      const encoded = routerInLineage(c.lineage);
+      if (encoded === undefined) continue;
+      const head = this.decodeHead(c.id, encoded);
+      if (head instanceof Error) {
+        note = `; router of ${c.id} unusable, kernel classifier`;
+        continue;
+      }
+      if (base === null || head.baseSha256 !== base) continue;
+      if (!candidates.every((k) => head.labels.includes(k.id))) continue;
+      if (!best || head.version > best.version) best = head;
+    }
+    return best ? { head: best, note: ` [router v${best.version}]` } : { head: null, note };
+  }
+
+  private decodeHead(adapterId: string, encoded: unknown): RoutingHead | Error {
+    const key = typeof (encoded as { gz?: unknown })?.gz === "string" ? (encoded as { gz: string }).gz : "";
+    const known = key ? this.heads.get(key) : undefined;
+    if (known) return known;
+    let head: RoutingHead | Error;
+    try {
+      head = decodeRouterArtifact(encoded);
+    } catch (err) {
+      head = err instanceof Error ? err : new Error(String(err));
+      this.deps.log?.(`The router artifact of ${adapterId} is not used: ${head.message}`);
+    }
+    if (key) {
+      if (this.heads.size >= 8) this.heads.delete(this.heads.keys().next().value!);
+      this.heads.set(key, head);
+    }
+    return head;
   }
 
   private fallback(candidates: readonly RouterCandidate[], why: string): Omit<RouterDecision, "latencyMs"> {

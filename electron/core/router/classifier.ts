@@ -35,6 +35,7 @@ export interface ClassifierOptions {
 interface Row {
   vector: Float64Array;
   logWeight: number;
+  seed: boolean;
 }
 
 export class RoutingClassifier {
@@ -61,7 +62,7 @@ export class RoutingClassifier {
     const totals = new Map<string, number>();
     for (const e of examples) {
       const group = this.rows.get(e.label) ?? { rows: [], logTotal: 0 };
-      group.rows.push({ vector: this.project(e.vector), logWeight: Math.log(e.weight) });
+      group.rows.push({ vector: this.project(e.vector), logWeight: Math.log(e.weight), seed: e.seed });
       this.rows.set(e.label, group);
       totals.set(e.label, (totals.get(e.label) ?? 0) + e.weight);
     }
@@ -87,6 +88,39 @@ export class RoutingClassifier {
     }
     const norm = logSumExp([...logDensity.values()]);
     return new Map([...logDensity].map(([label, value]) => [label, Math.exp(value - norm)]));
+  }
+
+  /**
+   * What the learned (non-seed) examples say about `vector`, for a router whose main opinion
+   * comes from elsewhere (a routing head): `similarity` = exp((cos − 1) / T) to the nearest
+   * learned example (1 for the same text, falling off like the kernel), `probabilities` = the
+   * kernel vote of the learned examples alone. Null without learned examples.
+   */
+  learnedEvidence(
+    vector: ArrayLike<number>,
+  ): { similarity: number; probabilities: Map<string, number> } | null {
+    if (vector.length !== this.dimension) {
+      throw new Error(`embedding has ${vector.length} dimensions, the examples ${this.dimension}`);
+    }
+    const x = this.project(vector);
+    let best = -Infinity;
+    const logDensity = new Map<string, number>();
+    for (const [label, group] of this.rows) {
+      const terms: number[] = [];
+      for (const row of group.rows) {
+        if (row.seed) continue;
+        const cos = dot(x, row.vector);
+        best = Math.max(best, cos);
+        terms.push(row.logWeight + cos / this.temperature);
+      }
+      if (terms.length > 0) logDensity.set(label, logSumExp(terms));
+    }
+    if (logDensity.size === 0) return null;
+    const norm = logSumExp([...logDensity.values()]);
+    return {
+      similarity: Math.min(1, Math.exp((best - 1) / this.temperature)),
+      probabilities: new Map([...logDensity].map(([label, value]) => [label, Math.exp(value - norm)])),
+    };
   }
 
   /** Centred and scaled to unit length (a zero vector stays zero: cosine 0 with everything). */

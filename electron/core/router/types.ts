@@ -17,6 +17,11 @@ export interface RouterCandidate {
   defaultScale: number;
   /** Prompts this adapter should answer: the seed examples of the classifier. */
   routingExamples: readonly string[];
+  /**
+   * The version's lineage (AdapterManifest.lineage): its `details.router`, when present, is a
+   * learned routing head (routing-head.ts) that auto uses instead of the kernel classifier.
+   */
+  lineage?: unknown;
 }
 
 /** How the user asked to choose adapters for a turn. */
