@@ -59,6 +59,7 @@ const MODULES = [
   "compounding",
   "v1-system",
   "self-improve",
+  "flakiness",
 ];
 const load = (name: string) => import(`./${name}.ts`) as Promise<{ main(argv: string[]): Promise<void> }>;
 
@@ -96,6 +97,8 @@ for (const name of MODULES)
 // Long runs, on purpose only: native-build and ttft build llama.cpp (minutes each); compounding
 // trains and judges five cycles; self-improve samples, trains and judges a cycle per domain.
 const onPurpose = new Set(["native-build", "ttft", "compounding", "self-improve"]);
+// flakiness runs the whole slow test tier once per round (15–20 minutes here).
+onPurpose.add("flakiness");
 // parallel builds llama-server as ttft does, then runs it beside the app.
 onPurpose.add("parallel");
 const names = positionals.length > 0 ? positionals : Object.keys(benches).filter((n) => !onPurpose.has(n));
