@@ -27,6 +27,7 @@ export const SLOW_FILES: readonly string[] = [
   "cloud/store/store.contract.test.ts",
   "cloud/trainer/ddp.test.ts",
   "cloud/trainer/errors.test.ts",
+  "cloud/trainer/grpo.test.ts",
   "cloud/trainer/parity.test.ts",
   "cloud/trainer/pretrain.test.ts",
   "cloud/trainer/trainer.test.ts",

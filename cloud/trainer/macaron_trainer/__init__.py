@@ -1,3 +1,3 @@
-"""macaron_trainer: LoRA (SFT, DPO) and full-parameter training of llama GGUF models in PyTorch."""
+"""macaron_trainer: LoRA (SFT, DPO, GRPO) and full-parameter training of llama GGUF models in PyTorch."""
 
 __version__ = "0.1.0"

@@ -71,14 +71,17 @@ def build_parser():
     parser = _Parser(prog="macaron_trainer")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
-    train = sub.add_parser("train", help="LoRA training (SFT or DPO) on a frozen base")
+    train = sub.add_parser("train", help="LoRA training (SFT, DPO or GRPO) on a frozen base")
     _common(train, lr=2e-3, batch_size=8)
-    train.add_argument("--method", choices=("sft", "dpo"), default="sft")
+    train.add_argument("--method", choices=("sft", "dpo", "grpo"), default="sft")
     train.add_argument("--from", dest="parent")
     train.add_argument("--rank", type=_positive_int, default=8)
     train.add_argument("--alpha", type=float, default=16.0)
     train.add_argument("--dropout", type=float, default=0.0)
+    # DPO's temperature; GRPO's KL weight.
     train.add_argument("--beta", type=float, default=0.1)
+    # GRPO: the importance ratio is clipped to [1 - clip, 1 + clip].
+    train.add_argument("--clip", type=float, default=0.2)
     train.add_argument("--targets", type=_targets, default=list(DEFAULT_TARGETS))
     # The same adapter also as a Hugging Face PEFT folder (adapter_config.json + safetensors).
     train.add_argument("--peft-out")
@@ -103,6 +106,10 @@ def parse_args(argv):
     args = build_parser().parse_args(argv)
     if getattr(args, "dropout", 0.0) < 0 or getattr(args, "dropout", 0.0) >= 1:
         raise TrainerError("bad_args", "--dropout must be in [0, 1)")
+    if not 0 < getattr(args, "clip", 0.2) < 1:
+        raise TrainerError("bad_args", "--clip must be in (0, 1)")
+    if getattr(args, "beta", 0.0) < 0:
+        raise TrainerError("bad_args", "--beta must not be negative")
     if getattr(args, "lr", 1.0) <= 0:
         raise TrainerError("bad_args", "--lr must be positive")
     return args

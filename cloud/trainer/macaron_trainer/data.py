@@ -5,6 +5,7 @@ within the context); the first bad line fails the run with bad_data naming the f
 """
 
 import json
+import math
 from dataclasses import dataclass
 
 import torch
@@ -54,6 +55,52 @@ class PairExample:
 
 
 @dataclass
+class GroupExample:
+    """A prompt with K >= 2 sampled completions and their scalar rewards (GRPO).
+
+    ``advantages`` are the group-relative rewards (r_i - mean) / (std + eps), all zero when the
+    rewards are all equal (such a group carries no signal).
+    """
+
+    prompt: list
+    completions: list
+    rewards: list
+
+    @property
+    def advantages(self):
+        return group_advantages(self.rewards)
+
+    @property
+    def has_signal(self):
+        return max(self.rewards) != min(self.rewards)
+
+    @property
+    def loss_tokens(self):
+        return sum(len(c) for c in self.completions)
+
+
+# Added to the group's reward standard deviation (population std) before dividing.
+ADVANTAGE_EPS = 1e-4
+
+
+def group_advantages(rewards):
+    """(r_i - mean) / (std + eps), std the population standard deviation; zeros for equal rewards."""
+    if max(rewards) == min(rewards):
+        return [0.0] * len(rewards)
+    mean = sum(rewards) / len(rewards)
+    std = math.sqrt(sum((r - mean) ** 2 for r in rewards) / len(rewards))
+    return [(r - mean) / (std + ADVANTAGE_EPS) for r in rewards]
+
+
+def _example_tokens(e):
+    if isinstance(e, SeqExample):
+        return len(e.ids)
+    if isinstance(e, GroupExample):
+        return len(e.prompt) + sum(len(c) for c in e.completions)
+    return len(e.prompt) + len(e.chosen) + len(e.rejected)
+
+
+@dataclass
 class Dataset:
     path: str
     sha256: str
@@ -62,10 +109,7 @@ class Dataset:
     @property
     def tokens(self):
         """Every token id in the file."""
-        return sum(
-            len(e.ids) if isinstance(e, SeqExample) else len(e.prompt) + len(e.chosen) + len(e.rejected)
-            for e in self.examples
-        )
+        return sum(_example_tokens(e) for e in self.examples)
 
 
 def _ids(obj, key, where, vocab, min_len=1):
@@ -102,12 +146,36 @@ def _spans(obj, where, start, length):
     return out
 
 
+def _group(obj, where, vocab):
+    """A GRPO line: prompt, K >= 2 non-empty completions, K finite rewards."""
+    prompt = _ids(obj, "prompt", where, vocab)
+    completions = obj.get("completions")
+    if not isinstance(completions, list) or len(completions) < 2:
+        got = len(completions) if isinstance(completions, list) else "none"
+        message = f"{where}: a group needs \"completions\", at least 2 completions (got {got})"
+        raise TrainerError("bad_data", message)
+    parsed = [
+        _ids({f"completions[{i}]": c}, f"completions[{i}]", where, vocab) for i, c in enumerate(completions)
+    ]
+    rewards = obj.get("rewards")
+    if not isinstance(rewards, list) or len(rewards) != len(completions):
+        message = f"{where}: \"rewards\" must be a list of {len(completions)} numbers, one per completion"
+        raise TrainerError("bad_data", message)
+    for i, r in enumerate(rewards):
+        if isinstance(r, bool) or not isinstance(r, (int, float)) or not math.isfinite(r):
+            raise TrainerError("bad_data", f"{where}: reward {i} ({r!r}) is not a finite number")
+    return GroupExample(prompt, parsed, [float(r) for r in rewards])
+
+
 def _parse(obj, where, kinds, vocab, context):
     kind = obj.get("kind") if isinstance(obj, dict) else None
     if kind not in kinds:
         expected = " or ".join(kinds)
         raise TrainerError("bad_data", f"{where}: kind {kind!r} is not accepted here (expected {expected})")
-    if kind == "dpo":
+    if kind == "grpo":
+        example = _group(obj, where, vocab)
+        longest = len(example.prompt) + max(len(c) for c in example.completions)
+    elif kind == "dpo":
         example = PairExample(*(_ids(obj, key, where, vocab) for key in ("prompt", "chosen", "rejected")))
         n = len(example.prompt)
         for key, side in (("chosenSpans", "chosen"), ("rejectedSpans", "rejected")):
@@ -162,6 +230,11 @@ def seq_batch(examples, device):
         for a, b in e.loss_ranges():
             targets[row, a - 1 : b - 1] = torch.tensor(e.ids[a:b])
     return inputs.to(device), targets.to(device)
+
+
+def group_sequences(examples):
+    """Every completion of every group as an SFT-style sequence, group by group."""
+    return [SeqExample(e.prompt + c, len(e.prompt)) for e in examples for c in e.completions]
 
 
 def pair_sequences(examples):

@@ -1,21 +1,17 @@
 """Sigmoid DPO: -log sigmoid(beta * ((pi_c - ref_c) - (pi_r - ref_r))), with sequence log-probs
 summed over completion tokens. The reference is the parent adapter (--from) or the base."""
 
-import contextlib
-
 import torch
 import torch.nn.functional as F
 
-from .data import IGNORE, pair_sequences, seq_batch
+from .data import pair_sequences
+from .logprobs import Reference, token_logps
 
 
 def sequence_logps(module, sequences, device):
     """Sum of log p(completion token) for each sequence, shape (N,)."""
-    inputs, targets = seq_batch(sequences, device)
-    logits = module(inputs).float()
-    mask = targets != IGNORE
-    picked = torch.gather(F.log_softmax(logits, dim=-1), 2, targets.clamp(min=0).unsqueeze(-1)).squeeze(-1)
-    return (picked * mask).sum(dim=1)
+    picked, _ = token_logps(module, sequences, device)
+    return picked.sum(dim=1)
 
 
 class DpoObjective:
@@ -26,8 +22,8 @@ class DpoObjective:
     def __init__(self, device, beta, model, reference_loras):
         self.device = device
         self.beta = beta
-        self.model = model  # the raw model (not the DDP wrapper): reference passes need no hooks
-        self.reference_loras = reference_loras  # base weight name -> LoraDelta or None (base)
+        self.model = model
+        self.reference = Reference(model, reference_loras, device)
 
     @staticmethod
     def units(examples):
@@ -37,26 +33,8 @@ class DpoObjective:
     def tokens(examples):
         return sum(len(e.prompt) * 2 + len(e.chosen) + len(e.rejected) for e in examples)
 
-    @contextlib.contextmanager
-    def _reference(self):
-        layers = self.model.linear_layers()
-        current = {name: layer.lora for name, layer in layers.items()}
-        try:
-            for name, layer in layers.items():
-                layer.lora = self.reference_loras.get(name)
-            yield
-        finally:
-            for name, layer in layers.items():
-                layer.lora = current[name]
-
     def reference_logps(self, sequences):
-        was_training = self.model.training
-        self.model.eval()
-        try:
-            with torch.no_grad(), self._reference():
-                return sequence_logps(self.model, sequences, self.device)
-        finally:
-            self.model.train(was_training)
+        return self.reference.token_logps(sequences)[0].sum(dim=1)
 
     def margins(self, module, examples):
         """(policy margin - reference margin) per pair, and the policy margin alone."""

@@ -106,7 +106,9 @@ class Trainer:
             correct += self.objective.correct_count(self.model, chunk)
         self.model.train()
         correct = self.dist.all_sum([correct])[0]
-        return correct / len(examples)
+        # GRPO compares completions within groups: its unit is a pair with different rewards.
+        units = getattr(self.objective, "accuracy_units", len)(examples)
+        return correct / units if units else None
 
     def _step(self, step, examples):
         idx, epoch = batch_for_step(step, len(examples), self.opts)
@@ -118,6 +120,7 @@ class Trainer:
         mine = mine or batch[:1]
         torch.manual_seed((self.opts.seed * 1_000_003 + step) * 4099 + self.dist.rank)
         self.optimizer.zero_grad(set_to_none=True)
+        self._reset_stats()
         chunks = _chunks(mine, self.opts.micro_batch_size)
         local = 0.0
         for j, chunk in enumerate(chunks):
@@ -127,7 +130,17 @@ class Trainer:
                 # DDP averages gradients over ranks; scaling by world size makes that the global sum.
                 (loss_sum * (self.dist.world / units)).backward()
             local += float(loss_sum.detach())
+        if not weight:
+            self._reset_stats()  # the zero-weighted stand-in example counts for nothing
         return local, units, self.objective.tokens(batch), epoch
+
+    def _reset_stats(self):
+        if hasattr(self.objective, "reset_stats"):
+            self.objective.reset_stats()
+
+    def _stat_sums(self):
+        """The objective's own per-step sums (GRPO: policy and KL terms), if it keeps any."""
+        return self.objective.stat_sums() if hasattr(self.objective, "stat_sums") else []
 
     def run(self, examples, heldout, result, start_step):
         opts = self.opts
@@ -145,8 +158,10 @@ class Trainer:
             # --max-seconds counts training time, resumed runs included.
             spent = result.seconds + (time.monotonic() - t0)
             over_time = opts.max_seconds is not None and spent >= opts.max_seconds
-            total, stop_votes = self.dist.all_sum([local, 1.0 if over_time else 0.0])
+            sums = self.dist.all_sum([local, 1.0 if over_time else 0.0, *self._stat_sums()])
+            total, stop_votes, stats = sums[0], sums[1], sums[2:]
             loss = total / units
+            extra = self.objective.progress_fields(stats, units) if stats else {}
             if not math.isfinite(loss):
                 self._fail_nan(step + 1, "loss", loss)
             norm = float(torch.nn.utils.clip_grad_norm_(self.params, 1.0))
@@ -172,6 +187,7 @@ class Trainer:
                 loss=loss,
                 tokensPerSecond=round(tokens / seconds if seconds > 0 else 0.0, 1),
                 etaSeconds=round(eta, 1),
+                **extra,
             )
             if stop_votes > 0 and step + 1 < opts.steps:
                 log(f"stopping after step {step + 1}: --max-seconds {opts.max_seconds} reached")

@@ -52,6 +52,10 @@ class Session:
     def report_extra(self):
         return {}
 
+    def start_extra(self):
+        """Fields the start event adds (GRPO: groups, and those without signal)."""
+        return {}
+
     # --- the run ------------------------------------------------------------------------------
     def run(self):
         try:
@@ -132,6 +136,7 @@ class Session:
             "worldSize": dist.world,
             "torch": torch.__version__,
             "trainer": __version__,
+            **self.start_extra(),
         }
         if start_step:
             start["resumedFromStep"] = start_step
