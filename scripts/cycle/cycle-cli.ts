@@ -55,6 +55,11 @@ const USAGE = `Usage: npm run cycle -- --cloud URL --admin-key KEY --domain D --
   --publish-taught-cases  put the taught suites' cases (users' prompts and answers) in the
                      registry lineage, which every install downloads, so the app's gate judges
                      them too; only for a registry whose installs are one team's own  default: ids only
+  --router           train the router too: a routing head for this base from the live adapters'
+                     routing examples, the seed prompts (--router-seeds) and the routing outcomes of
+                     the feedback (overrides, pins, good ratings), judged on the contract's router
+                     suite against the live router; a passing head is published in the version's lineage
+  --router-seeds DIR  folder of <domain>.train.jsonl seed sets (--router)     default resources/training
   --steps N | --epochs N, --lr X, --rank R, --seed S, --batch-size B, --nproc N  trainer options
   --device D         cpu | cuda | mps | auto: where the trainer runs                default auto
   --bytes-per-token N  the base tokenizer's bytes per token, for the export's length limit (default 3)
@@ -83,6 +88,8 @@ function parse(argv: string[]) {
       "sample-seed": { type: "string" },
       "prompt-seed": { type: "string" },
       "no-user-prompts": { type: "boolean" },
+      router: { type: "boolean" },
+      "router-seeds": { type: "string" },
       steps: { type: "string" },
       epochs: { type: "string" },
       lr: { type: "string" },
@@ -118,6 +125,8 @@ function parse(argv: string[]) {
   if (!CYCLE_METHODS.includes(method)) throw new Error(`--method must be one of ${CYCLE_METHODS.join(", ")}`);
   for (const name of ["samples", "temperature", "prompts", "families", "sample-seed", "prompt-seed"] as const)
     if (values[name] !== undefined && !selfImprove) throw new Error(`--${name} needs --self-improve`);
+  if (values["router-seeds"] !== undefined && values.router !== true)
+    throw new Error("--router-seeds needs --router");
   const samples = num(values.samples, "samples");
   if (samples !== undefined && (!Number.isInteger(samples) || samples < 2))
     throw new Error("--samples must be an integer of at least 2");
@@ -134,6 +143,10 @@ function parse(argv: string[]) {
           userPrompts: values["no-user-prompts"] !== true,
         }
       : undefined,
+    router:
+      values.router === true
+        ? { seedsDir: resolve(values["router-seeds"] ?? "resources/training") }
+        : undefined,
     replayDir: values["replay-dir"] ? resolve(values["replay-dir"]) : undefined,
     publishTaughtCases: values["publish-taught-cases"] === true,
     cloud: values.cloud!,
@@ -188,6 +201,7 @@ async function main(): Promise<number> {
       method: args.method,
       replayDir: args.replayDir,
       publishTaughtCases: args.publishTaughtCases,
+      router: args.router,
       selfImprove: args.selfImprove
         ? Object.fromEntries(Object.entries(args.selfImprove).filter(([, v]) => v !== undefined))
         : undefined,
@@ -215,6 +229,13 @@ async function main(): Promise<number> {
         `export: ${report.splits.train} train, ${report.splits.heldout} held out; dropped ${JSON.stringify(report.dropped)}` +
           (report.quality ? `; quality ${JSON.stringify(report.quality)}` : ""),
       );
+    if (result.router) {
+      const v = result.router.verdict;
+      console.log(
+        `router head v${result.router.version}: ${v.passed ? "passed" : "rejected"} (${v.reason}); ` +
+          `candidate ${v.candidatePassed}/${v.cases}, live ${v.live} ${v.livePassed}/${v.cases}; published: ${result.router.published}`,
+      );
+    }
     if (result.preferenceAccuracy)
       console.log(
         `held-out preference accuracy: ${result.preferenceAccuracy.before ?? "n/a"} → ${result.preferenceAccuracy.after ?? "n/a"}`,

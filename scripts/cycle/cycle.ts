@@ -51,6 +51,15 @@ import {
 } from "../../electron/core/releases/taught-suite";
 import { domainSuite, runCloudGate, withLiveCore } from "./cloud-gate";
 import {
+  fetchRawExport,
+  routingOutcomes,
+  runRouterStage,
+  type RouterStageResult,
+  type RoutingLabel,
+} from "./router-cycle";
+import type { RouterCandidate } from "../../electron/core/router";
+import { routerInLineage, ROUTER_LINEAGE_KEY } from "../../electron/core/router/routing-head";
+import {
   selfImproveData,
   type SelfImproveOptions,
   type SelfImproveReport,
@@ -124,6 +133,14 @@ export interface CycleOptions {
    * Needs a live version of the domain; the method defaults to "sft+dpo".
    */
   selfImprove?: SelfImproveOptions;
+  /**
+   * Train the router too (router-cycle.ts): a routing head for this base from the live
+   * adapters' routing examples, the seed training prompts in `seedsDir` and the routing outcomes
+   * in the raw export (`outcomes`, default true), judged on the contract's router suite against
+   * the live router. A passing head rides in the published version's lineage; a rejected one is
+   * dropped and the parent's head, if it carried one, is carried on.
+   */
+  router?: { seedsDir?: string; outcomes?: boolean; minRate?: number };
   log?: (line: string) => void;
   onTrainProgress?: (p: TrainProgress) => void;
   signal?: AbortSignal;
@@ -153,6 +170,14 @@ export interface CycleResult {
   published: RegistryEntry | null;
   /** A self-improvement cycle's data: samples, share that passed per domain, lines and pairs. */
   selfImprove?: SelfImproveReport;
+  /** The router stage (`router`): the head trained, its verdict, and whether it was published. */
+  router?: {
+    version: number;
+    verdict: RouterStageResult["verdict"];
+    examples: RouterStageResult["examples"];
+    /** The head published with the version: the new one, the parent's carried on, or none. */
+    published: "new" | "carried" | "none";
+  };
   /** `export` is the sampling and judging of a self-improvement cycle. */
   seconds: { export: number; train: number; contract: number; publish: number; total: number };
 }
@@ -186,6 +211,8 @@ function publishManifest(
     sft: TrainResult | null;
     selfImprove: SelfImproveReport | null;
     compatibleBases: string[];
+    /** What the version carries in `details.router` (router-cycle.ts), and the router gate's verdict. */
+    router: { encoded: unknown; verdict: RouterStageResult["verdict"] | null } | null;
   },
 ): PublishManifest {
   const m = trained.manifest;
@@ -237,7 +264,9 @@ function publishManifest(
               }
             : {}),
           taughtResults: contract.taught?.suites ?? [],
+          ...(cycle.router?.verdict ? { routerGate: withoutCases(cycle.router.verdict) } : {}),
         },
+        ...(cycle.router ? { [ROUTER_LINEAGE_KEY]: cycle.router.encoded } : {}),
       },
     },
     releaseNotes: `Trained (${cycle.method}) on ${m.lineage.dataset.examples} examples from ${cycle.selfImprove ? `its own checked attempts (self-generated: ${cycle.selfImprove.sftLines} SFT lines, ${cycle.selfImprove.dpoPairs} DPO pairs, ${cycle.selfImprove.samples} samples per prompt)` : "feedback"}; ${contract.contract}@${contract.version} passed at ${(contract.passRate * 100).toFixed(0)}%.`,
@@ -432,6 +461,42 @@ export async function runCycle(o: CycleOptions): Promise<CycleResult> {
         `, required ${fmt(r.required)} ${r.ok ? "ok" : "FAILED"}`,
     );
 
+  let routerStage: RouterStageResult | null = null;
+  let routerPublished: { encoded: unknown; verdict: RouterStageResult["verdict"] | null } | null = null;
+  const parentRouter = parent ? routerInLineage(parent.lineage) : undefined;
+  if (contract.passed && o.router) {
+    const candidates = routerCandidates(index, baseSha256, o.domain, parent ?? trained.manifest);
+    const outcomes: RoutingLabel[] =
+      o.router.outcomes === false
+        ? []
+        : routingOutcomes(
+            await fetchRawExport(
+              o.cloud,
+              o.adminKey,
+              [...new Set(candidates.map((c) => c.domain))],
+              o.signal,
+            ),
+            candidates.map((c) => c.id),
+          );
+    routerStage = await runRouterStage({
+      base: o.base,
+      baseSha256,
+      candidates,
+      carrier: o.domain,
+      contract: o.contract,
+      makeEngine: o.makeEngine,
+      seedsDir: o.router.seedsDir,
+      outcomes,
+      minRate: o.router.minRate,
+      log,
+    });
+    routerPublished = routerStage.verdict.passed
+      ? { encoded: routerStage.encoded, verdict: routerStage.verdict }
+      : parentRouter !== undefined
+        ? { encoded: parentRouter, verdict: routerStage.verdict }
+        : null;
+  } else if (parentRouter !== undefined) routerPublished = { encoded: parentRouter, verdict: null };
+
   t = performance.now();
   let published: RegistryEntry | null = null;
   if (contract.passed) {
@@ -454,6 +519,7 @@ export async function runCycle(o: CycleOptions): Promise<CycleResult> {
         sft: method === "sft+dpo" ? sft : null,
         selfImprove: self,
         compatibleBases: o.compatibleBases ?? [],
+        router: routerPublished,
       }),
       file,
     );
@@ -481,6 +547,22 @@ export async function runCycle(o: CycleOptions): Promise<CycleResult> {
     contract,
     published,
     ...(self ? { selfImprove: self } : {}),
+    ...(routerStage
+      ? {
+          router: {
+            version: routerStage.head.version,
+            verdict: routerStage.verdict,
+            examples: routerStage.examples,
+            published: !published
+              ? ("none" as const)
+              : routerStage.verdict.passed
+                ? ("new" as const)
+                : routerPublished
+                  ? ("carried" as const)
+                  : ("none" as const),
+          },
+        }
+      : {}),
     seconds: {
       export: exportSeconds,
       train: trainSeconds,
@@ -492,6 +574,58 @@ export async function runCycle(o: CycleOptions): Promise<CycleResult> {
 }
 
 const fmt = (x: number | null): string => (x === null ? "n/a" : x.toFixed(2));
+
+/** The router gate's verdict for the lineage: counts and reason (the per-case list stays here). */
+function withoutCases(v: RouterStageResult["verdict"]) {
+  const { perCase: _cases, ...rest } = v;
+  return rest;
+}
+
+/**
+ * What the app's router will choose among once the candidate is live: every adapter's live
+ * version for this base in the registry, with the cycle's domain as the candidate (its routing
+ * examples are the parent's, see publishManifest).
+ */
+function routerCandidates(
+  index: RegistryIndexOf,
+  baseSha256: string,
+  domain: string,
+  own: {
+    id: string;
+    domain: string;
+    defaultScale: number;
+    routingExamples: readonly string[];
+    lineage: unknown;
+  },
+): RouterCandidate[] {
+  const ids = [...new Set(index.adapters.map((e) => e.id))].filter((id) => id !== domain).sort();
+  const live = ids.flatMap((id) => {
+    const e = liveEntry(index, id, baseSha256);
+    return e
+      ? [
+          {
+            id: e.id,
+            domain: e.domain,
+            defaultScale: e.defaultScale,
+            routingExamples: e.routingExamples,
+            lineage: e.lineage,
+          },
+        ]
+      : [];
+  });
+  return [
+    ...live,
+    {
+      id: domain,
+      domain: own.domain,
+      defaultScale: own.defaultScale,
+      routingExamples: own.routingExamples,
+      lineage: own.lineage,
+    },
+  ];
+}
+
+type RegistryIndexOf = Awaited<ReturnType<typeof fetchRegistryIndex>>;
 
 function summary(p: { train: FetchedExport; heldout: FetchedExport }) {
   return { train: p.train.lines.length, heldout: p.heldout.lines.length, report: p.train.report };

@@ -8,6 +8,8 @@ import type { Contract } from "../contract/contract-schema";
 import type { Log } from "../dispatch";
 import type { EngineQueue } from "../models/engine-queue";
 import type { AdapterRouter } from "../router";
+import { decodeRouterArtifact, routerInLineage } from "../router/routing-head";
+import { ApiError } from "../../api";
 import type { AdapterReleasesDeps } from "./adapter-releases";
 import type { AdapterVersion } from "./release-store";
 import { judgeTaughtRun, taughtContract, taughtOf, withTaught } from "./taught-suite";
@@ -72,6 +74,18 @@ function view(
  */
 export function gateEvaluator(deps: GateEvaluatorDeps): AdapterReleasesDeps["evaluate"] {
   return async (candidate, onProgress, outer) => {
+    // A version whose router artifact cannot be used never goes live: the live router stays.
+    const router = routerInLineage(candidate.manifest.lineage);
+    if (router !== undefined) {
+      try {
+        decodeRouterArtifact(router);
+      } catch (err) {
+        throw new ApiError(
+          "invalid_input",
+          `Version ${candidate.version} of "${candidate.adapterId}" carries an unusable router: ${(err as Error).message}`,
+        );
+      }
+    }
     // One signal per evaluation: every generation listens to it (more than Node's default 10),
     // and it must not pile listeners onto the service-wide signal.
     const local = new AbortController();
