@@ -1,11 +1,14 @@
 /**
  * `npm run bench -- self-improve [--domains chat,coding,agent,ui] [--samples 4] [--prompts 40]
- * [--suite 24] [--epochs 4] [--lr 2e-3] [--temperature 0.8]`: one self-improvement cycle per
+ * [--suite 24] [--epochs 4] [--lr 2e-3] [--temperature 0.8] [--method sft|dpo|sft+dpo|grpo]
+ * [--beta 0.1]`: one self-improvement cycle per
  * domain on the shipped demo (resources/demo), through the real cloud service, node-llama-cpp,
  * the contract's checks and the PyTorch trainer (1 thread). The shipped specialists are live;
  * each cycle samples K answers per generated task prompt from the live one, keeps the best
  * passing answers (SFT) and best-vs-worst pairs (DPO), trains, and runs the cloud gate (the
- * default contract's cases of the domain, candidate against live). Then the candidate and live
+ * default contract's cases of the domain, candidate against live); `--method grpo` trains on
+ * every prompt's answers with their rewards instead (self-improve/groups.ts; `--beta` its KL
+ * weight). Then the candidate and live
  * answer a suite of other task prompts of the training pools that were not sampled.
  * Writes bench/results/self-improve.json.
  */
@@ -20,7 +23,7 @@ import { EngineSupervisor } from "../electron/core/engine/supervisor";
 import { type TaskDomain, TASK_DOMAINS } from "../electron/core/contract/task-contract";
 import { demoAdaptersDir, demoBasePath } from "../native/gguf/demo-files";
 import { runCloudGate } from "../scripts/cycle/cloud-gate";
-import { runCycle } from "../scripts/cycle/cycle";
+import { type CycleMethod, runCycle } from "../scripts/cycle/cycle";
 import { SELF_IMPROVE_DEFAULTS } from "../scripts/cycle/self-improve/self-improve";
 import { selfImproveSuite, selfImproveTasks } from "../scripts/cycle/self-improve/tasks";
 import { spawnTestEngine } from "../testing/engine/real-engine";
@@ -41,6 +44,7 @@ export async function main(argv: string[]): Promise<void> {
       epochs: { type: "string", default: "4" },
       lr: { type: "string", default: "2e-3" },
       method: { type: "string" },
+      beta: { type: "string" },
     },
     strict: true,
   });
@@ -74,9 +78,14 @@ export async function main(argv: string[]): Promise<void> {
         base: demoBasePath(),
         work,
         contract: defaultContract(),
-        ...(values.method ? { method: values.method as "sft" | "dpo" | "sft+dpo" } : {}),
+        ...(values.method ? { method: values.method as CycleMethod } : {}),
         selfImprove: { samples, prompts, temperature: Number(values.temperature), userPrompts: false },
-        training: { epochs: Number(values.epochs), lr: Number(values.lr), seed: 0 },
+        training: {
+          epochs: Number(values.epochs),
+          lr: Number(values.lr),
+          seed: 0,
+          ...(values.beta ? { beta: Number(values.beta) } : {}),
+        },
         export: { bytesPerToken: 1 },
         makeEngine,
         log: (l) => {
@@ -84,13 +93,15 @@ export async function main(argv: string[]): Promise<void> {
           console.log(`[${domain}] ${l}`);
         },
       }).catch((err: Error) => {
-        // Nothing passed its checks: the cycle has nothing to learn from (a result, not a crash).
-        if (!/passed its checks/.test(err.message)) throw err;
+        // Nothing passed its checks (GRPO: no prompt's answers differ in reward): the cycle has
+        // nothing to learn from (a result, not a crash).
+        if (!/passed its checks|differ in reward/.test(err.message)) throw err;
         return null;
       });
       if (!result) {
         const sampled = lines.find((l) => l.includes("samples passed their checks")) ?? "";
-        results[domain] = { verdict: `no cycle: ${err(lines)}`, sampledLog: sampled };
+        const grouped = lines.find((l) => l.includes("differ in reward (GRPO groups")) ?? "";
+        results[domain] = { verdict: `no cycle: ${err(lines)}`, sampledLog: sampled, groupsLog: grouped };
         rows.push({ name: `${domain}: sampling, nothing passed`, seconds: (performance.now() - t0) / 1000 });
         continue;
       }
@@ -121,6 +132,9 @@ export async function main(argv: string[]): Promise<void> {
         sampled: s.byDomain[domain],
         sftLines: s.sftLines,
         dpoPairs: s.dpoPairs,
+        method: result.method,
+        groups: s.groups[domain] ?? null,
+        heldoutPreferenceAccuracy: result.preferenceAccuracy,
         samplesPerSecond: s.samplesPerSecond,
         seconds: { ...result.seconds, sample: s.seconds.sample, judge: s.seconds.score },
       };

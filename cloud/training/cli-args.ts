@@ -11,13 +11,13 @@ export const USAGE = `Usage: npm run train -- --base FILE.gguf --data FILE.jsonl
   --id ID                 adapter id (the model name on /v1)
   --domain D              chat | coding | agent | ui | …; "ui" uses the UI-mode prompt
                           default: the parent's domain, else chat
-  --method sft|dpo                                                              default sft
+  --method sft|dpo|grpo   grpo: groups of sampled answers with rewards          default sft
   --from ADAPTER.gguf     continue training this adapter (its rank, alpha and targets)
   --parent-version V      the parent's version (default: from its manifest)
   --version V             default 1.0.0, or the parent's next minor version
   --name N, --description T
   --heldout FILE.jsonl    held-out examples (default: ~10% of --data, split by prompt hash)
-  --rank R, --alpha A, --dropout P, --lr X, --beta B (DPO), --seed S
+  --rank R, --alpha A, --dropout P, --lr X, --beta B (DPO, GRPO's KL), --clip C (GRPO), --seed S
   --epochs N | --steps N  --batch-size B   --targets attn_q,attn_k,…(,output)
   --max-length N          longest example in tokens (default: the base's context)
   --max-length-policy drop|truncate                                             default drop
@@ -79,7 +79,7 @@ const INTEGERS = [
   "max-length",
   "checkpoint-every",
 ] as const;
-const FLOATS = ["alpha", "dropout", "lr", "beta", "max-seconds"] as const;
+const FLOATS = ["alpha", "dropout", "lr", "beta", "clip", "max-seconds"] as const;
 
 /** The options of a command line; throws TrainError "bad_args". */
 export function parseTrainArgs(argv: string[]): { help: boolean; verbose: boolean; options: TrainOptions } {
@@ -114,7 +114,7 @@ export function parseTrainArgs(argv: string[]): { help: boolean; verbose: boolea
     out: required.out ?? "",
     id: required.id ?? "",
     domain: str("domain"),
-    method: oneOf("method", str("method"), ["sft", "dpo"] as const),
+    method: oneOf("method", str("method"), ["sft", "dpo", "grpo"] as const),
     from: str("from"),
     parentVersion: str("parent-version"),
     version: str("version"),
@@ -133,6 +133,7 @@ export function parseTrainArgs(argv: string[]): { help: boolean; verbose: boolea
     steps: int("steps"),
     batchSize: int("batch-size"),
     beta: float("beta"),
+    clip: float("clip"),
     seed: int("seed"),
     targets: str("targets")
       ?.split(",")

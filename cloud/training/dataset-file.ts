@@ -2,6 +2,8 @@
  * Reads a chat dataset as the cloud export writes it (cloud/export.ts), one JSON object a line:
  * - SFT: `{"messages":[{role, content}, …]}`, the last message the assistant's answer;
  * - preference: `{"prompt":[…], "chosen":[{role:"assistant",content}], "rejected":[…]}`;
+ * - a GRPO group (group-line.ts): `{"prompt":[…], "completions":[[{role:"assistant",content}], …],
+ *   "rewards":[…]}`, K >= 2 sampled answers with one reward each;
  * - SFT with tool calls (the Agent's trajectories), OpenAI's layout: after the last user message,
  *   assistant messages with `tool_calls` each followed by one `tool` message per call
  *   (`tool_call_id`), then the final assistant answer; `tools` lists the functions offered.
@@ -11,6 +13,7 @@
 import { readFile } from "node:fs/promises";
 import { basename } from "node:path";
 import type { ToolCallRecord, ToolDefinition } from "../../common/engine-protocol";
+import { parseGroupLine } from "./group-line";
 import { TrainError } from "./train-error";
 
 export interface ChatMessage {
@@ -46,6 +49,14 @@ export type RawExample =
       chosenRounds?: ToolRound[];
       rejectedRounds?: ToolRound[];
       tools?: ToolDefinition[];
+    }
+  | {
+      /** A GRPO group: K >= 2 sampled answers to `prompt` and their rewards. */
+      kind: "grpo";
+      line: number;
+      prompt: ChatMessage[];
+      completions: string[];
+      rewards: number[];
     };
 
 export interface MalformedLine {
@@ -195,6 +206,12 @@ export function parseExampleLine(text: string, line: number): RawExample | strin
     return `not valid JSON (${(err as Error).message})`;
   }
   if (!isRecord(json)) return "not a JSON object";
+  if ("completions" in json || "rewards" in json) {
+    const group = parseGroupLine(json);
+    if (typeof group === "string") return group;
+    const completions = group.completions.map((c) => c[0]!.content);
+    return { kind: "grpo", line, prompt: group.prompt, completions, rewards: group.rewards };
+  }
   if ("messages" in json) {
     const hasCalls =
       Array.isArray(json.messages) &&
@@ -249,7 +266,7 @@ export function parseExampleLine(text: string, line: number): RawExample | strin
     if (typeof rejected !== "string") return rejected.error;
     return { kind: "dpo", line, prompt, chosen, rejected };
   }
-  return 'expected {"messages": [...]} or {"prompt": [...], "chosen": [...], "rejected": [...]}';
+  return 'expected {"messages": [...]}, {"prompt": [...], "chosen": [...], "rejected": [...]} or {"prompt": [...], "completions": [...], "rewards": [...]}';
 }
 
 /**

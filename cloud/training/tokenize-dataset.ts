@@ -2,7 +2,8 @@
  * Turns a chat dataset (JSONL, see dataset-file.ts) into the tokenized dataset the Python
  * trainer reads: `{"kind":"sft","ids":[…],"start":N}` or `{"kind":"dpo","prompt":[…],
  * "chosen":[…],"rejected":[…]}` a line, formatted by ChatFormatter with the base's own
- * tokenizer. An answer that called tools is an SFT line with `"spans"`: the loss ranges, which
+ * tokenizer; a GRPO group (group-line.ts) becomes `{"kind":"grpo","prompt":[…],"completions":[[…],…],
+ * "rewards":[…]}`. An answer that called tools is an SFT line with `"spans"`: the loss ranges, which
  * leave its tool results out. Splits off the held-out examples and applies the length policy, counting both.
  */
 import { createHash } from "node:crypto";
@@ -16,7 +17,7 @@ import { type DatasetFile, type MalformedLine, type RawExample } from "./dataset
 import { ChatFormatter, mixedSystemPrompt, systemPromptFor, type SystemPromptMix } from "./format-examples";
 import { TrainError } from "./train-error";
 
-export type TrainMethod = "sft" | "dpo";
+export type TrainMethod = "sft" | "dpo" | "grpo";
 export type MaxLengthPolicy = "drop" | "truncate";
 
 /** Share of the examples held out when no held-out file is given. */
@@ -91,7 +92,8 @@ type Line =
       rejected: number[];
       chosenSpans?: [number, number][];
       rejectedSpans?: [number, number][];
-    };
+    }
+  | { kind: "grpo"; prompt: number[]; completions: number[][]; rewards: number[] };
 
 /** Whether a prompt belongs to the held-out share: a hash of its messages, stable across datasets. */
 export function isHeldOut(prompt: RawExample["prompt"]): boolean {
@@ -144,6 +146,7 @@ class LineBuilder {
 
   /** The tokenized line of `example`, or null when it is dropped for its length. */
   build(example: RawExample, file: string): Line | null {
+    if (example.kind === "grpo" || this.method === "grpo") return this.buildGroup(example, file);
     if (example.kind === "sft" && example.tools) return this.buildTools(example, file);
     if (example.kind === "dpo" && example.tools) return this.buildToolPair(example, file);
     const p = this.formatter.prompt(example.prompt);
@@ -165,6 +168,28 @@ class LineBuilder {
       );
     const pair = this.fit(p.ids.length, [complete(example.chosen), complete(example.rejected)]);
     return pair && { kind: "dpo", prompt: p.ids, chosen: pair[0]!, rejected: pair[1]! };
+  }
+
+  /** A GRPO group: the prompt and each sampled answer laid out as an SFT answer, with its reward. */
+  private buildGroup(example: RawExample, file: string): Line | null {
+    if (example.kind !== "grpo")
+      throw new TrainError(
+        "bad_data",
+        `${file} line ${example.line}: GRPO needs a group of sampled answers ({"prompt", "completions", "rewards"}).`,
+      );
+    if (this.method !== "grpo")
+      throw new TrainError(
+        "bad_data",
+        `${file} line ${example.line}: a group of sampled answers trains with GRPO only (method grpo).`,
+      );
+    const p = this.formatter.prompt(example.prompt);
+    const completions = example.completions.map((answer) => {
+      const c = this.formatter.answer(p.turns, p.ids, answer);
+      if (c.retokenized) this.retokenized++;
+      return c.ids;
+    });
+    const fitted = this.fit(p.ids.length, completions);
+    return fitted && { kind: "grpo", prompt: p.ids, completions: fitted, rewards: example.rewards };
   }
 
   /**
@@ -255,9 +280,9 @@ async function writeLines(path: string, lines: Line[]): Promise<void> {
 }
 
 function tokenCount(line: Line): number {
-  return line.kind === "sft"
-    ? line.ids.length
-    : line.prompt.length + line.chosen.length + line.rejected.length;
+  if (line.kind === "sft") return line.ids.length;
+  if (line.kind === "grpo") return line.prompt.length + line.completions.reduce((n, c) => n + c.length, 0);
+  return line.prompt.length + line.chosen.length + line.rejected.length;
 }
 
 function routingExamples(examples: RawExample[]): string[] {

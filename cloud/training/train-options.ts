@@ -52,7 +52,10 @@ export interface TrainOptions {
   epochs?: number;
   steps?: number;
   batchSize?: number;
+  /** DPO's temperature; GRPO's weight of the KL to the reference. */
   beta?: number;
+  /** GRPO: the importance ratio is clipped to [1 - clip, 1 + clip] (trainer default 0.2). */
+  clip?: number;
   seed?: number;
   targets?: string[];
   /** Processes (torchrun) for data-parallel training; default 1. */

@@ -24,7 +24,8 @@ export interface TrainerReport {
     examples: number;
     lossBefore: number | null;
     lossAfter: number | null;
-    /** DPO: share of held-out pairs whose chosen side the adapter prefers, before and after. */
+    /** DPO: share of held-out pairs whose chosen side the adapter prefers, before and after; GRPO:
+     * share of held-out within-group pairs ordered by mean log-prob as by reward. */
     preferenceAccuracyBefore?: number | null;
     preferenceAccuracyAfter?: number | null;
   } | null;
@@ -63,7 +64,7 @@ export interface TrainingLineage {
     examples: number;
     lossBefore: number | null;
     lossAfter: number | null;
-    /** DPO only: held-out preference accuracy (chosen side preferred) before and after. */
+    /** DPO and GRPO: held-out preference accuracy (chosen side / higher reward preferred) before and after. */
     preferenceAccuracyBefore?: number | null;
     preferenceAccuracyAfter?: number | null;
   };

@@ -28,6 +28,7 @@ export function trainerArgs(options: TrainOptions, run: RunPaths): string[] {
     ["--steps", options.steps],
     ["--batch-size", options.batchSize],
     ["--beta", options.beta],
+    ["--clip", options.clip],
     ["--seed", options.seed],
     ["--threads", options.threads],
     ["--max-seconds", options.maxSeconds],

@@ -38,6 +38,8 @@ const USAGE = `Usage: npm run cycle -- --cloud URL --admin-key KEY --domain D --
   --contract FILE    contract whose cases tagged D judge the candidate            default: the app's default contract
   --method M         sft | dpo | sft+dpo: SFT on the export, DPO on its preference pairs
                      (regenerations, ratings, corrections), or SFT then DPO       default: sft
+                     grpo (--self-improve only): every prompt's K answers with their rewards,
+                     group-relative policy gradient from the live version
   --replay-dir DIR   accepted training lines per domain, replayed into the next cycle
                      (earlier lessons kept), and the taught suites' cases        default: none (no replay)
   --self-improve     learn from the live specialist's own checked attempts instead of the export:
@@ -224,6 +226,11 @@ async function main(): Promise<number> {
         `self-generated: ${s.sftLines} SFT lines, ${s.dpoPairs} DPO pairs (K=${s.samples}, T=${s.temperature}); ` +
           `${s.samplesPerSecond.toFixed(2)} samples/s`,
       );
+      for (const [domain, g] of Object.entries(s.groups))
+        console.log(
+          `GRPO groups ${domain}: ${g.withSignal}/${g.groups} with rewards that differ (${(g.signalShare * 100).toFixed(0)}%), ` +
+            `mean reward ${g.meanReward.toFixed(3)}`,
+        );
     } else
       console.log(
         `export: ${report.splits.train} train, ${report.splits.heldout} held out; dropped ${JSON.stringify(report.dropped)}` +

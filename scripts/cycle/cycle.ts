@@ -15,7 +15,9 @@
  * attempts (self-improve/self-improve.ts): sampled K times per task prompt, judged by the
  * contract's checks, the best passing answers as SFT lines and (best passing, worst failing) as
  * DPO pairs; the same trainer, gate and publish follow, and the lineage says the data was
- * self-generated (`cycle.selfImprove`).
+ * self-generated (`cycle.selfImprove`). With `method: "grpo"` every prompt's answers whose rewards
+ * differ are one GRPO group (self-improve/groups.ts), trained with the trainer's group-relative
+ * policy gradient from the live version (its own reference and sampler).
  */
 import { createHash } from "node:crypto";
 import { existsSync } from "node:fs";
@@ -65,10 +67,11 @@ import {
   type SelfImproveReport,
   withSuite,
 } from "./self-improve/self-improve";
+import type { GroupLine } from "./self-improve/groups";
 
 /** How the candidate is trained: on the SFT export, the preference export, or SFT then DPO. */
-export type CycleMethod = "sft" | "dpo" | "sft+dpo";
-export const CYCLE_METHODS: readonly CycleMethod[] = ["sft", "dpo", "sft+dpo"];
+export type CycleMethod = "sft" | "dpo" | "sft+dpo" | "grpo";
+export const CYCLE_METHODS: readonly CycleMethod[] = ["sft", "dpo", "sft+dpo", "grpo"];
 /** Most earlier accepted lines replayed into a cycle's training set (and kept for the next). */
 export const REPLAY_MAX_LINES = 400;
 
@@ -269,7 +272,7 @@ function publishManifest(
         ...(cycle.router ? { [ROUTER_LINEAGE_KEY]: cycle.router.encoded } : {}),
       },
     },
-    releaseNotes: `Trained (${cycle.method}) on ${m.lineage.dataset.examples} examples from ${cycle.selfImprove ? `its own checked attempts (self-generated: ${cycle.selfImprove.sftLines} SFT lines, ${cycle.selfImprove.dpoPairs} DPO pairs, ${cycle.selfImprove.samples} samples per prompt)` : "feedback"}; ${contract.contract}@${contract.version} passed at ${(contract.passRate * 100).toFixed(0)}%.`,
+    releaseNotes: `Trained (${cycle.method}) on ${m.lineage.dataset.examples} examples from ${cycle.selfImprove ? `its own checked attempts (self-generated: ${cycle.method === "grpo" ? `${m.lineage.dataset.lines} GRPO groups` : `${cycle.selfImprove.sftLines} SFT lines, ${cycle.selfImprove.dpoPairs} DPO pairs`}, ${cycle.selfImprove.samples} samples per prompt)` : "feedback"}; ${contract.contract}@${contract.version} passed at ${(contract.passRate * 100).toFixed(0)}%.`,
   };
 }
 
@@ -277,6 +280,8 @@ function publishManifest(
 export async function runCycle(o: CycleOptions): Promise<CycleResult> {
   const log = o.log ?? (() => undefined);
   const method = o.method ?? (o.selfImprove ? "sft+dpo" : "sft");
+  if (method === "grpo" && !o.selfImprove)
+    throw new Error("GRPO trains on groups of sampled answers with rewards: it needs --self-improve.");
   const started = performance.now();
   await rm(o.work, { recursive: true, force: true });
   await mkdir(o.work, { recursive: true });
@@ -295,6 +300,7 @@ export async function runCycle(o: CycleOptions): Promise<CycleResult> {
   const get = (type: "sft" | "preference", split: "train" | "heldout") =>
     fetchExport({ ...query, type, split }, o.signal);
   let self: SelfImproveReport | null = null;
+  let groups: GroupLine[] = [];
   let selfSuite: Contract | null = null;
   let train: FetchedExport;
   let heldout: FetchedExport;
@@ -319,13 +325,18 @@ export async function runCycle(o: CycleOptions): Promise<CycleResult> {
     train = generated("sft", "train", data.selection.sft);
     heldout = generated("sft", "heldout", []);
     pref =
-      method === "sft"
+      method === "sft" || method === "grpo"
         ? null
         : {
             train: generated("preference", "train", data.selection.dpo),
             heldout: generated("preference", "heldout", []),
           };
-    if (method !== "dpo" && train.lines.length === 0)
+    groups = data.groups;
+    if (method === "grpo" && groups.length === 0)
+      throw new Error(
+        `No ${o.domain} prompt's sampled answers differ in reward: GRPO has nothing to learn from.`,
+      );
+    if (method !== "dpo" && method !== "grpo" && train.lines.length === 0)
       throw new Error(`No sampled ${o.domain} answer passed its checks: nothing to learn from.`);
   } else {
     // The SFT export: training lines (sft, sft+dpo) and the held-out split, the taught suite.
@@ -360,6 +371,8 @@ export async function runCycle(o: CycleOptions): Promise<CycleResult> {
     await writeFile(prefPath, pref.train.jsonl);
     if (pref.heldout.lines.length > 0) await writeFile(prefHeldoutPath, pref.heldout.jsonl);
   }
+  const groupsPath = join(o.work, `${o.domain}.groups.jsonl`);
+  if (method === "grpo") await writeFile(groupsPath, toJsonl(groups));
   const exportSeconds = since(t);
   log(
     `${self ? "self-generated" : "exported"} ${train.lines.length} training and ${heldout.lines.length} held-out examples of ${o.domain}` +
@@ -381,7 +394,7 @@ export async function runCycle(o: CycleOptions): Promise<CycleResult> {
   };
   const progress = o.onTrainProgress ?? (() => undefined);
   let sft: TrainResult | null = null;
-  if (method !== "dpo") {
+  if (method !== "dpo" && method !== "grpo") {
     sft = await trainAdapter(
       {
         ...common,
@@ -396,7 +409,21 @@ export async function runCycle(o: CycleOptions): Promise<CycleResult> {
   }
   let trained: TrainResult;
   if (method === "sft") trained = sft!;
-  else if (pref!.train.lines.length === 0) {
+  else if (method === "grpo") {
+    // The groups were sampled by the live version: it is the reference and the start.
+    log(`GRPO on ${groups.length} groups of sampled answers whose rewards differ`);
+    trained = await trainAdapter(
+      {
+        ...common,
+        method: "grpo",
+        data: groupsPath,
+        out: join(o.work, "candidate"),
+        from: parentPath ?? undefined,
+        parentVersion: parent?.version,
+      },
+      progress,
+    );
+  } else if (pref!.train.lines.length === 0) {
     log("no preference pair to learn from: the SFT stage is the candidate");
     trained = sft!;
   } else {
@@ -418,7 +445,7 @@ export async function runCycle(o: CycleOptions): Promise<CycleResult> {
   const trainSeconds = since(t);
   const heldoutReport = trained.report.heldout;
   const preferenceAccuracy =
-    trained.manifest.lineage.method === "dpo"
+    trained.manifest.lineage.method === "dpo" || trained.manifest.lineage.method === "grpo"
       ? {
           before: heldoutReport?.preferenceAccuracyBefore ?? null,
           after: heldoutReport?.preferenceAccuracyAfter ?? null,
@@ -505,7 +532,8 @@ export async function runCycle(o: CycleOptions): Promise<CycleResult> {
       (s) => s.cases.length > 0,
     );
     const file = await readFile(trained.adapterPath);
-    const datasetText = await readFile(method === "dpo" ? prefPath : trainPath, "utf8");
+    const datasetPath = method === "dpo" ? prefPath : method === "grpo" ? groupsPath : trainPath;
+    const datasetText = await readFile(datasetPath, "utf8");
     published = await publishAdapter(
       { url: o.cloud, adminKey: o.adminKey },
       publishManifest(trained, parent, contract, createSha(datasetText), {
@@ -525,7 +553,7 @@ export async function runCycle(o: CycleOptions): Promise<CycleResult> {
     );
     log(`published ${published.id} ${published.version}`);
     // What this version learned is what the next cycle replays.
-    if (o.replayDir && method !== "dpo")
+    if (o.replayDir && method !== "dpo" && method !== "grpo")
       await writeReplay(o.replayDir, o.domain, [...train.lines, ...replay].slice(0, REPLAY_MAX_LINES));
     if (o.replayDir) await writeTaught(o.replayDir, o.domain, suites);
   }

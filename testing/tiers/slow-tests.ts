@@ -32,6 +32,7 @@ export const SLOW_FILES: readonly string[] = [
   "cloud/trainer/pretrain.test.ts",
   "cloud/trainer/trainer.test.ts",
   "cloud/training/format-examples.test.ts",
+  "cloud/training/grpo-train.test.ts",
   "cloud/training/progress-printer.test.ts",
   "cloud/training/python-trainer.test.ts",
   "cloud/training/qwen-train.test.ts",

@@ -3,7 +3,8 @@
  * answers each task prompt K times (temperature > 0, a distinct seed per answer) through the
  * app's own core and the contract runner's way of asking a case (`sampleCase`); each answer is
  * judged by the contract's checks (score.ts); the best passing answers become SFT lines and
- * (best passing, worst failing) the DPO pairs that cycle.ts trains on like an export.
+ * (best passing, worst failing) the DPO pairs that cycle.ts trains on like an export; with
+ * `--method grpo`, every answer of a prompt with its reward (groups.ts) is one GRPO group.
  *
  * Prompts: generated per domain from the training pools (tasks.ts), and optionally the prompts
  * users asked (the export's SFT lines of the domain: rated-good answers and corrections, whose
@@ -16,6 +17,7 @@ import type { Contract } from "../../../electron/core/contract/contract-schema";
 import type { TaskDomain } from "../../../electron/core/contract/task-contract";
 import { TASK_DOMAINS } from "../../../electron/core/contract/task-contract";
 import { DEFAULT_SYSTEM_PROMPT } from "../../../common/prompts";
+import { type GroupLine, type GroupStats, selectGroups } from "./groups";
 import { type Sample, scoreSamples, selectTraining, type Selection } from "./score";
 import {
   assertDisjoint,
@@ -73,12 +75,16 @@ export interface SelfImproveReport {
   dpoPairs: number;
   /** Per domain: prompts, samples, share of samples that passed their checks… (score.ts). */
   byDomain: Selection["stats"];
+  /** GRPO (groups.ts): per domain, groups, those whose rewards differ (written), mean reward. */
+  groups: Record<string, GroupStats>;
   samplesPerSecond: number;
   seconds: { sample: number; score: number };
 }
 
 export interface SelfImproveData {
   selection: Selection;
+  /** Every prompt's answers with their rewards, for GRPO: the groups whose rewards differ. */
+  groups: GroupLine[];
   report: SelfImproveReport;
   /** The tasks as cases (what was sampled and judged). */
   tasks: Contract;
@@ -215,6 +221,7 @@ export async function selfImproveData(o: {
   t = performance.now();
   const scored = await scoreSamples(tasks, samples);
   const selection = selectTraining(tasks, scored);
+  const grouped = selectGroups(tasks, scored);
   const scoreSeconds = (performance.now() - t) / 1000;
   const st = selection.stats[domain];
   log(
@@ -222,8 +229,14 @@ export async function selfImproveData(o: {
       `${selection.sft.length} SFT lines, ${selection.dpo.length} DPO pairs ` +
       `(sampling ${sampleSeconds.toFixed(1)} s, ${(samples.length / sampleSeconds).toFixed(2)} samples/s; judging ${scoreSeconds.toFixed(1)} s)`,
   );
+  const g = grouped.stats[domain];
+  log(
+    `self-improve: ${g?.withSignal ?? 0} of ${g?.groups ?? 0} prompts' answers differ in reward ` +
+      `(GRPO groups; mean reward ${(g?.meanReward ?? 0).toFixed(3)})`,
+  );
   return {
     selection,
+    groups: grouped.groups,
     tasks,
     suite,
     report: {
@@ -242,6 +255,7 @@ export async function selfImproveData(o: {
       sftLines: selection.sft.length,
       dpoPairs: selection.dpo.length,
       byDomain: selection.stats,
+      groups: grouped.stats,
       samplesPerSecond: samples.length / sampleSeconds,
       seconds: { sample: sampleSeconds, score: scoreSeconds },
     },

@@ -1,0 +1,50 @@
+/**
+ * The chat layout of a GRPO group (issue 29), one JSON object a line beside the SFT and
+ * preference lines of dataset-file.ts: a prompt, K >= 2 sampled answers to it, and one reward
+ * per answer (the contract's score of the answer, scripts/cycle/self-improve/groups.ts):
+ *
+ *   {"prompt":[{"role":"user","content":"…"}],
+ *    "completions":[[{"role":"assistant","content":"…"}], …],
+ *    "rewards":[1, 0, 0.375, …]}
+ *
+ * tokenize-dataset.ts turns it into the trainer's `{"kind":"grpo",…}` line (cloud/trainer/README.md).
+ */
+import { z } from "zod";
+import { describeIssues } from "../../common/zod-issues";
+
+const MessageSchema = z.object({
+  role: z.enum(["system", "user", "assistant"]),
+  content: z.string(),
+});
+
+/** One sampled answer: a single non-empty assistant message (as a preference side). */
+const CompletionSchema = z
+  .array(
+    z.object({
+      role: z.literal("assistant"),
+      content: z.string().refine((t) => t.trim() !== "", "an empty answer"),
+    }),
+  )
+  .length(1, "a completion is exactly one assistant message");
+
+export const GroupLineSchema = z
+  .object({
+    prompt: z
+      .array(MessageSchema)
+      .refine((p) => p.some((m) => m.role === "user" && m.content.trim()), "has no user message")
+      .refine((p) => p.at(-1)?.role === "user", "must end with the user message being answered"),
+    completions: z.array(CompletionSchema).min(2, "a group needs at least 2 completions"),
+    // zod's numbers are finite: NaN and ±Infinity are refused.
+    rewards: z.array(z.number()),
+  })
+  .refine((l) => l.rewards.length === l.completions.length, {
+    message: "one reward per completion",
+    path: ["rewards"],
+  });
+export type GroupLine = z.infer<typeof GroupLineSchema>;
+
+/** A parsed group line, or why it is malformed (the message dataset-file.ts reports with its line). */
+export function parseGroupLine(json: unknown): GroupLine | string {
+  const parsed = GroupLineSchema.safeParse(json);
+  return parsed.success ? parsed.data : describeIssues(parsed.error);
+}
