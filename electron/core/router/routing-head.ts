@@ -84,7 +84,7 @@ export interface TrainHeadOptions {
   /** Full-batch Adam steps. Default 300. */
   steps?: number;
   learningRate?: number;
-  /** L2 penalty on the weights (not the bias). Default 1e-3. */
+  /** L2 penalty on the weights (not the bias). Default 1e-4 (see DEFAULT_FEATURE_SPEC). */
   l2?: number;
   createdAt?: number;
 }
@@ -192,7 +192,7 @@ export function trainRoutingHead(examples: readonly HeadExample[], o: TrainHeadO
   };
   const steps = o.steps ?? 300;
   const lr = o.learningRate ?? 0.05;
-  const l2 = o.l2 ?? 1e-3;
+  const l2 = o.l2 ?? 1e-4;
   const [beta1, beta2, eps] = [0.9, 0.999, 1e-8];
   const gW = new Float64Array(W.length);
   const gb = new Float64Array(K);
