@@ -215,6 +215,33 @@ describe("train --method grpo", () => {
     }
   });
 
+  it("resumes after SIGKILL from its checkpoint and ends with the uninterrupted run's adapter", async () => {
+    const data = await dataFile(tmp.path, "grpo-resume", trainingGroups(10));
+    const flags = ["--method", "grpo", "--steps", "9", "--batch-size", "4", "--checkpoint-every", "3"];
+    const whole = await train(tmp.path, "grpo-whole", { base, data, flags });
+    expectDone(whole);
+    const out = join(tmp.path, "grpo-killed.gguf");
+    const args = [
+      "train",
+      "--base",
+      base,
+      "--data",
+      data,
+      "--out",
+      out,
+      "--report",
+      join(tmp.path, "k.json"),
+    ];
+    const killed = await startTrainer([...args, ...flags], {
+      onEvent: (event, child) => void (event.event === "checkpoint" && child.kill("SIGKILL")),
+    });
+    expect(killed.signal).toBe("SIGKILL");
+    const resumed = await startTrainer([...args, ...flags]);
+    expectDone(resumed);
+    expect(eventsNamed(resumed, "start")[0]).toMatchObject({ resumedFromStep: 3 });
+    expect(readFileSync(out).equals(readFileSync(whole.out))).toBe(true);
+  });
+
   it("under torchrun with 2 processes gives the 1-process loss and KL curves", async () => {
     // 9 groups in batches of 4: the third batch has one group, so rank 1 has none there.
     const data = await dataFile(tmp.path, "grpo-nine", trainingGroups(9));

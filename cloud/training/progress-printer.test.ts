@@ -26,6 +26,23 @@ describe("progressPrinter", () => {
     ]);
   });
 
+  it("GRPO: says how many groups carry no signal and prints the KL term", () => {
+    let out = "";
+    const printer = progressPrinter({ write: (t) => (out += t), tty: false });
+    const start = { event: "start", examples: 9, heldoutExamples: 1, steps: 4, trainableParams: 10 } as const;
+    const where = { device: "cpu", worldSize: 1, torch: "1.13", trainer: "0.1.0" };
+    printer.onProgress({
+      type: "trainer",
+      event: { ...start, ...where, groups: 12, zeroVarianceGroups: 3 },
+    });
+    const step = progress(1, 4).event as Extract<TrainerEvent, { event: "progress" }>;
+    printer.onProgress({ type: "trainer", event: { ...step, policyLoss: 1.2, kl: 0 } });
+    expect(out.split("\n").filter(Boolean).slice(1)).toEqual([
+      "GRPO: 3 of 12 groups have rewards that are all equal (no signal): left out",
+      "step 1/4  loss 1.2346  KL 0.0000  988 tok/s  ETA 1:15",
+    ]);
+  });
+
   it("rewrites one line on a TTY and ends it before anything else", () => {
     let out = "";
     const printer = progressPrinter({ write: (t) => (out += t), tty: true });

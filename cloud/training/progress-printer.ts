@@ -67,9 +67,15 @@ export function progressPrinter(options: PrinterOptions) {
         `training ${e.examples} examples, ${e.steps} steps, ${e.trainableParams} trainable parameters ` +
           `on ${e.device} × ${e.worldSize} (torch ${e.torch}, trainer ${e.trainer})`,
       );
+      if (e.zeroVarianceGroups)
+        line(
+          `GRPO: ${e.zeroVarianceGroups} of ${e.groups} groups have rewards that are all equal (no signal): left out`,
+        );
     } else if (e.event === "progress") {
       const text =
-        `step ${e.step}/${e.steps}  loss ${loss(e.loss)}  ${Math.round(e.tokensPerSecond)} tok/s  ` +
+        `step ${e.step}/${e.steps}  loss ${loss(e.loss)}  ` +
+        (e.kl === undefined ? "" : `KL ${loss(e.kl)}  `) +
+        `${Math.round(e.tokensPerSecond)} tok/s  ` +
         `ETA ${formatDuration(e.etaSeconds)}`;
       if (options.tty) {
         options.write(`\r\x1b[2K${text}`);

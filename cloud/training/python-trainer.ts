@@ -35,6 +35,9 @@ const TrainerEventSchema = z.discriminatedUnion("event", [
     trainer: z.string(),
     /** Present when the run went on from a checkpoint. */
     resumedFromStep: z.number().optional(),
+    /** GRPO: the training groups, and those whose rewards are all equal (no signal, left out). */
+    groups: z.number().optional(),
+    zeroVarianceGroups: z.number().optional(),
   }),
   z.object({
     event: z.literal("progress"),
@@ -44,6 +47,9 @@ const TrainerEventSchema = z.discriminatedUnion("event", [
     loss: z.number().nullable(),
     tokensPerSecond: z.number(),
     etaSeconds: z.number(),
+    /** GRPO: the policy-gradient and KL terms per completion token (loss = policyLoss + β·kl). */
+    policyLoss: z.number().nullable().optional(),
+    kl: z.number().nullable().optional(),
   }),
   z.object({ event: z.literal("checkpoint"), step: z.number(), path: z.string() }),
   z.object({ event: z.literal("heldout"), step: z.number(), loss: z.number().nullable() }),
