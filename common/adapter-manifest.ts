@@ -27,8 +27,8 @@ export const ToolCallFormatSchema = z
     callSuffix: z.string().max(256),
     resultPrefix: z.string().max(256),
     resultSuffix: z.string().max(256),
-    /** false: the adapter learned its tools; no function documentation in the system prompt. */
-    documented: z.boolean(),
+    /** false: the adapter learned its tools; "compact": one short line per tool (tool-docs.ts). */
+    documented: z.union([z.boolean(), z.literal("compact")]),
   })
   .strict();
 

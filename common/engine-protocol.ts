@@ -49,8 +49,12 @@ export interface ToolCallFormat {
   callSuffix: string;
   resultPrefix: string;
   resultSuffix: string;
-  /** false: no function documentation in the system prompt (the adapter learned its tools). */
-  documented: boolean;
+  /**
+   * false: no function documentation in the system prompt (the adapter learned its tools); true:
+   * the chat wrapper's own documentation; "compact": one short line per tool
+   * (native/engine/tool-docs.ts), what the demo Agent is trained on.
+   */
+  documented: boolean | "compact";
 }
 
 /** A call the model made, its arguments parsed (grammar-constrained to the tool's schema). */

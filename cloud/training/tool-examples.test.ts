@@ -14,6 +14,8 @@ import { loadLlamaBackend, type LlamaBackend } from "../../native/engine/llama-b
 import { ModelSession } from "../../native/engine/model-session";
 import type { ChatTurn, ToolCallFormat, ToolDefinition } from "../../common/engine-protocol";
 import { demoAdaptersDir, demoBasePath } from "../../native/gguf/demo-files";
+import { toFunctions } from "../../native/engine/tool-calls";
+import { renderToolDocs } from "../../native/engine/tool-docs";
 import { parseExampleLine, readDatasetFile, type ToolRound } from "./dataset-file";
 import { ChatFormatter, promptTurns, systemPromptFor } from "./format-examples";
 import { writeJsonl } from "../../testing/cloud/training/test-data";
@@ -71,11 +73,11 @@ afterAll(async () => {
 });
 
 /** What the engine's context holds after one token of a tool turn on `history`. */
-async function engineTokens(history: ChatTurn[]): Promise<number[]> {
+async function engineTokens(history: ChatTurn[], toolFormat = agentFormat): Promise<number[]> {
   await session.slots.clear();
   await session.generate(
     history,
-    { temperature: 0, maxTokens: 1, tools: [timer], toolChoice: "auto", toolFormat: agentFormat },
+    { temperature: 0, maxTokens: 1, tools: [timer], toolChoice: "auto", toolFormat },
     () => {},
     new AbortController().signal,
   );
@@ -156,6 +158,22 @@ describe("tool-call examples", () => {
     const between = text(f.ids.slice(call![1], answer![0]));
     expect(between).toBe(`\n${JSON.stringify(RESULT)}\n`);
     expect(f).toMatchObject({ calls: 1, resultTokens: answer![0] - call![1], unmaskedResults: 0 });
+  });
+
+  it("document the tools as the engine does under a compact format: the same lines, the same tokens", async () => {
+    if (typeof example === "string" || example.kind !== "sft") throw new Error(JSON.stringify(example));
+    const compact: ToolCallFormat = { ...agentFormat, documented: "compact" };
+    const formatter = new ChatFormatter(model, systemPromptFor("agent"), undefined, compact);
+    const f = formatter.toolSft(example.prompt, example.rounds!, example.answer, example.tools!);
+    const first = await engineTokens(promptTurns(example.prompt, systemPromptFor("agent")), compact);
+    expect(first.length - f.start).toBeLessThanOrEqual(1);
+    expect(f.ids.slice(0, f.start)).toEqual(first.slice(0, f.start));
+    // One module renders it for both (native/engine/tool-docs.ts).
+    const docs = renderToolDocs(toFunctions([timer]));
+    expect(docs).toBe("Tools:\nset_timer(minutes: number) Start a countdown timer.");
+    expect(model.detokenize(f.ids.slice(0, f.start) as Token[], true)).toContain(
+      `${systemPromptFor("agent")}\n\n${docs}<|im_end|>`,
+    );
   });
 
   it("are tokenized with spans and counted, and the trainer's batches learn only those tokens", async () => {

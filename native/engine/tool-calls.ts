@@ -1,4 +1,5 @@
 import type {
+  ChatHistoryItem,
   ChatModelFunctions,
   ChatWrapper,
   ChatWrapperGenerateContextStateOptions,
@@ -9,6 +10,7 @@ import type {
 import type { ToolCallFormat, ToolCallOut, ToolChoice, ToolDefinition } from "../../common/engine-protocol";
 import { optionConflicts } from "../../common/generate-rules";
 import { toGrammarSchema, ToolRequestError } from "../../common/grammar-schema";
+import { renderToolDocs } from "./tool-docs";
 
 export { ToolRequestError } from "../../common/grammar-schema";
 
@@ -76,7 +78,8 @@ export interface ToolWrapperOptions {
  * so the same wrapper instance keeps its state and only what is overridden differs:
  * - `format`: `settings.functions` become the adapter's syntax (how calls are detected,
  *   injected and laid out in the history); with `documented` false no function documentation
- *   is added to the system prompt (the adapter learned its tools and format without one).
+ *   is added to the system prompt (the adapter learned its tools and format without one); with
+ *   `documented` "compact" the short one of tool-docs.ts (the demo Agent's, trained on it).
  * - `forced`: the context state says function calling is engaged from the start
  *   (`functionCall.initiallyEngaged`, as node-llama-cpp's FunctionaryChatWrapper does), so
  *   LlamaChat injects the call prefix and grammar-constrains the function name right away.
@@ -92,6 +95,12 @@ export function toolChatWrapper(base: ChatWrapper, options: ToolWrapperOptions):
   if (format && !format.documented) {
     Object.defineProperty(wrapper, "addAvailableFunctionsSystemMessageToHistory", {
       value: (history: ReturnType<ChatWrapper["addAvailableFunctionsSystemMessageToHistory"]>) => history,
+    });
+  } else if (format?.documented === "compact") {
+    Object.defineProperty(wrapper, "addAvailableFunctionsSystemMessageToHistory", {
+      value: (
+        ...[history, available]: Parameters<ChatWrapper["addAvailableFunctionsSystemMessageToHistory"]>
+      ) => withCompactDocs(history, documentedFunctions ?? available),
     });
   } else if (documentedFunctions) {
     Object.defineProperty(wrapper, "addAvailableFunctionsSystemMessageToHistory", {
@@ -126,6 +135,23 @@ export function toolChatWrapper(base: ChatWrapper, options: ToolWrapperOptions):
     });
   }
   return wrapper;
+}
+
+/**
+ * `history` with the compact documentation of `functions` (tool-docs.ts) as a system message
+ * before the first non-system one, where node-llama-cpp puts its own: ChatML joins it to the
+ * system prompt after a blank line.
+ */
+export function withCompactDocs(
+  history: readonly ChatHistoryItem[],
+  functions: ChatModelFunctions | undefined,
+): ChatHistoryItem[] {
+  const docs = renderToolDocs(functions);
+  if (!docs) return [...history];
+  const out = [...history];
+  const at = out.findIndex((item) => item.type !== "system");
+  out.splice(at < 0 ? out.length : at, 0, { type: "system", text: docs });
+  return out;
 }
 
 /** The calls of a response, arguments parsed (a call without parameters gets `{}`). */
