@@ -60,6 +60,7 @@ const MODULES = [
   "v1-system",
   "self-improve",
   "flakiness",
+  "agent-unseen-tools",
 ];
 const load = (name: string) => import(`./${name}.ts`) as Promise<{ main(argv: string[]): Promise<void> }>;
 

@@ -1,5 +1,6 @@
 /**
- * `npm run build-demo [-- --out resources/demo] [--pretrain-epochs N] [--adapter-epochs N]`:
+ * `npm run build-demo [-- --out resources/demo] [--pretrain-epochs N] [--adapter-epochs N]
+ *   [--domains agent,…] [--skip-base] [--threads N] [--lr X] [--adapter-max-seconds S] [--compact-tools]`:
  * makes what the app ships as its demo, with the project's own trainer (PyTorch; the app never
  * needs Python):
  *   1. the untrained demo base (native/gguf/demo-base.ts) is pretrained, all weights, on the
@@ -51,6 +52,10 @@ export interface BuildDemoOptions {
   threads?: number;
   /** The specialists' peak learning rate (default: the trainer's). */
   lr?: number;
+  /** Stop each specialist's training after this many seconds of it (a loaded machine). */
+  adapterMaxSeconds?: number;
+  /** The tool-call formats the specialists are trained on and shipped with (DEMO_TOOL_CALL_FORMATS). */
+  toolFormats?: Readonly<Record<string, ToolCallFormat>>;
   log?: (line: string) => void;
 }
 
@@ -75,13 +80,52 @@ async function routingExamples(domain: DemoDomain): Promise<string[]> {
 }
 
 /** The manifest field of a specialist trained to call tools in its own syntax (none for the others). */
-function toolCallFormat(domain: DemoDomain): { toolCallFormat?: ToolCallFormat } {
-  const format = DEMO_TOOL_CALL_FORMATS[domain];
+function toolCallFormat(
+  domain: DemoDomain,
+  formats: Readonly<Record<string, ToolCallFormat>> = DEMO_TOOL_CALL_FORMATS,
+): { toolCallFormat?: ToolCallFormat } {
+  const format = formats[domain];
   return format ? { toolCallFormat: format } : {};
 }
 
+/**
+ * Files trained together with a domain's own (`<name>.train.jsonl` and `<name>.heldout.jsonl`
+ * beside `<domain>.*.jsonl`) when the domain's tool-call format documents the tools: the Agent's
+ * generated tool sets (scripts/training/seed/tool-sets.ts), which only make sense with the tools
+ * in the prompt (`--compact-tools`). The shipped Agent's format does not document them, so a
+ * plain build trains it as before.
+ */
+export const EXTRA_TRAINING: Readonly<Partial<Record<DemoDomain, string>>> = { agent: "agent-tools" };
+
+/** DEMO_TOOL_CALL_FORMATS with the Agent's tools documented compactly (native/engine/tool-docs.ts). */
+export function compactToolFormats(): Record<string, ToolCallFormat> {
+  const agent = DEMO_TOOL_CALL_FORMATS.agent;
+  return { ...DEMO_TOOL_CALL_FORMATS, ...(agent ? { agent: { ...agent, documented: "compact" } } : {}) };
+}
+
+/** The domain's training (or held-out) file, joined with its extra one in `work` when it has one. */
+async function trainingFile(
+  domain: DemoDomain,
+  half: "train" | "heldout",
+  work: string,
+  format: ToolCallFormat | undefined,
+): Promise<string> {
+  const own = join(TRAINING, `${domain}.${half}.jsonl`);
+  const extra = EXTRA_TRAINING[domain];
+  if (!extra || !format?.documented) return own;
+  const joined = join(work, `${domain}.${half}.jsonl`);
+  const texts = await Promise.all(
+    [own, join(TRAINING, `${extra}.${half}.jsonl`)].map((p) => readFile(p, "utf8")),
+  );
+  await writeFile(joined, texts.map((t) => (t.endsWith("\n") ? t : `${t}\n`)).join(""));
+  return joined;
+}
+
 /** Seeds every specialist of `dir` with its routing examples (routingExamples above). */
-export async function refreshRouting(dir: string): Promise<void> {
+export async function refreshRouting(
+  dir: string,
+  formats: Readonly<Record<string, ToolCallFormat>> = DEMO_TOOL_CALL_FORMATS,
+): Promise<void> {
   for (const domain of DEMO_DOMAINS) {
     const path = join(dir, `${domain}.json`);
     const manifest = await readJson<TrainedAdapterManifest>(path);
@@ -89,7 +133,7 @@ export async function refreshRouting(dir: string): Promise<void> {
       await writeManifest(path, {
         ...manifest,
         routingExamples: await routingExamples(domain),
-        ...toolCallFormat(domain),
+        ...toolCallFormat(domain, formats),
       });
   }
 }
@@ -163,11 +207,13 @@ export async function buildDemo(options: BuildDemoOptions) {
     const adapters: Record<string, TrainResult["report"]> = {};
     for (const domain of options.domains ?? DEMO_DOMAINS) {
       log(`training the ${domain} specialist`);
+      const format = toolCallFormat(domain, options.toolFormats).toolCallFormat;
       const result = await trainAdapter(
         {
           base,
-          data: join(TRAINING, `${domain}.train.jsonl`),
-          heldout: join(TRAINING, `${domain}.heldout.jsonl`),
+          data: await trainingFile(domain, "train", work, format),
+          heldout: await trainingFile(domain, "heldout", work, format),
+          ...(format ? { toolFormat: format } : {}),
           out: adaptersOut,
           id: domain,
           domain,
@@ -176,6 +222,7 @@ export async function buildDemo(options: BuildDemoOptions) {
           version: "1.0.0",
           threads: options.threads,
           lr: options.lr,
+          ...(options.adapterMaxSeconds ? { maxSeconds: options.adapterMaxSeconds } : {}),
           name: demoAdapter(domain).name,
           description: DESCRIPTIONS[domain],
         },
@@ -192,7 +239,7 @@ export async function buildDemo(options: BuildDemoOptions) {
       await writeManifest(result.manifestPath, {
         ...result.manifest,
         routingExamples: routing,
-        ...toolCallFormat(domain),
+        ...toolCallFormat(domain, options.toolFormats),
       });
       log(`  ${domain}: ${result.adapterPath} (${result.seconds.train.toFixed(0)} s)`);
     }
@@ -217,7 +264,7 @@ export async function buildDemo(options: BuildDemoOptions) {
         ]),
       ),
     };
-    await refreshRouting(adaptersOut);
+    await refreshRouting(adaptersOut, options.toolFormats);
     // Partial rebuilds (--domains, --skip-base) keep the other parts' numbers.
     const previous = await readJson<typeof summary>(join(out, "build.json"));
     if (previous) {
@@ -241,6 +288,8 @@ if (process.argv[1]?.endsWith("build-demo.ts")) {
       "skip-base": { type: "boolean", default: false },
       threads: { type: "string", default: "1" },
       lr: { type: "string" },
+      "adapter-max-seconds": { type: "string" },
+      "compact-tools": { type: "boolean", default: false },
     },
   });
   await buildDemo({
@@ -251,5 +300,8 @@ if (process.argv[1]?.endsWith("build-demo.ts")) {
     skipBase: values["skip-base"],
     threads: Number(values.threads),
     lr: values.lr === undefined ? undefined : Number(values.lr),
+    adapterMaxSeconds:
+      values["adapter-max-seconds"] === undefined ? undefined : Number(values["adapter-max-seconds"]),
+    ...(values["compact-tools"] ? { toolFormats: compactToolFormats() } : {}),
   });
 }

@@ -19,6 +19,7 @@ import { parseDocument } from "../../electron/api/genui";
 import { parseContract } from "../../electron/core/contract/contract-schema";
 import { buildTaskContract } from "../../electron/core/contract/task-contract";
 import { AGENT_PLANS, AGENT_TOOL_CALLS } from "./seed/agent";
+import { callLine, toolSetHeldout, toolSetTrainLines } from "./seed/tool-sets";
 import { CHAT_FEELINGS, CHAT_TOPICS } from "./seed/chat";
 import { CODING } from "./seed/coding";
 import { pretrainCorpus } from "./seed/pretrain";
@@ -103,8 +104,7 @@ export function seedDatasets(): Record<SeedDomain, DomainData> {
   return out;
 }
 
-const jsonl = (examples: readonly SeedExample[]): string =>
-  examples.map((e) => `${JSON.stringify(e)}\n`).join("");
+const jsonl = (examples: readonly object[]): string => examples.map((e) => `${JSON.stringify(e)}\n`).join("");
 
 /** File name (in the training folder) → contents, for everything `writeSeedData` writes there. */
 export function seedFiles(): Map<string, string> {
@@ -115,6 +115,11 @@ export function seedFiles(): Map<string, string> {
     files.set(`${domain}.heldout.jsonl`, jsonl(data[domain].heldout));
   }
   files.set("pretrain.jsonl", jsonl(pretrainCorpus()));
+  // The Agent's generated tool sets (seed/tool-sets.ts): `build-demo --compact-tools` trains the
+  // Agent on agent.train.jsonl and these together; bench agent-unseen-tools asks the held-out half.
+  const toolSeed = `${SEED_DATA_VERSION}/agent-tools`;
+  files.set("agent-tools.train.jsonl", jsonl(toolSetTrainLines(toolSeed, AGENT_PLANS.train.subjects)));
+  files.set("agent-tools.heldout.jsonl", jsonl(toolSetHeldout(toolSeed).map(callLine)));
   return files;
 }
 
