@@ -55,6 +55,7 @@ import { domainSuite, runCloudGate, withLiveCore } from "./cloud-gate";
 import {
   fetchRawExport,
   routingOutcomes,
+  parentRouterToCarry,
   runRouterStage,
   type RouterStageResult,
   type RoutingLabel,
@@ -181,6 +182,8 @@ export interface CycleResult {
     /** The head published with the version: the new one, the parent's carried on, or none. */
     published: "new" | "carried" | "none";
   };
+  /** Why the parent's router artifact was not carried on (unusable); absent when it was or none. */
+  parentRouterDropped?: string;
   /** `export` is the sampling and judging of a self-improvement cycle. */
   seconds: { export: number; train: number; contract: number; publish: number; total: number };
 }
@@ -216,6 +219,8 @@ function publishManifest(
     compatibleBases: string[];
     /** What the version carries in `details.router` (router-cycle.ts), and the router gate's verdict. */
     router: { encoded: unknown; verdict: RouterStageResult["verdict"] | null } | null;
+    /** Why the parent's router artifact was not carried on (unusable), null when it was or none. */
+    routerDropped?: string | null;
   },
 ): PublishManifest {
   const m = trained.manifest;
@@ -268,6 +273,7 @@ function publishManifest(
             : {}),
           taughtResults: contract.taught?.suites ?? [],
           ...(cycle.router?.verdict ? { routerGate: withoutCases(cycle.router.verdict) } : {}),
+          ...(cycle.routerDropped ? { parentRouterDropped: cycle.routerDropped } : {}),
         },
         ...(cycle.router ? { [ROUTER_LINEAGE_KEY]: cycle.router.encoded } : {}),
       },
@@ -490,7 +496,9 @@ export async function runCycle(o: CycleOptions): Promise<CycleResult> {
 
   let routerStage: RouterStageResult | null = null;
   let routerPublished: { encoded: unknown; verdict: RouterStageResult["verdict"] | null } | null = null;
-  const parentRouter = parent ? routerInLineage(parent.lineage) : undefined;
+  // Decoded before it is carried on: an unusable parent head is dropped, not inherited forever.
+  const parentCarry = parentRouterToCarry(parent ? routerInLineage(parent.lineage) : undefined, log);
+  const parentRouter = parentCarry.encoded;
   if (contract.passed && o.router) {
     const candidates = routerCandidates(index, baseSha256, o.domain, parent ?? trained.manifest);
     const outcomes: RoutingLabel[] =
@@ -548,6 +556,7 @@ export async function runCycle(o: CycleOptions): Promise<CycleResult> {
         selfImprove: self,
         compatibleBases: o.compatibleBases ?? [],
         router: routerPublished,
+        routerDropped: parentCarry.dropped,
       }),
       file,
     );
@@ -575,6 +584,7 @@ export async function runCycle(o: CycleOptions): Promise<CycleResult> {
     contract,
     published,
     ...(self ? { selfImprove: self } : {}),
+    ...(parentCarry.dropped ? { parentRouterDropped: parentCarry.dropped } : {}),
     ...(routerStage
       ? {
           router: {

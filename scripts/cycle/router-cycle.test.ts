@@ -16,6 +16,7 @@ import {
   carryingRouter,
   judgeRouter,
   liveHead,
+  parentRouterToCarry,
   routeSuite,
   routingOutcomes,
   seedRouterTexts,
@@ -100,6 +101,31 @@ describe("the router gate (judgeRouter through the app's router)", () => {
     expect(liveHead(both, BASE)?.version).toBe(3);
     expect(liveHead(both, "e".repeat(64))).toBeNull();
     expect(liveHead(carryingRouter(candidates, "chat", { gz: "broken" }), BASE)).toBeNull();
+  });
+});
+
+describe("carrying the parent's router on", () => {
+  it("carries a usable parent head and drops an unusable one (corrupt, or another feature version) with a log line", async () => {
+    const good = encodeRouterArtifact(await trained(3));
+    expect(parentRouterToCarry(good)).toEqual({ encoded: good, dropped: null });
+    expect(parentRouterToCarry(undefined)).toEqual({ encoded: undefined, dropped: null });
+
+    const art = await trained(3);
+    const future = encodeRouterArtifact({
+      ...art,
+      features: { ...art.features, version: 2 as unknown as 1 },
+    });
+    const lines: string[] = [];
+    const dropped = parentRouterToCarry(future, (l) => lines.push(l));
+    expect(dropped.encoded).toBeUndefined();
+    expect(dropped.dropped).toMatch(/features are version 2, this build reads version 1/);
+    expect(lines).toEqual([
+      expect.stringMatching(/parent's router artifact is unusable and is not carried on/),
+    ]);
+
+    const corrupt = parentRouterToCarry({ gz: "bm90IGd6aXA=" });
+    expect(corrupt.encoded).toBeUndefined();
+    expect(corrupt.dropped).toMatch(/cannot be read/);
   });
 });
 

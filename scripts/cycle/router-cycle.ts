@@ -228,6 +228,27 @@ export function carryingRouter(
   });
 }
 
+/**
+ * The parent version's router artifact, if it may ride on in the new version: only one that
+ * decodes to a usable head. An unusable one (corrupt, or made for a feature extraction this
+ * build does not have) is dropped with a log line and its reason: carried on, it would make
+ * the app's gate refuse this version and every later one (gate-target.ts).
+ */
+export function parentRouterToCarry(
+  encoded: unknown,
+  log: (line: string) => void = () => undefined,
+): { encoded: unknown; dropped: string | null } {
+  if (encoded === undefined) return { encoded: undefined, dropped: null };
+  try {
+    decodeRouterArtifact(encoded);
+    return { encoded, dropped: null };
+  } catch (err) {
+    const reason = err instanceof Error ? err.message : String(err);
+    log(`router: the parent's router artifact is unusable and is not carried on (${reason})`);
+    return { encoded: undefined, dropped: reason };
+  }
+}
+
 /** The newest head the candidates carry for `baseSha256` (what the app would use), or null. */
 export function liveHead(candidates: readonly RouterCandidate[], baseSha256: string): RoutingHead | null {
   let best: RoutingHead | null = null;

@@ -8,7 +8,11 @@ import type { Contract } from "../contract/contract-schema";
 import type { Log } from "../dispatch";
 import type { EngineQueue } from "../models/engine-queue";
 import type { AdapterRouter } from "../router";
-import { decodeRouterArtifact, routerInLineage } from "../router/routing-head";
+import {
+  decodeRouterArtifact,
+  routerInLineage,
+  UnsupportedRouterArtifactError,
+} from "../router/routing-head";
 import { ApiError } from "../../api";
 import type { AdapterReleasesDeps } from "./adapter-releases";
 import type { AdapterVersion } from "./release-store";
@@ -74,16 +78,24 @@ function view(
  */
 export function gateEvaluator(deps: GateEvaluatorDeps): AdapterReleasesDeps["evaluate"] {
   return async (candidate, onProgress, outer) => {
-    // A version whose router artifact cannot be used never goes live: the live router stays.
+    // A version whose router artifact is corrupt never goes live: the live router stays. One
+    // made for a feature extraction this build does not have (a later build's head) is not
+    // corrupt: the version is judged as usual and the app routes with the kernel classifier.
     const router = routerInLineage(candidate.manifest.lineage);
     if (router !== undefined) {
       try {
         decodeRouterArtifact(router);
       } catch (err) {
-        throw new ApiError(
-          "invalid_input",
-          `Version ${candidate.version} of "${candidate.adapterId}" carries an unusable router: ${(err as Error).message}`,
-        );
+        if (err instanceof UnsupportedRouterArtifactError)
+          deps.log(
+            `Version ${candidate.version} of "${candidate.adapterId}" carries a router this build cannot use: routing with the kernel classifier`,
+            err,
+          );
+        else
+          throw new ApiError(
+            "invalid_input",
+            `Version ${candidate.version} of "${candidate.adapterId}" carries an unusable router: ${(err as Error).message}`,
+          );
       }
     }
     // One signal per evaluation: every generation listens to it (more than Node's default 10),

@@ -17,6 +17,7 @@ import { gunzipSync, gzipSync } from "node:zlib";
 import { z } from "zod";
 import {
   DEFAULT_FEATURE_SPEC,
+  FEATURES_VERSION,
   featureCount,
   meanVector,
   routingFeatures,
@@ -63,6 +64,16 @@ export type RouterArtifact = z.infer<typeof RouterArtifact>;
 /** An artifact that cannot be used: the message says why (never a stack of zod issues). */
 export class RouterArtifactError extends Error {
   override readonly name = "RouterArtifactError";
+}
+
+/**
+ * A well-formed artifact made for a feature extraction this build does not have (another
+ * `features.version`, e.g. from a later build): not corrupt, just not for us. The app routes
+ * with the kernel classifier instead and still lets the version go live (gate-target.ts); the
+ * cycle does not carry it on (router-cycle.ts, parentRouterToCarry).
+ */
+export class UnsupportedRouterArtifactError extends RouterArtifactError {
+  override readonly name = "UnsupportedRouterArtifactError";
 }
 
 /** A labelled text with the base's embedding of it. */
@@ -260,6 +271,16 @@ function weightOf(e: HeadExample): number {
 
 /** Checks an artifact's arrays and builds its head; RouterArtifactError says what is wrong. */
 export function headOf(value: unknown): RoutingHead {
+  const featuresVersion = (value as { features?: { version?: unknown } } | null | undefined)?.features
+    ?.version;
+  if (
+    (value as { format?: unknown } | null | undefined)?.format === ROUTER_ARTIFACT_FORMAT &&
+    typeof featuresVersion === "number" &&
+    featuresVersion !== FEATURES_VERSION
+  )
+    throw new UnsupportedRouterArtifactError(
+      `the router artifact's features are version ${featuresVersion}, this build reads version ${FEATURES_VERSION}`,
+    );
   const parsed = RouterArtifact.safeParse(value);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
