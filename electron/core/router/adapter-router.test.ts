@@ -423,6 +423,38 @@ describe("AdapterRouter with a learned routing head (issue 29)", () => {
     ]);
   });
 
+  it("keeps the kernel classifier when a head was made for another embedding length, logged once", async () => {
+    const { router, logged } = headRouter(BASE);
+    // Decodable and for this base, but for 32-value embeddings (the engine gives 64 here).
+    const embed = lexicalEmbedder();
+    const rows = candidates.flatMap((c) => c.routingExamples.map((text) => ({ label: c.id, text })));
+    const vectors = await embed(rows.map((r) => r.text));
+    const short = trainRoutingHead(
+      rows.map((r, i) => ({ ...r, embedding: vectors[i]!.slice(0, 32) })),
+      { baseSha256: BASE, version: 9, steps: 5 },
+    );
+    const withHead = await headCandidates(encodeRouterArtifact(short.artifact));
+    const first = await router.decide({
+      text: "Write a TypeScript function that sorts an array.",
+      candidates: withHead,
+      mode: auto,
+    });
+    const second = await router.decide({
+      text: "Show me a form to register for the event.",
+      candidates: withHead,
+      mode: auto,
+    });
+    expect(first.adapters[0]?.id).toBe("coding"); // not the chat fallback
+    expect(first.reason).not.toMatch(/embedding failed|fallback/);
+    expect(first.reason).toMatch(/router of coding unusable, kernel classifier$/);
+    expect(second.adapters[0]?.id).toBe("ui");
+    expect(logged).toEqual([
+      expect.stringMatching(
+        /^The router artifact of coding is not used: it is made for embeddings of 32 values, the engine's have 64$/,
+      ),
+    ]);
+  });
+
   it("lets the user's override win on top of the head", async () => {
     const { router } = headRouter(BASE);
     const withHead = await headCandidates();

@@ -82,6 +82,8 @@ export class AdapterRouter {
   private learnedVersion = 0;
   /** Decoded router artifacts by their encoded text (a few: one per live release that has one). */
   private readonly heads = new Map<string, RoutingHead | Error>();
+  /** Heads already logged as made for another embedding length (logged once each). */
+  private readonly wrongDim = new WeakSet<RoutingHead>();
 
   constructor(
     private readonly deps: AdapterRouterDeps,
@@ -174,16 +176,19 @@ export class AdapterRouter {
     let probabilities: Map<string, number>;
     let by = "";
     try {
-      const chosen = await this.headFor(candidates);
-      by = chosen.note;
       const classifier = await this.classifierFor(candidates);
-      if (classifier.labels.length === 0 && !chosen.head)
+      if (classifier.labels.length === 0 && !this.offersHead(candidates))
         return this.fallback(candidates, "no routing examples");
       const query = text.trim();
       const vector =
         (this.deps.embedQuery
           ? checkedVector(await this.deps.embedQuery(query))
           : (await this.embed([query]))[0]) ?? new Float32Array();
+      // After the embedding: a head is usable only for embeddings as long as its own.
+      const chosen = await this.headFor(candidates, vector.length);
+      by = chosen.note;
+      if (classifier.labels.length === 0 && !chosen.head)
+        return this.fallback(candidates, "no routing examples");
       if (chosen.head) {
         probabilities = chosen.head.classify(
           query,
@@ -251,11 +256,22 @@ export class AdapterRouter {
    * carries that was trained for the loaded base and knows every candidate. `note` says which
    * (or why none) in the decision's reason; "" = the kernel classifier, as before heads.
    */
+  private offersHead(candidates: readonly RouterCandidate[]): boolean {
+    return (
+      this.deps.baseSha256 !== undefined && candidates.some((c) => routerInLineage(c.lineage) !== undefined)
+    );
+  }
+
+  /**
+   * `embeddingDim` is the length of the engine's embedding of the turn: a head made for another
+   * length (decodable, but not for this engine) is unusable like a corrupt one: logged once,
+   * kernel classifier.
+   */
   private async headFor(
     candidates: readonly RouterCandidate[],
+    embeddingDim: number,
   ): Promise<{ head: RoutingHead | null; note: string }> {
-    if (!this.deps.baseSha256 || !candidates.some((c) => routerInLineage(c.lineage) !== undefined))
-      return { head: null, note: "" };
+    if (!this.offersHead(candidates) || !this.deps.baseSha256) return { head: null, note: "" };
     // Asked only when a head is offered (hashing a large base can take a while the first time).
     const base = (await this.deps.baseSha256()) ?? null;
     let best: RoutingHead | null = null;
@@ -270,6 +286,16 @@ export class AdapterRouter {
       }
       if (base === null || head.baseSha256 !== base) continue;
       if (!candidates.every((k) => head.labels.includes(k.id))) continue;
+      if (head.spec.embeddingDim !== embeddingDim) {
+        if (!this.wrongDim.has(head)) {
+          this.wrongDim.add(head);
+          this.deps.log?.(
+            `The router artifact of ${c.id} is not used: it is made for embeddings of ${head.spec.embeddingDim} values, the engine's have ${embeddingDim}`,
+          );
+        }
+        note = `; router of ${c.id} unusable, kernel classifier`;
+        continue;
+      }
       if (!best || head.version > best.version) best = head;
     }
     return best ? { head: best, note: ` [router v${best.version}]` } : { head: null, note };

@@ -10,6 +10,7 @@ import {
   headOf,
   RouterArtifactError,
   trainRoutingHead,
+  UnsupportedRouterArtifactError,
   type HeadExample,
 } from "./routing-head";
 
@@ -126,7 +127,18 @@ describe("router artifacts", () => {
         /not finite/,
       ],
       [gz({ ...a, bias: [0, 0] }), /2 biases for 4 labels/],
-      [gz({ ...a, features: { ...a.features, version: 2 } }), /invalid: features.version/],
+      [
+        gz({ ...a, features: { ...a.features, version: 2 } }),
+        /features are version 2, this build reads version 1/,
+      ],
+      // Finite but absurd: logits overflow and every score reads 0.25 (the tester's heads).
+      [gz({ ...a, weights: f32(a.weights, () => 3e38) }), /weights has values beyond ±10000/],
+      [gz({ ...a, weights: f32(a.weights, () => -3e38) }), /weights has values beyond/],
+      [gz({ ...a, bias: a.bias.map(() => 1.7e308) }), /bias has values beyond/],
+      [gz({ ...a, embeddingMean: f32(a.embeddingMean, () => 1e30) }), /embeddingMean has values beyond/],
+      // A version that would outrank every later head forever.
+      [gz({ ...a, version: 1e15 }), /invalid: version/],
+      [gz({ ...a, version: 1.5 }), /invalid: version/],
     ];
     for (const [encoded, message] of cases) {
       let error: unknown = null;
@@ -139,5 +151,16 @@ describe("router artifacts", () => {
       expect((error as Error).message).toMatch(message);
     }
     expect(() => headOf(a)).not.toThrow();
+    expect(() => headOf({ ...a, version: 1_000_000 })).not.toThrow();
+    expect(() => headOf({ ...a, features: { ...a.features, version: 2 } })).toThrow(
+      UnsupportedRouterArtifactError,
+    );
   });
 });
+
+/** A base64 float32 array as long as `like` with values `v`. */
+function f32(like: string, v: (i: number) => number): string {
+  const f = new Float32Array(Buffer.from(like, "base64").length / 4);
+  for (let i = 0; i < f.length; i++) f[i] = v(i);
+  return Buffer.from(f.buffer).toString("base64");
+}

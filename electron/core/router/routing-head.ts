@@ -31,6 +31,19 @@ export const ROUTER_LINEAGE_KEY = "router";
 /** Largest encoded artifact the app decodes (gzipped, base64), and its JSON once unzipped. */
 const MAX_ENCODED_CHARS = 4 * 1024 * 1024;
 const MAX_JSON_BYTES = 32 * 1024 * 1024;
+/**
+ * The highest head version: a counter bumped once per cycle, so a million is centuries of
+ * cycles; a larger one (1e15) would outrank every later head forever.
+ */
+export const MAX_HEAD_VERSION = 1_000_000;
+/**
+ * The largest magnitude of a weight, bias or mean value a usable head has. Training (Adam,
+ * learning rate 0.05, 300 steps, L2) moves a weight at most ~0.05 a step: |w| <= 15 by
+ * construction (the demo head's largest is under 5), and an embedding mean is a mean of the
+ * engine's embedding values. Values near float32's limit (3e38) make logits overflow to
+ * ±Infinity and every score NaN or uniform: such a head is refused at decode, not served.
+ */
+export const MAX_PARAMETER_MAGNITUDE = 1e4;
 
 const Sha256 = z.string().regex(/^[0-9a-f]{64}$/);
 const Label = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/);
@@ -40,7 +53,7 @@ export const RouterArtifact = z
   .object({
     format: z.literal(ROUTER_ARTIFACT_FORMAT),
     /** The head's own version: a counter the cycle bumps from the live head's. */
-    version: z.number().int().min(1),
+    version: z.number().int().min(1).max(MAX_HEAD_VERSION),
     /** The base it was trained on: its embeddings are the head's input. */
     baseSha256: Sha256,
     labels: z.array(Label).min(2).max(64),
@@ -308,6 +321,15 @@ export function headOf(value: unknown): RoutingHead {
     );
   if (!a.bias.every(Number.isFinite))
     throw new RouterArtifactError("the router artifact's bias is not finite");
+  for (const [what, values] of [
+    ["embeddingMean", mean],
+    ["weights", weights],
+    ["bias", a.bias],
+  ] as const)
+    if (beyond(values, MAX_PARAMETER_MAGNITUDE))
+      throw new RouterArtifactError(
+        `the router artifact's ${what} has values beyond ±${MAX_PARAMETER_MAGNITUDE} (no trained head has)`,
+      );
   return new RoutingHead(a, mean, weights, Float64Array.from(a.bias));
 }
 
@@ -337,6 +359,11 @@ export function routerInLineage(lineage: unknown): unknown {
   const details = (lineage as { details?: unknown } | null | undefined)?.details;
   if (typeof details !== "object" || details === null) return undefined;
   return (details as Record<string, unknown>)[ROUTER_LINEAGE_KEY];
+}
+
+function beyond(values: ArrayLike<number>, limit: number): boolean {
+  for (let i = 0; i < values.length; i++) if (Math.abs(values[i] ?? 0) > limit) return true;
+  return false;
 }
 
 function toBase64(values: ArrayLike<number>): string {
