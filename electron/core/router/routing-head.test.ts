@@ -8,6 +8,7 @@ import {
   decodeRouterArtifact,
   encodeRouterArtifact,
   headOf,
+  nestingBeyond,
   RouterArtifactError,
   trainRoutingHead,
   UnsupportedRouterArtifactError,
@@ -155,6 +156,32 @@ describe("router artifacts", () => {
     expect(() => headOf({ ...a, features: { ...a.features, version: 2 } })).toThrow(
       UnsupportedRouterArtifactError,
     );
+  });
+});
+
+describe("decoding hostile artifacts", () => {
+  it("refuses deep nesting before JSON.parse (the tester's 15M nested [] in the lineage) and huge JSON", async () => {
+    const head = trainRoutingHead(await demoExamples(), { baseSha256: BASE, version: 1, steps: 5 });
+    const good = JSON.stringify(head.artifact);
+    const nested = (depth: number) =>
+      good.replace('"lineage":{', `"lineage":{"x":${"[".repeat(depth)}${"]".repeat(depth)},`);
+    const gz = (text: string) => ({ gz: gzipSync(Buffer.from(text)).toString("base64") });
+    // The tester's: 30 MB unzipped, over what a head needs (a real one is ~100 KB).
+    expect(() => decodeRouterArtifact(gz(nested(15_000_000)))).toThrow(/cannot be read/);
+    // Within the size cap (6 MB) and seconds of JSON.parse: refused by the scan, unparsed.
+    expect(() => decodeRouterArtifact(gz(nested(3_000_000)))).toThrow(
+      /cannot be read: nested deeper than 64 levels/,
+    );
+    // 64 levels are fine; brackets inside strings do not count.
+    expect(nestingBeyond(`${"[".repeat(63)}${"]".repeat(63)}`, 64)).toBe(false);
+    expect(nestingBeyond(`{"a":"${"[".repeat(100)}\\"[[["}`, 64)).toBe(false);
+    expect(nestingBeyond(`{"a":${"[".repeat(64)}${"]".repeat(64)}}`, 64)).toBe(true);
+    expect(() =>
+      decodeRouterArtifact(gz(good.replace('"lineage":{', `"lineage":{"x":[[[["\\"[[[[[[[["]]]],`))),
+    ).not.toThrow();
+    // Decompressed far beyond what a head needs (a real one is ~100 KB): refused while unzipping.
+    const big = good.replace('"lineage":{', `"lineage":{"x":"${"a".repeat(9 * 1024 * 1024)}",`);
+    expect(() => decodeRouterArtifact(gz(big))).toThrow(/cannot be read/);
   });
 });
 

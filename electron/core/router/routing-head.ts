@@ -28,9 +28,16 @@ import {
 export const ROUTER_ARTIFACT_FORMAT = "macaron-router-head";
 /** Where an adapter version's lineage carries its router artifact. */
 export const ROUTER_LINEAGE_KEY = "router";
-/** Largest encoded artifact the app decodes (gzipped, base64), and its JSON once unzipped. */
+/**
+ * Largest encoded artifact the app decodes (gzipped, base64), and its JSON once unzipped. The
+ * demo's head is 70 KB encoded, 91 KB unzipped (4 labels × (128 + 4,096) float32 in base64);
+ * float32 weights barely compress, so an artifact within the encoded cap unzips to about 1.3×
+ * its size: 8 MB leaves room for a head 80 times the demo's and for nothing much else.
+ */
 const MAX_ENCODED_CHARS = 4 * 1024 * 1024;
-const MAX_JSON_BYTES = 32 * 1024 * 1024;
+const MAX_JSON_BYTES = 8 * 1024 * 1024;
+/** Deepest nesting of arrays and objects in an artifact's JSON (a real one: 4). */
+export const MAX_JSON_DEPTH = 64;
 /**
  * The highest head version: a counter bumped once per cycle, so a million is centuries of
  * cycles; a larger one (1e15) would outrank every later head forever.
@@ -346,8 +353,10 @@ export function decodeRouterArtifact(encoded: unknown): RoutingHead {
   if (gz.length > MAX_ENCODED_CHARS) throw new RouterArtifactError("the router artifact is too large");
   let json: unknown;
   try {
-    const bytes = gunzipSync(Buffer.from(gz, "base64"), { maxOutputLength: MAX_JSON_BYTES });
-    json = JSON.parse(bytes.toString("utf8"));
+    const text = gunzipSync(Buffer.from(gz, "base64"), { maxOutputLength: MAX_JSON_BYTES }).toString("utf8");
+    // JSON.parse of millions of nested brackets takes seconds of the main process: refused first.
+    if (nestingBeyond(text, MAX_JSON_DEPTH)) throw new Error(`nested deeper than ${MAX_JSON_DEPTH} levels`);
+    json = JSON.parse(text);
   } catch (err) {
     throw new RouterArtifactError(`the router artifact cannot be read: ${(err as Error).message}`);
   }
@@ -359,6 +368,24 @@ export function routerInLineage(lineage: unknown): unknown {
   const details = (lineage as { details?: unknown } | null | undefined)?.details;
   if (typeof details !== "object" || details === null) return undefined;
   return (details as Record<string, unknown>)[ROUTER_LINEAGE_KEY];
+}
+
+/** Whether `json` nests arrays/objects deeper than `limit` (brackets inside strings ignored). */
+export function nestingBeyond(json: string, limit: number): boolean {
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < json.length; i++) {
+    const c = json.charCodeAt(i);
+    if (inString) {
+      if (c === 0x5c)
+        i++; // backslash: the next character is escaped
+      else if (c === 0x22) inString = false;
+    } else if (c === 0x22) inString = true;
+    else if (c === 0x5b || c === 0x7b) {
+      if (++depth > limit) return true;
+    } else if (c === 0x5d || c === 0x7d) depth--;
+  }
+  return false;
 }
 
 function beyond(values: ArrayLike<number>, limit: number): boolean {
