@@ -73,6 +73,27 @@ describe("the router gate (judgeRouter through the app's router)", () => {
     expect(alwaysChat.passed).toBe(false);
   });
 
+  it("passes a perfect head on an unbalanced suite (the tester's 12 coding + 2 each), still rejecting a constant one", () => {
+    const skewed = [
+      ...Array.from({ length: 12 }, (_, i) => ({ id: `coding-${i}`, expected: "coding" })),
+      ...["chat", "agent", "ui"].flatMap((l) => [0, 1].map((i) => ({ id: `${l}-${i}`, expected: l }))),
+    ];
+    const perfect = skewed.map((c) => c.expected);
+    const live = skewed.map(() => "chat");
+    expect(judgeRouter(skewed, perfect, live, { minRate: 0, liveName: "x" })).toMatchObject({
+      passed: true,
+      reason: "18 of 18 right (live x: 2)",
+    });
+    // One more case sent to coding than expect it: degenerate (13 > max(9, 12)).
+    const oneMore = [...perfect.slice(0, 17), "coding"];
+    expect(judgeRouter(skewed, oneMore, live, { minRate: 0, liveName: "x" })).toMatchObject({
+      passed: false,
+      reason: "degenerate: 13 of 18 cases routed to coding (at most 50%, or the 12 that expect it)",
+    });
+    // All-chat on the unbalanced suite: 18 > max(9, 2).
+    expect(judgeRouter(skewed, live, live, { minRate: 0, liveName: "x" }).passed).toBe(false);
+  });
+
   it("rejects a head worse than live, under the floor, or without cases", () => {
     const four = ["chat", "ui", "coding", "agent"].map((expected, i) => ({ id: `c${i}`, expected }));
     const right = ["chat", "ui", "coding", "agent"];

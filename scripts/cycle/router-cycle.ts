@@ -42,7 +42,10 @@ export interface RoutingLabel {
 
 /** Weights of the outcomes relative to a seed line (an override is the classifier's learned weight). */
 export const OUTCOME_WEIGHTS = { override: LEARNED_EXAMPLE_WEIGHT, pin: 2, ratedGood: 1 } as const;
-/** The most of the suite's cases a head may send to one adapter before it reads as degenerate. */
+/**
+ * The most of the suite's cases a head may send to one adapter before it reads as degenerate
+ * (unless more of the suite's cases expect that adapter: then as many as expect it).
+ */
 export const ROUTER_MAX_SHARE = 0.5;
 
 /** The router suite: the contract's cases that assert where auto routes (`routesTo`). */
@@ -166,7 +169,8 @@ export interface RouterVerdict {
 
 /**
  * The router gate: the candidate must route at least as many suite cases right as live, at
- * least `minRate` of them, and send at most `maxShare` of them to one adapter.
+ * least `minRate` of them, and send to no adapter more than `maxShare` of them or, when more
+ * cases expect that adapter, more than expect it.
  */
 export function judgeRouter(
   suite: ReadonlyArray<{ id: string; expected: string }>,
@@ -187,19 +191,25 @@ export function judgeRouter(
   const [label, n] = [...counts].sort((a, b) => b[1] - a[1])[0] ?? ["none", 0];
   const topShare = { label, share: suite.length ? n / suite.length : 0 };
   const maxShare = o.maxShare ?? ROUTER_MAX_SHARE;
+  // Degenerate: more cases sent to one adapter than both the share allows and the suite itself
+  // expects there (an unbalanced suite, 12 coding cases of 18, is routed perfectly by sending
+  // 12 to coding). Every adapter is checked, not only the most chosen one.
+  const expectedOf = (l: string) => suite.filter((c) => c.expected === l).length;
+  const allowed = (l: string) => Math.max(maxShare * suite.length, expectedOf(l));
+  const [overLabel, overCount] = [...counts].find(([l, count]) => count > allowed(l)) ?? [null, 0];
+  const degenerate = overLabel !== null;
   const rate = suite.length ? candidatePassed / suite.length : 0;
   const reason =
     suite.length === 0
       ? "the contract has no router case"
-      : topShare.share > maxShare
-        ? `degenerate: ${n} of ${suite.length} cases routed to ${label} (at most ${Math.round(maxShare * 100)}%)`
+      : degenerate
+        ? `degenerate: ${overCount} of ${suite.length} cases routed to ${overLabel} (at most ${Math.round(maxShare * 100)}%, or the ${expectedOf(overLabel)} that expect it)`
         : candidatePassed < livePassed
           ? `worse than live (${o.liveName}): ${candidatePassed} vs ${livePassed} of ${suite.length}`
           : rate < o.minRate
             ? `${candidatePassed} of ${suite.length} under the floor ${o.minRate}`
             : `${candidatePassed} of ${suite.length} right (live ${o.liveName}: ${livePassed})`;
-  const passed =
-    suite.length > 0 && topShare.share <= maxShare && candidatePassed >= livePassed && rate >= o.minRate;
+  const passed = suite.length > 0 && !degenerate && candidatePassed >= livePassed && rate >= o.minRate;
   return {
     passed,
     reason,
