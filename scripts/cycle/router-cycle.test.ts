@@ -16,10 +16,12 @@ import {
   carryingRouter,
   judgeRouter,
   liveHead,
+  normalizeRoutingText,
   parentRouterToCarry,
   routeSuite,
   routingOutcomes,
   seedRouterTexts,
+  withoutSuiteTexts,
 } from "./router-cycle";
 
 const BASE = "d".repeat(64);
@@ -151,6 +153,29 @@ describe("carrying the parent's router on", () => {
 });
 
 describe("router training data", () => {
+  it("leaves out suite texts in trivial variants (the tester's card-games line), keeping other texts", () => {
+    const held = [{ text: "Quick question: are you a fan of card games?" }, { text: "Hi there" }];
+    expect(normalizeRoutingText(" Quick question:  are  you  a  FAN  of  card  games !!")).toBe(
+      "quick question are you a fan of card games",
+    );
+    expect(normalizeRoutingText("Ｗｒｉｔｅ　ａ　ｆｕｎｃｔｉｏｎ…")).toBe("write a function");
+    const texts = [
+      " quick question:  are  you  a  fan  of  card  games !!", // the tester's: got through
+      "Quick question — are you a fan of card games???",
+      "So, quick question: are you a fan of card games, or not?", // the suite text with words around it
+      "Quick question: are you a big fan of card games?", // word sets' Jaccard 9/10
+      "HI THERE!",
+      "Hi there, can you write a Python function?", // a 2-word suite text is not matched by containment
+      "Are you a fan of board games?",
+      "Write a TypeScript function that sorts an array.",
+    ].map((text) => ({ text }));
+    expect(withoutSuiteTexts(texts, held).map((t) => t.text)).toEqual([
+      "Hi there, can you write a Python function?",
+      "Are you a fan of board games?",
+      "Write a TypeScript function that sorts an array.",
+    ]);
+  });
+
   it("reads the seed training prompts only, never a held-out file", async () => {
     const dir = testDir("router-seeds-");
     const line = (q: string) =>

@@ -58,6 +58,54 @@ export function routerSuite(contract: Contract): Array<{ id: string; text: strin
   });
 }
 
+/**
+ * A text as the suite-leak check compares it: Unicode NFKC, lower-cased, punctuation and
+ * symbols replaced by spaces, whitespace collapsed.
+ */
+export function normalizeRoutingText(text: string): string {
+  return text
+    .normalize("NFKC")
+    .toLowerCase()
+    .replace(/[\p{P}\p{S}]+/gu, " ")
+    .replace(/\s+/gu, " ")
+    .trim();
+}
+
+/** Word sets at least this similar (Jaccard) are the same prompt for the suite-leak check. */
+export const SUITE_LEAK_JACCARD = 0.8;
+/** A suite text of at least this many distinct words is leaked by any text containing them all. */
+const SUITE_LEAK_MIN_CONTAINED_WORDS = 3;
+
+/**
+ * `texts` without those that are a suite text in a trivial variant: the same normalized text,
+ * a word set at least SUITE_LEAK_JACCARD like the suite text's, or one containing every word
+ * of a suite text of SUITE_LEAK_MIN_CONTAINED_WORDS words or more (the suite text with words
+ * added around it: "Quick question: are you a fan of card games?" inside a longer request).
+ * Shorter suite texts ("Hi there") only by the first two, or common texts would all go.
+ */
+export function withoutSuiteTexts<T extends { text: string }>(
+  texts: readonly T[],
+  suite: ReadonlyArray<{ text: string }>,
+): T[] {
+  const held = suite.map((c) => {
+    const n = normalizeRoutingText(c.text);
+    return { n, words: new Set(n.split(" ").filter(Boolean)) };
+  });
+  const exact = new Set(held.map((h) => h.n));
+  return texts.filter((t) => {
+    const n = normalizeRoutingText(t.text);
+    if (exact.has(n)) return false;
+    const words = new Set(n.split(" ").filter(Boolean));
+    return !held.some((h) => {
+      if (h.words.size === 0) return false;
+      let shared = 0;
+      for (const w of h.words) if (words.has(w)) shared++;
+      if (shared === h.words.size && h.words.size >= SUITE_LEAK_MIN_CONTAINED_WORDS) return true;
+      return shared / (h.words.size + words.size - shared) >= SUITE_LEAK_JACCARD;
+    });
+  });
+}
+
 /** The user prompts of `<dir>/<label>.train.jsonl` for each label that has such a file. */
 export async function seedRouterTexts(dir: string, labels: readonly string[]): Promise<RoutingLabel[]> {
   const out: RoutingLabel[] = [];
@@ -335,7 +383,6 @@ export async function runRouterStage(o: RouterStageOptions): Promise<RouterStage
   const log = o.log ?? (() => undefined);
   const labels = o.candidates.map((c) => c.id);
   const suite = routerSuite(o.contract);
-  const heldOut = new Set(suite.map((c) => c.text.trim()));
   const all: RoutingLabel[] = [
     ...o.candidates.flatMap((c) =>
       c.routingExamples.map((text) => ({
@@ -348,8 +395,9 @@ export async function runRouterStage(o: RouterStageOptions): Promise<RouterStage
     ...(o.seedsDir ? await seedRouterTexts(o.seedsDir, labels) : []),
     ...(o.outcomes ?? []).filter((l) => labels.includes(l.label)),
   ].filter((l) => l.text !== "");
-  // The suite judges the head: none of its prompts may be trained on, whatever the source.
-  const training = all.filter((l) => !heldOut.has(l.text));
+  // The suite judges the head: none of its prompts may be trained on, whatever the source, in
+  // any trivial variant (case, punctuation, spacing, a word or two around it).
+  const training = withoutSuiteTexts(all, suite);
   const excluded = all.length - training.length;
   const examples = { routingExamples: 0, seeds: 0, override: 0, pin: 0, ratedGood: 0 };
   for (const l of training) examples[l.source]++;
