@@ -60,7 +60,7 @@ export function checkAssertion(
     case "toolCall":
       return task(checkToolCall(o.output, a.tool, a.arguments, a.values));
     case "mentions":
-      return task(checkMentions(o.output, a.terms, a.min));
+      return task(checkMentions(o.output, a.terms, a.min, a.beyondPrompt));
     case "genuiContains":
       return task(checkGenuiContains(o.output, a.component, a.texts, a.numbers));
     case "contains": {

@@ -119,6 +119,18 @@ export const Assertion = z.discriminatedUnion("type", [
         .min(1)
         .max(50),
       min: z.number().int().min(1).max(50).optional(),
+      /**
+       * The answer must say more than the prompt it answers (a check an echo of the prompt could
+       * pass is no check): it fails when it restates `prompt` (most of its words are the
+       * prompt's) or has fewer than `minNewWords` content words (not stopwords) the prompt lacks.
+       */
+      beyondPrompt: z
+        .object({
+          prompt: z.string().min(1).max(20_000),
+          minNewWords: z.number().int().min(0).max(50),
+        })
+        .strict()
+        .optional(),
     })
     .strict(),
   /**

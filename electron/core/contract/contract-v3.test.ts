@@ -207,3 +207,42 @@ describe("checkCase (the case check API suites share)", () => {
     });
   });
 });
+
+describe("an answer that echoes its prompt", () => {
+  const chat = ["chat-01", "chat-02", "chat-03"].map((id) => tasks.cases.find((c) => c.id === id)!);
+
+  it("fails a chat case: the prompt echoed, or its bare subject", async () => {
+    expect(promptOf(chat[0]!)).toBe("Share your view on hot chocolate, please.");
+    for (const c of chat) {
+      const echo = await checkCase(c, promptOf(c), { sandbox });
+      expect(echo.pass, c.id).toBe(false);
+      expect(echo.reason, c.id).toMatch(
+        /^mentions: restates the prompt \(100% of its words are the prompt's\)/,
+      );
+    }
+    const bare = await checkCase(chat[0]!, "hot chocolate.", { sandbox });
+    expect(bare).toMatchObject({ pass: false });
+    expect(bare.reason).toMatch(/^mentions: restates the prompt/);
+    // The subject with a word of its own is still not an answer: it adds 1 content word, needs 2.
+    expect((await checkCase(chat[0]!, "Hot chocolate, yum.", { sandbox })).reason).toMatch(
+      /^mentions: adds 1 content word to the prompt \(yum\), needs 2/,
+    );
+  });
+
+  it("fails a plan that numbers its prompt", async () => {
+    for (const c of tasks.cases.filter((x) => x.tags.includes("agent") && /^1\./.test(ref(x)))) {
+      const p = promptOf(c);
+      const echo = await checkCase(c, `1. ${p}\n2. ${p}\n3. ${p}`, { sandbox });
+      expect(echo.pass, c.id).toBe(false);
+    }
+  });
+
+  it("every chat and plan reference passes while adding to its prompt", async () => {
+    const texts = tasks.cases.filter((c) => c.tags.includes("chat") || /^1\./.test(ref(c)));
+    expect(texts.length).toBeGreaterThan(50);
+    for (const c of texts) {
+      const check = await checkCase(c, ref(c), { sandbox });
+      expect(check.reason, c.id).toMatch(/^passed: mentions: .* adds \d+ content words to the prompt$/);
+    }
+  });
+});

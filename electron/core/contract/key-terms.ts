@@ -34,7 +34,7 @@ export function stem(word: string): string {
   return w;
 }
 
-const wordsOf = (text: string): string[] =>
+export const wordsOf = (text: string): string[] =>
   text
     .toLowerCase()
     .split(/[^a-z0-9]+/)

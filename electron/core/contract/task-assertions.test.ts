@@ -10,6 +10,29 @@ const BUTTON =
   '{"version":1,"blocks":[{"kind":"ui","root":{"type":"Button","id":"b1","props":{"label":"Save","action":"save","variant":null}}}]}';
 
 describe("task assertions", () => {
+  it("mentions with beyondPrompt fails an answer that restates the prompt or adds too little", () => {
+    const a: Checked = {
+      type: "mentions",
+      terms: [["hot"], ["chocolat"]],
+      min: 1,
+      beyondPrompt: { prompt: "Share your view on hot chocolate, please.", minNewWords: 2 },
+    };
+    const echo = run(a, "Share your view on hot chocolate, please.");
+    expect(echo.passed).toBe(false);
+    expect(echo.detail).toMatch(/^restates the prompt \(100% of its words are the prompt's\)/);
+    expect(run(a, "hot chocolate.").detail).toMatch(/^restates the prompt/);
+    expect(run(a, "Hot chocolate, yum.").detail).toMatch(
+      /^adds 1 content word to the prompt \(yum\), needs 2/,
+    );
+    const right = run(a, "Hot chocolate is the perfect warm treat on a cold evening.");
+    expect(right.passed).toBe(true);
+    expect(right.detail).toMatch(/adds 5 content words to the prompt$/);
+    // The key terms are still required: new words about something else do not pass.
+    expect(run(a, "Lemonade is the perfect cool treat on a summer afternoon.").detail).toMatch(
+      /^mentions 0 of 2 key terms/,
+    );
+  });
+
   it("maxChars counts characters (code points)", () => {
     expect(run({ type: "maxChars", max: 3 }, "abc").passed).toBe(true);
     expect(run({ type: "maxChars", max: 3 }, "🙂🙂🙂").passed).toBe(true);

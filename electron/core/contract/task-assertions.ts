@@ -5,6 +5,7 @@
  */
 import { parseDocument, walkNodes } from "../../api/genui";
 import type { GenerateResult } from "../engine/types";
+import { stem, wordsOf } from "./key-terms";
 
 export interface TaskCheck {
   passed: boolean;
@@ -191,6 +192,34 @@ function hasTerm(words: string, term: string): boolean {
   return t !== "" && words.includes(` ${t}`);
 }
 
+/** An answer whose words are at least this share the prompt's restates the prompt. */
+export const RESTATES_PROMPT = 0.8;
+
+const plainWords = (text: string): string[] => normalizedWords(text).trim().split(" ").filter(Boolean);
+
+/** Share of the answer's words (all of them, normalized) that occur in the prompt. */
+export function promptOverlap(prompt: string, answer: string): { share: number } {
+  const said = new Set(plainWords(prompt));
+  const words = plainWords(answer);
+  if (words.length === 0) return { share: 1 };
+  return { share: words.filter((w) => said.has(w)).length / words.length };
+}
+
+/**
+ * The answer's content words (key-terms.ts: not stopwords, 3+ letters) whose stem the prompt
+ * lacks, as stems without repeats: what the answer adds to what it was asked.
+ */
+export function newContentWords(prompt: string, answer: string): string[] {
+  const said = wordsOf(prompt).map(stem);
+  const out: string[] = [];
+  for (const w of wordsOf(answer)) {
+    const s = stem(w);
+    if (said.some((p) => p.startsWith(s) || s.startsWith(p)) || out.includes(s)) continue;
+    out.push(s);
+  }
+  return out;
+}
+
 /**
  * Key content: each group is alternatives; at least `min` groups (default all) must occur.
  * The detail names the groups found missing.
@@ -199,13 +228,31 @@ export function checkMentions(
   output: string,
   terms: readonly (readonly string[])[],
   min?: number,
+  beyondPrompt?: { prompt: string; minNewWords: number },
 ): TaskCheck {
+  if (beyondPrompt) {
+    const { share } = promptOverlap(beyondPrompt.prompt, output);
+    if (share >= RESTATES_PROMPT)
+      return fail(
+        `restates the prompt (${Math.round(share * 100)}% of its words are the prompt's): ${shown(output)}`,
+      );
+  }
   const words = normalizedWords(output);
   const missing = terms.filter((group) => !group.some((t) => hasTerm(words, t)));
   const found = terms.length - missing.length;
   const need = Math.min(min ?? terms.length, terms.length);
   const names = (gs: readonly (readonly string[])[]): string => gs.map((g) => g.join("/")).join(", ");
   const present = terms.filter((g) => !missing.includes(g));
+  if (found >= need && beyondPrompt) {
+    const added = newContentWords(beyondPrompt.prompt, output);
+    if (added.length < beyondPrompt.minNewWords)
+      return fail(
+        `adds ${added.length} content word${added.length === 1 ? "" : "s"} to the prompt${added.length ? ` (${added.join(", ")})` : ""}, needs ${beyondPrompt.minNewWords}: ${shown(output)}`,
+      );
+    return ok(
+      `mentions ${names(present)} (${found} of ${terms.length} key terms, needs ${need}) and adds ${added.length} content words to the prompt`,
+    );
+  }
   if (found >= need)
     return ok(`mentions ${names(present)} (${found} of ${terms.length} key terms, needs ${need})`);
   return fail(

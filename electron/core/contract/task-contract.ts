@@ -83,6 +83,16 @@ function parseJson(text: string): unknown {
 const PLAN_STEPS_COVERED = 2;
 
 /**
+ * Content words (key-terms.ts: not stopwords) an answer must add to its prompt, so that an echo
+ * of the prompt or its bare subject ("hot chocolate.") fails. Measured on the references: chat
+ * (chat.train/heldout.jsonl, the default contract's, the self-improvement tasks') add 2 to 8,
+ * the fewest 2 ("You should be proud! Well done, enjoy the moment." for "Today I'm proud.":
+ * well, enjoy); plans add 5 to 13.
+ */
+export const CHAT_NEW_WORDS = 2;
+export const PLAN_NEW_WORDS = 3;
+
+/**
  * The checks of one held-out example: its format (from the domain and the reference's format)
  * and since v3 its correctness — coding: the task's unit tests run in the sandbox; chat: the
  * subject the prompt and the reference share; agent: the tool and its argument values, or
@@ -108,7 +118,12 @@ export function checksFor(
           { type: "plainText", singleLine: true },
           { type: "maxChars", max: LIMITS.chat.maxChars },
           ...common,
-          { type: "mentions", terms: terms.map((t) => [t]), min: 1 },
+          {
+            type: "mentions",
+            terms: terms.map((t) => [t]),
+            min: 1,
+            beyondPrompt: { prompt: user, minNewWords: CHAT_NEW_WORDS },
+          },
         ],
       };
     }
@@ -161,6 +176,7 @@ export function checksFor(
               .map(stepTerms)
               .filter((t) => t.length > 0),
             min: PLAN_STEPS_COVERED,
+            beyondPrompt: { prompt: user, minNewWords: PLAN_NEW_WORDS },
           },
         ],
       };

@@ -12,6 +12,7 @@ import type { Contract } from "../../../electron/core/contract/contract-schema";
 import { defaultContract } from "../../../electron/core/contract/default-contract";
 import { CodeSandbox } from "../../../electron/core/contract/sandbox/sandbox";
 import { TASK_DOMAINS } from "../../../electron/core/contract/task-contract";
+import { rewardOf } from "./groups";
 import { type Sample, scoreSamples, selectTraining } from "./score";
 import { assertDisjoint, selfImproveContract, selfImproveTasks } from "./tasks";
 
@@ -90,6 +91,27 @@ describe("self-improvement tasks", () => {
 describe("rewards that cannot be gamed", () => {
   const pick = (domain: (typeof TASK_DOMAINS)[number], n: number, families?: string[]): Contract =>
     selfImproveContract(domain, selfImproveTasks(domain, { families }).slice(0, n));
+
+  it("an answer that echoes the chat prompt, or names its bare subject, fails: reward below a right answer's", async () => {
+    const contract = defaultContract();
+    const chat = ["chat-01", "chat-02", "chat-03"].map((id) => contract.cases.find((c) => c.id === id)!);
+    expect(lastUser(chat[0]!)).toBe("Share your view on hot chocolate, please.");
+    const samples = chat.flatMap((c) => [
+      sample(c.id, 0, lastUser(c)),
+      sample(c.id, 1, c.reference!),
+      ...(c.id === "chat-01" ? [sample(c.id, 2, "hot chocolate.")] : []),
+    ]);
+    const scored = await scoreSamples(contract, samples, { sandbox });
+    for (const s of scored) {
+      const right = s.k === 1;
+      expect(s.pass, `${s.caseId}#${s.k}`).toBe(right);
+      if (right) expect(rewardOf(s), `${s.caseId}#${s.k}`).toBe(1);
+      else {
+        expect(rewardOf(s), `${s.caseId}#${s.k}`).toBeLessThan(1);
+        expect(s.reason).toMatch(/^mentions: restates the prompt/);
+      }
+    }
+  });
 
   it("an empty answer fails and is neither a target nor a chosen side", async () => {
     for (const domain of TASK_DOMAINS) {
