@@ -52,7 +52,13 @@ async function main(argv: string[]): Promise<number> {
   const candidates: RouterCandidate[] = [];
   const raw = new Map<string, Record<string, unknown>>();
   for (const file of manifests) {
-    const m = JSON.parse(await readFile(join(dir, file), "utf8")) as Record<string, unknown>;
+    let m: Record<string, unknown>;
+    try {
+      m = JSON.parse(await readFile(join(dir, file), "utf8")) as Record<string, unknown>;
+    } catch (err) {
+      throw new Error(`${join(dir, file)}: not a JSON manifest (${(err as Error).message})`);
+    }
+    if (typeof m !== "object" || m === null) continue;
     if (typeof m.id !== "string") continue;
     raw.set(file, m);
     candidates.push({

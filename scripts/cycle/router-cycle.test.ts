@@ -193,6 +193,14 @@ describe("router training data", () => {
       { label: "chat", text: "Hello there", source: "seeds", weight: 1 },
       { label: "chat", text: "Nice day", source: "seeds", weight: 1 },
     ]);
+    // A broken line (the tester's truncated one) is named by file and line.
+    writeFileSync(
+      join(dir, "ui.train.jsonl"),
+      `${line("A form")}\n\n{"messages":[{"role":"user","content":\n`,
+    );
+    await expect(seedRouterTexts(dir, ["chat", "ui"])).rejects.toThrow(
+      `${join(dir, "ui.train.jsonl")}:3: not a JSON line (Unexpected end of JSON input)`,
+    );
   });
 
   it("turns the raw export's overrides, pins and good ratings into labels, strongest signal first", () => {

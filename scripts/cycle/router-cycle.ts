@@ -112,10 +112,16 @@ export async function seedRouterTexts(dir: string, labels: readonly string[]): P
   for (const label of labels) {
     const path = join(dir, `${label}.train.jsonl`);
     if (!existsSync(path)) continue;
-    for (const line of (await readFile(path, "utf8")).split("\n")) {
+    const lines = (await readFile(path, "utf8")).split("\n");
+    for (const [i, line] of lines.entries()) {
       if (!line.trim()) continue;
-      const messages =
-        (JSON.parse(line) as { messages?: Array<{ role: string; content: string }> }).messages ?? [];
+      let parsed: { messages?: Array<{ role: string; content: string }> };
+      try {
+        parsed = JSON.parse(line) as typeof parsed;
+      } catch (err) {
+        throw new Error(`${path}:${i + 1}: not a JSON line (${(err as Error).message})`);
+      }
+      const messages = Array.isArray(parsed?.messages) ? parsed.messages : [];
       const user = messages.find((m) => m.role === "user")?.content?.trim();
       if (user) out.push({ label, text: user, source: "seeds", weight: 1 });
     }
