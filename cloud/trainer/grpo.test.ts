@@ -184,6 +184,17 @@ describe("train --method grpo", () => {
         /reward 2 \(inf\) is not a finite number/,
       ],
       [
+        // Finite, but the mean and variance overflow (OverflowError) or become inf (nan loss).
+        "huge",
+        JSON.stringify({ ...group("cat"), rewards: [1e308, -1e308, 0, 0] }),
+        /reward 0 \(1e\+308\) is out of range: \|reward\| > 1e\+06/,
+      ],
+      [
+        "huge-same",
+        JSON.stringify({ ...group("cat"), rewards: [1.7e308, 1.7e308, 0, 0] }),
+        /reward 0 \(1\.7e\+308\) is out of range: \|reward\| > 1e\+06/,
+      ],
+      [
         "text",
         JSON.stringify({ ...group("cat"), rewards: [1, "0.5", 0, 0] }),
         /reward 1 \('0\.5'\) is not a finite number/,

@@ -82,6 +82,11 @@ class GroupExample:
 # Added to the group's reward standard deviation (population std) before dividing.
 ADVANTAGE_EPS = 1e-4
 
+# The largest |reward| a group may hold: the advantages' mean and variance of rewards near the
+# float limit overflow (1e308 and -1e308) or become inf/nan (1.7e308 twice). Rewards are scores
+# (the contract's pass/partial credit in [0, 1]), far inside this bound.
+MAX_ABS_REWARD = 1e6
+
 
 def group_advantages(rewards):
     """(r_i - mean) / (std + eps), std the population standard deviation; zeros for equal rewards."""
@@ -164,6 +169,9 @@ def _group(obj, where, vocab):
     for i, r in enumerate(rewards):
         if isinstance(r, bool) or not isinstance(r, (int, float)) or not math.isfinite(r):
             raise TrainerError("bad_data", f"{where}: reward {i} ({r!r}) is not a finite number")
+        if abs(r) > MAX_ABS_REWARD:
+            message = f"{where}: reward {i} ({r!r}) is out of range: |reward| > {MAX_ABS_REWARD:g}"
+            raise TrainerError("bad_data", message)
     return GroupExample(prompt, parsed, [float(r) for r in rewards])
 
 
