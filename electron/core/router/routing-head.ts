@@ -83,7 +83,7 @@ export type RouterArtifact = z.infer<typeof RouterArtifact>;
 
 /** An artifact that cannot be used: the message says why (never a stack of zod issues). */
 export class RouterArtifactError extends Error {
-  override readonly name = "RouterArtifactError";
+  override readonly name: string = "RouterArtifactError";
 }
 
 /**
