@@ -65,6 +65,25 @@ describe("trainAdapter, method grpo", () => {
     expect(result.report.lossCurve).toHaveLength(6);
   });
 
+  it("data whose groups all have equal rewards is refused naming the user's file", async () => {
+    const flat = Array.from({ length: 8 }, (_, i) => groupLine(i, [1, 1, 1, 1]));
+    const data = await writeJsonl(dir.path, "flat.jsonl", flat);
+    const err = await trainAdapter({
+      base,
+      data,
+      out: join(dir.path, "out-flat"),
+      id: "flat",
+      method: "grpo",
+      steps: 1,
+      device: "cpu",
+    }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(TrainError);
+    expect(err).toMatchObject({ code: "empty_data" });
+    const message = (err as TrainError).message;
+    expect(message).toContain(`in ${data} has rewards that are all equal`);
+    expect(message).not.toMatch(/\.training/);
+  });
+
   it("refuses a group under SFT and an SFT line under GRPO", async () => {
     const groups = await writeJsonl(dir.path, "g.jsonl", [groupLine(0), groupLine(1)]);
     const sft = await writeJsonl(dir.path, "s.jsonl", sftLines(4));

@@ -148,13 +148,14 @@ export async function trainAdapter(
   await mkdir(work, { recursive: true });
   const context = base.summary.contextLength || FALLBACK_CONTEXT;
   onProgress({ type: "stage", stage: "tokenizing", message: `tokenizing ${basename(options.data)}` });
+  const trainOut = join(work, "train.jsonl");
   const tokenized = await tokenizeDataset(options.base, data, heldout, {
     domain: run.domain,
     method,
     maxLength: Math.min(options.maxLength ?? context, context),
     maxLengthPolicy: options.maxLengthPolicy ?? "drop",
     systemPrompts: options.systemPrompts ?? "app",
-    trainOut: join(work, "train.jsonl"),
+    trainOut,
     heldoutOut: join(work, "heldout.jsonl"),
     ...(run.toolFormat ? { toolFormat: run.toolFormat } : {}),
   }).catch(discardWork);
@@ -174,7 +175,13 @@ export async function trainAdapter(
     signal: options.signal,
     onEvent: (event) => onProgress({ type: "trainer", event }),
     onLog: (line) => onProgress({ type: "log", line }),
-  }).catch(async (err: unknown) => {
+  }).catch(async (caught: unknown) => {
+    // The trainer reads the tokenized copy of the data: a fault of the whole data set (GRPO's
+    // "every one of the N groups in … has rewards that are all equal") names the user's file.
+    const err =
+      caught instanceof TrainError && caught.code === "empty_data"
+        ? new TrainError(caught.code, caught.message.replaceAll(trainOut, options.data))
+        : caught;
     // The trainer's default checkpoint folder: kept, the same command resumes from it.
     if (err instanceof TrainError && existsSync(`${adapterTmp}.ckpt`)) {
       throw new TrainError(

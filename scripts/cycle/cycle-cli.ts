@@ -16,6 +16,7 @@ import { progressPrinter } from "../../cloud/training/progress-printer";
 import type { TrainOptions } from "../../cloud/training/train-options";
 import { sha256File } from "../../common/hashing";
 import { CYCLE_METHODS, runCycle, type CycleMethod } from "./cycle";
+import { selfGeneratedSummary } from "./self-improve/groups";
 
 const DEVICES = ["cpu", "cuda", "mps", "auto"] as const;
 const SHA256 = /^[0-9a-f]{64}$/;
@@ -222,10 +223,7 @@ async function main(): Promise<number> {
           `self-improve ${domain}: ${d.passed}/${d.samples} samples passed their checks (${(d.passShare * 100).toFixed(0)}%), ` +
             `${d.promptsSolved}/${d.prompts} prompts solved`,
         );
-      console.log(
-        `self-generated: ${s.sftLines} SFT lines, ${s.dpoPairs} DPO pairs (K=${s.samples}, T=${s.temperature}); ` +
-          `${s.samplesPerSecond.toFixed(2)} samples/s`,
-      );
+      console.log(`${selfGeneratedSummary(args.method, s)}; ${s.samplesPerSecond.toFixed(2)} samples/s`);
       for (const [domain, g] of Object.entries(s.groups))
         console.log(
           `GRPO groups ${domain}: ${g.withSignal}/${g.groups} with rewards that differ (${(g.signalShare * 100).toFixed(0)}%), ` +

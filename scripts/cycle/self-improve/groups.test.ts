@@ -7,7 +7,7 @@
 import { describe, expect, it } from "vitest";
 import { parseExampleLine } from "../../../cloud/training/dataset-file";
 import { parseGroupLine } from "../../../cloud/training/group-line";
-import { PARTIAL_CREDIT, rewardOf, selectGroups } from "./groups";
+import { PARTIAL_CREDIT, rewardOf, selectGroups, selfGeneratedSummary } from "./groups";
 import type { ScoredSample } from "./score";
 import { selfImproveContract, selfImproveTasks } from "./tasks";
 
@@ -97,5 +97,27 @@ describe("GRPO groups", () => {
     expect(parseGroupLine({ prompt, completions: [one("a"), one("b")], rewards: [1, 0] })).toMatchObject({
       rewards: [1, 0],
     });
+  });
+});
+
+describe("the cycle's self-generated line", () => {
+  const report = {
+    sftLines: 2,
+    dpoPairs: 2,
+    samples: 4,
+    temperature: 1,
+    groups: {
+      agent: { groups: 6, withSignal: 3, signalShare: 0.5, meanReward: 0.4 },
+      coding: { groups: 4, withSignal: 1, signalShare: 0.25, meanReward: 0.2 },
+    },
+  };
+
+  it("names the GRPO groups GRPO trains on, not SFT lines and DPO pairs it never trains", () => {
+    expect(selfGeneratedSummary("grpo", report)).toBe(
+      "self-generated: 4 GRPO groups with rewards that differ, of 10 (K=4, T=1)",
+    );
+    expect(selfGeneratedSummary("sft+dpo", report)).toBe(
+      "self-generated: 2 SFT lines, 2 DPO pairs (K=4, T=1)",
+    );
   });
 });

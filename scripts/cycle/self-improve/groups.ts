@@ -78,3 +78,26 @@ export function selectGroups(
   }
   return { groups, stats };
 }
+
+/**
+ * The cycle's "self-generated: …" line: what was trained on. GRPO trains on the groups whose
+ * rewards differ (neither SFT lines nor DPO pairs); sft, dpo and sft+dpo on the selection.
+ */
+export function selfGeneratedSummary(
+  method: string,
+  s: {
+    sftLines: number;
+    dpoPairs: number;
+    groups: Readonly<Record<string, GroupStats>>;
+    samples: number;
+    temperature: number;
+  },
+): string {
+  const sampling = `(K=${s.samples}, T=${s.temperature})`;
+  if (method !== "grpo")
+    return `self-generated: ${s.sftLines} SFT lines, ${s.dpoPairs} DPO pairs ${sampling}`;
+  const all = Object.values(s.groups);
+  const withSignal = all.reduce((n, g) => n + g.withSignal, 0);
+  const groups = all.reduce((n, g) => n + g.groups, 0);
+  return `self-generated: ${withSignal} GRPO groups with rewards that differ, of ${groups} ${sampling}`;
+}
