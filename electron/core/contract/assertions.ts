@@ -62,7 +62,7 @@ export function checkAssertion(
     case "mentions":
       return task(checkMentions(o.output, a.terms, a.min, a.beyondPrompt));
     case "genuiContains":
-      return task(checkGenuiContains(o.output, a.component, a.texts, a.numbers));
+      return task(checkGenuiContains(o.output, a.component, a.texts, a.numbers, a.prompt));
     case "contains": {
       const passed = o.output.includes(a.value);
       return {

@@ -136,7 +136,8 @@ export const Assertion = z.discriminatedUnion("type", [
   /**
    * What a GenUI document must hold for the request: a component of type `component`, each of
    * `texts` in some string value of the document (case-insensitive), each of `numbers` as a
-   * number value.
+   * number value. With `prompt`, a document that copies the prompt into a text (a button
+   * labelled with the whole request) fails: the texts must be the request's labels, not it.
    */
   z
     .object({
@@ -144,6 +145,7 @@ export const Assertion = z.discriminatedUnion("type", [
       component: z.string().min(1).max(64).optional(),
       texts: z.array(z.string().min(1).max(200)).max(50).default([]),
       numbers: z.array(z.number()).max(50).default([]),
+      prompt: z.string().min(1).max(20_000).optional(),
     })
     .strict(),
 ]);

@@ -209,6 +209,7 @@ describe("checkCase (the case check API suites share)", () => {
 });
 
 describe("an answer that echoes its prompt", () => {
+  // 21 of the 36 UI cases passed with every label the prompt; chat-01 with its prompt or "hot chocolate.".
   const chat = ["chat-01", "chat-02", "chat-03"].map((id) => tasks.cases.find((c) => c.id === id)!);
 
   it("fails a chat case: the prompt echoed, or its bare subject", async () => {
@@ -234,6 +235,33 @@ describe("an answer that echoes its prompt", () => {
       const p = promptOf(c);
       const echo = await checkCase(c, `1. ${p}\n2. ${p}\n3. ${p}`, { sandbox });
       expect(echo.pass, c.id).toBe(false);
+    }
+  });
+
+  it("fails a UI document that copies the prompt into its labels", async () => {
+    const ui = tasks.cases.filter((c) => c.tags.includes("ui"));
+    expect(ui.length).toBeGreaterThan(30);
+    const TEXT = new Set(["label", "title", "submitLabel", "caption", "text", "placeholder"]);
+    for (const c of ui) {
+      // The reference document with each label replaced by the whole prompt.
+      const copy = (v: unknown): unknown =>
+        Array.isArray(v)
+          ? v.map(copy)
+          : v && typeof v === "object"
+            ? Object.fromEntries(
+                Object.entries(v).map(([k, x]) => [
+                  k,
+                  typeof x === "string" && TEXT.has(k) ? promptOf(c) : copy(x),
+                ]),
+              )
+            : v;
+      const echo = await checkCase(c, JSON.stringify(copy(JSON.parse(ref(c)))), { sandbox });
+      expect(echo.pass, c.id).toBe(false);
+      // (A long prompt copied into every label may fail maxChars first.)
+      expect(echo.assertions.find((a) => a.type === "genuiContains")?.detail, c.id).toMatch(
+        /^restates the prompt in a text of the document: /,
+      );
+      expect((await checkCase(c, ref(c), { sandbox })).pass, c.id).toBe(true);
     }
   });
 

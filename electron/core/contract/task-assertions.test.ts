@@ -33,6 +33,21 @@ describe("task assertions", () => {
     );
   });
 
+  it("genuiContains with prompt fails a document that copies the prompt into a text", () => {
+    const a: Checked = {
+      type: "genuiContains",
+      component: "Button",
+      texts: ["Save"],
+      numbers: [],
+      prompt: "Make a Save button, please.",
+    };
+    expect(run(a, BUTTON).passed).toBe(true);
+    const copied = BUTTON.replace('"label":"Save"', '"label":"Make a Save button, please."');
+    expect(run(a, copied).detail).toBe(
+      'restates the prompt in a text of the document: "make a save button, please."',
+    );
+  });
+
   it("maxChars counts characters (code points)", () => {
     expect(run({ type: "maxChars", max: 3 }, "abc").passed).toBe(true);
     expect(run({ type: "maxChars", max: 3 }, "🙂🙂🙂").passed).toBe(true);

@@ -206,6 +206,22 @@ export function promptOverlap(prompt: string, answer: string): { share: number }
 }
 
 /**
+ * A text that is a near-copy of the prompt: most of its words are the prompt's and it holds
+ * most of the prompt's words (a UI label "Book a table" for "Make a form to book a table." holds
+ * 4 of 7: not a copy; the references' labels hold at most 57%).
+ */
+export function copiesPrompt(prompt: string, text: string): boolean {
+  const words = plainWords(text);
+  const asked = plainWords(prompt);
+  if (words.length === 0 || asked.length === 0) return false;
+  const held = new Set(words);
+  return (
+    promptOverlap(prompt, text).share >= RESTATES_PROMPT &&
+    asked.filter((w) => held.has(w)).length / asked.length >= RESTATES_PROMPT
+  );
+}
+
+/**
  * The answer's content words (key-terms.ts: not stopwords, 3+ letters) whose stem the prompt
  * lacks, as stems without repeats: what the answer adds to what it was asked.
  */
@@ -269,6 +285,7 @@ export function checkGenuiContains(
   component: string | undefined,
   texts: readonly string[],
   numbers: readonly number[],
+  prompt?: string,
 ): TaskCheck {
   const checked = parseDocument(output.trim());
   if (!checked.ok) return fail(`${checked.reason} Output ${shown(output)}`);
@@ -285,6 +302,8 @@ export function checkGenuiContains(
     else if (isPlainObject(v)) Object.values(v).forEach(walk);
   };
   walk(checked.document);
+  const copy = prompt === undefined ? undefined : strings.find((t) => copiesPrompt(prompt, t));
+  if (copy !== undefined) return fail(`restates the prompt in a text of the document: ${shown(copy)}`);
   const missingTexts = texts.filter((t) => !strings.some((s) => s.includes(t.toLowerCase())));
   const missingNumbers = numbers.filter((n) => !nums.includes(n));
   if (missingTexts.length > 0 || missingNumbers.length > 0)

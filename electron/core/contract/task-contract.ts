@@ -195,7 +195,7 @@ export function checksFor(
           { type: "genuiDocument", components: [component] },
           { type: "maxChars", max: LIMITS.ui.maxChars },
           ...common,
-          { type: "genuiContains", component, texts: needs.texts, numbers: needs.numbers },
+          { type: "genuiContains", component, texts: needs.texts, numbers: needs.numbers, prompt: user },
         ],
       };
     }
