@@ -48,10 +48,12 @@ test("first screen says what to do, and the demo model answers", async ({ page }
   await chat.useDemoModel();
   await chat.sendMessage("Hello there");
   await expect(chat.userMessages()).toHaveCount(1);
-  // The trained demo answers on its own and stops; the router picks a specialist, so the answer
-  // is text or a generated interface, and says which specialist gave it.
+  // The trained demo answers on its own and stops; the router picks a specialist (or blends two),
+  // so the answer is text, code, a list or a generated interface, and says which specialist gave it.
   const answer = chat.assistantMessages().first();
-  await expect(answer.locator("p, [role='group'][aria-label='Generated interface']").first()).toBeVisible();
+  await expect(
+    answer.locator("p, pre, ol, ul, [role='group'][aria-label='Generated interface']").first(),
+  ).toBeVisible();
   await expect(answer.getByRole("note").filter({ hasText: /auto \d+%/ })).toBeVisible();
   await expect(chat.send).toBeVisible();
 });

@@ -186,6 +186,21 @@ test("a UI answer with a part that could not be shown offers Answer as text, whi
   );
   const asText = answer.getByRole("button", { name: "Answer as text" });
   await asText.click();
+  // The new answer replaces the old one in place (still one assistant message), so the count
+  // cannot tell when it is done: wait for core to record it complete.
+  const lastMessage = async () => {
+    const [conversation] = await server.call<Array<{ id: string }>>("conversations.list", {});
+    const detail = await server.call<{
+      messages: Array<{ role: string; format?: string; content: string; status: string }>;
+    }>("conversations.get", { id: conversation!.id });
+    return detail.messages.at(-1)!;
+  };
+  await expect
+    .poll(async () => {
+      const last = await lastMessage();
+      return last.format === undefined && last.status !== "streaming" ? last.status : "not yet";
+    })
+    .toBe("complete");
   await chat.waitAnswered(1);
   const reply = chat.assistantMessages().last();
   await expect(genui.ui(reply)).toHaveCount(0);
@@ -193,12 +208,7 @@ test("a UI answer with a part that could not be shown offers Answer as text, whi
   await expect(reply.getByRole("button", { name: "Answer as text" })).toHaveCount(0);
   await expect(chat.userMessages()).toHaveCount(1);
 
-  const [conversation] = await server.call<Array<{ id: string }>>("conversations.list", {});
-  const detail = await server.call<{ messages: Array<{ role: string; format?: string; content: string }> }>(
-    "conversations.get",
-    { id: conversation!.id },
-  );
-  const last = detail.messages.at(-1)!;
+  const last = await lastMessage();
   expect(last.role).toBe("assistant");
   expect(last.format).toBeUndefined();
   expect(last.content.length).toBeGreaterThan(0);
