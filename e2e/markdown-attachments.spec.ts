@@ -156,10 +156,11 @@ test("a file attached through the picker shows as a chip with its tokens, is sen
 test("a UI answer with a part that could not be shown offers Answer as text, which answers the same question as text", async ({
   page,
 }) => {
-  server = await ServerProcess.start({
+  const started = await ServerProcess.start({
     model: join(fixturesDir(), "base.gguf"),
     extraArgs: ["--max-tokens", "48"],
   });
+  server = started;
   const errors: string[] = [];
   page.on("pageerror", (e) => errors.push(e.message));
   const broken: UiDocument = {
@@ -189,8 +190,8 @@ test("a UI answer with a part that could not be shown offers Answer as text, whi
   // The new answer replaces the old one in place (still one assistant message), so the count
   // cannot tell when it is done: wait for core to record it complete.
   const lastMessage = async () => {
-    const [conversation] = await server.call<Array<{ id: string }>>("conversations.list", {});
-    const detail = await server.call<{
+    const [conversation] = await started.call<Array<{ id: string }>>("conversations.list", {});
+    const detail = await started.call<{
       messages: Array<{ role: string; format?: string; content: string; status: string }>;
     }>("conversations.get", { id: conversation!.id });
     return detail.messages.at(-1)!;

@@ -62,7 +62,7 @@ let built: { packageDir: string; model: string } | null = null;
 it(
   "builds llama.cpp from the bundled source; the local build loads and generates",
   async () => {
-    const { root, packageDir } = copyNodeLlamaCpp(".macaron-native-build-test");
+    const { root, packageDir } = copyNodeLlamaCpp(".macaron-native-build-test", { perProcess: true });
     firstCopy = root;
     const model = (await writeFixtures(fixtures.path)).basePath;
     expect(hasLocalBuild(packageDir)).toBe(false);
@@ -119,7 +119,7 @@ it("a cache hit installs that build into a fresh copy, without building; llama.c
   const inputs = keyInputs({ packageDir: built!.packageDir, gpu: false, toolchain });
   await storeBuild(built!.packageDir, cache, cacheKey(inputs), inputs);
 
-  const fresh = copyNodeLlamaCpp(".macaron-native-cache-test");
+  const fresh = copyNodeLlamaCpp(".macaron-native-cache-test", { perProcess: true });
   onTestFinished(() => rmSync(fresh.root, { recursive: true, force: true }));
   expect(hasLocalBuild(fresh.packageDir)).toBe(false);
   const noBuild: BuildRunner = () => Promise.reject(new Error("a cache hit must not build"));

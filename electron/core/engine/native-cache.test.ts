@@ -246,7 +246,10 @@ describe("ensureNativeBuild", () => {
 describe("probeBuild", () => {
   it("a package without a local build: llama.cpp loads (and tests) the prebuilt binaries, and says so", async () => {
     // A copy without any build, whatever the app's package has (set-up may have built into it).
-    const { root, packageDir } = copyNodeLlamaCpp(".macaron-native-probe-test", { source: false });
+    const { root, packageDir } = copyNodeLlamaCpp(".macaron-native-probe-test", {
+      source: false,
+      perProcess: true,
+    });
     onTestFinished(() => rm(root, { recursive: true, force: true }));
     expect(await probeBuild(packageDir, false)).toEqual({ buildType: "prebuilt", gpu: false });
   });
