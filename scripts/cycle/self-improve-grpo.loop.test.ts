@@ -10,16 +10,13 @@
  * Not asserted: a rise of the pass rate (bench/README.md, "self-improve": on the 0.7M demo the
  * candidate did not pass more prompts it was not trained on).
  */
-import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { ManifestOnDisk } from "../../cloud/registry-client";
-import { publishAdapter, publishManifestOf } from "../../cloud/registry-client";
-import { startCloud, type RunningCloud } from "../../cloud/server";
+import { describe, expect, it } from "vitest";
 import { defaultContract } from "../../electron/core/contract/default-contract";
 import { EngineSupervisor } from "../../electron/core/engine/supervisor";
-import { demoAdaptersDir, demoBasePath } from "../../native/gguf/demo-files";
+import { demoBasePath } from "../../native/gguf/demo-files";
 import { LOOP_HANG_GUARD_MS } from "../../testing/core/calibrated-budget";
+import { demoCloud } from "../../testing/cloud/demo-cloud";
 import { suiteDir } from "../../testing/core/temp-dir";
 import { spawnTestEngine } from "../../testing/engine/real-engine";
 import { runCycle } from "./cycle";
@@ -30,23 +27,7 @@ const DOMAIN = "agent";
 const PROMPTS = 24;
 const SAMPLES = 4;
 
-let cloud: RunningCloud;
-
-beforeAll(async () => {
-  cloud = await startCloud({ dataDir: join(dir.path, "cloud"), adminKey: ADMIN });
-  const manifest = JSON.parse(
-    readFileSync(join(demoAdaptersDir(), `${DOMAIN}.json`), "utf8"),
-  ) as ManifestOnDisk;
-  await publishAdapter(
-    { url: cloud.url, adminKey: ADMIN },
-    publishManifestOf(manifest),
-    readFileSync(join(demoAdaptersDir(), `${DOMAIN}.gguf`)),
-  );
-}, 120_000);
-
-afterAll(async () => {
-  await cloud?.close();
-});
+const cloud = demoCloud({ dataDir: () => join(dir.path, "cloud"), adminKey: ADMIN, domain: DOMAIN });
 
 describe("self-improvement with GRPO", () => {
   it(
@@ -54,7 +35,7 @@ describe("self-improvement with GRPO", () => {
     async () => {
       const logs: string[] = [];
       const result = await runCycle({
-        cloud: cloud.url,
+        cloud: cloud().url,
         adminKey: ADMIN,
         domain: DOMAIN,
         base: demoBasePath(),

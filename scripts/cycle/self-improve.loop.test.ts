@@ -12,16 +12,13 @@
  * (bench/README.md, "self-improve": 0–1 of 16 after, 0–2 before, in six runs of several
  * settings); the candidate learns the passing answers' arguments instead of copying the prompt's.
  */
-import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { ManifestOnDisk } from "../../cloud/registry-client";
-import { publishAdapter, publishManifestOf } from "../../cloud/registry-client";
-import { startCloud, type RunningCloud } from "../../cloud/server";
+import { describe, expect, it } from "vitest";
 import { defaultContract } from "../../electron/core/contract/default-contract";
 import { EngineSupervisor } from "../../electron/core/engine/supervisor";
-import { demoAdaptersDir, demoBasePath } from "../../native/gguf/demo-files";
+import { demoBasePath } from "../../native/gguf/demo-files";
 import { LOOP_HANG_GUARD_MS } from "../../testing/core/calibrated-budget";
+import { demoCloud } from "../../testing/cloud/demo-cloud";
 import { suiteDir } from "../../testing/core/temp-dir";
 import { spawnTestEngine } from "../../testing/engine/real-engine";
 import { runCycle } from "./cycle";
@@ -34,30 +31,14 @@ const PROMPTS = 24;
 const SAMPLES = 4;
 const TRAINING = { epochs: 4, lr: 2e-3, seed: 0 } as const;
 
-let cloud: RunningCloud;
-
-beforeAll(async () => {
-  cloud = await startCloud({ dataDir: join(dir.path, "cloud"), adminKey: ADMIN });
-  const manifest = JSON.parse(
-    readFileSync(join(demoAdaptersDir(), `${DOMAIN}.json`), "utf8"),
-  ) as ManifestOnDisk;
-  await publishAdapter(
-    { url: cloud.url, adminKey: ADMIN },
-    publishManifestOf(manifest),
-    readFileSync(join(demoAdaptersDir(), `${DOMAIN}.gguf`)),
-  );
-}, 120_000);
-
-afterAll(async () => {
-  await cloud?.close();
-});
+const cloud = demoCloud({ dataDir: () => join(dir.path, "cloud"), adminKey: ADMIN, domain: DOMAIN });
 
 describe("self-improvement", () => {
   it(
     "samples, judges, trains on the passing attempts, gates and publishes with self-generated lineage",
     async () => {
       const result = await runCycle({
-        cloud: cloud.url,
+        cloud: cloud().url,
         adminKey: ADMIN,
         domain: DOMAIN,
         base: demoBasePath(),
