@@ -1,0 +1,124 @@
+/**
+ * Agent episodes through the app's own agent loop (AgentTurns.run) with the real tool catalog:
+ * the built-in tools on a real database and the episodes' MCP server started over stdio by the
+ * McpHub (episode-runner.ts). A scripted model stands in for the engine: the "oracle" reads each
+ * result the loop gave back and carries its value into the next call, so every family of tasks
+ * is shown solvable end to end (reward 1); models that game the reward (no call and a constant
+ * answer; a denied call tried again) get 0 from the same loop. The demo model's episodes are in
+ * the self-improvement loop test (self-improve-episodes.loop.test.ts).
+ */
+import { describe, expect, it } from "vitest";
+import type { EngineClient, GenerateResult, ToolCallOut } from "../../../electron/core/engine/types";
+import { REPO_ROOT } from "../../../testing/mcp/mcp-test-servers";
+import { testDir } from "../../../testing/core/temp-dir";
+import { selectEpisodes } from "./episode-data";
+import { episodeOutcomes } from "./episode-reward";
+import { episodeServerSpec, runEpisodes, type RunEpisodesOptions } from "./episode-runner";
+import { EPISODE_FAMILIES, type EpisodeTask, episodeTasks, producedValue } from "./episode-tasks";
+
+const SALT = "integration";
+const tasks = episodeTasks({ salt: SALT, count: EPISODE_FAMILIES.length });
+
+const result = (text: string, toolCalls?: ToolCallOut[]): GenerateResult => ({
+  text,
+  stopReason: toolCalls ? "toolCalls" : "eos",
+  ...(toolCalls ? { toolCalls } : {}),
+  tokens: 1,
+  ttftMs: 1,
+  durationMs: 1,
+  promptTokensEvaluated: 1,
+  contextTokens: 0,
+  contextSize: 0,
+});
+
+type Policy = (task: EpisodeTask, results: string[]) => GenerateResult;
+
+/** A scripted model: finds its task by the prompt and acts on the results it was given. */
+function scripted(policy: Policy): Pick<EngineClient, "generate"> {
+  return {
+    generate: (turns) => {
+      const prompt = turns.find((t) => t.role === "user")!.text;
+      const task = tasks.find((t) => t.prompt === prompt)!;
+      const results = turns.flatMap((t) => (t.calls ?? []).map((c) => String(c.result)));
+      return Promise.resolve(policy(task, results));
+    },
+  };
+}
+
+/** Calls the chain's next step with the value the last result handed on; then answers with it. */
+const oracle: Policy = (task, results) => {
+  let carried = task.first;
+  for (const [i, r] of results.entries()) carried = producedValue(task.steps[i]!.produces, r) ?? carried;
+  const step = task.steps[results.length];
+  if (!step) return result(`Here it is: ${carried}.`);
+  const extra = step.tool === "add_to_note" ? { text: "a line for the note" } : {};
+  return result("", [{ name: step.tool, arguments: { [step.arg]: carried, ...extra } }]);
+};
+
+function options(
+  dir: string,
+  engine: Pick<EngineClient, "generate">,
+  list = tasks,
+  samples = 1,
+): RunEpisodesOptions {
+  return {
+    tasks: list,
+    samples,
+    seed: 1,
+    sampling: { temperature: 0.8, maxTokens: 64 },
+    engine,
+    adapters: [],
+    systemPrompt: "You are Macaron.",
+    server: episodeServerSpec(SALT, REPO_ROOT),
+    dataDir: dir,
+  };
+}
+
+describe("agent episodes through the agent loop", () => {
+  it("every family is solvable: the oracle's episodes are done, with reward 1, and make training lines", async () => {
+    const episodes = await runEpisodes(options(testDir("macaron-episodes-"), scripted(oracle)));
+    const outcomes = episodeOutcomes(tasks, episodes);
+    const report = episodes.map((e, i) => ({ task: e.taskId, ...outcomes[i], calls: e.calls }));
+    expect(
+      outcomes.map((o) => o.reward),
+      JSON.stringify(report, null, 1),
+    ).toEqual(tasks.map(() => 1));
+    for (const e of episodes) {
+      // Each call went through the loop: checked, decided and recorded, in order.
+      expect(e.calls.length).toBeGreaterThanOrEqual(2);
+      expect(e.rounds.length).toBe(e.calls.length);
+    }
+    // The denied task's cancel was denied by the user, and the model was told so.
+    const denied = episodes.find((e) => e.taskId.startsWith("denied-cancel"))!;
+    expect(denied.calls.map((c) => c.state)).toEqual(["done", "denied"]);
+    expect(denied.rounds[1]!.calls[0]!.result).toBe("The user denied this call.");
+    // The memory task left no memory.
+    expect(episodes.find((e) => e.taskId.startsWith("memory-forget"))!.memories).toEqual([]);
+    const { sft, stats } = selectEpisodes(tasks, episodes, outcomes);
+    expect(stats).toMatchObject({ sftLines: tasks.length, dpoPairs: 0, done: tasks.length });
+    // The lines offer every tool the loop offered: the built-in ones and the server's.
+    const names = sft[0]!.tools.map((t) => t.function.name);
+    expect(names).toEqual(
+      expect.arrayContaining(["remember", "search_conversations", "find_order", "add_to_note"]),
+    );
+  }, 120_000);
+
+  it("gamed models get 0 from the same loop: no call with one answer for all, a denied call retried", async () => {
+    const gamed = scripted(() => result("Done, all taken care of."));
+    const episodes = await runEpisodes(options(testDir("macaron-episodes-"), gamed, tasks.slice(0, 2)));
+    expect(episodeOutcomes(tasks, episodes).map((o) => o.reward)).toEqual([0, 0]);
+
+    const task = tasks.find((t) => t.family === "denied-cancel")!;
+    // Asks to cancel, is denied, and asks again.
+    const retry: Policy = (t, results) => {
+      if (results.length === 0) return oracle(t, results);
+      const order = producedValue(t.steps[0]!.produces, results[0]!)!;
+      return results.length < 3
+        ? result("", [{ name: "cancel_order", arguments: { order_id: order } }])
+        : result(`Order ${order} was not cancelled.`);
+    };
+    const retried = await runEpisodes(options(testDir("macaron-episodes-"), scripted(retry), [task]));
+    expect(retried[0]!.calls.map((c) => c.state)).toEqual(["done", "denied", "denied"]);
+    expect(episodeOutcomes(tasks, retried)[0]).toMatchObject({ reward: 0, deniedRetried: true });
+  }, 120_000);
+});
