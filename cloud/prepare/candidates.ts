@@ -10,7 +10,10 @@
  * their results (prepare/trajectory.ts), or toolFailed when a call was denied, invalid, failed or
  * stopped. In the preference export, an answer whose calls were all allowed and answered is
  * chosen against one to the same prompt whose call was denied, invalid, failed or stopped, or
- * that was rated bad: both sides laid out with their calls (the tools of both offered).
+ * that was rated bad: both sides laid out with their calls (the tools of both offered), and the
+ * line keeps both outcomes (`outcome`: reward 1 chosen, reward 0 and why rejected), which the
+ * trainer does not read. Failed trajectories with no allowed answer to pair with are counted in
+ * the report (`trajectories`, negatives.ts), never a target.
  */
 import type { FeedbackItem } from "../../common/feedback-protocol";
 import { hasText } from "../ingest";
@@ -20,8 +23,10 @@ import {
   messageText,
   trajectoryMessages,
   trajectoryOf,
+  trajectoryOutcome,
   trajectoryProblem,
   trajectoryTools,
+  type TrajectoryOutcome,
   type LineMessage,
   type ToolLine,
 } from "./trajectory";
@@ -30,7 +35,14 @@ export type ExportType = "sft" | "preference";
 
 export type Line =
   | { messages: LineMessage[]; tools?: ToolLine[] }
-  | { prompt: Message[]; chosen: LineMessage[]; rejected: LineMessage[]; tools?: ToolLine[] };
+  | {
+      prompt: Message[];
+      chosen: LineMessage[];
+      rejected: LineMessage[];
+      tools?: ToolLine[];
+      /** Pairs of trajectories: each side's outcome (reward and why it failed). */
+      outcome?: { chosen: TrajectoryOutcome; rejected: TrajectoryOutcome };
+    };
 
 /** A line and what the filters need to know about it. */
 export interface Example {
@@ -113,13 +125,24 @@ export type PreferenceEntry =
 export type PairGroup = "rated" | "trajectory";
 export const PAIR_GROUPS: readonly PairGroup[] = ["rated", "trajectory"];
 
+/**
+ * A user's answer that called tools, as the preference export groups it (its prompt's key) with
+ * its outcome; null for any other item, and for one without its prompt or answer.
+ */
+export function trajectoryEntry(item: FeedbackItem): { key: string; outcome: TrajectoryOutcome } | null {
+  const trajectory = trajectoryOf(item);
+  if (!trajectory || !hasText(item) || (item.kind !== "trajectory" && item.kind !== "rating")) return null;
+  const prompt = promptMessages(item);
+  if (!prompt || item.response === null || item.response === undefined) return null;
+  return { key: promptKey(prompt), outcome: trajectoryOutcome(trajectory, item.rating) };
+}
+
 export function preferenceEntry(item: FeedbackItem): PreferenceEntry {
   const trajectory = trajectoryOf(item);
   if (trajectory && hasText(item) && (item.kind === "trajectory" || item.kind === "rating")) {
-    const prompt = promptMessages(item);
-    if (!prompt || item.response === null || item.response === undefined) return null;
-    const bad = trajectoryProblem(trajectory) !== null || item.rating === "bad";
-    return { group: "trajectory", key: promptKey(prompt), good: !bad };
+    const entry = trajectoryEntry(item);
+    if (!entry) return null;
+    return { group: "trajectory", key: entry.key, good: entry.outcome.reward === 1 };
   }
   // Other items about an answer that called tools: their texts lack the calls.
   if (item.toolOutcome && item.toolOutcome.steps > 0) return null;
@@ -173,9 +196,10 @@ function toolPair(good: FeedbackItem, bad: FeedbackItem): Candidate {
   const rejected = trajectoryMessages(b, bad.response ?? "");
   if (JSON.stringify(chosen) === JSON.stringify(rejected)) return { drop: "sameAnswer" };
   const tools = trajectoryTools({ tools: [...g.tools, ...b.tools], steps: [...g.steps, ...b.steps] });
+  const outcome = { chosen: trajectoryOutcome(g, good.rating), rejected: trajectoryOutcome(b, bad.rating) };
   return {
     example: {
-      line: { prompt, chosen, rejected, tools },
+      line: { prompt, chosen, rejected, tools, outcome },
       items: [good, bad],
       prompt,
       targets: [{ context: prompt, answer: good.response ?? "" }],

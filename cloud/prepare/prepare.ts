@@ -22,6 +22,7 @@ import {
 } from "./candidates";
 import { DEFAULT_BYTES_PER_TOKEN, DEFAULT_MAX_TOKENS, tokenCounter } from "./length";
 import { foldNearDuplicates, NEAR_DUPLICATE_THRESHOLD, SHINGLE_SIZE } from "./near-duplicates";
+import { countPairing, countTrajectory, emptyTrajectoryCounts } from "./negatives";
 import { answerKey, promptKey } from "./normalize";
 import {
   DEFAULT_MAX_INSTALL_SHARE,
@@ -101,6 +102,10 @@ export function prepareExport(input: PrepareInput, opts: PrepareOptions): Prepar
       installOf.set(parsed.data, row.installId);
     } else dropped.malformed++;
   }
+  // Answers that called tools, kept with their outcome: failed ones are counted as negatives.
+  const trajectories = emptyTrajectoryCounts();
+  const outcomes = items.flatMap((item) => countTrajectory(trajectories, item) ?? []);
+  countPairing(trajectories, outcomes, opts.type === "preference");
   const thumbsDown = thumbsDownKeys(input.ratings ? parseAll(input.ratings) : items);
   const corrected = correctedKeys(items);
 
@@ -175,6 +180,7 @@ export function prepareExport(input: PrepareInput, opts: PrepareOptions): Prepar
     splits: { train: lines.train.length, heldout: lines.heldout.length },
     dropped,
     quality,
+    ...(trajectories.items > 0 ? { trajectories } : {}),
     domains: input.domains ?? {},
   };
   return { lines, report };

@@ -75,6 +75,23 @@ export const ExportReport = z.object({
       }),
     })
     .optional(),
+  /**
+   * Users' answers that called tools, by outcome (prepare/negatives.ts): present when the domain
+   * has any. Failed ones are negatives: a pair's rejected side when an allowed answer to the
+   * same prompt exists (preference export, counted before the filters), else unpaired.
+   */
+  trajectories: z
+    .object({
+      items: Count,
+      /** Every call allowed and answered, not rated bad (reward 1). */
+      succeeded: Count,
+      /** Reward 0, by why: denied, invalid, error, stopped, ratedBad. */
+      failed: Count,
+      byProblem: z.record(z.string(), Count),
+      negativesInPairs: Count,
+      negativesUnpaired: Count,
+    })
+    .optional(),
   /** Items stored per domain (all kinds); base-model answers (no adapter) under "base". */
   domains: z.record(z.string(), DomainCount),
 });

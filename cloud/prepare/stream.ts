@@ -34,6 +34,7 @@ import {
 } from "./candidates";
 import { tokenCounter } from "./length";
 import { foldBounds, shingles } from "./near-duplicates";
+import { countTrajectory, emptyTrajectoryCounts } from "./negatives";
 import { promptKey } from "./normalize";
 import {
   capInstalls,
@@ -164,6 +165,7 @@ export async function prepareExportStream(
     const byKind: Record<string, number> = {};
     let items = 0;
     let candidates = 0;
+    const trajectories = emptyTrajectoryCounts();
 
     w.exec("BEGIN");
     // Pass 0: the filters' lookups.
@@ -232,6 +234,7 @@ export async function prepareExportStream(
         continue;
       }
       const item = parsed.data;
+      countTrajectory(trajectories, item);
       if (opts.type === "sft") {
         for (const c of buildCandidates([item], "sft")) filter(c, row.installId);
         continue;
@@ -250,6 +253,18 @@ export async function prepareExportStream(
     }
     const domains = await source.domains();
     w.exec("COMMIT");
+    // Failed trajectories whose prompt has an allowed answer (preference pairs); the rest unpaired.
+    if (opts.type === "preference") {
+      const inPairs = reader
+        .prepare(
+          `SELECT COUNT(*) FROM grp b WHERE b.g = ? AND b.good = 0
+             AND EXISTS (SELECT 1 FROM grp a WHERE a.g = b.g AND a.k = b.k AND a.good = 1)`,
+        )
+        .pluck()
+        .get(PAIR_GROUPS.indexOf("trajectory")) as number;
+      trajectories.negativesInPairs = inPairs;
+    }
+    trajectories.negativesUnpaired = trajectories.failed - trajectories.negativesInPairs;
 
     // Pairs: by group, then by each prompt's first item, good × bad in item order.
     w.exec("BEGIN");
@@ -289,6 +304,7 @@ export async function prepareExportStream(
       splits: { train: splits.train, heldout: splits.heldout },
       dropped,
       quality,
+      ...(trajectories.items > 0 ? { trajectories } : {}),
       domains,
     };
     function* lines(which: Split): Generator<string> {

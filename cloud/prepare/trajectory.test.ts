@@ -180,6 +180,43 @@ describe("trajectories in the export", () => {
     expect(line.tools).toEqual([{ type: "function", function: timer }]);
   });
 
+  it("failed trajectories keep their outcome: a pair's rejected side with reward 0, else counted as unpaired negatives", () => {
+    const q = (n: number) => `Set a timer for ${n} minutes.`;
+    const rows = [
+      // Prompt 1: an allowed answer and two failed ones (denied; answered but rated bad).
+      toolItem(q(1), "Timer on.", [step()]),
+      toolItem(q(1), "", [step({ decision: "deny", state: "denied", result: null })]),
+      toolItem(q(1), "Timer set, maybe.", [step({ arguments: { minutes: 2 } })], {
+        kind: "rating",
+        rating: "bad",
+      }),
+      // Prompt 2: only a failure (an invalid call): nothing to pair it with.
+      toolItem(q(2), "Done.", [step({ state: "invalid", decision: null, result: null, error: "bad" })]),
+    ];
+    const pref = run(rows, "preference");
+    // Two pairs on one prompt (the export keeps one line per prompt cluster).
+    expect(pref.report).toMatchObject({ candidates: 2, written: 1 });
+    expect(pref.report.trajectories).toEqual({
+      items: 4,
+      succeeded: 1,
+      failed: 3,
+      byProblem: { denied: 1, ratedBad: 1, invalid: 1 },
+      negativesInPairs: 2,
+      negativesUnpaired: 1,
+    });
+    expect(JSON.parse(pref.lines.train[0]!)).toMatchObject({
+      outcome: { chosen: { reward: 1, problem: null }, rejected: { reward: 0, problem: "denied" } },
+    });
+    // The SFT export is unchanged (the allowed answer only, no outcome on the line); it never
+    // pairs, so each failed one is an unpaired negative there.
+    const sft = run(rows);
+    expect(sft.report).toMatchObject({ written: 1, dropped: { toolFailed: 2 } });
+    expect(JSON.parse(sft.lines.train[0]!)).not.toHaveProperty("outcome");
+    expect(sft.report.trajectories).toMatchObject({ failed: 3, negativesInPairs: 0, negativesUnpaired: 3 });
+    // A domain without trajectories has no such count.
+    expect(run([]).report.trajectories).toBeUndefined();
+  });
+
   it("calls go by the function name the model was given (prefixed when two servers share a tool)", () => {
     const item = toolItem("Set a timer for 3 minutes.", "Set.", [step({ server: "fx" })]);
     const parsed = JSON.parse(item.json) as FeedbackItem;

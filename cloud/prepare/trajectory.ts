@@ -42,6 +42,27 @@ export function trajectoryProblem(
   return null;
 }
 
+/** Why a user's trajectory is a negative: a call that did not run as asked, or a bad rating. */
+export type TrajectoryNegative = "denied" | "invalid" | "error" | "stopped" | "ratedBad";
+
+/**
+ * The outcome a user's trajectory keeps into the export: reward 1 when every call was allowed
+ * and answered and the answer was not rated bad, else 0 with why (issue 29: failures are
+ * negatives, never targets). A follow-up correction is judged later, by the export's filters.
+ */
+export interface TrajectoryOutcome {
+  reward: 0 | 1;
+  problem: TrajectoryNegative | null;
+}
+
+export function trajectoryOutcome(
+  trajectory: TrajectoryWire,
+  rating: string | null | undefined,
+): TrajectoryOutcome {
+  const problem = trajectoryProblem(trajectory) ?? (rating === "bad" ? "ratedBad" : null);
+  return { reward: problem ? 0 : 1, problem };
+}
+
 /** The item's trajectory, when it carries one with text. */
 export function trajectoryOf(item: FeedbackItem): TrajectoryWire | null {
   return item.trajectory && item.trajectory.steps.length > 0 ? item.trajectory : null;
