@@ -55,6 +55,11 @@ const USAGE = `Usage: npm run cycle -- --cloud URL --admin-key KEY --domain D --
                      chat-feelings, coding, ui)                                  default all of the domain's
   --sample-seed S    first sampling seed; --prompt-seed S which draw of prompts  default 1, 0
   --no-user-prompts  generated prompts only (not the users' prompts of the export)
+  --episodes         agent only, with --self-improve: the live Agent also runs K multi-step
+                     episodes per episode task through the agent loop (built-in tools and an
+                     MCP server); done episodes -> SFT lines with their calls, done vs failed ->
+                     DPO pairs (not with --method grpo)
+  --episode-tasks N  episode tasks (--episodes)                                   default 12
   --publish-taught-cases  put the taught suites' cases (users' prompts and answers) in the
                      registry lineage, which every install downloads, so the app's gate judges
                      them too; only for a registry whose installs are one team's own  default: ids only
@@ -91,6 +96,8 @@ function parse(argv: string[]) {
       "sample-seed": { type: "string" },
       "prompt-seed": { type: "string" },
       "no-user-prompts": { type: "boolean" },
+      episodes: { type: "boolean" },
+      "episode-tasks": { type: "string" },
       router: { type: "boolean" },
       "router-seeds": { type: "string" },
       steps: { type: "string" },
@@ -126,8 +133,18 @@ function parse(argv: string[]) {
   const selfImprove = values["self-improve"] === true;
   const method = (values.method ?? (selfImprove ? "sft+dpo" : "sft")) as CycleMethod;
   if (!CYCLE_METHODS.includes(method)) throw new Error(`--method must be one of ${CYCLE_METHODS.join(", ")}`);
-  for (const name of ["samples", "temperature", "prompts", "families", "sample-seed", "prompt-seed"] as const)
+  for (const name of [
+    "samples",
+    "temperature",
+    "prompts",
+    "families",
+    "sample-seed",
+    "prompt-seed",
+    "episodes",
+  ] as const)
     if (values[name] !== undefined && !selfImprove) throw new Error(`--${name} needs --self-improve`);
+  if (values["episode-tasks"] !== undefined && values.episodes !== true)
+    throw new Error("--episode-tasks needs --episodes");
   if (values["router-seeds"] !== undefined && values.router !== true)
     throw new Error("--router-seeds needs --router");
   const samples = num(values.samples, "samples");
@@ -144,6 +161,8 @@ function parse(argv: string[]) {
           seed: values["sample-seed"] === undefined ? undefined : Number(values["sample-seed"]),
           promptSeed: values["prompt-seed"],
           userPrompts: values["no-user-prompts"] !== true,
+          episodes:
+            values.episodes === true ? { tasks: num(values["episode-tasks"], "episode-tasks") } : undefined,
         }
       : undefined,
     router:
@@ -224,6 +243,12 @@ async function main(): Promise<number> {
             `${d.promptsSolved}/${d.prompts} prompts solved`,
         );
       console.log(`${selfGeneratedSummary(args.method, s)}; ${s.samplesPerSecond.toFixed(2)} samples/s`);
+      if (s.episodes)
+        console.log(
+          `episodes: ${s.episodes.done}/${s.episodes.episodes} done, mean reward ${s.episodes.meanReward.toFixed(3)}; ` +
+            `${s.episodes.sftLines} SFT lines, ${s.episodes.dpoPairs} DPO pairs, ` +
+            `${s.episodes.negativesUnpaired} failed episodes unpaired; reward 0: ${JSON.stringify(s.episodes.zero)}`,
+        );
       for (const [domain, g] of Object.entries(s.groups))
         console.log(
           `GRPO groups ${domain}: ${g.withSignal}/${g.groups} with rewards that differ (${(g.signalShare * 100).toFixed(0)}%), ` +

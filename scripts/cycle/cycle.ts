@@ -17,7 +17,10 @@
  * DPO pairs; the same trainer, gate and publish follow, and the lineage says the data was
  * self-generated (`cycle.selfImprove`). With `method: "grpo"` every prompt's answers whose rewards
  * differ are one GRPO group (self-improve/groups.ts), trained with the trainer's group-relative
- * policy gradient from the live version (its own reference and sampler).
+ * policy gradient from the live version (its own reference and sampler). With
+ * `selfImprove.episodes` (agent), the live Agent's multi-step episodes through the agent loop add
+ * their done trajectories as SFT lines and (done, failed) trajectories as DPO pairs
+ * (self-improve/episodes.ts); the lineage records them as self-generated episodes.
  */
 import { createHash } from "node:crypto";
 import { existsSync } from "node:fs";
@@ -278,7 +281,7 @@ function publishManifest(
         ...(cycle.router ? { [ROUTER_LINEAGE_KEY]: cycle.router.encoded } : {}),
       },
     },
-    releaseNotes: `Trained (${cycle.method}) on ${m.lineage.dataset.examples} examples from ${cycle.selfImprove ? `its own checked attempts (self-generated: ${cycle.method === "grpo" ? `${m.lineage.dataset.lines} GRPO groups` : `${cycle.selfImprove.sftLines} SFT lines, ${cycle.selfImprove.dpoPairs} DPO pairs`}, ${cycle.selfImprove.samples} samples per prompt)` : "feedback"}; ${contract.contract}@${contract.version} passed at ${(contract.passRate * 100).toFixed(0)}%.`,
+    releaseNotes: `Trained (${cycle.method}) on ${m.lineage.dataset.examples} examples from ${cycle.selfImprove ? `its own checked attempts (self-generated: ${cycle.method === "grpo" ? `${m.lineage.dataset.lines} GRPO groups` : `${cycle.selfImprove.sftLines} SFT lines, ${cycle.selfImprove.dpoPairs} DPO pairs`}, ${cycle.selfImprove.samples} samples per prompt${cycle.selfImprove.episodes ? `; self-generated episodes: ${cycle.selfImprove.episodes.sftLines} done trajectories, ${cycle.selfImprove.episodes.dpoPairs} pairs against failed ones, of ${cycle.selfImprove.episodes.episodes} episodes` : ""})` : "feedback"}; ${contract.contract}@${contract.version} passed at ${(contract.passRate * 100).toFixed(0)}%.`,
   };
 }
 
@@ -288,6 +291,10 @@ export async function runCycle(o: CycleOptions): Promise<CycleResult> {
   const method = o.method ?? (o.selfImprove ? "sft+dpo" : "sft");
   if (method === "grpo" && !o.selfImprove)
     throw new Error("GRPO trains on groups of sampled answers with rewards: it needs --self-improve.");
+  if (method === "grpo" && o.selfImprove?.episodes)
+    throw new Error(
+      "Episodes are trajectories with tool calls, which GRPO groups (text answers) cannot hold: use --method sft, dpo or sft+dpo with --episodes.",
+    );
   const started = performance.now();
   await rm(o.work, { recursive: true, force: true });
   await mkdir(o.work, { recursive: true });
@@ -328,13 +335,13 @@ export async function runCycle(o: CycleOptions): Promise<CycleResult> {
     selfSuite = data.suite;
     const generated = (type: "sft" | "preference", split: "train" | "heldout", lines: unknown[]) =>
       selfGenerated(users.report, type, split, lines);
-    train = generated("sft", "train", data.selection.sft);
+    train = generated("sft", "train", [...data.selection.sft, ...(data.episodes?.sft ?? [])]);
     heldout = generated("sft", "heldout", []);
     pref =
       method === "sft" || method === "grpo"
         ? null
         : {
-            train: generated("preference", "train", data.selection.dpo),
+            train: generated("preference", "train", [...data.selection.dpo, ...(data.episodes?.dpo ?? [])]),
             heldout: generated("preference", "heldout", []),
           };
     groups = data.groups;
@@ -343,7 +350,9 @@ export async function runCycle(o: CycleOptions): Promise<CycleResult> {
         `No ${o.domain} prompt's sampled answers differ in reward: GRPO has nothing to learn from.`,
       );
     if (method !== "dpo" && method !== "grpo" && train.lines.length === 0)
-      throw new Error(`No sampled ${o.domain} answer passed its checks: nothing to learn from.`);
+      throw new Error(
+        `No sampled ${o.domain} answer passed its checks${data.episodes ? " and no episode was done" : ""}: nothing to learn from.`,
+      );
   } else {
     // The SFT export: training lines (sft, sft+dpo) and the held-out split, the taught suite.
     train = await get("sft", "train");

@@ -1,6 +1,6 @@
 import type { AdapterSelection, RoutingInfo } from "../../api";
 import { grammarJsonSchema } from "../../api/genui";
-import type { AdapterUse, ChatTurn, GenerateOptions, GenerateResult } from "../engine/types";
+import type { AdapterUse, ChatTurn, GenerateOptions, GenerateResult, ToolCallFormat } from "../engine/types";
 import { uiSystemPrompt } from "../../../common/prompts";
 import { type AssertionResult, caseScore } from "./assertions";
 import { checkOne, reasonOf } from "./check-case";
@@ -25,7 +25,12 @@ export interface ContractTarget {
   resolve(
     selection: AdapterSelection,
     text: string,
-  ): Promise<{ routing: RoutingInfo; adapters: AdapterUse[] }>;
+  ): Promise<{
+    routing: RoutingInfo;
+    adapters: AdapterUse[];
+    /** The leading adapter's tool-call syntax (its manifest's), for callers that run the agent loop. */
+    toolFormat?: ToolCallFormat;
+  }>;
   generate(history: ChatTurn[], options: GenerateOptions, signal?: AbortSignal): Promise<GenerateResult>;
 }
 

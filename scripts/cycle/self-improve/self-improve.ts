@@ -10,6 +10,10 @@
  * users asked (the export's SFT lines of the domain: rated-good answers and corrections, whose
  * answer serves as the reference the checks are built from). Neither may be a held-out case of
  * the contract that gates the candidate (`assertDisjoint`).
+ *
+ * With `episodes` (agent domain only), the live Agent also runs multi-step episodes through the
+ * agent loop on the same live core (episodes.ts): the done ones are SFT lines with their calls,
+ * (done, failed) episodes DPO pairs, added to the single-call lines and pairs.
  */
 import type { ContractTarget } from "../../../electron/core/contract/contract-runner";
 import { sampleCase } from "../../../electron/core/contract/contract-runner";
@@ -18,6 +22,8 @@ import type { TaskDomain } from "../../../electron/core/contract/task-contract";
 import { TASK_DOMAINS } from "../../../electron/core/contract/task-contract";
 import { DEFAULT_SYSTEM_PROMPT } from "../../../common/prompts";
 import { type GroupLine, type GroupStats, selectGroups } from "./groups";
+import type { EpisodePairLine, EpisodeSftLine } from "./episode-data";
+import { episodeData, type EpisodeOptions, type EpisodeReport } from "./episodes";
 import { type Sample, scoreSamples, selectTraining, type Selection } from "./score";
 import {
   assertDisjoint,
@@ -53,6 +59,8 @@ export interface SelfImproveOptions {
    * and got worse on the others of the same pools is rejected (default 16; 0: none).
    */
   suite?: number;
+  /** Multi-step agent episodes too (agent domain; episodes.ts): K episodes per episode task. */
+  episodes?: EpisodeOptions;
 }
 
 /** What the lineage records of self-generated data. */
@@ -79,6 +87,8 @@ export interface SelfImproveReport {
   groups: Record<string, GroupStats>;
   samplesPerSecond: number;
   seconds: { sample: number; score: number };
+  /** The agent episodes of the cycle (`episodes`): rewards, lines, negatives; null without. */
+  episodes: EpisodeReport | null;
 }
 
 export interface SelfImproveData {
@@ -90,6 +100,8 @@ export interface SelfImproveData {
   tasks: Contract;
   /** Unsampled generated tasks for the gate (`options.suite`), tagged `<domain>-self`; null for none. */
   suite: Contract | null;
+  /** The episodes' SFT lines and DPO pairs (tool calls), beside `selection`'s; null without. */
+  episodes: { sft: EpisodeSftLine[]; dpo: EpisodePairLine[] } | null;
 }
 
 export const SELF_IMPROVE_DEFAULTS = {
@@ -139,7 +151,7 @@ function userTasks(domain: TaskDomain, lines: readonly unknown[]): SelfImproveTa
  */
 export async function selfImproveData(o: {
   domain: string;
-  live: (fn: (target: ContractTarget) => Promise<Sample[]>) => Promise<Sample[]>;
+  live: <T>(fn: (target: ContractTarget) => Promise<T>) => Promise<T>;
   heldout: Contract;
   options: SelfImproveOptions;
   /** The export's SFT training lines of the domain (users' prompts), when asked for. */
@@ -158,6 +170,8 @@ export async function selfImproveData(o: {
   const promptSeed = o.options.promptSeed ?? "0";
   if (!Number.isInteger(K) || K < 2) throw new Error("self-improvement needs at least 2 samples per prompt");
   if (!(temperature > 0)) throw new Error("self-improvement samples at a temperature above 0");
+  if (o.options.episodes && domain !== "agent")
+    throw new Error(`episodes are agent tasks: --episodes needs --domain agent, not "${domain}"`);
 
   const generated = selfImproveTasks(domain, { seed: promptSeed, families: o.options.families }).slice(
     0,
@@ -200,6 +214,8 @@ export async function selfImproveData(o: {
   );
 
   let t = performance.now();
+  // Set inside the live session (a holder: TypeScript does not follow assignments in callbacks).
+  const ran: { episodes: Awaited<ReturnType<typeof episodeData>> | null } = { episodes: null };
   const samples = await o.live(async (target) => {
     const out: Sample[] = [];
     for (const [i, c] of tasks.cases.entries()) {
@@ -215,6 +231,19 @@ export async function selfImproveData(o: {
         out.push({ ...a, caseId: c.id, k, seed: s });
       }
     }
+    if (o.options.episodes)
+      ran.episodes = await episodeData({
+        target,
+        options: o.options.episodes,
+        samples: K,
+        temperature,
+        minP,
+        seed,
+        promptSeed,
+        systemPrompt: DEFAULT_SYSTEM_PROMPT,
+        signal: o.signal,
+        log,
+      });
     return out;
   });
   const sampleSeconds = (performance.now() - t) / 1000;
@@ -239,6 +268,7 @@ export async function selfImproveData(o: {
     groups: grouped.groups,
     tasks,
     suite,
+    episodes: ran.episodes ? { sft: ran.episodes.sft, dpo: ran.episodes.dpo } : null,
     report: {
       samples: K,
       temperature,
@@ -258,6 +288,7 @@ export async function selfImproveData(o: {
       groups: grouped.stats,
       samplesPerSecond: samples.length / sampleSeconds,
       seconds: { sample: sampleSeconds, score: scoreSeconds },
+      episodes: ran.episodes?.report ?? null,
     },
   };
 }
