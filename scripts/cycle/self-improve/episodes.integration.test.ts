@@ -4,10 +4,18 @@
  * McpHub (episode-runner.ts). A scripted model stands in for the engine: the "oracle" reads each
  * result the loop gave back and carries its value into the next call, so every family of tasks
  * is shown solvable end to end (reward 1); models that game the reward (no call and a constant
- * answer; a denied call tried again) get 0 from the same loop. The demo model's episodes are in
- * the self-improvement loop test (self-improve-episodes.loop.test.ts).
+ * answer; a denied call tried again) get 0 from the same loop. The lines made of them are laid
+ * out by the trainer's own tokenizer step with the demo Agent's call syntax. The demo model's
+ * episodes are in the self-improvement loop test (self-improve-episodes.loop.test.ts).
  */
+import { readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import type { LlamaModel } from "node-llama-cpp";
 import { describe, expect, it } from "vitest";
+import { readDatasetFile } from "../../../cloud/training/dataset-file";
+import { formatDataset } from "../../../cloud/training/tokenize-dataset";
+import { loadLlamaBackend } from "../../../native/engine/llama-backend";
+import { demoAdaptersDir, demoBasePath } from "../../../native/gguf/demo-files";
 import type { EngineClient, GenerateResult, ToolCallOut } from "../../../electron/core/engine/types";
 import { REPO_ROOT } from "../../../testing/mcp/mcp-test-servers";
 import { testDir } from "../../../testing/core/temp-dir";
@@ -121,4 +129,58 @@ describe("agent episodes through the agent loop", () => {
     expect(retried[0]!.calls.map((c) => c.state)).toEqual(["done", "denied", "denied"]);
     expect(episodeOutcomes(tasks, retried)[0]).toMatchObject({ reward: 0, deniedRetried: true });
   }, 120_000);
+
+  it("their SFT lines and DPO pairs are what the trainer lays out: calls learned, results not", async () => {
+    const dir = testDir("macaron-episodes-");
+    // Episode 0 of each task is the oracle's, episode 1 a text answer without calls (a negative):
+    // the runner gives episode k of task i the seed 1 + 2i + k.
+    const engine: Pick<EngineClient, "generate"> = {
+      generate: (turns, opts) => {
+        const task = tasks.find((t) => t.prompt === turns.find((x) => x.role === "user")!.text)!;
+        const results = turns.flatMap((t) => (t.calls ?? []).map((c) => String(c.result)));
+        return Promise.resolve(
+          ((opts.seed ?? 1) - 1) % 2 === 0 ? oracle(task, results) : result(`I could not do "${task.id}".`),
+        );
+      },
+    };
+    const episodes = await runEpisodes(options(dir, engine, tasks, 2));
+    const { sft, dpo, stats } = selectEpisodes(tasks, episodes, episodeOutcomes(tasks, episodes));
+    expect(stats).toMatchObject({
+      sftLines: tasks.length,
+      dpoPairs: tasks.length,
+      negativesPaired: tasks.length,
+    });
+    const manifest = JSON.parse(readFileSync(join(demoAdaptersDir(), "agent.json"), "utf8")) as {
+      toolCallFormat: unknown;
+    };
+    const backend = await loadLlamaBackend(1);
+    const model: LlamaModel = await backend.llama.loadModel({ modelPath: demoBasePath(), vocabOnly: true });
+    try {
+      for (const [method, lines] of [
+        ["sft", sft],
+        ["dpo", dpo],
+      ] as const) {
+        const path = join(dir, `${method}.jsonl`);
+        writeFileSync(path, lines.map((l) => `${JSON.stringify(l)}\n`).join(""));
+        const tokenized = await formatDataset(model, await readDatasetFile(path), null, {
+          domain: "agent",
+          method,
+          maxLength: 4096,
+          maxLengthPolicy: "drop",
+          trainOut: join(dir, `${method}.tok.jsonl`),
+          heldoutOut: join(dir, `${method}.heldout.tok.jsonl`),
+          toolFormat: manifest.toolCallFormat as never,
+        });
+        // Every line made it, each call laid out with its result, no result learned.
+        expect(tokenized.dataset.toolCalls, method).toMatchObject({
+          examples: tasks.length,
+          calls: 2 * tasks.length,
+          unmaskedResults: 0,
+          badTools: 0,
+        });
+      }
+    } finally {
+      await model.dispose();
+    }
+  }, 180_000);
 });
