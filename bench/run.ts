@@ -61,6 +61,7 @@ const MODULES = [
   "self-improve",
   "flakiness",
   "agent-unseen-tools",
+  "episodes",
 ];
 const load = (name: string) => import(`./${name}.ts`) as Promise<{ main(argv: string[]): Promise<void> }>;
 
@@ -96,8 +97,9 @@ for (const name of MODULES)
   benches[name] = async () => (await load(name)).main(process.argv.slice(process.argv.indexOf(name) + 1));
 
 // Long runs, on purpose only: native-build and ttft build llama.cpp (minutes each); compounding
-// trains and judges five cycles; self-improve samples, trains and judges a cycle per domain.
-const onPurpose = new Set(["native-build", "ttft", "compounding", "self-improve"]);
+// trains and judges five cycles; self-improve samples, trains and judges a cycle per domain;
+// episodes runs the agent episodes before and after one such cycle.
+const onPurpose = new Set(["native-build", "ttft", "compounding", "self-improve", "episodes"]);
 // flakiness runs the whole slow test tier once per round (15–20 minutes here).
 onPurpose.add("flakiness");
 // parallel builds llama-server as ttft does, then runs it beside the app.

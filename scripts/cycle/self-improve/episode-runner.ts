@@ -245,6 +245,9 @@ async function runOne(
     result: s.result,
     error: s.error,
   }));
+  const memories = memory.list().map((m) => m.text);
+  // Gone once read: a later episode's search must find the stored conversation, not this prompt.
+  conversations.delete(conv.id);
   return {
     taskId: task.id,
     k,
@@ -254,7 +257,7 @@ async function runOne(
     // The last round's text: after the last call, what the user reads as the answer.
     answer: lastText,
     error,
-    memories: memory.list().map((m) => m.text),
+    memories,
     tools: plan.toolset.definitions,
   };
 }
