@@ -249,6 +249,13 @@ async function main(): Promise<number> {
             `${s.episodes.sftLines} SFT lines, ${s.episodes.dpoPairs} DPO pairs, ` +
             `${s.episodes.negativesUnpaired} failed episodes unpaired; reward 0: ${JSON.stringify(s.episodes.zero)}`,
         );
+      if (result.episodesGate) {
+        const e = result.episodesGate;
+        console.log(
+          `episodes gate (${e.episodes} episodes a side, tasks not trained on): candidate mean reward ` +
+            `${e.candidate.meanReward.toFixed(3)} vs live ${e.live.meanReward.toFixed(3)}: ${e.passed ? "ok" : "failed"}`,
+        );
+      }
       for (const [domain, g] of Object.entries(s.groups))
         console.log(
           `GRPO groups ${domain}: ${g.withSignal}/${g.groups} with rewards that differ (${(g.signalShare * 100).toFixed(0)}%), ` +

@@ -72,6 +72,7 @@ import {
   withSuite,
 } from "./self-improve/self-improve";
 import type { GroupLine } from "./self-improve/groups";
+import { episodeGate, type EpisodeGate } from "./episode-gate";
 
 /** How the candidate is trained: on the SFT export, the preference export, or SFT then DPO. */
 export type CycleMethod = "sft" | "dpo" | "sft+dpo" | "grpo";
@@ -177,6 +178,8 @@ export interface CycleResult {
   published: RegistryEntry | null;
   /** A self-improvement cycle's data: samples, share that passed per domain, lines and pairs. */
   selfImprove?: SelfImproveReport;
+  /** `selfImprove.episodes`: live and candidate on episode tasks not trained on (episode-gate.ts). */
+  episodesGate?: EpisodeGate;
   /** The router stage (`router`): the head trained, its verdict, and whether it was published. */
   router?: {
     version: number;
@@ -219,6 +222,7 @@ function publishManifest(
     preferenceAccuracy: CycleResult["preferenceAccuracy"];
     sft: TrainResult | null;
     selfImprove: SelfImproveReport | null;
+    episodesGate: EpisodeGate | null;
     compatibleBases: string[];
     /** What the version carries in `details.router` (router-cycle.ts), and the router gate's verdict. */
     router: { encoded: unknown; verdict: RouterStageResult["verdict"] | null } | null;
@@ -275,6 +279,7 @@ function publishManifest(
               }
             : {}),
           taughtResults: contract.taught?.suites ?? [],
+          ...(cycle.episodesGate ? { episodesGate: cycle.episodesGate } : {}),
           ...(cycle.router?.verdict ? { routerGate: withoutCases(cycle.router.verdict) } : {}),
           ...(cycle.routerDropped ? { parentRouterDropped: cycle.routerDropped } : {}),
         },
@@ -482,7 +487,7 @@ export async function runCycle(o: CycleOptions): Promise<CycleResult> {
     trained.manifest.version,
   );
   t = performance.now();
-  const contract = await runCloudGate({
+  let contract = await runCloudGate({
     base: o.base,
     liveDir,
     livePath: parentPath,
@@ -494,6 +499,28 @@ export async function runCycle(o: CycleOptions): Promise<CycleResult> {
     taught: { suites: [...earlier, own], ownId: own.id, minRate: o.taughtMinRate },
     signal: o.signal,
   });
+  // Episodes: the candidate must not do worse than live on episode tasks it was not trained on.
+  let episodesGateResult: EpisodeGate | null = null;
+  if (self?.episodes && o.selfImprove?.episodes) {
+    episodesGateResult = await episodeGate({
+      base: o.base,
+      liveDir,
+      candidate: trained,
+      work: o.work,
+      makeEngine: o.makeEngine,
+      options: { ...o.selfImprove.episodes, salt: self.episodes.salt },
+      trained: self.episodes.taskIds,
+      samples: self.samples,
+      temperature: self.temperature,
+      minP: self.minP,
+      promptSeed: self.promptSeed,
+      margin: o.contract.thresholds.maxRegression ?? 0,
+      signal: o.signal,
+      log,
+    });
+    if (!episodesGateResult.passed)
+      contract = { ...contract, passed: false, reasons: [...contract.reasons, episodesGateResult.reason!] };
+  }
   const contractSeconds = since(t);
   log(`contract ${contract.contract}@${contract.version}: ${contract.passed ? "passed" : "failed"}`);
   for (const r of contract.taught?.suites ?? [])
@@ -563,6 +590,7 @@ export async function runCycle(o: CycleOptions): Promise<CycleResult> {
         preferenceAccuracy,
         sft: method === "sft+dpo" ? sft : null,
         selfImprove: self,
+        episodesGate: episodesGateResult,
         compatibleBases: o.compatibleBases ?? [],
         router: routerPublished,
         routerDropped: parentCarry.dropped,
@@ -593,6 +621,7 @@ export async function runCycle(o: CycleOptions): Promise<CycleResult> {
     contract,
     published,
     ...(self ? { selfImprove: self } : {}),
+    ...(episodesGateResult ? { episodesGate: episodesGateResult } : {}),
     ...(parentCarry.dropped ? { parentRouterDropped: parentCarry.dropped } : {}),
     ...(routerStage
       ? {

@@ -5,7 +5,8 @@
  * task through the agent loop (AgentTurns.run) with the built-in tools and the episodes' MCP
  * server over stdio; each episode is rewarded (episode-reward.ts), done ones become SFT lines with
  * their calls and (done, failed) pairs DPO pairs; the same trainer and gate follow, and the
- * lineage records the episodes as self-generated with their rewards and negatives.
+ * lineage records the episodes as self-generated with their rewards and negatives. The gate also
+ * runs live and candidate on episode tasks the cycle did not train on (episode-gate.ts).
  *
  * Not asserted: that the 0.7M demo finishes an episode (it was trained on single calls; the
  * numbers are printed and in bench/README.md, "episodes").
@@ -57,7 +58,9 @@ describe("self-improvement with agent episodes", () => {
         log: (l) => logs.push(l),
       });
       const e = result.selfImprove!.episodes!;
-      console.log(`self-improve episodes loop: ${JSON.stringify({ episodes: e, seconds: result.seconds })}`);
+      console.log(
+        `self-improve episodes loop: ${JSON.stringify({ episodes: e, gate: result.episodesGate, seconds: result.seconds })}`,
+      );
       expect(e).toMatchObject({
         source: "self-generated-episode",
         tasks: TASKS,
@@ -75,9 +78,19 @@ describe("self-improvement with agent episodes", () => {
       // The training set holds the single-call lines and the done episodes.
       expect(result.exported.train).toBe(result.selfImprove!.sftLines + e.sftLines);
       expect(result.exported.preference?.train).toBe(result.selfImprove!.dpoPairs + e.dpoPairs);
+      // The gate's episodes: other tasks of the draw, another salt, live and candidate alike.
+      const gate = result.episodesGate!;
+      expect(gate).toMatchObject({ episodes: TASKS * SAMPLES, salt: "episodes-loop-gate" });
+      expect(gate.passed).toBe(gate.candidate.meanReward >= gate.live.meanReward - gate.margin);
+      expect(result.contract.passed).toBe(result.contract.reasons.length === 0);
+      if (!gate.passed) expect(result.contract.reasons).toContain(gate.reason);
+      expect(logs.some((l) => l.startsWith("episodes gate: "))).toBe(true);
       if (result.published)
         expect(result.published.lineage.details).toMatchObject({
-          cycle: { selfImprove: { selfGenerated: true, episodes: { source: "self-generated-episode" } } },
+          cycle: {
+            selfImprove: { selfGenerated: true, episodes: { source: "self-generated-episode" } },
+            episodesGate: { passed: true },
+          },
         });
     },
     LOOP_HANG_GUARD_MS,

@@ -6,6 +6,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { parseExampleLine } from "../../../cloud/training/dataset-file";
+import { episodeVerdict } from "../episode-gate";
 import { selectEpisodes } from "./episode-data";
 import {
   EPISODE_PARTIAL,
@@ -204,5 +205,15 @@ describe("episode data", () => {
       kind: "dpo",
       rejected: "It shipped.",
     });
+  });
+});
+
+describe("episode gate", () => {
+  it("rejects a candidate whose mean episode reward falls more than the margin below live's", () => {
+    expect(episodeVerdict({ meanReward: 0 }, { meanReward: 0 }, 0)).toEqual({ passed: true, reason: null });
+    expect(episodeVerdict({ meanReward: 0.5 }, { meanReward: 0.46 }, 0.05).passed).toBe(true);
+    const r = episodeVerdict({ meanReward: 0.5 }, { meanReward: 0.25 }, 0.05);
+    expect(r.passed).toBe(false);
+    expect(r.reason).toMatch(/mean reward 0.250 against live 0.500/);
   });
 });

@@ -29,6 +29,8 @@ export interface EpisodeOptions {
   salt?: string;
   /** Tokens per generation round (default 160). */
   maxTokens?: number;
+  /** Task ids left out (the gate's episodes leave out those the candidate trained on). */
+  exclude?: readonly string[];
 }
 
 /** What the lineage records of a cycle's episodes. */
@@ -37,6 +39,8 @@ export interface EpisodeReport extends EpisodeStats {
   samples: number;
   salt: string;
   families: string[];
+  /** The tasks run (ids, generated: no user text). */
+  taskIds: string[];
   partialCredit: number;
   seconds: number;
 }
@@ -55,12 +59,11 @@ export async function episodeData(o: {
 }): Promise<{ sft: EpisodeSftLine[]; dpo: EpisodePairLine[]; report: EpisodeReport }> {
   const log = o.log ?? (() => undefined);
   const salt = o.options.salt ?? randomUUID();
-  const tasks = episodeTasks({
-    salt,
-    seed: o.promptSeed,
-    families: o.options.families,
-    count: o.options.tasks ?? EPISODE_DEFAULTS.tasks,
-  });
+  const excluded = new Set(o.options.exclude ?? []);
+  const tasks = episodeTasks({ salt, seed: o.promptSeed, families: o.options.families })
+    .filter((t) => !excluded.has(t.id))
+    .slice(0, o.options.tasks ?? EPISODE_DEFAULTS.tasks);
+  if (tasks.length === 0) throw new Error("no episode task left to run");
   // The live Agent, pinned as the app pins it: its adapters and its manifest's call syntax.
   const resolved = await o.target.resolve({ pinned: "agent" }, tasks[0]!.prompt);
   const dataDir = await mkdtemp(join(tmpdir(), "macaron-episodes-"));
@@ -103,6 +106,7 @@ export async function episodeData(o: {
         samples: o.samples,
         salt,
         families: o.options.families ?? [...EPISODE_FAMILIES],
+        taskIds: tasks.map((t) => t.id),
         partialCredit: EPISODE_PARTIAL,
         ...stats,
         seconds,
