@@ -90,6 +90,12 @@ describe("episode reward", () => {
     const guessed = [calls[0]!, done("order_status", { order_id: "ORD-0000" }, { tracking: "TRK-1111" })];
     const g = episodeOutcome(t, trace(t.id, guessed, "The tracking code is TRK-1111."));
     expect(g).toMatchObject({ done: false, verified: 1, reward: EPISODE_PARTIAL / 2 });
+    // An argument stuffed with several values is none of them.
+    const stuffed = [
+      calls[0]!,
+      done("order_status", { order_id: `ORD-0000 ${order} ORD-FFFF` }, { tracking }),
+    ];
+    expect(episodeOutcome(t, trace(t.id, stuffed, `It is ${tracking}.`)).verified).toBe(1);
     // Calls in the wrong order: the second step cannot come before the first's value.
     const reversed = episodeOutcome(t, trace(t.id, [calls[1]!, calls[0]!], `It is ${tracking}.`));
     expect(reversed.verified).toBe(1);

@@ -4,8 +4,8 @@
  * from what the answer claims.
  *
  * - A step of the task's chain is **verified** when, after the previous verified call, a call of
- *   its tool ran (done; or denied, for a tool the task's user denies) with the value in its
- *   argument: the prompt's for the first step, the value the previous verified call's result
+ *   its tool ran (done; or denied, for a tool the task's user denies) with the value as its
+ *   argument (or in it, for a search query or a memory's text): the prompt's for the first step, the value the previous verified call's result
  *   handed on for the others (episode-tasks.ts `produces`). A value no earlier result gave cannot
  *   verify a step: the codes are opaque.
  * - **Done**: every step verified, the final answer holds the last value the chain produced, and
@@ -58,12 +58,13 @@ export const EPISODE_PARTIAL = 0.5;
 
 const norm = (t: string): string => t.toLowerCase().replace(/\s+/g, " ").trim();
 
-/** Whether the call's argument `arg` holds `value` (case-insensitive). */
-function carries(call: EpisodeCall, arg: string, value: string): boolean {
+/** Whether the call's argument `arg` is `value` (or holds it, with `contains`), case-insensitive. */
+function carries(call: EpisodeCall, arg: string, value: string, contains = false): boolean {
   const args = call.arguments;
   if (typeof args !== "object" || args === null || Array.isArray(args)) return false;
   const v = (args as Record<string, unknown>)[arg];
-  return typeof v === "string" && v.trim() !== "" && norm(v).includes(norm(value));
+  if (typeof v !== "string" || v.trim() === "") return false;
+  return contains ? norm(v).includes(norm(value)) : norm(v) === norm(value);
 }
 
 /** The outcome of one episode on its own (the constant-answer guard needs the batch: `episodeOutcomes`). */
@@ -82,7 +83,7 @@ export function episodeOutcome(task: EpisodeTask, trace: EpisodeTrace): EpisodeO
         i >= from &&
         c.tool === step.tool &&
         (c.state === "done" || (c.state === "denied" && deny.has(c.tool))) &&
-        carries(c, step.arg, carried),
+        carries(c, step.arg, carried, step.contains),
     );
     if (j < 0) break;
     verified++;

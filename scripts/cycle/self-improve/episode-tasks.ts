@@ -44,8 +44,13 @@ export function cityOf(salt: string, person: string): string {
 export interface EpisodeStep {
   /** The tool's name as the model calls it. */
   tool: string;
-  /** The argument that must carry the value: the prompt's (first step) or the previous result's. */
+  /**
+   * The argument that must carry the value: the prompt's (first step) or the previous result's.
+   * It must be the value (case and surrounding spaces aside), unless `contains`: then hold it (a
+   * search query, a memory's text), so an argument stuffed with many values verifies nothing.
+   */
   arg: string;
+  contains?: boolean;
   /**
    * What this call's result hands on (the next step's value, or the final value for the last):
    * a regular expression over the result text whose group 1 (else the match) is the value.
@@ -158,7 +163,7 @@ const FAMILIES: ReadonlyArray<{
       prompt: `Save the memory "${FACTS[i]}" with remember, then delete that memory with forget using the id remember gave back, and tell me that id.`,
       first: FACTS[i]!,
       steps: [
-        { tool: "remember", arg: "text", produces: String.raw`"id":"([^"]+)"` },
+        { tool: "remember", arg: "text", contains: true, produces: String.raw`"id":"([^"]+)"` },
         { tool: "forget", arg: "id", produces: String.raw`"id":"([^"]+)"` },
       ],
       memoryAbsent: FACTS[i]!,
@@ -175,7 +180,7 @@ const FAMILIES: ReadonlyArray<{
         text: `${ITEMS[i]} order ${episodeCode("ORD", salt, ITEMS[i]!)}`,
       },
       steps: [
-        { tool: "search_conversations", arg: "query", produces: ORDER },
+        { tool: "search_conversations", arg: "query", contains: true, produces: ORDER },
         { tool: "order_status", arg: "order_id", produces: String.raw`(TRK-[0-9A-F]{4})` },
       ],
     }),
