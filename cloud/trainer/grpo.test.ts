@@ -210,6 +210,17 @@ describe("train --method grpo", () => {
         /"completions\[1\]" needs at least 1 token/,
       ],
       [
+        // Completions that called tools carry their loss spans (results left out), one list each.
+        "spans-count",
+        JSON.stringify({ ...group("cat"), completionSpans: [[[0, 1]]] }),
+        /"completionSpans" must be a list of 4 span lists, one per completion/,
+      ],
+      [
+        "spans-range",
+        JSON.stringify({ ...group("cat"), completionSpans: [[[0, 1]], [[0, 1]], [[0, 99]], [[0, 1]]] }),
+        /completion 2: "spans" must be ascending \[from, to\) pairs within 0\.\.\d+/,
+      ],
+      [
         "kind",
         JSON.stringify({ kind: "dpo", prompt: [1], chosen: [2], rejected: [3] }),
         /kind 'dpo' is not accepted here \(expected grpo\)/,

@@ -57,6 +57,9 @@ export type RawExample =
       prompt: ChatMessage[];
       completions: string[];
       rewards: number[];
+      /** Groups of answers that called tools (agent episodes): each one's rounds, and the tools. */
+      completionRounds?: ToolRound[][];
+      tools?: ToolDefinition[];
     };
 
 export interface MalformedLine {
@@ -197,6 +200,54 @@ function answerOf(value: unknown, field: string): string | { error: string } {
   return side[0]!.content;
 }
 
+/** Whether a group's completions hold a tool call or result (an agent episode's group). */
+function hasToolCompletion(completions: unknown): boolean {
+  return (
+    Array.isArray(completions) &&
+    completions.some(
+      (c) => Array.isArray(c) && c.some((m) => isRecord(m) && (m.role === "tool" || "tool_calls" in m)),
+    )
+  );
+}
+
+/**
+ * A GRPO group of answers that called tools: the prompt, K >= 2 completions each laid out as an
+ * SFT tool answer (rounds of `tool_calls` and `tool` results, then the answer), one finite
+ * reward each, and the tools offered.
+ */
+function toolGroup(json: Record<string, unknown>, line: number): RawExample | string {
+  const prompt = messages(json.prompt, "prompt");
+  if (typeof prompt === "string") return prompt;
+  const bad = checkPrompt(prompt, '"prompt"');
+  if (bad) return bad;
+  const completions = json.completions;
+  if (!Array.isArray(completions) || completions.length < 2) return "a group needs at least 2 completions";
+  const parsed: { rounds: ToolRound[]; answer: string }[] = [];
+  for (const [i, c] of completions.entries()) {
+    if (!Array.isArray(c) || c.length === 0 || !c.every(isRecord))
+      return `completions[${i}] must be a non-empty array of messages`;
+    const r = roundsOf(c);
+    if (typeof r === "string") return `completions[${i}]: ${r}`;
+    parsed.push(r);
+  }
+  const rewards = json.rewards;
+  if (!Array.isArray(rewards) || rewards.length !== parsed.length)
+    return `"rewards" must hold one number per completion (${parsed.length})`;
+  if (!rewards.every((r) => typeof r === "number" && Number.isFinite(r)))
+    return '"rewards" must be finite numbers';
+  const tools = toolsOf(json.tools);
+  if (typeof tools === "string") return tools;
+  return {
+    kind: "grpo",
+    line,
+    prompt,
+    completions: parsed.map((p) => p.answer),
+    completionRounds: parsed.map((p) => p.rounds),
+    rewards: rewards as number[],
+    tools,
+  };
+}
+
 /** One line parsed into an example, or the reason it is malformed. */
 export function parseExampleLine(text: string, line: number): RawExample | string {
   let json: unknown;
@@ -206,6 +257,11 @@ export function parseExampleLine(text: string, line: number): RawExample | strin
     return `not valid JSON (${(err as Error).message})`;
   }
   if (!isRecord(json)) return "not a JSON object";
+  if (
+    ("completions" in json || "rewards" in json) &&
+    ("tools" in json || hasToolCompletion(json.completions))
+  )
+    return toolGroup(json, line);
   if ("completions" in json || "rewards" in json) {
     const group = parseGroupLine(json);
     if (typeof group === "string") return group;

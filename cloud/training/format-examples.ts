@@ -218,6 +218,22 @@ export class ChatFormatter {
     };
   }
 
+  /**
+   * A GRPO group of answers that called tools (agent episodes), on one prompt offering `tools`:
+   * each completion with its loss spans, relative to the completion, as a pair's sides are.
+   */
+  toolGroup(
+    prompt: readonly ChatMessage[],
+    completions: ReadonlyArray<{ rounds: readonly ToolRound[]; answer: string }>,
+    tools: readonly ToolDefinition[],
+  ) {
+    const p = this.toolPrompt(prompt, tools);
+    return {
+      prompt: p.ids as number[],
+      completions: completions.map((c) => this.toolCompletion(p, c.rounds, c.answer)),
+    };
+  }
+
   private toolPrompt(prompt: readonly ChatMessage[], tools: readonly ToolDefinition[]) {
     const layout = this.toolLayout(tools);
     const turns = promptTurns(prompt, this.systemFor(prompt));

@@ -93,7 +93,14 @@ type Line =
       chosenSpans?: [number, number][];
       rejectedSpans?: [number, number][];
     }
-  | { kind: "grpo"; prompt: number[]; completions: number[][]; rewards: number[] };
+  | {
+      kind: "grpo";
+      prompt: number[];
+      completions: number[][];
+      rewards: number[];
+      /** Completions that called tools: each one's loss spans (relative to it), results left out. */
+      completionSpans?: [number, number][][];
+    };
 
 /** Whether a prompt belongs to the held-out share: a hash of its messages, stable across datasets. */
 export function isHeldOut(prompt: RawExample["prompt"]): boolean {
@@ -182,6 +189,7 @@ class LineBuilder {
         "bad_data",
         `${file} line ${example.line}: a group of sampled answers trains with GRPO only (method grpo).`,
       );
+    if (example.completionRounds) return this.buildToolGroup(example);
     const p = this.formatter.prompt(example.prompt);
     const completions = example.completions.map((answer) => {
       const c = this.formatter.answer(p.turns, p.ids, answer);
@@ -190,6 +198,43 @@ class LineBuilder {
     });
     const fitted = this.fit(p.ids.length, completions);
     return fitted && { kind: "grpo", prompt: p.ids, completions: fitted, rewards: example.rewards };
+  }
+
+  /**
+   * A group of answers that called tools, each laid out as the engine lays out the Agent's rounds
+   * (its results outside the loss spans). Too long is dropped, never cut: a cut completion would
+   * end inside a call or a result.
+   */
+  private buildToolGroup(example: Extract<RawExample, { kind: "grpo" }>): Line | null {
+    let group;
+    try {
+      group = this.formatter.toolGroup(
+        example.prompt,
+        example.completions.map((answer, i) => ({ rounds: example.completionRounds![i] ?? [], answer })),
+        example.tools ?? [],
+      );
+    } catch (err) {
+      if (!(err instanceof ToolRequestError)) throw err;
+      this.toolCalls.badTools++;
+      return null;
+    }
+    if (group.prompt.length + Math.max(...group.completions.map((c) => c.ids.length)) > this.maxLength) {
+      this.droppedTooLong++;
+      return null;
+    }
+    for (const c of group.completions) {
+      this.toolCalls.calls += c.calls;
+      this.toolCalls.resultTokens += c.resultTokens;
+      this.toolCalls.unmaskedResults += c.unmaskedResults;
+    }
+    this.toolCalls.examples++;
+    return {
+      kind: "grpo",
+      prompt: group.prompt,
+      completions: group.completions.map((c) => c.ids),
+      rewards: example.rewards,
+      completionSpans: group.completions.map((c) => c.spans),
+    };
   }
 
   /**

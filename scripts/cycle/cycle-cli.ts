@@ -58,7 +58,7 @@ const USAGE = `Usage: npm run cycle -- --cloud URL --admin-key KEY --domain D --
   --episodes         agent only, with --self-improve: the live Agent also runs K multi-step
                      episodes per episode task through the agent loop (built-in tools and an
                      MCP server); done episodes -> SFT lines with their calls, done vs failed ->
-                     DPO pairs (not with --method grpo)
+                     DPO pairs; with --method grpo each task's episodes with their rewards
   --episode-tasks N  episode tasks (--episodes)                                   default 12
   --publish-taught-cases  put the taught suites' cases (users' prompts and answers) in the
                      registry lineage, which every install downloads, so the app's gate judges

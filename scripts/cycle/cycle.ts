@@ -72,6 +72,7 @@ import {
   withSuite,
 } from "./self-improve/self-improve";
 import type { GroupLine } from "./self-improve/groups";
+import type { EpisodeGroupLine } from "./self-improve/episode-data";
 import { episodeGate, type EpisodeGate } from "./episode-gate";
 
 /** How the candidate is trained: on the SFT export, the preference export, or SFT then DPO. */
@@ -296,10 +297,6 @@ export async function runCycle(o: CycleOptions): Promise<CycleResult> {
   const method = o.method ?? (o.selfImprove ? "sft+dpo" : "sft");
   if (method === "grpo" && !o.selfImprove)
     throw new Error("GRPO trains on groups of sampled answers with rewards: it needs --self-improve.");
-  if (method === "grpo" && o.selfImprove?.episodes)
-    throw new Error(
-      "Episodes are trajectories with tool calls, which GRPO groups (text answers) cannot hold: use --method sft, dpo or sft+dpo with --episodes.",
-    );
   const started = performance.now();
   await rm(o.work, { recursive: true, force: true });
   await mkdir(o.work, { recursive: true });
@@ -318,7 +315,7 @@ export async function runCycle(o: CycleOptions): Promise<CycleResult> {
   const get = (type: "sft" | "preference", split: "train" | "heldout") =>
     fetchExport({ ...query, type, split }, o.signal);
   let self: SelfImproveReport | null = null;
-  let groups: GroupLine[] = [];
+  let groups: Array<GroupLine | EpisodeGroupLine> = [];
   let selfSuite: Contract | null = null;
   let train: FetchedExport;
   let heldout: FetchedExport;
@@ -349,7 +346,8 @@ export async function runCycle(o: CycleOptions): Promise<CycleResult> {
             train: generated("preference", "train", [...data.selection.dpo, ...(data.episodes?.dpo ?? [])]),
             heldout: generated("preference", "heldout", []),
           };
-    groups = data.groups;
+    // Episodes' groups: completions with their calls, results outside the loss (tokenize-dataset.ts).
+    groups = [...data.groups, ...(data.episodes?.groups ?? [])];
     if (method === "grpo" && groups.length === 0)
       throw new Error(
         `No ${o.domain} prompt's sampled answers differ in reward: GRPO has nothing to learn from.`,

@@ -59,12 +59,15 @@ class GroupExample:
     """A prompt with K >= 2 sampled completions and their scalar rewards (GRPO).
 
     ``advantages`` are the group-relative rewards (r_i - mean) / (std + eps), all zero when the
-    rewards are all equal (such a group carries no signal).
+    rewards are all equal (such a group carries no signal). With ``spans`` (one list per
+    completion, [from, to) in the whole sequence), only those tokens count: completions that
+    called tools learn their calls and texts, not the tool results between them.
     """
 
     prompt: list
     completions: list
     rewards: list
+    spans: list = None
 
     @property
     def advantages(self):
@@ -76,6 +79,8 @@ class GroupExample:
 
     @property
     def loss_tokens(self):
+        if self.spans is not None:
+            return sum(b - a for spans in self.spans for a, b in spans)
         return sum(len(c) for c in self.completions)
 
 
@@ -172,7 +177,18 @@ def _group(obj, where, vocab):
         if abs(r) > MAX_ABS_REWARD:
             message = f"{where}: reward {i} ({r!r}) is out of range: |reward| > {MAX_ABS_REWARD:g}"
             raise TrainerError("bad_data", message)
-    return GroupExample(prompt, parsed, [float(r) for r in rewards])
+    example = GroupExample(prompt, parsed, [float(r) for r in rewards])
+    if "completionSpans" in obj:
+        per = obj["completionSpans"]
+        if not isinstance(per, list) or len(per) != len(parsed):
+            message = f"{where}: \"completionSpans\" must be a list of {len(parsed)} span lists, one per completion"
+            raise TrainerError("bad_data", message)
+        n = len(prompt)
+        example.spans = [
+            [(a + n, b + n) for a, b in _spans({"spans": s}, f"{where}: completion {i}", 0, len(c))]
+            for i, (s, c) in enumerate(zip(per, parsed))
+        ]
+    return example
 
 
 def _parse(obj, where, kinds, vocab, context):
@@ -242,7 +258,11 @@ def seq_batch(examples, device):
 
 def group_sequences(examples):
     """Every completion of every group as an SFT-style sequence, group by group."""
-    return [SeqExample(e.prompt + c, len(e.prompt)) for e in examples for c in e.completions]
+    return [
+        SeqExample(e.prompt + c, len(e.prompt), e.spans[i] if e.spans is not None else None)
+        for e in examples
+        for i, c in enumerate(e.completions)
+    ]
 
 
 def pair_sequences(examples):

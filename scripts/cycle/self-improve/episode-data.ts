@@ -9,7 +9,9 @@
  * Per task: the best episode with reward 1 (done, every call valid) is an SFT line; with a
  * failing episode beside it (reward < 1, with a call or text: a side the trainer can score), the
  * pair (best, worst) is a DPO pair, the failure as the rejected side. Failing episodes without a
- * passing one to pair with are counted as negatives in the report, never a target.
+ * passing one to pair with are counted as negatives in the report, never a target. For GRPO,
+ * every task's scorable episodes with their rewards are one group (when the rewards differ): the
+ * reward itself is what the policy gradient learns from, failures with partial credit included.
  */
 import type { ToolDefinition } from "../../../electron/core/engine/types";
 import type { EpisodeOutcome } from "./episode-reward";
@@ -52,6 +54,15 @@ export interface EpisodePairLine {
   outcome: { chosen: EpisodeLineOutcome; rejected: EpisodeLineOutcome };
 }
 
+export interface EpisodeGroupLine {
+  prompt: Array<{ role: "user"; content: string }>;
+  completions: Msg[][];
+  rewards: number[];
+  tools: Tools;
+  source: typeof EPISODE_SOURCE;
+  outcomes: EpisodeLineOutcome[];
+}
+
 export interface EpisodeStats {
   tasks: number;
   episodes: number;
@@ -71,8 +82,11 @@ export interface EpisodeStats {
   dpoPairs: number;
   /** Failing episodes (reward < 1) that are a DPO pair's rejected side. */
   negativesPaired: number;
-  /** Failing episodes with no passing one of their task to pair with: counted, not trained on. */
+  /** Failing episodes with no passing one of their task to pair with: counted, not trained on by SFT/DPO. */
   negativesUnpaired: number;
+  /** GRPO: tasks with 2+ scorable episodes, and those whose rewards differ (the groups written). */
+  groups: number;
+  groupsWithSignal: number;
 }
 
 const text = (v: unknown): string => (typeof v === "string" ? v : JSON.stringify(v ?? ""));
@@ -117,7 +131,7 @@ export function selectEpisodes(
   tasks: readonly EpisodeTask[],
   episodes: readonly Episode[],
   outcomes: readonly EpisodeOutcome[],
-): { sft: EpisodeSftLine[]; dpo: EpisodePairLine[]; stats: EpisodeStats } {
+): { sft: EpisodeSftLine[]; dpo: EpisodePairLine[]; groups: EpisodeGroupLine[]; stats: EpisodeStats } {
   const stats: EpisodeStats = {
     tasks: 0,
     episodes: episodes.length,
@@ -132,7 +146,10 @@ export function selectEpisodes(
     dpoPairs: 0,
     negativesPaired: 0,
     negativesUnpaired: 0,
+    groups: 0,
+    groupsWithSignal: 0,
   };
+  const groups: EpisodeGroupLine[] = [];
   const sft: EpisodeSftLine[] = [];
   const dpo: EpisodePairLine[] = [];
   const byTask = new Map<string, Array<{ e: Episode; o: EpisodeOutcome }>>();
@@ -154,6 +171,23 @@ export function selectEpisodes(
     const list = byTask.get(task.id);
     if (!list) continue;
     stats.tasks++;
+    const prompt = [{ role: "user" as const, content: task.prompt }];
+    const scored = list.filter((x) => scorable(x.e));
+    if (scored.length >= 2) {
+      stats.groups++;
+      const rewards = scored.map((x) => x.o.reward);
+      if (Math.max(...rewards) !== Math.min(...rewards)) {
+        stats.groupsWithSignal++;
+        groups.push({
+          prompt,
+          completions: scored.map((x) => episodeMessages(x.e)),
+          rewards,
+          tools: toolsOf(scored[0]!.e),
+          source: EPISODE_SOURCE,
+          outcomes: scored.map((x) => lineOutcome(x.o)),
+        });
+      }
+    }
     const passing = list.filter((x) => x.o.reward === 1);
     const failing = list.filter((x) => x.o.reward < 1);
     if (passing.length === 0) {
@@ -164,7 +198,6 @@ export function selectEpisodes(
     // The passing episode with the fewest calls (then the first): the shortest way to done.
     const best = [...passing].sort((a, b) => a.e.calls.length - b.e.calls.length || a.e.k - b.e.k)[0]!;
     const chosen = episodeMessages(best.e);
-    const prompt = [{ role: "user" as const, content: task.prompt }];
     sft.push({
       messages: [...prompt, ...chosen],
       tools: toolsOf(best.e),
@@ -190,5 +223,5 @@ export function selectEpisodes(
     stats.dpoPairs++;
     stats.negativesPaired++;
   }
-  return { sft, dpo, stats };
+  return { sft, dpo, groups, stats };
 }

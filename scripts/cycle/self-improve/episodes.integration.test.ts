@@ -14,6 +14,7 @@ import type { LlamaModel } from "node-llama-cpp";
 import { describe, expect, it } from "vitest";
 import { readDatasetFile } from "../../../cloud/training/dataset-file";
 import { formatDataset } from "../../../cloud/training/tokenize-dataset";
+import { trainAdapter } from "../../../cloud/training/train";
 import { loadLlamaBackend } from "../../../native/engine/llama-backend";
 import { demoAdaptersDir, demoBasePath } from "../../../native/gguf/demo-files";
 import type { EngineClient, GenerateResult, ToolCallOut } from "../../../electron/core/engine/types";
@@ -130,7 +131,7 @@ describe("agent episodes through the agent loop", () => {
     expect(episodeOutcomes(tasks, retried)[0]).toMatchObject({ reward: 0, deniedRetried: true });
   }, 120_000);
 
-  it("their SFT lines and DPO pairs are what the trainer lays out: calls learned, results not", async () => {
+  it("their SFT lines, DPO pairs and GRPO groups are laid out and trained: calls learned, results not", async () => {
     const dir = testDir("macaron-episodes-");
     // Episode 0 of each task is the oracle's, episode 1 a text answer without calls (a negative):
     // the runner gives episode k of task i the seed 1 + 2i + k.
@@ -144,12 +145,14 @@ describe("agent episodes through the agent loop", () => {
       },
     };
     const episodes = await runEpisodes(options(dir, engine, tasks, 2));
-    const { sft, dpo, stats } = selectEpisodes(tasks, episodes, episodeOutcomes(tasks, episodes));
+    const { sft, dpo, groups, stats } = selectEpisodes(tasks, episodes, episodeOutcomes(tasks, episodes));
     expect(stats).toMatchObject({
       sftLines: tasks.length,
       dpoPairs: tasks.length,
       negativesPaired: tasks.length,
+      groupsWithSignal: tasks.length,
     });
+    expect(groups.map((g) => g.rewards)).toEqual(tasks.map(() => [1, 0]));
     const manifest = JSON.parse(readFileSync(join(demoAdaptersDir(), "agent.json"), "utf8")) as {
       toolCallFormat: unknown;
     };
@@ -159,6 +162,7 @@ describe("agent episodes through the agent loop", () => {
       for (const [method, lines] of [
         ["sft", sft],
         ["dpo", dpo],
+        ["grpo", groups],
       ] as const) {
         const path = join(dir, `${method}.jsonl`);
         writeFileSync(path, lines.map((l) => `${JSON.stringify(l)}\n`).join(""));
@@ -182,5 +186,24 @@ describe("agent episodes through the agent loop", () => {
     } finally {
       await model.dispose();
     }
-  }, 180_000);
+    // GRPO on the groups with the real trainer, from the shipped Agent: one step.
+    const trained = await trainAdapter(
+      {
+        base: demoBasePath(),
+        data: join(dir, "grpo.jsonl"),
+        out: join(dir, "trained"),
+        id: "agent",
+        method: "grpo",
+        from: join(demoAdaptersDir(), "agent.gguf"),
+        steps: 1,
+        threads: 1,
+        device: "cpu",
+        seed: 0,
+      },
+      () => undefined,
+    );
+    expect(trained.manifest.lineage.method).toBe("grpo");
+    expect(trained.dataset.toolCalls).toMatchObject({ unmaskedResults: 0, badTools: 0 });
+    expect(trained.report.data.tokens).toBeGreaterThan(0);
+  }, 300_000);
 });

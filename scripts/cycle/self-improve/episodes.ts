@@ -2,8 +2,8 @@
  * The episodes of a self-improvement cycle of the agent domain (`npm run cycle -- --self-improve
  * --episodes`): the live Agent runs K episodes of each episode task (episode-tasks.ts) through
  * the agent loop (episode-runner.ts) on the live core, each is rewarded (episode-reward.ts), and
- * the done ones become SFT lines, (done, failed) DPO pairs (episode-data.ts), beside the
- * single-call data of the same cycle. The report is what the lineage records of them.
+ * the done ones become SFT lines, (done, failed) DPO pairs, and each task's episodes whose
+ * rewards differ a GRPO group (episode-data.ts), beside the single-call data of the same cycle. The report is what the lineage records of them.
  */
 import { randomUUID } from "node:crypto";
 import { mkdtemp, rm } from "node:fs/promises";
@@ -11,7 +11,13 @@ import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { ContractTarget } from "../../../electron/core/contract/contract-runner";
-import { type EpisodePairLine, type EpisodeSftLine, type EpisodeStats, selectEpisodes } from "./episode-data";
+import {
+  type EpisodeGroupLine,
+  type EpisodePairLine,
+  type EpisodeSftLine,
+  type EpisodeStats,
+  selectEpisodes,
+} from "./episode-data";
 import { EPISODE_PARTIAL, episodeOutcomes } from "./episode-reward";
 import { episodeServerSpec, runEpisodes } from "./episode-runner";
 import { EPISODE_FAMILIES, episodeTasks } from "./episode-tasks";
@@ -56,7 +62,12 @@ export async function episodeData(o: {
   systemPrompt: string;
   signal?: AbortSignal;
   log?: (line: string) => void;
-}): Promise<{ sft: EpisodeSftLine[]; dpo: EpisodePairLine[]; report: EpisodeReport }> {
+}): Promise<{
+  sft: EpisodeSftLine[];
+  dpo: EpisodePairLine[];
+  groups: EpisodeGroupLine[];
+  report: EpisodeReport;
+}> {
   const log = o.log ?? (() => undefined);
   const salt = o.options.salt ?? randomUUID();
   const excluded = new Set(o.options.exclude ?? []);
@@ -91,7 +102,7 @@ export async function episodeData(o: {
       log,
     });
     const outcomes = episodeOutcomes(tasks, episodes);
-    const { sft, dpo, stats } = selectEpisodes(tasks, episodes, outcomes);
+    const { sft, dpo, groups, stats } = selectEpisodes(tasks, episodes, outcomes);
     const seconds = (performance.now() - t) / 1000;
     log(
       `episodes: ${stats.done}/${stats.episodes} done (mean reward ${stats.meanReward.toFixed(3)}); ` +
@@ -101,6 +112,7 @@ export async function episodeData(o: {
     return {
       sft,
       dpo,
+      groups,
       report: {
         source: "self-generated-episode",
         samples: o.samples,

@@ -22,7 +22,7 @@ import type { TaskDomain } from "../../../electron/core/contract/task-contract";
 import { TASK_DOMAINS } from "../../../electron/core/contract/task-contract";
 import { DEFAULT_SYSTEM_PROMPT } from "../../../common/prompts";
 import { type GroupLine, type GroupStats, selectGroups } from "./groups";
-import type { EpisodePairLine, EpisodeSftLine } from "./episode-data";
+import type { EpisodeGroupLine, EpisodePairLine, EpisodeSftLine } from "./episode-data";
 import { episodeData, type EpisodeOptions, type EpisodeReport } from "./episodes";
 import { type Sample, scoreSamples, selectTraining, type Selection } from "./score";
 import {
@@ -101,7 +101,7 @@ export interface SelfImproveData {
   /** Unsampled generated tasks for the gate (`options.suite`), tagged `<domain>-self`; null for none. */
   suite: Contract | null;
   /** The episodes' SFT lines and DPO pairs (tool calls), beside `selection`'s; null without. */
-  episodes: { sft: EpisodeSftLine[]; dpo: EpisodePairLine[] } | null;
+  episodes: { sft: EpisodeSftLine[]; dpo: EpisodePairLine[]; groups: EpisodeGroupLine[] } | null;
 }
 
 export const SELF_IMPROVE_DEFAULTS = {
@@ -268,7 +268,9 @@ export async function selfImproveData(o: {
     groups: grouped.groups,
     tasks,
     suite,
-    episodes: ran.episodes ? { sft: ran.episodes.sft, dpo: ran.episodes.dpo } : null,
+    episodes: ran.episodes
+      ? { sft: ran.episodes.sft, dpo: ran.episodes.dpo, groups: ran.episodes.groups }
+      : null,
     report: {
       samples: K,
       temperature,
