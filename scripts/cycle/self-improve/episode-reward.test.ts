@@ -187,7 +187,7 @@ describe("episode data", () => {
       episode(trace(other.id, [done("city_of", { person: other.first }, { city: "Oslo" })], "Oslo."), 0),
     ];
     const outcomes = episodeOutcomes(tasks, episodes);
-    const { sft, dpo, stats } = selectEpisodes(tasks, episodes, outcomes);
+    const { sft, dpo, groups, stats } = selectEpisodes(tasks, episodes, outcomes);
     expect(stats).toMatchObject({
       tasks: 2,
       episodes: 4,
@@ -199,6 +199,15 @@ describe("episode data", () => {
       // The no-call episode (nothing to score) and the unsolved task's failure.
       negativesUnpaired: 2,
       zero: { "no call": 1 },
+    });
+    // GRPO: the solved task's scorable episodes with their rewards (the no-call one has nothing
+    // to score); the other task has one episode, no group.
+    expect(stats).toMatchObject({ groups: 1, groupsWithSignal: 1 });
+    expect(groups[0]!.rewards).toEqual([1, EPISODE_PARTIAL / 2]);
+    expect(parseExampleLine(JSON.stringify(groups[0]), 1)).toMatchObject({
+      kind: "grpo",
+      rewards: [1, EPISODE_PARTIAL / 2],
+      completions: [`The tracking code is ${tracking}.`, "It shipped."],
     });
     expect(sft[0]!.outcome).toMatchObject({ reward: 1, done: true });
     expect(sft[0]!.source).toBe("self-generated-episode");
