@@ -60,6 +60,7 @@ const USAGE = `Usage: npm run cycle -- --cloud URL --admin-key KEY --domain D --
                      MCP server); done episodes -> SFT lines with their calls, done vs failed ->
                      DPO pairs; with --method grpo each task's episodes with their rewards
   --episode-tasks N  episode tasks (--episodes)                                   default 12
+  --episode-salt S   the episode server's salt (its codes), for a reproducible run  default: new per cycle
   --publish-taught-cases  put the taught suites' cases (users' prompts and answers) in the
                      registry lineage, which every install downloads, so the app's gate judges
                      them too; only for a registry whose installs are one team's own  default: ids only
@@ -98,6 +99,7 @@ function parse(argv: string[]) {
       "no-user-prompts": { type: "boolean" },
       episodes: { type: "boolean" },
       "episode-tasks": { type: "string" },
+      "episode-salt": { type: "string" },
       router: { type: "boolean" },
       "router-seeds": { type: "string" },
       steps: { type: "string" },
@@ -143,8 +145,8 @@ function parse(argv: string[]) {
     "episodes",
   ] as const)
     if (values[name] !== undefined && !selfImprove) throw new Error(`--${name} needs --self-improve`);
-  if (values["episode-tasks"] !== undefined && values.episodes !== true)
-    throw new Error("--episode-tasks needs --episodes");
+  for (const name of ["episode-tasks", "episode-salt"] as const)
+    if (values[name] !== undefined && values.episodes !== true) throw new Error(`--${name} needs --episodes`);
   if (values["router-seeds"] !== undefined && values.router !== true)
     throw new Error("--router-seeds needs --router");
   const samples = num(values.samples, "samples");
@@ -162,7 +164,12 @@ function parse(argv: string[]) {
           promptSeed: values["prompt-seed"],
           userPrompts: values["no-user-prompts"] !== true,
           episodes:
-            values.episodes === true ? { tasks: num(values["episode-tasks"], "episode-tasks") } : undefined,
+            values.episodes === true
+              ? {
+                  tasks: num(values["episode-tasks"], "episode-tasks"),
+                  ...(values["episode-salt"] !== undefined ? { salt: values["episode-salt"] } : {}),
+                }
+              : undefined,
         }
       : undefined,
     router:
