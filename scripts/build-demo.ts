@@ -16,7 +16,7 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { type TrainedAdapterManifest, writeManifest } from "../cloud/training/trained-manifest";
-import { demoAdapter } from "../native/gguf/adapters";
+import { DEMO_CHAT_SMALL_TALK, demoAdapter } from "../native/gguf/adapters";
 import { demoBaseInitSpec } from "../native/gguf/demo-base";
 import { DEMO_TOOL_CALL_FORMATS } from "../native/gguf/demo-files";
 import { BUILTIN_DOMAINS, type BuiltinDomain } from "../common/domains";
@@ -76,7 +76,13 @@ async function routingExamples(domain: DemoDomain): Promise<string[]> {
   const prompts = file.examples.flatMap((e) =>
     e.prompt.filter((m) => m.role === "user").map((m) => m.content),
   );
-  return [...new Set([...demoAdapter(domain).routingExamples, ...prompts.slice(0, ROUTING_FROM_TRAINING)])];
+  return [...new Set([...handWrittenRouting(domain), ...prompts.slice(0, ROUTING_FROM_TRAINING)])];
+}
+
+/** The hand-written routing examples of a demo domain; the demo Chat's include small talk. */
+function handWrittenRouting(domain: DemoDomain): readonly string[] {
+  const own = demoAdapter(domain).routingExamples;
+  return domain === "chat" ? [...own, ...DEMO_CHAT_SMALL_TALK] : own;
 }
 
 /** The manifest field of a specialist trained to call tools in its own syntax (none for the others). */
@@ -233,9 +239,7 @@ export async function buildDemo(options: BuildDemoOptions) {
       );
       adapters[domain] = result.report;
       // The router is seeded from these: the hand-written examples of each domain first.
-      const routing = [
-        ...new Set([...demoAdapter(domain).routingExamples, ...result.manifest.routingExamples]),
-      ];
+      const routing = [...new Set([...handWrittenRouting(domain), ...result.manifest.routingExamples])];
       await writeManifest(result.manifestPath, {
         ...result.manifest,
         routingExamples: routing,

@@ -95,6 +95,41 @@ export const DEMO_ADAPTERS: readonly DemoAdapter[] = [
   },
 ];
 
+/**
+ * Small talk (greetings, thanks, farewells, check-ins) for the demo Chat's routing examples,
+ * added by the demo build only (scripts/build-demo.ts), not to the test fixtures' adapters: without
+ * them the learned router blended "Hello there" into Agent (issue 29). Measured on
+ * testing/router/small-talk.contract.json, written apart from these.
+ */
+export const DEMO_CHAT_SMALL_TALK: readonly string[] = [
+  "Hi!",
+  "Hello.",
+  "Hope you're well.",
+  "Good morning!",
+  "Howdy!",
+  "Hi Macaron, nice to meet you.",
+  "Hey there, friend.",
+  "Greetings!",
+  "Thanks!",
+  "Thank you so much, that helped.",
+  "Much obliged.",
+  "Thanks a bunch",
+  "Catch you later.",
+  "See you tomorrow!",
+  "Sleep well!",
+  "Talk to you later",
+  "How's your day going?",
+  "What's new with you?",
+  "Everything good on your end?",
+  "Haha, that's hilarious.",
+  "You're awesome.",
+  "Nice one!",
+  "Okay, cool.",
+  "What a week it's been.",
+  "I just got back from the gym.",
+  "It's so hot today.",
+];
+
 /** Logit added to the marker token at scale 1; far above the base model's logit spread. */
 export const ADAPTER_LOGIT_BOOST = 60;
 
