@@ -29,6 +29,7 @@ import { runCycle, type CycleResult } from "../scripts/cycle/cycle";
 import { makeItem, registerInstall, uploadBatch } from "../testing/cloud/items";
 import { spawnTestEngine } from "../testing/engine/real-engine";
 import { report } from "./stats";
+import { COLORS, type Frame, legendLine, polyline, rateGrid, rateY, svgClose, svgOpen } from "./svg-chart";
 
 const ADMIN = "admin-key-bench-compounding";
 const DOMAIN = "chat";
@@ -303,21 +304,14 @@ function failureReasons(r: CycleResult): string[] {
  * rate (candidate, dashed; live, dotted), and each cycle's verdict along the top.
  */
 export function chart(rows: readonly CycleRow[]): string {
-  const W = 760;
-  const H = 400;
-  const m = { l: 56, r: 190, t: 40, b: 48 };
+  const f: Frame = { W: 760, H: 400, m: { l: 56, r: 190, t: 40, b: 48 } };
+  const { W, H, m } = f;
   const x = (cycle: number) => m.l + ((cycle - 1) / Math.max(rows.length - 1, 1)) * (W - m.l - m.r);
-  const y = (rate: number) => m.t + (1 - rate) * (H - m.t - m.b);
-  const colors = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b"];
+  const y = rateY(f);
   const parts: string[] = [
-    `<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${H}" viewBox="0 0 ${W} ${H}" font-family="sans-serif" font-size="12">`,
-    `<rect width="${W}" height="${H}" fill="#fff"/>`,
-    `<text x="${m.l}" y="18" font-size="14" font-weight="bold">Taught suites and contract per cycle (candidate pass rates)</text>`,
+    ...svgOpen(f, "Taught suites and contract per cycle (candidate pass rates)"),
+    ...rateGrid(f),
   ];
-  for (const t of [0, 0.25, 0.5, 0.75, 1]) {
-    parts.push(`<line x1="${m.l}" x2="${W - m.r}" y1="${y(t)}" y2="${y(t)}" stroke="#ddd"/>`);
-    parts.push(`<text x="${m.l - 8}" y="${y(t) + 4}" text-anchor="end">${t.toFixed(2)}</text>`);
-  }
   for (const r of rows) {
     parts.push(`<text x="${x(r.cycle)}" y="${H - m.b + 18}" text-anchor="middle">cycle ${r.cycle}</text>`);
     parts.push(
@@ -326,15 +320,14 @@ export function chart(rows: readonly CycleRow[]): string {
   }
   const suites = [...new Set(rows.flatMap((r) => Object.keys(r.taught)))];
   const line = (pts: [number, number][], color: string, dash = "") =>
-    pts.length === 0
-      ? ""
-      : `<polyline fill="none" stroke="${color}" stroke-width="2"${dash ? ` stroke-dasharray="${dash}"` : ""} points="${pts.map(([c, v]) => `${x(c)},${y(v)}`).join(" ")}"/>` +
-        pts.map(([c, v]) => `<circle cx="${x(c)}" cy="${y(v)}" r="3" fill="${color}"/>`).join("");
-  const legend = (i: number, color: string, label: string, dash = "") =>
-    `<line x1="${W - m.r + 12}" x2="${W - m.r + 36}" y1="${m.t + 10 + i * 18}" y2="${m.t + 10 + i * 18}" stroke="${color}" stroke-width="2"${dash ? ` stroke-dasharray="${dash}"` : ""}/>` +
-    `<text x="${W - m.r + 42}" y="${m.t + 14 + i * 18}">${label}</text>`;
+    polyline(
+      pts.map(([c, v]) => [x(c), y(v)] as const),
+      color,
+      dash,
+    );
+  const legend = (i: number, color: string, label: string, dash = "") => legendLine(f, i, color, label, dash);
   suites.forEach((id, i) => {
-    const color = colors[i % colors.length]!;
+    const color = COLORS[i % COLORS.length]!;
     const pts = rows.filter((r) => id in r.taught).map((r) => [r.cycle, r.taught[id]!] as [number, number]);
     const topic =
       rows.find((r) => r.taught[id] !== undefined && Object.keys(r.taught).at(-1) === id)?.topic ?? "";
@@ -353,6 +346,6 @@ export function chart(rows: readonly CycleRow[]): string {
     .filter((r) => r.contract.live !== null)
     .map((r) => [r.cycle, r.contract.live!] as [number, number]);
   parts.push(line(live, "#999", "2 3"), legend(k + 1, "#999", "contract (chat), live", "2 3"));
-  parts.push("</svg>\n");
+  parts.push(svgClose());
   return parts.join("\n");
 }
