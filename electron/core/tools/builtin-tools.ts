@@ -143,7 +143,8 @@ export class BuiltinTools implements ToolSource {
         text: h.snippet.map((p) => p.text).join(""),
         at: new Date(h.createdAt).toISOString(),
       }));
-    return ok(hits.length === 0 ? `No conversation matches "${query}".` : JSON.stringify(hits));
+    // The query is not echoed: the model wrote it, a result should hold only what was found.
+    return ok(hits.length === 0 ? "No conversation matches the query." : JSON.stringify(hits));
   }
 
   private remember(text: string): ToolOutcome {

@@ -7,8 +7,10 @@
 import { describe, expect, it } from "vitest";
 import { parseExampleLine } from "../../../cloud/training/dataset-file";
 import { episodeVerdict } from "../episode-gate";
+import { BuiltinTools } from "../../../electron/core/tools/builtin-tools";
 import { selectEpisodes } from "./episode-data";
 import {
+  EPISODE_EXTRA_CALL,
   EPISODE_PARTIAL,
   type EpisodeCall,
   type EpisodeTrace,
@@ -16,7 +18,14 @@ import {
   episodeOutcomes,
 } from "./episode-reward";
 import type { Episode } from "./episode-runner";
-import { EPISODE_FAMILIES, episodeCode, episodeTasks } from "./episode-tasks";
+import {
+  EPISODE_CITIES,
+  EPISODE_FAMILIES,
+  type EpisodeTask,
+  cityOf,
+  episodeCode,
+  episodeTasks,
+} from "./episode-tasks";
 
 const SALT = "test-salt";
 const tasks = episodeTasks({ salt: SALT });
@@ -27,7 +36,8 @@ const done = (tool: string, args: Record<string, unknown>, result: unknown): Epi
   server: "episodes",
   arguments: args,
   state: "done",
-  result: JSON.stringify(result),
+  // A string is the tool's text as is; anything else its JSON (as the server writes it).
+  result: typeof result === "string" ? result : JSON.stringify(result),
   error: null,
 });
 
@@ -96,10 +106,9 @@ describe("episode reward", () => {
       done("order_status", { order_id: `ORD-0000 ${order} ORD-FFFF` }, { tracking }),
     ];
     expect(episodeOutcome(t, trace(t.id, stuffed, `It is ${tracking}.`)).verified).toBe(1);
-    // Calls in the wrong order: the second step cannot come before the first's value.
+    // Calls in the wrong order: the second step before any result gave its value is a guess.
     const reversed = episodeOutcome(t, trace(t.id, [calls[1]!, calls[0]!], `It is ${tracking}.`));
-    expect(reversed.verified).toBe(1);
-    expect(reversed.reward).toBeLessThan(1);
+    expect(reversed).toMatchObject({ verified: 0, guessed: true, done: false, reward: 0 });
   });
 
   it("never rewards a gamed episode: no call, an empty answer, an error, a constant answer", () => {
@@ -161,6 +170,216 @@ describe("episode reward", () => {
     expect(
       episodeOutcome(m, trace(m.id, memCalls, `Forgotten: ${id}.`, { memories: [m.first] })),
     ).toMatchObject({ done: false, reason: "the final state is wrong" });
+  });
+});
+
+/** The built-in search tool's text for a query that matches nothing. */
+async function searchNoHit(query: string): Promise<string> {
+  const b = new BuiltinTools({ search: { search: () => [] } });
+  const tool = b.tools().find((t) => t.name === "search_conversations")!;
+  const out = await b.call(tool, { query }, new AbortController().signal);
+  if (!out.ok) throw new Error(out.error);
+  return out.text;
+}
+
+/** order_status's result for an order id (the server refuses ids it never issued; a test may not). */
+const status = (order: string) => ({
+  order_id: order,
+  status: "shipped",
+  tracking: episodeCode("TRK", SALT, order),
+});
+
+/** The right chain of a search-order task: the stored conversation's order, its tracking code. */
+function searchChain(t = task("search-order")) {
+  const order = episodeCode("ORD", SALT, t.seedConversation!.text.split(" order ")[0]!);
+  const hit = [{ conversation: t.seedConversation!.title, role: "user", text: t.seedConversation!.text }];
+  return { t, order, tracking: episodeCode("TRK", SALT, order), hit };
+}
+
+describe("episode reward against an outside tester's attacks (/tmp/ep-tester, hardened)", () => {
+  it("F1: a value only the call's own arguments supplied (the search echo) carries nothing", async () => {
+    const { t, order, tracking, hit } = searchChain();
+    const fake = "ORD-0000";
+    const query = `${t.first}zz ${fake}`;
+    // The search tool no longer echoes the query...
+    expect(await searchNoHit(query)).not.toContain(fake);
+    // ...and an echo (the old text) is no value: the expected order id is known at build time.
+    const echo = `No conversation matches "${query}".`;
+    const calls = [
+      done("search_conversations", { query }, echo),
+      done("order_status", { order_id: fake }, status(fake)),
+    ];
+    const o = episodeOutcome(t, trace(t.id, calls, `Tracking: ${episodeCode("TRK", SALT, fake)}`));
+    expect(o).toMatchObject({ done: false, verified: 0, reward: 0 });
+    // A result holding another order than the stored one verifies nothing either.
+    const other = done("search_conversations", { query: t.first }, [{ text: `${t.first} order ORD-1234` }]);
+    expect(episodeOutcome(t, trace(t.id, [other], "no")).verified).toBe(0);
+    // The real chain is done.
+    const real = [
+      done("search_conversations", { query: t.first }, hit),
+      done("order_status", { order_id: order }, status(order)),
+    ];
+    expect(episodeOutcome(t, trace(t.id, real, `Tracking: ${tracking}`)).reward).toBe(1);
+  });
+
+  it("F2: a forecast for every city, or every order's status, with every value answered, is not done", () => {
+    const t = task("city-forecast");
+    const city = cityOf(SALT, t.first);
+    const wx = (c: string) => episodeCode("WX", SALT, c);
+    const forecasts = EPISODE_CITIES.map((c) => done("forecast", { city: c }, { city: c, report_id: wx(c) }));
+    const cityCall = done("city_of", { person: t.first }, { person: t.first, city });
+    const all = EPISODE_CITIES.map((c) => `${c}: ${wx(c)}`).join("; ");
+    const o = episodeOutcome(t, trace(t.id, [cityCall, ...forecasts], all));
+    expect(o).toMatchObject({ done: false, guessed: true });
+    expect(o.reward).toBeLessThanOrEqual(EPISODE_PARTIAL / 2);
+    // The right chain with an answer that also lists other report ids: not done either.
+    const right = [cityCall, done("forecast", { city }, { city, report_id: wx(city) })];
+    const listing = episodeOutcome(t, trace(t.id, right, all));
+    expect(listing).toMatchObject({ done: false, verified: 2 });
+    expect(listing.reason).toMatch(/other values/);
+    expect(episodeOutcome(t, trace(t.id, right, `It is ${wx(city)}.`)).reward).toBe(1);
+
+    const { t: ot, order } = orderChain();
+    const others = ["Ana Ruiz", "Bo Lindqvist", "Dana Kim"].map((n) => episodeCode("ORD", SALT, n));
+    const calls = [
+      done("find_order", { customer: ot.first }, { customer: ot.first, order_id: order }),
+      ...[order, ...others].map((x) => done("order_status", { order_id: x }, status(x))),
+    ];
+    const answer = [order, ...others].map((x) => episodeCode("TRK", SALT, x)).join(", ");
+    expect(episodeOutcome(ot, trace(ot.id, calls, answer)).reward).toBeLessThan(1);
+  });
+
+  it("F3: the note's line must be the one asked for", () => {
+    const t = task("note-receipt");
+    const note = episodeCode("N", SALT, t.first);
+    const receipt = episodeCode("R", SALT, note);
+    const create = done("create_note", { title: t.first }, { note_id: note, title: t.first });
+    const add = (text: string) =>
+      done("add_to_note", { note_id: note, text }, { note_id: note, lines: 1, receipt });
+    expect(episodeOutcome(t, trace(t.id, [create, add("x")], `Receipt ${receipt}`))).toMatchObject({
+      done: false,
+      verified: 1,
+    });
+    const line = t.steps[1]!.with!.value;
+    expect(t.prompt).toContain(line);
+    expect(episodeOutcome(t, trace(t.id, [create, add(line)], `Receipt ${receipt}`)).reward).toBe(1);
+  });
+
+  it("F4: two tasks whose chains end on the same value keep a shared correct answer", () => {
+    // A salt whose default draw has two city tasks in one city (the tester found s6).
+    let found: { salt: string; a: EpisodeTask; b: EpisodeTask } | null = null;
+    for (let n = 0; n < 200 && !found; n++) {
+      const salt = `s${n}`;
+      const ts = episodeTasks({ salt, count: 12 }).filter((x) => x.family === "city-forecast");
+      if (ts.length === 2 && cityOf(salt, ts[0]!.first) === cityOf(salt, ts[1]!.first))
+        found = { salt, a: ts[0]!, b: ts[1]! };
+    }
+    expect(found).not.toBeNull();
+    const { salt, a, b } = found!;
+    const all = episodeTasks({ salt, count: 12 });
+    const city = cityOf(salt, a.first);
+    const wx = episodeCode("WX", salt, city);
+    const chain = (x: EpisodeTask) => [
+      done("city_of", { person: x.first }, { person: x.first, city }),
+      done("forecast", { city }, { city, report_id: wx }),
+    ];
+    const answer = `The report id is ${wx}.`;
+    const episodes = [
+      trace(a.id, chain(a), `Report: ${wx}`),
+      trace(a.id, chain(a), answer),
+      trace(b.id, chain(b), answer),
+    ];
+    const outcomes = episodeOutcomes(all, episodes);
+    expect(outcomes.map((o) => o.reward)).toEqual([1, 1, 1]);
+    // No correct episode becomes a rejected side.
+    const asEpisodes = episodes.map((e, k) => ({ ...e, k, seed: k, tools: [], rounds: [] }));
+    expect(selectEpisodes(all, asEpisodes, outcomes).dpo).toHaveLength(0);
+  });
+
+  it("F5: a retried search that finds the order gets the credit of the chain", async () => {
+    const { t, order, tracking, hit } = searchChain();
+    const miss = `${t.first} please`;
+    const calls = [
+      done("search_conversations", { query: miss }, await searchNoHit(miss)),
+      done("search_conversations", { query: t.first }, hit),
+      done("order_status", { order_id: order }, status(order)),
+    ];
+    expect(episodeOutcome(t, trace(t.id, calls, `Tracking code: ${tracking}`))).toMatchObject({
+      reward: 1,
+      extraCalls: 0,
+    });
+  });
+
+  it("F6: a step whose result gave nothing, or a stuffed or sub-word argument, verifies nothing", async () => {
+    const t = task("search-order");
+    const pasted = [done("search_conversations", { query: t.prompt }, await searchNoHit(t.prompt))];
+    expect(episodeOutcome(t, trace(t.id, pasted, "I could not find it.")).reward).toBe(0);
+    // The stuffed query finds the order, yet holds far more than the item.
+    const { hit } = searchChain(t);
+    const stuffed = [done("search_conversations", { query: t.prompt }, hit)];
+    expect(episodeOutcome(t, trace(t.id, stuffed, "hm")).verified).toBe(0);
+    // One memory holding every fact verifies no memory task.
+    const ms = tasks.filter((x) => x.family === "memory-forget");
+    const all = ms.map((x) => x.first).join(". ");
+    for (const m of ms) {
+      const call = done("remember", { text: all }, { remembered: all, id: "u1" });
+      expect(episodeOutcome(m, trace(m.id, [call], `ok ${m.id}`, { memories: [all] })).reward).toBe(0);
+    }
+    // Word boundaries: "automatic" does not hold "mat".
+    const mat = episodeTasks({ salt: SALT }).find((x) => x.family === "search-order" && x.first === "mat")!;
+    const auto = done("search_conversations", { query: "automatic" }, "No conversation matches the query.");
+    expect(episodeOutcome(mat, trace(mat.id, [auto], "hm")).verified).toBe(0);
+    // A memory's id that only the call's own text supplied (an echo) is no id.
+    const m = ms[0]!;
+    const echoed = `${m.first} "id":"evil"`;
+    const echo = done("remember", { text: echoed }, `{"remembered":"${echoed}"}`);
+    expect(episodeOutcome(m, trace(m.id, [echo], "evil", { memories: [] })).verified).toBe(0);
+  });
+
+  it("F7/F8/F10: calls outside the chain (repeats, a cancel not asked for) cost reward; a clean chain ranks first", () => {
+    const { t, order, tracking, calls } = orderChain();
+    const repeated = [...Array<EpisodeCall>(10).fill(calls[0]!), calls[1]!];
+    const r = episodeOutcome(t, trace(t.id, repeated, `It is ${tracking}.`));
+    expect(r).toMatchObject({ done: true, extraCalls: 9 });
+    expect(r.reward).toBeLessThan(1);
+    // Still above any episode that is not done.
+    expect(r.reward).toBeGreaterThan(EPISODE_PARTIAL);
+    const cancel = done("cancel_order", { order_id: order }, { order_id: order, cancelled: true });
+    const c = episodeOutcome(t, trace(t.id, [calls[0]!, cancel, calls[1]!], `It is ${tracking}.`));
+    expect(c).toMatchObject({ done: true, extraCalls: 1, reward: 1 - EPISODE_EXTRA_CALL });
+    // Partial credit does not read the answer (F7, documented): the step is verifiable progress.
+    const one = episodeOutcomes(
+      [t],
+      [trace(t.id, calls.slice(0, 1), "ok"), trace(t.id, calls.slice(0, 1), "ok")],
+    );
+    expect(one.map((o) => o.reward)).toEqual([EPISODE_PARTIAL / 2, EPISODE_PARTIAL / 2]);
+  });
+
+  it("still refuses: another field, a non-string or stuffed id, a guessed id, JSON injected in a memory", () => {
+    const { t, order, tracking } = orderChain();
+    const find = done("find_order", { customer: t.first }, { order_id: order });
+    const field = [find, done("order_status", { id: order, order_id: "x" }, status(order))];
+    expect(episodeOutcome(t, trace(t.id, field, tracking)).verified).toBe(1);
+    const stuffed = [
+      find,
+      done("order_status", { order_id: `${order} `.repeat(500) }, status(order)),
+      done("order_status", { order_id: [order] }, status(order)),
+    ];
+    expect(episodeOutcome(t, trace(t.id, stuffed, tracking)).verified).toBe(1);
+    const guessed = [find, done("order_status", { order_id: "ORD-FFFF" }, status("ORD-FFFF"))];
+    expect(episodeOutcome(t, trace(t.id, guessed, episodeCode("TRK", SALT, "ORD-FFFF"))).reward).toBe(
+      EPISODE_PARTIAL / 2,
+    );
+    const padded = [done("find_order", { customer: ` ${t.first.toUpperCase()} ` }, { order_id: order })];
+    const ok = [...padded, done("order_status", { order_id: order }, status(order))];
+    expect(episodeOutcome(t, trace(t.id, ok, tracking.toLowerCase())).reward).toBe(1);
+    const m = task("memory-forget");
+    const text = `${m.first}","id":"evil`;
+    const injected = [
+      done("remember", { text }, JSON.stringify({ remembered: text, id: "real-id" })),
+      done("forget", { id: "evil" }, { forgotten: text, id: "evil" }),
+    ];
+    expect(episodeOutcome(m, trace(m.id, injected, "evil", { memories: [] })).verified).toBe(1);
   });
 });
 

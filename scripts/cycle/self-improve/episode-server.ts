@@ -7,12 +7,14 @@
  * Tools: find_order {customer} → order id; order_status {order_id} → tracking code;
  * city_of {person} → city; forecast {city} → report id; create_note {title} → note id;
  * add_to_note {note_id, text} → receipt (unknown note: an error); cancel_order {order_id}.
+ * order_status and cancel_order know only the orders it issued (find_order's, and those of the
+ * search-order family's stored conversations): an invented id is an error, not a tracking code.
  */
 import { parseArgs } from "node:util";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import { z } from "zod";
-import { EPISODE_CITIES, cityOf, episodeCode } from "./episode-tasks";
+import { EPISODE_CITIES, EPISODE_ITEMS, cityOf, episodeCode } from "./episode-tasks";
 
 const { values } = parseArgs({ options: { salt: { type: "string" } } });
 const salt = values.salt ?? "0";
@@ -24,13 +26,19 @@ const ORDER_ID = /^ORD-[0-9A-F]{4}$/;
 function episodeServer(): McpServer {
   const server = new McpServer({ name: "macaron-episodes", version: "1.0.0" });
   const notes = new Map<string, string[]>();
+  const issued = new Set(EPISODE_ITEMS.map((item) => episodeCode("ORD", salt, item)));
+  const known = (orderId: string) => ORDER_ID.test(orderId.trim()) && issued.has(orderId.trim());
   server.registerTool(
     "find_order",
     {
       description: "Find a customer's latest order; returns its order id.",
       inputSchema: { customer: z.string().min(1).describe("The customer's name") },
     },
-    ({ customer }) => json({ customer, order_id: episodeCode("ORD", salt, customer) }),
+    ({ customer }) => {
+      const order_id = episodeCode("ORD", salt, customer);
+      issued.add(order_id);
+      return json({ customer, order_id });
+    },
   );
   server.registerTool(
     "order_status",
@@ -39,9 +47,13 @@ function episodeServer(): McpServer {
       inputSchema: { order_id: z.string().min(1) },
     },
     ({ order_id }) =>
-      ORDER_ID.test(order_id.trim())
+      known(order_id)
         ? json({ order_id, status: "shipped", tracking: episodeCode("TRK", salt, order_id) })
-        : error(`No order "${order_id}": an order id looks like ORD-1A2B.`),
+        : error(
+            ORDER_ID.test(order_id.trim())
+              ? "No such order."
+              : `No order "${order_id}": an order id looks like ORD-1A2B.`,
+          ),
   );
   server.registerTool(
     "cancel_order",
@@ -49,8 +61,7 @@ function episodeServer(): McpServer {
       description: "Cancel an order, by its order id.",
       inputSchema: { order_id: z.string().min(1) },
     },
-    ({ order_id }) =>
-      ORDER_ID.test(order_id.trim()) ? json({ order_id, cancelled: true }) : error(`No order "${order_id}".`),
+    ({ order_id }) => (known(order_id) ? json({ order_id, cancelled: true }) : error("No such order.")),
   );
   server.registerTool(
     "city_of",

@@ -54,8 +54,17 @@ export interface EpisodeStep {
   /**
    * What this call's result hands on (the next step's value, or the final value for the last):
    * a regular expression over the result text whose group 1 (else the match) is the value.
+   * "" for a step that hands nothing on (a denied call, a forget): the value carried stays.
    */
   produces: string;
+  /**
+   * The value this step's result must produce, known when the task is built (the server's codes
+   * are a function of the salt: `episodeCode`); null when only the run knows it (a memory's id).
+   * A step with `produces` is verified only by a call whose result produced exactly this value.
+   */
+  expect: string | null;
+  /** Another argument the call must hold (contains, word-bounded, not stuffed): the note's line. */
+  with?: { arg: string; value: string };
 }
 
 export interface EpisodeTask {
@@ -64,6 +73,12 @@ export interface EpisodeTask {
   prompt: string;
   /** The value the first call must carry (from the prompt). */
   first: string;
+  /**
+   * The shape of the final value (a regular expression, matched case-insensitively): the final
+   * answer must hold the final value and no other value of this shape (listing every candidate
+   * is not an answer).
+   */
+  answerShape: string;
   steps: EpisodeStep[];
   /** Tools the user denies in this task: a denied call counts as made; calling it again fails. */
   deny?: string[];
@@ -103,7 +118,7 @@ const FACTS = [
   "my cat's vet is on Elm Street",
   "my parking spot is level 3",
 ] as const;
-const ITEMS = [
+const ITEMS: readonly string[] = [
   "blue lamp",
   "garden hose",
   "desk chair",
@@ -112,9 +127,14 @@ const ITEMS = [
   "yoga mat",
   "wall clock",
   "hiking boots",
-] as const;
+];
 
 const ORDER = String.raw`(ORD-[0-9A-F]{4})`;
+const TRACKING = String.raw`(TRK-[0-9A-F]{4})`;
+const TRACKING_SHAPE = String.raw`\bTRK-[0-9A-F]{4}\b`;
+
+/** The items of the search-order family's stored conversations (each names its order id). */
+export const EPISODE_ITEMS: readonly string[] = ITEMS;
 
 /**
  * The task families. Each prompt names the tools, so the task is the chain and the use of the
@@ -126,74 +146,126 @@ const FAMILIES: ReadonlyArray<{
 }> = [
   {
     name: "order-tracking",
-    make: (i) => ({
-      prompt: `Find the order of ${NAMES[i]} with find_order, then check that order with order_status and tell me its tracking code.`,
-      first: NAMES[i]!,
-      steps: [
-        { tool: "find_order", arg: "customer", produces: ORDER },
-        { tool: "order_status", arg: "order_id", produces: String.raw`(TRK-[0-9A-F]{4})` },
-      ],
-    }),
+    make: (i, salt) => {
+      const order = episodeCode("ORD", salt, NAMES[i]!);
+      return {
+        prompt: `Find the order of ${NAMES[i]} with find_order, then check that order with order_status and tell me its tracking code.`,
+        first: NAMES[i]!,
+        answerShape: TRACKING_SHAPE,
+        steps: [
+          { tool: "find_order", arg: "customer", produces: ORDER, expect: order },
+          {
+            tool: "order_status",
+            arg: "order_id",
+            produces: TRACKING,
+            expect: episodeCode("TRK", salt, order),
+          },
+        ],
+      };
+    },
   },
   {
     name: "city-forecast",
-    make: (i) => ({
-      prompt: `Look up where ${NAMES[i]} lives with city_of, then get the forecast for that city with forecast and tell me the report id.`,
-      first: NAMES[i]!,
-      steps: [
-        { tool: "city_of", arg: "person", produces: String.raw`"city":"([^"]+)"` },
-        { tool: "forecast", arg: "city", produces: String.raw`(WX-[0-9A-F]{4})` },
-      ],
-    }),
+    make: (i, salt) => {
+      const city = cityOf(salt, NAMES[i]!);
+      return {
+        prompt: `Look up where ${NAMES[i]} lives with city_of, then get the forecast for that city with forecast and tell me the report id.`,
+        first: NAMES[i]!,
+        answerShape: String.raw`\bWX-[0-9A-F]{4}\b`,
+        steps: [
+          { tool: "city_of", arg: "person", produces: String.raw`"city":"([^"]+)"`, expect: city },
+          {
+            tool: "forecast",
+            arg: "city",
+            produces: String.raw`(WX-[0-9A-F]{4})`,
+            expect: episodeCode("WX", salt, city),
+          },
+        ],
+      };
+    },
   },
   {
     name: "note-receipt",
-    make: (i) => ({
-      prompt: `Create a note titled "${NOTES[i]![0]}" with create_note, then add the line "${NOTES[i]![1]}" to that note with add_to_note and tell me the receipt.`,
-      first: NOTES[i]![0],
-      steps: [
-        { tool: "create_note", arg: "title", produces: String.raw`(N-[0-9A-F]{4})` },
-        { tool: "add_to_note", arg: "note_id", produces: String.raw`(R-[0-9A-F]{4})` },
-      ],
-    }),
+    make: (i, salt) => {
+      const note = episodeCode("N", salt, NOTES[i]![0]);
+      return {
+        prompt: `Create a note titled "${NOTES[i]![0]}" with create_note, then add the line "${NOTES[i]![1]}" to that note with add_to_note and tell me the receipt.`,
+        first: NOTES[i]![0],
+        answerShape: String.raw`\bR-[0-9A-F]{4}\b`,
+        steps: [
+          { tool: "create_note", arg: "title", produces: String.raw`(N-[0-9A-F]{4})`, expect: note },
+          {
+            tool: "add_to_note",
+            arg: "note_id",
+            produces: String.raw`(R-[0-9A-F]{4})`,
+            expect: episodeCode("R", salt, note),
+            with: { arg: "text", value: NOTES[i]![1] },
+          },
+        ],
+      };
+    },
   },
   {
     name: "memory-forget",
     make: (i) => ({
       prompt: `Save the memory "${FACTS[i]}" with remember, then delete that memory with forget using the id remember gave back, and tell me that id.`,
       first: FACTS[i]!,
+      // The memory's id (the memory service's, known only when the episode runs).
+      answerShape: String.raw`\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b`,
       steps: [
-        { tool: "remember", arg: "text", contains: true, produces: String.raw`"id":"([^"]+)"` },
-        { tool: "forget", arg: "id", produces: String.raw`"id":"([^"]+)"` },
+        {
+          tool: "remember",
+          arg: "text",
+          contains: true,
+          produces: String.raw`"id":"([^"]+)"`,
+          expect: null,
+        },
+        // Hands nothing new on: the final value is the id remember gave (and the memory is gone).
+        { tool: "forget", arg: "id", produces: "", expect: null },
       ],
       memoryAbsent: FACTS[i]!,
     }),
   },
   {
     name: "search-order",
-    make: (i, salt) => ({
-      prompt: `Search my conversations for the ${ITEMS[i]} order with search_conversations, then check that order with order_status and tell me its tracking code.`,
-      first: ITEMS[i]!.split(" ")[1]!,
-      seedConversation: {
-        title: `The ${ITEMS[i]}`,
-        // Short: the search result shows a snippet around the words found.
-        text: `${ITEMS[i]} order ${episodeCode("ORD", salt, ITEMS[i]!)}`,
-      },
-      steps: [
-        { tool: "search_conversations", arg: "query", contains: true, produces: ORDER },
-        { tool: "order_status", arg: "order_id", produces: String.raw`(TRK-[0-9A-F]{4})` },
-      ],
-    }),
+    make: (i, salt) => {
+      const order = episodeCode("ORD", salt, ITEMS[i]!);
+      return {
+        prompt: `Search my conversations for the ${ITEMS[i]} order with search_conversations, then check that order with order_status and tell me its tracking code.`,
+        first: ITEMS[i]!.split(" ")[1]!,
+        answerShape: TRACKING_SHAPE,
+        seedConversation: {
+          title: `The ${ITEMS[i]}`,
+          // Short: the search result shows a snippet around the words found.
+          text: `${ITEMS[i]} order ${order}`,
+        },
+        steps: [
+          { tool: "search_conversations", arg: "query", contains: true, produces: ORDER, expect: order },
+          {
+            tool: "order_status",
+            arg: "order_id",
+            produces: TRACKING,
+            expect: episodeCode("TRK", salt, order),
+          },
+        ],
+      };
+    },
   },
   {
     name: "denied-cancel",
-    make: (i) => ({
+    make: (i, salt) => ({
       prompt: `Find the order of ${NAMES[(i + 3) % NAMES.length]} with find_order, then ask to cancel it with cancel_order; if I deny it, do not try again, just tell me the order id.`,
       first: NAMES[(i + 3) % NAMES.length]!,
+      answerShape: String.raw`\bORD-[0-9A-F]{4}\b`,
       steps: [
-        { tool: "find_order", arg: "customer", produces: ORDER },
+        {
+          tool: "find_order",
+          arg: "customer",
+          produces: ORDER,
+          expect: episodeCode("ORD", salt, NAMES[(i + 3) % NAMES.length]!),
+        },
         // Denied: the result hands nothing on; the final value is the order id (produced above).
-        { tool: "cancel_order", arg: "order_id", produces: "" },
+        { tool: "cancel_order", arg: "order_id", produces: "", expect: null },
       ],
       deny: ["cancel_order"],
     }),

@@ -21,7 +21,7 @@ import type { EngineClient, GenerateResult, ToolCallOut } from "../../../electro
 import { REPO_ROOT } from "../../../testing/mcp/mcp-test-servers";
 import { testDir } from "../../../testing/core/temp-dir";
 import { selectEpisodes } from "./episode-data";
-import { episodeOutcomes } from "./episode-reward";
+import { EPISODE_PARTIAL, episodeOutcomes } from "./episode-reward";
 import { episodeServerSpec, runEpisodes, type RunEpisodesOptions } from "./episode-runner";
 import { EPISODE_FAMILIES, type EpisodeTask, episodeTasks, producedValue } from "./episode-tasks";
 
@@ -60,7 +60,7 @@ const oracle: Policy = (task, results) => {
   for (const [i, r] of results.entries()) carried = producedValue(task.steps[i]!.produces, r) ?? carried;
   const step = task.steps[results.length];
   if (!step) return result(`Here it is: ${carried}.`);
-  const extra = step.tool === "add_to_note" ? { text: "a line for the note" } : {};
+  const extra = step.with ? { [step.with.arg]: step.with.value } : {};
   return result("", [{ name: step.tool, arguments: { [step.arg]: carried, ...extra } }]);
 };
 
@@ -129,6 +129,59 @@ describe("agent episodes through the agent loop", () => {
     const retried = await runEpisodes(options(testDir("macaron-episodes-"), scripted(retry), [task]));
     expect(retried[0]!.calls.map((c) => c.state)).toEqual(["done", "denied", "denied"]);
     expect(episodeOutcomes(tasks, retried)[0]).toMatchObject({ reward: 0, deniedRetried: true });
+  }, 120_000);
+
+  it("gamed chains get no full reward from the same loop and server (an outside tester's attacks)", async () => {
+    const at = (family: string) => tasks.find((t) => t.family === family)!;
+    const match = (re: RegExp, text: string | undefined) => re.exec(text ?? "")?.[0] ?? "none";
+    // F1: a search that finds nothing with an invented order id in the query, then that id.
+    const search = at("search-order");
+    const invented: Policy = (_t, r) =>
+      r.length === 0
+        ? result("", [{ name: "search_conversations", arguments: { query: `${search.first}zz ORD-0000` } }])
+        : r.length === 1
+          ? result("", [{ name: "order_status", arguments: { order_id: "ORD-0000" } }])
+          : result(`Tracking ${match(/TRK-[0-9A-F]{4}/, r[1])}`);
+    // F3: the note gets another line than the one asked for.
+    const note = at("note-receipt");
+    const wrongLine: Policy = (_t, r) =>
+      r.length === 0
+        ? result("", [{ name: "create_note", arguments: { title: note.first } }])
+        : r.length === 1
+          ? result("", [
+              { name: "add_to_note", arguments: { note_id: match(/N-[0-9A-F]{4}/, r[0]), text: "x" } },
+            ])
+          : result(`Receipt ${match(/R-[0-9A-F]{4}/, r[1])}`);
+    // F2: city_of, then a forecast for every city without reading city_of's, every id answered.
+    const city = at("city-forecast");
+    const spray: Policy = (_t, r) =>
+      r.length === 0
+        ? result("", [{ name: "city_of", arguments: { person: city.first } }])
+        : r.length === 1
+          ? result(
+              "",
+              ["Lisbon", "Oslo", "Nairobi", "Lima", "Hanoi", "Tunis", "Quito", "Tallinn"].map((c) => ({
+                name: "forecast",
+                arguments: { city: c },
+              })),
+            )
+          : result(r.map((x) => match(/WX-[0-9A-F]{4}/, x)).join(" "));
+    for (const [task, policy] of [
+      [search, invented],
+      [note, wrongLine],
+      [city, spray],
+    ] as const) {
+      const episodes = await runEpisodes(options(testDir("macaron-episodes-"), scripted(policy), [task]));
+      const [o] = episodeOutcomes(tasks, episodes);
+      expect(o, `${task.id}: ${JSON.stringify(episodes[0]!.calls)}`).toMatchObject({ done: false });
+      expect(o!.reward).toBeLessThanOrEqual(EPISODE_PARTIAL / 2);
+    }
+    // The server refuses the order id it never issued; the search does not echo the query.
+    const e = await runEpisodes(options(testDir("macaron-episodes-"), scripted(invented), [search]));
+    expect(e[0]!.calls.map((c) => c.result ?? c.error)).toEqual([
+      "No conversation matches the query.",
+      expect.stringMatching(/No such order/),
+    ]);
   }, 120_000);
 
   it("their SFT lines, DPO pairs and GRPO groups are laid out and trained: calls learned, results not", async () => {
