@@ -260,7 +260,8 @@ async function main(): Promise<number> {
         const e = result.episodesGate;
         console.log(
           `episodes gate (${e.episodes} episodes a side, tasks not trained on): candidate mean reward ` +
-            `${e.candidate.meanReward.toFixed(3)} vs live ${e.live.meanReward.toFixed(3)}: ${e.passed ? "ok" : "failed"}`,
+            `${e.candidate.meanReward.toFixed(3)} vs live ${e.live.meanReward.toFixed(3)}, episodes with a valid call ` +
+            `${e.candidate.validCallShare.toFixed(3)} vs ${e.live.validCallShare.toFixed(3)}: ${e.passed ? "ok" : "failed"}`,
         );
       }
       for (const [domain, g] of Object.entries(s.groups))

@@ -2,8 +2,11 @@
  * The episodes' part of a self-improvement cycle's gate (`--episodes`): live and candidate each
  * run K episodes of episode tasks the cycle did not train on (the next tasks of the same draw,
  * another salt: codes neither has seen), through the agent loop on the cloud side's core
- * (self-improve/episodes.ts); the candidate is rejected when its mean episode reward falls more
- * than the contract's `maxRegression` below live's. The same seeds on both sides.
+ * (self-improve/episodes.ts); the candidate is rejected when its mean episode reward, or its
+ * share of episodes with at least one schema-valid call, falls more than the contract's
+ * `maxRegression` below live's. The second signal is there because the reward alone is blind
+ * where it is 0 on both sides (the demo: a candidate that stopped calling tools passed 0 vs 0).
+ * The same seeds on both sides.
  */
 import { copyFile, mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
@@ -13,11 +16,19 @@ import type { TrainResult } from "../../cloud/training/train";
 import { withLiveCore } from "./cloud-gate";
 import { episodeData, type EpisodeOptions } from "./self-improve/episodes";
 
+/** What the gate compares of one side's episodes. */
+export interface EpisodeSide {
+  meanReward: number;
+  done: number;
+  /** Share of episodes with at least one schema-valid call. */
+  validCallShare: number;
+}
+
 export interface EpisodeGate {
   /** Episodes per side. */
   episodes: number;
-  live: { meanReward: number; done: number };
-  candidate: { meanReward: number; done: number };
+  live: EpisodeSide;
+  candidate: EpisodeSide;
   /** The most the candidate's mean reward may fall below live's. */
   margin: number;
   passed: boolean;
@@ -26,18 +37,25 @@ export interface EpisodeGate {
   salt: string;
 }
 
-/** The verdict: the candidate's mean reward at most `margin` below live's; why not, when not. */
+/**
+ * The verdict: the candidate's mean reward and its share of episodes with a schema-valid call
+ * each at most `margin` below live's; why not, when not.
+ */
 export function episodeVerdict(
-  live: { meanReward: number },
-  candidate: { meanReward: number },
+  live: Pick<EpisodeSide, "meanReward" | "validCallShare">,
+  candidate: Pick<EpisodeSide, "meanReward" | "validCallShare">,
   margin: number,
 ): { passed: boolean; reason: string | null } {
-  const passed = candidate.meanReward >= live.meanReward - margin - 1e-9;
+  const reasons: string[] = [];
+  if (candidate.meanReward < live.meanReward - margin - 1e-9)
+    reasons.push(`mean reward ${candidate.meanReward.toFixed(3)} against live ${live.meanReward.toFixed(3)}`);
+  if (candidate.validCallShare < live.validCallShare - margin - 1e-9)
+    reasons.push(
+      `episodes with a valid call ${candidate.validCallShare.toFixed(3)} against live ${live.validCallShare.toFixed(3)}`,
+    );
   return {
-    passed,
-    reason: passed
-      ? null
-      : `agent episodes: mean reward ${candidate.meanReward.toFixed(3)} against live ${live.meanReward.toFixed(3)} (margin ${margin})`,
+    passed: reasons.length === 0,
+    reason: reasons.length === 0 ? null : `agent episodes: ${reasons.join("; ")} (margin ${margin})`,
   };
 }
 
@@ -84,19 +102,29 @@ export async function episodeGate(o: {
         systemPrompt: DEFAULT_SYSTEM_PROMPT,
         signal: o.signal,
       });
-      return { meanReward: r.report.meanReward, done: r.report.done, episodes: r.report.episodes };
+      return {
+        meanReward: r.report.meanReward,
+        done: r.report.done,
+        validCallShare: r.report.validCallShare,
+        episodes: r.report.episodes,
+      };
     });
   const live = await run(o.liveDir);
   const candidate = await run(candidateDir);
   const { passed, reason } = episodeVerdict(live, candidate, o.margin);
   log(
-    `episodes gate: candidate ${candidate.done}/${candidate.episodes} done, mean reward ${candidate.meanReward.toFixed(3)}; ` +
-      `live ${live.done}/${live.episodes}, ${live.meanReward.toFixed(3)}: ${passed ? "ok" : "FAILED"}`,
+    `episodes gate: candidate ${candidate.done}/${candidate.episodes} done, mean reward ${candidate.meanReward.toFixed(3)}, ` +
+      `${candidate.validCallShare.toFixed(3)} with a valid call; live ${live.done}/${live.episodes}, ` +
+      `${live.meanReward.toFixed(3)}, ${live.validCallShare.toFixed(3)}: ${passed ? "ok" : "FAILED"}`,
   );
   return {
     episodes: live.episodes,
-    live: { meanReward: live.meanReward, done: live.done },
-    candidate: { meanReward: candidate.meanReward, done: candidate.done },
+    live: { meanReward: live.meanReward, done: live.done, validCallShare: live.validCallShare },
+    candidate: {
+      meanReward: candidate.meanReward,
+      done: candidate.done,
+      validCallShare: candidate.validCallShare,
+    },
     margin: o.margin,
     passed,
     reason,

@@ -81,7 +81,10 @@ describe("self-improvement with agent episodes", () => {
       // The gate's episodes: other tasks of the draw, another salt, live and candidate alike.
       const gate = result.episodesGate!;
       expect(gate).toMatchObject({ episodes: TASKS * SAMPLES, salt: "episodes-loop-gate" });
-      expect(gate.passed).toBe(gate.candidate.meanReward >= gate.live.meanReward - gate.margin);
+      expect(gate.passed).toBe(
+        gate.candidate.meanReward >= gate.live.meanReward - gate.margin - 1e-9 &&
+          gate.candidate.validCallShare >= gate.live.validCallShare - gate.margin - 1e-9,
+      );
       expect(result.contract.passed).toBe(result.contract.reasons.length === 0);
       if (!gate.passed) expect(result.contract.reasons).toContain(gate.reason);
       expect(logs.some((l) => l.startsWith("episodes gate: "))).toBe(true);

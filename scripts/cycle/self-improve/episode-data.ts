@@ -73,6 +73,13 @@ export interface EpisodeStats {
   /** Tasks with at least one episode of reward 1 (= SFT lines). */
   tasksSolved: number;
   meanReward: number;
+  /**
+   * Share of episodes with at least one schema-valid call (any state but invalid): non-zero even
+   * where no step is verified, so the gate sees a candidate that stopped calling tools.
+   */
+  validCallShare: number;
+  /** Mean steps verified per episode. */
+  meanVerified: number;
   /** Episodes with reward 0 and why (no call, empty answer, constant answer, denied retried…). */
   zero: Record<string, number>;
   /** Episodes with a call that failed its schema. */
@@ -139,6 +146,8 @@ export function selectEpisodes(
     doneShare: 0,
     tasksSolved: 0,
     meanReward: 0,
+    validCallShare: 0,
+    meanVerified: 0,
     zero: {},
     invalidCalls: 0,
     deniedRetried: 0,
@@ -157,6 +166,8 @@ export function selectEpisodes(
     const o = outcomes[i]!;
     byTask.set(e.taskId, [...(byTask.get(e.taskId) ?? []), { e, o }]);
     stats.meanReward += o.reward;
+    stats.meanVerified += o.verified;
+    if (e.calls.some((c) => c.state !== "invalid")) stats.validCallShare++;
     if (o.reward === 1) stats.done++;
     if (o.reward === 0) {
       const why = o.reason.replace(/:.*$/, "").replace(/ \(.*\)$/, "");
@@ -166,6 +177,8 @@ export function selectEpisodes(
     if (o.deniedRetried) stats.deniedRetried++;
   });
   stats.meanReward = episodes.length ? stats.meanReward / episodes.length : 0;
+  stats.meanVerified = episodes.length ? stats.meanVerified / episodes.length : 0;
+  stats.validCallShare = episodes.length ? stats.validCallShare / episodes.length : 0;
   stats.doneShare = episodes.length ? stats.done / episodes.length : 0;
   for (const task of tasks) {
     const list = byTask.get(task.id);

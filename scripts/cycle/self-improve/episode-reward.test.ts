@@ -443,11 +443,31 @@ describe("episode data", () => {
 });
 
 describe("episode gate", () => {
-  it("rejects a candidate whose mean episode reward falls more than the margin below live's", () => {
-    expect(episodeVerdict({ meanReward: 0 }, { meanReward: 0 }, 0)).toEqual({ passed: true, reason: null });
-    expect(episodeVerdict({ meanReward: 0.5 }, { meanReward: 0.46 }, 0.05).passed).toBe(true);
-    const r = episodeVerdict({ meanReward: 0.5 }, { meanReward: 0.25 }, 0.05);
+  it("rejects a candidate whose mean episode reward, or share of episodes with a valid call, falls past the margin", () => {
+    const side = (meanReward: number, validCallShare: number) => ({ meanReward, validCallShare });
+    expect(episodeVerdict(side(0, 0), side(0, 0), 0)).toEqual({ passed: true, reason: null });
+    expect(episodeVerdict(side(0.5, 1), side(0.46, 1), 0.05).passed).toBe(true);
+    const r = episodeVerdict(side(0.5, 1), side(0.25, 1), 0.05);
     expect(r.passed).toBe(false);
     expect(r.reason).toMatch(/mean reward 0.250 against live 0.500/);
+    // F9: reward 0 on both sides (the demo), but the candidate stopped calling tools: rejected.
+    const silent = episodeVerdict(side(0, 21 / 48), side(0, 0), 0.05);
+    expect(silent.passed).toBe(false);
+    expect(silent.reason).toMatch(/episodes with a valid call 0.000 against live 0.438/);
+  });
+
+  it("the share of episodes with a valid call and the mean steps verified are in the stats", () => {
+    const { t, tracking, calls } = orderChain();
+    const invalid: EpisodeCall = { ...calls[0]!, state: "invalid", result: null };
+    const traces = [
+      trace(t.id, calls, `It is ${tracking}.`),
+      trace(t.id, [invalid], "hm"),
+      trace(t.id, [], "no call"),
+      trace(t.id, calls.slice(0, 1), "half"),
+    ];
+    const episodes = traces.map((e, k) => ({ ...e, k, seed: k, tools: [], rounds: [] }));
+    const { stats } = selectEpisodes(tasks, episodes, episodeOutcomes(tasks, traces));
+    expect(stats.validCallShare).toBe(2 / 4);
+    expect(stats.meanVerified).toBe((2 + 0 + 0 + 1) / 4);
   });
 });
