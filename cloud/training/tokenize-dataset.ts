@@ -50,8 +50,13 @@ export interface ToolCallStats {
   calls: number;
   /** Tokens of the calls' results, laid out but not learned. */
   resultTokens: number;
-  /** Results not found in the layout (learned like the answer). */
+  /**
+   * Results not found in the layout. A line holding one is dropped (`droppedUnmasked`), never
+   * trained on: its result's tokens would be learned as if the model had written them.
+   */
   unmaskedResults: number;
+  /** Lines dropped because a result of theirs was not found in the layout. */
+  droppedUnmasked: number;
   /** Examples dropped because a tool's schema cannot be a grammar (the engine refuses it too). */
   badTools: number;
 }
@@ -122,8 +127,8 @@ export function splitHeldOut(examples: RawExample[]): { train: RawExample[]; hel
   return { train, heldout };
 }
 
-/** Lays examples out and applies the length policy. */
-class LineBuilder {
+/** Lays examples out and applies the length policy. Exported for its tests. */
+export class LineBuilder {
   droppedTooLong = 0;
   truncated = 0;
   retokenized = 0;
@@ -132,6 +137,7 @@ class LineBuilder {
     calls: 0,
     resultTokens: 0,
     unmaskedResults: 0,
+    droppedUnmasked: 0,
     badTools: 0,
   };
 
@@ -151,7 +157,19 @@ class LineBuilder {
       this.toolCalls[k] += other.toolCalls[k];
   }
 
-  /** The tokenized line of `example`, or null when it is dropped for its length. */
+  /**
+   * Whether a tool line's completions left a result unrendered (not found in the layout, so
+   * inside the loss): then it is counted and the line dropped.
+   */
+  private unmasked(completions: ReadonlyArray<{ unmaskedResults: number }>): boolean {
+    const n = completions.reduce((a, c) => a + c.unmaskedResults, 0);
+    if (n === 0) return false;
+    this.toolCalls.unmaskedResults += n;
+    this.toolCalls.droppedUnmasked++;
+    return true;
+  }
+
+  /** The tokenized line of `example`, or null when it is dropped (its length, an unmasked result). */
   build(example: RawExample, file: string): Line | null {
     if (example.kind === "grpo" || this.method === "grpo") return this.buildGroup(example, file);
     if (example.kind === "sft" && example.tools) return this.buildTools(example, file);
@@ -222,10 +240,10 @@ class LineBuilder {
       this.droppedTooLong++;
       return null;
     }
+    if (this.unmasked(group.completions)) return null;
     for (const c of group.completions) {
       this.toolCalls.calls += c.calls;
       this.toolCalls.resultTokens += c.resultTokens;
-      this.toolCalls.unmaskedResults += c.unmaskedResults;
     }
     this.toolCalls.examples++;
     return {
@@ -259,10 +277,10 @@ class LineBuilder {
       this.droppedTooLong++;
       return null;
     }
+    if (this.unmasked([f])) return null;
     if (f.calls > 0) this.toolCalls.examples++;
     this.toolCalls.calls += f.calls;
     this.toolCalls.resultTokens += f.resultTokens;
-    this.toolCalls.unmaskedResults += f.unmaskedResults;
     return { kind: "sft", ids: f.ids, start: f.start, spans: f.spans };
   }
 
@@ -290,10 +308,10 @@ class LineBuilder {
       this.droppedTooLong++;
       return null;
     }
+    if (this.unmasked([pair.chosen, pair.rejected])) return null;
     for (const side of [pair.chosen, pair.rejected]) {
       this.toolCalls.calls += side.calls;
       this.toolCalls.resultTokens += side.resultTokens;
-      this.toolCalls.unmaskedResults += side.unmaskedResults;
     }
     this.toolCalls.examples++;
     return {

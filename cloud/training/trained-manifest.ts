@@ -57,6 +57,8 @@ export interface TrainingLineage {
       calls: number;
       resultTokens: number;
       unmaskedResults: number;
+      /** Lines dropped for a result not found in the layout; absent in older manifests. */
+      droppedUnmasked?: number;
       badTools: number;
     };
   };
