@@ -151,6 +151,7 @@ export async function main(argv: string[]): Promise<void> {
         const work = join(dir, cycles === 1 ? `work-${domain}` : `work-${domain}-${c}`);
         t0 = performance.now();
         let lines: string[] = [];
+        let noCycle = "";
         const result = await runCycle({
           cloud: cloud.url,
           adminKey: ADMIN,
@@ -182,6 +183,7 @@ export async function main(argv: string[]): Promise<void> {
           // Nothing passed its checks (GRPO: no prompt's answers differ in reward): the cycle has
           // nothing to learn from (a result, not a crash).
           if (!/passed its checks|differ in reward/.test(err.message)) throw err;
+          noCycle = err.message;
           return null;
         });
         const prev = records[records.length - 1]!;
@@ -194,7 +196,7 @@ export async function main(argv: string[]): Promise<void> {
           records.push(
             nextRecord(domain, prev, {
               kind: "no cycle",
-              reason: err(lines),
+              reason: noCycle,
               ...parseSampledLog(sampled),
               seconds,
             }),

@@ -69,7 +69,7 @@ export function legendBox(f: Frame, i: number, color: string, label: string): st
   );
 }
 
-/** A bar from the 0 line up to `rate`, `data-*` attributes naming what it shows. */
+/** A bar from the 0 line up to `rate` (clamped to 0–1), `data-*` attributes naming what it shows. */
 export function bar(
   f: Frame,
   x: number,
@@ -79,7 +79,8 @@ export function bar(
   data: Record<string, string | number> = {},
 ): string {
   const y = rateY(f);
-  const top = y(Math.max(0, Math.min(1, rate)));
+  // At least 2 px high: a bar of 0 (a zero-height rect is not drawn at all) shows as a line on the axis.
+  const top = Math.min(y(Math.max(0, Math.min(1, rate))), y(0) - 2);
   const attrs = Object.entries(data)
     .map(([k, v]) => ` data-${k}="${esc(String(v))}"`)
     .join("");
