@@ -6,7 +6,9 @@
  * offered. Every line carries its `outcome` (reward, done, calls valid, no denied call retried)
  * and `source: "self-generated-episode"`; the trainer reads neither.
  *
- * Per task: the best episode with reward 1 (done, every call valid) is an SFT line; with a
+ * Per task: the best episode with reward 1 (done, every call valid, no call outside the chain: a
+ * done episode padded with repeats or calls not asked for scores below 1 and is never a target,
+ * at most a rejected side beside a clean one) is an SFT line; with a
  * failing episode beside it (reward < 1, with a call or text: a side the trainer can score), the
  * pair (best, worst) is a DPO pair, the failure as the rejected side. Failing episodes without a
  * passing one to pair with are counted as negatives in the report, never a target. For GRPO,
