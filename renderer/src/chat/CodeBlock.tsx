@@ -34,7 +34,8 @@ export function CodeBlock({ code, language }: { code: string; language: string |
           {state === "copied" ? "Copied" : state === "failed" ? "Copy failed" : ""}
         </span>
       </div>
-      <pre>
+      {/* Focusable, so that a keyboard user can scroll a long line (axe: scrollable-region-focusable). */}
+      <pre tabIndex={0}>
         <code className={language ? `language-${language}${highlighted === null ? "" : " hljs"}` : undefined}>
           {highlighted ?? text}
         </code>

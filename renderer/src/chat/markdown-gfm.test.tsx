@@ -54,6 +54,11 @@ describe("code blocks", () => {
     expect(html).toContain('<span class="hljs-string">&quot;hi&quot;</span>');
   });
 
+  it("makes a code block reachable by keyboard, so that a long line can be scrolled (axe: scrollable-region-focusable)", () => {
+    const html = render("```js\n" + "x".repeat(400) + "\n```");
+    expect(html).toMatch(/<pre tabindex="0"><code/);
+  });
+
   it("leaves a fence with an unknown or no language as plain text (no guessing)", () => {
     expect(render("```nosuchlang\nconst x = 1;\n```")).not.toContain("hljs-");
     expect(render("```\nconst x = 1;\n```")).not.toContain("hljs-");
