@@ -25,7 +25,8 @@ import {
  * sampled groups, the KL to the reference (the base, or the parent adapter) weighted by --beta.
  * On the tiny demo base a few steps make the high-reward completions of held-out groups (animals
  * the training groups never named) likelier than the low-reward ones; a group whose rewards are
- * all equal changes nothing; the KL term is zero at step 0; malformed groups are refused.
+ * all equal changes nothing; a lone answer measured against a stated baseline (a user's failed
+ * trajectory) is trained away from; the KL term is zero at step 0; malformed groups are refused.
  */
 
 const tmp = suiteDir("macaron-grpo-");
@@ -165,6 +166,44 @@ describe("train --method grpo", () => {
     expect(errorEvent(c)!.message).toMatch(/every one of the 3 groups .* all equal: GRPO has no signal/);
   });
 
+  it("a lone answer with a baseline (a user's trajectory): a failure is made less likely, a success likelier", async () => {
+    // Users' trajectories with nothing to compare with in their group (cloud/prepare/groups.ts):
+    // A = reward − baseline, so a lone failure's advantage is −0.5 and its answer is trained away from.
+    const lone = (answer: string, reward: number) => ({
+      kind: "grpo" as const,
+      prompt: chatPrompt("Say cat"),
+      completions: [[...bytes(answer), IM_END]],
+      rewards: [reward],
+      baseline: 0.5,
+    });
+    const flags = ["--method", "grpo", "--steps", "3", "--batch-size", "1", "--warmup", "0", "--beta", "0.1"];
+    const cases = [
+      ["grpo-lone-negative", lone("No.", 0)],
+      ["grpo-lone-positive", lone("cat!", 1)],
+    ] as const;
+    const moved: number[] = [];
+    for (const [name, line] of cases) {
+      const run = await train(tmp.path, name, { base, data: await dataFile(tmp.path, name, [line]), flags });
+      expectDone(run);
+      expect(eventsNamed(run, "start")[0]).toMatchObject({ examples: 1, groups: 1, zeroVarianceGroups: 0 });
+      const [[before]] = await meanLogProbs([line]);
+      const [[after]] = await meanLogProbs([line], run.out);
+      moved.push(after! - before!);
+    }
+    console.log(
+      `GRPO lone answers (baseline 0.5): mean log-prob per token of the failure ${moved[0]!.toFixed(4)}, ` +
+        `of the success +${moved[1]!.toFixed(4)}`,
+    );
+    expect(moved[0]).toBeLessThan(-1e-3);
+    expect(moved[1]).toBeGreaterThan(1e-3);
+
+    // A lone answer whose reward is the baseline carries no signal: nothing to learn.
+    const flat = await dataFile(tmp.path, "grpo-lone-flat", [lone("Hm.", 0.5)]);
+    const none = await train(tmp.path, "grpo-lone-flat", { base, data: flat, flags });
+    expect(none.code).toBe(1);
+    expect(errorEvent(none)).toMatchObject({ code: "empty_data" });
+  });
+
   it("refuses malformed groups with bad_data naming the line and the fault", async () => {
     const good = JSON.stringify(group("cat"));
     const cases: [string, string, RegExp][] = [
@@ -219,6 +258,17 @@ describe("train --method grpo", () => {
         "spans-range",
         JSON.stringify({ ...group("cat"), completionSpans: [[[0, 1]], [[0, 1]], [[0, 99]], [[0, 1]]] }),
         /completion 2: "spans" must be ascending \[from, to\) pairs within 0\.\.\d+/,
+      ],
+      [
+        // A baseline lets a group hold one completion, never none; it must be a finite number.
+        "baseline-none",
+        JSON.stringify({ ...group("cat"), completions: [], rewards: [], baseline: 0.5 }),
+        /at least 1 completion \(got 0\)/,
+      ],
+      [
+        "baseline-text",
+        JSON.stringify({ ...group("cat"), baseline: "0.5" }),
+        /baseline \('0\.5'\) is not a finite number/,
       ],
       [
         "kind",

@@ -62,19 +62,31 @@ class GroupExample:
     rewards are all equal (such a group carries no signal). With ``spans`` (one list per
     completion, [from, to) in the whole sequence), only those tokens count: completions that
     called tools learn their calls and texts, not the tool results between them.
+
+    With a ``baseline`` (users' trajectories with nothing to be compared with in their group: a
+    lone failure, a lone success, answers that all failed) the group may hold a single completion
+    and A_i = r_i - baseline: the group has no mean or spread of its own, so the line states the
+    reward it is measured against (cloud/prepare/groups.ts uses 0.5, halfway between a failure's 0
+    and a success's 1). Not divided by a spread: one answer's verdict is weaker evidence than a
+    contrast inside a group, and ±0.5 keeps it at half a contrasting pair's ±1.
     """
 
     prompt: list
     completions: list
     rewards: list
     spans: list = None
+    baseline: float = None
 
     @property
     def advantages(self):
+        if self.baseline is not None:
+            return [r - self.baseline for r in self.rewards]
         return group_advantages(self.rewards)
 
     @property
     def has_signal(self):
+        if self.baseline is not None:
+            return any(r != self.baseline for r in self.rewards)
         return max(self.rewards) != min(self.rewards)
 
     @property
@@ -156,13 +168,26 @@ def _spans(obj, where, start, length):
     return out
 
 
+def _finite_reward(value, what, where):
+    """A reward-scale number: finite, not a bool or a string, within MAX_ABS_REWARD."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise TrainerError("bad_data", f"{where}: {what} ({value!r}) is not a finite number")
+    if abs(value) > MAX_ABS_REWARD:
+        message = f"{where}: {what} ({value!r}) is out of range: |reward| > {MAX_ABS_REWARD:g}"
+        raise TrainerError("bad_data", message)
+    return float(value)
+
+
 def _group(obj, where, vocab):
-    """A GRPO line: prompt, K >= 2 non-empty completions, K finite rewards."""
+    """A GRPO line: prompt, K >= 2 non-empty completions (K >= 1 with a baseline), K finite rewards."""
     prompt = _ids(obj, "prompt", where, vocab)
+    baseline = _finite_reward(obj["baseline"], "baseline", where) if "baseline" in obj else None
+    least = 1 if baseline is not None else 2
     completions = obj.get("completions")
-    if not isinstance(completions, list) or len(completions) < 2:
+    if not isinstance(completions, list) or len(completions) < least:
         got = len(completions) if isinstance(completions, list) else "none"
-        message = f"{where}: a group needs \"completions\", at least 2 completions (got {got})"
+        plural = "completion" if least == 1 else "completions"
+        message = f"{where}: a group needs \"completions\", at least {least} {plural} (got {got})"
         raise TrainerError("bad_data", message)
     parsed = [
         _ids({f"completions[{i}]": c}, f"completions[{i}]", where, vocab) for i, c in enumerate(completions)
@@ -171,13 +196,8 @@ def _group(obj, where, vocab):
     if not isinstance(rewards, list) or len(rewards) != len(completions):
         message = f"{where}: \"rewards\" must be a list of {len(completions)} numbers, one per completion"
         raise TrainerError("bad_data", message)
-    for i, r in enumerate(rewards):
-        if isinstance(r, bool) or not isinstance(r, (int, float)) or not math.isfinite(r):
-            raise TrainerError("bad_data", f"{where}: reward {i} ({r!r}) is not a finite number")
-        if abs(r) > MAX_ABS_REWARD:
-            message = f"{where}: reward {i} ({r!r}) is out of range: |reward| > {MAX_ABS_REWARD:g}"
-            raise TrainerError("bad_data", message)
-    example = GroupExample(prompt, parsed, [float(r) for r in rewards])
+    parsed_rewards = [_finite_reward(r, f"reward {i}", where) for i, r in enumerate(rewards)]
+    example = GroupExample(prompt, parsed, parsed_rewards, baseline=baseline)
     if "completionSpans" in obj:
         per = obj["completionSpans"]
         if not isinstance(per, list) or len(per) != len(parsed):

@@ -3,7 +3,8 @@
 Each example is a prompt with K completions sampled from the live adapter and their rewards
 (data.py GroupExample). A completion's advantage is its group-relative reward
 A_i = (r_i - mean) / (std + eps); a group whose rewards are all equal has no signal (the session
-leaves it out and says so). Per completion token t, with rho_t = pi(y_t|.) / pi_old(y_t|.):
+leaves it out and says so). A group with a stated ``baseline`` (users' trajectories without a
+contrast in their group, possibly one alone) has A_i = r_i - baseline instead (data.py). Per completion token t, with rho_t = pi(y_t|.) / pi_old(y_t|.):
 
     loss_t = -min(rho_t * A_i, clip(rho_t, 1 - clip, 1 + clip) * A_i) + beta * KL_t
     KL_t   = exp(ref_t - pol_t) - (ref_t - pol_t) - 1        (the k3 estimator, >= 0)

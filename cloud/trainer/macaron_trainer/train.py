@@ -66,7 +66,8 @@ class LoraSession(Session):
 
     def _drop_groups_without_signal(self):
         """GRPO: a group whose rewards are all equal has zero advantages and carries no signal;
-        it is left out of training (and of the held-out loss), and the run says how many."""
+        it is left out of training (and of the held-out loss), and the run says how many. A group
+        with a baseline has none only when every reward equals the baseline."""
         counts = {}
         for what, data in (("training", self.data), ("heldout", self.heldout)):
             if data is None:
