@@ -7,13 +7,20 @@
  * with statements about the user (something to remember).
  *
  *   npx tsx bench/memory-proposals.ts            (prints JSON; writes bench/results/memory-proposals.json)
+ *   npx tsx bench/memory-proposals.ts --messages testing/memory/outsider-messages.json
+ *       another user's turns ({"messages": [{"text", "aboutUser"}]}, labelled by whoever wrote
+ *       them); also scores the filter's first step (`statesAboutUser`: is a proposal asked for
+ *       at all) against those labels, which needs no model.
  */
-import { mkdirSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { parseArgs } from "node:util";
+import { z } from "zod";
 import type { Memory, Message } from "../electron/api";
 import { EngineSupervisor } from "../electron/core/engine/supervisor";
+import { statesAboutUser } from "../electron/core/memory/memory-text";
 import { assembleCore } from "../electron/core/index";
 import type { EngineQueue } from "../electron/core/models/engine-queue";
 import { demoAdaptersDir, demoBasePath } from "../native/gguf/demo-files";
@@ -69,14 +76,53 @@ const STATEMENTS = [
   "I usually code in the evening.",
 ];
 
+interface Turn {
+  text: string;
+  /** Whether the message states something lasting about the user (the writer's label). */
+  aboutUser: boolean;
+}
+
 /** Every fourth turn is a statement: 40 turns, in a fixed order. */
-function turns(): string[] {
-  const out: string[] = [];
+function ownTurns(): Turn[] {
+  const out: Turn[] = [];
   let r = 0;
   let s = 0;
   const count = Number(process.env.BENCH_TURNS ?? 40);
-  for (let i = 0; i < count; i++) out.push(i % 4 === 3 ? STATEMENTS[s++]! : REQUESTS[r++]!);
+  for (let i = 0; i < count; i++)
+    out.push(
+      i % 4 === 3 ? { text: STATEMENTS[s++]!, aboutUser: true } : { text: REQUESTS[r++]!, aboutUser: false },
+    );
   return out;
+}
+
+const MessagesFile = z.object({
+  author: z.string().optional(),
+  messages: z.array(z.object({ text: z.string().min(1), aboutUser: z.boolean() })).min(1),
+});
+
+/** The filter's first step against the writer's labels: is a proposal asked for at all. */
+function triggerScore(turns: readonly Turn[]) {
+  let asked = 0;
+  let askedAboutUser = 0;
+  const missed: string[] = [];
+  const askedForOthers: string[] = [];
+  for (const t of turns) {
+    const ask = statesAboutUser(t.text);
+    if (ask) asked++;
+    if (ask && t.aboutUser) askedAboutUser++;
+    if (!ask && t.aboutUser) missed.push(t.text);
+    if (ask && !t.aboutUser) askedForOthers.push(t.text);
+  }
+  const aboutUser = turns.filter((t) => t.aboutUser).length;
+  return {
+    messages: turns.length,
+    aboutUser,
+    asked,
+    recall: aboutUser === 0 ? null : Math.round((askedAboutUser / aboutUser) * 100) / 100,
+    precision: asked === 0 ? null : Math.round((askedAboutUser / asked) * 100) / 100,
+    missed,
+    askedForOthers,
+  };
 }
 
 interface Run {
@@ -89,7 +135,7 @@ interface Run {
   seconds: number;
 }
 
-async function run(filter: "off" | "on"): Promise<Run> {
+async function run(filter: "off" | "on", messages: readonly Turn[]): Promise<Run> {
   process.env.MACARON_MEMORY_PROPOSAL_FILTER = filter === "on" ? "1" : "0";
   const dataDir = await mkdtemp(join(tmpdir(), "macaron-bench-proposals-"));
   const core = await assembleCore(
@@ -107,9 +153,8 @@ async function run(filter: "off" | "on"): Promise<Run> {
   const statementMessages = new Set<string>();
   try {
     // One conversation per 10 turns, like a user trying the demo in a few chats.
-    const messages = turns();
     let conversationId = "";
-    for (const [i, text] of messages.entries()) {
+    for (const [i, { text, aboutUser }] of messages.entries()) {
       if (i % 10 === 0) {
         const c = value<{ id: string }>(
           await core.dispatch("conversations.create", { title: `Bench ${i / 10}` }, ctx),
@@ -119,7 +164,7 @@ async function run(filter: "off" | "on"): Promise<Run> {
       const sent = value<{ userMessage: Message; assistantMessage: Message }>(
         await core.dispatch("chat.send", { conversationId, text }, ctx),
       );
-      if (STATEMENTS.includes(text)) statementMessages.add(sent.userMessage.id);
+      if (aboutUser) statementMessages.add(sent.userMessage.id);
       const answerId = sent.assistantMessage.id;
       const done = events.of("chat.done").some((d) => d.message.id === answerId)
         ? null
@@ -154,9 +199,25 @@ async function run(filter: "off" | "on"): Promise<Run> {
 }
 
 async function main(): Promise<void> {
-  const before = await run("off");
-  const after = await run("on");
-  const result = { bench: "memory-proposals", date: new Date().toISOString(), before, after };
+  const { values } = parseArgs({ options: { messages: { type: "string" } } });
+  let messages = ownTurns();
+  let source = "own (bench/memory-proposals.ts)";
+  if (values.messages) {
+    const file = MessagesFile.parse(JSON.parse(readFileSync(values.messages, "utf8")));
+    messages = file.messages;
+    source = `${values.messages}${file.author ? ` (${file.author})` : ""}`;
+  }
+  const trigger = triggerScore(messages);
+  const before = await run("off", messages);
+  const after = await run("on", messages);
+  const result = {
+    bench: "memory-proposals",
+    date: new Date().toISOString(),
+    source,
+    trigger,
+    before,
+    after,
+  };
   mkdirSync(join(import.meta.dirname, "results"), { recursive: true });
   writeFileSync(
     join(import.meta.dirname, "results", "memory-proposals.json"),

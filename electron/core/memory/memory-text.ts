@@ -98,11 +98,12 @@ export function factsQuestion(userMessage: string): string {
 /**
  * A sentence in which the user says something about themselves: "I …", "I'm …", "my …",
  * "call me …", not a question. Requests ("write a poem", "fix this loop") and questions state
- * nothing to remember, so no proposal is asked for them. A lone lowercase "i" does not count
- * (`for i in range`); "i'm" does.
+ * nothing to remember, so no proposal is asked for them. Chat spelling counts too: "im", "ive"
+ * and a lowercase "i" before a word ("i use neovim"), but not a loop variable (`for i in range`,
+ * `i = 0`).
  */
 const FIRST_PERSON =
-  /(?:^|[^\p{L}\p{N}_'])(?:I|I'(?:m|ve|d|ll)|i'(?:m|ve|d|ll)|[Mm]y|[Mm]ine|[Mm]yself|[Cc]all me)(?![\p{L}\p{N}_'])/u;
+  /(?:^|[^\p{L}\p{N}_'])(?:I|I'(?:m|ve|d|ll)|i'(?:m|ve|d|ll)|[Ii](?:m|ve)(?= )|i(?= (?!in\b)\p{Ll})|[Mm]y|[Mm]ine|[Mm]yself|[Cc]all me)(?![\p{L}\p{N}_'])/u;
 
 /** True when some sentence of `text` (not a question) speaks about the user in the first person. */
 export function statesAboutUser(text: string): boolean {
@@ -136,9 +137,11 @@ function wordsOf(text: string): string[] {
 
 /**
  * Whether a proposed fact is worth showing: a short sentence (3+ words, 10+ characters) about
- * the user whose content words all come from what the user wrote. A model that cannot follow
- * the task (the tiny demo writes made-up words and fragments: "teachend", "g", "1,") fails it;
- * a fact restating the user's own words ("The user lives in Lyon") passes.
+ * the user, at least two thirds of whose content words come from what the user wrote. A model
+ * that cannot follow the task (the tiny demo writes made-up words and fragments: "teachend",
+ * "g", "1,") fails it; a fact restating the user's own words ("The user lives in Lyon", "The
+ * user uses neovim") passes, and so does one with a word of its own ("The user prefers metric
+ * units" for "use celsius and metric").
  */
 export function proposalWorthKeeping(fact: string, userText: string): boolean {
   if (fact.length < 10) return false;
@@ -146,11 +149,14 @@ export function proposalWorthKeeping(fact: string, userText: string): boolean {
   const lettered = words.filter((w) => /^\p{L}[\p{L}']*$/u.test(w));
   if (lettered.length < 3 || lettered.length < words.length * 0.75) return false;
   if (!/\b(?:user|I|my|you|your)\b/i.test(fact)) return false;
-  const said = new Set(wordsOf(userText));
+  const said = [...new Set(wordsOf(userText))];
   const content = words.filter((w) => w.length > 1 && !FUNCTION_WORDS.has(w));
   if (content.length === 0) return false;
-  // A word counts as the user's when they wrote it or a form of it ("lives" for "live").
-  const stems = [...said].filter((w) => w.length >= 4).map((w) => w.slice(0, 4));
-  const fromUser = (w: string) => said.has(w) || (w.length >= 4 && stems.includes(w.slice(0, 4)));
-  return content.every(fromUser);
+  // A word counts as the user's when they wrote it or another form of it: one is the start of
+  // the other and the shorter has 4+ letters ("lives" for "live"), or a 3-letter word takes an
+  // ending ("uses" for "use", not "teaches" for "tea").
+  const form = (long: string, short: string) =>
+    long.startsWith(short) && (short.length >= 4 || /^(?:s|es|d|ed|ing|r)$/.test(long.slice(short.length)));
+  const fromUser = (w: string) => said.some((u) => u === w || form(w, u) || form(u, w));
+  return content.filter(fromUser).length * 3 >= content.length * 2;
 }
