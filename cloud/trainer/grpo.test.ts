@@ -186,9 +186,9 @@ describe("train --method grpo", () => {
       const run = await train(tmp.path, name, { base, data: await dataFile(tmp.path, name, [line]), flags });
       expectDone(run);
       expect(eventsNamed(run, "start")[0]).toMatchObject({ examples: 1, groups: 1, zeroVarianceGroups: 0 });
-      const [[before]] = await meanLogProbs([line]);
-      const [[after]] = await meanLogProbs([line], run.out);
-      moved.push(after! - before!);
+      const before = (await meanLogProbs([line]))[0]![0]!;
+      const after = (await meanLogProbs([line], run.out))[0]![0]!;
+      moved.push(after - before);
     }
     console.log(
       `GRPO lone answers (baseline 0.5): mean log-prob per token of the failure ${moved[0]!.toFixed(4)}, ` +
