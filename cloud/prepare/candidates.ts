@@ -13,11 +13,13 @@
  * that was rated bad: both sides laid out with their calls (the tools of both offered), and the
  * line keeps both outcomes (`outcome`: reward 1 chosen, reward 0 and why rejected), which the
  * trainer does not read. Failed trajectories with no allowed answer to pair with are counted in
- * the report (`trajectories`, negatives.ts), never a target.
+ * the report (`trajectories`, negatives.ts); the groups export (groups.ts) trains them: users'
+ * trajectories, succeeded and failed, grouped by prompt with their rewards as GRPO lines.
  */
 import type { FeedbackItem } from "../../common/feedback-protocol";
 import { hasText } from "../ingest";
 import { normalizeText, promptKey, type Message } from "./normalize";
+import { isGroupLine, userGroup, type UserGroupLine } from "./groups";
 import {
   asPlainMessage,
   messageText,
@@ -31,7 +33,7 @@ import {
   type ToolLine,
 } from "./trajectory";
 
-export type ExportType = "sft" | "preference";
+export type ExportType = "sft" | "preference" | "groups";
 
 export type Line =
   | { messages: LineMessage[]; tools?: ToolLine[] }
@@ -42,7 +44,8 @@ export type Line =
       tools?: ToolLine[];
       /** Pairs of trajectories: each side's outcome (reward and why it failed). */
       outcome?: { chosen: TrajectoryOutcome; rejected: TrajectoryOutcome };
-    };
+    }
+  | UserGroupLine;
 
 /** A line and what the filters need to know about it. */
 export interface Example {
@@ -53,13 +56,33 @@ export interface Example {
   prompt: Message[];
   /** The answers a trainer learns to produce, each with the conversation before it. */
   targets: { context: Message[]; answer: string }[];
+  /**
+   * Users' failed trajectories the line trains on (a pair's rejected side, a group's reward-0
+   * answers), and of those how many had no successful answer to their prompt: the report's
+   * `negativesTrained` counts them over the lines written (negatives.ts).
+   */
+  negatives?: { carried: number; unpaired: number };
 }
 
 export type Candidate = { example: Example } | { drop: "malformed" | "sameAnswer" | "toolFailed" };
 
 /** Candidates of one type, in item order (ratings pairs after the rest, by first good rating). */
 export function buildCandidates(items: readonly FeedbackItem[], type: ExportType): Candidate[] {
+  if (type === "groups") return groupCandidates(items);
   return type === "sft" ? sftCandidates(items) : preferenceCandidates(items);
+}
+
+/** Users' trajectories by prompt, each prompt's group in the order of its first item (groups.ts). */
+function groupCandidates(items: readonly FeedbackItem[]): Candidate[] {
+  const byKey = new Map<string, FeedbackItem[]>();
+  for (const item of items) {
+    const entry = trajectoryEntry(item);
+    if (!entry) continue;
+    const group = byKey.get(entry.key) ?? [];
+    group.push(item);
+    byKey.set(entry.key, group);
+  }
+  return [...byKey.values()].map((group) => userGroup(promptMessages(group[0]!)!, group));
 }
 
 function sftCandidates(items: readonly FeedbackItem[]): Candidate[] {
@@ -203,6 +226,7 @@ function toolPair(good: FeedbackItem, bad: FeedbackItem): Candidate {
       items: [good, bad],
       prompt,
       targets: [{ context: prompt, answer: good.response ?? "" }],
+      negatives: { carried: 1, unpaired: 0 },
     },
   };
 }
@@ -240,18 +264,24 @@ export function promptMessages(item: FeedbackItem): Message[] | null {
 
 /** Every text of a line (what the PII re-check reads). */
 export function lineTexts(line: Line): string[] {
-  const msgs = "messages" in line ? line.messages : [...line.prompt, ...line.chosen, ...line.rejected];
+  const msgs =
+    "messages" in line
+      ? line.messages
+      : isGroupLine(line)
+        ? [...line.prompt, ...line.completions.flat()]
+        : [...line.prompt, ...line.chosen, ...line.rejected];
   const tools = line.tools ? [JSON.stringify(line.tools)] : [];
   return [...msgs.map(messageText), ...tools];
 }
 
-/** The messages a trainer sees at once: the conversation, or the prompt with the longer answer. */
+/** The messages a trainer sees at once: the conversation, or the prompt with the longest answer. */
 export function longestSequence(line: Line): Message[] {
   // Tools documented in the prompt cost tokens too: counted as one more message.
   const tools: Message[] = line.tools ? [{ role: "system", content: JSON.stringify(line.tools) }] : [];
   if ("messages" in line) return [...tools, ...line.messages.map(asPlainMessage)];
   const bytes = (side: LineMessage[]) => side.reduce((n, m) => n + Buffer.byteLength(messageText(m)), 0);
-  const longer = bytes(line.chosen) >= bytes(line.rejected) ? line.chosen : line.rejected;
+  const sides = isGroupLine(line) ? line.completions : [line.chosen, line.rejected];
+  const longer = sides.reduce((a, b) => (bytes(b) > bytes(a) ? b : a));
   return [...tools, ...line.prompt, ...longer.map(asPlainMessage)];
 }
 

@@ -1,6 +1,7 @@
 /**
  * The data-preparation pipeline: stored feedback → filtered, deduplicated, length-checked
- * training lines in a train and a held-out split, with a count for every item and line.
+ * training lines in a train and a held-out split, with a count for every item and line. Three
+ * types: sft, preference, and groups (users' trajectories as GRPO groups, groups.ts).
  * Filters run in this order and a line is counted under the first that drops it:
  * malformed, sameAnswer, toolFailed (candidates), consent, pii, injection, thumbsDown,
  * followUpCorrected, customSystem, truncated, tooLong, duplicate (exact line); then lines of one
@@ -22,7 +23,7 @@ import {
 } from "./candidates";
 import { DEFAULT_BYTES_PER_TOKEN, DEFAULT_MAX_TOKENS, tokenCounter } from "./length";
 import { foldNearDuplicates, NEAR_DUPLICATE_THRESHOLD, SHINGLE_SIZE } from "./near-duplicates";
-import { countPairing, countTrajectory, emptyTrajectoryCounts } from "./negatives";
+import { countPairing, countTrained, countTrajectory, emptyTrajectoryCounts } from "./negatives";
 import { answerKey, promptKey } from "./normalize";
 import {
   DEFAULT_MAX_INSTALL_SHARE,
@@ -105,7 +106,7 @@ export function prepareExport(input: PrepareInput, opts: PrepareOptions): Prepar
   // Answers that called tools, kept with their outcome: failed ones are counted as negatives.
   const trajectories = emptyTrajectoryCounts();
   const outcomes = items.flatMap((item) => countTrajectory(trajectories, item) ?? []);
-  countPairing(trajectories, outcomes, opts.type === "preference");
+  countPairing(trajectories, outcomes, opts.type);
   const thumbsDown = thumbsDownKeys(input.ratings ? parseAll(input.ratings) : items);
   const corrected = correctedKeys(items);
 
@@ -164,7 +165,12 @@ export function prepareExport(input: PrepareInput, opts: PrepareOptions): Prepar
     const installs = bySide[side].map((i) => survivors[i]!.install);
     const capped = capInstalls(installs, options.maxInstallShare!, quality.installCap[side]);
     dropped.installCap += installs.length - capped.length;
-    for (const j of capped) lines[side].push(survivors[bySide[side][j]!]!.json);
+    for (const j of capped) {
+      const survivor = survivors[bySide[side][j]!]!;
+      lines[side].push(survivor.json);
+      // Held-out lines are measured, not trained on.
+      if (side === "train") countTrained(trajectories, opts.type, survivor.example.negatives);
+    }
   }
 
   const split = opts.split ?? "train";
@@ -273,7 +279,9 @@ export function dropReason(
   if (example.items.some((i) => hasCustomSystem(i.versions))) return "customSystem";
   // The learned answer stopped at the token limit: an incomplete answer is not a lesson. For a
   // pair only the chosen side's item (the first) is learned; a cut rejected side is fine.
-  const learned = "messages" in example.line ? example.items : example.items.slice(0, 1);
+  // A group learns from (or away from) every answer in it.
+  const learned =
+    "messages" in example.line || "completions" in example.line ? example.items : example.items.slice(0, 1);
   if (learned.some(answerWasCut)) return "truncated";
   if (count(longestSequence(example.line)) > maxTokens) return "tooLong";
   return null;

@@ -25,8 +25,8 @@ export function parseExportQuery(
     return Array.isArray(v) ? v[v.length - 1] : v;
   };
   const type = one("type") ?? "sft";
-  if (type !== "sft" && type !== "preference")
-    return { ok: false, reason: 'type must be "sft" or "preference"' };
+  if (type !== "sft" && type !== "preference" && type !== "groups")
+    return { ok: false, reason: 'type must be "sft", "preference" or "groups"' };
   const split = one("split") ?? "train";
   if (split !== "train" && split !== "heldout")
     return { ok: false, reason: 'split must be "train" or "heldout"' };

@@ -35,7 +35,7 @@ const Count = z.number().int().nonnegative();
 const DomainCount = z.object({ items: Count, byKind: z.record(z.string(), Count) });
 
 export const ExportReport = z.object({
-  type: z.enum(["sft", "preference"]),
+  type: z.enum(["sft", "preference", "groups"]),
   domain: z.string(),
   /** The split `written` counts (the one the JSONL response holds). */
   split: z.enum(["train", "heldout"]),
@@ -78,7 +78,8 @@ export const ExportReport = z.object({
   /**
    * Users' answers that called tools, by outcome (prepare/negatives.ts): present when the domain
    * has any. Failed ones are negatives: a pair's rejected side when an allowed answer to the
-   * same prompt exists (preference export, counted before the filters), else unpaired.
+   * same prompt exists (preference export, counted before the filters), else unpaired; the groups
+   * export puts every one in its prompt's group, the unpaired ones measured against a baseline.
    */
   trajectories: z
     .object({
@@ -89,7 +90,17 @@ export const ExportReport = z.object({
       failed: Count,
       byProblem: z.record(z.string(), Count),
       negativesInPairs: Count,
+      /** Failed ones in a group candidate (groups export; before the filters). */
+      negativesInGroups: Count.optional(),
+      /** No allowed answer to the same prompt: nothing to pair with. */
       negativesUnpaired: Count,
+      /**
+       * What the train split's lines, after every filter, train on: failed answers as a pair's
+       * rejected side (one per pair line) and as a group's reward-0 answers, and of those in
+       * groups how many had no allowed answer to their prompt (learned from alone, through
+       * the group's baseline). Zero in the SFT export, where no failure is a target.
+       */
+      negativesTrained: z.object({ inPairs: Count, inGroups: Count, unpaired: Count }).optional(),
     })
     .optional(),
   /** Items stored per domain (all kinds); base-model answers (no adapter) under "base". */

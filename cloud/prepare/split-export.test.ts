@@ -159,7 +159,8 @@ describe("properties of every export", () => {
                 if (m.role === "assistant")
                   expect(banned.has(answerKey(textMessages(line).slice(0, i), m.content))).toBe(false);
               });
-            else expect(banned.has(answerKey(line.prompt, line.chosen[0]!.content))).toBe(false);
+            else if ("chosen" in line)
+              expect(banned.has(answerKey(line.prompt, line.chosen[0]!.content))).toBe(false);
           }
           const train = new Set(keysOf(out.lines.train));
           for (const k of keysOf(out.lines.heldout)) expect(train.has(k)).toBe(false);

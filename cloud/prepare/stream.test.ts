@@ -177,7 +177,7 @@ describe("streaming export = in-memory export", () => {
     await fc.assert(
       fc.asyncProperty(
         rowsArb,
-        fc.constantFrom("sft" as const, "preference" as const),
+        fc.constantFrom("sft" as const, "preference" as const, "groups" as const),
         fc.constantFrom(0, 0.3, 0.7, 1),
         fc.constantFrom(undefined, 0.5),
         fc.constantFrom(undefined, undefined, 30),
@@ -223,7 +223,7 @@ describe("streaming export = in-memory export", () => {
       regenerated("Sort?", "Same", "same"), // sameAnswer
       { installId: "install-1", receivedAt: 0, json: "[]" }, // malformed
     ];
-    for (const type of ["sft", "preference"] as const) {
+    for (const type of ["sft", "preference", "groups"] as const) {
       const { expected, actual } = await bothWays(rows, {
         type,
         scan: atSignScan,

@@ -28,13 +28,16 @@ import {
   buildCandidates,
   groupPair,
   preferenceEntry,
+  promptMessages,
+  trajectoryEntry,
   similarityText,
   PAIR_GROUPS,
   type Candidate,
 } from "./candidates";
 import { tokenCounter } from "./length";
 import { foldBounds, shingles } from "./near-duplicates";
-import { countTrajectory, emptyTrajectoryCounts } from "./negatives";
+import { userGroup } from "./groups";
+import { countTrained, countTrajectory, emptyTrajectoryCounts } from "./negatives";
 import { promptKey } from "./normalize";
 import {
   capInstalls,
@@ -86,7 +89,7 @@ const SCHEMA = `
   CREATE TABLE seen (h BLOB PRIMARY KEY) WITHOUT ROWID;
   CREATE TABLE surv (seq INTEGER PRIMARY KEY, json TEXT NOT NULL, sim TEXT NOT NULL, pk BLOB NOT NULL,
     held INTEGER NOT NULL, kept INTEGER NOT NULL DEFAULT 0, side INTEGER, ans TEXT NOT NULL,
-    inst TEXT NOT NULL, cl INTEGER);
+    inst TEXT NOT NULL, cl INTEGER, neg INTEGER NOT NULL, lone INTEGER NOT NULL);
   CREATE INDEX surv_cl ON surv (cl, seq);
   CREATE TABLE post (s TEXT NOT NULL, doc INTEGER NOT NULL, pos INTEGER NOT NULL, n INTEGER NOT NULL,
     PRIMARY KEY (s, doc)) WITHOUT ROWID;
@@ -129,6 +132,9 @@ class Sketch {
 }
 
 const tick = () => new Promise<void>((r) => setImmediate(r));
+
+/** The grp rows of users' answers that called tools (paired, or grouped by prompt). */
+const TRAJECTORY_GROUP = PAIR_GROUPS.indexOf("trajectory");
 
 /**
  * Runs passes 0–3 (the store is read only until this resolves: call it inside the snapshot)
@@ -187,7 +193,9 @@ export async function prepareExportStream(
     // Pass 1: candidates and filters in buildCandidates' order.
     const count = tokenCounter(options.bytesPerToken);
     const addSeen = w.prepare("INSERT OR IGNORE INTO seen (h) VALUES (?)");
-    const addSurv = w.prepare("INSERT INTO surv (json, sim, pk, held, ans, inst) VALUES (?, ?, ?, ?, ?, ?)");
+    const addSurv = w.prepare(
+      "INSERT INTO surv (json, sim, pk, held, ans, inst, neg, lone) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+    );
     const sketch = new Sketch();
     const filter = (c: Candidate, install: string) => {
       candidates++;
@@ -215,6 +223,8 @@ export async function prepareExportStream(
         splitOf(pk, options.heldoutShare) === "heldout" ? 1 : 0,
         voteText(example.targets),
         install,
+        example.negatives?.carried ?? 0,
+        example.negatives?.unpaired ?? 0,
       );
       for (const s of shingles(sim)) {
         const { h1, h2 } = shingleHash(s);
@@ -239,6 +249,13 @@ export async function prepareExportStream(
         for (const c of buildCandidates([item], "sft")) filter(c, row.installId);
         continue;
       }
+      if (opts.type === "groups") {
+        // Every answer that called tools waits for the rest of its prompt's group (groups.ts).
+        const entry = trajectoryEntry(item);
+        if (entry)
+          addGroup.run(TRAJECTORY_GROUP, key16(entry.key), entry.outcome.reward, row.json, row.installId);
+        continue;
+      }
       const entry = preferenceEntry(item);
       if (!entry) continue;
       if ("candidate" in entry) filter(entry.candidate, row.installId);
@@ -254,17 +271,19 @@ export async function prepareExportStream(
     const domains = await source.domains();
     w.exec("COMMIT");
     // Failed trajectories whose prompt has an allowed answer (preference pairs); the rest unpaired.
-    if (opts.type === "preference") {
-      const inPairs = reader
+    // The groups export has every failed one in its prompt's group.
+    if (opts.type !== "sft") {
+      const withAllowed = reader
         .prepare(
           `SELECT COUNT(*) FROM grp b WHERE b.g = ? AND b.good = 0
              AND EXISTS (SELECT 1 FROM grp a WHERE a.g = b.g AND a.k = b.k AND a.good = 1)`,
         )
         .pluck()
-        .get(PAIR_GROUPS.indexOf("trajectory")) as number;
-      trajectories.negativesInPairs = inPairs;
-    }
-    trajectories.negativesUnpaired = trajectories.failed - trajectories.negativesInPairs;
+        .get(TRAJECTORY_GROUP) as number;
+      if (opts.type === "preference") trajectories.negativesInPairs = withAllowed;
+      else trajectories.negativesInGroups = trajectories.failed;
+      trajectories.negativesUnpaired = trajectories.failed - withAllowed;
+    } else trajectories.negativesUnpaired = trajectories.failed;
 
     // Pairs: by group, then by each prompt's first item, good × bad in item order.
     w.exec("BEGIN");
@@ -276,9 +295,38 @@ export async function prepareExportStream(
       ORDER BY f.g, f.f, gd.seq, bd.seq`);
     const parse = (json: string) => FeedbackItem.parse(JSON.parse(json));
     let n = 0;
-    for (const p of pairs.iterate() as Iterable<{ g: number; good: string; bad: string; inst: string }>) {
-      filter(groupPair(PAIR_GROUPS[p.g]!, parse(p.good), parse(p.bad)), p.inst);
-      if (++n % YIELD_EVERY === 0) await tick();
+    if (opts.type === "preference")
+      for (const p of pairs.iterate() as Iterable<{ g: number; good: string; bad: string; inst: string }>) {
+        filter(groupPair(PAIR_GROUPS[p.g]!, parse(p.good), parse(p.bad)), p.inst);
+        if (++n % YIELD_EVERY === 0) await tick();
+      }
+    // Users' groups: each prompt's answers in item order, prompts by their first item (one
+    // group in memory at a time), the install of its first item, as buildCandidates does.
+    if (opts.type === "groups") {
+      const members = reader.prepare(`
+        WITH firsts AS (SELECT k, MIN(seq) AS f FROM grp WHERE g = ? GROUP BY k)
+        SELECT f.f AS f, m.json AS json, m.inst AS inst FROM firsts f
+          JOIN grp m ON m.g = ? AND m.k = f.k
+        ORDER BY f.f, m.seq`);
+      const flush = (g: { inst: string; items: FeedbackItem[] }) =>
+        filter(userGroup(promptMessages(g.items[0]!)!, g.items), g.inst);
+      const rows = members.iterate(TRAJECTORY_GROUP, TRAJECTORY_GROUP) as Iterable<{
+        f: number;
+        json: string;
+        inst: string;
+      }>;
+      let first = -1;
+      let group = { inst: "", items: [] as FeedbackItem[] };
+      for (const m of rows) {
+        if (m.f !== first) {
+          if (group.items.length > 0) flush(group);
+          first = m.f;
+          group = { inst: m.inst, items: [] };
+        }
+        group.items.push(parse(m.json));
+        if (++n % YIELD_EVERY === 0) await tick();
+      }
+      if (group.items.length > 0) flush(group);
     }
     w.exec("COMMIT");
 
@@ -291,6 +339,13 @@ export async function prepareExportStream(
     await sides(w, reader);
     const splits = capSides(w, reader, options.maxInstallShare!, quality);
     dropped.installCap = splits.capped;
+    // What the train split's lines train on (negatives.ts), after every filter.
+    const trained = reader
+      .prepare(
+        "SELECT COALESCE(SUM(neg), 0) AS neg, COALESCE(SUM(lone), 0) AS lone FROM surv WHERE kept = 1 AND side = 0",
+      )
+      .get() as { neg: number; lone: number };
+    countTrained(trajectories, opts.type, { carried: trained.neg, unpaired: trained.lone });
     const split = opts.split ?? "train";
     const report: ExportReport = {
       type: opts.type,

@@ -202,7 +202,10 @@ describe("trajectories in the export", () => {
       failed: 3,
       byProblem: { denied: 1, ratedBad: 1, invalid: 1 },
       negativesInPairs: 2,
+      negativesInGroups: 0,
       negativesUnpaired: 1,
+      // What the written lines train on: the near-duplicate fold kept one of the two pairs.
+      negativesTrained: { inPairs: 1, inGroups: 0, unpaired: 0 },
     });
     expect(JSON.parse(pref.lines.train[0]!)).toMatchObject({
       outcome: { chosen: { reward: 1, problem: null }, rejected: { reward: 0, problem: "denied" } },
@@ -212,7 +215,12 @@ describe("trajectories in the export", () => {
     const sft = run(rows);
     expect(sft.report).toMatchObject({ written: 1, dropped: { toolFailed: 2 } });
     expect(JSON.parse(sft.lines.train[0]!)).not.toHaveProperty("outcome");
-    expect(sft.report.trajectories).toMatchObject({ failed: 3, negativesInPairs: 0, negativesUnpaired: 3 });
+    expect(sft.report.trajectories).toMatchObject({
+      failed: 3,
+      negativesInPairs: 0,
+      negativesUnpaired: 3,
+      negativesTrained: { inPairs: 0, inGroups: 0, unpaired: 0 },
+    });
     // A domain without trajectories has no such count.
     expect(run([]).report.trajectories).toBeUndefined();
   });

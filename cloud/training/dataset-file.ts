@@ -3,7 +3,7 @@
  * - SFT: `{"messages":[{role, content}, …]}`, the last message the assistant's answer;
  * - preference: `{"prompt":[…], "chosen":[{role:"assistant",content}], "rejected":[…]}`;
  * - a GRPO group (group-line.ts): `{"prompt":[…], "completions":[[{role:"assistant",content}], …],
- *   "rewards":[…]}`, K >= 2 sampled answers with one reward each;
+ *   "rewards":[…]}`, K >= 2 sampled answers with one reward each (K >= 1 with a `baseline`);
  * - SFT with tool calls (the Agent's trajectories), OpenAI's layout: after the last user message,
  *   assistant messages with `tool_calls` each followed by one `tool` message per call
  *   (`tool_call_id`), then the final assistant answer; `tools` lists the functions offered.
@@ -60,6 +60,8 @@ export type RawExample =
       /** Groups of answers that called tools (agent episodes): each one's rounds, and the tools. */
       completionRounds?: ToolRound[][];
       tools?: ToolDefinition[];
+      /** The reward the answers are measured against when the group has no contrast (group-line.ts). */
+      baseline?: number;
     };
 
 export interface MalformedLine {
@@ -220,8 +222,14 @@ function toolGroup(json: Record<string, unknown>, line: number): RawExample | st
   if (typeof prompt === "string") return prompt;
   const bad = checkPrompt(prompt, '"prompt"');
   if (bad) return bad;
+  const baseline = json.baseline;
+  if (baseline !== undefined && !(typeof baseline === "number" && Number.isFinite(baseline)))
+    return '"baseline" must be a finite number';
   const completions = json.completions;
-  if (!Array.isArray(completions) || completions.length < 2) return "a group needs at least 2 completions";
+  if (!Array.isArray(completions) || completions.length < (baseline === undefined ? 2 : 1))
+    return baseline === undefined
+      ? "a group needs at least 2 completions"
+      : "a group needs at least 1 completion";
   const parsed: { rounds: ToolRound[]; answer: string }[] = [];
   for (const [i, c] of completions.entries()) {
     if (!Array.isArray(c) || c.length === 0 || !c.every(isRecord))
@@ -245,6 +253,7 @@ function toolGroup(json: Record<string, unknown>, line: number): RawExample | st
     completionRounds: parsed.map((p) => p.rounds),
     rewards: rewards as number[],
     tools,
+    ...(baseline !== undefined ? { baseline } : {}),
   };
 }
 
@@ -266,7 +275,15 @@ export function parseExampleLine(text: string, line: number): RawExample | strin
     const group = parseGroupLine(json);
     if (typeof group === "string") return group;
     const completions = group.completions.map((c) => c[0]!.content);
-    return { kind: "grpo", line, prompt: group.prompt, completions, rewards: group.rewards };
+    const { prompt, rewards, baseline } = group;
+    return {
+      kind: "grpo",
+      line,
+      prompt,
+      completions,
+      rewards,
+      ...(baseline !== undefined ? { baseline } : {}),
+    };
   }
   if ("messages" in json) {
     const hasCalls =

@@ -7,6 +7,10 @@
  *    "completions":[[{"role":"assistant","content":"…"}], …],
  *    "rewards":[1, 0, 0.375, …]}
  *
+ * Users' trajectories (cloud/prepare/groups.ts) may add `"baseline": 0.5`: a group with nothing to
+ * compare its answers with (one alone, or all with one reward) is measured against that reward
+ * instead of its own mean, so it may hold a single completion (the trainer's A_i = r_i − baseline).
+ *
  * tokenize-dataset.ts turns it into the trainer's `{"kind":"grpo",…}` line (cloud/trainer/README.md).
  */
 import { z } from "zod";
@@ -33,13 +37,18 @@ export const GroupLineSchema = z
       .array(MessageSchema)
       .refine((p) => p.some((m) => m.role === "user" && m.content.trim()), "has no user message")
       .refine((p) => p.at(-1)?.role === "user", "must end with the user message being answered"),
-    completions: z.array(CompletionSchema).min(2, "a group needs at least 2 completions"),
+    completions: z.array(CompletionSchema).min(1, "a group needs at least 1 completion"),
     // zod's numbers are finite: NaN and ±Infinity are refused.
     rewards: z.array(z.number()),
+    baseline: z.number().optional(),
   })
   .refine((l) => l.rewards.length === l.completions.length, {
     message: "one reward per completion",
     path: ["rewards"],
+  })
+  .refine((l) => l.baseline !== undefined || l.completions.length >= 2, {
+    message: "a group needs at least 2 completions (or a baseline)",
+    path: ["completions"],
   });
 export type GroupLine = z.infer<typeof GroupLineSchema>;
 

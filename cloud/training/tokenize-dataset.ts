@@ -105,6 +105,8 @@ type Line =
       rewards: number[];
       /** Completions that called tools: each one's loss spans (relative to it), results left out. */
       completionSpans?: [number, number][][];
+      /** A group without a contrast of its own is measured against this reward (group-line.ts). */
+      baseline?: number;
     };
 
 /** Whether a prompt belongs to the held-out share: a hash of its messages, stable across datasets. */
@@ -215,7 +217,15 @@ export class LineBuilder {
       return c.ids;
     });
     const fitted = this.fit(p.ids.length, completions);
-    return fitted && { kind: "grpo", prompt: p.ids, completions: fitted, rewards: example.rewards };
+    return (
+      fitted && {
+        kind: "grpo",
+        prompt: p.ids,
+        completions: fitted,
+        rewards: example.rewards,
+        ...baselineOf(example),
+      }
+    );
   }
 
   /**
@@ -252,6 +262,7 @@ export class LineBuilder {
       completions: group.completions.map((c) => c.ids),
       rewards: example.rewards,
       completionSpans: group.completions.map((c) => c.spans),
+      ...baselineOf(example),
     };
   }
 
@@ -336,6 +347,11 @@ export class LineBuilder {
     this.truncated++;
     return completions.map((c) => c.slice(0, room));
   }
+}
+
+/** The group's baseline, when it states one (passed to the trainer as is). */
+function baselineOf(example: Extract<RawExample, { kind: "grpo" }>): { baseline?: number } {
+  return example.baseline !== undefined ? { baseline: example.baseline } : {};
 }
 
 async function writeLines(path: string, lines: Line[]): Promise<void> {

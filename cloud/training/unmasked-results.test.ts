@@ -63,3 +63,33 @@ describe("tool lines with a result not found in the layout", () => {
       expect(good.toolCalls).toMatchObject({ unmaskedResults: 0, droppedUnmasked: 0, examples: 1 });
     });
 });
+
+describe("a user's lone failed trajectory (one answer measured against a baseline)", () => {
+  const lone = {
+    kind: "grpo",
+    line: 1,
+    prompt,
+    completions: ["no"],
+    rewards: [0],
+    baseline: 0.5,
+    completionRounds: [rounds],
+    tools,
+  } as unknown as Parameters<LineBuilder["build"]>[0];
+  const alone = (unmasked: number) =>
+    ({ toolGroup: () => ({ prompt: [1, 2], completions: [layout(unmasked)] }) }) as unknown as ChatFormatter;
+
+  it("is dropped when its result would be learned, and otherwise keeps its baseline", () => {
+    const bad = new LineBuilder(alone(1), "grpo", 1024, "drop");
+    expect(bad.build(lone, "data.jsonl")).toBeNull();
+    expect(bad.toolCalls).toMatchObject({ unmaskedResults: 1, droppedUnmasked: 1, examples: 0 });
+    const good = new LineBuilder(alone(0), "grpo", 1024, "drop");
+    expect(good.build(lone, "data.jsonl")).toEqual({
+      kind: "grpo",
+      prompt: [1, 2],
+      completions: [[5, 6, 7]],
+      rewards: [0],
+      completionSpans: [[[0, 3]]],
+      baseline: 0.5,
+    });
+  });
+});
