@@ -10,6 +10,7 @@
  */
 import { join } from "node:path";
 import type { ToolStep } from "../electron/api";
+import { pinnedAgentRouting } from "../scripts/cycle/self-improve/pinned-agent";
 import { ConversationStore } from "../electron/core/conversations/conversation-store";
 import { MessageStore } from "../electron/core/conversations/message-store";
 import { openDatabase } from "../electron/core/db/database";
@@ -56,16 +57,7 @@ export async function benchAgentTools(options: { runs: number }): Promise<void> 
     await engine.load(demoBasePath());
     const status = await hub.add("fx", fixtureSpec());
     if (status.state !== "ready") throw new Error(`the fixture did not start: ${status.error}`);
-    const plan = agent.planFor(
-      {
-        mode: "pinned",
-        adapters: [{ id: "agent", version: "bench", scale: 1 }],
-        confidence: 1,
-        reason: "bench",
-        latencyMs: 0,
-      },
-      DEMO_TOOL_CALL_FORMATS.agent,
-    );
+    const plan = agent.planFor(pinnedAgentRouting("bench", "bench"), DEMO_TOOL_CALL_FORMATS.agent);
     if (!plan) throw new Error("no tools to offer");
     const conversations = new ConversationStore(db);
     const messages = new MessageStore(db);

@@ -21,6 +21,7 @@ import { readFile } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import type { ToolStep } from "../electron/api";
+import { pinnedAgentRouting } from "../scripts/cycle/self-improve/pinned-agent";
 import { DEFAULT_SYSTEM_PROMPT } from "../common/prompts";
 import type { ToolCallFormat } from "../common/engine-protocol";
 import { ConversationStore } from "../electron/core/conversations/conversation-store";
@@ -157,16 +158,7 @@ export async function main(argv: string[]): Promise<void> {
     const conversations = new ConversationStore(db);
     const messages = new MessageStore(db);
     const ask = async (agent: AgentTurns, c: Case): Promise<{ step: ToolStep | null; text: string }> => {
-      const plan = agent.planFor(
-        {
-          mode: "pinned",
-          adapters: [{ id: "agent", version: "bench", scale: 1 }],
-          confidence: 1,
-          reason: "bench",
-          latencyMs: 0,
-        },
-        format,
-      );
+      const plan = agent.planFor(pinnedAgentRouting("bench", "bench"), format);
       if (!plan) throw new Error("no tools to offer");
       const conv = conversations.create("bench");
       const answer = messages.append({

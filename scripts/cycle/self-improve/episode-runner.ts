@@ -11,6 +11,7 @@
  */
 import { join } from "node:path";
 import type { ToolStep } from "../../../electron/api";
+import { pinnedAgentRouting } from "./pinned-agent";
 import { ConversationSearch } from "../../../electron/core/conversations/conversation-search";
 import { ConversationStore } from "../../../electron/core/conversations/conversation-store";
 import { MessageStore } from "../../../electron/core/conversations/message-store";
@@ -121,16 +122,7 @@ export async function runEpisodes(o: RunEpisodesOptions): Promise<Episode[]> {
     const status = await hub.add(EPISODE_SERVER, o.server);
     if (status.state !== "ready")
       throw new Error(`the episode server did not start: ${status.error ?? status.state}`);
-    const plan = agent.planFor(
-      {
-        mode: "pinned",
-        adapters: [{ id: "agent", version: "live", scale: 1 }],
-        confidence: 1,
-        reason: "episode",
-        latencyMs: 0,
-      },
-      o.toolFormat,
-    );
+    const plan = agent.planFor(pinnedAgentRouting("live", "episode"), o.toolFormat);
     if (!plan) throw new Error("no tool to offer the Agent");
     const seeded = new Set<string>();
     const out: Episode[] = [];
