@@ -11,7 +11,11 @@
  *   from regenerations (chosen = the new answer), corrections (chosen = the correction) and a
  *   good and a bad rating on the same prompt; for answers that called tools, both sides carry
  *   their calls and results (and `tools`): an allowed-and-answered trajectory chosen over a
- *   denied, invalid, failed, stopped or bad-rated one to the same prompt.
+ *   denied, invalid, failed, stopped or bad-rated one to the same prompt;
+ * - groups: users' answers that called tools, succeeded and failed, each prompt's as one GRPO
+ *   group `{"prompt":[…], "completions":[[…calls, results, answer], …], "rewards":[1, 0, …],
+ *   "tools":[…], "outcome":[…], "source":"user-trajectory"}`, with `"baseline":0.5` when the
+ *   rewards are all equal (a lone failure is then trained away from; prepare/groups.ts).
  * Lines are filtered (malformed, consent, PII, thumbs-down, length, duplicates, near-duplicates),
  * split into train and held-out by a hash of the prompt, and every count is reported.
  */

@@ -39,8 +39,11 @@ const USAGE = `Usage: npm run cycle -- --cloud URL --admin-key KEY --domain D --
   --contract FILE    contract whose cases tagged D judge the candidate            default: the app's default contract
   --method M         sft | dpo | sft+dpo: SFT on the export, DPO on its preference pairs
                      (regenerations, ratings, corrections), or SFT then DPO       default: sft
-                     grpo (--self-improve only): every prompt's K answers with their rewards,
-                     group-relative policy gradient from the live version
+                     grpo: group-relative policy gradient from the live version on groups of
+                     answers with their rewards: the users' trajectories (the groups export:
+                     each prompt's answers that called tools, failures included, a lone one
+                     against a baseline of 0.5) and, with --self-improve, every prompt's K
+                     sampled answers
   --replay-dir DIR   accepted training lines per domain, replayed into the next cycle
                      (earlier lessons kept), and the taught suites' cases        default: none (no replay)
   --self-improve     learn from the live specialist's own checked attempts instead of the export:
@@ -55,6 +58,7 @@ const USAGE = `Usage: npm run cycle -- --cloud URL --admin-key KEY --domain D --
                      chat-feelings, coding, ui)                                  default all of the domain's
   --sample-seed S    first sampling seed; --prompt-seed S which draw of prompts  default 1, 0
   --no-user-prompts  generated prompts only (not the users' prompts of the export)
+  --no-user-groups   --method grpo: leave the users' trajectories out (self-generated groups only)
   --episodes         agent only, with --self-improve: the live Agent also runs K multi-step
                      episodes per episode task through the agent loop (built-in tools and an
                      MCP server); done episodes -> SFT lines with their calls, done vs failed ->
@@ -97,6 +101,7 @@ function parse(argv: string[]) {
       "sample-seed": { type: "string" },
       "prompt-seed": { type: "string" },
       "no-user-prompts": { type: "boolean" },
+      "no-user-groups": { type: "boolean" },
       episodes: { type: "boolean" },
       "episode-tasks": { type: "string" },
       "episode-salt": { type: "string" },
@@ -147,6 +152,10 @@ function parse(argv: string[]) {
     if (values[name] !== undefined && !selfImprove) throw new Error(`--${name} needs --self-improve`);
   for (const name of ["episode-tasks", "episode-salt"] as const)
     if (values[name] !== undefined && values.episodes !== true) throw new Error(`--${name} needs --episodes`);
+  if (values["no-user-groups"] === true && method !== "grpo")
+    throw new Error("--no-user-groups needs --method grpo");
+  if (values["no-user-groups"] === true && !selfImprove)
+    throw new Error("--no-user-groups leaves --method grpo nothing to learn from without --self-improve");
   if (values["router-seeds"] !== undefined && values.router !== true)
     throw new Error("--router-seeds needs --router");
   const samples = num(values.samples, "samples");
@@ -154,6 +163,7 @@ function parse(argv: string[]) {
     throw new Error("--samples must be an integer of at least 2");
   return {
     method,
+    userGroups: values["no-user-groups"] !== true,
     selfImprove: selfImprove
       ? {
           samples,
@@ -228,6 +238,7 @@ async function main(): Promise<number> {
       work: args.work ?? (await mkdtemp(join(tmpdir(), "macaron-cycle-"))),
       contract,
       method: args.method,
+      userGroups: args.userGroups,
       replayDir: args.replayDir,
       publishTaughtCases: args.publishTaughtCases,
       router: args.router,
@@ -274,6 +285,16 @@ async function main(): Promise<number> {
         `export: ${report.splits.train} train, ${report.splits.heldout} held out; dropped ${JSON.stringify(report.dropped)}` +
           (report.quality ? `; quality ${JSON.stringify(report.quality)}` : ""),
       );
+    if (result.exported.groups) {
+      const g = result.exported.groups;
+      const trained = g.report.trajectories?.negativesTrained;
+      console.log(
+        `users' trajectories: ${g.train} GRPO groups, ${g.heldout} held out; dropped ${JSON.stringify(g.report.dropped)}` +
+          (trained
+            ? `; failed answers trained: ${trained.inGroups} (${trained.unpaired} with no success to their prompt)`
+            : ""),
+      );
+    }
     if (result.router) {
       const v = result.router.verdict;
       console.log(

@@ -21,6 +21,14 @@
  * `selfImprove.episodes` (agent), the live Agent's multi-step episodes through the agent loop add
  * their done trajectories as SFT lines and (done, failed) trajectories as DPO pairs
  * (self-improve/episodes.ts); the lineage records them as self-generated episodes.
+ *
+ * Every GRPO cycle also takes the users' own trajectories (issue 29 item 2): the cloud's `groups`
+ * export (cloud/prepare/groups.ts) lays each prompt's answers that called tools out as one group
+ * with their rewards, failures included (a lone failure against a stated baseline, so it is
+ * trained away from although nothing succeeded beside it). Without `selfImprove` they are the
+ * whole GRPO data; with it they join the self-generated groups. The lineage counts the groups by
+ * source (`cycle.groupSources`: user vs self-generated) and keeps the groups export's report
+ * (`cycle.userGroupsExport`, with which negatives its lines train on).
  */
 import { createHash } from "node:crypto";
 import { existsSync } from "node:fs";
@@ -30,6 +38,7 @@ import { sha256File } from "../../common/hashing";
 import type { ContractReport } from "../../electron/core/contract/contract-runner";
 import type { Contract } from "../../electron/core/contract/contract-schema";
 import type { EngineClient } from "../../electron/core/engine/types";
+import type { ExportType } from "../../cloud/prepare/candidates";
 import { fetchExport, type FetchedExport } from "../../cloud/prepare/client";
 import { promptKey, type Message } from "../../cloud/prepare/normalize";
 import type { ExportReport } from "../../cloud/prepare/report";
@@ -143,6 +152,11 @@ export interface CycleOptions {
    */
   selfImprove?: SelfImproveOptions;
   /**
+   * GRPO: the users' trajectories as groups (the cloud's groups export) join the training data
+   * (default true). Without `selfImprove` they are all a GRPO cycle learns from.
+   */
+  userGroups?: boolean;
+  /**
    * Train the router too (router-cycle.ts): a routing head for this base from the live
    * adapters' routing examples, the seed training prompts in `seedsDir` and the routing outcomes
    * in the raw export (`outcomes`, default true), judged on the contract's router suite against
@@ -164,6 +178,8 @@ export interface CycleResult {
     report: ExportReport;
     /** The preference export (dpo, sft+dpo). */
     preference?: { train: number; heldout: number; report: ExportReport };
+    /** The groups export: users' trajectories as GRPO groups (grpo). */
+    groups?: { train: number; heldout: number; report: ExportReport };
     /** Earlier accepted lines added to the SFT set. */
     replayed: number;
   };
@@ -223,6 +239,9 @@ function publishManifest(
     preferenceAccuracy: CycleResult["preferenceAccuracy"];
     sft: TrainResult | null;
     selfImprove: SelfImproveReport | null;
+    /** GRPO: the groups trained by source, and the users' groups export's report. */
+    groupSources: { user: number; selfGenerated: number } | null;
+    userGroups: ExportReport | null;
     episodesGate: EpisodeGate | null;
     compatibleBases: string[];
     /** What the version carries in `details.router` (router-cycle.ts), and the router gate's verdict. */
@@ -270,6 +289,17 @@ function publishManifest(
           ...(cycle.preference
             ? { preferenceExport: { dropped: cycle.preference.dropped, splits: cycle.preference.splits } }
             : {}),
+          // Which groups came from users' trajectories and which the live version generated.
+          ...(cycle.groupSources ? { groupSources: cycle.groupSources } : {}),
+          ...(cycle.userGroups
+            ? {
+                userGroupsExport: {
+                  dropped: cycle.userGroups.dropped,
+                  splits: cycle.userGroups.splits,
+                  ...(cycle.userGroups.trajectories ? { trajectories: cycle.userGroups.trajectories } : {}),
+                },
+              }
+            : {}),
           ...(cycle.preferenceAccuracy ? { preferenceAccuracy: cycle.preferenceAccuracy } : {}),
           ...(cycle.sft
             ? {
@@ -287,16 +317,33 @@ function publishManifest(
         ...(cycle.router ? { [ROUTER_LINEAGE_KEY]: cycle.router.encoded } : {}),
       },
     },
-    releaseNotes: `Trained (${cycle.method}) on ${m.lineage.dataset.examples} examples from ${cycle.selfImprove ? `its own checked attempts (self-generated: ${cycle.method === "grpo" ? `${m.lineage.dataset.lines} GRPO groups` : `${cycle.selfImprove.sftLines} SFT lines, ${cycle.selfImprove.dpoPairs} DPO pairs`}, ${cycle.selfImprove.samples} samples per prompt${cycle.selfImprove.episodes ? `; self-generated episodes: ${cycle.selfImprove.episodes.sftLines} done trajectories, ${cycle.selfImprove.episodes.dpoPairs} pairs against failed ones, of ${cycle.selfImprove.episodes.episodes} episodes` : ""})` : "feedback"}; ${contract.contract}@${contract.version} passed at ${(contract.passRate * 100).toFixed(0)}%.`,
+    releaseNotes: `Trained (${cycle.method}) on ${m.lineage.dataset.examples} examples from ${cycle.selfImprove ? `its own checked attempts (self-generated: ${cycle.method === "grpo" ? `${cycle.groupSources?.selfGenerated ?? m.lineage.dataset.lines} GRPO groups` : `${cycle.selfImprove.sftLines} SFT lines, ${cycle.selfImprove.dpoPairs} DPO pairs`}, ${cycle.selfImprove.samples} samples per prompt${cycle.selfImprove.episodes ? `; self-generated episodes: ${cycle.selfImprove.episodes.sftLines} done trajectories, ${cycle.selfImprove.episodes.dpoPairs} pairs against failed ones, of ${cycle.selfImprove.episodes.episodes} episodes` : ""})` : "feedback"}${userGroupsNote(cycle.groupSources, cycle.userGroups)}; ${contract.contract}@${contract.version} passed at ${(contract.passRate * 100).toFixed(0)}%.`,
   };
+}
+
+/** The release notes' words on users' trajectory groups, when a GRPO cycle trained any. */
+function userGroupsNote(
+  sources: { user: number; selfGenerated: number } | null,
+  report: ExportReport | null,
+): string {
+  if (!sources || sources.user === 0) return "";
+  const trained = report?.trajectories?.negativesTrained;
+  return (
+    `; users' trajectories: ${sources.user} GRPO groups` +
+    (trained
+      ? ` (${trained.inGroups} failed answers, ${trained.unpaired} of them with no success beside them)`
+      : "")
+  );
 }
 
 /** Runs one cycle. Throws on a failure to export, train or evaluate; a rejection is a result. */
 export async function runCycle(o: CycleOptions): Promise<CycleResult> {
   const log = o.log ?? (() => undefined);
   const method = o.method ?? (o.selfImprove ? "sft+dpo" : "sft");
-  if (method === "grpo" && !o.selfImprove)
-    throw new Error("GRPO trains on groups of sampled answers with rewards: it needs --self-improve.");
+  if (method === "grpo" && !o.selfImprove && o.userGroups === false)
+    throw new Error(
+      "GRPO trains on groups of answers with rewards: the users' trajectories or --self-improve's samples.",
+    );
   const started = performance.now();
   await rm(o.work, { recursive: true, force: true });
   await mkdir(o.work, { recursive: true });
@@ -312,10 +359,16 @@ export async function runCycle(o: CycleOptions): Promise<CycleResult> {
   const parentPath = parent ? await fetchParent(o, parent, liveDir) : null;
 
   const query = { url: o.cloud, adminKey: o.adminKey, domain: o.domain, ...o.export };
-  const get = (type: "sft" | "preference", split: "train" | "heldout") =>
+  const get = (type: ExportType, split: "train" | "heldout") =>
     fetchExport({ ...query, type, split }, o.signal);
   let self: SelfImproveReport | null = null;
   let groups: Array<GroupLine | EpisodeGroupLine> = [];
+  // Users' trajectories, succeeded and failed, as GRPO groups with their rewards (groups export).
+  const users =
+    method === "grpo" && o.userGroups !== false
+      ? { train: await get("groups", "train"), heldout: await get("groups", "heldout") }
+      : null;
+  const userGroups = users?.train.lines ?? [];
   let selfSuite: Contract | null = null;
   let train: FetchedExport;
   let heldout: FetchedExport;
@@ -323,20 +376,20 @@ export async function runCycle(o: CycleOptions): Promise<CycleResult> {
   if (o.selfImprove) {
     if (!parent) throw new Error(`Self-improvement needs a live ${o.domain} version to sample from.`);
     // The export's lines are read for their prompts only (users' prompts, judged like the rest).
-    const users = await get("sft", "train");
+    const prompts = await get("sft", "train");
     const data = await selfImproveData({
       domain: o.domain,
       live: (fn) => withLiveCore({ base: o.base, liveDir, makeEngine: o.makeEngine }, fn),
       heldout: o.contract,
       options: o.selfImprove,
-      userLines: o.selfImprove.userPrompts === false ? [] : users.lines,
+      userLines: o.selfImprove.userPrompts === false ? [] : prompts.lines,
       signal: o.signal,
       log,
     });
     self = data.report;
     selfSuite = data.suite;
     const generated = (type: "sft" | "preference", split: "train" | "heldout", lines: unknown[]) =>
-      selfGenerated(users.report, type, split, lines);
+      selfGenerated(prompts.report, type, split, lines);
     train = generated("sft", "train", [...data.selection.sft, ...(data.episodes?.sft ?? [])]);
     heldout = generated("sft", "heldout", []);
     pref =
@@ -348,9 +401,9 @@ export async function runCycle(o: CycleOptions): Promise<CycleResult> {
           };
     // Episodes' groups: completions with their calls, results outside the loss (tokenize-dataset.ts).
     groups = [...data.groups, ...(data.episodes?.groups ?? [])];
-    if (method === "grpo" && groups.length === 0)
+    if (method === "grpo" && groups.length === 0 && userGroups.length === 0)
       throw new Error(
-        `No ${o.domain} prompt's sampled answers differ in reward: GRPO has nothing to learn from.`,
+        `No ${o.domain} prompt's sampled answers differ in reward and no user's trajectory was exported: GRPO has nothing to learn from.`,
       );
     if (method !== "dpo" && method !== "grpo" && train.lines.length === 0)
       throw new Error(
@@ -361,10 +414,14 @@ export async function runCycle(o: CycleOptions): Promise<CycleResult> {
     train = await get("sft", "train");
     heldout = await get("sft", "heldout");
     pref =
-      method === "sft"
+      method === "sft" || method === "grpo"
         ? null
         : { train: await get("preference", "train"), heldout: await get("preference", "heldout") };
-    if (method !== "dpo" && train.lines.length === 0)
+    if (method === "grpo" && userGroups.length === 0)
+      throw new Error(
+        `The ${o.domain} groups export has no user's trajectory to learn from (${JSON.stringify(users!.train.report.dropped)}).`,
+      );
+    if (method !== "dpo" && method !== "grpo" && train.lines.length === 0)
       throw new Error(
         `The ${o.domain} export has no training example (${JSON.stringify(train.report.dropped)}).`,
       );
@@ -390,12 +447,19 @@ export async function runCycle(o: CycleOptions): Promise<CycleResult> {
     if (pref.heldout.lines.length > 0) await writeFile(prefHeldoutPath, pref.heldout.jsonl);
   }
   const groupsPath = join(o.work, `${o.domain}.groups.jsonl`);
-  if (method === "grpo") await writeFile(groupsPath, toJsonl(groups));
+  const groupsHeldoutPath = join(o.work, `${o.domain}.groups.heldout.jsonl`);
+  if (method === "grpo") await writeFile(groupsPath, toJsonl([...groups, ...userGroups]));
+  // The users' held-out groups: the trainer's held-out loss and pairwise accuracy.
+  if (users && users.heldout.lines.length > 0) await writeFile(groupsHeldoutPath, users.heldout.jsonl);
+  const groupSources = method === "grpo" ? { user: userGroups.length, selfGenerated: groups.length } : null;
   const exportSeconds = since(t);
   log(
     `${self ? "self-generated" : "exported"} ${train.lines.length} training and ${heldout.lines.length} held-out examples of ${o.domain}` +
       (replayed.length ? `, replaying ${replayed.length} earlier accepted lines` : "") +
-      (pref ? `; ${pref.train.lines.length} preference pairs (${pref.heldout.lines.length} held out)` : ""),
+      (pref ? `; ${pref.train.lines.length} preference pairs (${pref.heldout.lines.length} held out)` : "") +
+      (users
+        ? `; ${users.train.lines.length} groups of users' trajectories (${users.heldout.lines.length} held out)`
+        : ""),
   );
 
   log(
@@ -429,12 +493,19 @@ export async function runCycle(o: CycleOptions): Promise<CycleResult> {
   if (method === "sft") trained = sft!;
   else if (method === "grpo") {
     // The groups were sampled by the live version: it is the reference and the start.
-    log(`GRPO on ${groups.length} groups of sampled answers whose rewards differ`);
+    const usersPart = `${userGroups.length} groups of users' trajectories`;
+    log(
+      self
+        ? `GRPO on ${groups.length} groups of sampled answers whose rewards differ` +
+            (userGroups.length > 0 ? ` and ${usersPart}` : "")
+        : `GRPO on ${usersPart}`,
+    );
     trained = await trainAdapter(
       {
         ...common,
         method: "grpo",
         data: groupsPath,
+        heldout: users && users.heldout.lines.length > 0 ? groupsHeldoutPath : undefined,
         out: join(o.work, "candidate"),
         from: parentPath ?? undefined,
         parentVersion: parent?.version,
@@ -588,6 +659,8 @@ export async function runCycle(o: CycleOptions): Promise<CycleResult> {
         preferenceAccuracy,
         sft: method === "sft+dpo" ? sft : null,
         selfImprove: self,
+        groupSources,
+        userGroups: users?.train.report ?? null,
         episodesGate: episodesGateResult,
         compatibleBases: o.compatibleBases ?? [],
         router: routerPublished,
@@ -610,6 +683,7 @@ export async function runCycle(o: CycleOptions): Promise<CycleResult> {
       heldout: heldout.lines.length,
       report: train.report,
       ...(pref ? { preference: summary(pref) } : {}),
+      ...(users ? { groups: summary(users) } : {}),
       replayed: replayed.length,
     },
     taught: { own, earlier, verdict: contract.taught ?? null },
