@@ -17,6 +17,7 @@ import { chatHandlers } from "./chat/chat-handlers";
 import { TokenCounter } from "./chat/token-count";
 import { QueryEmbeddings } from "./chat/query-embeddings";
 import { DEFAULT_SYSTEM_PROMPT, TurnPipeline } from "./chat/turn-pipeline";
+import { chatStorage } from "./chat/chat-storage";
 import { conversationHandlers } from "./conversations/conversation-handlers";
 import { ConversationSearch } from "./conversations/conversation-search";
 import { ConversationStore } from "./conversations/conversation-store";
@@ -253,7 +254,7 @@ export async function startServices(
     log(`${stoppedSteps} tool call(s) were cut off by the last shutdown; marked stopped`, null);
   const afterTurn = turnFollowUps({ memory, routing, sharing, messages, log });
   const pipeline = new TurnPipeline({
-    db,
+    storage: chatStorage(db),
     conversations,
     messages,
     engine,

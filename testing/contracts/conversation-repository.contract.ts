@@ -116,6 +116,23 @@ export function conversationRepositoryContract(name: string, make: () => Reposit
       expect(repo.get(left.id)).toMatchObject({ content: "cut", status: "interrupted" });
     });
 
+    it("keeps an answer whose end could not be written, shows it, and writes it with finish()", () => {
+      const { repo, newConversation } = make();
+      const c = newConversation();
+      say(repo, c, "user", "Q");
+      const a = repo.append(
+        { conversationId: c, role: "assistant", content: "", status: "streaming" },
+        clock++,
+      ).id;
+      const final = { content: "kept", status: "complete" as const, error: null, stats: null };
+      repo.keepUnwritten(a, final);
+      expect(repo.unwrittenFinals()).toEqual([[a, final]]);
+      expect(repo.get(a)).toMatchObject({ content: "kept" });
+      expect(repo.finish(a, final)).toBe(true);
+      expect(repo.unwrittenFinals()).toEqual([]);
+      expect(repo.get(a)).toMatchObject({ content: "kept", status: "complete" });
+    });
+
     it("imports a chain after the shown branch, with every column an export carries", () => {
       const { repo, newConversation } = make();
       const c = newConversation();

@@ -7,6 +7,7 @@
 import type { Database } from "better-sqlite3";
 import { onTestFinished } from "vitest";
 import { TurnPipeline, type TurnPipelineDeps } from "../../electron/core/chat/turn-pipeline";
+import { chatStorage } from "../../electron/core/chat/chat-storage";
 import { ConversationStore } from "../../electron/core/conversations/conversation-store";
 import { MessageStore } from "../../electron/core/conversations/message-store";
 import { openDatabase } from "../../electron/core/db/database";
@@ -46,7 +47,7 @@ export function pipelineHarness({
   const bus = new EventBus();
   const events = new EventRecorder((l) => bus.subscribe(l));
   const pipeline = new TurnPipeline({
-    db,
+    storage: chatStorage(db),
     conversations,
     messages,
     engine: new EngineQueue(engine),

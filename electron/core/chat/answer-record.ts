@@ -12,7 +12,7 @@ import type { GenuiTurns } from "../genui/genui-turns";
 import type { StreamedAnswer } from "./answer-stream";
 import { kvPolicyOf, type TurnPipelineDeps, UNVERSIONED_HARNESS } from "./turn-deps";
 import type { TurnPlan } from "./turn-plan";
-import { TurnStore } from "./turn-store";
+import type { TurnStore } from "./turn-store";
 
 export class AnswerRecords {
   private readonly turns: TurnStore;
@@ -21,7 +21,7 @@ export class AnswerRecords {
     private readonly deps: TurnPipelineDeps,
     private readonly log: (message: string, err: unknown) => void,
   ) {
-    this.turns = new TurnStore(deps.db);
+    this.turns = deps.storage.turns;
   }
 
   /** The streaming assistant message and its turn record; inside the caller's transaction. */
@@ -97,7 +97,7 @@ export class AnswerRecords {
     let final = answer.final;
     try {
       // false when the conversation was deleted meanwhile: then there is nothing to report.
-      const finished = this.deps.db.transaction(() => {
+      const finished = this.deps.storage.atomically(() => {
         if (ui && final.status !== "error") {
           // The streamed JSON becomes a validated document; content keeps a text rendition.
           const cutOff = final.status !== "complete" || timings?.stopReason === "maxTokens";
@@ -106,7 +106,7 @@ export class AnswerRecords {
         if (!messages.finish(messageId, final)) return false;
         this.turns.finish(messageId, timings);
         return true;
-      })();
+      });
       if (finished) return messages.get(messageId);
     } catch (err) {
       this.log("saving the final answer failed", err);

@@ -7,7 +7,7 @@
  */
 import { batchWindowFromEnv, DeltaBatcher } from "../../../common/delta-batcher";
 import { ApiError } from "../../api";
-import type { MessageFinal, MessageStore } from "../conversations/message-store";
+import type { ConversationRepository, MessageFinal } from "../conversations/conversation-repository";
 import { DISK_FULL_ANSWER_MESSAGE, isDiskFull } from "../db/disk-full";
 import type { ChatTurn, EngineClient, GenerateOptions, GenerateResult } from "../engine/types";
 import type { EventBus } from "../events/event-bus";
@@ -27,7 +27,7 @@ export interface StreamedAnswer {
 export interface AnswerStreamDeps {
   engine: EngineClient;
   events: EventBus;
-  messages: MessageStore;
+  messages: ConversationRepository;
   /** Runs Agent turns (rounds of generation and tool calls). */
   agent?: AgentTurns;
   tokens: LoadedModelTokens;

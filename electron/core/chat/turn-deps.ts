@@ -2,17 +2,17 @@
  * What a turn pipeline is built from (TurnPipelineDeps), and the defaults used for what is not
  * given: system prompt, harness version, context size and KV policy.
  */
-import type { Database } from "better-sqlite3";
 import type { AppSettings } from "../../api";
 import type { AdapterRouting } from "../adapters/adapter-routing";
 import type { ConversationStore } from "../conversations/conversation-store";
-import type { MessageStore } from "../conversations/message-store";
+import type { ConversationRepository } from "../conversations/conversation-repository";
 import type { EngineClient, KvPolicy } from "../engine/types";
 import type { EventBus } from "../events/event-bus";
 import type { GenuiTurns } from "../genui/genui-turns";
 import type { MemoryService } from "../memory/memory-service";
 import type { AgentTurns } from "../tools/agent-loop";
 import type { AfterTurn } from "./after-turn";
+import type { ChatStorage } from "./chat-storage";
 
 export { DEFAULT_SYSTEM_PROMPT } from "../../../common/prompts";
 export const NO_MODEL_MESSAGE = "No model is loaded. Open a .gguf model or try the demo model.";
@@ -28,9 +28,10 @@ export interface ModelHashes {
 }
 
 export interface TurnPipelineDeps {
-  db: Database;
+  /** Settings, turn records and the transaction a turn's writes share (chat-storage.ts). */
+  storage: ChatStorage;
   conversations: ConversationStore;
-  messages: MessageStore;
+  messages: ConversationRepository;
   engine: EngineClient;
   events: EventBus;
   /** Replaces DEFAULT_SYSTEM_PROMPT; "" sends no system turn. */

@@ -8,7 +8,7 @@ import {
   type ToolStep,
 } from "../../api";
 import { DEFAULT_TITLE } from "../conversations/conversation-store";
-import { ConversationSettingsStore } from "../conversations/conversation-settings";
+import type { ConversationSettingsStore } from "../conversations/conversation-settings";
 import { isDiskFull } from "../db/disk-full";
 import type { ContextInfo } from "../conversations/message-store";
 import type { ChatTurn, GenerateOptions } from "../engine/types";
@@ -85,7 +85,7 @@ export class TurnPipeline {
     this.observers = deps.afterTurn ?? [];
     const tokens = new LoadedModelTokens(deps.engine);
     this.planner = new TurnPlanner(deps, tokens, log);
-    this.settings = new ConversationSettingsStore(deps.db);
+    this.settings = deps.storage.settings;
     this.prompts = new AnswerPrompts(deps, tokens);
     this.answers = new AnswerRecords(deps, log);
     this.streamer = new AnswerStreamer({
@@ -105,7 +105,7 @@ export class TurnPipeline {
    * not_found / no_model / busy / invalid_input (a bad adapter choice) before anything is written.
    */
   async send(input: SendInput): Promise<SendResult> {
-    const { conversations, messages, events, db, memory, genui } = this.deps;
+    const { conversations, messages, events, storage, memory, genui } = this.deps;
     const conversation = this.checkCanStart(input.conversationId);
     if (input.editOf !== undefined) editedIndex(messages.list(conversation.id), input.editOf);
     return this.reserved(conversation.id, async (gen) => {
@@ -113,7 +113,7 @@ export class TurnPipeline {
       const plan = await this.plan(conversation.id, selection, input.text, input.sampling, input.format);
       this.answers.saveUnsaved();
       const now = Date.now();
-      const { userMessage, assistantMessage, updated, remembered, previous } = db.transaction(() => {
+      const { userMessage, assistantMessage, updated, remembered, previous } = storage.atomically(() => {
         const transcript = messages.list(conversation.id);
         // An edit follows what the edited message followed (checked again: routing was async).
         const previous =
@@ -145,7 +145,7 @@ export class TurnPipeline {
           remembered,
           previous,
         };
-      })();
+      });
       events.emit("conversations.changed", { conversation: updated, deletedId: null });
       if (remembered) memory?.emitChanged();
       const turn: TurnCommitted = {
@@ -171,7 +171,7 @@ export class TurnPipeline {
    * pin teaches the router. Throws like send().
    */
   async regenerate(input: RegenerateInput): Promise<{ assistantMessage: Message }> {
-    const { conversations, messages, events, db } = this.deps;
+    const { conversations, messages, events, storage } = this.deps;
     const conversation = this.checkCanStart(input.conversationId);
     const transcript = messages.list(conversation.id);
     const previous = transcript.at(-1);
@@ -189,12 +189,12 @@ export class TurnPipeline {
       const plan = await this.plan(conversation.id, selection, question.content, input.sampling, format);
       this.answers.saveUnsaved();
       const now = Date.now();
-      const { assistantMessage, updated } = db.transaction(() => {
+      const { assistantMessage, updated } = storage.atomically(() => {
         conversations.touch(conversation.id, now);
         // The old answer stays as an earlier version, with whatever followed it.
         const assistant = this.answers.append(conversation.id, plan, now, { versionOf: previous.id });
         return { assistantMessage: assistant, updated: conversations.get(conversation.id) };
-      })();
+      });
       events.emit("conversations.changed", { conversation: updated, deletedId: null });
       // "Answer again with Coding": the user says which adapter this text should have had.
       const pinned =

@@ -32,6 +32,13 @@ export interface ConversationRepository {
   finish(id: string, final: MessageFinal): boolean;
   /** At start-up: answers left "streaming" become "interrupted" (content kept). */
   markStreamingInterrupted(): number;
+  /**
+   * Keep how an answer ended when writing it failed (a full disk): reads show it, and a later
+   * finish() writes it.
+   */
+  keepUnwritten(id: string, final: MessageFinal): void;
+  /** The answers kept by keepUnwritten and not written yet. */
+  unwrittenFinals(): [string, MessageFinal][];
 
   /** The ids of every message of a conversation, on any branch, oldest first. */
   messageIds(conversationId: string): string[];
