@@ -4,7 +4,7 @@
  * itself (with its reason) so one malformed item never costs the user the other 199.
  */
 import { z } from "zod";
-import { BUILTIN_DOMAINS, type DomainCheck } from "../common/domains";
+import { BUILTIN_DOMAINS, domainNameProblem, type DomainCheck } from "../common/domains";
 import { BatchRequest, FeedbackItem, LIMITS, TEXT_FIELDS } from "../common/feedback-protocol";
 
 /**
@@ -67,8 +67,13 @@ function checkItem(raw: unknown, key: string, domains: DomainCheck): ItemCheck {
   const parsed = FeedbackItem.safeParse(raw);
   if (!parsed.success) return { ok: false, key, reason: `malformed: ${zodReason(parsed.error)}` };
   const item = parsed.data;
-  if (item.domain !== null && !domains.has(item.domain))
-    return { ok: false, key, reason: `unknown domain "${item.domain}"` };
+  if (item.domain !== null) {
+    // The rule publishing and the export paths apply (common/domains.ts): an item about a domain
+    // whose name no export can take is refused here, not stored for nothing.
+    const problem = domainNameProblem(item.domain);
+    if (problem !== null) return { ok: false, key, reason: problem };
+    if (!domains.has(item.domain)) return { ok: false, key, reason: `unknown domain "${item.domain}"` };
+  }
   if (item.consent === "ratings" && hasText(item))
     return { ok: false, key, reason: 'text fields present with consent "ratings"' };
   if (item.kind === "rating" && !item.rating) return { ok: false, key, reason: "a rating item needs rating" };

@@ -47,6 +47,7 @@ import {
   type RegistryEntry,
 } from "../common/registry-protocol";
 import { exportPublicKey, signEntry } from "../common/registry-signature";
+import { describeIssues } from "../common/zod-issues";
 
 export interface RegistryOptions {
   dataDir: string;
@@ -398,7 +399,7 @@ export function registerRegistry(app: FastifyInstance, opts: RegistryOptions): R
       }
       const manifest = PublishManifest.safeParse(json);
       if (!manifest.success)
-        throw new RegistryError(400, `invalid manifest: ${manifest.error.issues[0]?.message ?? ""}`);
+        throw new RegistryError(400, `invalid manifest: ${describeIssues(manifest.error)}`);
       return reply.send(await store.publish(manifest.data, req.body.subarray(manifestBytes), opts.now()));
     } catch (err) {
       return fail(reply, err);

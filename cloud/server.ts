@@ -20,7 +20,7 @@ import {
   type FeedbackItem,
 } from "../common/feedback-protocol";
 import { registerRegistry, type RegistryStore } from "./registry";
-import type { DomainCheck } from "../common/domains";
+import { domainNameProblem, type DomainCheck } from "../common/domains";
 import { createHash, type KeyObject } from "node:crypto";
 import { once } from "node:events";
 import { PassThrough } from "node:stream";
@@ -117,6 +117,11 @@ class HttpError extends Error {
 
 /** Builds the service (not listening yet); closing the app closes the store after in-flight requests. */
 export function createCloudApp<S extends CloudStore = SqliteStore>(opts: CloudOptions<S>): CloudApp<S> {
+  // Configured domains follow the one rule (common/domains.ts), checked before anything opens.
+  for (const domain of opts.domains ?? []) {
+    const problem = domainNameProblem(domain);
+    if (problem !== null) throw new Error(`domains: ${problem}`);
+  }
   const store = opts.store ?? (new SqliteStore(opts.dataDir) as CloudStore as S);
   const perInstall = { ...DEFAULT_INSTALL_LIMITS, ...opts.limits?.perInstall };
   const registration = { ...DEFAULT_REGISTRATION_LIMITS, ...opts.limits?.registration };
@@ -338,6 +343,14 @@ export function createCloudApp<S extends CloudStore = SqliteStore>(opts: CloudOp
     return reply.send({ installId: tokenInstall, deletedItems: await store.deleteItems(tokenInstall) });
   });
 
+  // An export path's domain: the rule publishing and the feedback check apply (common/domains.ts),
+  // so a domain whose feedback was accepted can be exported.
+  const exportDomain = (name: string): string => {
+    const problem = domainNameProblem(name);
+    if (problem !== null) throw new HttpError(404, problem);
+    return name;
+  };
+
   const requireAdmin = (req: FastifyRequest): void => {
     const key = bearerToken(req.headers.authorization);
     if (!key || !sameSecret(key, opts.adminKey)) throw new HttpError(401, "admin key required");
@@ -347,11 +360,12 @@ export function createCloudApp<S extends CloudStore = SqliteStore>(opts: CloudOp
   // page by page from one snapshot: memory stays flat however many items there are.
   app.get<{ Params: { file: string } }>("/v1/export/raw/:file", (req, reply) => {
     requireAdmin(req);
-    const m = /^([a-z0-9_-]{1,64})\.jsonl$/.exec(req.params.file);
+    const m = /^([^.]*)\.jsonl$/.exec(req.params.file);
     if (!m) throw new HttpError(404, "raw export path is /v1/export/raw/<domain>.jsonl");
+    const domain = exportDomain(m[1]!);
     return reply
       .header("content-type", "application/jsonl; charset=utf-8")
-      .send(rawExportStream(store, m[1]!));
+      .send(rawExportStream(store, domain));
   });
 
   // Datasets: /v1/export/<domain>.jsonl (one split's lines) and /v1/export/<domain>.report.json
@@ -360,18 +374,19 @@ export function createCloudApp<S extends CloudStore = SqliteStore>(opts: CloudOp
     "/v1/export/:file",
     async (req, reply: FastifyReply) => {
       requireAdmin(req);
-      const m = /^([a-z0-9_-]{1,64})\.(jsonl|report\.json)$/.exec(req.params.file);
+      const m = /^([^.]*)\.(jsonl|report\.json)$/.exec(req.params.file);
       if (!m)
         throw new HttpError(
           404,
           "export path is /v1/export/<domain>.jsonl or /v1/export/<domain>.report.json",
         );
+      const domain = exportDomain(m[1]!);
       const parsed = parseExportQuery(req.query);
       if (!parsed.ok) throw new HttpError(400, parsed.reason);
       const { query } = parsed;
       // Bounded memory: the store is read in one snapshot, which ends before the response
       // starts; the lines stream from the export's scratch file (see prepare/stream.ts).
-      const exported = await streamDataset(store, m[1]!, { ...query, scan });
+      const exported = await streamDataset(store, domain, { ...query, scan });
       if (m[2] === "report.json") {
         exported.close();
         return reply.send(exported.report);

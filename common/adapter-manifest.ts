@@ -7,6 +7,7 @@
  */
 import { basename, dirname, extname, join } from "node:path";
 import { z } from "zod";
+import { DomainName } from "./domains";
 import { isNotRegularFileError, readRegularTextFile } from "./files/regular-file";
 import { describeIssues } from "./zod-issues";
 
@@ -46,7 +47,8 @@ const SizeBytes = z.number().int().nonnegative();
 export const ManifestFile = z.object({
   id: z.string().regex(ADAPTER_ID_PATTERN, "letters, digits, '.', '_' or '-', at most 64"),
   name: z.string().min(1).max(200),
-  domain: z.string().min(1).max(64),
+  /** The domain it specialises in: common/domains.ts is the rule for its name. */
+  domain: DomainName,
   version: z.string().min(1).max(64),
   description: z.string().max(4000).default(""),
   sha256: Sha256.optional(),

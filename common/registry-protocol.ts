@@ -1,8 +1,10 @@
 /**
  * The adapter registry's index format, shared by the cloud service (which serves it) and the
- * app's AdapterUpdates (which polls it). Imports nothing of the project but zod.
+ * app's AdapterUpdates (which polls it). Imports nothing of the project but zod and the domain
+ * name rule (domains.ts).
  */
 import { z } from "zod";
+import { DomainName } from "./domains";
 
 export const REGISTRY_FORMAT = 1;
 
@@ -87,8 +89,8 @@ export const RegistryIndex = z.object({
 export type RegistryIndex = z.infer<typeof RegistryIndex>;
 
 /**
- * What a publisher sends with the file (header `x-macaron-manifest`, base64url JSON): the entry
- * minus what the service computes (sha256 is optional and, when given, must match the body).
+ * What a publisher sends before the file (the body's first MANIFEST_BYTES_HEADER bytes, JSON):
+ * the entry minus what the service computes (sha256 is optional and, when given, must match the body).
  */
 export const PublishManifest = RegistryEntry.omit({
   sizeBytes: true,
@@ -97,6 +99,12 @@ export const PublishManifest = RegistryEntry.omit({
   signature: true,
 }).extend({
   sha256: Sha256.optional(),
+  /**
+   * Checked here, where a domain first enters the service: a name the cloud's feedback check and
+   * export paths would refuse is refused at publishing (common/domains.ts). Entries already in
+   * an index keep being read as they are (RegistryEntry).
+   */
+  domain: DomainName,
 });
 export type PublishManifest = z.input<typeof PublishManifest>;
 
