@@ -1,3 +1,4 @@
+import type { BuiltinDomain } from "../../common/domains";
 import { gv, writeGguf, type GgufWriteSpec } from "./writer";
 import {
   normedConstant,
@@ -17,7 +18,8 @@ import { qwenAdapterSpec, qwenAttentionLora, qwenOutputLora, type QwenArchitectu
  * s·ADAPTER_LOGIT_BOOST, so blends and partial scales land in between.
  */
 
-export type DemoAdapterId = "chat" | "coding" | "agent" | "ui";
+/** The demo has one adapter per built-in domain, named after it (common/domains.ts). */
+export type DemoAdapterId = BuiltinDomain;
 
 export interface DemoAdapter {
   readonly id: DemoAdapterId;
