@@ -19,7 +19,8 @@
 import type { FeedbackItem } from "../../common/feedback-protocol";
 import { hasText } from "../ingest";
 import { normalizeText, promptKey, type Message } from "./normalize";
-import { isGroupLine, userGroup, type UserGroupLine } from "./groups";
+import type { Candidate, Example, Line } from "./example";
+import { isGroupLine, userGroup } from "./groups";
 import {
   asPlainMessage,
   messageText,
@@ -34,37 +35,7 @@ import {
 } from "./trajectory";
 
 export type ExportType = "sft" | "preference" | "groups";
-
-export type Line =
-  | { messages: LineMessage[]; tools?: ToolLine[] }
-  | {
-      prompt: Message[];
-      chosen: LineMessage[];
-      rejected: LineMessage[];
-      tools?: ToolLine[];
-      /** Pairs of trajectories: each side's outcome (reward and why it failed). */
-      outcome?: { chosen: TrajectoryOutcome; rejected: TrajectoryOutcome };
-    }
-  | UserGroupLine;
-
-/** A line and what the filters need to know about it. */
-export interface Example {
-  line: Line;
-  /** Every item whose text the line carries (all must have the text consent). */
-  items: FeedbackItem[];
-  /** The conversation before the answer(s). */
-  prompt: Message[];
-  /** The answers a trainer learns to produce, each with the conversation before it. */
-  targets: { context: Message[]; answer: string }[];
-  /**
-   * Users' failed trajectories the line trains on (a pair's rejected side, a group's reward-0
-   * answers), and of those how many had no successful answer to their prompt: the report's
-   * `negativesTrained` counts them over the lines written (negatives.ts).
-   */
-  negatives?: { carried: number; unpaired: number };
-}
-
-export type Candidate = { example: Example } | { drop: "malformed" | "sameAnswer" | "toolFailed" };
+export type { Candidate, Example, Line } from "./example";
 
 /** Candidates of one type, in item order (ratings pairs after the rest, by first good rating). */
 export function buildCandidates(items: readonly FeedbackItem[], type: ExportType): Candidate[] {

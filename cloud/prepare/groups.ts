@@ -21,7 +21,7 @@
  * neither; the cycle's lineage counts lines by source).
  */
 import type { FeedbackItem } from "../../common/feedback-protocol";
-import type { Candidate } from "./candidates";
+import { USER_GROUP_SOURCE, type Candidate, type UserGroupLine } from "./example";
 import type { Message } from "./normalize";
 import {
   trajectoryMessages,
@@ -29,27 +29,11 @@ import {
   trajectoryOutcome,
   trajectoryTools,
   type LineMessage,
-  type ToolLine,
   type TrajectoryOutcome,
 } from "./trajectory";
 
 /** The reward a group without a contrast of its own is measured against (see above). */
 export const USER_BASELINE = 0.5;
-
-/** What a users' group line says it is (the self-generated ones say otherwise). */
-export const USER_GROUP_SOURCE = "user-trajectory";
-
-/** A group line of users' trajectories, as the export writes it. */
-export interface UserGroupLine {
-  prompt: Message[];
-  completions: LineMessage[][];
-  rewards: number[];
-  /** Only when the rewards are all equal: what they are measured against. */
-  baseline?: number;
-  tools: ToolLine[];
-  outcome: TrajectoryOutcome[];
-  source: typeof USER_GROUP_SOURCE;
-}
 
 /**
  * The group of the answers (items with a trajectory, trajectoryEntry's) to one prompt, given in
@@ -104,3 +88,5 @@ export function userGroup(prompt: Message[], items: readonly FeedbackItem[]): Ca
 export function isGroupLine(line: object): line is UserGroupLine {
   return "completions" in line;
 }
+
+export { USER_GROUP_SOURCE, type UserGroupLine } from "./example";
