@@ -18,7 +18,7 @@ export class GenuiPage {
     return scope.getByRole("region", { name });
   }
 
-  /** Fill the "Log your run" form of the fixtures (samples.ts runLogForm). */
+  /** Fill the "Log your run" form of the fixtures (testing/samples/genui-samples.ts runLogForm). */
   async fillRunForm(form: Locator): Promise<void> {
     await form.getByRole("textbox", { name: "Distance (km)" }).fill("5.5");
     await form.getByLabel("Date").fill("2024-05-01");

@@ -41,7 +41,7 @@ export const SEED_DATA_VERSION = "seed-v1";
 
 /**
  * How the trainer must prompt each domain's examples: "ui" lines are UI-mode turns (the app's
- * system prompt + the GenUI instructions, electron/core/genui/genui-prompt.ts uiSystemPrompt);
+ * system prompt + the GenUI instructions, common/prompts.ts uiSystemPrompt);
  * the others take the app's system prompt as is.
  */
 export const SEED_FORMATS: Readonly<Record<SeedDomain, "text" | "ui">> = {

@@ -5,7 +5,7 @@
  * in a block (20,000 `*a` freeze the main thread for minutes). An answer past these limits is
  * shown as plain text with the reason; the limits sit far above what real answers use, and keep
  * the worst answer within the frame budget stated in ARCHITECTURE.md (measured by
- * e2e/hostile-markdown.spec.ts on the generator in testing/hostile-markdown.ts).
+ * e2e/hostile-markdown.spec.ts on the generator in renderer/src/testing/hostile-markdown.ts).
  */
 
 /** Longest answer parsed as markdown, in UTF-16 code units (~6k tokens; dense markdown costs ~10 µs a character). */
