@@ -163,6 +163,47 @@ describe("parseEngineRequest", () => {
     });
   });
 
+  it('refuses a "__proto__" key in tokenBias and the other JSON objects instead of dropping it', () => {
+    // JSON.parse (and a structured clone) make "__proto__" an own key; z.record alone skips it,
+    // so `tokenBias: {"__proto__": 3}` used to parse as ok with `{}`.
+    const generate = (options: string) =>
+      parseEngineRequest(
+        JSON.parse(
+          `{"id":6,"type":"generate","history":[{"role":"user","text":"hi"}],"options":{"temperature":0,"maxTokens":4,${options}}}`,
+        ),
+      );
+    expect(generate('"tokenBias":{"__proto__":3,"5":1}')).toEqual({
+      ok: false,
+      id: 6,
+      message: 'Invalid engine request at options.tokenBias: token ids must be integers ≥ 0, not "__proto__"',
+    });
+    expect(generate('"jsonSchema":{"type":"object","__proto__":{"type":"string"}}')).toMatchObject({
+      ok: false,
+      message: /at options\.jsonSchema: the key "__proto__" is not allowed/,
+    });
+    expect(generate('"tools":[{"name":"t","parameters":{"__proto__":{}}}]')).toMatchObject({
+      ok: false,
+      message: /at options\.tools\.0\.parameters: the key "__proto__" is not allowed/,
+    });
+    const fit = parseEngineRequest(
+      JSON.parse('{"id":7,"type":"fit","source":{"url":"https://h/m.gguf","headers":{"__proto__":"x"}}}'),
+    );
+    expect(fit).toMatchObject({
+      ok: false,
+      id: 7,
+      message: /at source\.headers: the key "__proto__" is not allowed/,
+    });
+    // Ordinary keys are unchanged: token ids become numbers, a "__proto__" nested in a schema is kept.
+    expect(generate('"tokenBias":{"5":1,"0":-100}')).toMatchObject({
+      ok: true,
+      request: { options: { tokenBias: { 5: 1, 0: -100 } } },
+    });
+    const nested = generate('"jsonSchema":{"type":"object","properties":{"__proto__":{"type":"string"}}}');
+    expect(nested.ok).toBe(true);
+    if (nested.ok && nested.request.type === "generate")
+      expect(Object.keys(nested.request.options.jsonSchema!.properties as object)).toEqual(["__proto__"]);
+  });
+
   it("knows every field of the protocol's types, and refuses fields it does not know", () => {
     // Typed Required<…>: a field added to the protocol makes this test fail to compile until it
     // is sent here, and then the strict schema refuses it until the schema has it too.

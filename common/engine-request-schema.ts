@@ -10,10 +10,13 @@ import { isAbsolute } from "node:path";
 import { z } from "zod";
 import { ToolCallFormatSchema } from "./adapter-manifest";
 import { optionConflicts } from "./generate-rules";
+import { recordKeepingKeys } from "./json-record";
 import { grammarSchemaProblem, toGrammarSchema, ToolRequestError } from "./grammar-schema";
 
 /** OpenAI's rule for function names; node-llama-cpp's name grammar needs no spaces either. */
 const TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
+
+const PROTO_KEY = 'the key "__proto__" is not allowed';
 
 /** A tool call in the history, with what it returned (text or JSON, as shown to the model). */
 const ToolCallRecordSchema = z
@@ -50,7 +53,7 @@ const ToolDefinitionSchema = z
     name: z.string().regex(TOOL_NAME, "must be 1–64 letters, digits, '_' or '-'"),
     description: z.string().max(16_384).optional(),
     /** JSON Schema of the arguments (an object schema); absent = no arguments. */
-    parameters: z.record(z.string(), z.unknown()).optional(),
+    parameters: recordKeepingKeys(z.string(), z.unknown(), PROTO_KEY).optional(),
   })
   .strict()
   .superRefine((tool, ctx) => {
@@ -128,15 +131,17 @@ const RepeatPenaltySchema = z
   .strict();
 export type RepeatPenaltyOptions = z.output<typeof RepeatPenaltySchema>;
 
+const TOKEN_ID_MESSAGE = "token ids must be integers ≥ 0";
+
 /**
  * OpenAI's `logit_bias` by token id. Keys arrive as strings (JSON object keys); whether an id is
  * inside the vocabulary is checked by the model session, which knows it.
  */
-const TokenBiasSchema = z
-  .record(
-    z.string().regex(/^(0|[1-9][0-9]{0,9})$/, "token ids must be integers ≥ 0"),
-    z.number().min(-100).max(100),
-  )
+const TokenBiasSchema = recordKeepingKeys(
+  z.string().regex(/^(0|[1-9][0-9]{0,9})$/, TOKEN_ID_MESSAGE),
+  z.number().min(-100).max(100),
+  `${TOKEN_ID_MESSAGE}, not "__proto__"`,
+)
   .refine((bias) => Object.keys(bias).length <= 1024, "at most 1024 token biases")
   .transform((bias) => {
     const out: Record<number, number> = {};
@@ -160,8 +165,7 @@ const GenerateOptionsSchema = z
      * The grammar guarantees syntax only: validate the parsed answer afterwards.
      */
     // A JSON schema object the grammar can express (else the answer could parse and not match).
-    jsonSchema: z
-      .record(z.string(), z.unknown())
+    jsonSchema: recordKeepingKeys(z.string(), z.unknown(), PROTO_KEY)
       .superRefine((schema, ctx) => {
         const problem = grammarSchemaProblem(schema, "jsonSchema");
         if (problem) ctx.addIssue({ code: "custom", message: problem });
@@ -262,7 +266,7 @@ const FitSourceSchema = z.union([
         .string()
         .max(8192)
         .refine((u) => /^https?:\/\//.test(u), "must be an http(s) URL"),
-      headers: z.record(z.string(), z.string()).optional(),
+      headers: recordKeepingKeys(z.string(), z.string(), PROTO_KEY).optional(),
     })
     .strict(),
 ]);

@@ -14,6 +14,7 @@ import type {
 } from "../../core/engine/types";
 import { checkArguments, schemaProblem } from "../../core/tools/argument-check";
 import { toGrammarSchema } from "../../../common/grammar-schema";
+import { recordKeepingKeys } from "../../../common/json-record";
 import { OpenAiError } from "./errors";
 import { checkMaxTokens } from "./turn";
 
@@ -60,7 +61,11 @@ export const SamplerFields = {
   seed: z.number().int().nullish(),
   stop: z.union([z.string(), z.array(z.string()).max(16)]).nullish(),
   /** Token id (a decimal string, as JSON keys are) → bias -100..100. */
-  logit_bias: z.record(z.string(), z.number().min(-100).max(100)).nullish(),
+  logit_bias: recordKeepingKeys(
+    z.string(),
+    z.number().min(-100).max(100),
+    `Invalid 'logit_bias': the key "__proto__" is not a token id (a non-negative integer).`,
+  ).nullish(),
   top_k: z.number().int().min(0).max(1000).nullish(),
   min_p: z.number().min(0).max(1).nullish(),
   repeat_penalty: z.number().gt(0).max(10).nullish(),

@@ -110,6 +110,12 @@ describe("chat completions: strict requests", () => {
     [{ ...hello, seed: 1.5 }, "seed"],
     [{ ...hello, logit_bias: { "12": 101 } }, "logit_bias.12"],
     [{ ...hello, logit_bias: { hello: 5 } }, "logit_bias"],
+    // An own "__proto__" key (as JSON carries it) is refused, not dropped into an empty bias.
+    [
+      { ...hello, logit_bias: JSON.parse('{"__proto__": 3}') as object },
+      "logit_bias",
+      /"__proto__" is not a token id/,
+    ],
     [{ ...hello, top_logprobs: 21, logprobs: true }, "top_logprobs"],
     [{ ...hello, top_logprobs: 2 }, "top_logprobs"],
     [{ ...hello, max_tokens: 513 }, "max_tokens"],
