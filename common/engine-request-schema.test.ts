@@ -144,7 +144,9 @@ describe("parseEngineRequest", () => {
       expect(message({ tools: [timer], toolChoice: { name: "open_file" } })).toMatch(
         /toolChoice names "open_file", which is not among the tools/,
       );
-      expect(message({ toolChoice: "required" })).toMatch(/needs tools/);
+      expect(message({ toolChoice: "required" })).toMatch(
+        /toolChoice "required" needs at least one tool in tools/,
+      );
       expect(message({ tools: [timer], jsonSchema: { type: "object" } })).toMatch(/cannot be used together/);
       expect(message({ tools: [timer], toolChoice: "none" })).toMatch(/toolChoice/);
       const onUser = [{ role: "user", text: "x", calls: [{ name: "a", arguments: {}, result: 1 }] }];

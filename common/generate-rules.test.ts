@@ -1,6 +1,12 @@
 import { describe, expect, it } from "vitest";
 import type { ToolDefinition } from "./engine-protocol";
-import { grammarConflict, grammarConflictMessage, grammarProblem, optionConflicts } from "./generate-rules";
+import {
+  grammarConflict,
+  grammarConflictMessage,
+  grammarProblem,
+  optionConflicts,
+  toolProblems,
+} from "./generate-rules";
 
 const timer: ToolDefinition = { name: "set_timer", parameters: { type: "object" } };
 const search: ToolDefinition = { name: "search" };
@@ -37,7 +43,12 @@ describe("generate rules", () => {
       /two tools are named "set_timer"/,
     );
     expect(optionConflicts({ toolChoice: "required" })[0]).toMatchObject({ field: "toolChoice" });
-    expect(optionConflicts({ toolChoice: { name: "search" } })[0]!.message).toMatch(/needs tools/);
+    expect(optionConflicts({ toolChoice: "required" })[0]!.message).toBe(
+      'toolChoice "required" needs at least one tool in tools.',
+    );
+    expect(optionConflicts({ toolChoice: { name: "search" } })[0]!.message).toBe(
+      'toolChoice names "search", which is not among the tools.',
+    );
     expect(optionConflicts({ tools: [timer], toolChoice: { name: "search" } })[0]!.message).toMatch(
       /toolChoice names "search", which is not among the tools/,
     );
@@ -48,6 +59,30 @@ describe("generate rules", () => {
       "tools",
       "tools",
     ]);
+  });
+
+  it("words each tool rule once, in the caller's field names, with the choice as its client wrote it", () => {
+    const openAi = { tools: "tools", toolChoice: "tool_choice" };
+    expect(toolProblems(["a", "b", "a"], undefined, openAi)).toEqual([
+      { rule: "duplicateName", index: 2, message: 'two tools are named "a": rename one.' },
+    ]);
+    expect(toolProblems(["a"], { name: "b" }, openAi)).toEqual([
+      { rule: "choiceNotAmongTools", message: 'tool_choice names "b", which is not among the tools.' },
+    ]);
+    expect(toolProblems([], "required", { ...openAi, choiceWord: "any" })).toEqual([
+      { rule: "choiceNeedsTools", message: 'tool_choice "any" needs at least one tool in tools.' },
+    ]);
+    // The engine's rule and OpenAI's: "auto" without tools is plain text. Anthropic's API refuses
+    // any choice but "none" without tools: the same rule in its "any" form.
+    expect(toolProblems([], "auto", openAi)).toEqual([]);
+    expect(toolProblems([], undefined, openAi, "any")).toEqual([]);
+    expect(toolProblems([], "auto", { ...openAi, choiceWord: "auto" }, "any")).toEqual([
+      { rule: "choiceNeedsTools", message: 'tool_choice "auto" needs at least one tool in tools.' },
+    ]);
+    // The engine's wording is the same sentence in its own field names.
+    expect(optionConflicts({ tools: [timer], toolChoice: { name: "b" } })[0]!.message).toBe(
+      toolProblems(["set_timer"], { name: "b" })[0]!.message,
+    );
   });
 
   it("words an API's 400 in the fields its clients send, the answer format reported", () => {

@@ -1,10 +1,12 @@
 /**
  * What GenerateOptions' fields mean together. Each field alone is checked where it enters (the
  * engine's request schema, the API routes' body schemas); the rules on combinations live here
- * only, and the engine's request schema, ModelSession (for callers inside the engine process),
- * the tool functions and every API route (in their own field names) read them.
+ * only, each with one wording, and the engine's request schema, ModelSession (for callers inside
+ * the engine process), the tool functions and every API route (in their own field names, their
+ * own error shapes around the message) read them: one grammar per answer; tool names unique; a
+ * tool choice the tools can meet.
  */
-import type { GenerateOptions } from "./engine-protocol";
+import type { GenerateOptions, ToolChoice } from "./engine-protocol";
 
 /** The options that each put a grammar on the answer. A generation has one grammar. */
 export type GrammarOption = "tools" | "json" | "jsonSchema";
@@ -42,25 +44,86 @@ export function grammarProblem(options: Combined): OptionConflict | null {
   };
 }
 
+/** The tool rules, each with one wording (toolProblems). */
+export type ToolRule = "duplicateName" | "choiceNotAmongTools" | "choiceNeedsTools";
+
+/** One broken tool rule, in the caller's terms (ToolTerms); `index`: the tool it is about. */
+export interface ToolProblem {
+  rule: ToolRule;
+  message: string;
+  index?: number;
+}
+
+/**
+ * How a caller names the tool fields, so that the one wording of each rule reads in the names its
+ * clients send: the engine's `toolChoice`, an API's `tool_choice`. `choiceWord` is the choice as
+ * the client wrote it ("required", Anthropic's "any"); absent: the engine's word.
+ */
+export interface ToolTerms {
+  tools: string;
+  toolChoice: string;
+  choiceWord?: string;
+}
+
+const ENGINE_TERMS: ToolTerms = { tools: "tools", toolChoice: "toolChoice" };
+
+/**
+ * Which choices need at least one tool: "calling" (the engine, OpenAI: "required" and a named
+ * choice; "auto" with no tools is plain text) or "any" (Anthropic's API, which refuses any
+ * `tool_choice` but "none" without tools).
+ */
+export type ChoiceWithoutTools = "calling" | "any";
+
+/**
+ * The tool rules `names` (the tools' names, in order) and `choice` (absent = "auto") break, in a
+ * fixed order (the first is the one to report): a name used twice (reported at the second); a
+ * named choice that is not among the tools; a choice that needs tools with none given.
+ */
+export function toolProblems(
+  names: readonly string[],
+  choice: ToolChoice | undefined,
+  terms: ToolTerms = ENGINE_TERMS,
+  withoutTools: ChoiceWithoutTools = "calling",
+): ToolProblem[] {
+  const problems: ToolProblem[] = [];
+  const index = names.findIndex((name, i) => names.indexOf(name) !== i);
+  if (index >= 0)
+    problems.push({
+      rule: "duplicateName",
+      index,
+      message: `two tools are named "${names[index]}": rename one.`,
+    });
+  if (typeof choice === "object" && !names.includes(choice.name))
+    problems.push({
+      rule: "choiceNotAmongTools",
+      message: `${terms.toolChoice} names "${choice.name}", which is not among the tools.`,
+    });
+  else if (choice !== undefined && names.length === 0 && (choice !== "auto" || withoutTools === "any")) {
+    const word = terms.choiceWord ?? (typeof choice === "object" ? choice.name : choice);
+    problems.push({
+      rule: "choiceNeedsTools",
+      message: `${terms.toolChoice} "${word}" needs at least one tool in ${terms.tools}.`,
+    });
+  }
+  return problems;
+}
+
 /** Every rule `options` breaks, in a fixed order (the first is the one to report). */
 export function optionConflicts(options: Combined): OptionConflict[] {
-  const conflicts: OptionConflict[] = [];
-  const tools = options.tools ?? [];
-  const names = tools.map((t) => t.name);
-  const duplicate = names.find((name, i) => names.indexOf(name) !== i);
-  if (duplicate !== undefined)
-    conflicts.push({ field: "tools", message: `two tools are named "${duplicate}": rename one.` });
+  const problems = toolProblems(
+    (options.tools ?? []).map((t) => t.name),
+    options.toolChoice,
+  );
+  const conflict = (problem: ToolProblem): OptionConflict => ({
+    field: problem.rule === "duplicateName" ? "tools" : "toolChoice",
+    message: problem.message,
+  });
   const grammar = grammarProblem(options);
-  if (grammar) conflicts.push(grammar);
-  const choice = options.toolChoice;
-  if (choice !== undefined && choice !== "auto" && tools.length === 0)
-    conflicts.push({ field: "toolChoice", message: "a required or named tool choice needs tools." });
-  if (typeof choice === "object" && tools.length > 0 && !names.includes(choice.name))
-    conflicts.push({
-      field: "toolChoice",
-      message: `toolChoice names "${choice.name}", which is not among the tools.`,
-    });
-  return conflicts;
+  return [
+    ...problems.filter((p) => p.rule === "duplicateName").map(conflict),
+    ...(grammar ? [grammar] : []),
+    ...problems.filter((p) => p.rule !== "duplicateName").map(conflict),
+  ];
 }
 
 /**

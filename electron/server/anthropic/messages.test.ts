@@ -143,7 +143,11 @@ describe("POST /v1/messages validation", () => {
       { ...hello, tools: [{ ...timer, input_schema: { type: "object", required: 5 } }] },
       /^tools\.0\.input_schema: .*invalid/,
     ],
-    ["two tools of one name", { ...hello, tools: [timer, timer] }, /^tools\.1\.name: Two tools/],
+    [
+      "two tools of one name",
+      { ...hello, tools: [timer, timer] },
+      /^tools\.1\.name: two tools are named "set_timer"/,
+    ],
     [
       "an unknown tool_choice type",
       { ...hello, tools: [timer], tool_choice: { type: "some" } },
@@ -152,9 +156,19 @@ describe("POST /v1/messages validation", () => {
     [
       "a tool_choice naming a missing tool",
       { ...hello, tools: [timer], tool_choice: { type: "tool", name: "nope" } },
-      /^tool_choice: .*'nope'/,
+      /^tool_choice: tool_choice names "nope", which is not among the tools/,
     ],
-    ["tool_choice any without tools", { ...hello, tool_choice: { type: "any" } }, /tool_choice 'any' needs/],
+    [
+      "tool_choice any without tools",
+      { ...hello, tool_choice: { type: "any" } },
+      /^tool_choice: tool_choice "any" needs at least one tool in tools/,
+    ],
+    // Anthropic's API refuses any tool_choice but none without tools, auto too (OpenAI's allows it).
+    [
+      "tool_choice auto without tools",
+      { ...hello, tool_choice: { type: "auto" } },
+      /^tool_choice: tool_choice "auto" needs at least one tool in tools/,
+    ],
     [
       "thinking enabled",
       { ...hello, thinking: { type: "enabled", budget_tokens: 1024 } },

@@ -208,22 +208,22 @@ export function engineTurn(body: MessagesRequest): EngineTurn {
       "messages",
     );
   }
-  if (body.tool_choice && body.tool_choice.type !== "none" && (body.tools ?? []).length === 0) {
-    throw invalid(
-      `tool_choice '${body.tool_choice.type}' needs at least one tool in 'tools'.`,
-      "tool_choice",
-    );
-  }
-  checkToolPairing(body.messages);
-  const history = historyTurns(historyMessages(body));
+  // The tools before the history's pairing, as this route always checked tool_choice first.
+  // Anthropic's API refuses any tool_choice but "none" without tools ("auto" too, which OpenAI's
+  // allows): the shared tool-choice rule's "any" form (common/generate-rules.ts).
   let tools: ToolRequest;
   try {
-    tools = toolRequest(openAiTools(body));
+    tools = toolRequest(openAiTools(body), {
+      withoutTools: "any",
+      ...(body.tool_choice ? { choiceWord: body.tool_choice.type } : {}),
+    });
   } catch (error) {
     if (!(error instanceof OpenAiError) || !error.param) throw error;
     const param = anthropicParam(error.param);
     const message = error.message.replaceAll(error.param, param);
     throw invalid(`${param}: ${message}`, param);
   }
+  checkToolPairing(body.messages);
+  const history = historyTurns(historyMessages(body));
   return { history, tools };
 }

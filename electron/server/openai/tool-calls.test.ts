@@ -96,14 +96,27 @@ describe("toolRequest", () => {
   it("refuses duplicate names and a tool_choice the tools cannot satisfy", () => {
     expect(failure(() => toolRequest({ tools: [timer, timer] }))).toMatchObject({
       param: "tools[1].function.name",
-      message: expect.stringContaining("'set_timer'") as unknown,
+      message: 'two tools are named "set_timer": rename one.',
     });
     expect(
       failure(() =>
         toolRequest({ tools: [timer], tool_choice: { type: "function", function: { name: "nope" } } }),
       ),
-    ).toMatchObject({ param: "tool_choice", message: expect.stringContaining("'nope'") as unknown });
-    expect(failure(() => toolRequest({ tool_choice: "required" }))).toMatchObject({ param: "tool_choice" });
+    ).toMatchObject({
+      param: "tool_choice",
+      message: 'tool_choice names "nope", which is not among the tools.',
+    });
+    expect(failure(() => toolRequest({ tool_choice: "required" }))).toMatchObject({
+      param: "tool_choice",
+      message: 'tool_choice "required" needs at least one tool in tools.',
+    });
+    // A named choice with no tools names the tool it misses; "none" with duplicates is still refused.
+    expect(
+      failure(() => toolRequest({ tool_choice: { type: "function", function: { name: "nope" } } })),
+    ).toMatchObject({ param: "tool_choice", message: expect.stringContaining('"nope"') as unknown });
+    expect(failure(() => toolRequest({ tools: [timer, timer], tool_choice: "none" }))).toMatchObject({
+      param: "tools[1].function.name",
+    });
   });
 });
 

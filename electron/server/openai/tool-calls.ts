@@ -12,8 +12,10 @@ import type {
   GenerateOptions,
   ToolCallOut,
   ToolCallRecord,
+  ToolChoice,
   ToolDefinition,
 } from "../../core/engine/types";
+import { toolProblems, type ChoiceWithoutTools } from "../../../common/generate-rules";
 import { OpenAiError } from "./errors";
 
 /** OpenAI's rule for function names. */
@@ -53,44 +55,60 @@ function invalid(message: string, param: string): OpenAiError {
 }
 
 /**
- * The request's tools as engine definitions. Throws a 400 naming the field for a bad schema, a
- * duplicate name, or a `tool_choice` the tools cannot satisfy. `tool_choice: "none"` and an
- * empty `tools` list generate plain text.
+ * The request's tools as engine definitions. Throws a 400 naming the field for a bad schema, or
+ * a broken tool rule (common/generate-rules.ts, in `tool_choice`'s name): a duplicate name, or a
+ * `tool_choice` the tools cannot satisfy. `tool_choice: "none"` and an empty `tools` list
+ * generate plain text. `rules`: for another API mapped onto this one (Anthropic's), which
+ * choices need tools and the word its client wrote for the choice.
  */
-export function toolRequest(body: {
-  tools?: Array<z.infer<typeof FunctionTool>> | null;
-  tool_choice?: ToolChoiceField | null;
-  parallel_tool_calls?: boolean | null;
-}): ToolRequest {
+export function toolRequest(
+  body: {
+    tools?: Array<z.infer<typeof FunctionTool>> | null;
+    tool_choice?: ToolChoiceField | null;
+    parallel_tool_calls?: boolean | null;
+  },
+  rules: { withoutTools?: ChoiceWithoutTools; choiceWord?: string } = {},
+): ToolRequest {
   const tools = body.tools ?? [];
-  const choice = body.tool_choice ?? "auto";
-  const definitions: ToolDefinition[] = [];
-  const seen = new Set<string>();
-  tools.forEach((tool, i) => {
+  const choice = body.tool_choice;
+  const definitions: ToolDefinition[] = tools.map((tool, i) => {
     const { name, description, parameters } = tool.function;
-    if (seen.has(name))
-      throw invalid(`Two tools are named '${name}'; names must be unique.`, `tools[${i}].function.name`);
-    seen.add(name);
     if (parameters !== undefined) {
       const problem = schemaProblem(parameters, `tools[${i}].function.parameters`);
       if (problem) throw invalid(`Tool '${name}': ${problem}`, `tools[${i}].function.parameters`);
     }
-    definitions.push({
+    return {
       name,
       ...(description ? { description } : {}),
       ...(parameters !== undefined ? { parameters: parameters as Record<string, unknown> } : {}),
-    });
+    };
   });
-  if (typeof choice === "object" && !seen.has(choice.function.name)) {
-    throw invalid(`tool_choice names '${choice.function.name}', which is not in 'tools'.`, "tool_choice");
-  }
-  if (choice === "required" && definitions.length === 0) {
-    throw invalid("tool_choice 'required' needs at least one tool in 'tools'.", "tool_choice");
-  }
+  // What the client asked for: absent and "none" ask nothing of the tools.
+  const toolChoice: ToolChoice | undefined =
+    choice == null || choice === "none"
+      ? undefined
+      : typeof choice === "object"
+        ? { name: choice.function.name }
+        : choice;
+  const [problem] = toolProblems(
+    definitions.map((d) => d.name),
+    toolChoice,
+    {
+      tools: "tools",
+      toolChoice: "tool_choice",
+      ...(rules.choiceWord ? { choiceWord: rules.choiceWord } : {}),
+    },
+    rules.withoutTools,
+  );
+  if (problem)
+    throw invalid(
+      problem.message,
+      problem.rule === "duplicateName" ? `tools[${problem.index}].function.name` : "tool_choice",
+    );
   if (choice === "none" || definitions.length === 0) return {};
   return {
     tools: definitions,
-    toolChoice: typeof choice === "object" ? { name: choice.function.name } : choice,
+    toolChoice: toolChoice ?? "auto",
     parallelToolCalls: body.parallel_tool_calls ?? true,
   };
 }
