@@ -88,8 +88,7 @@ describe("generate rules", () => {
   it("words an API's 400 in the fields its clients send, the answer format reported", () => {
     expect(grammarConflictMessage({ tools: [timer], jsonSchema: {} }, OPENAI)).toEqual({
       field: "response_format",
-      message:
-        "'response_format' cannot be used together with 'tools' on a local model: send one or the other.",
+      message: "response_format and tools cannot be used together (an answer follows one grammar): send one.",
     });
     expect(grammarConflictMessage({ tools: [timer] }, OPENAI)).toBeNull();
     expect(grammarConflictMessage({ json: true }, OPENAI)).toBeNull();

@@ -34,14 +34,16 @@ export function grammarConflict(options: Combined): [GrammarOption, GrammarOptio
   return first !== undefined && second !== undefined ? [first, second] : null;
 }
 
+/** The grammar rule's one wording, in the caller's names for the two fields. */
+function grammarMessage(first: string, second: string): string {
+  return `${first} and ${second} cannot be used together (an answer follows one grammar): send one.`;
+}
+
 /** The grammar rule alone (see optionConflicts): two of tools, json and jsonSchema. */
 export function grammarProblem(options: Combined): OptionConflict | null {
   const grammar = grammarConflict(options);
   if (!grammar) return null;
-  return {
-    field: grammar[0],
-    message: `${grammar[0]} and ${grammar[1]} cannot be used together (an answer follows one grammar): pass one.`,
-  };
+  return { field: grammar[0], message: grammarMessage(grammar[0], grammar[1]) };
 }
 
 /** The tool rules, each with one wording (toolProblems). */
@@ -138,8 +140,5 @@ export function grammarConflictMessage(
   const conflict = grammarConflict(options);
   if (!conflict) return null;
   const [b, a] = conflict.map((option) => fields[option]);
-  return {
-    field: a!,
-    message: `'${a}' cannot be used together with '${b}' on a local model: send one or the other.`,
-  };
+  return { field: a!, message: grammarMessage(a!, b!) };
 }
