@@ -13,7 +13,7 @@ import type { DeepEqual, Equal } from "./type-equality";
 type Options = Extract<z.output<typeof EngineRequestSchema>, { type: "generate" }>["options"];
 type Reply<K extends keyof EngineReplies> = z.output<(typeof EngineReplySchemas)[K]>;
 
-/** Adds `field?: number` to the object at `K` of T (optional, so each side stays assignable to the other). */
+/** Adds `extra?: number` to the object at `K` of T (optional, so each side stays assignable to the other). */
 type WithExtra<T, K extends keyof T> = Omit<T, K> & { [P in K]?: NonNullable<T[P]> & { extra?: number } };
 
 describe("DeepEqual", () => {
