@@ -9,8 +9,9 @@
 import { isAbsolute } from "node:path";
 import { z } from "zod";
 import { ToolCallFormatSchema } from "./adapter-manifest";
-import { optionConflicts } from "./generate-rules";
+import { optionConflicts, type RuleOptions } from "./generate-rules";
 import { recordKeepingKeys } from "./json-record";
+import type { DeepEqual } from "./type-equality";
 import { grammarSchemaProblem, toGrammarSchema, ToolRequestError } from "./grammar-schema";
 
 /** OpenAI's rule for function names; node-llama-cpp's name grammar needs no spaces either. */
@@ -388,3 +389,13 @@ export function parseEngineRequest(raw: unknown): ParsedRequest {
     message: `Invalid engine request${where}: ${issue?.message ?? "unknown shape"}`,
   };
 }
+
+/*
+ * generate-rules.ts reads the options by shape (it sits below this module, which applies it):
+ * the options must be what it reads, and its tool choice this one, or the typecheck fails.
+ */
+const rulesReadTheseOptions: {
+  options: GenerateOptions extends RuleOptions ? true : false;
+  toolChoice: DeepEqual<NonNullable<RuleOptions["toolChoice"]>, ToolChoice>;
+} = { options: true, toolChoice: true };
+void rulesReadTheseOptions;

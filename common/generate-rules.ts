@@ -6,21 +6,32 @@
  * own error shapes around the message) read them: one grammar per answer; tool names unique; a
  * tool choice the tools can meet.
  */
-import type { GenerateOptions, ToolChoice } from "./engine-protocol";
 
 /** The options that each put a grammar on the answer. A generation has one grammar. */
 export type GrammarOption = "tools" | "json" | "jsonSchema";
 
+/**
+ * What the rules read of GenerateOptions, by shape: the request schema that defines those
+ * options (common/engine-request-schema.ts) applies these rules, so this module imports nothing
+ * of it (no import cycle), and the schema checks at compile time that its options and tool
+ * choice are what these types say.
+ */
+export interface RuleOptions {
+  tools?: readonly { name: string }[];
+  /** "auto", "required" or one tool by name (GenerateOptions' ToolChoice). */
+  toolChoice?: "auto" | "required" | { name: string };
+  json?: boolean;
+  jsonSchema?: unknown;
+}
+
 /** One broken rule: the field it is reported at and a sentence saying what to do. */
 export interface OptionConflict {
-  field: keyof GenerateOptions;
+  field: keyof RuleOptions;
   message: string;
 }
 
-type Combined = Pick<GenerateOptions, "tools" | "toolChoice" | "json" | "jsonSchema">;
-
 /** The grammar options `options` sets, in GrammarOption's order. */
-function grammarOptions(options: Combined): GrammarOption[] {
+function grammarOptions(options: RuleOptions): GrammarOption[] {
   const set: GrammarOption[] = [];
   if (options.tools && options.tools.length > 0) set.push("tools");
   if (options.json === true) set.push("json");
@@ -29,7 +40,7 @@ function grammarOptions(options: Combined): GrammarOption[] {
 }
 
 /** The first two grammar options `options` sets together, or null when it sets at most one. */
-export function grammarConflict(options: Combined): [GrammarOption, GrammarOption] | null {
+export function grammarConflict(options: RuleOptions): [GrammarOption, GrammarOption] | null {
   const [first, second] = grammarOptions(options);
   return first !== undefined && second !== undefined ? [first, second] : null;
 }
@@ -40,7 +51,7 @@ function grammarMessage(first: string, second: string): string {
 }
 
 /** The grammar rule alone (see optionConflicts): two of tools, json and jsonSchema. */
-export function grammarProblem(options: Combined): OptionConflict | null {
+export function grammarProblem(options: RuleOptions): OptionConflict | null {
   const grammar = grammarConflict(options);
   if (!grammar) return null;
   return { field: grammar[0], message: grammarMessage(grammar[0], grammar[1]) };
@@ -83,7 +94,7 @@ export type ChoiceWithoutTools = "calling" | "any";
  */
 export function toolProblems(
   names: readonly string[],
-  choice: ToolChoice | undefined,
+  choice: RuleOptions["toolChoice"],
   terms: ToolTerms = ENGINE_TERMS,
   withoutTools: ChoiceWithoutTools = "calling",
 ): ToolProblem[] {
@@ -111,7 +122,7 @@ export function toolProblems(
 }
 
 /** Every rule `options` breaks, in a fixed order (the first is the one to report). */
-export function optionConflicts(options: Combined): OptionConflict[] {
+export function optionConflicts(options: RuleOptions): OptionConflict[] {
   const problems = toolProblems(
     (options.tools ?? []).map((t) => t.name),
     options.toolChoice,
@@ -134,7 +145,7 @@ export function optionConflicts(options: Combined): OptionConflict[] {
  * answer's format is the field reported, tools the one it clashes with.
  */
 export function grammarConflictMessage(
-  options: Combined,
+  options: RuleOptions,
   fields: Record<GrammarOption, string>,
 ): { field: string; message: string } | null {
   const conflict = grammarConflict(options);
