@@ -5,46 +5,16 @@
  * to the same prompt.
  */
 import { describe, expect, it } from "vitest";
-import type { FeedbackItem, TrajectoryStepWire } from "../../common/feedback-protocol";
+import type { FeedbackItem } from "../../common/feedback-protocol";
 import { prepareExport } from "./prepare";
-import { ask, row } from "../../testing/cloud/prepare";
-
-const outcome = { steps: 1, done: 1, denied: 0, errors: 0, invalid: 0, stopped: 0, truncated: 0, totalMs: 5 };
-const timer = {
-  name: "set_timer",
-  description: "Start a countdown timer.",
-  parameters: { type: "object", properties: { minutes: { type: "number" } }, required: ["minutes"] },
-};
-
-function step(over: Partial<TrajectoryStepWire> = {}): TrajectoryStepWire {
-  return {
-    index: 0,
-    server: "builtin",
-    tool: "set_timer",
-    arguments: { minutes: 15 },
-    decision: "once",
-    state: "done",
-    result: '{"ok":true,"endsAt":"10:15"}',
-    truncated: false,
-    error: null,
-    durationMs: 5,
-    ...over,
-  };
-}
-
-/** A stored item about an answer to `q` that made `steps` and then said `answer`. */
-function toolItem(q: string, answer: string, steps: TrajectoryStepWire[], over: Partial<FeedbackItem> = {}) {
-  return row({
-    kind: "trajectory",
-    rating: null,
-    domain: "agent",
-    prompt: ask(q),
-    response: answer,
-    toolOutcome: { ...outcome, steps: steps.length },
-    trajectory: { tools: [timer], steps },
-    ...over,
-  });
-}
+import {
+  ask,
+  row,
+  timerOutcome as outcome,
+  timerStep as step,
+  timerTool as timer,
+  toolItem,
+} from "../../testing/cloud/prepare";
 
 const run = (rows: ReturnType<typeof row>[], type: "sft" | "preference" = "sft") =>
   prepareExport({ domain: "agent", items: rows }, { type, scan: () => ({ findings: [] }), heldoutShare: 0 });

@@ -9,10 +9,11 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { LlamaModel, Token } from "node-llama-cpp";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { FeedbackItem, TrajectoryStepWire } from "../../common/feedback-protocol";
+import type { TrajectoryStepWire } from "../../common/feedback-protocol";
 import { loadLlamaBackend } from "../../native/engine/llama-backend";
 import { demoAdaptersDir, demoBasePath } from "../../native/gguf/demo-files";
-import { ask, row } from "../../testing/cloud/prepare";
+import type { StoredItem } from "../store";
+import { timerStep, toolItem } from "../../testing/cloud/prepare";
 import { suiteDir } from "../../testing/core/temp-dir";
 import { prepareExport } from "../prepare/prepare";
 import { readDatasetFile } from "./dataset-file";
@@ -22,41 +23,9 @@ const dir = suiteDir("macaron-user-groups-tok-");
 const agent = JSON.parse(readFileSync(join(demoAdaptersDir(), "agent.json"), "utf8")) as {
   toolCallFormat: unknown;
 };
-const outcome = { steps: 1, done: 1, denied: 0, errors: 0, invalid: 0, stopped: 0, truncated: 0, totalMs: 5 };
-const timer = {
-  name: "set_timer",
-  description: "Start a countdown timer.",
-  parameters: { type: "object", properties: { minutes: { type: "number" } }, required: ["minutes"] },
-};
-
-function step(over: Partial<TrajectoryStepWire> = {}): TrajectoryStepWire {
-  return {
-    index: 0,
-    server: "builtin",
-    tool: "set_timer",
-    arguments: { minutes: 15 },
-    decision: "once",
-    state: "done",
-    result: "Timer set for 15 minutes.",
-    truncated: false,
-    error: null,
-    durationMs: 5,
-    ...over,
-  };
-}
-
-function toolItem(q: string, answer: string, steps: TrajectoryStepWire[], over: Partial<FeedbackItem> = {}) {
-  return row({
-    kind: "trajectory",
-    rating: null,
-    domain: "agent",
-    prompt: ask(q),
-    response: answer,
-    toolOutcome: { ...outcome, steps: steps.length },
-    trajectory: { tools: [timer], steps },
-    ...over,
-  });
-}
+/** The demo's set_timer answers in words. */
+const step = (over: Partial<TrajectoryStepWire> = {}) =>
+  timerStep({ result: "Timer set for 15 minutes.", ...over });
 
 let model: LlamaModel;
 beforeAll(async () => {
@@ -76,7 +45,7 @@ interface Tokenized {
 }
 
 /** The groups export of `rows`, tokenized for GRPO; the lines and the tool-call counts. */
-async function tokenize(name: string, rows: ReturnType<typeof row>[]) {
+async function tokenize(name: string, rows: StoredItem[]) {
   const exported = prepareExport(
     { domain: "agent", items: rows },
     { type: "groups", scan: () => ({ findings: [] }), heldoutShare: 0, bytesPerToken: 1 },
