@@ -1,4 +1,4 @@
-import { spawn } from "node:child_process";
+import { ChildProcess, spawn } from "node:child_process";
 import { existsSync } from "node:fs";
 import { resolve } from "node:path";
 import { Worker } from "node:worker_threads";
@@ -17,5 +17,11 @@ describe("test tiers", () => {
     // This file runs in the fast project (vitest.config.ts), under testing/tiers/process-guard.ts.
     expect(() => spawn(process.execPath, ["-e", ""])).toThrow(/slow tier.*testing\/tiers\/slow-tests\.ts/);
     expect(() => new Worker("", { eval: true })).toThrow(/slow tier/);
+    // The class's own method, which the functions above wrap.
+    // (Internal in Node's types, public at run time.)
+    const child = new ChildProcess() as unknown as { spawn(options: object): void };
+    expect(() => child.spawn({ file: process.execPath, args: [process.execPath, "-e", ""] })).toThrow(
+      /slow tier/,
+    );
   });
 });

@@ -20,6 +20,9 @@ function refuse(what: string): never {
 
 for (const name of ["spawn", "spawnSync", "fork", "exec", "execSync", "execFile", "execFileSync"])
   childProcess[name] = () => refuse(`child_process.${name}`);
+// `new ChildProcess().spawn(...)` starts a process without the functions above.
+const ChildProcess = childProcess.ChildProcess as { prototype: Record<string, unknown> };
+ChildProcess.prototype.spawn = () => refuse("ChildProcess.spawn");
 workerThreads.Worker = class {
   constructor() {
     refuse("new Worker()");
