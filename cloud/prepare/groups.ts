@@ -42,7 +42,12 @@ export const USER_BASELINE = 0.5;
  */
 export function userGroup(prompt: Message[], items: readonly FeedbackItem[]): Candidate {
   const seen = new Set<string>();
-  const kept: { item: FeedbackItem; messages: LineMessage[]; outcome: TrajectoryOutcome }[] = [];
+  const kept: {
+    item: FeedbackItem;
+    trajectory: NonNullable<ReturnType<typeof trajectoryOf>>;
+    messages: LineMessage[];
+    outcome: TrajectoryOutcome;
+  }[] = [];
   for (const item of items) {
     const trajectory = trajectoryOf(item);
     if (!trajectory) continue;
@@ -51,12 +56,12 @@ export function userGroup(prompt: Message[], items: readonly FeedbackItem[]): Ca
     const key = JSON.stringify([messages, outcome.reward]);
     if (seen.has(key)) continue;
     seen.add(key);
-    kept.push({ item, messages, outcome });
+    kept.push({ item, trajectory, messages, outcome });
   }
   if (kept.length === 0) return { drop: "malformed" };
   const rewards = kept.map((k) => k.outcome.reward);
   const contrast = Math.max(...rewards) !== Math.min(...rewards);
-  const all = kept.map((k) => trajectoryOf(k.item)!);
+  const all = kept.map((k) => k.trajectory);
   const line: UserGroupLine = {
     prompt,
     completions: kept.map((k) => k.messages),

@@ -33,6 +33,9 @@ export function conversationRepositoryContract(name: string, make: () => Reposit
         clock++,
         versionOf === undefined ? {} : { versionOf },
       ).id;
+    /** An empty assistant answer, still streaming, at the end of the conversation. */
+    const streaming = (repo: ConversationRepository, conversationId: string): string =>
+      repo.append({ conversationId, role: "assistant", content: "", status: "streaming" }, clock++).id;
     const contents = (repo: ConversationRepository, conversationId: string): string[] =>
       repo.list(conversationId).map((m) => m.content);
 
@@ -86,10 +89,7 @@ export function conversationRepositoryContract(name: string, make: () => Reposit
       const { repo, newConversation } = make();
       const c = newConversation();
       say(repo, c, "user", "Q");
-      const a = repo.append(
-        { conversationId: c, role: "assistant", content: "", status: "streaming" },
-        clock++,
-      ).id;
+      const a = streaming(repo, c);
       repo.saveContent(a, "half");
       expect(repo.get(a)).toMatchObject({ content: "half", status: "streaming" });
       const context = { strategy: "sliding-window" as const, includedMessages: 1, droppedMessages: 2 };
@@ -120,10 +120,7 @@ export function conversationRepositoryContract(name: string, make: () => Reposit
       const { repo, newConversation } = make();
       const c = newConversation();
       say(repo, c, "user", "Q");
-      const a = repo.append(
-        { conversationId: c, role: "assistant", content: "", status: "streaming" },
-        clock++,
-      ).id;
+      const a = streaming(repo, c);
       const final = { content: "kept", status: "complete" as const, error: null, stats: null };
       repo.keepUnwritten(a, final);
       expect(repo.unwrittenFinals()).toEqual([[a, final]]);
