@@ -213,7 +213,7 @@ export async function benchParallel(options: ParallelOptions): Promise<void> {
   try {
     const { basePath: model } = await writeFixtures(dir, { size: options.size as "bench" });
     const built = await ensureLlamaServer();
-    // The server's engine inherits it (native/engine/model-session.ts, defaultSequences).
+    // The server's engine inherits it (native/engine/model-session.ts, sequencesSetting).
     process.env.MACARON_ENGINE_SEQUENCES = String(options.sequences);
     app = await startServer(startModes(undefined)[0]!, model, options.threads);
     const settings: EngineSettings = await engineSettings(app);

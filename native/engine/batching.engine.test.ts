@@ -9,7 +9,9 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { writeFixtures, type FixturePaths } from "../gguf/fixtures";
 import { loadLlamaBackend, type LlamaBackend } from "./llama-backend";
-import { DEFAULT_SEQUENCES, defaultSequences, ModelSession } from "./model-session";
+import { GgmlType, GgufInsights, readGgufFileInfo } from "node-llama-cpp";
+import { defaultContextSize, fittingSequences, KV_MEMORY_SHARE, sequencesWithin } from "./fit-estimate";
+import { DEFAULT_SEQUENCES, ModelSession, sequencesSetting } from "./model-session";
 import type { AdapterUse, ChatTurn, GenerateOptions, GenerateResult } from "../../common/engine-protocol";
 import { suiteDir } from "../../testing/core/temp-dir";
 
@@ -153,11 +155,69 @@ describe("batched generations", () => {
 });
 
 describe("sequences per context", () => {
-  it("MACARON_ENGINE_SEQUENCES sets the default (1–64), else the engine's default", () => {
-    expect(defaultSequences({ MACARON_ENGINE_SEQUENCES: "8" })).toBe(8);
-    expect(defaultSequences({ MACARON_ENGINE_SEQUENCES: "1" })).toBe(1);
+  it("MACARON_ENGINE_SEQUENCES sets the default (1–64); unset or invalid leaves it to the memory", () => {
+    expect(sequencesSetting({ MACARON_ENGINE_SEQUENCES: "8" })).toBe(8);
+    expect(sequencesSetting({ MACARON_ENGINE_SEQUENCES: "1" })).toBe(1);
     for (const bad of ["0", "65", "2.5", "many", ""])
-      expect(defaultSequences({ MACARON_ENGINE_SEQUENCES: bad })).toBe(DEFAULT_SEQUENCES);
-    expect(defaultSequences({})).toBe(DEFAULT_SEQUENCES);
+      expect(sequencesSetting({ MACARON_ENGINE_SEQUENCES: bad })).toBeNull();
+    expect(sequencesSetting({})).toBeNull();
+  });
+
+  it("a load that names none gets as many sequences as KV_MEMORY_SHARE of the free memory holds, at least 1", async () => {
+    // node-llama-cpp's own estimates for the fixture at its default context, as the engine asks.
+    const insights = await GgufInsights.from(await readGgufFileInfo(fx.basePath), backend.llama);
+    const weights = (await insights.estimateModelResourceRequirementsV2({ gpuLayers: 0 })).cpuRam;
+    const contextSize = defaultContextSize(insights.trainContextSize!);
+    const kv = async (sequences: number): Promise<number> =>
+      (
+        await insights.estimateContextResourceRequirementsV2({
+          contextSize,
+          modelGpuLayers: 0,
+          sequences,
+          flashAttention: false,
+          kvCacheKeyType: GgmlType.F16,
+          kvCacheValueType: GgmlType.F16,
+        })
+      ).cpuRam;
+    expect(await kv(2)).toBeGreaterThan(await kv(1));
+    const fit = (ramFreeBytes: number) =>
+      fittingSequences(
+        insights,
+        null,
+        { flashAttention: false, kvCacheType: "f16", max: DEFAULT_SEQUENCES },
+        { ramFreeBytes, vramFreeBytes: 0 },
+      );
+    const freeFor = async (sequences: number) => weights + (await kv(sequences)) / KV_MEMORY_SHARE;
+    expect(await fit(await freeFor(DEFAULT_SEQUENCES))).toBe(DEFAULT_SEQUENCES);
+    expect(await fit(1e15)).toBe(DEFAULT_SEQUENCES);
+    expect(await fit(await freeFor(2))).toBe(2);
+    expect(await fit((await freeFor(3)) - 1)).toBe(2);
+    expect(await fit(await freeFor(1))).toBe(1);
+    expect(await fit(0)).toBe(1);
+  });
+
+  it("the count is the largest within both budgets; the estimate is asked from the top down", async () => {
+    const asked: number[] = [];
+    const need = async (n: number) => {
+      asked.push(n);
+      return { ram: n * 100, vram: n * 10 };
+    };
+    expect(await sequencesWithin(4, { ram: 250, vram: 1000 }, need)).toBe(2);
+    expect(asked).toEqual([4, 3, 2]);
+    expect(await sequencesWithin(4, { ram: 1000, vram: 25 }, need)).toBe(2);
+    expect(await sequencesWithin(4, { ram: 0, vram: 0 }, need)).toBe(1);
+    expect(await sequencesWithin(1, { ram: 0, vram: 0 }, need)).toBe(1);
+  });
+
+  it("on this machine a load with no count gets all DEFAULT_SEQUENCES for the fixture", async () => {
+    const saved = process.env.MACARON_ENGINE_SEQUENCES;
+    delete process.env.MACARON_ENGINE_SEQUENCES;
+    const plain = await ModelSession.open(backend, fx.basePath, { contextSize: 256 }, () => {});
+    try {
+      expect(plain.context.totalSequences).toBe(DEFAULT_SEQUENCES);
+    } finally {
+      await plain.dispose();
+      if (saved !== undefined) process.env.MACARON_ENGINE_SEQUENCES = saved;
+    }
   });
 });

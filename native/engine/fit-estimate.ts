@@ -26,8 +26,16 @@ import type {
 export const DEFAULT_CONTEXT_CAP = 8192;
 /** Below this many tokens a default context is not worth having: a load falls back to 1 sequence. */
 export const MIN_DEFAULT_CONTEXT = 2048;
-/** Sequences per context when a request does not say (the engine's DEFAULT_SEQUENCES). */
+/** The most sequences a context gets when a request does not say (the engine's DEFAULT_SEQUENCES). */
 const DEFAULT_FIT_SEQUENCES = 4;
+/**
+ * The share of memory a load that names no sequence count lets its KV caches take: of the RAM
+ * (VRAM, with a GPU) free before the load, less the model's weights. Each sequence is a full
+ * context of KV cells allocated at load, so the count is chosen here instead of always 4: the
+ * bench model's 4 × 8k (~1.2 GB) fits on a machine with 5 GB to spare; an 8B model's 1 GB per
+ * 8k sequence on 12 GB free with 5 GB of weights gets 1 (one chat, API requests one at a time).
+ */
+export const KV_MEMORY_SHARE = 0.25;
 
 /** The default context of a model with this training context (before memory is considered). */
 export function defaultContextSize(trainContextSize: number): number {
@@ -67,9 +75,18 @@ export async function estimateFit(llama: Llama, gpu: string | null, request: Fit
   const insights = await GgufInsights.from(info, llama);
   const totalLayers = insights.totalLayers;
   const trainContextSize = insights.trainContextSize ?? 4096;
-  const sequences = request.sequences ?? DEFAULT_FIT_SEQUENCES;
   const kvCacheType = request.kvCacheType ?? "f16";
   const flashAttention = resolveFlashAttention(request.flashAttention, kvCacheType, gpu);
+  const machine = await machineMemory(llama, gpu);
+  // As a load would allocate: the count asked for, else as many as the free memory allows.
+  const sequences =
+    request.sequences ??
+    (await fittingSequences(
+      insights,
+      gpu,
+      { contextSize: request.contextSize, flashAttention, kvCacheType, max: DEFAULT_FIT_SEQUENCES },
+      machine,
+    ));
   const kv = kvCacheTypes(kvCacheType, flashAttention);
   const kvCacheKeyType = GgmlType[kv.key];
   const kvCacheValueType = GgmlType[kv.value];
@@ -106,7 +123,6 @@ export async function estimateFit(llama: Llama, gpu: string | null, request: Fit
     kvCacheKeyType,
     kvCacheValueType,
   });
-  const machine = await machineMemory(llama, gpu);
   const ramBytes = model.cpuRam + context.cpuRam;
   const vramBytes = model.gpuVram + context.gpuVram;
   const fits = ramBytes <= machine.ramFreeBytes && (vramBytes === 0 || vramBytes <= machine.vramFreeBytes);
@@ -195,4 +211,53 @@ export function fitSummary(fit: {
   if (fit.vramBytes > machine.vramFreeBytes)
     short.push(`${gb(fit.vramBytes)} VRAM, the GPU has ${gb(machine.vramFreeBytes)} free`);
   return `Needs ${short.join("; ")}`;
+}
+
+/**
+ * The largest count in 1..max whose `bytes(count)` fits `budget` (1 whatever it needs: a load
+ * without memory for one sequence fails on its own, with its own message).
+ */
+export async function sequencesWithin(
+  max: number,
+  budget: { ram: number; vram: number },
+  bytes: (sequences: number) => Promise<{ ram: number; vram: number }>,
+): Promise<number> {
+  for (let n = max; n > 1; n--) {
+    const need = await bytes(n);
+    if (need.ram <= budget.ram && need.vram <= budget.vram) return n;
+  }
+  return 1;
+}
+
+/**
+ * The sequences a load that names none gets: up to `max`, as many as fit KV_MEMORY_SHARE of the
+ * memory left after the model's weights (node-llama-cpp's estimates from the GGUF header, all
+ * layers on the GPU when there is one). `free` is measured before the load.
+ */
+export async function fittingSequences(
+  insights: GgufInsights,
+  gpu: string | null,
+  options: { contextSize?: number; flashAttention: boolean | "auto"; kvCacheType: KvCacheType; max: number },
+  free: { ramFreeBytes: number; vramFreeBytes: number },
+): Promise<number> {
+  const gpuLayers = gpu === null ? 0 : insights.totalLayers;
+  const kv = kvCacheTypes(options.kvCacheType, options.flashAttention);
+  const contextSize =
+    options.contextSize ?? defaultContextSize(insights.trainContextSize ?? DEFAULT_CONTEXT_CAP);
+  const model = await insights.estimateModelResourceRequirementsV2({ gpuLayers });
+  const budget = {
+    ram: Math.max(0, free.ramFreeBytes - model.cpuRam) * KV_MEMORY_SHARE,
+    vram: gpu === null ? 0 : Math.max(0, free.vramFreeBytes - model.gpuVram) * KV_MEMORY_SHARE,
+  };
+  return sequencesWithin(options.max, budget, async (sequences) => {
+    const context = await insights.estimateContextResourceRequirementsV2({
+      contextSize,
+      modelGpuLayers: gpuLayers,
+      sequences,
+      flashAttention: options.flashAttention,
+      kvCacheKeyType: GgmlType[kv.key],
+      kvCacheValueType: GgmlType[kv.value],
+    });
+    return { ram: context.cpuRam, vram: context.gpuVram };
+  });
 }

@@ -1,6 +1,7 @@
 import { open } from "node:fs/promises";
 import { basename } from "node:path";
 import {
+  GgufInsights,
   InsufficientMemoryError,
   LlamaChat,
   LlamaCompletion,
@@ -27,8 +28,8 @@ import { toChatHistory } from "./history";
 import { KvStateStore, sharedPrefix } from "./kv-state-store";
 import { ANONYMOUS, DEFAULT_KV_POLICY, KvSlots, MIXED, type KvSlot } from "./kv-slots";
 import { adapterSetKey, LiveAdapters, normalizeAdapters } from "./live-adapters";
-import { defaultContextSize, headSizeOf, MIN_DEFAULT_CONTEXT } from "./fit-estimate";
-import { kvCacheTypes, resolveFlashAttention, type LlamaBackend } from "./llama-backend";
+import { defaultContextSize, fittingSequences, headSizeOf, MIN_DEFAULT_CONTEXT } from "./fit-estimate";
+import { kvCacheTypes, machineMemory, resolveFlashAttention, type LlamaBackend } from "./llama-backend";
 import { scoreAnswer } from "./logprobs";
 import { samplerSettings } from "./sampling";
 import { grammarSchemaProblem } from "../../common/grammar-schema";
@@ -66,12 +67,13 @@ const TOKEN_DELAY_MS = tokenDelayMs();
 export const DEFAULT_SEQUENCES = 4;
 
 /**
- * The sequences of a load that names none: `MACARON_ENGINE_SEQUENCES` (1–64: fewer for less
- * memory, more for more parallel API clients), else DEFAULT_SEQUENCES.
+ * The sequences `MACARON_ENGINE_SEQUENCES` sets for a load that names none (1–64: fewer for less
+ * memory, more for more parallel API clients); null when unset or invalid, and then the load
+ * takes up to DEFAULT_SEQUENCES, as many as the free memory allows (fittingSequences).
  */
-export function defaultSequences(env: NodeJS.ProcessEnv = process.env): number {
+export function sequencesSetting(env: NodeJS.ProcessEnv = process.env): number | null {
   const value = Number(env.MACARON_ENGINE_SEQUENCES ?? "");
-  return Number.isInteger(value) && value >= 1 && value <= 64 ? value : DEFAULT_SEQUENCES;
+  return Number.isInteger(value) && value >= 1 && value <= 64 ? value : null;
 }
 
 /**
@@ -90,7 +92,10 @@ export interface ContextOptions extends LoadOptions {
    * context up to DEFAULT_CONTEXT_CAP (8k), less when the free memory holds less.
    */
   contextSize?: number;
-  /** Default defaultSequences(): MACARON_ENGINE_SEQUENCES, else DEFAULT_SEQUENCES. */
+  /**
+   * Default: MACARON_ENGINE_SEQUENCES (sequencesSetting), else up to DEFAULT_SEQUENCES as the
+   * free memory allows (fittingSequences: their KV caches within KV_MEMORY_SHARE of it).
+   */
   sequences?: number;
   /** Where conversations' KV states are saved and restored (see KvStateStore); none: not saved. */
   stateDir?: string;
@@ -152,9 +157,12 @@ export class ModelSession {
   ): Promise<ModelSession> {
     await assertGgufFile(path);
     const name = basename(path);
-    const sequences = options.sequences ?? defaultSequences();
     const kvCacheType: KvCacheType = options.kvCacheType ?? "f16";
     const flashAttention = resolveFlashAttention(options.flashAttention, kvCacheType, backend.gpu);
+    const sequences =
+      options.sequences ??
+      sequencesSetting() ??
+      (await defaultSequences(backend, path, { contextSize: options.contextSize, flashAttention, kvCacheType }));
     const kv = kvCacheTypes(kvCacheType, flashAttention);
     const threads = options.threads ?? backend.threads;
     // The Llama instance caps every context's threads at maxThreads (set from the machine).
@@ -759,6 +767,28 @@ function assertKvCacheFits(model: LlamaModel, kvCacheType: KvCacheType): void {
       `A ${kvCacheType} KV cache needs attention heads whose size is a multiple of ${QUANT_BLOCK}; ` +
         `this model's are ${keyLength}. Use the f16 KV cache.`,
     );
+  }
+}
+
+/**
+ * The sequences of a load that names none and has no MACARON_ENGINE_SEQUENCES: up to
+ * DEFAULT_SEQUENCES, as the memory free now allows (fittingSequences). A header node-llama-cpp
+ * cannot estimate leaves DEFAULT_SEQUENCES: the context's creation falls back to 1 when short.
+ */
+async function defaultSequences(
+  backend: LlamaBackend,
+  path: string,
+  options: { contextSize?: number; flashAttention: boolean | "auto"; kvCacheType: KvCacheType },
+): Promise<number> {
+  try {
+    const insights = await GgufInsights.from(
+      await readGgufFileInfo(path, { logWarnings: false }),
+      backend.llama,
+    );
+    const free = await machineMemory(backend.llama, backend.gpu);
+    return await fittingSequences(insights, backend.gpu, { ...options, max: DEFAULT_SEQUENCES }, free);
+  } catch {
+    return DEFAULT_SEQUENCES;
   }
 }
 
