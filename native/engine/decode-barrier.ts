@@ -2,43 +2,87 @@ import type { LlamaContext } from "node-llama-cpp";
 
 /** node-llama-cpp 3.21.1's internal: a sequence queues tokens for the context's next batch. */
 interface ContextWithDecodes {
-  _decodeTokens(...args: unknown[]): Promise<unknown>;
+  _decodeTokens(request: { sequenceId: number }, ...rest: unknown[]): Promise<unknown>;
 }
 
 /**
- * How long a sequence's next token waits for the other generating sequences' (ms). A token of
- * the ~99M bench model takes ~12 ms on one thread, so the wait is short next to it.
+ * How long a sequence's next token waits for a generating sequence that is neither queued nor
+ * being decoded (busy with something else: its prompt's preparation, erasing a stale cache
+ * tail, finishing). A token of the ~99M bench model takes ~10 ms on one thread.
  */
 export const DECODE_ALIGN_MS = 2;
 
 /**
- * Line up the generating sequences' tokens so that node-llama-cpp decodes them in one batch.
- * Its dispatcher batches whatever is queued when a batch starts, and after a batch it decodes
- * at once what was queued meanwhile. Each sequence samples its token on a worker and queues the
- * next one when that returns, so two sequences fall out of step: measured on the bench model,
- * two concurrent generations decoded in batches of 1 token, alternating (126 batches for 2 × 63
- * tokens, no gain over one after the other); four in batches of 3. Here a sequence's queued
- * tokens are held until every sequence in use (`active()`) has queued its own, or DECODE_ALIGN_MS
- * has passed (one busy with something else), and then all are handed over in the same tick:
- * batches of 2 and 4, 80 → 107 and 82 → 118 tok/s at 2 and 4 clients (1 thread, 2 cores).
+ * Line up the generating sequences' tokens so that node-llama-cpp decodes them in one batch per
+ * step, as llama-server's slots are. Its dispatcher batches whatever is queued when a batch
+ * starts and, after a batch, decodes at once what was queued meanwhile. Each sequence samples
+ * its token and queues the next one when its decode returns, so without this two sequences fall
+ * out of step: measured on the bench model, two concurrent generations decoded in alternating
+ * batches of 1 token (126 batches for 2 × 63 tokens, no gain over one after the other).
+ *
+ * Here a sequence's queued tokens are held until every sequence in use (`active()`) has queued
+ * its own, and then all are handed over together:
+ * - while some of the held-for sequences are being decoded now (a joining request's prompt, or
+ *   a step that started without them), the others wait for them: they come back as soon as that
+ *   decode ends, and the next step takes them all. A fixed wait alone (the barrier before) let a
+ *   sequence that had fallen half a step behind stay there: traced through /v1, two clients'
+ *   tokens then went in alternating 1-token batches for their whole answers;
+ * - when none of them is being decoded (busy elsewhere), the others wait at most `waitMs`.
+ *
+ * The tokens are handed over in sequence-id order. With a KV cache per sequence (llama.cpp's
+ * non-unified cache, as node-llama-cpp creates it) a micro-batch takes only sequences whose ids
+ * increase by one in batch order (llama_batch_allocr::split_equal, "sequential"), so the 4 tokens
+ * of sequences 2, 0, 3, 1 in arrival order were decoded as 2 micro-batches ({2, 3} and {0, 1}),
+ * each reading all the weights; in order they are one, as llama-server's slots are.
+ *
+ * The hand-over happens on the next turn of the event loop (setImmediate), never inside the
+ * dispatcher's own continuation: node-llama-cpp's dispatcher keeps the context lock for as long
+ * as it finds tokens queued after a batch, and a sequence that must erase its stale cache tail
+ * first (a request that reuses a cached prefix) waits for that lock. Handed over synchronously,
+ * the tokens were always there in time, and such a request waited until every other generation
+ * had ended (2.2 s behind the others of its round, measured through /v1).
+ *
  * Patches the context's internal `_decodeTokens`, as LiveAdapters uses its internal `_setLoras`.
  */
 export function alignDecodes(context: LlamaContext, active: () => number, waitMs = DECODE_ALIGN_MS): void {
   const target = context as unknown as ContextWithDecodes;
   const decode = target._decodeTokens.bind(target);
-  let held: (() => void)[] = [];
+  let held: { sequenceId: number; start: () => void }[] = [];
+  /** Decodes handed to node-llama-cpp and not yet returned. */
+  let inFlight = 0;
   let timer: NodeJS.Timeout | null = null;
+  let handOver: NodeJS.Immediate | null = null;
   const release = (): void => {
     if (timer) clearTimeout(timer);
     timer = null;
-    const now = held;
-    held = [];
-    for (const start of now) start();
+    if (handOver) return;
+    handOver = setImmediate(() => {
+      handOver = null;
+      // In sequence order: see above.
+      const now = held.sort((a, b) => a.sequenceId - b.sequenceId);
+      held = [];
+      for (const { start } of now) start();
+    });
   };
-  target._decodeTokens = (...args: unknown[]) =>
+  const settle = (): void => {
+    if (held.length === 0 || handOver) return;
+    if (held.length >= active()) release();
+    else if (inFlight === 0) timer ??= setTimeout(release, waitMs);
+  };
+  target._decodeTokens = (request, ...rest) =>
     new Promise((resolve, reject) => {
-      held.push(() => void decode(...args).then(resolve, reject));
-      if (held.length >= active()) release();
-      else timer ??= setTimeout(release, waitMs);
+      held.push({
+        sequenceId: request.sequenceId,
+        start: () => {
+          inFlight++;
+          void decode(request, ...rest)
+            .finally(() => {
+              inFlight--;
+              settle();
+            })
+            .then(resolve, reject);
+        },
+      });
+      settle();
     });
 }

@@ -1,0 +1,97 @@
+/**
+ * The decode barrier's rules on a stand-in for node-llama-cpp's internal `_decodeTokens` that
+ * records what it was handed and returns when the test says: tokens of all sequences in use go
+ * together, in sequence-id order, on a later turn of the event loop; a sequence being decoded is
+ * waited for, one busy elsewhere only `waitMs`. What these rules buy on the real engine (one
+ * micro-batch per step, no request starved of the context lock) is measured in bench/README.md
+ * "parallel".
+ */
+import type { LlamaContext } from "node-llama-cpp";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { alignDecodes } from "./decode-barrier";
+
+interface Pending {
+  sequenceId: number;
+  finish: () => void;
+}
+
+function fakeContext() {
+  const handed: number[][] = [];
+  const pending: Pending[] = [];
+  let batch: number[] | null = null;
+  const context = {
+    _decodeTokens(request: { sequenceId: number }): Promise<string> {
+      // Calls in one synchronous run form one batch, as node-llama-cpp's dispatcher takes them.
+      if (!batch) {
+        batch = [];
+        handed.push(batch);
+        queueMicrotask(() => (batch = null));
+      }
+      batch.push(request.sequenceId);
+      return new Promise((resolve) =>
+        pending.push({ sequenceId: request.sequenceId, finish: () => resolve(`token ${request.sequenceId}`) }),
+      );
+    },
+  };
+  return { context, handed, pending };
+}
+
+type Decode = (request: { sequenceId: number }) => Promise<string>;
+
+beforeEach(() => {
+  vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout", "setImmediate", "clearImmediate"] });
+});
+
+afterEach(() => {
+  vi.useRealTimers();
+});
+
+describe("alignDecodes", () => {
+  it("hands every active sequence's token over together, in sequence order, on a later turn", async () => {
+    const { context, handed } = fakeContext();
+    alignDecodes(context as unknown as LlamaContext, () => 4, 2);
+    const decode = (context._decodeTokens).bind(context);
+    for (const id of [2, 0, 3]) void decode({ sequenceId: id });
+    expect(handed).toEqual([]);
+    void decode({ sequenceId: 1 });
+    // Not in the arrival's own run: node-llama-cpp's dispatcher, still holding the context lock
+    // after a batch, would find the tokens queued and go on without letting waiters in.
+    await Promise.resolve();
+    expect(handed).toEqual([]);
+    await vi.advanceTimersToNextTimerAsync();
+    expect(handed).toEqual([[0, 1, 2, 3]]);
+  });
+
+  it("a sequence being decoded is waited for however long it takes; then all go together", async () => {
+    const { context, handed, pending } = fakeContext();
+    alignDecodes(context as unknown as LlamaContext, () => 2, 2);
+    const decode = (context._decodeTokens).bind(context);
+    // Sequence 1 alone at first (sequence 0 is still preparing): its token goes after waitMs.
+    const first = decode({ sequenceId: 1 });
+    await vi.advanceTimersByTimeAsync(2);
+    await vi.advanceTimersToNextTimerAsync();
+    expect(handed).toEqual([[1]]);
+    // Sequence 0 arrives while 1 is being decoded: it waits for 1, not for a timer.
+    void decode({ sequenceId: 0 });
+    await vi.advanceTimersByTimeAsync(100);
+    expect(handed).toEqual([[1]]);
+    pending.find((p) => p.sequenceId === 1)!.finish();
+    expect(await first).toBe("token 1");
+    void decode({ sequenceId: 1 });
+    await vi.advanceTimersToNextTimerAsync();
+    expect(handed).toEqual([[1], [0, 1]]);
+  });
+
+  it("a sequence in use but neither queued nor decoding holds the others back only waitMs", async () => {
+    const { context, handed } = fakeContext();
+    alignDecodes(context as unknown as LlamaContext, () => 3, 5);
+    const decode = (context._decodeTokens).bind(context);
+    void decode({ sequenceId: 2 });
+    void decode({ sequenceId: 0 });
+    await vi.advanceTimersByTimeAsync(4);
+    expect(handed).toEqual([]);
+    await vi.advanceTimersByTimeAsync(1);
+    await vi.advanceTimersToNextTimerAsync();
+    expect(handed).toEqual([[0, 2]]);
+  });
+});
