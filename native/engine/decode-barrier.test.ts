@@ -29,14 +29,15 @@ function fakeContext() {
       }
       batch.push(request.sequenceId);
       return new Promise((resolve) =>
-        pending.push({ sequenceId: request.sequenceId, finish: () => resolve(`token ${request.sequenceId}`) }),
+        pending.push({
+          sequenceId: request.sequenceId,
+          finish: () => resolve(`token ${request.sequenceId}`),
+        }),
       );
     },
   };
   return { context, handed, pending };
 }
-
-type Decode = (request: { sequenceId: number }) => Promise<string>;
 
 beforeEach(() => {
   vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout", "setImmediate", "clearImmediate"] });
@@ -50,7 +51,7 @@ describe("alignDecodes", () => {
   it("hands every active sequence's token over together, in sequence order, on a later turn", async () => {
     const { context, handed } = fakeContext();
     alignDecodes(context as unknown as LlamaContext, () => 4, 2);
-    const decode = (context._decodeTokens).bind(context);
+    const decode = (request: { sequenceId: number }) => context._decodeTokens(request);
     for (const id of [2, 0, 3]) void decode({ sequenceId: id });
     expect(handed).toEqual([]);
     void decode({ sequenceId: 1 });
@@ -65,7 +66,7 @@ describe("alignDecodes", () => {
   it("a sequence being decoded is waited for however long it takes; then all go together", async () => {
     const { context, handed, pending } = fakeContext();
     alignDecodes(context as unknown as LlamaContext, () => 2, 2);
-    const decode = (context._decodeTokens).bind(context);
+    const decode = (request: { sequenceId: number }) => context._decodeTokens(request);
     // Sequence 1 alone at first (sequence 0 is still preparing): its token goes after waitMs.
     const first = decode({ sequenceId: 1 });
     await vi.advanceTimersByTimeAsync(2);
@@ -85,7 +86,7 @@ describe("alignDecodes", () => {
   it("a sequence in use but neither queued nor decoding holds the others back only waitMs", async () => {
     const { context, handed } = fakeContext();
     alignDecodes(context as unknown as LlamaContext, () => 3, 5);
-    const decode = (context._decodeTokens).bind(context);
+    const decode = (request: { sequenceId: number }) => context._decodeTokens(request);
     void decode({ sequenceId: 2 });
     void decode({ sequenceId: 0 });
     await vi.advanceTimersByTimeAsync(4);
