@@ -136,6 +136,8 @@ export interface ParallelOptions {
   runs: number;
   threads: number;
   sequences: number;
+  /** Cold starts per side: spawn → first streamed token (0: none). */
+  starts: number;
 }
 
 export function parseParallelArgs(argv: string[]): ParallelOptions {
@@ -149,6 +151,7 @@ export function parseParallelArgs(argv: string[]): ParallelOptions {
       runs: { type: "string", default: "3" },
       threads: { type: "string", default: "1" },
       sequences: { type: "string", default: String(DEFAULT_SEQUENCES) },
+      starts: { type: "string", default: "3" },
     },
   });
   if (!isTinyModelSize(values.size)) throw new Error(`--size ${values.size}: tiny, small or bench`);
@@ -163,9 +166,12 @@ export function parseParallelArgs(argv: string[]): ParallelOptions {
     runs: Number(values.runs),
     threads: Number(values.threads),
     sequences: Number(values.sequences),
+    starts: Number(values.starts),
   };
   if (![options.tokens, options.runs, options.threads, options.sequences].every(positive))
     throw new Error("--tokens, --runs, --threads and --sequences take positive integers");
+  if (!Number.isInteger(options.starts) || options.starts < 0)
+    throw new Error("--starts takes a whole number (0: no start-up rounds)");
   return options;
 }
 
@@ -204,6 +210,99 @@ export function summarize(results: Map<number, Record<Side, Round[]>>): BenchRow
     );
   }
   return rows;
+}
+
+/** One cold start's phases (ms from spawn): ready to take requests, first streamed token. */
+interface Start {
+  readyMs: number;
+  firstTokenMs: number;
+}
+
+/**
+ * Spawn → first streamed token, each side started cold `starts` times, interleaved with the
+ * first side alternating: the app's built server (spawn → "listening", then the base model's id
+ * from /v1/models and a streamed request, as a client does) and llama-server (spawn → /health
+ * 200 polled every 5 ms, then the same request). The app loads its model before it listens; the
+ * phases say where its time goes.
+ */
+async function measureStarts(
+  model: string,
+  settings: EngineSettings,
+  binary: string,
+  options: ParallelOptions,
+): Promise<Record<Side, Start[]>> {
+  const got: Record<Side, Start[]> = { app: [], "llama-server": [] };
+  for (let i = 0; i < options.starts; i++) {
+    const order: Side[] = i % 2 === 0 ? ["app", "llama-server"] : ["llama-server", "app"];
+    for (const side of order) {
+      if (side === "app") {
+        const s = await startServer(startModes(undefined)[0]!, model, options.threads);
+        try {
+          const target: Target = {
+            side,
+            client: new OpenAI({ baseURL: `${s.url}/v1`, apiKey: s.key }),
+            model: await baseModelId(s),
+          };
+          const sent = performance.now();
+          const r = await request(target, QUESTIONS[0]!, 8);
+          got.app.push({ readyMs: s.listeningAt - s.startedAt, firstTokenMs: sent + r.ttftMs - s.startedAt });
+        } finally {
+          await s.stop();
+        }
+      } else {
+        const spawned = performance.now();
+        const server = await startLlamaServer(
+          {
+            binary,
+            model,
+            threads: options.threads,
+            contextSize: settings.contextSize * settings.sequences,
+            batchSize: settings.batchSize,
+            parallel: settings.sequences,
+          },
+          120_000,
+          5,
+        );
+        try {
+          const ready = performance.now();
+          const target: Target = {
+            side,
+            client: new OpenAI({ baseURL: `${server.url}/v1`, apiKey: "none" }),
+            model: "bench",
+          };
+          const sent = performance.now();
+          const r = await request(target, QUESTIONS[0]!, 8);
+          got["llama-server"].push({ readyMs: ready - spawned, firstTokenMs: sent + r.ttftMs - spawned });
+        } finally {
+          await server.stop();
+        }
+      }
+    }
+  }
+  return got;
+}
+
+/** Rows of the start-up rounds: medians per side, then the app's over llama-server's. */
+export function startRows(starts: Record<Side, Start[]>): BenchRow[] {
+  const med = (side: Side, key: keyof Start) => median(starts[side].map((s) => s[key]));
+  const row = (name: string, side: Side): BenchRow => ({
+    name,
+    p50: med(side, "firstTokenMs"),
+    p95: percentile(
+      starts[side].map((s) => s.firstTokenMs),
+      95,
+    ),
+    ready: med(side, "readyMs"),
+  });
+  return [
+    row("spawn → first token, app (ms; ready = listening)", "app"),
+    row("spawn → first token, llama-server (ms; ready = /health 200)", "llama-server"),
+    {
+      name: "spawn → first token, app / llama-server",
+      p50: med("app", "firstTokenMs") / med("llama-server", "firstTokenMs"),
+      ready: med("app", "readyMs") / med("llama-server", "readyMs"),
+    },
+  ];
 }
 
 export async function benchParallel(options: ParallelOptions): Promise<void> {
@@ -251,6 +350,16 @@ export async function benchParallel(options: ParallelOptions): Promise<void> {
     }
     const after = { app: appEngineRss(app), "llama-server": rssOf(llama.pid) };
     const rows = summarize(results);
+    await app.stop();
+    await llama.stop();
+    app = null;
+    llama = null;
+    if (options.starts > 0) {
+      // After the load rounds, with nothing else of the benchmark running.
+      const starts = await measureStarts(model, settings, built.binary, options);
+      console.error("parallel: start-up rounds done");
+      rows.push(...startRows(starts));
+    }
     rows.push(
       { name: "RSS idle, MiB (app engine / llama-server)", app: idle.app, llamaServer: idle["llama-server"] },
       { name: "RSS after the runs, MiB", app: after.app, llamaServer: after["llama-server"] },

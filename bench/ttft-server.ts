@@ -71,7 +71,12 @@ function kill(child: ChildProcess): Promise<void> {
 /** Every server started and not yet stopped: bench/ttft.ts kills them in its finally. */
 export const running = new Set<LlamaServer>();
 
-export async function startLlamaServer(settings: ServerSettings, timeoutMs = 120_000): Promise<LlamaServer> {
+/** Start llama-server and wait for /health 200, polled every `pollMs` (start-up benches: a few ms). */
+export async function startLlamaServer(
+  settings: ServerSettings,
+  timeoutMs = 120_000,
+  pollMs = 100,
+): Promise<LlamaServer> {
   const port = await freePort();
   const child = spawn(settings.binary, serverArgs(settings, port), { stdio: ["ignore", "ignore", "pipe"] });
   const tail: string[] = [];
@@ -104,7 +109,7 @@ export async function startLlamaServer(settings: ServerSettings, timeoutMs = 120
         () => false,
       );
       if (ok) return server;
-      await new Promise((r) => setTimeout(r, 100));
+      await new Promise((r) => setTimeout(r, pollMs));
     }
   } catch (err) {
     await server.stop();
