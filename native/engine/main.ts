@@ -11,24 +11,15 @@ if (!channel) {
   process.exit(2);
 }
 const threads = engineThreads();
-let pinned = false;
-// After the first load, not before: while the model loads, the main thread resolves the chat
-// format on another core than the pool thread that allocates the context's KV cache
-// (ModelSession.open). `taskset -a` takes every thread there is then; later ones inherit the
-// mask (affinity.ts).
-const pinAfterLoad = (): void => {
-  if (pinned) return;
-  pinned = true;
-  const affinity = pinEngineThreads(threads);
-  if (affinity.pinned === null && affinity.reason === "taskset-failed")
-    process.stderr.write(
-      "[engine] could not keep the engine's threads on their cores (taskset failed); running unpinned\n",
-    );
-};
+// Before llama.cpp loads: the threads it and libuv create inherit the mask (affinity.ts).
+const affinity = pinEngineThreads(threads);
+if (affinity.pinned === null && affinity.reason === "taskset-failed")
+  process.stderr.write(
+    "[engine] could not keep the engine's threads on their cores (taskset failed); running unpinned\n",
+  );
 const runtime = new EngineRuntime(
   (message) => channel.send(message),
   () => loadLlamaBackend(threads),
-  { afterLoad: pinAfterLoad },
 );
 channel.onMessage((message) => void runtime.handle(message));
 channel.onDisconnect(() => {

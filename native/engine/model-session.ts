@@ -162,11 +162,7 @@ export class ModelSession {
     const sequences =
       options.sequences ??
       sequencesSetting() ??
-      (await defaultSequences(backend, path, {
-        contextSize: options.contextSize,
-        flashAttention,
-        kvCacheType,
-      }));
+      (await defaultSequences(backend, path, { contextSize: options.contextSize, flashAttention, kvCacheType }));
     const kv = kvCacheTypes(kvCacheType, flashAttention);
     const threads = options.threads ?? backend.threads;
     // The Llama instance caps every context's threads at maxThreads (set from the machine).
@@ -206,26 +202,16 @@ export class ModelSession {
         options.contextSize !== undefined
           ? Math.min(train, options.contextSize)
           : { min: Math.min(train, MIN_DEFAULT_CONTEXT), max: defaultContextSize(train) };
-      const creating = (async (): Promise<LlamaContext> => {
-        try {
-          return await model.createContext({ ...base, contextSize, sequences });
-        } catch (error) {
-          // Every sequence holds a full KV cache. Better one cache (sequence-per-set then acts
-          // like reevaluate: one set cached at a time, still exact) than no model at all.
-          if (!(error instanceof InsufficientMemoryError) || sequences === 1) throw error;
-          const single = typeof contextSize === "number" ? contextSize : { ...contextSize, min: 256 };
-          return await model.createContext({ ...base, contextSize: single, sequences: 1 });
-        }
-      })();
-      // Marked handled at once: a failure is thrown by the await below.
-      creating.catch(() => undefined);
-      // The chat format costs 0.5–1 s of CPU on this thread (ARCHITECTURE.md); llama.cpp
-      // allocates and clears the KV cache meanwhile on a pool thread (0.7–3 s for the bench
-      // model's 4 × 8k cells here). One turn of the event loop lets node-llama-cpp's steps
-      // before that (promises only) hand the context to the pool thread first.
-      await new Promise((resolve) => setImmediate(resolve));
-      const chatWrapper = chooseChatWrapper(model);
-      const context = await creating;
+      let context: LlamaContext;
+      try {
+        context = await model.createContext({ ...base, contextSize, sequences });
+      } catch (error) {
+        // Every sequence holds a full KV cache. Better one cache (sequence-per-set then acts
+        // like reevaluate: one set cached at a time, still exact) than no model at all.
+        if (!(error instanceof InsufficientMemoryError) || sequences === 1) throw error;
+        const single = typeof contextSize === "number" ? contextSize : { ...contextSize, min: 256 };
+        context = await model.createContext({ ...base, contextSize: single, sequences: 1 });
+      }
       report(CONTEXT_DONE);
       const settings: LoadedSettings = {
         contextSize: context.contextSize,
@@ -251,8 +237,8 @@ export class ModelSession {
             await KvStateStore.identify(path, engineIdentity(backend, context.flashAttention, kv)),
           )
         : null;
-      // The wrapper was resolved once per model above, not per turn.
-      const session = new ModelSession(info, model, context, chatWrapper, states);
+      // Resolving the wrapper costs 0.5–1 s of CPU (ARCHITECTURE.md): do it once per model, not per turn.
+      const session = new ModelSession(info, model, context, chooseChatWrapper(model), states);
       report(1);
       return session;
     } catch (error) {

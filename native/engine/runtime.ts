@@ -29,8 +29,6 @@ export const TOKEN_BATCH_MS = 4;
 export interface EngineRuntimeOptions {
   /** See TOKEN_BATCH_MS; default from MACARON_TOKEN_BATCH_MS, else TOKEN_BATCH_MS. */
   tokenBatchMs?: number;
-  /** Called after each model load that succeeded, before its reply (main.ts pins the threads). */
-  afterLoad?: () => void;
 }
 /** The reply a request of type `T` resolves to (EngineReplies in the protocol). */
 type Reply<T extends EngineRequestType> = Promise<EngineReply<T>>;
@@ -48,7 +46,6 @@ export class EngineRuntime {
   private backend: Promise<LlamaBackend> | null = null;
   private disposed = false;
   private readonly tokenBatchMs: number;
-  private readonly afterLoad: () => void;
 
   constructor(
     private readonly send: (message: EngineMessage) => void,
@@ -57,7 +54,6 @@ export class EngineRuntime {
   ) {
     this.tokenBatchMs =
       options.tokenBatchMs ?? batchWindowFromEnv(process.env.MACARON_TOKEN_BATCH_MS, TOKEN_BATCH_MS);
-    this.afterLoad = options.afterLoad ?? (() => {});
   }
 
   /** Start loading llama.cpp (~0.8 s) now, so the first model load does not wait for it. */
@@ -161,7 +157,6 @@ export class EngineRuntime {
         if (error instanceof ModelLoadError) throw new EngineFailure("model_load_failed", error.message);
         throw error;
       }
-      this.afterLoad();
       return this.session.info;
     });
   }
