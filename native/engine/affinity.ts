@@ -11,10 +11,8 @@
  * to the app; with as many threads as CPUs there is nothing to leave and nothing is changed.
  *
  * Node has no sched_setaffinity, so this runs util-linux's `taskset -a -p` on the engine's own
- * pid once, after the first model load (native/engine/main.ts): `-a` covers every thread there is
- * then (V8's platform workers, libuv's pool, llama.cpp's) and threads created later inherit the
- * mask. Not at start: while the model loads, the main thread resolves the chat format on one
- * core as a pool thread allocates the KV cache on the other (ModelSession.open).
+ * pid once at start, before llama.cpp is loaded: `-a` covers the threads already there (V8's
+ * platform workers) and threads created later (libuv's pool, llama.cpp's) inherit the mask.
  * Without taskset, or with MACARON_ENGINE_AFFINITY=0, the engine runs unpinned, as before.
  */
 import { execFileSync } from "node:child_process";
