@@ -6,12 +6,19 @@
  * conversation turn goes before waiting API requests. Concurrency is asserted on the engine's
  * own state (sequences in use, who streamed before whom), never on timing.
  */
+import { freemem } from "node:os";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { writeFixtures, type FixturePaths } from "../gguf/fixtures";
 import { loadLlamaBackend, type LlamaBackend } from "./llama-backend";
 import { GgmlType, GgufInsights, readGgufFileInfo } from "node-llama-cpp";
-import { defaultContextSize, fittingSequences, KV_MEMORY_SHARE, sequencesWithin } from "./fit-estimate";
-import { DEFAULT_SEQUENCES, ModelSession, sequencesSetting } from "./model-session";
+import {
+  defaultContextSize,
+  fittingSequences,
+  KV_MEMORY_SHARE,
+  sequencesSetting,
+  sequencesWithin,
+} from "./fit-estimate";
+import { DEFAULT_SEQUENCES, ModelSession } from "./model-session";
 import type { AdapterUse, ChatTurn, GenerateOptions, GenerateResult } from "../../common/engine-protocol";
 import { suiteDir } from "../../testing/core/temp-dir";
 
@@ -198,9 +205,9 @@ describe("sequences per context", () => {
 
   it("the count is the largest within both budgets; the estimate is asked from the top down", async () => {
     const asked: number[] = [];
-    const need = async (n: number) => {
+    const need = (n: number) => {
       asked.push(n);
-      return { ram: n * 100, vram: n * 10 };
+      return Promise.resolve({ ram: n * 100, vram: n * 10 });
     };
     expect(await sequencesWithin(4, { ram: 250, vram: 1000 }, need)).toBe(2);
     expect(asked).toEqual([4, 3, 2]);
@@ -209,15 +216,25 @@ describe("sequences per context", () => {
     expect(await sequencesWithin(1, { ram: 0, vram: 0 }, need)).toBe(1);
   });
 
-  it("on this machine a load with no count gets all DEFAULT_SEQUENCES for the fixture", async () => {
-    const saved = process.env.MACARON_ENGINE_SEQUENCES;
+  it("a load with no count takes its sequences from the memory: all 4 with room, 1 when the reserve leaves none", async () => {
+    const saved = { ...process.env };
     delete process.env.MACARON_ENGINE_SEQUENCES;
-    const plain = await ModelSession.open(backend, fx.basePath, { contextSize: 256 }, () => {});
-    try {
-      expect(plain.context.totalSequences).toBe(DEFAULT_SEQUENCES);
-    } finally {
+    const open = async () => {
+      const plain = await ModelSession.open(backend, fx.basePath, { contextSize: 256 }, () => {});
+      const sequences = plain.context.totalSequences;
       await plain.dispose();
-      if (saved !== undefined) process.env.MACARON_ENGINE_SEQUENCES = saved;
+      return sequences;
+    };
+    try {
+      delete process.env.MACARON_ENGINE_RAM_RESERVE_MB;
+      expect(await open()).toBe(DEFAULT_SEQUENCES);
+      // The RAM the user keeps for the rest of the machine is not the KV caches' to take.
+      process.env.MACARON_ENGINE_RAM_RESERVE_MB = String(Math.ceil(freemem() / 2 ** 20));
+      expect(await open()).toBe(1);
+      process.env.MACARON_ENGINE_SEQUENCES = "3";
+      expect(await open()).toBe(3);
+    } finally {
+      process.env = saved;
     }
   });
 });

@@ -20,7 +20,7 @@ function fakeContext() {
   const pending: Pending[] = [];
   let batch: number[] | null = null;
   const context = {
-    _decodeTokens(request: { sequenceId: number }): Promise<string> {
+    _decodeTokens(request: { sequenceId: number; tokens: readonly number[] }): Promise<string> {
       // Calls in one synchronous run form one batch, as node-llama-cpp's dispatcher takes them.
       if (!batch) {
         batch = [];
@@ -51,7 +51,8 @@ describe("alignDecodes", () => {
   it("hands every active sequence's token over together, in sequence order, on a later turn", async () => {
     const { context, handed } = fakeContext();
     alignDecodes(context as unknown as LlamaContext, () => 4, 2);
-    const decode = (request: { sequenceId: number }) => context._decodeTokens(request);
+    const decode = (request: { sequenceId: number; tokens?: number[] }) =>
+      context._decodeTokens({ tokens: [7], ...request });
     for (const id of [2, 0, 3]) void decode({ sequenceId: id });
     expect(handed).toEqual([]);
     void decode({ sequenceId: 1 });
@@ -66,7 +67,8 @@ describe("alignDecodes", () => {
   it("a sequence being decoded is waited for however long it takes; then all go together", async () => {
     const { context, handed, pending } = fakeContext();
     alignDecodes(context as unknown as LlamaContext, () => 2, 2);
-    const decode = (request: { sequenceId: number }) => context._decodeTokens(request);
+    const decode = (request: { sequenceId: number; tokens?: number[] }) =>
+      context._decodeTokens({ tokens: [7], ...request });
     // Sequence 1 alone at first (sequence 0 is still preparing): its token goes after waitMs.
     const first = decode({ sequenceId: 1 });
     await vi.advanceTimersByTimeAsync(2);
@@ -86,7 +88,8 @@ describe("alignDecodes", () => {
   it("a sequence in use but neither queued nor decoding holds the others back only waitMs", async () => {
     const { context, handed } = fakeContext();
     alignDecodes(context as unknown as LlamaContext, () => 3, 5);
-    const decode = (request: { sequenceId: number }) => context._decodeTokens(request);
+    const decode = (request: { sequenceId: number; tokens?: number[] }) =>
+      context._decodeTokens({ tokens: [7], ...request });
     void decode({ sequenceId: 2 });
     void decode({ sequenceId: 0 });
     await vi.advanceTimersByTimeAsync(4);
@@ -94,5 +97,22 @@ describe("alignDecodes", () => {
     await vi.advanceTimersByTimeAsync(1);
     await vi.advanceTimersToNextTimerAsync();
     expect(handed).toEqual([[0, 2]]);
+  });
+
+  it("a prompt being decoded does not stop the running streams: they go after waitMs", async () => {
+    const { context, handed, pending } = fakeContext();
+    alignDecodes(context as unknown as LlamaContext, () => 2, 2);
+    const decode = (request: { sequenceId: number; tokens?: number[] }) =>
+      context._decodeTokens({ tokens: [7], ...request });
+    // Sequence 1 joins with a 600-token prompt; sequence 0 is generating.
+    void decode({ sequenceId: 1, tokens: Array.from({ length: 600 }, (_, i) => i) });
+    await vi.advanceTimersByTimeAsync(2);
+    await vi.advanceTimersToNextTimerAsync();
+    expect(handed).toEqual([[1]]);
+    void decode({ sequenceId: 0 });
+    await vi.advanceTimersByTimeAsync(2);
+    await vi.advanceTimersToNextTimerAsync();
+    expect(handed).toEqual([[1], [0]]);
+    expect(pending.map((p) => p.sequenceId)).toEqual([1, 0]);
   });
 });

@@ -2,7 +2,10 @@ import type { LlamaContext } from "node-llama-cpp";
 
 /** node-llama-cpp 3.21.1's internal: a sequence queues tokens for the context's next batch. */
 interface ContextWithDecodes {
-  _decodeTokens(request: { sequenceId: number }, ...rest: unknown[]): Promise<unknown>;
+  _decodeTokens(
+    request: { sequenceId: number; tokens: readonly unknown[] },
+    ...rest: unknown[]
+  ): Promise<unknown>;
 }
 
 /**
@@ -22,18 +25,22 @@ export const DECODE_ALIGN_MS = 2;
  *
  * Here a sequence's queued tokens are held until every sequence in use (`active()`) has queued
  * its own, and then all are handed over together:
- * - while some of the held-for sequences are being decoded now (a joining request's prompt, or
- *   a step that started without them), the others wait for them: they come back as soon as that
- *   decode ends, and the next step takes them all. A fixed wait alone (the barrier before) let a
- *   sequence that had fallen half a step behind stay there: traced through /v1, two clients'
- *   tokens then went in alternating 1-token batches for their whole answers;
- * - when none of them is being decoded (busy elsewhere), the others wait at most `waitMs`.
+ * - while a generation step (one token) is being decoded, the others wait for it: its sequence
+ *   comes back as soon as that decode ends, and the next step takes them all. A fixed wait alone
+ *   (the barrier before) let a sequence that had fallen half a step behind stay there: traced
+ *   through /v1, two clients' tokens then went in alternating 1-token batches for their whole
+ *   answers;
+ * - otherwise (a sequence busy elsewhere, or a joining request's prompt being decoded, which
+ *   node-llama-cpp splits into batch-size chunks over several loops) the others wait at most
+ *   `waitMs`, so the running streams go on in the prompt's next chunk instead of stopping for
+ *   the whole prompt.
  *
  * The tokens are handed over in sequence-id order. With a KV cache per sequence (llama.cpp's
  * non-unified cache, as node-llama-cpp creates it) a micro-batch takes only sequences whose ids
  * increase by one in batch order (llama_batch_allocr::split_equal, "sequential"), so the 4 tokens
  * of sequences 2, 0, 3, 1 in arrival order were decoded as 2 micro-batches ({2, 3} and {0, 1}),
- * each reading all the weights; in order they are one, as llama-server's slots are.
+ * each reading all the weights; in order they are one, as llama-server's slots are (when the
+ * sequences in use have consecutive ids: 0 and 2 with 1 idle still make two).
  *
  * The hand-over happens on the next turn of the event loop (setImmediate), never inside the
  * dispatcher's own continuation: node-llama-cpp's dispatcher keeps the context lock for as long
@@ -48,8 +55,8 @@ export function alignDecodes(context: LlamaContext, active: () => number, waitMs
   const target = context as unknown as ContextWithDecodes;
   const decode = target._decodeTokens.bind(target);
   let held: { sequenceId: number; start: () => void }[] = [];
-  /** Decodes handed to node-llama-cpp and not yet returned. */
-  let inFlight = 0;
+  /** Generation steps (one token) handed to node-llama-cpp and not yet returned. */
+  let stepsInFlight = 0;
   let timer: NodeJS.Timeout | null = null;
   let handOver: NodeJS.Immediate | null = null;
   const release = (): void => {
@@ -67,17 +74,18 @@ export function alignDecodes(context: LlamaContext, active: () => number, waitMs
   const settle = (): void => {
     if (held.length === 0 || handOver) return;
     if (held.length >= active()) release();
-    else if (inFlight === 0) timer ??= setTimeout(release, waitMs);
+    else if (stepsInFlight === 0) timer ??= setTimeout(release, waitMs);
   };
   target._decodeTokens = (request, ...rest) =>
     new Promise((resolve, reject) => {
       held.push({
         sequenceId: request.sequenceId,
         start: () => {
-          inFlight++;
+          const step = request.tokens.length === 1;
+          if (step) stepsInFlight++;
           void decode(request, ...rest)
             .finally(() => {
-              inFlight--;
+              if (step) stepsInFlight--;
               settle();
             })
             .then(resolve, reject);

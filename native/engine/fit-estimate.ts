@@ -7,7 +7,7 @@ import {
   type GgufFileInfo,
   type Llama,
 } from "node-llama-cpp";
-import { kvCacheTypes, machineMemory, resolveFlashAttention } from "./llama-backend";
+import { kvCacheTypes, machineMemory, ramReserveBytes, resolveFlashAttention } from "./llama-backend";
 import type {
   FitModelFacts,
   FitResult,
@@ -36,6 +36,16 @@ const DEFAULT_FIT_SEQUENCES = 4;
  * 8k sequence on 12 GB free with 5 GB of weights gets 1 (one chat, API requests one at a time).
  */
 export const KV_MEMORY_SHARE = 0.25;
+
+/**
+ * The sequences `MACARON_ENGINE_SEQUENCES` sets for a load that names none (1–64: fewer for less
+ * memory, more for more parallel API clients); null when unset or invalid, and then the load
+ * takes up to the engine's DEFAULT_SEQUENCES, as many as the free memory allows (fittingSequences).
+ */
+export function sequencesSetting(env: NodeJS.ProcessEnv = process.env): number | null {
+  const value = Number(env.MACARON_ENGINE_SEQUENCES ?? "");
+  return Number.isInteger(value) && value >= 1 && value <= 64 ? value : null;
+}
 
 /** The default context of a model with this training context (before memory is considered). */
 export function defaultContextSize(trainContextSize: number): number {
@@ -78,9 +88,12 @@ export async function estimateFit(llama: Llama, gpu: string | null, request: Fit
   const kvCacheType = request.kvCacheType ?? "f16";
   const flashAttention = resolveFlashAttention(request.flashAttention, kvCacheType, gpu);
   const machine = await machineMemory(llama, gpu);
-  // As a load would allocate: the count asked for, else as many as the free memory allows.
+  // As a load would allocate: the count asked for, else the setting, else as many as the free
+  // memory allows (measured now: with another model loaded, which a load unloads first, the
+  // count may come out lower than that load's).
   const sequences =
     request.sequences ??
+    sequencesSetting() ??
     (await fittingSequences(
       insights,
       gpu,
@@ -231,8 +244,9 @@ export async function sequencesWithin(
 
 /**
  * The sequences a load that names none gets: up to `max`, as many as fit KV_MEMORY_SHARE of the
- * memory left after the model's weights (node-llama-cpp's estimates from the GGUF header, all
- * layers on the GPU when there is one). `free` is measured before the load.
+ * memory left after the model's weights and the RAM reserve (`MACARON_ENGINE_RAM_RESERVE_MB`),
+ * from node-llama-cpp's estimates on the GGUF header. With a GPU every layer is assumed on it: a
+ * model that does not fit there whole gets 1. `free` is measured before the load.
  */
 export async function fittingSequences(
   insights: GgufInsights,
@@ -242,11 +256,12 @@ export async function fittingSequences(
 ): Promise<number> {
   const gpuLayers = gpu === null ? 0 : insights.totalLayers;
   const kv = kvCacheTypes(options.kvCacheType, options.flashAttention);
-  const contextSize =
-    options.contextSize ?? defaultContextSize(insights.trainContextSize ?? DEFAULT_CONTEXT_CAP);
+  const train = insights.trainContextSize ?? 4096;
+  const contextSize = Math.min(train, options.contextSize ?? defaultContextSize(train));
   const model = await insights.estimateModelResourceRequirementsV2({ gpuLayers });
+  const reserve = ramReserveBytes() ?? 0;
   const budget = {
-    ram: Math.max(0, free.ramFreeBytes - model.cpuRam) * KV_MEMORY_SHARE,
+    ram: Math.max(0, free.ramFreeBytes - reserve - model.cpuRam) * KV_MEMORY_SHARE,
     vram: gpu === null ? 0 : Math.max(0, free.vramFreeBytes - model.gpuVram) * KV_MEMORY_SHARE,
   };
   return sequencesWithin(options.max, budget, async (sequences) => {

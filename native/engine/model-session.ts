@@ -28,7 +28,13 @@ import { toChatHistory } from "./history";
 import { KvStateStore, sharedPrefix } from "./kv-state-store";
 import { ANONYMOUS, DEFAULT_KV_POLICY, KvSlots, MIXED, type KvSlot } from "./kv-slots";
 import { adapterSetKey, LiveAdapters, normalizeAdapters } from "./live-adapters";
-import { defaultContextSize, fittingSequences, headSizeOf, MIN_DEFAULT_CONTEXT } from "./fit-estimate";
+import {
+  defaultContextSize,
+  fittingSequences,
+  headSizeOf,
+  MIN_DEFAULT_CONTEXT,
+  sequencesSetting,
+} from "./fit-estimate";
 import { kvCacheTypes, machineMemory, resolveFlashAttention, type LlamaBackend } from "./llama-backend";
 import { scoreAnswer } from "./logprobs";
 import { samplerSettings } from "./sampling";
@@ -65,16 +71,6 @@ const TOKEN_DELAY_MS = tokenDelayMs();
  * allocated at load.
  */
 export const DEFAULT_SEQUENCES = 4;
-
-/**
- * The sequences `MACARON_ENGINE_SEQUENCES` sets for a load that names none (1–64: fewer for less
- * memory, more for more parallel API clients); null when unset or invalid, and then the load
- * takes up to DEFAULT_SEQUENCES, as many as the free memory allows (fittingSequences).
- */
-export function sequencesSetting(env: NodeJS.ProcessEnv = process.env): number | null {
-  const value = Number(env.MACARON_ENGINE_SEQUENCES ?? "");
-  return Number.isInteger(value) && value >= 1 && value <= 64 ? value : null;
-}
 
 /**
  * Tokens beyond the prompt that must stay free for LlamaChat to take the prompt as it is: it
@@ -162,7 +158,11 @@ export class ModelSession {
     const sequences =
       options.sequences ??
       sequencesSetting() ??
-      (await defaultSequences(backend, path, { contextSize: options.contextSize, flashAttention, kvCacheType }));
+      (await defaultSequences(backend, path, {
+        contextSize: options.contextSize,
+        flashAttention,
+        kvCacheType,
+      }));
     const kv = kvCacheTypes(kvCacheType, flashAttention);
     const threads = options.threads ?? backend.threads;
     // The Llama instance caps every context's threads at maxThreads (set from the machine).
@@ -787,7 +787,10 @@ async function defaultSequences(
     );
     const free = await machineMemory(backend.llama, backend.gpu);
     return await fittingSequences(insights, backend.gpu, { ...options, max: DEFAULT_SEQUENCES }, free);
-  } catch {
+  } catch (error) {
+    process.stderr.write(
+      `[engine] no memory estimate for ${basename(path)} (${String(error)}); ${DEFAULT_SEQUENCES} sequences\n`,
+    );
     return DEFAULT_SEQUENCES;
   }
 }
