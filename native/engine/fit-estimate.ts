@@ -128,14 +128,7 @@ export async function estimateFit(llama: Llama, gpu: string | null, request: Fit
     request.contextSize ??
     (maxContextSize >= Math.min(wanted, MIN_DEFAULT_CONTEXT) ? Math.min(wanted, maxContextSize) : wanted);
   const model = await insights.estimateModelResourceRequirementsV2({ gpuLayers });
-  const context = await insights.estimateContextResourceRequirementsV2({
-    contextSize,
-    modelGpuLayers: gpuLayers,
-    sequences,
-    flashAttention,
-    kvCacheKeyType,
-    kvCacheValueType,
-  });
+  const context = await contextEstimate(insights, { contextSize, gpuLayers, sequences, flashAttention, kv });
   const ramBytes = model.cpuRam + context.cpuRam;
   const vramBytes = model.gpuVram + context.gpuVram;
   const fits = ramBytes <= machine.ramFreeBytes && (vramBytes === 0 || vramBytes <= machine.vramFreeBytes);
@@ -264,15 +257,36 @@ export async function fittingSequences(
     ram: Math.max(0, free.ramFreeBytes - reserve - model.cpuRam) * KV_MEMORY_SHARE,
     vram: gpu === null ? 0 : Math.max(0, free.vramFreeBytes - model.gpuVram) * KV_MEMORY_SHARE,
   };
+  const { flashAttention } = options;
   return sequencesWithin(options.max, budget, async (sequences) => {
-    const context = await insights.estimateContextResourceRequirementsV2({
+    const context = await contextEstimate(insights, {
       contextSize,
-      modelGpuLayers: gpuLayers,
+      gpuLayers,
       sequences,
-      flashAttention: options.flashAttention,
-      kvCacheKeyType: GgmlType[kv.key],
-      kvCacheValueType: GgmlType[kv.value],
+      flashAttention,
+      kv,
     });
     return { ram: context.cpuRam, vram: context.gpuVram };
+  });
+}
+
+/** node-llama-cpp's estimate of a context's memory (KV caches and compute buffers). */
+function contextEstimate(
+  insights: GgufInsights,
+  c: {
+    contextSize: number;
+    gpuLayers: number;
+    sequences: number;
+    flashAttention: boolean | "auto";
+    kv: ReturnType<typeof kvCacheTypes>;
+  },
+): Promise<{ cpuRam: number; gpuVram: number }> {
+  return insights.estimateContextResourceRequirementsV2({
+    contextSize: c.contextSize,
+    modelGpuLayers: c.gpuLayers,
+    sequences: c.sequences,
+    flashAttention: c.flashAttention,
+    kvCacheKeyType: GgmlType[c.kv.key],
+    kvCacheValueType: GgmlType[c.kv.value],
   });
 }
