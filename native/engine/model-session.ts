@@ -33,6 +33,7 @@ import {
   fittingSequences,
   headSizeOf,
   MIN_DEFAULT_CONTEXT,
+  readFileInfo,
   sequencesSetting,
 } from "./fit-estimate";
 import { kvCacheTypes, machineMemory, resolveFlashAttention, type LlamaBackend } from "./llama-backend";
@@ -781,10 +782,7 @@ async function defaultSequences(
   options: { contextSize?: number; flashAttention: boolean | "auto"; kvCacheType: KvCacheType },
 ): Promise<number> {
   try {
-    const insights = await GgufInsights.from(
-      await readGgufFileInfo(path, { logWarnings: false }),
-      backend.llama,
-    );
+    const insights = await GgufInsights.from(await readFileInfo({ path }), backend.llama);
     const free = await machineMemory(backend.llama, backend.gpu);
     return await fittingSequences(insights, backend.gpu, { ...options, max: DEFAULT_SEQUENCES }, free);
   } catch (error) {
