@@ -79,4 +79,34 @@ describe("AdapterGroups", () => {
     expect(started).toEqual(["a1", "a2"]);
     expect(groups.active).toBe(0);
   });
+
+  it("retired, it lets every waiter in at once, whatever its set, and says when it is idle", async () => {
+    const groups = new AdapterGroups(1);
+    const started: string[] = [];
+    const a = enter(groups, started, "a", "A");
+    const b = enter(groups, started, "b", "B");
+    const c = enter(groups, started, "c", "A");
+    await Promise.resolve();
+    expect(started).toEqual(["a"]);
+    let idle = false;
+    const whenIdle = groups.whenIdle().then(() => (idle = true));
+    groups.retire();
+    await Promise.all([b, c]);
+    expect(started).toEqual(["a", "b", "c"]);
+    expect(groups.queued).toBe(0);
+    (await b)!();
+    (await c)!();
+    await Promise.resolve();
+    expect(idle).toBe(false);
+    (await a)!();
+    await whenIdle;
+    expect(idle).toBe(true);
+    expect(groups.active).toBe(0);
+  });
+
+  it("is idle at once when nothing runs", async () => {
+    let idle = false;
+    await new AdapterGroups(2).whenIdle().then(() => (idle = true));
+    expect(idle).toBe(true);
+  });
 });

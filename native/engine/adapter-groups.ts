@@ -15,8 +15,30 @@ export class AdapterGroups {
   private running = 0;
   private runningKey: string | null = null;
   private readonly waiting: Waiter[] = [];
+  private retired = false;
+  private readonly idle: (() => void)[] = [];
 
   constructor(private readonly capacity: number) {}
+
+  /** How many generations may run at once (the context's sequences). */
+  get size(): number {
+    return this.capacity;
+  }
+
+  /**
+   * The context is being replaced (ModelSession grows it): every waiter is let in at once,
+   * whatever its set, to find that out and wait on the new context's groups instead.
+   */
+  retire(): void {
+    this.retired = true;
+    this.admit();
+  }
+
+  /** Resolves once nothing runs and nothing waits. */
+  whenIdle(): Promise<void> {
+    if (this.running === 0 && this.waiting.length === 0) return Promise.resolve();
+    return new Promise((resolve) => this.idle.push(resolve));
+  }
 
   /** How many generations run now. */
   get active(): number {
@@ -63,9 +85,9 @@ export class AdapterGroups {
 
   /** Start waiters from the head while they fit in the running group. */
   private admit(): void {
-    while (this.waiting.length > 0 && this.running < this.capacity) {
+    while (this.waiting.length > 0 && (this.retired || this.running < this.capacity)) {
       const head = this.waiting[0]!;
-      if (this.running > 0 && head.key !== this.runningKey) return;
+      if (!this.retired && this.running > 0 && head.key !== this.runningKey) return;
       this.waiting.shift();
       if (head.onAbort) head.signal?.removeEventListener("abort", head.onAbort);
       this.running++;
@@ -79,6 +101,7 @@ export class AdapterGroups {
         this.admit();
       });
     }
+    if (this.running === 0 && this.waiting.length === 0) for (const resolve of this.idle.splice(0)) resolve();
   }
 }
 

@@ -33,7 +33,12 @@ const use = (id: string): AdapterUse[] => [{ path: fx.adapters.find((a) => a.id 
 beforeAll(async () => {
   fx = await writeFixtures(dir.path);
   backend = await loadLlamaBackend(1);
-  session = await ModelSession.open(backend, fx.basePath, { contextSize: 512, sequences: 4 }, () => {});
+  session = await ModelSession.open(
+    backend,
+    fx.basePath,
+    { contextSize: 512, sequences: 4, growSequences: false },
+    () => {},
+  );
 });
 
 afterAll(async () => {
@@ -220,8 +225,14 @@ describe("sequences per context", () => {
     const saved = { ...process.env };
     delete process.env.MACARON_ENGINE_SEQUENCES;
     const open = async () => {
-      const plain = await ModelSession.open(backend, fx.basePath, { contextSize: 256 }, () => {});
+      const plain = await ModelSession.open(
+        backend,
+        fx.basePath,
+        { contextSize: 256, growSequences: false },
+        () => {},
+      );
       const sequences = plain.context.totalSequences;
+      expect(plain.info.settings.sequences).toBe(sequences);
       await plain.dispose();
       return sequences;
     };
@@ -235,6 +246,46 @@ describe("sequences per context", () => {
       expect(await open()).toBe(3);
     } finally {
       process.env = saved;
+    }
+  });
+});
+
+describe("a context that grows", () => {
+  it("starts with one sequence, grows when a second request comes, and answers both as alone", async () => {
+    const s = await ModelSession.open(
+      backend,
+      fx.basePath,
+      { contextSize: 512, sequences: 4, growSequences: true },
+      () => {},
+    );
+    try {
+      const options: GenerateOptions = { temperature: 0, maxTokens: 24 };
+      const generate = (history: ChatTurn[], onPiece: () => void = () => {}) =>
+        s.generate(history, options, onPiece, new AbortController().signal);
+      const a = ask("tell me a story about a cat");
+      const b = ask("write a poem about the sea");
+      const expectedA = (await generate(a)).text;
+      await s.slots.clear();
+      const expectedB = (await generate(b)).text;
+      const small = s.context;
+      // Answered one after the other, nothing needed a second sequence.
+      expect(small.totalSequences).toBe(1);
+      await s.slots.clear();
+      // b finds the one sequence taken: the context grows while a runs, and b runs on the new one.
+      const [ra, rb] = await Promise.all([generate(a), generate(b)]);
+      expect([ra.text, rb.text]).toEqual([expectedA, expectedB]);
+      await s.settled();
+      expect(s.context.totalSequences).toBe(4);
+      expect(small.disposed).toBe(true);
+      // Grown: the next two run together on two sequences.
+      let maxInUse = 0;
+      const seen = () => (maxInUse = Math.max(maxInUse, s.slots.inUse));
+      const [ra2, rb2] = await Promise.all([generate(a, seen), generate(b, seen)]);
+      expect(maxInUse).toBe(2);
+      expect([ra2.text, rb2.text]).toEqual([expectedA, expectedB]);
+      expect(s.groups.active).toBe(0);
+    } finally {
+      await s.dispose();
     }
   });
 });

@@ -77,6 +77,8 @@ export class KvSlots {
     private readonly context: LlamaContext,
     private readonly chatWrapper: ChatWrapper,
     private readonly beforeEvict: BeforeEvict = async () => {},
+    /** Called when a request finds no sequence left and evicts a cache (ModelSession grows then). */
+    private readonly onFull: () => void = () => {},
   ) {
     this.slots.push(this.createSlot());
   }
@@ -177,6 +179,7 @@ export class KvSlots {
       this.slots.push(slot);
       return slot;
     }
+    this.onFull();
     // An API request evicts another API cache before a conversation's.
     const anonymous = free.filter((s) => s.sessionKey === ANONYMOUS);
     const pool = sessionKey === ANONYMOUS && anonymous.length > 0 ? anonymous : free;

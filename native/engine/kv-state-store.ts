@@ -5,6 +5,7 @@ import { join } from "node:path";
 import type { LlamaContextSequence, Token } from "node-llama-cpp";
 import { ensurePrivateDir, makePrivate, PRIVATE_FILE_MODE } from "../../common/files/private-files";
 import { z } from "zod";
+import { restreamState, stateStreams } from "./kv-state-streams";
 
 /** Bump when the sidecar or the meaning of a saved state changes: older files are then deleted. */
 export const KV_STATE_FORMAT = 2;
@@ -206,7 +207,19 @@ export class KvStateStore {
       const info = await stat(kvPath);
       if (info.size !== sidecar.kvBytes || (await sha256File(kvPath)) !== sidecar.kvSha256)
         throw new Error("state file damaged");
-      await sequence.loadStateFromFile(kvPath, { acceptRisk: true });
+      // Saved from a context with another sequence count (see kv-state-streams.ts).
+      const streams = sequence.context.totalSequences;
+      if ((await stateStreams(kvPath, sidecar.tokens.length)) === streams)
+        await sequence.loadStateFromFile(kvPath, { acceptRisk: true });
+      else {
+        const converted = join(this.dir, `${base}.${streams}.kv.tmp`);
+        try {
+          await restreamState(kvPath, converted, sidecar.tokens.length, streams);
+          await sequence.loadStateFromFile(converted, { acceptRisk: true });
+        } finally {
+          await remove(converted);
+        }
+      }
       const loaded = sequence.contextTokens;
       if (loaded.length !== sidecar.tokens.length || loaded.some((t, i) => t !== sidecar.tokens[i]))
         throw new Error("restored tokens differ from the sidecar");

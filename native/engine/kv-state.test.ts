@@ -26,11 +26,12 @@ const open: ModelSession[] = [];
 const system: ChatTurn = { role: "system", text: "You are Macaron, a helpful local assistant." };
 const ask = (text: string): ChatTurn => ({ role: "user", text });
 
-async function session(stateDir: string | undefined, sequences = 4): Promise<ModelSession> {
+/** A session with all `sequences` allocated at load, or, with `grow`, one that grows to them. */
+async function session(stateDir: string | undefined, sequences = 4, grow = false): Promise<ModelSession> {
   const s = await ModelSession.open(
     backend,
     fx.basePath,
-    { contextSize: 2048, sequences, stateDir },
+    { contextSize: 2048, sequences, stateDir, growSequences: grow },
     () => {},
   );
   open.push(s);
@@ -199,6 +200,44 @@ describe("KV states saved to disk", () => {
     expect(result.text).toBe((await answer(twins.a, a, "a")).text);
     expect((await answer(s, b, "b")).text).toBe((await answer(twins.b, b, "b")).text);
     expect(s.states?.stats.restored).toBe(2);
+  });
+
+  it("a context that grows gets its sequences when a second conversation comes, and restores the first one's state", async () => {
+    const s = await session(join(dir.path, "kv-grow"), 4, true);
+    expect(s.context.totalSequences).toBe(1);
+    expect(s.info.settings.sequences).toBe(4);
+    const small = s.context;
+    const twins = { a: await twinSession(), b: await twinSession() };
+    const a = await converse(s, "a", 2, "cats", twins.a);
+    expect(s.context).toBe(small);
+    // b finds the one sequence holding a: it evicts a there, and the context grows beside it.
+    const b = await converse(s, "b", 1, "boats", twins.b);
+    await s.settled();
+    expect(s.context.totalSequences).toBe(4);
+    expect(small.disposed).toBe(true);
+    // a's state was saved from the one-sequence context and is read into the four-sequence one.
+    const result = await answer(s, a, "a");
+    expect(s.states?.stats.restored).toBe(1);
+    expect(result.promptTokensEvaluated).toBeLessThanOrEqual(newTurnBound(s, a));
+    expect(result.text).toBe((await answer(twins.a, a, "a")).text);
+    expect((await answer(s, b, "b")).text).toBe((await answer(twins.b, b, "b")).text);
+  });
+
+  it("a state saved with four sequences is restored into a restarted context of one, exactly", async () => {
+    const stateDir = join(dir.path, "kv-restart-small");
+    const first = await session(stateDir, 4);
+    const twin = await twinSession();
+    const history = await converse(first, "conv-r", 2, "rivers", twin);
+    await first.dispose();
+    open.splice(open.indexOf(first), 1);
+    const second = await session(stateDir, 4, true);
+    expect(second.context.totalSequences).toBe(1);
+    const reopened = await answer(second, history, "conv-r");
+    expect(second.states?.stats).toMatchObject({ restored: 1, rejected: 0 });
+    expect(reopened.promptTokensEvaluated).toBeLessThanOrEqual(newTurnBound(second, history));
+    expect(reopened.text).toBe((await answer(twin, history, "conv-r")).text);
+    // The converted copy is gone: only the conversation's own files are left.
+    expect((await readdir(stateDir)).some((n) => n.endsWith(".tmp"))).toBe(false);
   });
 
   it("a damaged state file is ignored and deleted: full evaluation, correct answer", async () => {

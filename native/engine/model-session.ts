@@ -13,6 +13,7 @@ import {
   type LlamaChatResponse,
   type LlamaCompletionResponse,
   type LlamaContext,
+  type LlamaContextOptions,
   type LlamaContextSequence,
   type LlamaGrammar,
   type LlamaModel,
@@ -63,6 +64,7 @@ import type {
 } from "../../common/engine-protocol";
 import { holdToken, tokenDelayMs } from "./token-delay";
 import { grammarProblem } from "../../common/generate-rules";
+import { switchedOff } from "../../common/env-switch";
 
 /** Set for tests that act on a running answer (token-delay.ts); 0 otherwise. */
 const TOKEN_DELAY_MS = tokenDelayMs();
@@ -96,6 +98,11 @@ export interface ContextOptions extends LoadOptions {
   sequences?: number;
   /** Where conversations' KV states are saved and restored (see KvStateStore); none: not saved. */
   stateDir?: string;
+  /**
+   * Start with one sequence and grow to `sequences` when a second is needed (ModelSession.grow);
+   * false: all of them at load. Default: MACARON_ENGINE_KV_GROWTH, on unless "0"/"off".
+   */
+  growSequences?: boolean;
 }
 
 /**
@@ -117,32 +124,55 @@ export class ModelLoadError extends Error {
  * created embedding context.
  */
 export class ModelSession {
-  /** Switches adapters on the live context (tests and benchmarks time it directly). */
-  readonly adapters: LiveAdapters;
-  /** The context's sequences and the adapter set each cache was evaluated under. */
-  readonly slots: KvSlots;
-  /** Which generations run now: one adapter set at a time, one sequence each (AdapterGroups). */
-  readonly groups: AdapterGroups;
   private readonly embedder: Embedder;
   /** The adapter files of each set key seen, to stamp saved states with. */
   private readonly setPaths = new Map<string, string[]>();
   /** The saves started after the last generations; the next request waits for them first. */
   private persisting: Promise<void> = Promise.resolve();
+  /** The live context and what is bound to it; replaced by a bigger one when it grows. */
+  private core: ContextCore;
+  /** The context being replaced by one with `maxSequences` sequences (see grow), if it is. */
+  private growing: Promise<void> | null = null;
 
   private constructor(
     readonly info: LoadedModel,
     readonly model: LlamaModel,
-    readonly context: LlamaContext,
+    context: LlamaContext,
     private readonly chatWrapper: ChatWrapper,
     /** Saved conversation states, when the engine was given a folder for them. */
     readonly states: KvStateStore | null,
+    /** The context options `context` was created with, less its size and sequences (for grow). */
+    private readonly contextBase: ContextBase,
+    /** Sequences the context grows to when they are needed (its count now, when it does not grow). */
+    private maxSequences: number,
   ) {
-    this.adapters = new LiveAdapters(context, info.path);
-    this.slots = new KvSlots(context, chatWrapper, (slot) => this.save(slot));
-    this.groups = new AdapterGroups(context.totalSequences);
-    // Concurrent generations' tokens in one batch (else they fall out of step: decode-barrier.ts).
-    if (context.totalSequences > 1) alignDecodes(context, () => this.slots.inUse);
+    this.core = this.createCore(context);
     this.embedder = new Embedder(model, info.threads);
+  }
+
+  /** The live context. */
+  get context(): LlamaContext {
+    return this.core.context;
+  }
+
+  /** Switches adapters on the live context (tests and benchmarks time it directly). */
+  get adapters(): LiveAdapters {
+    return this.core.adapters;
+  }
+
+  /** The context's sequences and the adapter set each cache was evaluated under. */
+  get slots(): KvSlots {
+    return this.core.slots;
+  }
+
+  /** Which generations run now: one adapter set at a time, one sequence each (AdapterGroups). */
+  get groups(): AdapterGroups {
+    return this.core.groups;
+  }
+
+  /** Resolves once a growth in progress (see grow) is over; at once when none is. */
+  async settled(): Promise<void> {
+    await this.growing;
   }
 
   /** Load `path` and create its context. Throws ModelLoadError with a user-facing message. */
@@ -190,7 +220,7 @@ export class ModelSession {
     try {
       assertKvCacheFits(model, kvCacheType);
       const train = model.trainContextSize;
-      const base = {
+      const base: ContextBase = {
         threads,
         flashAttention,
         experimentalKvCacheKeyType: kv.key,
@@ -203,20 +233,25 @@ export class ModelSession {
         options.contextSize !== undefined
           ? Math.min(train, options.contextSize)
           : { min: Math.min(train, MIN_DEFAULT_CONTEXT), max: defaultContextSize(train) };
+      // Every sequence holds a full KV cache, allocated and zeroed when the context is created:
+      // the context starts with one and grows to `sequences` when a second is needed (grow).
+      const initial = (options.growSequences ?? kvGrowth()) ? 1 : sequences;
       let context: LlamaContext;
+      let max = sequences;
       try {
-        context = await model.createContext({ ...base, contextSize, sequences });
+        context = await model.createContext({ ...base, contextSize, sequences: initial });
       } catch (error) {
-        // Every sequence holds a full KV cache. Better one cache (sequence-per-set then acts
-        // like reevaluate: one set cached at a time, still exact) than no model at all.
-        if (!(error instanceof InsufficientMemoryError) || sequences === 1) throw error;
+        // Better one cache (sequence-per-set then acts like reevaluate: one set cached at a
+        // time, still exact) than no model at all.
+        if (!(error instanceof InsufficientMemoryError) || initial === 1) throw error;
         const single = typeof contextSize === "number" ? contextSize : { ...contextSize, min: 256 };
         context = await model.createContext({ ...base, contextSize: single, sequences: 1 });
+        max = 1;
       }
       report(CONTEXT_DONE);
       const settings: LoadedSettings = {
         contextSize: context.contextSize,
-        sequences: context.totalSequences,
+        sequences: max,
         gpuLayers: model.gpuLayers,
         totalLayers: model.fileInsights.totalLayers,
         flashAttention: flashAttentionName(context.flashAttention),
@@ -239,7 +274,7 @@ export class ModelSession {
           )
         : null;
       // Resolving the wrapper costs 0.5–1 s of CPU (ARCHITECTURE.md): do it once per model, not per turn.
-      const session = new ModelSession(info, model, context, chooseChatWrapper(model), states);
+      const session = new ModelSession(info, model, context, chooseChatWrapper(model), states, base, max);
       report(1);
       return session;
     } catch (error) {
@@ -485,23 +520,103 @@ export class ModelSession {
   ): Promise<Turn | null> {
     const adapters = normalizeAdapters(options.adapters);
     const setKey = adapterSetKey(adapters);
-    const release = await this.groups.enter(setKey, sessionKey !== ANONYMOUS, signal);
-    if (!release) return null;
+    let core: ContextCore;
+    let release: (() => void) | null;
+    for (;;) {
+      core = this.core;
+      // Every sequence is taken: this request would wait for one.
+      if (core.groups.active >= core.groups.size) this.grow();
+      release = await core.groups.enter(setKey, sessionKey !== ANONYMOUS, signal);
+      if (!release) return null;
+      if (!core.retired) break;
+      // The context grew while this request waited: it takes its place on the new one.
+      release();
+    }
     let slot: KvSlot | null = null;
     try {
-      await this.adapters.apply(adapters);
+      await core.adapters.apply(adapters);
       this.setPaths.set(
         setKey,
         adapters.map((a) => a.path),
       );
-      slot = await this.slots.acquire(setKey, options.kvPolicy ?? DEFAULT_KV_POLICY, sessionKey, prompt);
+      slot = await core.slots.acquire(setKey, options.kvPolicy ?? DEFAULT_KV_POLICY, sessionKey, prompt);
       if (slot.sequence.contextTokens.length === 0) await this.restore(slot, prompt);
-      return { slot, release };
+      return { core, slot, release };
     } catch (error) {
-      if (slot) this.slots.release(slot);
+      if (slot) core.slots.release(slot);
       release();
       throw error;
     }
+  }
+
+  /** A context with `context`'s sequences, caches and adapter groups bound to it. */
+  private createCore(context: LlamaContext): ContextCore {
+    const slots = new KvSlots(
+      context,
+      this.chatWrapper,
+      (slot) => this.save(slot),
+      () => this.grow(),
+    );
+    // Concurrent generations' tokens in one batch (else they fall out of step: decode-barrier.ts).
+    if (context.totalSequences > 1) alignDecodes(context, () => slots.inUse);
+    return {
+      context,
+      slots,
+      adapters: new LiveAdapters(context, this.info.path),
+      groups: new AdapterGroups(context.totalSequences),
+      retired: false,
+    };
+  }
+
+  /**
+   * Give the session a context with `maxSequences` sequences, when a request finds all of them
+   * taken (it would wait, or evict a cache). Starting with one and growing on demand saves the
+   * start (each sequence's KV cells are allocated and zeroed when a context is created: 1.2 GB
+   * for 4 × 8,192 F16 cells of the bench model) and the memory of a user who never needs more.
+   *
+   * The new context is created beside the old one (same size per sequence), which keeps
+   * serving meanwhile; then new requests go to the new context, those waiting on the old one
+   * move over, and the old one is freed once its generations end. Its caches were saved after
+   * each turn (the conversations with a state folder), so they are restored on the new context
+   * (KvStateStore converts a state saved with another sequence count); the others evaluate
+   * their history again once. When the bigger context cannot be created the session keeps the
+   * one it has. The triggering request itself runs on the old context.
+   */
+  private grow(): void {
+    if (this.growing || this.core.context.totalSequences >= this.maxSequences) return;
+    this.growing = this.replaceCore(this.core).finally(() => {
+      this.growing = null;
+    });
+  }
+
+  private async replaceCore(old: ContextCore): Promise<void> {
+    let context: LlamaContext;
+    try {
+      context = await this.model.createContext({
+        ...this.contextBase,
+        contextSize: old.context.contextSize,
+        sequences: this.maxSequences,
+      });
+    } catch (error) {
+      process.stderr.write(
+        `[engine] keeping ${old.context.totalSequences} sequence(s): could not create a context with ` +
+          `${this.maxSequences} (${(error as Error).message})\n`,
+      );
+      this.maxSequences = old.context.totalSequences;
+      return;
+    }
+    this.core = this.createCore(context);
+    old.retired = true;
+    old.groups.retire();
+    await old.groups.whenIdle();
+    // Saved after each turn already; what is left unsaved goes before its context does.
+    const saved = (async () => {
+      for (const slot of old.slots.all) await this.save(slot);
+    })();
+    this.persisting = Promise.all([this.persisting, saved]).then(() => undefined);
+    await saved;
+    old.slots.dispose();
+    await old.context.dispose();
   }
 
   /**
@@ -513,7 +628,7 @@ export class ModelSession {
     const { slot } = turn;
     slot.dirty = true;
     const done = (): void => {
-      this.slots.release(slot);
+      turn.core.slots.release(slot);
       turn.release();
     };
     if (!this.wantsSave(slot)) {
@@ -659,12 +774,15 @@ export class ModelSession {
 
   /** Forget a conversation: its live caches are emptied and never saved again. */
   async forget(sessionKey: string): Promise<void> {
+    // A context being replaced would save the conversation's cache after this.
+    await this.growing;
     await this.persisting;
     await this.slots.forget(sessionKey);
   }
 
   /** Save the conversations' states, then free the chats, contexts and model (with it the adapters). */
   async dispose(): Promise<void> {
+    await this.growing;
     await this.persisting;
     for (const slot of this.slots.all) await this.save(slot);
     this.slots.dispose();
@@ -726,10 +844,32 @@ export class ModelSession {
   }
 }
 
-/** A running generation's sequence and its place in the adapter group. */
+/** A running generation's context, sequence and place in the adapter group. */
 interface Turn {
+  core: ContextCore;
   slot: KvSlot;
   release: () => void;
+}
+
+/** A context and what is bound to it (see ModelSession.grow). */
+interface ContextCore {
+  readonly context: LlamaContext;
+  readonly slots: KvSlots;
+  readonly adapters: LiveAdapters;
+  readonly groups: AdapterGroups;
+  /** Replaced by a bigger context: requests that waited on it move to the new one. */
+  retired: boolean;
+}
+
+/** The options every context of a session is created with, besides its size and sequences. */
+type ContextBase = Omit<LlamaContextOptions, "contextSize" | "sequences">;
+
+/**
+ * Whether contexts start with one sequence and grow (ModelSession.grow): on unless
+ * MACARON_ENGINE_KV_GROWTH is "0"/"off" (then every sequence is allocated at load).
+ */
+function kvGrowth(): boolean {
+  return !switchedOff(process.env.MACARON_ENGINE_KV_GROWTH);
 }
 
 /** A tool turn's functions and the chat wrapper that lays it out. */
