@@ -50,9 +50,7 @@ describe("a sequence state for another sequence count", () => {
   it("refuses a file laid out otherwise: two streams with cells, bytes after, another magic", async () => {
     const two = Buffer.concat([header, u32(3), cells, u32(0), cells]);
     await expect(convert(two, 1, "two")).rejects.toThrow("more than one stream");
-    await expect(convert(Buffer.concat([state(2, null), u32(1)]), 1, "after")).rejects.toThrow(
-      "bytes after",
-    );
+    await expect(convert(Buffer.concat([state(2, null), u32(1)]), 1, "after")).rejects.toThrow("bytes after");
     const magic = Buffer.from(state(2, 1));
     magic.writeUInt32LE(0x67677366, 0);
     await expect(convert(magic, 1, "magic")).rejects.toThrow("not a sequence state");

@@ -66,7 +66,8 @@ export async function restreamState(
       if (size !== start) throw new Error("bytes after the empty streams");
     } else {
       const tail = await readAt(input, end, U32 * trailing);
-      if (end <= start || tail.some((byte) => byte !== 0)) throw new Error("more than one stream holds cells");
+      if (end <= start || tail.some((byte) => byte !== 0))
+        throw new Error("more than one stream holds cells");
     }
     const output = await open(dest, "w", 0o600);
     try {
