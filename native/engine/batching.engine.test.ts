@@ -232,7 +232,7 @@ describe("sequences per context", () => {
         () => {},
       );
       const sequences = plain.context.totalSequences;
-      expect(plain.info.settings.sequences).toBe(sequences);
+      expect(plain.info.settings?.sequences).toBe(sequences);
       await plain.dispose();
       return sequences;
     };

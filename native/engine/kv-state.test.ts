@@ -205,7 +205,7 @@ describe("KV states saved to disk", () => {
   it("a context that grows gets its sequences when a second conversation comes, and restores the first one's state", async () => {
     const s = await session(join(dir.path, "kv-grow"), 4, true);
     expect(s.context.totalSequences).toBe(1);
-    expect(s.info.settings.sequences).toBe(4);
+    expect(s.info.settings?.sequences).toBe(4);
     const small = s.context;
     const twins = { a: await twinSession(), b: await twinSession() };
     const a = await converse(s, "a", 2, "cats", twins.a);
