@@ -21,6 +21,7 @@ import {
   type TokenMeterState,
 } from "node-llama-cpp";
 import { chooseChatWrapper } from "./chat-wrapper";
+import { cachedChatWrapper } from "./chat-format-cache";
 import { AdapterGroups } from "./adapter-groups";
 import { alignDecodes } from "./decode-barrier";
 import { Embedder } from "./embedder";
@@ -267,14 +268,16 @@ export class ModelSession {
         trainContextSize: train,
         settings,
       };
-      const states = options.stateDir
-        ? new KvStateStore(
-            options.stateDir,
-            await KvStateStore.identify(path, engineIdentity(backend, context.flashAttention, kv)),
-          )
+      const identity = options.stateDir
+        ? await KvStateStore.identify(path, engineIdentity(backend, context.flashAttention, kv))
         : null;
-      // Resolving the wrapper costs 0.5–1 s of CPU (ARCHITECTURE.md): do it once per model, not per turn.
-      const session = new ModelSession(info, model, context, chooseChatWrapper(model), states, base, max);
+      const states = identity ? new KvStateStore(options.stateDir!, identity) : null;
+      // Resolving the wrapper costs 0.5–1 s of CPU (ARCHITECTURE.md): once per model, not per
+      // turn, and kept across starts in the state folder when there is one (chat-format-cache.ts).
+      const chatWrapper = identity
+        ? await cachedChatWrapper(model, options.stateDir!, JSON.stringify(identity))
+        : chooseChatWrapper(model);
+      const session = new ModelSession(info, model, context, chatWrapper, states, base, max);
       report(1);
       return session;
     } catch (error) {
