@@ -119,8 +119,17 @@ function groupAlive(pid: number): boolean {
   }
 }
 
-export async function startServer(mode: StartMode, model: string, threads: number): Promise<Server> {
-  const dataDir = mkdtempSync(join(tmpdir(), "macaron-bench-"));
+/**
+ * Start the app's headless server on `model`. `keepDir`: the data folder to use and keep (a
+ * user's, whose caches persist across starts); by default a new one, deleted at stop.
+ */
+export async function startServer(
+  mode: StartMode,
+  model: string,
+  threads: number,
+  keepDir?: string,
+): Promise<Server> {
+  const dataDir = keepDir ?? mkdtempSync(join(tmpdir(), "macaron-bench-"));
   const startedAt = performance.now();
   const proc = spawn(
     process.execPath,
@@ -145,7 +154,7 @@ export async function startServer(mode: StartMode, model: string, threads: numbe
       clearTimeout(timer);
       live.delete(proc);
     }
-    rmSync(dataDir, { recursive: true, force: true });
+    if (keepDir === undefined) rmSync(dataDir, { recursive: true, force: true });
   };
   try {
     let key = "";
