@@ -7,7 +7,7 @@
  *
  *   npm run bench -- direct-ab [--compare hugepages|threads|affinity] [--size small|bench] [--runs N] [--tokens N]
  *
- * - hugepages: A without glibc.malloc.hugetlb, B with it (the engine's default, engine-env.ts);
+ * - hugepages: A without glibc.malloc.hugetlb (the engine's default), B with it (engine-env.ts);
  * - threads: A with 1 compute thread, B with 2 (both with huge pages);
  * - affinity: A with its threads free to move between cores, B kept on the compute threads'
  *   cores (the engine's default, native/engine/affinity.ts). Alone on the machine the two are
@@ -50,8 +50,12 @@ function sides(compare: string): [Side, Side] {
   const { GLIBC_TUNABLES: _ignored, ...bare } = process.env;
   if (compare === "hugepages")
     return [
-      { name: "4 KiB pages", settings: ENGINE_DEFAULTS, env: { ...bare, MACARON_ENGINE_HUGEPAGES: "0" } },
-      { name: "huge pages (default)", settings: ENGINE_DEFAULTS, env: engineEnv(bare) },
+      { name: "4 KiB pages (default)", settings: ENGINE_DEFAULTS, env: engineEnv(bare) },
+      {
+        name: "huge pages",
+        settings: ENGINE_DEFAULTS,
+        env: engineEnv({ ...bare, MACARON_ENGINE_HUGEPAGES: "1" }),
+      },
     ];
   if (compare === "threads")
     return [

@@ -6,30 +6,36 @@ import { spawnNodeEngine } from "./spawn-node";
 import { EngineSupervisor } from "./supervisor";
 import { suiteDir } from "../../../testing/core/temp-dir";
 
+const ON = { MACARON_ENGINE_HUGEPAGES: "1" };
+
 describe("engineEnv", () => {
-  it("adds glibc's hugetlb tunable on Linux, keeping the rest of the environment", () => {
-    const env = engineEnv({ PATH: "/bin", MACARON_ENGINE_THREADS: "2" }, "linux");
+  it("with MACARON_ENGINE_HUGEPAGES=1, adds glibc's hugetlb tunable on Linux, keeping the rest", () => {
+    const env = engineEnv({ PATH: "/bin", MACARON_ENGINE_THREADS: "2", ...ON }, "linux");
     expect(env).toEqual({
       PATH: "/bin",
       MACARON_ENGINE_THREADS: "2",
+      ...ON,
       GLIBC_TUNABLES: "glibc.malloc.hugetlb=1",
     });
   });
 
   it("appends to tunables already set, and leaves one that sets hugetlb itself alone", () => {
-    expect(engineEnv({ GLIBC_TUNABLES: "glibc.malloc.arena_max=2" }, "linux").GLIBC_TUNABLES).toBe(
+    expect(engineEnv({ GLIBC_TUNABLES: "glibc.malloc.arena_max=2", ...ON }, "linux").GLIBC_TUNABLES).toBe(
       "glibc.malloc.arena_max=2:glibc.malloc.hugetlb=1",
     );
-    const own = { GLIBC_TUNABLES: "glibc.malloc.hugetlb=0:glibc.malloc.arena_max=2" };
+    const own = { GLIBC_TUNABLES: "glibc.malloc.hugetlb=0:glibc.malloc.arena_max=2", ...ON };
     expect(engineEnv(own, "linux")).toBe(own);
   });
 
-  it("is off with MACARON_ENGINE_HUGEPAGES=0 and on other platforms", () => {
-    for (const off of ["0", "off", "false", "NO"]) {
+  it("is off by default, with MACARON_ENGINE_HUGEPAGES=0, and on other platforms", () => {
+    for (const off of [undefined, "0", "off", "false", "NO"]) {
       const env = { MACARON_ENGINE_HUGEPAGES: off };
       expect(engineEnv(env, "linux")).toBe(env);
     }
-    const env = { PATH: "/bin" };
+    expect(engineEnv({ MACARON_ENGINE_HUGEPAGES: "On" }, "linux").GLIBC_TUNABLES).toBe(
+      "glibc.malloc.hugetlb=1",
+    );
+    const env = { PATH: "/bin", ...ON };
     expect(engineEnv(env, "darwin")).toBe(env);
     expect(engineEnv(env, "win32")).toBe(env);
   });
@@ -87,10 +93,10 @@ describe.runIf(process.platform === "linux")("the engine process's huge pages", 
     return { advised: await hugeAdvisedKiB(pid), huge: await anonHugeKiB(pid) };
   };
 
-  it("llama.cpp's buffers are advised onto huge pages by default, none when switched off", async () => {
+  it("llama.cpp's buffers are advised onto huge pages when switched on, none by default", async () => {
     const mode = await thpMode();
-    const on = await loaded({ ...process.env });
-    const off = await loaded({ ...process.env, MACARON_ENGINE_HUGEPAGES: "0" });
+    const on = await loaded({ ...process.env, ...ON });
+    const off = await loaded({ ...process.env, MACARON_ENGINE_HUGEPAGES: undefined });
     // The model's repacked weights and the context's KV cache: tens of MiB asked for.
     expect(on.advised).toBeGreaterThanOrEqual(16 * 1024);
     expect(off.advised).toBe(0);
