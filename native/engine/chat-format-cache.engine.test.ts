@@ -60,6 +60,12 @@ describe("the chat format kept across starts", () => {
     expect(await cachedChatWrapper(chatml, folder, "model-b")).toBeInstanceOf(ChatMLChatWrapper);
   });
 
+  it("loads at once keep every model's format", async () => {
+    const folder = join(dir.path, "together");
+    await Promise.all(Array.from({ length: 6 }, (_, i) => cachedChatWrapper(chatml, folder, `model-${i}`)));
+    expect(await entries("together")).toHaveLength(6);
+  });
+
   it("a garbage cache or an unknown type is resolved again and rewritten", async () => {
     const folder = join(dir.path, "garbage");
     await cachedChatWrapper(chatml, folder, "m");

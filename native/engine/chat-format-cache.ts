@@ -1,4 +1,4 @@
-import { createHash } from "node:crypto";
+import { createHash, randomUUID } from "node:crypto";
 import { readFile, rename, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import {
@@ -59,8 +59,7 @@ export async function cachedChatWrapper(
   const type = typeOf(resolved);
   const bare = type === null ? null : wrapperOfType(model, type);
   if (type !== null && bare !== null && sameLayout(bare, resolved)) {
-    cache.entries[key] = { type, savedAt: Date.now() };
-    await writeCache(file, cache).catch((error: unknown) =>
+    await keep(file, key, type).catch((error: unknown) =>
       process.stderr.write(`[engine] could not keep the chat format: ${(error as Error).message}\n`),
     );
   }
@@ -142,13 +141,25 @@ async function readCache(file: string): Promise<Cache> {
   }
 }
 
-async function writeCache(file: string, cache: Cache): Promise<void> {
+/** The writes of this process, one after the other (each reads the file, adds, writes it). */
+let writes: Promise<void> = Promise.resolve();
+
+/** Add `key` → `type` to the cache as it is on disk then (another load may have written it meanwhile). */
+function keep(file: string, key: string, type: string): Promise<void> {
+  const write = writes.then(() => writeEntry(file, key, type));
+  writes = write.catch(() => undefined);
+  return write;
+}
+
+async function writeEntry(file: string, key: string, type: string): Promise<void> {
+  const cache = await readCache(file);
+  cache.entries[key] = { type, savedAt: Date.now() };
   const kept = Object.entries(cache.entries)
     .sort(([, a], [, b]) => b.savedAt - a.savedAt)
     .slice(0, MAX_ENTRIES);
   await ensurePrivateDir(join(file, ".."));
   // A temp file renamed over: a kill mid-write leaves the old cache (KvStateStore deletes *.tmp).
-  const temp = `${file}.tmp`;
+  const temp = `${file}.${randomUUID()}.tmp`;
   await writeFile(temp, JSON.stringify({ format: FORMAT, entries: Object.fromEntries(kept) }), {
     mode: PRIVATE_FILE_MODE,
   });

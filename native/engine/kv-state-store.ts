@@ -1,4 +1,4 @@
-import { createHash } from "node:crypto";
+import { createHash, randomUUID } from "node:crypto";
 import { createReadStream } from "node:fs";
 import { readdir, readFile, rename, stat, unlink, utimes, writeFile } from "node:fs/promises";
 import { join } from "node:path";
@@ -121,7 +121,8 @@ export class KvStateStore {
     const tokens = [...sequence.contextTokens];
     if (tokens.length === 0) return false;
     const base = this.baseName(sessionKey, adapterSetKey);
-    const kvTemp = join(this.dir, `${base}.kv.tmp`);
+    // Its own name: two turns of one conversation may end, and be saved, at once.
+    const kvTemp = join(this.dir, `${base}.${randomUUID()}.kv.tmp`);
     let kvFile: string | null = null;
     try {
       await this.prepare();
@@ -212,7 +213,8 @@ export class KvStateStore {
       if ((await stateStreams(kvPath, sidecar.tokens.length)) === streams)
         await sequence.loadStateFromFile(kvPath, { acceptRisk: true });
       else {
-        const converted = join(this.dir, `${base}.${streams}.kv.tmp`);
+        // Its own name: two turns of one conversation may restore it at once.
+        const converted = join(this.dir, `${base}.${randomUUID()}.kv.tmp`);
         try {
           await restreamState(kvPath, converted, sidecar.tokens.length, streams);
           await sequence.loadStateFromFile(converted, { acceptRisk: true });

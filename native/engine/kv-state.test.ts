@@ -240,6 +240,25 @@ describe("KV states saved to disk", () => {
     expect((await readdir(stateDir)).some((n) => n.endsWith(".tmp"))).toBe(false);
   });
 
+  it("two turns of one conversation at once both restore its state saved with another sequence count", async () => {
+    const stateDir = join(dir.path, "kv-restore-twice");
+    const first = await session(stateDir, 1);
+    const history = await converse(first, "conv-t", 1, "tides");
+    await first.dispose();
+    open.splice(open.indexOf(first), 1);
+    const second = await session(stateDir, 4);
+    // Each converts the file into a copy of its own (they once shared one name).
+    const [x, y] = await Promise.all([answer(second, history, "conv-t"), answer(second, history, "conv-t")]);
+    expect(x.text).toBe(y.text);
+    expect(second.states?.stats).toMatchObject({ restored: 2, rejected: 0 });
+    expect(Math.max(x.promptTokensEvaluated, y.promptTokensEvaluated)).toBeLessThanOrEqual(
+      newTurnBound(second, history),
+    );
+    await second.dispose();
+    open.splice(open.indexOf(second), 1);
+    expect((await readdir(stateDir)).some((n) => n.endsWith(".tmp"))).toBe(false);
+  });
+
   it("a damaged state file is ignored and deleted: full evaluation, correct answer", async () => {
     const stateDir = join(dir.path, "kv-damaged");
     const first = await session(stateDir);

@@ -1,6 +1,7 @@
 import { open } from "node:fs/promises";
 import { basename } from "node:path";
 import {
+  GgmlType,
   GgufInsights,
   InsufficientMemoryError,
   LlamaChat,
@@ -240,11 +241,25 @@ export class ModelSession {
       let context: LlamaContext;
       let max = sequences;
       try {
-        context = await model.createContext({ ...base, contextSize, sequences: initial });
+        // Growing keeps the size per sequence: take the size all `sequences` fit with, not the
+        // bigger one a single sequence would get, or growing could not fit later.
+        const size =
+          initial < sequences && typeof contextSize !== "number"
+            ? await model.fileInsights.configurationResolver.resolveContextContextSize(contextSize, {
+                modelGpuLayers: model.gpuLayers,
+                modelTrainContextSize: train,
+                flashAttention,
+                kvCacheKeyType: GgmlType[kv.key],
+                kvCacheValueType: GgmlType[kv.value],
+                batchSize: options.batchSize,
+                sequences,
+              })
+            : contextSize;
+        context = await model.createContext({ ...base, contextSize: size, sequences: initial });
       } catch (error) {
         // Better one cache (sequence-per-set then acts like reevaluate: one set cached at a
         // time, still exact) than no model at all.
-        if (!(error instanceof InsufficientMemoryError) || initial === 1) throw error;
+        if (!(error instanceof InsufficientMemoryError) || sequences === 1) throw error;
         const single = typeof contextSize === "number" ? contextSize : { ...contextSize, min: 256 };
         context = await model.createContext({ ...base, contextSize: single, sequences: 1 });
         max = 1;
@@ -587,9 +602,14 @@ export class ModelSession {
    */
   private grow(): void {
     if (this.growing || this.core.context.totalSequences >= this.maxSequences) return;
-    this.growing = this.replaceCore(this.core).finally(() => {
-      this.growing = null;
-    });
+    this.growing = this.replaceCore(this.core)
+      .catch((error: unknown) => {
+        // After the swap (freeing the old context failed): the new one serves, nothing to undo.
+        process.stderr.write(`[engine] growing the context: ${(error as Error).message}\n`);
+      })
+      .finally(() => {
+        this.growing = null;
+      });
   }
 
   private async replaceCore(old: ContextCore): Promise<void> {
