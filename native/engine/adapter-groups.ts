@@ -34,6 +34,11 @@ export class AdapterGroups {
     this.admit();
   }
 
+  /** Whether retire() was called: the context is being replaced. */
+  get isRetired(): boolean {
+    return this.retired;
+  }
+
   /** Resolves once nothing runs and nothing waits. */
   whenIdle(): Promise<void> {
     if (this.running === 0 && this.waiting.length === 0) return Promise.resolve();

@@ -546,7 +546,7 @@ export class ModelSession {
       if (core.groups.active >= core.groups.size) this.grow();
       release = await core.groups.enter(setKey, sessionKey !== ANONYMOUS, signal);
       if (!release) return null;
-      if (!core.retired) break;
+      if (!core.groups.isRetired) break;
       // The context grew while this request waited: it takes its place on the new one.
       release();
     }
@@ -582,7 +582,6 @@ export class ModelSession {
       slots,
       adapters: new LiveAdapters(context, this.info.path),
       groups: new AdapterGroups(context.totalSequences),
-      retired: false,
     };
   }
 
@@ -629,7 +628,6 @@ export class ModelSession {
       return;
     }
     this.core = this.createCore(context);
-    old.retired = true;
     old.groups.retire();
     await old.groups.whenIdle();
     // Saved after each turn already; what is left unsaved goes before its context does.
@@ -874,14 +872,15 @@ interface Turn {
   release: () => void;
 }
 
-/** A context and what is bound to it (see ModelSession.grow). */
+/**
+ * A context and what is bound to it (see ModelSession.grow). Once it is replaced by a bigger one
+ * its groups are retired: requests that waited on it move to the new one.
+ */
 interface ContextCore {
   readonly context: LlamaContext;
   readonly slots: KvSlots;
   readonly adapters: LiveAdapters;
   readonly groups: AdapterGroups;
-  /** Replaced by a bigger context: requests that waited on it move to the new one. */
-  retired: boolean;
 }
 
 /** The options every context of a session is created with, besides its size and sequences. */
