@@ -4,7 +4,7 @@
  * the same requests: c concurrent clients (default 1, 2, 4, 8) each stream one chat completion
  * of `--tokens` tokens per round (greedy; a different question per client), rounds interleaved
  * app / llama-server, the first side alternating. llama-server gets the app engine's settings
- * as the app reports them (per-sequence context, batch, flash attention off, threads) and as
+ * as the app reports them (per-sequence context, batch, flash attention, threads) and as
  * many slots as the app's context has sequences (`--parallel`, each slot its own KV cells: the
  * same KV capacity). Per client count and side: total tokens/s (all clients' completion tokens
  * over the round's wall time), p50/p95 request latency, median time to first token; the
@@ -267,6 +267,7 @@ async function measureStarts(
         contextSize: settings.contextSize * settings.sequences,
         batchSize: settings.batchSize,
         parallel: settings.sequences,
+        flashAttention: settings.flashAttention,
       },
       120_000,
       5,
@@ -344,6 +345,7 @@ export async function benchParallel(options: ParallelOptions): Promise<void> {
       contextSize: settings.contextSize * settings.sequences,
       batchSize: settings.batchSize,
       parallel: settings.sequences,
+      flashAttention: settings.flashAttention,
     });
     const targets: Record<Side, Target> = {
       app: { side: "app", client: new OpenAI({ baseURL: `${app.url}/v1`, apiKey: app.key }), model: "" },

@@ -25,6 +25,8 @@ export interface ServerSettings {
   batchSize: number;
   /** Slots (--parallel); default 1, as node-llama-cpp's one-sequence context. */
   parallel?: number;
+  /** `-fa`; default off, the app engine's CPU default (bench/parallel.ts passes what it reports). */
+  flashAttention?: "on" | "off" | "auto";
 }
 
 /** The command line: every setting that changes speed is given, not left to llama-server's defaults. */
@@ -34,9 +36,10 @@ export function serverArgs(s: ServerSettings, port: number): string[] {
     ["--host", "127.0.0.1", "--port", String(port)],
     ["-t", String(s.threads), "-tb", String(s.threads)],
     ["-c", String(s.contextSize), "-b", String(s.batchSize), "-ub", String(s.batchSize)],
-    // node-llama-cpp's context: flash attention off (the bench passes false), one sequence
-    // (bench/parallel.ts: as many as the app's context, each with its own KV cells).
-    ["-fa", "off", "-np", String(s.parallel ?? 1), "--no-kv-unified"],
+    // node-llama-cpp's context: flash attention off unless the caller says (the bench passes
+    // false), one sequence (bench/parallel.ts: as many as the app's context, each with its own KV
+    // cells).
+    ["-fa", s.flashAttention ?? "off", "-np", String(s.parallel ?? 1), "--no-kv-unified"],
     // Cold prompt every request: no RAM prompt cache (requests also say cache_prompt: false).
     ["--cache-ram", "0"],
     ["--fit", "off", "--no-webui"],
