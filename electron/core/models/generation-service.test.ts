@@ -26,7 +26,12 @@ function fakeEngine(sequences: number, concurrentGenerations: boolean) {
 }
 
 const ask = (service: GenerationService) =>
-  service.generate([{ role: "user", content: "hi" }], {}, undefined, new AbortController().signal);
+  service.generate(
+    [{ role: "user", text: "hi" }],
+    { temperature: 0, maxTokens: 8 },
+    undefined,
+    new AbortController().signal,
+  );
 
 /** Let every pending promise chain settle (the queue hands jobs over in microtasks). */
 const settle = () => new Promise<void>((resolve) => setImmediate(resolve));
