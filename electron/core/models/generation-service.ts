@@ -1,11 +1,10 @@
 /**
  * Stateless generation for the local API (/v1): the OpenAI- and Anthropic-shaped endpoints
- * call this instead of the engine. Requests go on in arrival order, as many at once as the
- * engine takes (generation-queue.ts: one, or twice the loaded context's sequences when the
- * engine batches; a client beyond that waits, one that left while waiting never runs, too many
- * waiting is "busy"), then through core's engine queue (engine-queue.ts), where they take their
- * turn with chat answers (the engine serves a waiting chat turn first) and preempt background
- * work.
+ * call this instead of the engine. Requests run in arrival order, as many at once as the
+ * engine takes (generation-queue.ts: one, or the loaded context's sequences when the engine
+ * batches; a client beyond that waits, one that left while waiting never runs, too many waiting
+ * is "busy"), then through core's engine queue (engine-queue.ts), where they take their turn
+ * with chat answers (the engine serves a waiting chat turn first) and preempt background work.
  */
 import { ApiError } from "../../api/errors";
 import type {
@@ -101,18 +100,11 @@ export class GenerationService implements CoreGeneration {
     );
   }
 
-  /**
-   * How many generations the engine is given at once. One that batches gets twice its context's
-   * sequences: those beyond the sequences wait in the engine (its adapter groups, a chat turn
-   * first), so that when a generation ends the next one takes its sequence at once and its
-   * prompt joins the next batch. Held here instead, it reached the engine only after the ended
-   * one's result had come back and it had been sent over (2–8 ms, traced with 8 clients on 4
-   * sequences), after the next batch had started, so its prompt waited that batch out.
-   */
+  /** How many generations the engine takes at once: its context's sequences when it batches. */
   private concurrency(): number {
     const engine = this.engine();
     if (engine.concurrentGenerations !== true) return 1;
-    return 2 * Math.max(1, engine.loaded?.settings?.sequences ?? 1);
+    return Math.max(1, engine.loaded?.settings?.sequences ?? 1);
   }
 
   embed(texts: string[], signal: AbortSignal): Promise<EmbedResult> {

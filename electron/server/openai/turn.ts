@@ -14,8 +14,9 @@ import { fromApiErrorCode, OpenAiError } from "./errors";
 import { misfitMessage, selectionForModel } from "./models";
 
 /**
- * The services a /v1 handler gets. Generations go through `core.generation`: one at a time in
- * arrival order for all endpoints, so they never interleave.
+ * The services a /v1 handler gets. Generations go through `core.generation`: in arrival order
+ * for all endpoints, as many at once as the loaded context has sequences when the engine batches
+ * them (one at a time otherwise), the rest waiting their turn.
  */
 export interface V1Context {
   core: Core;
