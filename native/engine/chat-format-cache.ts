@@ -1,6 +1,7 @@
 import { createHash, randomUUID } from "node:crypto";
 import { readFile, rename, writeFile } from "node:fs/promises";
 import { join } from "node:path";
+import { withLock } from "lifecycle-utils";
 import {
   chatWrappers,
   resolveChatWrapper,
@@ -141,14 +142,12 @@ async function readCache(file: string): Promise<Cache> {
   }
 }
 
-/** The writes of this process, one after the other (each reads the file, adds, writes it). */
-let writes: Promise<void> = Promise.resolve();
+/** Scope of the cache's writes: one at a time per file (each reads the file, adds, writes it). */
+const writeScope = {};
 
 /** Add `key` → `type` to the cache as it is on disk then (another load may have written it meanwhile). */
 function keep(file: string, key: string, type: string): Promise<void> {
-  const write = writes.then(() => writeEntry(file, key, type));
-  writes = write.catch(() => undefined);
-  return write;
+  return withLock([writeScope, file], () => writeEntry(file, key, type));
 }
 
 async function writeEntry(file: string, key: string, type: string): Promise<void> {

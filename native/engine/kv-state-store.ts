@@ -2,6 +2,7 @@ import { createHash, randomUUID } from "node:crypto";
 import { createReadStream } from "node:fs";
 import { readdir, readFile, rename, stat, unlink, utimes, writeFile } from "node:fs/promises";
 import { join } from "node:path";
+import { withLock } from "lifecycle-utils";
 import type { LlamaContextSequence, Token } from "node-llama-cpp";
 import { ensurePrivateDir, makePrivate, PRIVATE_FILE_MODE } from "../../common/files/private-files";
 import { z } from "zod";
@@ -121,8 +122,22 @@ export class KvStateStore {
     const tokens = [...sequence.contextTokens];
     if (tokens.length === 0) return false;
     const base = this.baseName(sessionKey, adapterSetKey);
-    // Its own name: two turns of one conversation may end, and be saved, at once.
-    const kvTemp = join(this.dir, `${base}.${randomUUID()}.kv.tmp`);
+    // One save of a conversation's state at a time: two of its turns may end at once, and each
+    // save replaces the sidecar and deletes the base's other state files.
+    return await withLock([this, base], () =>
+      this.write(sequence, tokens, base, sessionKey, adapterSetKey, adapterPaths),
+    );
+  }
+
+  private async write(
+    sequence: LlamaContextSequence,
+    tokens: Token[],
+    base: string,
+    sessionKey: string,
+    adapterSetKey: string,
+    adapterPaths: readonly string[],
+  ): Promise<boolean> {
+    const kvTemp = this.tempPath(base);
     let kvFile: string | null = null;
     try {
       await this.prepare();
@@ -213,8 +228,7 @@ export class KvStateStore {
       if ((await stateStreams(kvPath, sidecar.tokens.length)) === streams)
         await sequence.loadStateFromFile(kvPath, { acceptRisk: true });
       else {
-        // Its own name: two turns of one conversation may restore it at once.
-        const converted = join(this.dir, `${base}.${randomUUID()}.kv.tmp`);
+        const converted = this.tempPath(base);
         try {
           await restreamState(kvPath, converted, sidecar.tokens.length, streams);
           await sequence.loadStateFromFile(converted, { acceptRisk: true });
@@ -299,6 +313,11 @@ export class KvStateStore {
     return createHash("sha256")
       .update(JSON.stringify([sessionKey, this.identity.modelPath, adapterSetKey]))
       .digest("hex");
+  }
+
+  /** A temp file of its own: two turns of one conversation may restore its state at once. */
+  private tempPath(base: string): string {
+    return join(this.dir, `${base}.${randomUUID()}.kv.tmp`);
   }
 
   private sidecarPath(base: string): string {
