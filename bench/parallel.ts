@@ -9,6 +9,9 @@
  * same KV capacity). Per client count and side: total tokens/s (all clients' completion tokens
  * over the round's wall time), p50/p95 request latency, median time to first token; the
  * resident memory of the app's engine and of llama-server once loaded (idle) and after the runs.
+ * Where a step's time goes: the app engine's decodes are traced (native/engine/decode-trace.ts)
+ * and reported per step size (the decode, and the engine's time between two decodes), beside
+ * llama-server's own time per generated token (the `timings` of its last chunk).
  *
  *   npm run bench -- parallel [--size bench] [--tokens 64] [--clients 1,2,4,8] [--runs 3] [--threads 1]
  *                             [--sequences 4]
@@ -18,11 +21,12 @@
  *
  * Writes bench/results/parallel.json.
  */
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import OpenAI from "openai";
+import { decodeSummary, parseDecodeTrace, type DecodeEntry } from "../native/engine/decode-trace";
 import { DEFAULT_SEQUENCES } from "../native/engine/model-session";
 import { writeFixtures } from "../native/gguf/fixtures";
 import { isTinyModelSize } from "../native/gguf/tiny-model";
@@ -44,6 +48,8 @@ interface Request {
   ms: number;
   ttftMs: number;
   tokens: number;
+  /** llama-server's own time per generated token of this stream (its `timings`), else NaN. */
+  stepMs: number;
 }
 
 interface Round {
@@ -76,14 +82,18 @@ async function request(target: Target, question: string, maxTokens: number): Pro
   let ttftMs = NaN;
   let chunks = 0;
   let usage: number | null = null;
+  let stepMs = NaN;
   for await (const chunk of stream) {
     if (chunk.choices.some((c) => c.delta?.content)) {
       if (Number.isNaN(ttftMs)) ttftMs = performance.now() - started;
       chunks++;
     }
     if (chunk.usage) usage = chunk.usage.completion_tokens;
+    // llama-server adds its timings to the last chunk (not in the openai client's types).
+    const timings = (chunk as { timings?: { predicted_per_token_ms?: unknown } }).timings;
+    if (typeof timings?.predicted_per_token_ms === "number") stepMs = timings.predicted_per_token_ms;
   }
-  return { ms: performance.now() - started, ttftMs, tokens: usage ?? chunks };
+  return { ms: performance.now() - started, ttftMs, tokens: usage ?? chunks, stepMs };
 }
 
 /** `clients` requests at once, each with its own question. */
@@ -208,8 +218,36 @@ export function summarize(results: Map<number, Record<Side, Round[]>>): BenchRow
         tokensPerRequest: null,
       },
     );
+    const serverSteps = sides["llama-server"].flatMap((r) => r.requests.map((q) => q.stepMs));
+    const reported = serverSteps.filter((ms) => Number.isFinite(ms));
+    if (reported.length > 0)
+      rows.push({
+        name: `${clients} clients, llama-server: ms per generated token of a stream (its timings)`,
+        median: median(reported),
+        mean: reported.reduce((a, b) => a + b, 0) / reported.length,
+      });
   }
   return rows;
+}
+
+/**
+ * Rows of the app engine's decode trace (native/engine/decode-trace.ts), for the batch sizes of
+ * generation steps (1 to `sequences` tokens) with at least 20 decodes: the decode itself and the
+ * engine's time between two such decodes. Their means added are the app's time per step, to
+ * set beside llama-server's own time per generated token.
+ */
+export function traceRows(entries: readonly DecodeEntry[], sequences: number): BenchRow[] {
+  return decodeSummary(entries)
+    .filter((s) => s.tokens <= sequences && s.decodes >= 20)
+    .map((s) => ({
+      name: `app engine, ${s.tokens}-token steps: decode and between decodes (ms)`,
+      decodes: s.decodes,
+      decodeMedian: s.decodeMedianMs,
+      decodeMean: s.decodeMeanMs,
+      gapMedian: s.gapMedianMs,
+      gapMean: s.gapMeanMs,
+      stepMean: s.decodeMeanMs + s.gapMeanMs,
+    }));
 }
 
 /** One cold start's phases (ms from spawn): ready to take requests, first streamed token. */
@@ -336,6 +374,9 @@ export async function benchParallel(options: ParallelOptions): Promise<void> {
     const built = await ensureLlamaServer();
     // The server's engine inherits it (native/engine/model-session.ts, sequencesSetting).
     process.env.MACARON_ENGINE_SEQUENCES = String(options.sequences);
+    // Its decodes, written when it ends (decode-trace.ts); the start-up rounds are not traced.
+    const traceFile = join(dir, "decode-trace.txt");
+    process.env.MACARON_ENGINE_DECODE_TRACE = traceFile;
     app = await startServer(startModes(undefined)[0]!, model, options.threads);
     const settings: EngineSettings = await engineSettings(app);
     llama = await startLlamaServer({
@@ -366,6 +407,7 @@ export async function benchParallel(options: ParallelOptions): Promise<void> {
       "llama-server": await round(targets["llama-server"], most, options.tokens),
     };
     for (const side of ["app", "llama-server"] as const) await round(targets[side], most, options.tokens);
+    const warmedUp = performance.timeOrigin + performance.now();
     const results = new Map<number, Record<Side, Round[]>>();
     let turn = 0;
     for (const clients of options.clients) {
@@ -384,6 +426,15 @@ export async function benchParallel(options: ParallelOptions): Promise<void> {
     await llama.stop();
     app = null;
     llama = null;
+    delete process.env.MACARON_ENGINE_DECODE_TRACE;
+    // The warm-up rounds are left out (the trace's times are since the epoch, as warmedUp is).
+    const decodes = parseDecodeTrace(existsSync(traceFile) ? readFileSync(traceFile, "utf8") : "");
+    rows.push(
+      ...traceRows(
+        decodes.filter((d) => d.start >= warmedUp),
+        settings.sequences,
+      ),
+    );
     if (options.starts > 0) {
       // After the load rounds, with nothing else of the benchmark running.
       const starts = await measureStarts(model, settings, built.binary, options);

@@ -25,6 +25,7 @@ import { chooseChatWrapper } from "./chat-wrapper";
 import { cachedChatWrapper } from "./chat-format-cache";
 import { AdapterGroups } from "./adapter-groups";
 import { alignDecodes } from "./decode-barrier";
+import { decodeTraceFile, processTrace, traceDecodes } from "./decode-trace";
 import { Embedder } from "./embedder";
 import { EngineFailure } from "./engine-failure";
 import { toChatHistory } from "./history";
@@ -577,6 +578,8 @@ export class ModelSession {
     );
     // Concurrent generations' tokens in one batch (else they fall out of step: decode-barrier.ts).
     if (context.totalSequences > 1) alignDecodes(context, () => slots.inUse);
+    const traceFile = decodeTraceFile();
+    if (traceFile) traceDecodes(context, processTrace(traceFile));
     return {
       context,
       slots,

@@ -1,0 +1,80 @@
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { testDir } from "../../testing/core/temp-dir";
+import {
+  decodeSummary,
+  decodeTraceFile,
+  DecodeTrace,
+  IDLE_GAP_MS,
+  parseDecodeTrace,
+  type DecodeEntry,
+} from "./decode-trace";
+
+/** `n` consecutive decodes of `tokens` tokens from `at`: each `decode` ms, `gap` ms apart. */
+function steps(at: number, n: number, tokens: number, decode: number, gap: number): DecodeEntry[] {
+  return Array.from({ length: n }, (_, i) => {
+    const start = at + i * (decode + gap);
+    return { start, end: start + decode, tokens };
+  });
+}
+
+describe("decode trace", () => {
+  it("is on only with a file named", () => {
+    expect(decodeTraceFile({})).toBeNull();
+    expect(decodeTraceFile({ MACARON_ENGINE_DECODE_TRACE: "" })).toBeNull();
+    expect(decodeTraceFile({ MACARON_ENGINE_DECODE_TRACE: "/tmp/t.txt" })).toBe("/tmp/t.txt");
+  });
+
+  it("summarizes each batch size: its decodes, and the gaps between two of that size only", () => {
+    const prompt: DecodeEntry = { start: 0, end: 300, tokens: 120 };
+    const four = steps(301, 5, 4, 20, 1);
+    // One generation left: 1-token steps, 0.5 ms apart, after a 3 ms switch.
+    const one = steps(four.at(-1)!.end + 3, 3, 1, 10, 0.5);
+    // The next round, after the engine was idle: the gap to it is not a step's.
+    const later = steps(one.at(-1)!.end + IDLE_GAP_MS + 1, 2, 4, 30, 2);
+    const summary = decodeSummary([prompt, ...four, ...one, ...later]);
+    expect(summary.map((s) => [s.tokens, s.decodes, s.gaps])).toEqual([
+      [1, 3, 2],
+      [4, 7, 5],
+      [120, 1, 0],
+    ]);
+    const byTokens = new Map(summary.map((s) => [s.tokens, s]));
+    expect(byTokens.get(1)!.decodeMedianMs).toBeCloseTo(10);
+    expect(byTokens.get(1)!.gapMeanMs).toBeCloseTo(0.5);
+    // Five 20 ms decodes and two of 30: median 20, mean 160 / 7.
+    expect(byTokens.get(4)!.decodeMedianMs).toBeCloseTo(20);
+    expect(byTokens.get(4)!.decodeMeanMs).toBeCloseTo(160 / 7);
+    // Four 1 ms gaps and one of 2 ms: median 1, mean 1.2.
+    expect(byTokens.get(4)!.gapMedianMs).toBeCloseTo(1);
+    expect(byTokens.get(4)!.gapMeanMs).toBeCloseTo(1.2);
+    expect(byTokens.get(120)!.gapMedianMs).toBeNaN();
+  });
+
+  it("writes its lines 512 at a time and on flush, and reads them back", () => {
+    const file = join(testDir(), "trace.txt");
+    const trace = new DecodeTrace(file);
+    const entries = steps(1_733_000_000_000.125, 600, 4, 19.5, 0.75);
+    for (const entry of entries.slice(0, 511)) trace.record(entry);
+    expect(() => readFileSync(file, "utf8")).toThrow();
+    trace.record(entries[511]!);
+    expect(parseDecodeTrace(readFileSync(file, "utf8"))).toHaveLength(512);
+    for (const entry of entries.slice(512)) trace.record(entry);
+    trace.flush();
+    const back = parseDecodeTrace(readFileSync(file, "utf8"));
+    expect(back).toHaveLength(600);
+    // Epoch milliseconds keep the microsecond.
+    for (const [i, entry] of back.entries()) {
+      expect(entry.tokens).toBe(4);
+      expect(entry.start).toBeCloseTo(entries[i]!.start, 3);
+      expect(entry.end).toBeCloseTo(entries[i]!.end, 3);
+    }
+  });
+
+  it("skips lines that are not entries", () => {
+    expect(parseDecodeTrace("1 2 3\n\ngarbage\n4 5 0\n6 7 2.5\n8 9 1\n")).toEqual([
+      { start: 1, end: 2, tokens: 3 },
+      { start: 8, end: 9, tokens: 1 },
+    ]);
+  });
+});

@@ -1,0 +1,169 @@
+import { appendFileSync } from "node:fs";
+import type { LlamaContext } from "node-llama-cpp";
+
+/**
+ * `MACARON_ENGINE_DECODE_TRACE=<file>`: the engine writes one line per decode of its contexts to
+ * `file`: when it started and when its end reached JS (ms since the epoch, to the microsecond:
+ * `performance.timeOrigin + performance.now()`, so that another process can tell which of its
+ * own phases a decode fell in) and how many tokens the batch held. Off unless set. `npm run bench -- parallel` sets
+ * it to see where a step's time goes (decodeSummary): the decode itself, or the engine's own
+ * work between two decodes (sampling, node-llama-cpp's and LlamaChat's handling of each token,
+ * the hand-over of the next batch), which llama-server does in C++.
+ *
+ * Lines are kept in memory and appended 512 at a time and when the process ends, so tracing
+ * adds no file write to a step. Recording wraps the context's native `initBatch` and
+ * `decodeBatch` (node-llama-cpp 3.21.1's internal `_ctx`: LlamaContext.dispatchPendingBatch
+ * calls `initBatch(n)` and then awaits `decodeBatch()`), as decode-barrier.ts wraps
+ * `_decodeTokens`.
+ */
+export function decodeTraceFile(env: NodeJS.ProcessEnv = process.env): string | null {
+  const file = env.MACARON_ENGINE_DECODE_TRACE;
+  return file && file.length > 0 ? file : null;
+}
+
+/** One decode: start and end (ms) and the tokens in its batch. */
+export interface DecodeEntry {
+  start: number;
+  end: number;
+  tokens: number;
+}
+
+const FLUSH_EVERY = 512;
+
+/** The lines of one trace file; `flush` appends what is pending. */
+export class DecodeTrace {
+  private pending: string[] = [];
+
+  constructor(readonly file: string) {}
+
+  record(entry: DecodeEntry): void {
+    this.pending.push(`${entry.start.toFixed(3)} ${entry.end.toFixed(3)} ${entry.tokens}\n`);
+    if (this.pending.length >= FLUSH_EVERY) this.flush();
+  }
+
+  flush(): void {
+    if (this.pending.length === 0) return;
+    const lines = this.pending.join("");
+    this.pending = [];
+    try {
+      appendFileSync(this.file, lines);
+    } catch {
+      // A trace that cannot be written is dropped: it must never fail a decode.
+    }
+  }
+}
+
+let shared: DecodeTrace | null = null;
+
+/**
+ * The process's trace for `file`, flushed when the process exits, and on SIGTERM (a benchmark
+ * stops the server's process group with it), after which the signal is raised again so that
+ * the process ends as it would have without the trace.
+ */
+export function processTrace(file: string): DecodeTrace {
+  if (shared?.file === file) return shared;
+  shared?.flush();
+  const trace = new DecodeTrace(file);
+  shared = trace;
+  process.once("exit", () => trace.flush());
+  process.once("SIGTERM", () => {
+    trace.flush();
+    process.kill(process.pid, "SIGTERM");
+  });
+  return trace;
+}
+
+/** node-llama-cpp 3.21.1's native context, as LlamaContext holds it (not in its typings). */
+interface NativeBatching {
+  initBatch(size: number): unknown;
+  decodeBatch(): Promise<unknown>;
+}
+
+/** Record every decode of `context` into `trace`. */
+export function traceDecodes(context: LlamaContext, trace: DecodeTrace): void {
+  const native = (context as unknown as { _ctx: NativeBatching })._ctx;
+  const init = native.initBatch.bind(native);
+  const decode = native.decodeBatch.bind(native);
+  let tokens = 0;
+  // The addon's methods are read-only on its prototype: shadowed by own properties.
+  const own = <K extends keyof NativeBatching>(key: K, value: NativeBatching[K]) =>
+    Object.defineProperty(native, key, { value, writable: true, configurable: true });
+  own("initBatch", (size) => {
+    tokens = size;
+    return init(size);
+  });
+  own("decodeBatch", async () => {
+    const start = performance.timeOrigin + performance.now();
+    const size = tokens;
+    const result = await decode();
+    trace.record({ start, end: performance.timeOrigin + performance.now(), tokens: size });
+    return result;
+  });
+}
+
+export function parseDecodeTrace(text: string): DecodeEntry[] {
+  const entries: DecodeEntry[] = [];
+  for (const line of text.split("\n")) {
+    const [start, end, tokens] = line.split(" ").map(Number);
+    if (Number.isFinite(start) && Number.isFinite(end) && Number.isInteger(tokens) && tokens! > 0)
+      entries.push({ start: start!, end: end!, tokens: tokens! });
+  }
+  return entries;
+}
+
+/** Decodes of one batch size (tokens), and the engine's time between two consecutive ones. */
+export interface StepSummary {
+  tokens: number;
+  decodes: number;
+  decodeMedianMs: number;
+  decodeMeanMs: number;
+  /** Between the end of one decode and the start of the next, both of this size. */
+  gaps: number;
+  gapMedianMs: number;
+  gapMeanMs: number;
+}
+
+/**
+ * A gap longer than this is not the engine's work between two steps of one generation (the
+ * engine was idle: a round of requests had ended, the next had not come).
+ */
+export const IDLE_GAP_MS = 50;
+
+const median = (values: number[]): number => {
+  if (values.length === 0) return NaN;
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+};
+const mean = (values: number[]): number =>
+  values.length === 0 ? NaN : values.reduce((a, b) => a + b, 0) / values.length;
+
+/**
+ * Per batch size: the decodes' durations and the gaps between consecutive decodes of that size
+ * (entries in the order they ended; gaps over IDLE_GAP_MS left out). Generation steps of n
+ * parallel streams are the n-token batches; prompts make the larger ones.
+ */
+export function decodeSummary(entries: readonly DecodeEntry[]): StepSummary[] {
+  const sizes = new Map<number, { durations: number[]; gaps: number[] }>();
+  entries.forEach((entry, i) => {
+    const size = sizes.get(entry.tokens) ?? { durations: [], gaps: [] };
+    sizes.set(entry.tokens, size);
+    size.durations.push(entry.end - entry.start);
+    const before = entries[i - 1];
+    if (before?.tokens === entry.tokens) {
+      const gap = entry.start - before.end;
+      if (gap >= 0 && gap <= IDLE_GAP_MS) size.gaps.push(gap);
+    }
+  });
+  return [...sizes]
+    .sort(([a], [b]) => a - b)
+    .map(([tokens, { durations, gaps }]) => ({
+      tokens,
+      decodes: durations.length,
+      decodeMedianMs: median(durations),
+      decodeMeanMs: mean(durations),
+      gaps: gaps.length,
+      gapMedianMs: median(gaps),
+      gapMeanMs: mean(gaps),
+    }));
+}
