@@ -240,7 +240,7 @@ export function traceRows(entries: readonly DecodeEntry[], sequences: number): B
   return decodeSummary(entries)
     .filter((s) => s.tokens <= sequences && s.decodes >= 20)
     .map((s) => ({
-      name: `app engine, ${s.tokens}-token steps: decode and between decodes (ms)`,
+      name: `app engine, ${s.tokens}-token steps, all client counts: decode and between decodes (ms)`,
       decodes: s.decodes,
       decodeMedian: s.decodeMedianMs,
       decodeMean: s.decodeMeanMs,
@@ -429,12 +429,12 @@ export async function benchParallel(options: ParallelOptions): Promise<void> {
     delete process.env.MACARON_ENGINE_DECODE_TRACE;
     // The warm-up rounds are left out (the trace's times are since the epoch, as warmedUp is).
     const decodes = parseDecodeTrace(existsSync(traceFile) ? readFileSync(traceFile, "utf8") : "");
-    rows.push(
-      ...traceRows(
-        decodes.filter((d) => d.start >= warmedUp),
-        settings.sequences,
-      ),
+    const stepRows = traceRows(
+      decodes.filter((d) => d.start >= warmedUp),
+      settings.sequences,
     );
+    if (stepRows.length === 0) console.error(`parallel: no decodes traced in ${traceFile}`);
+    rows.push(...stepRows);
     if (options.starts > 0) {
       // After the load rounds, with nothing else of the benchmark running.
       const starts = await measureStarts(model, settings, built.binary, options);

@@ -35,6 +35,8 @@ it("records each decode of a real context with the tokens of its batch", async (
   const file = join(dir.path, "trace.txt");
   const trace = new DecodeTrace(file);
   traceDecodes(context, trace);
+  // A second wrap of the same context changes nothing (each decode is written once).
+  traceDecodes(context, trace);
   let active = 0;
   alignDecodes(context, () => active);
   const sequences = [context.getSequence(), context.getSequence()];

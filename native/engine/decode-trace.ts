@@ -3,18 +3,21 @@ import type { LlamaContext } from "node-llama-cpp";
 
 /**
  * `MACARON_ENGINE_DECODE_TRACE=<file>`: the engine writes one line per decode of its contexts to
- * `file`: when it started and when its end reached JS (ms since the epoch, to the microsecond:
- * `performance.timeOrigin + performance.now()`, so that another process can tell which of its
- * own phases a decode fell in) and how many tokens the batch held. Off unless set. `npm run bench -- parallel` sets
- * it to see where a step's time goes (decodeSummary): the decode itself, or the engine's own
- * work between two decodes (sampling, node-llama-cpp's and LlamaChat's handling of each token,
- * the hand-over of the next batch), which llama-server does in C++.
+ * `file`: when it started and when its end reached JS (ms since the epoch with microsecond
+ * resolution, `performance.timeOrigin + performance.now()`, which another process can compare
+ * with its own clock to about a millisecond: enough to tell which of its phases a decode fell
+ * in) and how many tokens the batch held. Off unless set. `npm run bench -- parallel` sets it to
+ * see where a step's time goes (decodeSummary): the decode itself, or the engine's own work
+ * between two decodes (sampling, node-llama-cpp's and LlamaChat's handling of each token,
+ * decode-barrier.ts's hand-over of the next batch, the token messages to core, whatever else the
+ * event loop runs meanwhile); llama-server runs its loop between two decodes in C++.
  *
- * Lines are kept in memory and appended 512 at a time and when the process ends, so tracing
- * adds no file write to a step. Recording wraps the context's native `initBatch` and
- * `decodeBatch` (node-llama-cpp 3.21.1's internal `_ctx`: LlamaContext.dispatchPendingBatch
- * calls `initBatch(n)` and then awaits `decodeBatch()`), as decode-barrier.ts wraps
- * `_decodeTokens`.
+ * Lines are kept in memory and appended 512 at a time (one synchronous append in every 512th
+ * step) and when the process exits or is stopped with SIGTERM; a process killed otherwise loses
+ * the last lines. While a context grows, the old and the new one both write here. Recording
+ * wraps the context's native `initBatch` and `decodeBatch` (node-llama-cpp 3.21.1's internal
+ * `_ctx`: LlamaContext.dispatchPendingBatch calls `initBatch(n)` and then awaits
+ * `decodeBatch()`, both under the context's lock), as decode-barrier.ts wraps `_decodeTokens`.
  */
 export function decodeTraceFile(env: NodeJS.ProcessEnv = process.env): string | null {
   const file = env.MACARON_ENGINE_DECODE_TRACE;
@@ -79,9 +82,14 @@ interface NativeBatching {
   decodeBatch(): Promise<unknown>;
 }
 
+const traced = new WeakSet<object>();
+
 /** Record every decode of `context` into `trace`. */
 export function traceDecodes(context: LlamaContext, trace: DecodeTrace): void {
   const native = (context as unknown as { _ctx: NativeBatching })._ctx;
+  // Once per context: wrapped twice, every decode would be written twice.
+  if (traced.has(native)) return;
+  traced.add(native);
   const init = native.initBatch.bind(native);
   const decode = native.decodeBatch.bind(native);
   let tokens = 0;
@@ -95,6 +103,8 @@ export function traceDecodes(context: LlamaContext, trace: DecodeTrace): void {
   own("decodeBatch", async () => {
     const start = performance.timeOrigin + performance.now();
     const size = tokens;
+    // A decode without its initBatch would be written with 0 tokens, which parsing drops.
+    tokens = 0;
     const result = await decode();
     trace.record({ start, end: performance.timeOrigin + performance.now(), tokens: size });
     return result;
