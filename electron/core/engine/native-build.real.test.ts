@@ -9,7 +9,7 @@
  * into that one). Speed of the result: bench/native-build.ts.
  */
 import { execFileSync } from "node:child_process";
-import { rmSync } from "node:fs";
+import { readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { afterAll, expect, it, onTestFinished } from "vitest";
@@ -96,6 +96,10 @@ it(
     expect(status.error).toBeNull();
     expect(status.state).toBe("built");
     expect(hasLocalBuild(packageDir)).toBe(true);
+    // What was compiled carries the app's patches (llama-patches.ts).
+    expect(
+      readFileSync(join(packageDir, "llama", "llama.cpp", "src", "llama-kv-cache.cpp"), "utf8"),
+    ).toContain("llama_kv_cache_clear_new_buffer");
     // Progress came from the build's own step counter: it rose, and never went back.
     const progress = events.filter((e) => e.state === "building").map((e) => e.progress ?? 0);
     expect(progress.length).toBeGreaterThan(5);

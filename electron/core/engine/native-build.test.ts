@@ -53,12 +53,14 @@ function setup(
   runner: BuildRunner | undefined,
   engine = fakeEngine(dir),
   env?: NodeJS.ProcessEnv,
+  applyPatches: (sourceDir: string) => Promise<void> = () => Promise.resolve(),
 ) {
   const events: EngineBuild[] = [];
   const build = new NativeBuild({
     packageDir: dir,
     runner,
     env,
+    applyPatches,
     gpu: () => Promise.resolve(false),
     engineInfo: engine.info,
     relaunch: engine.relaunch,
@@ -150,19 +152,30 @@ describe("building", () => {
       0,
       dir,
     );
-    const s = setup(dir, runner);
+    const patched: { dir: string; afterCommands: number }[] = [];
+    const s = setup(dir, runner, undefined, undefined, (sourceDir) => {
+      patched.push({ dir: sourceDir, afterCommands: runner.commands.length });
+      return Promise.resolve();
+    });
     const started = await s.build.build();
     expect(started).toMatchObject({ state: "building", progress: 0, using: "prebuilt", error: null });
     // A second request while it runs does not start another build.
     expect((await s.build.build()).state).toBe("building");
     await s.build.done;
-    expect(runner.commands).toHaveLength(1);
+    // The clone, the app's patches on it, then the compile.
+    expect(runner.commands).toHaveLength(2);
+    expect(patched).toEqual([{ dir: join(dir, "llama", "llama.cpp"), afterCommands: 1 }]);
     // A Node script (the node-child seam runs it: a utility process in Electron, never the app
     // binary as plain Node): a launcher that imports node-llama-cpp's CLI, removed afterwards.
     const command = runner.commands[0] as BuildCommand;
     expect(command).toMatchObject({
       script: expect.stringMatching(/cli-launcher\.mjs$/) as string,
-      args: ["source", "download", "--gpu", "false", "--noUsageExample"],
+      args: ["source", "download", "--gpu", "false", "--noUsageExample", "--skipBuild"],
+      cwd: dir,
+    });
+    expect(runner.commands[1]).toMatchObject({
+      script: command.script,
+      args: ["source", "build", "--gpu", "false", "--noUsageExample"],
       cwd: dir,
     });
     expect(command.env).not.toHaveProperty("ELECTRON_RUN_AS_NODE");
@@ -220,6 +233,24 @@ describe("building", () => {
     expect(await s.build.status()).toMatchObject({ state: "failed", using: "prebuilt" });
     expect((await s.build.status()).error).toMatch(
       /did not load it\. The engine keeps the prebuilt binaries/,
+    );
+    expect(hasLocalBuild(dir)).toBe(false);
+  });
+
+  it("a patch that does not apply: no compile, a clear error, the prebuilt binaries stay", async () => {
+    const dir = await packageDir();
+    const runner = scripted(["Cloned llama.cpp"], 0, dir);
+    const s = setup(dir, runner, undefined, undefined, () =>
+      Promise.reject(
+        new Error('the app\'s llama.cpp patch "kv-cache-lazy-zero" does not apply: corrupt patch'),
+      ),
+    );
+    await s.build.build();
+    await s.build.done;
+    expect(runner.commands).toHaveLength(1);
+    expect(await s.build.status()).toMatchObject({ state: "failed", using: "prebuilt" });
+    expect((await s.build.status()).error).toBe(
+      'The build stopped: the app\'s llama.cpp patch "kv-cache-lazy-zero" does not apply: corrupt patch. The engine keeps the prebuilt binaries.',
     );
     expect(hasLocalBuild(dir)).toBe(false);
   });

@@ -1,8 +1,9 @@
 /**
  * Build llama.cpp for this machine from the source node-llama-cpp ships (its git bundle: no
  * network needed), for this CPU and, when the machine has a usable GPU, its toolkit:
- * `node-llama-cpp source download --gpu false|auto`, the same as `npx --no node-llama-cpp
- * source download`. The build lands in node-llama-cpp's llama/localBuilds, where getLlama()
+ * `node-llama-cpp source download --gpu false|auto --skipBuild` (the clone), the app's patches
+ * (llama-patches.ts: `git apply`), then `node-llama-cpp source build` with the same options; by
+ * hand, `npx --no node-llama-cpp source download` builds the same without the app's patches. The build lands in node-llama-cpp's llama/localBuilds, where getLlama()
  * prefers it over the prebuilt binaries, so a fresh engine process uses it. On the 2-core
  * development machines it builds in 3.5–4 min and runs at the prebuilt binaries' speed
  * (bench/README.md, "Built for this machine"); it matters where no prebuilt backend fits.
@@ -19,6 +20,7 @@ import { pathToFileURL } from "node:url";
 import type { EngineBuild } from "../../api";
 import { ApiError } from "../../api/errors";
 import { forkNodeChild, type StartNodeChild } from "../process/node-child";
+import { applyLlamaPatches } from "./llama-patches";
 import type { EngineInfo } from "./types";
 
 /**
@@ -47,6 +49,8 @@ export interface NativeBuildDeps {
   startNodeChild?: StartNodeChild;
   /** Environment of the build (default: this process's; PATH decides which cmake and compilers). */
   env?: NodeJS.ProcessEnv;
+  /** Applies the app's patches to the cloned llama.cpp source (default: applyLlamaPatches). */
+  applyPatches?: (sourceDir: string) => Promise<void>;
   /** "auto" builds with the GPU toolkit when the machine has a usable GPU (default: node-llama-cpp detects). */
   gpu?: () => Promise<"auto" | false>;
   /** Which binaries the engine runs (EngineClient.info); null: the engine cannot say. */
@@ -266,17 +270,33 @@ export class NativeBuild {
     const gpu = await (this.deps.gpu ?? detectGpu)();
     const cli = join(this.packageDir, "dist", "cli", "cli.js");
     const launcher = await writeCliLauncher(cli);
-    const command: BuildCommand = {
-      script: launcher.path,
-      args: ["source", "download", "--gpu", String(gpu), "--noUsageExample"],
-      env: { ...(this.deps.env ?? process.env) },
-      cwd: this.packageDir,
-    };
-    this.addLine(`$ node-llama-cpp source download --gpu ${String(gpu)}`);
     const runner = this.deps.runner ?? nodeScriptRunner(this.deps.startNodeChild);
-    const result = await runner(command, (line) => this.addLine(line), signal).finally(() =>
-      launcher.remove(),
-    );
+    const options = ["--gpu", String(gpu), "--noUsageExample"];
+    const step = (args: string[]) =>
+      runner(
+        { script: launcher.path, args, env: { ...(this.deps.env ?? process.env) }, cwd: this.packageDir },
+        (line) => this.addLine(line),
+        signal,
+      );
+    // Clone the bundled source (node-llama-cpp applies its own patches), apply the app's
+    // (llama-patches.ts), then compile.
+    const { result, patchError } = await (async () => {
+      this.addLine(`$ node-llama-cpp source download --gpu ${String(gpu)} --skipBuild`);
+      const cloned = await step(["source", "download", ...options, "--skipBuild"]);
+      if (cloned.code !== 0 || signal.aborted) return { result: cloned, patchError: null };
+      this.addLine("$ git apply (the app's llama.cpp patches)");
+      try {
+        await (this.deps.applyPatches ?? applyLlamaPatches)(join(this.packageDir, "llama", "llama.cpp"));
+      } catch (err) {
+        return { result: cloned, patchError: (err as Error).message };
+      }
+      this.addLine(`$ node-llama-cpp source build --gpu ${String(gpu)}`);
+      return { result: await step(["source", "build", ...options]), patchError: null };
+    })().finally(() => launcher.remove());
+    if (patchError !== null) {
+      await this.fail(`The build stopped: ${patchError}`);
+      return;
+    }
     if (signal.aborted) {
       // Closing: the next start runs the prebuilt binaries.
       await removeLocalBuilds(this.packageDir);

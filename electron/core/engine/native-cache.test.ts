@@ -52,10 +52,15 @@ async function writeBuild(dir: string, addon = "addon v1"): Promise<void> {
   await writeFile(lastBuild, JSON.stringify({ folderName: "linux-x64" }));
 }
 
+/**
+ * node-llama-cpp's CLI as the build runs it: `source download --skipBuild` (the clone) does
+ * nothing here; `source build` prints `lines` and leaves a build. `calls` counts the builds.
+ */
 function fakeRunner(
   options: { code?: number; lines?: string[]; addon?: string } = {},
 ): BuildRunner & { calls: number } {
   const runner = async (command: Parameters<BuildRunner>[0], onLine: (line: string) => void) => {
+    if (command.args.includes("--skipBuild")) return { code: 0, signal: null };
     runner.calls++;
     for (const line of options.lines ?? [
       "[1/2] Building C object ggml.c.o",
@@ -94,6 +99,8 @@ function options(packageDir: string, cacheRoot: string | null, extra: Partial<En
     gpu: false,
     toolchain,
     cpu: "Test CPU avx2",
+    // A stand-in package has no llama.cpp clone to patch (llama-patches.real.test.ts patches one).
+    applyPatches: () => Promise.resolve(),
     print: (line) => printed.push(line),
     ...extra,
   };
@@ -101,7 +108,7 @@ function options(packageDir: string, cacheRoot: string | null, extra: Partial<En
 }
 
 describe("cache key", () => {
-  it("changes with each input: version, source bytes, platform, arch, GPU, CPU, compiler, cmake", async () => {
+  it("changes with each input: version, source bytes, the app's patches, platform, arch, GPU, CPU, compiler, cmake", async () => {
     const dir = await fakePackage();
     const base = keyInputs({ packageDir: dir, gpu: false, toolchain, cpu: "Test CPU avx2" });
     const key = cacheKey(base);
@@ -111,7 +118,7 @@ describe("cache key", () => {
       expect(cacheKey({ ...base, [name]: `${base[name]}-other` }), name).not.toBe(key);
     }
     expect(Object.keys(base).sort()).toEqual(
-      ["arch", "cmake", "compiler", "cpu", "gpu", "nodeLlamaCpp", "platform", "source"].sort(),
+      ["arch", "cmake", "compiler", "cpu", "gpu", "nodeLlamaCpp", "patches", "platform", "source"].sort(),
     );
     const patched = await fakePackage("llama.cpp source v1 patched");
     expect(

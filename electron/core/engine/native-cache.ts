@@ -3,7 +3,7 @@
  * so that a fresh `npm ci` (which wipes node_modules and with it node-llama-cpp's local build)
  * gets its build back in seconds instead of compiling for 4–6 minutes again.
  *
- * The build itself is NativeBuild's (native-build.ts: `node-llama-cpp source download`, the
+ * The build itself is NativeBuild's (native-build.ts: `node-llama-cpp source download` and `build`, the
  * failure handling, the check that llama.cpp loads the result); this module only decides
  * whether to build, and copies what node-llama-cpp needs to find a build:
  *   llama/localBuilds/<folder>/Release/        llama-addon.node, its libraries, _nlcBuildMetadata.json
@@ -32,6 +32,7 @@ import {
   removeLocalBuilds,
   type BuildRunner,
 } from "./native-build";
+import { llamaPatchesKey } from "./llama-patches";
 
 /** Written into llama/localBuilds (a dot-name: hasLocalBuild ignores it) by every install. */
 const execFileAsync = promisify(execFile);
@@ -112,6 +113,7 @@ export function keyInputs(options: {
     cpu: options.cpu ?? cpuId(),
     compiler: options.toolchain.compiler,
     cmake: options.toolchain.cmake,
+    patches: llamaPatchesKey(),
   };
 }
 
@@ -307,6 +309,8 @@ export interface EnsureOptions {
   /** Default: detectGpu (CUDA/Vulkan when node-llama-cpp finds them usable, else CPU). */
   gpu?: "auto" | false;
   runner?: BuildRunner;
+  /** Applies the app's llama.cpp patches to the clone (default: NativeBuild's, applyLlamaPatches). */
+  applyPatches?: (sourceDir: string) => Promise<void>;
   probe?: Probe;
   /** Starts the build's and the probe's Node children (default: child_process.fork). */
   startNodeChild?: StartNodeChild;
@@ -373,6 +377,7 @@ export async function ensureNativeBuild(options: EnsureOptions): Promise<EnsureR
   const build = new NativeBuild({
     packageDir,
     runner: teed,
+    applyPatches: options.applyPatches,
     env: options.env,
     gpu: () => Promise.resolve(gpu),
     // "Did llama.cpp load the build?" asked of a fresh process, as the app asks its engine.

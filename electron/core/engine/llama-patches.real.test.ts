@@ -1,0 +1,33 @@
+/**
+ * The app's llama.cpp patches against the source node-llama-cpp bundles (its git bundle, cloned
+ * with git as its own download does): each applies, in order, and leaves what it says; applied a
+ * second time the first one refuses, by name. A node-llama-cpp upgrade whose source no longer
+ * takes a patch fails here, not in a user's build.
+ */
+import { execFileSync } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { expect, it } from "vitest";
+import { testDir } from "../../../testing/core/temp-dir";
+import { LLAMA_PATCHES, applyLlamaPatches, llamaPatchesKey } from "./llama-patches";
+import { nodeLlamaCppDir } from "./native-build";
+
+it("each patch applies to the bundled llama.cpp source and refuses a second time", async () => {
+  const source = join(testDir("macaron-llama-patches-"), "llama.cpp");
+  execFileSync("git", ["clone", "--quiet", join(nodeLlamaCppDir(), "llama", "gitRelease.bundle"), source]);
+  await applyLlamaPatches(source);
+  const kvCache = readFileSync(join(source, "src", "llama-kv-cache.cpp"), "utf8");
+  expect(kvCache).toContain("madvise(first, (size_t) (last - first), MADV_DONTNEED)");
+  // The KV buffer is no longer written over at creation; a clear asked for later (clear(true)) still is.
+  expect(kvCache).toContain("llama_kv_cache_clear_new_buffer(buf);");
+  expect(kvCache.match(/ggml_backend_buffer_clear\(buf\.get\(\), 0\)/g)).toHaveLength(1);
+  await expect(applyLlamaPatches(source)).rejects.toThrow(
+    `the app's llama.cpp patch "${LLAMA_PATCHES[0]!.name}" does not apply`,
+  );
+});
+
+it("the cache key changes with a patch's text", () => {
+  const changed = LLAMA_PATCHES.map((p, i) => (i === 0 ? { ...p, diff: `${p.diff}\n` } : p));
+  expect(llamaPatchesKey(changed)).not.toBe(llamaPatchesKey());
+  expect(llamaPatchesKey([...LLAMA_PATCHES])).toBe(llamaPatchesKey());
+});
