@@ -593,6 +593,9 @@ export class ModelSession {
    * taken (it would wait, or evict a cache). Starting with one and growing on demand saves the
    * start (each sequence's KV cells are allocated and zeroed when a context is created: 1.2 GB
    * for 4 × 8,192 F16 cells of the bench model) and the memory of a user who never needs more.
+   * The app's local build on Linux touches no cell at creation
+   * (electron/core/engine/llama-patches.ts), so there creating the bigger context takes
+   * milliseconds; the prebuilt binaries and other systems still write every cell.
    *
    * The new context is created beside the old one (same size per sequence), which keeps
    * serving meanwhile; then new requests go to the new context, those waiting on the old one
