@@ -6,9 +6,11 @@
  * kv-cache-lazy-zero: llama.cpp writes zeros over every KV buffer it creates (cells never written
  * are read under the attention mask, and garbage there could be NaN), which makes the process
  * touch every page of every sequence's cells at once: 288 MiB for one sequence of 8,192 cells of
- * the bench model, 1.15 GB for four. On Linux a CPU buffer is private anonymous memory
- * (ggml_aligned_malloc), and `madvise(MADV_DONTNEED)` gives it zero-fill-on-demand pages instead,
- * touched as cells are used. Measured with node-llama-cpp alone on the bench model (8,192 cells
+ * the bench model, 1.15 GB for four. On Linux a buffer of the CPU buffer type is what
+ * posix_memalign returned (ggml_aligned_malloc), private anonymous memory, and
+ * `madvise(MADV_DONTNEED)` gives it zero-fill-on-demand pages instead, touched as cells are used
+ * (the partial first and last pages are still written; a hugetlb-backed heap is refused by the
+ * kernel and cleared as before). Measured with node-llama-cpp alone on the bench model (8,192 cells
  * per sequence, 4 KiB pages, pinned to one core, two alternations with the unpatched build):
  * creating the one-sequence context 38–47 ms instead of 824–932 ms, the four-sequence one
  * 20–23 ms instead of 3.8–4.1 s, RSS after four 64-token answers 513–519 MiB instead of
@@ -28,13 +30,13 @@ export const LLAMA_PATCHES: readonly LlamaPatch[] = [
   {
     name: "kv-cache-lazy-zero",
     diff: String.raw`diff --git a/src/llama-kv-cache.cpp b/src/llama-kv-cache.cpp
-index a342ee1..995f411 100644
+index a342ee1..fe58e30 100644
 --- a/src/llama-kv-cache.cpp
 +++ b/src/llama-kv-cache.cpp
-@@ -14,6 +14,37 @@
+@@ -13,6 +13,44 @@
+ #include <map>
  #include <stdexcept>
  #include <unordered_map>
- 
 +#if defined(__linux__)
 +#include <sys/mman.h>
 +#include <unistd.h>
@@ -42,9 +44,13 @@ index a342ee1..995f411 100644
 +
 +// Macaron: a new KV buffer must read as zeros (cells that were never written are read under the
 +// attention mask, and garbage there could be NaN). On Linux a buffer of the CPU buffer type is
-+// private anonymous memory (ggml_aligned_malloc), which MADV_DONTNEED turns into zero-fill-on-
-+// demand pages: the pages are then touched only as cells are used, instead of every page being
-+// written at creation. Any other buffer, or a refused madvise, is cleared as before.
++// what posix_memalign returned (ggml_aligned_malloc): private anonymous memory, which
++// MADV_DONTNEED turns into zero-fill-on-demand pages, so its pages are touched only as cells are
++// used instead of all being written at creation. A range starting on a 2 MiB boundary is moved
++// on by a page, so that a hugetlb-backed heap (where MADV_DONTNEED would round the end down and
++// still succeed) is refused (EINVAL) and cleared instead. Any other buffer, or a refused madvise,
++// is cleared as before. The buffer's base is the start the CPU clear uses (ggml_aligned_malloc
++// aligns to 64, at least TENSOR_ALIGNMENT).
 +static void llama_kv_cache_clear_new_buffer(ggml_backend_buffer_t buf) {
 +#if defined(__linux__)
 +    if (ggml_backend_buffer_is_host(buf) && strcmp(ggml_backend_buffer_name(buf), "CPU") == 0) {
@@ -54,6 +60,9 @@ index a342ee1..995f411 100644
 +        if (page_size > 0 && base != nullptr && size >= 4 * (size_t) page_size) {
 +            const uintptr_t page = (uintptr_t) page_size;
 +            uint8_t * first = (uint8_t *) (((uintptr_t) base + page - 1) & ~(page - 1));
++            if (((uintptr_t) first & ((uintptr_t) (2u << 20) - 1)) == 0) {
++                first += page;
++            }
 +            uint8_t * last  = (uint8_t *) (((uintptr_t) base + size) & ~(page - 1));
 +            if (last > first && madvise(first, (size_t) (last - first), MADV_DONTNEED) == 0) {
 +                memset(base, 0, (size_t) (first - base));
@@ -66,10 +75,10 @@ index a342ee1..995f411 100644
 +    ggml_backend_buffer_clear(buf, 0);
 +}
 +
+ 
  static bool ggml_is_power_of_2(int n) {
      return (n & (n - 1)) == 0;
- }
-@@ -290,7 +321,7 @@ llama_kv_cache::llama_kv_cache(
+@@ -290,7 +328,7 @@ llama_kv_cache::llama_kv_cache(
  
          LLAMA_LOG_INFO("%s: %10s KV buffer size = %8.2f MiB\n", __func__, ggml_backend_buffer_name(buf), ggml_backend_buffer_get_size(buf)/1024.0/1024.0);
  
@@ -89,10 +98,10 @@ export function llamaPatchesKey(patches: readonly LlamaPatch[] = LLAMA_PATCHES):
   return hash.digest("hex");
 }
 
-/** `git apply` one diff (from stdin) in `dir`; rejects with git's message when it does not apply. */
-function gitApply(dir: string, diff: string): Promise<void> {
+/** `git apply` one diff (from stdin) in `dir`: its output, or a rejection with it when it does not apply. */
+function gitApply(dir: string, diff: string, env: NodeJS.ProcessEnv): Promise<string> {
   return new Promise((resolve, reject) => {
-    const git = spawn("git", ["apply", "--whitespace=nowarn", "-"], { cwd: dir, stdio: "pipe" });
+    const git = spawn("git", ["apply", "--whitespace=nowarn", "-"], { cwd: dir, env, stdio: "pipe" });
     let output = "";
     git.stdout.on("data", (chunk: Buffer) => (output += chunk.toString()));
     git.stderr.on("data", (chunk: Buffer) => (output += chunk.toString()));
@@ -100,20 +109,28 @@ function gitApply(dir: string, diff: string): Promise<void> {
     // git closing its input early (it refused the patch) is reported by its exit code.
     git.stdin.on("error", () => undefined);
     git.once("close", (code) =>
-      code === 0 ? resolve() : reject(new Error(output.trim() || `git apply exited with ${String(code)}`)),
+      code === 0
+        ? resolve(output.trim())
+        : reject(new Error(output.trim() || `git apply exited with ${String(code)}`)),
     );
     git.stdin.end(diff);
   });
 }
 
+export interface ApplyOptions {
+  /** git's environment: the build's (default: this process's). */
+  env?: NodeJS.ProcessEnv;
+  /** git's output, line by line (the build's log). */
+  onLine?: (line: string) => void;
+  patches?: readonly LlamaPatch[];
+}
+
 /** Apply every patch to the llama.cpp source in `dir`, in order; the first that fails rejects. */
-export async function applyLlamaPatches(
-  dir: string,
-  patches: readonly LlamaPatch[] = LLAMA_PATCHES,
-): Promise<void> {
-  for (const patch of patches) {
+export async function applyLlamaPatches(dir: string, options: ApplyOptions = {}): Promise<void> {
+  for (const patch of options.patches ?? LLAMA_PATCHES) {
     try {
-      await gitApply(dir, patch.diff);
+      const output = await gitApply(dir, patch.diff, options.env ?? process.env);
+      for (const line of output.split("\n")) if (line.trim() !== "") options.onLine?.(line);
     } catch (err) {
       throw new Error(`the app's llama.cpp patch "${patch.name}" does not apply: ${(err as Error).message}`);
     }

@@ -14,6 +14,7 @@ import {
   type BuildCommand,
   type BuildRunner,
 } from "./native-build";
+import type { ApplyOptions } from "./llama-patches";
 import type { EngineInfo } from "./types";
 import { testDir } from "../../../testing/core/temp-dir";
 
@@ -53,7 +54,7 @@ function setup(
   runner: BuildRunner | undefined,
   engine = fakeEngine(dir),
   env?: NodeJS.ProcessEnv,
-  applyPatches: (sourceDir: string) => Promise<void> = () => Promise.resolve(),
+  applyPatches: (sourceDir: string, options: ApplyOptions) => Promise<void> = () => Promise.resolve(),
 ) {
   const events: EngineBuild[] = [];
   const build = new NativeBuild({
@@ -252,6 +253,27 @@ describe("building", () => {
     expect((await s.build.status()).error).toBe(
       'The build stopped: the app\'s llama.cpp patch "kv-cache-lazy-zero" does not apply: corrupt patch. The engine keeps the prebuilt binaries.',
     );
+    expect(hasLocalBuild(dir)).toBe(false);
+  });
+
+  it("stopped while the patches are applied: no compile, nothing left, the prebuilt binaries", async () => {
+    const dir = await packageDir();
+    const runner = scripted(["Cloned llama.cpp"], 0, dir);
+    const closing: Promise<void>[] = [];
+    const s = setup(dir, runner, undefined, undefined, (_sourceDir, options) => {
+      options.onLine?.("Applied patch to 'src/llama-kv-cache.cpp' cleanly.");
+      // The app closes meanwhile.
+      closing.push(s.build.close());
+      return Promise.resolve();
+    });
+    await s.build.build();
+    await s.build.done;
+    await Promise.all(closing);
+    expect(closing).toHaveLength(1);
+    expect(runner.commands).toHaveLength(1);
+    const status = await s.build.status();
+    expect(status).toMatchObject({ state: "prebuilt", using: "prebuilt", error: "The build was stopped." });
+    expect(status.log).toContain("Applied patch to 'src/llama-kv-cache.cpp' cleanly.");
     expect(hasLocalBuild(dir)).toBe(false);
   });
 

@@ -3,8 +3,9 @@
  * network needed), for this CPU and, when the machine has a usable GPU, its toolkit:
  * `node-llama-cpp source download --gpu false|auto --skipBuild` (the clone), the app's patches
  * (llama-patches.ts: `git apply`), then `node-llama-cpp source build` with the same options; by
- * hand, `npx --no node-llama-cpp source download` builds the same without the app's patches. The build lands in node-llama-cpp's llama/localBuilds, where getLlama()
- * prefers it over the prebuilt binaries, so a fresh engine process uses it. On the 2-core
+ * hand, `npx --no node-llama-cpp source download` builds the same without the app's patches.
+ * The build lands in node-llama-cpp's llama/localBuilds, where getLlama() prefers it over the
+ * prebuilt binaries, so a fresh engine process uses it. On the 2-core
  * development machines it builds in 3.5–4 min and runs at the prebuilt binaries' speed
  * (bench/README.md, "Built for this machine"); it matters where no prebuilt backend fits.
  *
@@ -20,7 +21,7 @@ import { pathToFileURL } from "node:url";
 import type { EngineBuild } from "../../api";
 import { ApiError } from "../../api/errors";
 import { forkNodeChild, type StartNodeChild } from "../process/node-child";
-import { applyLlamaPatches } from "./llama-patches";
+import { applyLlamaPatches, type ApplyOptions } from "./llama-patches";
 import type { EngineInfo } from "./types";
 
 /**
@@ -50,7 +51,7 @@ export interface NativeBuildDeps {
   /** Environment of the build (default: this process's; PATH decides which cmake and compilers). */
   env?: NodeJS.ProcessEnv;
   /** Applies the app's patches to the cloned llama.cpp source (default: applyLlamaPatches). */
-  applyPatches?: (sourceDir: string) => Promise<void>;
+  applyPatches?: (sourceDir: string, options: ApplyOptions) => Promise<void>;
   /** "auto" builds with the GPU toolkit when the machine has a usable GPU (default: node-llama-cpp detects). */
   gpu?: () => Promise<"auto" | false>;
   /** Which binaries the engine runs (EngineClient.info); null: the engine cannot say. */
@@ -272,9 +273,10 @@ export class NativeBuild {
     const launcher = await writeCliLauncher(cli);
     const runner = this.deps.runner ?? nodeScriptRunner(this.deps.startNodeChild);
     const options = ["--gpu", String(gpu), "--noUsageExample"];
+    const env = this.deps.env ?? process.env;
     const step = (args: string[]) =>
       runner(
-        { script: launcher.path, args, env: { ...(this.deps.env ?? process.env) }, cwd: this.packageDir },
+        { script: launcher.path, args, env: { ...env }, cwd: this.packageDir },
         (line) => this.addLine(line),
         signal,
       );
@@ -286,14 +288,20 @@ export class NativeBuild {
       if (cloned.code !== 0 || signal.aborted) return { result: cloned, patchError: null };
       this.addLine("$ git apply (the app's llama.cpp patches)");
       try {
-        await (this.deps.applyPatches ?? applyLlamaPatches)(join(this.packageDir, "llama", "llama.cpp"));
+        await (this.deps.applyPatches ?? applyLlamaPatches)(join(this.packageDir, "llama", "llama.cpp"), {
+          env,
+          onLine: (line) => this.addLine(line),
+        });
       } catch (err) {
-        return { result: cloned, patchError: (err as Error).message };
+        const message = (err as Error).message;
+        for (const line of message.split("\n")) this.addLine(line);
+        return { result: cloned, patchError: message.split("\n")[0]! };
       }
+      if (signal.aborted) return { result: cloned, patchError: null };
       this.addLine(`$ node-llama-cpp source build --gpu ${String(gpu)}`);
       return { result: await step(["source", "build", ...options]), patchError: null };
     })().finally(() => launcher.remove());
-    if (patchError !== null) {
+    if (patchError !== null && !signal.aborted) {
       await this.fail(`The build stopped: ${patchError}`);
       return;
     }

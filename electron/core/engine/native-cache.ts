@@ -221,7 +221,9 @@ export async function installBuild(
  * node-llama-cpp runs a local build only with llama.cpp's source clone in llama/llama.cpp (it
  * reads the grammars, e.g. for JSON answers, from there; "Grammars folder not found" otherwise):
  * a cache hit clones it from the bundled git bundle, as node-llama-cpp's own build does (seconds,
- * offline).
+ * offline). Nothing compiles from this clone (the app's patches are not applied to it): the probe
+ * never builds, and node-llama-cpp, finding no llama.cpp.info.json beside it, would clone again
+ * before a build of its own.
  */
 async function cloneBundledSource(packageDir: string): Promise<void> {
   const source = join(packageDir, "llama", "llama.cpp");
