@@ -56,12 +56,17 @@ async function writeAttentionAdapter(path: string): Promise<string> {
   return path;
 }
 
-/** A session whose caches are cleared (sessions are reused: opening one costs ~0.5 s). */
+/**
+ * A session whose caches are cleared (sessions are reused: opening one costs ~0.5 s). It has all
+ * its sequences from the start: growing (the default) would install the bigger context in the
+ * background, after a later answer or before it depending on the machine's load, and the
+ * policies here are about a context's sequences, not about growth (kv-state.test.ts has that).
+ */
 async function session(sequences: 1 | 2 | 4): Promise<ModelSession> {
   const s = (sessions[sequences] ??= await ModelSession.open(
     backend,
     fx.basePath,
-    { contextSize: 1024, sequences },
+    { contextSize: 1024, sequences, growSequences: false },
     () => {},
   ));
   await s.slots.clear();
