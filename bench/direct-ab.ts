@@ -5,14 +5,16 @@
  * uncounted warm-up. Generation tok/s and TTFT of a warm sequence; ratios B/A per round, then
  * their median.
  *
- *   npm run bench -- direct-ab [--compare hugepages|threads|affinity] [--size small|bench] [--runs N] [--tokens N]
+ *   npm run bench -- direct-ab [--compare hugepages|threads|affinity|mmap] [--size small|bench] [--runs N] [--tokens N]
  *
  * - hugepages: A without glibc.malloc.hugetlb (the engine's default), B with it (engine-env.ts);
  * - threads: A with 1 compute thread, B with 2 (both with huge pages);
  * - affinity: A with its threads free to move between cores, B kept on the compute threads'
  *   cores (the engine's default, native/engine/affinity.ts). Alone on the machine the two are
  *   expected to be close: what pinning saves is the moves that other processes waking up cause
- *   (the server the engine streams to), which `bench serve` measures.
+ *   (the server the engine streams to), which `bench serve` measures;
+ * - mmap: A with the weights mapped from the file, B with them read into memory (the engine's
+ *   default on the CPU for a model that fits easily, native/engine/llama-backend.ts).
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -71,7 +73,16 @@ function sides(compare: string): [Side, Side] {
       },
       { name: "pinned (default)", settings: ENGINE_DEFAULTS, env: engineEnv(bare) },
     ];
-  throw new Error(`--compare ${compare}: expected hugepages, threads or affinity`);
+  if (compare === "mmap")
+    return [
+      { name: "weights mapped", settings: { ...ENGINE_DEFAULTS, mmap: true }, env: engineEnv(bare) },
+      {
+        name: "weights read into memory (CPU default)",
+        settings: { ...ENGINE_DEFAULTS, mmap: false },
+        env: engineEnv(bare),
+      },
+    ];
+  throw new Error(`--compare ${compare}: expected hugepages, threads, affinity or mmap`);
 }
 
 const rate = (r: Run) => r.tokens / (r.ms / 1000);

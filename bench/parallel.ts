@@ -4,11 +4,12 @@
  * the same requests: c concurrent clients (default 1, 2, 4, 8) each stream one chat completion
  * of `--tokens` tokens per round (greedy; a different question per client), rounds interleaved
  * app / llama-server, the first side alternating. llama-server gets the app engine's settings
- * as the app reports them (per-sequence context, batch, flash attention, threads) and as
- * many slots as the app's context has sequences (`--parallel`, each slot its own KV cells: the
- * same KV capacity). Per client count and side: total tokens/s (all clients' completion tokens
- * over the round's wall time), p50/p95 request latency, median time to first token; the
- * resident memory of the app's engine and of llama-server once loaded (idle) and after the runs.
+ * as the app reports them (per-sequence context, batch, flash attention, threads, `--no-mmap`
+ * when the app read the weights into memory) and as many slots as the app's context has
+ * sequences (`--parallel`, each slot its own KV cells: the same KV capacity). Per client count
+ * and side: total tokens/s (all clients' completion tokens over the round's wall time), p50/p95
+ * request latency, median time to first token; the resident memory of the app's engine and of
+ * llama-server once loaded (idle) and after the runs.
  * Where a step's time goes: the app engine's decodes are traced (native/engine/decode-trace.ts)
  * and reported per step size (the decode, and the engine's time between two decodes), beside
  * llama-server's own time per generated token (the `timings` of its last chunk).
@@ -125,11 +126,31 @@ function groupRss(pid: number | undefined): Map<number, number> {
   return out;
 }
 
-/** The app engine's RSS: the largest process of the server's group other than the server itself. */
-function appEngineRss(server: Server): number {
+/** The app engine's pid: the largest process of the server's group other than the server itself. */
+function appEnginePid(server: Server): number | undefined {
   const rss = groupRss(server.pid);
   rss.delete(server.pid!);
-  return Math.max(0, ...rss.values());
+  return [...rss.entries()].sort((a, b) => b[1] - a[1])[0]?.[0];
+}
+
+/** The app engine's RSS (MiB). */
+function appEngineRss(server: Server): number {
+  const pid = appEnginePid(server);
+  return pid === undefined ? 0 : (groupRss(server.pid).get(pid) ?? 0);
+}
+
+/**
+ * Transparent huge pages backing a process (MiB, AnonHugePages): whether the weights read into
+ * memory got them (llama-patches.ts, weights-huge-pages) depends on the free 2 MiB blocks.
+ */
+function anonHugeMiB(pid: number | undefined): number {
+  if (pid === undefined) return NaN;
+  try {
+    const kb = /AnonHugePages:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/smaps_rollup`, "utf8"))?.[1];
+    return kb ? Number(kb) / 1024 : NaN;
+  } catch {
+    return NaN;
+  }
 }
 
 /** A process's own RSS (MiB): llama-server is one process. */
@@ -306,6 +327,7 @@ async function measureStarts(
         batchSize: settings.batchSize,
         parallel: settings.sequences,
         flashAttention: settings.flashAttention,
+        mmap: settings.mmap,
       },
       120_000,
       5,
@@ -387,6 +409,7 @@ export async function benchParallel(options: ParallelOptions): Promise<void> {
       batchSize: settings.batchSize,
       parallel: settings.sequences,
       flashAttention: settings.flashAttention,
+      mmap: settings.mmap,
     });
     const targets: Record<Side, Target> = {
       app: { side: "app", client: new OpenAI({ baseURL: `${app.url}/v1`, apiKey: app.key }), model: "" },
@@ -398,6 +421,7 @@ export async function benchParallel(options: ParallelOptions): Promise<void> {
     };
     targets.app.model = await baseModelId(app);
     const idle = { app: appEngineRss(app), "llama-server": rssOf(llama.pid) };
+    const hugePages = { app: anonHugeMiB(appEnginePid(app)), "llama-server": anonHugeMiB(llama.pid) };
     // Uncounted warm-up, two rounds on each side with the most clients. The app's context starts
     // with one sequence and grows to its count when a request finds it taken
     // (native/engine/model-session.ts, grow): the first round pays for that, and is reported.
@@ -451,12 +475,18 @@ export async function benchParallel(options: ParallelOptions): Promise<void> {
       },
       { name: "RSS idle, MiB (app engine / llama-server)", app: idle.app, llamaServer: idle["llama-server"] },
       { name: "RSS after the runs, MiB", app: after.app, llamaServer: after["llama-server"] },
+      {
+        name: "transparent huge pages once loaded, MiB (AnonHugePages)",
+        app: hugePages.app,
+        llamaServer: hugePages["llama-server"],
+      },
     );
     report("parallel", rows, {
       ...options,
       engineSettings: settings,
       llamaServer: { commit: built.commit, parallel: settings.sequences },
       rss: { idle, after },
+      hugePages,
     });
   } finally {
     await app?.stop();

@@ -30,6 +30,8 @@ export interface EngineSettings {
   kvCacheType: KvCacheType;
   batchSize: number;
   threads: number;
+  /** As the app's engine reports it (weights mapped or read into memory); absent: mapped. */
+  mmap?: boolean;
 }
 
 export interface Run {
@@ -46,7 +48,10 @@ async function openDirect(path: string, settings: EngineSettings, turns: ChatTur
   // As the engine's entry does, before llama.cpp loads (MACARON_ENGINE_AFFINITY=0: unpinned).
   pinEngineThreads(settings.threads);
   const backend = await loadLlamaBackend(settings.threads);
-  const model: LlamaModel = await backend.llama.loadModel({ modelPath: path });
+  const model: LlamaModel = await backend.llama.loadModel({
+    modelPath: path,
+    useMmap: settings.mmap ?? true,
+  });
   const flashAttention = settings.flashAttention === "on";
   const kv = kvCacheTypes(settings.kvCacheType, flashAttention);
   const context: LlamaContext = await model.createContext({

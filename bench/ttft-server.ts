@@ -27,6 +27,8 @@ export interface ServerSettings {
   parallel?: number;
   /** `-fa`; default off, the app engine's CPU default (bench/parallel.ts passes what it reports). */
   flashAttention?: "on" | "off" | "auto";
+  /** `--no-mmap` when false: the weights read into memory, as the app's engine may load them. */
+  mmap?: boolean;
 }
 
 /** The command line: every setting that changes speed is given, not left to llama-server's defaults. */
@@ -43,6 +45,7 @@ export function serverArgs(s: ServerSettings, port: number): string[] {
     // Cold prompt every request: no RAM prompt cache (requests also say cache_prompt: false).
     ["--cache-ram", "0"],
     ["--fit", "off", "--no-webui"],
+    s.mmap === false ? ["--no-mmap"] : [],
   ].flat();
 }
 

@@ -71,6 +71,7 @@ const LoadedModelSchema = z.object({
       kvCacheType: KvCacheTypeSchema,
       batchSize: count,
       threads: count,
+      mmap: z.boolean().optional(),
     })
     .optional(),
 });

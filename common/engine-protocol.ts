@@ -120,6 +120,11 @@ export interface LoadedSettings {
   kvCacheType: KvCacheType;
   batchSize: number;
   threads: number;
+  /**
+   * The weights are mapped from the model's file (true) or were read into memory (false; see
+   * native/engine/llama-backend.ts, weightsInMemory). Absent from older engines.
+   */
+  mmap?: boolean;
 }
 
 export interface GenerateResult {

@@ -40,6 +40,8 @@ export const EngineStatus = z.object({
       kvCacheType: KvCacheType,
       batchSize: z.number().int().nonnegative(),
       threads: z.number().int().nonnegative(),
+      /** Weights mapped from the file (true) or read into memory (false); absent from older engines. */
+      mmap: z.boolean().optional(),
     })
     .nullable()
     .optional(),

@@ -1,5 +1,11 @@
 import { describe, expect, it } from "vitest";
-import { engineThreads, flashAttentionFor, ramReserveBytes } from "./llama-backend";
+import {
+  engineThreads,
+  flashAttentionFor,
+  IN_MEMORY_SHARE,
+  ramReserveBytes,
+  weightsInMemory,
+} from "./llama-backend";
 
 describe("engineThreads", () => {
   it("leaves one core to the JS thread", () => {
@@ -37,5 +43,24 @@ describe("ramReserveBytes", () => {
     expect(ramReserveBytes({ MACARON_ENGINE_RAM_RESERVE_MB: "0" })).toBeUndefined();
     expect(ramReserveBytes({ MACARON_ENGINE_RAM_RESERVE_MB: "lots" })).toBeUndefined();
     expect(ramReserveBytes({ MACARON_ENGINE_RAM_RESERVE_MB: "-5" })).toBeUndefined();
+  });
+});
+
+describe("weightsInMemory", () => {
+  const GB = 1024 ** 3;
+  it("reads a model that takes at most a quarter of the free memory into memory on the CPU", () => {
+    expect(IN_MEMORY_SHARE).toBe(0.25);
+    expect(weightsInMemory(null, 0.2 * GB, 16 * GB, {})).toBe(true);
+    expect(weightsInMemory(null, 4 * GB, 16 * GB, {})).toBe(true);
+    expect(weightsInMemory(null, 4 * GB + 1, 16 * GB, {})).toBe(false);
+  });
+  it("maps it on a GPU, or when the size is unknown", () => {
+    expect(weightsInMemory("cuda", 0.2 * GB, 16 * GB, {})).toBe(false);
+    expect(weightsInMemory(null, 0, 16 * GB, {})).toBe(false);
+  });
+  it("MACARON_ENGINE_MMAP=on always maps, =off always reads in", () => {
+    expect(weightsInMemory(null, 0.2 * GB, 16 * GB, { MACARON_ENGINE_MMAP: "on" })).toBe(false);
+    expect(weightsInMemory("cuda", 8 * GB, 16 * GB, { MACARON_ENGINE_MMAP: "off" })).toBe(true);
+    expect(weightsInMemory(null, 0.2 * GB, 16 * GB, { MACARON_ENGINE_MMAP: "auto" })).toBe(true);
   });
 });

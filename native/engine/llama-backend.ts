@@ -1,6 +1,7 @@
 import os from "node:os";
 import { getLlama, type Llama } from "node-llama-cpp";
 import type { KvCacheType, LoadOptions, MachineMemory } from "../../common/engine-protocol";
+import { switchedOff, switchedOn } from "../../common/env-switch";
 
 /**
  * Compute threads for llama.cpp. One core is left to the JS thread: on 2 cores, 1 compute
@@ -88,6 +89,36 @@ export async function machineMemory(llama: Llama, gpu: string | null): Promise<M
     gpu: gpuName,
     cpuCores: os.availableParallelism(),
   };
+}
+
+/**
+ * The share of the free memory a model's file may take to be read into memory (see
+ * weightsInMemory): the rest is left to its KV cells, the app and the machine.
+ */
+export const IN_MEMORY_SHARE = 0.25;
+
+/**
+ * Whether the engine reads the weights into memory instead of mapping the model's file
+ * (node-llama-cpp's `useMmap: false`). On the CPU every decode reads every weight, and read from
+ * the file's pages (the page cache, mapped) generation was slower than from the process's own
+ * memory: node-llama-cpp alone on the bench model, 4 sequences, three alternations, 86–97 tok/s
+ * mapped against 96–125 read in; llama-server built from the same source, 4 clients,
+ * 156 tok/s mapped against 191 with `--no-mmap` (bench/README.md, "parallel"). Reading in costs
+ * the load a copy of the file (0.3–0.4 s for the bench model's 198 MB, with the app's
+ * weights-huge-pages patch) and memory the page cache would otherwise share, so it is done only
+ * on the CPU (a GPU holds its layers itself) and for a file that takes at most IN_MEMORY_SHARE of
+ * the free memory; a bigger model stays mapped, where the system can page it instead of running
+ * out. `MACARON_ENGINE_MMAP=on` always maps, `=off` always reads in.
+ */
+export function weightsInMemory(
+  gpu: string | null,
+  fileBytes: number,
+  freeBytes: number,
+  env: NodeJS.ProcessEnv = process.env,
+): boolean {
+  if (switchedOn(env.MACARON_ENGINE_MMAP)) return false;
+  if (switchedOff(env.MACARON_ENGINE_MMAP)) return true;
+  return gpu === null && fileBytes > 0 && fileBytes <= freeBytes * IN_MEMORY_SHARE;
 }
 
 /**

@@ -57,6 +57,8 @@ describe("load settings (real engine)", () => {
       kvCacheType: "f16",
       batchSize: expect.any(Number) as number,
       threads: 1,
+      // A small model on the CPU is read into memory (llama-backend.ts, weightsInMemory).
+      mmap: false,
     });
     expect(value?.contextSize).toBe(4096);
     expect(value?.trainContextSize).toBe(4096);
@@ -92,6 +94,27 @@ describe("load settings (real engine)", () => {
     });
     expect(answer.value?.contextSize).toBe(1024);
     expect(answer.value?.contextTokens).toBeGreaterThan(0);
+  });
+
+  it("reads a small model into memory or maps it (MACARON_ENGINE_MMAP=on): the same greedy answer", async () => {
+    const answers: Record<string, string | undefined> = {};
+    for (const setting of ["auto", "on"]) {
+      if (setting === "on") process.env.MACARON_ENGINE_MMAP = "on";
+      try {
+        const { value } = await call<LoadedModel>({ type: "load", path: fx.basePath, sequences: 1 });
+        expect(value?.settings?.mmap).toBe(setting === "on");
+      } finally {
+        delete process.env.MACARON_ENGINE_MMAP;
+      }
+      const answer = await call<{ text: string }>({
+        type: "generate",
+        history: [{ role: "user", text: "Name three colours." }],
+        options: { temperature: 0, maxTokens: 24 },
+      });
+      answers[setting] = answer.value?.text;
+    }
+    expect(answers.auto?.length).toBeGreaterThan(0);
+    expect(answers.on).toBe(answers.auto);
   });
 
   it("says why a quantized KV cache does not fit a model", async () => {

@@ -1,4 +1,5 @@
-import { open } from "node:fs/promises";
+import { open, stat } from "node:fs/promises";
+import os from "node:os";
 import { basename } from "node:path";
 import {
   GgmlType,
@@ -40,7 +41,13 @@ import {
   readFileInfo,
   sequencesSetting,
 } from "./fit-estimate";
-import { kvCacheTypes, machineMemory, resolveFlashAttention, type LlamaBackend } from "./llama-backend";
+import {
+  kvCacheTypes,
+  machineMemory,
+  resolveFlashAttention,
+  weightsInMemory,
+  type LlamaBackend,
+} from "./llama-backend";
 import { scoreAnswer } from "./logprobs";
 import { samplerSettings } from "./sampling";
 import { grammarSchemaProblem } from "../../common/grammar-schema";
@@ -210,9 +217,12 @@ export class ModelSession {
       reported = progress;
       onProgress(progress);
     };
+    // On the CPU a model that fits easily is read into memory: it generates faster than mapped.
+    const inMemory = weightsInMemory(backend.gpu, (await stat(path)).size, os.freemem());
     try {
       model = await backend.llama.loadModel({
         modelPath: path,
+        useMmap: !inMemory,
         gpuLayers: await modelGpuLayers(path, options, sequences, backend.gpu),
         defaultContextFlashAttention: flashAttention,
         onLoadProgress: (p) => report(Math.min(MODEL_SHARE, p * MODEL_SHARE)),
@@ -275,6 +285,7 @@ export class ModelSession {
         kvCacheType,
         batchSize: context.batchSize,
         threads: context.idealThreads,
+        mmap: !inMemory && backend.llama.supportsMmap,
       };
       const info: LoadedModel = {
         path,

@@ -21,6 +21,12 @@ it("each patch applies to the bundled llama.cpp source and refuses a second time
   // The KV buffer is no longer written over at creation; a clear asked for later (clear(true)) still is.
   expect(kvCache).toContain("llama_kv_cache_clear_new_buffer(buf);");
   expect(kvCache.match(/ggml_backend_buffer_clear\(buf\.get\(\), 0\)/g)).toHaveLength(1);
+  // Weights read into memory are advised huge pages before they are read in (load_all_data).
+  const model = readFileSync(join(source, "src", "llama-model.cpp"), "utf8");
+  expect(model).toContain("madvise((void *) first, last - first, MADV_HUGEPAGE)");
+  expect(model.indexOf("llama_model_advise_huge_pages(buf);")).toBeLessThan(
+    model.indexOf("ml.load_all_data("),
+  );
   await expect(applyLlamaPatches(source)).rejects.toThrow(
     `the app's llama.cpp patch "${LLAMA_PATCHES[0]!.name}" does not apply`,
   );

@@ -17,6 +17,15 @@
  * 1,503–1,510 MiB; the same answers (the engine tests pass unchanged on it). Other
  * buffers (GPU, host-pinned), other systems and the prebuilt binaries (no local build) clear as
  * before.
+ *
+ * weights-huge-pages: weights read into memory (the engine's CPU loads without mmap, see
+ * native/engine/llama-backend.ts, weightsInMemory) go into a buffer of the CPU buffer type, which
+ * gets `madvise(MADV_HUGEPAGE)` on its 2 MiB-aligned interior before the weights are read in, so
+ * transparent huge pages back it where the system offers them on request (Linux's default
+ * "madvise" mode). Reading the bench model's 198 MB in took 296–382 ms with it and 606–768 ms
+ * without (three alternations, THP switched off for the "without"): a fault per 2 MiB instead
+ * of per 4 KiB. Generation speed was the same within the noise. A mapped model, other buffers
+ * and other systems are untouched.
  */
 import { spawn } from "node:child_process";
 import { createHash } from "node:crypto";
@@ -87,6 +96,57 @@ index a342ee1..fe58e30 100644
          ctxs_bufs.emplace_back(std::move(ctx), buf);
      }
  
+`,
+  },
+  {
+    name: "weights-huge-pages",
+    diff: String.raw`diff --git a/src/llama-model.cpp b/src/llama-model.cpp
+index 9e2e0c8..c37b429 100644
+--- a/src/llama-model.cpp
++++ b/src/llama-model.cpp
+@@ -40,6 +40,32 @@
+ #include <string>
+ #include <vector>
+ 
++#if defined(__linux__)
++#include <sys/mman.h>
++#endif
++
++// Macaron: weights read into a buffer of the CPU buffer type (no mmap) get transparent huge
++// pages where the system offers them on request (madvise mode). Each decode reads every weight,
++// and with 4 KiB pages that is a TLB miss per 4 KiB. The advice covers the 2 MiB-aligned interior
++// of the buffer, before the weights are read into it; a refused madvise changes nothing.
++static void llama_model_advise_huge_pages(ggml_backend_buffer_t buf) {
++#if defined(__linux__) && defined(MADV_HUGEPAGE)
++    if (!ggml_backend_buffer_is_host(buf) || strcmp(ggml_backend_buffer_name(buf), "CPU") != 0) {
++        return;
++    }
++    const uintptr_t huge = 2u << 20;
++    const uintptr_t base = (uintptr_t) ggml_backend_buffer_get_base(buf);
++    const uintptr_t end = base + ggml_backend_buffer_get_size(buf);
++    const uintptr_t first = (base + huge - 1) & ~(huge - 1);
++    const uintptr_t last = end & ~(huge - 1);
++    if (base != 0 && last > first) {
++        madvise((void *) first, last - first, MADV_HUGEPAGE);
++    }
++#else
++    (void) buf;
++#endif
++}
++
+ static llama_model * llama_model_mapping(llm_arch arch, const llama_model_params & params) {
+     switch (arch) {
+         case LLM_ARCH_CLIP:
+@@ -1761,6 +1787,9 @@ bool llama_model_base::load_tensors(llama_model_loader & ml) {
+             if (buf == nullptr) {
+                 throw std::runtime_error(format("unable to allocate %s buffer", ggml_backend_buft_name(buft)));
+             }
++            if (!ml.no_alloc) {
++                llama_model_advise_huge_pages(buf);
++            }
+             if (use_mlock && ggml_backend_buffer_is_host(buf)) {
+                 pimpl->mlock_bufs.emplace_back(new llama_mlock);
+                 auto & mlock_buf = pimpl->mlock_bufs.back();
 `,
   },
 ];
