@@ -39,6 +39,8 @@ const ENGINE_DEFAULTS: EngineSettings = {
   kvCacheType: "f16",
   batchSize: 512,
   threads: engineThreads(),
+  // These models' weights are read into memory on the CPU (llama-backend.ts, weightsInMemory).
+  mmap: false,
 };
 
 interface Side {

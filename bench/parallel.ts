@@ -15,10 +15,11 @@
  * llama-server's own time per generated token (the `timings` of its last chunk).
  *
  *   npm run bench -- parallel [--size bench] [--tokens 64] [--clients 1,2,4,8] [--runs 3] [--threads 1]
- *                             [--sequences 4]
+ *                             [--sequences 4] [--server-mmap app|on|off]
  *
  * `--sequences`: the app engine's sequences (MACARON_ENGINE_SEQUENCES; the app's default is 4)
- * and llama-server's slots.
+ * and llama-server's slots. `--server-mmap`: llama-server's weights mapped or read in as the
+ * app's (app, the default), always mapped (on, llama-server's own default) or always read in (off).
  *
  * Writes bench/results/parallel.json.
  */
@@ -169,6 +170,19 @@ export interface ParallelOptions {
   sequences: number;
   /** Cold starts per side: spawn → first streamed token (0: none). */
   starts: number;
+  /**
+   * llama-server's weights: "app" mapped or read in as the app's engine reports (like for like,
+   * the default), "on" always mapped (llama-server's own default), "off" always `--no-mmap`.
+   */
+  serverMmap: "app" | "on" | "off";
+}
+
+/** llama-server's `mmap` setting for `--server-mmap` (see ParallelOptions). */
+export function serverMmap(
+  choice: ParallelOptions["serverMmap"],
+  settings: EngineSettings,
+): boolean | undefined {
+  return choice === "app" ? settings.mmap : choice === "on";
 }
 
 export function parseParallelArgs(argv: string[]): ParallelOptions {
@@ -183,6 +197,7 @@ export function parseParallelArgs(argv: string[]): ParallelOptions {
       threads: { type: "string", default: "1" },
       sequences: { type: "string", default: String(DEFAULT_SEQUENCES) },
       starts: { type: "string", default: "3" },
+      "server-mmap": { type: "string", default: "app" },
     },
   });
   if (!isTinyModelSize(values.size)) throw new Error(`--size ${values.size}: tiny, small or bench`);
@@ -198,7 +213,10 @@ export function parseParallelArgs(argv: string[]): ParallelOptions {
     threads: Number(values.threads),
     sequences: Number(values.sequences),
     starts: Number(values.starts),
+    serverMmap: values["server-mmap"] as ParallelOptions["serverMmap"],
   };
+  if (!["app", "on", "off"].includes(options.serverMmap))
+    throw new Error(`--server-mmap ${values["server-mmap"]}: app, on or off`);
   if (![options.tokens, options.runs, options.threads, options.sequences].every(positive))
     throw new Error("--tokens, --runs, --threads and --sequences take positive integers");
   if (!Number.isInteger(options.starts) || options.starts < 0)
@@ -327,7 +345,7 @@ async function measureStarts(
         batchSize: settings.batchSize,
         parallel: settings.sequences,
         flashAttention: settings.flashAttention,
-        mmap: settings.mmap,
+        mmap: serverMmap(options.serverMmap, settings),
       },
       120_000,
       5,
@@ -409,7 +427,7 @@ export async function benchParallel(options: ParallelOptions): Promise<void> {
       batchSize: settings.batchSize,
       parallel: settings.sequences,
       flashAttention: settings.flashAttention,
-      mmap: settings.mmap,
+      mmap: serverMmap(options.serverMmap, settings),
     });
     const targets: Record<Side, Target> = {
       app: { side: "app", client: new OpenAI({ baseURL: `${app.url}/v1`, apiKey: app.key }), model: "" },
@@ -484,7 +502,11 @@ export async function benchParallel(options: ParallelOptions): Promise<void> {
     report("parallel", rows, {
       ...options,
       engineSettings: settings,
-      llamaServer: { commit: built.commit, parallel: settings.sequences },
+      llamaServer: {
+        commit: built.commit,
+        parallel: settings.sequences,
+        mmap: serverMmap(options.serverMmap, settings) ?? true,
+      },
       rss: { idle, after },
       hugePages,
     });

@@ -1,5 +1,11 @@
 import { describe, expect, it } from "vitest";
-import { defaultContextSize, fitSummary } from "./fit-estimate";
+import { stat, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { defaultContextSize, fitSummary, weightBytes } from "./fit-estimate";
+import { writeGguf } from "../gguf/writer";
+import { tinyModelSpec } from "../gguf/tiny-model";
+import { writeSplitGguf } from "../../testing/hub/hf-hub-server";
+import { testDir } from "../../testing/core/temp-dir";
 import { kvCacheTypes, resolveFlashAttention } from "./llama-backend";
 
 const GB = 1e9;
@@ -45,5 +51,22 @@ describe("fit estimate helpers", () => {
     expect(kvCacheTypes("q4_0", true)).toEqual({ key: "Q4_0", value: "Q4_0" });
     expect(kvCacheTypes("q8_0", false)).toEqual({ key: "Q8_0", value: "F16" });
     expect(kvCacheTypes("f16", "auto")).toEqual({ key: "F16", value: "F16" });
+  });
+});
+
+describe("weightBytes", () => {
+  it("counts every part of a split model from its first part, and 0 for a file that is not a GGUF", async () => {
+    const dir = testDir("macaron-weight-bytes-");
+    const spec = tinyModelSpec("small");
+    const single = join(dir, "single.gguf");
+    await writeGguf(single, spec);
+    const parts = await writeSplitGguf(join(dir, "split"), spec, 3);
+    const whole = await weightBytes(single);
+    expect(whole).toBeGreaterThan(0);
+    expect(await weightBytes(parts[0]!)).toBe(whole);
+    expect((await stat(parts[0]!)).size).toBeLessThan(whole / 2);
+    const junk = join(dir, "junk.gguf");
+    await writeFile(junk, "not a model");
+    expect(await weightBytes(junk)).toBe(0);
   });
 });

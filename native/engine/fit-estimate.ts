@@ -76,6 +76,18 @@ export async function readFileInfo(source: FitSource, signal?: AbortSignal): Pro
 }
 
 /**
+ * The bytes of a local model's weights, over every part of a split model (`path` is its first
+ * part; node-llama-cpp splices the parts' tensor info), or 0 when the file cannot be read.
+ */
+export async function weightBytes(path: string): Promise<number> {
+  try {
+    return (await GgufInsights.from(await readFileInfo({ path }))).modelSize;
+  } catch {
+    return 0;
+  }
+}
+
+/**
  * node-llama-cpp's memory estimate (GgufInsights; with a llama.cpp backend it simulates the
  * allocations without making them) for one configuration on this machine: the model's weights
  * on CPU and GPU, plus `sequences` KV caches of `contextSize` tokens and the compute buffers.

@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import {
   engineThreads,
   flashAttentionFor,
+  IN_MEMORY_MAX_BYTES,
   IN_MEMORY_SHARE,
   ramReserveBytes,
   weightsInMemory,
@@ -48,13 +49,19 @@ describe("ramReserveBytes", () => {
 
 describe("weightsInMemory", () => {
   const GB = 1024 ** 3;
-  it("reads a model that takes at most a quarter of the free memory into memory on the CPU", () => {
+  it("reads weights that take at most a quarter of the free memory, and 4 GiB, into memory on the CPU", () => {
     expect(IN_MEMORY_SHARE).toBe(0.25);
+    expect(IN_MEMORY_MAX_BYTES).toBe(4 * GB);
     expect(weightsInMemory(null, 0.2 * GB, 16 * GB, {})).toBe(true);
     expect(weightsInMemory(null, 4 * GB, 16 * GB, {})).toBe(true);
     expect(weightsInMemory(null, 4 * GB + 1, 16 * GB, {})).toBe(false);
+    expect(weightsInMemory(null, 4 * GB + 1, 64 * GB, {})).toBe(false);
   });
-  it("maps it on a GPU, or when the size is unknown", () => {
+  it("counts the free memory less the engine's RAM reserve", () => {
+    expect(weightsInMemory(null, 1 * GB, 4 * GB, {})).toBe(true);
+    expect(weightsInMemory(null, 1 * GB, 4 * GB, { MACARON_ENGINE_RAM_RESERVE_MB: "1024" })).toBe(false);
+  });
+  it("leaves it to node-llama-cpp on a GPU, or when the size is unknown", () => {
     expect(weightsInMemory("cuda", 0.2 * GB, 16 * GB, {})).toBe(false);
     expect(weightsInMemory(null, 0, 16 * GB, {})).toBe(false);
   });

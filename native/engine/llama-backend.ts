@@ -92,33 +92,51 @@ export async function machineMemory(llama: Llama, gpu: string | null): Promise<M
 }
 
 /**
- * The share of the free memory a model's file may take to be read into memory (see
- * weightsInMemory): the rest is left to its KV cells, the app and the machine.
+ * The share of the free memory (less MACARON_ENGINE_RAM_RESERVE_MB) a model's weights may take to
+ * be read into memory (see weightsInMemory): the rest is left to its KV cells, the app and the
+ * machine.
  */
 export const IN_MEMORY_SHARE = 0.25;
+
+/**
+ * The most weights read into memory: reading in costs the load ~1.5–2 s per GB on the 2-core VM
+ * of the measurements below (a copy of the file), where a mapped model starts at once.
+ */
+export const IN_MEMORY_MAX_BYTES = 4 * 1024 ** 3;
 
 /**
  * Whether the engine reads the weights into memory instead of mapping the model's file
  * (node-llama-cpp's `useMmap: false`). On the CPU every decode reads every weight, and read from
  * the file's pages (the page cache, mapped) generation was slower than from the process's own
- * memory: node-llama-cpp alone on the bench model, 4 sequences, three alternations, 86–97 tok/s
- * mapped against 96–125 read in; llama-server built from the same source, 4 clients,
- * 156 tok/s mapped against 191 with `--no-mmap` (bench/README.md, "parallel"). Reading in costs
- * the load a copy of the file (0.3–0.4 s for the bench model's 198 MB, with the app's
- * weights-huge-pages patch) and memory the page cache would otherwise share, so it is done only
- * on the CPU (a GPU holds its layers itself) and for a file that takes at most IN_MEMORY_SHARE of
- * the free memory; a bigger model stays mapped, where the system can page it instead of running
- * out. `MACARON_ENGINE_MMAP=on` always maps, `=off` always reads in.
+ * memory, on the bench model's F16 weights: node-llama-cpp alone, 4 sequences, three
+ * alternations, 86–97 tok/s mapped against 96–125 read in; the engine's way of generating,
+ * one sequence, `npm run bench -- direct-ab --compare mmap --size bench` 1.196×; llama-server
+ * built from the same source gains as much from `--no-mmap` (bench/README.md, "parallel"). Where
+ * llama.cpp repacks weights for the CPU (most quantized types on AVX2 or ARM) those are in the
+ * process's memory either way, so the switch matters for what is left. Reading in costs the load
+ * a copy of the file (0.3–0.4 s for the bench model's 198 MB with the app's weights-huge-pages
+ * patch) and memory the page cache would otherwise share, so it is done only on the CPU (a GPU
+ * holds its layers itself; there node-llama-cpp decides) and for weights that take at most
+ * IN_MEMORY_SHARE of the free memory and IN_MEMORY_MAX_BYTES; a bigger model stays mapped, where
+ * the system can page it instead of running short. `weightBytes` covers every part of a split
+ * model (fit-estimate.ts). `MACARON_ENGINE_MMAP=on` always maps (and so never advises huge pages
+ * for the weights), `=off` always reads in.
  */
 export function weightsInMemory(
   gpu: string | null,
-  fileBytes: number,
+  weightBytes: number,
   freeBytes: number,
   env: NodeJS.ProcessEnv = process.env,
 ): boolean {
   if (switchedOn(env.MACARON_ENGINE_MMAP)) return false;
   if (switchedOff(env.MACARON_ENGINE_MMAP)) return true;
-  return gpu === null && fileBytes > 0 && fileBytes <= freeBytes * IN_MEMORY_SHARE;
+  const available = freeBytes - (ramReserveBytes(env) ?? 0);
+  return (
+    gpu === null &&
+    weightBytes > 0 &&
+    weightBytes <= IN_MEMORY_MAX_BYTES &&
+    weightBytes <= available * IN_MEMORY_SHARE
+  );
 }
 
 /**

@@ -1,5 +1,6 @@
 import { createServer, type IncomingHttpHeaders } from "node:http";
 import type { AddressInfo } from "node:net";
+import { readFileSync } from "node:fs";
 import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -103,6 +104,9 @@ describe("load settings (real engine)", () => {
       try {
         const { value } = await call<LoadedModel>({ type: "load", path: fx.basePath, sequences: 1 });
         expect(value?.settings?.mmap).toBe(setting === "on");
+        // What llama.cpp did, not only what it reports: the file is mapped into this process or not.
+        if (process.platform === "linux")
+          expect(readFileSync("/proc/self/maps", "utf8").includes(fx.basePath)).toBe(setting === "on");
       } finally {
         delete process.env.MACARON_ENGINE_MMAP;
       }

@@ -1,4 +1,4 @@
-import { open, stat } from "node:fs/promises";
+import { open } from "node:fs/promises";
 import os from "node:os";
 import { basename } from "node:path";
 import {
@@ -40,6 +40,7 @@ import {
   MIN_DEFAULT_CONTEXT,
   readFileInfo,
   sequencesSetting,
+  weightBytes,
 } from "./fit-estimate";
 import {
   kvCacheTypes,
@@ -218,11 +219,12 @@ export class ModelSession {
       onProgress(progress);
     };
     // On the CPU a model that fits easily is read into memory: it generates faster than mapped.
-    const inMemory = weightsInMemory(backend.gpu, (await stat(path)).size, os.freemem());
+    const inMemory = weightsInMemory(backend.gpu, await weightBytes(path), os.freemem());
     try {
       model = await backend.llama.loadModel({
         modelPath: path,
-        useMmap: !inMemory,
+        // Elsewhere node-llama-cpp decides ("auto": on a GPU it may leave the file unmapped).
+        ...(inMemory ? { useMmap: false } : {}),
         gpuLayers: await modelGpuLayers(path, options, sequences, backend.gpu),
         defaultContextFlashAttention: flashAttention,
         onLoadProgress: (p) => report(Math.min(MODEL_SHARE, p * MODEL_SHARE)),
@@ -285,7 +287,7 @@ export class ModelSession {
         kvCacheType,
         batchSize: context.batchSize,
         threads: context.idealThreads,
-        mmap: !inMemory && backend.llama.supportsMmap,
+        mmap: model.useMmap,
       };
       const info: LoadedModel = {
         path,
