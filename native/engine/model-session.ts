@@ -75,7 +75,7 @@ import type {
 } from "../../common/engine-protocol";
 import { holdToken, tokenDelayMs } from "./token-delay";
 import { grammarProblem } from "../../common/generate-rules";
-import { switchedOff } from "../../common/env-switch";
+import { switchedOff, switchedOn } from "../../common/env-switch";
 
 /** Set for tests that act on a running answer (token-delay.ts); 0 otherwise. */
 const TOKEN_DELAY_MS = tokenDelayMs();
@@ -219,12 +219,15 @@ export class ModelSession {
       onProgress(progress);
     };
     // On the CPU a model that fits easily is read into memory: it generates faster than mapped.
-    const inMemory = weightsInMemory(backend.gpu, await weightBytes(path), os.freemem());
+    // MACARON_ENGINE_MMAP=on maps; otherwise node-llama-cpp decides ("auto": on a GPU it may
+    // leave the file unmapped).
+    const useMmap = weightsInMemory(backend.gpu, await weightBytes(path), os.freemem())
+      ? false
+      : switchedOn(process.env.MACARON_ENGINE_MMAP) || undefined;
     try {
       model = await backend.llama.loadModel({
         modelPath: path,
-        // Elsewhere node-llama-cpp decides ("auto": on a GPU it may leave the file unmapped).
-        ...(inMemory ? { useMmap: false } : {}),
+        ...(useMmap === undefined ? {} : { useMmap }),
         gpuLayers: await modelGpuLayers(path, options, sequences, backend.gpu),
         defaultContextFlashAttention: flashAttention,
         onLoadProgress: (p) => report(Math.min(MODEL_SHARE, p * MODEL_SHARE)),
