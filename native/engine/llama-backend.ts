@@ -113,7 +113,8 @@ export const IN_MEMORY_MAX_BYTES = 4 * 1024 ** 3;
  * one sequence, `npm run bench -- direct-ab --compare mmap --size bench` 1.196×; llama-server
  * built from the same source gains as much from `--no-mmap` (bench/README.md, "parallel"). Where
  * llama.cpp repacks weights for the CPU (most quantized types on AVX2 or ARM) those are in the
- * process's memory either way, so the switch matters for what is left. Reading in costs the load
+ * process's memory either way, so the switch matters for what is left (the bench model as
+ * Q4_K_M: the same load time, generation as fast or faster, less RSS; ARCHITECTURE.md). Reading in costs the load
  * a copy of the file (0.3–0.4 s for the bench model's 198 MB with the app's weights-huge-pages
  * patch) and memory the page cache would otherwise share, so it is done only on the CPU (a GPU
  * holds its layers itself; there node-llama-cpp decides) and for weights that take at most
