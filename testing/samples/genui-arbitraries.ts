@@ -175,7 +175,9 @@ function replaceAt(value: unknown, pick: number, replacement: (old: unknown) => 
   const rebuild = (cur: unknown, i: number): unknown => {
     if (i === path.length) return replacement(cur);
     const key = path[i]!;
-    const copy = (Array.isArray(cur) ? Object.assign([], cur) : Object.assign({}, cur)) as Record<
+    // A spread, not Object.assign: an own "__proto__" key stays an own key, as JSON.parse makes
+    // it (Object.assign's [[Set]] would make it the copy's prototype).
+    const copy = (Array.isArray(cur) ? Object.assign([], cur) : { ...(cur as object) }) as Record<
       string | number,
       unknown
     >;

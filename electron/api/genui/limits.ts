@@ -28,6 +28,13 @@ export type LimitResult = { ok: true; nodes: number; size: number } | { ok: fals
 /** Keys that could reach an object's prototype if a later merge or spread copied them. */
 export const FORBIDDEN_KEYS: ReadonlySet<string> = new Set(["__proto__", "constructor", "prototype"]);
 
+/** An array, or an object whose prototype is Object.prototype or null. */
+function isPlainData(value: object): boolean {
+  if (Array.isArray(value)) return Object.getPrototypeOf(value) === Array.prototype;
+  const proto: unknown = Object.getPrototypeOf(value);
+  return proto === Object.prototype || proto === null;
+}
+
 interface Frame {
   value: unknown;
   depth: number;
@@ -54,6 +61,9 @@ export function checkLimits(raw: unknown, limits: UiLimits = UI_LIMITS): LimitRe
     } else if (typeof value === "object" && value !== null) {
       if (depth >= limits.maxJsonDepth)
         return { ok: false, reason: `it is nested more than ${limits.maxJsonDepth} levels deep` };
+      // Only data as JSON.parse or a structured clone makes it: an object that inherits from
+      // another one has keys this walk (own keys) would not see and a schema would read.
+      if (!isPlainData(value)) return { ok: false, reason: "it is not plain data" };
       if (isNode) {
         nodes++;
         if (nodes > limits.maxNodes)

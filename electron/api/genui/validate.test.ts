@@ -225,6 +225,22 @@ describe("limits (checked before any schema)", () => {
     expect(parseDocument(text)).toMatchObject({ ok: false });
   });
 
+  it("refuses an object that inherits from another (keys the own-key walk would not see)", () => {
+    // What JSON.parse or a structured clone never makes, and Object.assign of an own "__proto__"
+    // key does: a node whose prototype is a node 2,000 deep (a schema reading its `children`
+    // would recurse into them). Refused with a reason, no RangeError.
+    const node = Object.create(deepNode(2000)) as Record<string, unknown>;
+    Object.assign(node, { type: "Text", id: "t", props: { markdown: "x" } });
+    const r = validateDocument({ version: 1, blocks: [{ kind: "ui", root: node }] });
+    expect(r).toMatchObject({ ok: false, reason: containing("not plain data") });
+    const nullProto = Object.assign(Object.create(null) as object, {
+      type: "Text",
+      id: "n",
+      props: { markdown: "x" },
+    });
+    expect(validateDocument({ version: 1, blocks: [{ kind: "ui", root: nullProto }] }).ok).toBe(true);
+  });
+
   it("counts nodes, string length and total size", () => {
     expect(checkLimits(sizedDocument(1000))).toMatchObject({ ok: true, nodes: 1000 });
     expect(checkLimits(sizedDocument(UI_LIMITS.maxNodes + 10))).toMatchObject({ ok: false });
