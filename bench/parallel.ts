@@ -127,17 +127,12 @@ function groupRss(pid: number | undefined): Map<number, number> {
   return out;
 }
 
-/** The app engine's pid: the largest process of the server's group other than the server itself. */
-function appEnginePid(server: Server): number | undefined {
+/** The app engine (pid, RSS in MiB): the largest process of the server's group other than the server. */
+function appEngine(server: Server): { pid: number | undefined; rss: number } {
   const rss = groupRss(server.pid);
   rss.delete(server.pid!);
-  return [...rss.entries()].sort((a, b) => b[1] - a[1])[0]?.[0];
-}
-
-/** The app engine's RSS (MiB). */
-function appEngineRss(server: Server): number {
-  const pid = appEnginePid(server);
-  return pid === undefined ? 0 : (groupRss(server.pid).get(pid) ?? 0);
+  const [pid, mib] = [...rss.entries()].sort((a, b) => b[1] - a[1])[0] ?? [undefined, 0];
+  return { pid, rss: mib };
 }
 
 /**
@@ -438,8 +433,9 @@ export async function benchParallel(options: ParallelOptions): Promise<void> {
       },
     };
     targets.app.model = await baseModelId(app);
-    const idle = { app: appEngineRss(app), "llama-server": rssOf(llama.pid) };
-    const hugePages = { app: anonHugeMiB(appEnginePid(app)), "llama-server": anonHugeMiB(llama.pid) };
+    const engine = appEngine(app);
+    const idle = { app: engine.rss, "llama-server": rssOf(llama.pid) };
+    const hugePages = { app: anonHugeMiB(engine.pid), "llama-server": anonHugeMiB(llama.pid) };
     // Uncounted warm-up, two rounds on each side with the most clients. The app's context starts
     // with one sequence and grows to its count when a request finds it taken
     // (native/engine/model-session.ts, grow): the first round pays for that, and is reported.
@@ -462,7 +458,7 @@ export async function benchParallel(options: ParallelOptions): Promise<void> {
       results.set(clients, got);
       console.error(`parallel: ${clients} clients done`);
     }
-    const after = { app: appEngineRss(app), "llama-server": rssOf(llama.pid) };
+    const after = { app: appEngine(app).rss, "llama-server": rssOf(llama.pid) };
     const rows = summarize(results);
     await app.stop();
     await llama.stop();
