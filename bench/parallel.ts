@@ -267,19 +267,23 @@ export function summarize(results: Map<number, Record<Side, Round[]>>): BenchRow
 /**
  * Rows of the app engine's decode trace (native/engine/decode-trace.ts), for the batch sizes of
  * generation steps (1 to `sequences` tokens) with at least 20 decodes: the decode itself and the
- * engine's time between two such decodes. Their means added are the app's time per step, to
- * set beside llama-server's own time per generated token.
+ * engine's time between two such decodes, and of that time the part until the last token sampled
+ * from the decode before came back (node-llama-cpp's sampling: a thread-pool job per sequence).
+ * Decode and gap means added are the app's time per step, to set beside llama-server's own time
+ * per generated token.
  */
 export function traceRows(entries: readonly DecodeEntry[], sequences: number): BenchRow[] {
   return decodeSummary(entries)
     .filter((s) => s.tokens <= sequences && s.decodes >= 20)
     .map((s) => ({
-      name: `app engine, ${s.tokens}-token steps, all client counts: decode and between decodes (ms)`,
+      name: `app engine, ${s.tokens}-token steps, all client counts: decode, between decodes, of which sampling (ms)`,
       decodes: s.decodes,
       decodeMedian: s.decodeMedianMs,
       decodeMean: s.decodeMeanMs,
       gapMedian: s.gapMedianMs,
       gapMean: s.gapMeanMs,
+      sampledMedian: s.sampleMedianMs,
+      sampledMean: s.sampleMeanMs,
       stepMean: s.decodeMeanMs + s.gapMeanMs,
     }));
 }

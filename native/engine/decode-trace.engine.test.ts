@@ -65,4 +65,14 @@ it("records each decode of a real context with the tokens of its batch", async (
   const twoToken = decodeSummary(entries).find((s) => s.tokens === 2);
   // 12 tokens each: the prompts' last tokens give the first, the rest are 11 steps of both.
   expect(twoToken?.decodes).toBeGreaterThanOrEqual(10);
+  // Each generation step's tokens were sampled from the decode before it: after that decode
+  // ended and before the next began. The last step's sample ends the generations.
+  const stepsOfBoth = entries.filter((e) => e.tokens === 2);
+  for (const e of stepsOfBoth) {
+    expect(e.sampled).toBeGreaterThanOrEqual(e.end);
+    const next = entries[entries.indexOf(e) + 1];
+    if (next) expect(e.sampled).toBeLessThanOrEqual(next.start);
+  }
+  expect(twoToken!.sampleMedianMs).toBeGreaterThanOrEqual(0);
+  expect(twoToken!.sampleMedianMs).toBeLessThanOrEqual(twoToken!.gapMedianMs);
 });

@@ -49,6 +49,17 @@ describe("decode trace", () => {
     expect(byTokens.get(4)!.gapMedianMs).toBeCloseTo(1);
     expect(byTokens.get(4)!.gapMeanMs).toBeCloseTo(1.2);
     expect(byTokens.get(120)!.gapMedianMs).toBeNaN();
+    // No sampling times in these entries.
+    expect(byTokens.get(4)!.sampleMedianMs).toBeNaN();
+  });
+
+  it("splits each gap at the last sampled token of the decode before it", () => {
+    // Four steps 1 ms apart; their samples back 0.6, 0.7, 0.8 ms after each decode's end.
+    const four = steps(0, 4, 4, 20, 1).map((e, i) => (i < 3 ? { ...e, sampled: e.end + 0.6 + 0.1 * i } : e));
+    const s = decodeSummary(four).find((x) => x.tokens === 4)!;
+    expect(s.gaps).toBe(3);
+    expect(s.sampleMedianMs).toBeCloseTo(0.7);
+    expect(s.sampleMeanMs).toBeCloseTo(0.7);
   });
 
   it("writes its lines 512 at a time and on flush, and reads them back", () => {
@@ -60,11 +71,14 @@ describe("decode trace", () => {
     trace.record(entries[511]!);
     expect(parseDecodeTrace(readFileSync(file, "utf8"))).toHaveLength(512);
     for (const entry of entries.slice(512)) trace.record(entry);
+    // A writer's entry still open (its samples may come back) is recorded by the flush.
+    trace.holdOpen(() => trace.record({ ...entries[0]!, start: 1, end: 2, sampled: 2.25 }));
     trace.flush();
     const back = parseDecodeTrace(readFileSync(file, "utf8"));
-    expect(back).toHaveLength(600);
+    expect(back).toHaveLength(601);
+    expect(back.at(-1)).toEqual({ start: 1, end: 2, tokens: 4, sampled: 2.25 });
     // Epoch milliseconds keep the microsecond.
-    for (const [i, entry] of back.entries()) {
+    for (const [i, entry] of back.slice(0, 600).entries()) {
       expect(entry.tokens).toBe(4);
       expect(entry.start).toBeCloseTo(entries[i]!.start, 3);
       expect(entry.end).toBeCloseTo(entries[i]!.end, 3);
@@ -72,8 +86,10 @@ describe("decode trace", () => {
   });
 
   it("skips lines that are not entries", () => {
-    expect(parseDecodeTrace("1 2 3\n\ngarbage\n4 5 0\n6 7 2.5\n8 9 1\n")).toEqual([
+    expect(parseDecodeTrace("1 2 3\n\ngarbage\n4 5 0\n6 7 2.5\n8 9 1\n8 9 1 9.5\n8 9 1 x\n")).toEqual([
       { start: 1, end: 2, tokens: 3 },
+      { start: 8, end: 9, tokens: 1 },
+      { start: 8, end: 9, tokens: 1, sampled: 9.5 },
       { start: 8, end: 9, tokens: 1 },
     ]);
   });

@@ -6,7 +6,8 @@ import type { LlamaContext } from "node-llama-cpp";
  * `file`: when it started and when its end reached JS (ms since the epoch with microsecond
  * resolution, `performance.timeOrigin + performance.now()`, which another process can compare
  * with its own clock to about a millisecond: enough to tell which of its phases a decode fell
- * in) and how many tokens the batch held. Off unless set. `npm run bench -- parallel` sets it to
+ * in), how many tokens the batch held, and when the last token sampled from its logits came back
+ * to JS (absent when none was: a prompt chunk without logits). Off unless set. `npm run bench -- parallel` sets it to
  * see where a step's time goes (decodeSummary): the decode itself, or the engine's own work
  * between two decodes (sampling, node-llama-cpp's and LlamaChat's handling of each token,
  * decode-barrier.ts's hand-over of the next batch, the token messages to core, whatever else the
@@ -24,11 +25,12 @@ export function decodeTraceFile(env: NodeJS.ProcessEnv = process.env): string | 
   return file && file.length > 0 ? file : null;
 }
 
-/** One decode: start and end (ms) and the tokens in its batch. */
+/** One decode: start and end (ms), the tokens in its batch, its last sampled token back (ms). */
 export interface DecodeEntry {
   start: number;
   end: number;
   tokens: number;
+  sampled?: number;
 }
 
 const FLUSH_EVERY = 512;
@@ -36,15 +38,24 @@ const FLUSH_EVERY = 512;
 /** The lines of one trace file; `flush` appends what is pending. */
 export class DecodeTrace {
   private pending: string[] = [];
+  /** Writers holding an entry not recorded yet (a decode whose samples may still come back). */
+  private readonly open = new Set<() => void>();
 
   constructor(readonly file: string) {}
 
   record(entry: DecodeEntry): void {
-    this.pending.push(`${entry.start.toFixed(3)} ${entry.end.toFixed(3)} ${entry.tokens}\n`);
+    const sampled = entry.sampled === undefined ? "" : ` ${entry.sampled.toFixed(3)}`;
+    this.pending.push(`${entry.start.toFixed(3)} ${entry.end.toFixed(3)} ${entry.tokens}${sampled}\n`);
     if (this.pending.length >= FLUSH_EVERY) this.flush();
   }
 
+  /** `close` records what its writer holds; flush calls it first. */
+  holdOpen(close: () => void): void {
+    this.open.add(close);
+  }
+
   flush(): void {
+    for (const close of this.open) close();
     if (this.pending.length === 0) return;
     const lines = this.pending.join("");
     this.pending = [];
@@ -80,11 +91,17 @@ export function processTrace(file: string): DecodeTrace {
 interface NativeBatching {
   initBatch(size: number): unknown;
   decodeBatch(): Promise<unknown>;
+  sampleToken(...args: unknown[]): Promise<unknown>;
 }
 
 const traced = new WeakSet<object>();
 
-/** Record every decode of `context` into `trace`. */
+/**
+ * Record every decode of `context` into `trace`. A decode's line is written when the next decode
+ * starts (or the trace is flushed), once the tokens sampled from its logits are back:
+ * node-llama-cpp samples each with the native `sampleToken` (a job on libuv's thread pool) after
+ * the decode returns, and the next step's tokens are those.
+ */
 export function traceDecodes(context: LlamaContext, trace: DecodeTrace): void {
   const native = (context as unknown as { _ctx: NativeBatching })._ctx;
   // Once per context: wrapped twice, every decode would be written twice.
@@ -92,7 +109,15 @@ export function traceDecodes(context: LlamaContext, trace: DecodeTrace): void {
   traced.add(native);
   const init = native.initBatch.bind(native);
   const decode = native.decodeBatch.bind(native);
+  const sample = native.sampleToken.bind(native);
   let tokens = 0;
+  /** The last decode that ended, not recorded yet: its samples may still come back. */
+  let last: DecodeEntry | null = null;
+  const close = () => {
+    if (last) trace.record(last);
+    last = null;
+  };
+  trace.holdOpen(close);
   // The addon's methods are read-only on its prototype: shadowed by own properties.
   const own = <K extends keyof NativeBatching>(key: K, value: NativeBatching[K]) =>
     Object.defineProperty(native, key, { value, writable: true, configurable: true });
@@ -101,22 +126,36 @@ export function traceDecodes(context: LlamaContext, trace: DecodeTrace): void {
     return init(size);
   });
   own("decodeBatch", async () => {
+    close();
     const start = performance.timeOrigin + performance.now();
     const size = tokens;
     // A decode without its initBatch would be written with 0 tokens, which parsing drops.
     tokens = 0;
     const result = await decode();
-    trace.record({ start, end: performance.timeOrigin + performance.now(), tokens: size });
+    last = { start, end: performance.timeOrigin + performance.now(), tokens: size };
     return result;
+  });
+  // The logits sampled are the last decode's (the next one overwrites them).
+  own("sampleToken", (...args) => {
+    const entry = last;
+    return sample(...args).then((token) => {
+      if (entry) entry.sampled = performance.timeOrigin + performance.now();
+      return token;
+    });
   });
 }
 
 export function parseDecodeTrace(text: string): DecodeEntry[] {
   const entries: DecodeEntry[] = [];
   for (const line of text.split("\n")) {
-    const [start, end, tokens] = line.split(" ").map(Number);
+    const [start, end, tokens, sampled] = line.split(" ").map(Number);
     if (Number.isFinite(start) && Number.isFinite(end) && Number.isInteger(tokens) && tokens! > 0)
-      entries.push({ start: start!, end: end!, tokens: tokens! });
+      entries.push({
+        start: start!,
+        end: end!,
+        tokens: tokens!,
+        ...(Number.isFinite(sampled) ? { sampled: sampled! } : {}),
+      });
   }
   return entries;
 }
@@ -131,6 +170,13 @@ export interface StepSummary {
   gaps: number;
   gapMedianMs: number;
   gapMeanMs: number;
+  /**
+   * Of those gaps, the part until the last token sampled from the first decode came back to JS
+   * (the rest is node-llama-cpp's, LlamaChat's and the engine's own handling of the tokens until
+   * the next batch starts). NaN where the trace has no sampling times.
+   */
+  sampleMedianMs: number;
+  sampleMeanMs: number;
 }
 
 /**
@@ -154,20 +200,23 @@ const mean = (values: number[]): number =>
  * parallel streams are the n-token batches; prompts make the larger ones.
  */
 export function decodeSummary(entries: readonly DecodeEntry[]): StepSummary[] {
-  const sizes = new Map<number, { durations: number[]; gaps: number[] }>();
+  const sizes = new Map<number, { durations: number[]; gaps: number[]; samples: number[] }>();
   entries.forEach((entry, i) => {
-    const size = sizes.get(entry.tokens) ?? { durations: [], gaps: [] };
+    const size = sizes.get(entry.tokens) ?? { durations: [], gaps: [], samples: [] };
     sizes.set(entry.tokens, size);
     size.durations.push(entry.end - entry.start);
     const before = entries[i - 1];
     if (before?.tokens === entry.tokens) {
       const gap = entry.start - before.end;
-      if (gap >= 0 && gap <= IDLE_GAP_MS) size.gaps.push(gap);
+      if (gap >= 0 && gap <= IDLE_GAP_MS) {
+        size.gaps.push(gap);
+        if (before.sampled !== undefined) size.samples.push(before.sampled - before.end);
+      }
     }
   });
   return [...sizes]
     .sort(([a], [b]) => a - b)
-    .map(([tokens, { durations, gaps }]) => ({
+    .map(([tokens, { durations, gaps, samples }]) => ({
       tokens,
       decodes: durations.length,
       decodeMedianMs: median(durations),
@@ -175,5 +224,7 @@ export function decodeSummary(entries: readonly DecodeEntry[]): StepSummary[] {
       gaps: gaps.length,
       gapMedianMs: median(gaps),
       gapMeanMs: mean(gaps),
+      sampleMedianMs: median(samples),
+      sampleMeanMs: mean(samples),
     }));
 }
