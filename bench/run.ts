@@ -60,6 +60,7 @@ const MODULES = [
   "v1-system",
   "self-improve",
   "flakiness",
+  "crash-soak",
   "agent-unseen-tools",
   "episodes",
 ];
@@ -104,6 +105,8 @@ const onPurpose = new Set(["native-build", "ttft", "compounding", "self-improve"
 onPurpose.add("flakiness");
 // parallel builds llama-server as ttft does, then runs it beside the app.
 onPurpose.add("parallel");
+// crash-soak kills the server 200 times by default (~18 minutes here).
+onPurpose.add("crash-soak");
 const names = positionals.length > 0 ? positionals : Object.keys(benches).filter((n) => !onPurpose.has(n));
 for (const name of names) {
   const bench = benches[name];
