@@ -8,7 +8,8 @@
 # - cmake, a C++ compiler and Ninja, with which node-llama-cpp compiles its bundled llama.cpp
 #   source: for the real "build llama.cpp for this machine" test, and for the build that
 #   `npm run setup` runs after this script (the engine tests then load that build; without
-#   these tools set-up says so and the tests run the prebuilt binaries).
+#   these tools set-up says so and the tests run the prebuilt binaries); ccache, through which
+#   both compile (scripts/compiler-cache.mjs), so the test's build reuses set-up's objects.
 set -e
 need=""
 [ -x /usr/bin/chromium ] || need="$need chromium"
@@ -18,6 +19,7 @@ need=""
 command -v cmake >/dev/null 2>&1 || need="$need cmake"
 command -v g++ >/dev/null 2>&1 || need="$need g++"
 command -v ninja >/dev/null 2>&1 || need="$need ninja-build"
+command -v ccache >/dev/null 2>&1 || need="$need ccache"
 # PostgreSQL's server binaries: the cloud service's store tests start their own throwaway cluster.
 ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || need="$need postgresql"
 [ -n "$need" ] || exit 0

@@ -10,10 +10,12 @@
 //   reuses a cached build for the same source, compiler, CPU and GPU choice (~/.cache/macaron/
 //   llama-builds, or $MACARON_NATIVE_CACHE) in seconds. Without cmake or a compiler, or when the
 //   build fails, it says so in one line and set-up still succeeds on the prebuilt binaries.
-//   MACARON_NATIVE_BUILD=0 or --no-native-build skips it.
+//   MACARON_NATIVE_BUILD=0 or --no-native-build skips it. Compiled through ccache where it is
+//   installed (scripts/compiler-cache.mjs).
 import { spawnSync } from "node:child_process";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { withCompilerCache } from "./compiler-cache.mjs";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 
@@ -58,6 +60,7 @@ if (process.argv.includes("--no-native-build") || process.env.MACARON_NATIVE_BUI
   const build = spawnSync(process.execPath, ["--import", "tsx", "electron/core/engine/native-build-cli.ts"], {
     stdio: "inherit",
     cwd: root,
+    env: withCompilerCache(process.env, root),
   });
   if (build.status !== 0) {
     console.log(

@@ -3,6 +3,9 @@
 // closing line `N passed, N failed, N skipped` that adds both up, so every run says what it ran.
 import { spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync } from "node:fs";
+import { dirname } from "node:path";
+import { fileURLToPath } from "node:url";
+import { withCompilerCache } from "./compiler-cache.mjs";
 
 const results = "test-results";
 mkdirSync(results, { recursive: true });
@@ -11,8 +14,12 @@ const e2eJson = `${results}/e2e.json`;
 rmSync(unitJson, { force: true });
 rmSync(e2eJson, { force: true });
 
+// The real llama.cpp build test compiles through ccache where it is installed, hitting what
+// set-up compiled (scripts/compiler-cache.mjs).
+const env = withCompilerCache(process.env, dirname(dirname(fileURLToPath(import.meta.url))));
+
 function run(cmd, args) {
-  const r = spawnSync(cmd, args, { stdio: "inherit", env: process.env });
+  const r = spawnSync(cmd, args, { stdio: "inherit", env });
   return r.status ?? 1;
 }
 
