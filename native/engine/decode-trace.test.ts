@@ -1,5 +1,6 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
+import type { LlamaContext } from "node-llama-cpp";
 import { describe, expect, it } from "vitest";
 import { testDir } from "../../testing/core/temp-dir";
 import {
@@ -8,6 +9,7 @@ import {
   DecodeTrace,
   IDLE_GAP_MS,
   parseDecodeTrace,
+  traceDecodes,
   type DecodeEntry,
 } from "./decode-trace";
 
@@ -82,6 +84,54 @@ describe("decode trace", () => {
       expect(entry.tokens).toBe(4);
       expect(entry.start).toBeCloseTo(entries[i]!.start, 3);
       expect(entry.end).toBeCloseTo(entries[i]!.end, 3);
+    }
+  });
+
+  it("wraps a context's decodes and samples: results unchanged, every decode written once", async () => {
+    /** The addon's context as node-llama-cpp holds it: methods read-only on the prototype. */
+    class Native {
+      declare initBatch: (size: number) => void;
+      declare decodeBatch: () => Promise<void>;
+      declare sampleToken: (index: number, sampler: object) => Promise<number>;
+    }
+    const method = (value: unknown) => ({ value, writable: false, configurable: false });
+    Object.defineProperties(Native.prototype, {
+      initBatch: method(function initBatch(this: Native) {
+        return undefined;
+      }),
+      decodeBatch: method(async function decodeBatch(this: Native) {
+        if (!(this instanceof Native)) throw new Error("wrong this");
+      }),
+      sampleToken: method(async function sampleToken(this: Native, index: number) {
+        if (!(this instanceof Native)) throw new Error("wrong this");
+        if (index < 0) throw new Error("no logits there");
+        return index + 100;
+      }),
+    });
+    const native = new Native();
+    const disposed: (() => void)[] = [];
+    const context = { _ctx: native, onDispose: { createListener: (fn: () => void) => disposed.push(fn) } };
+    const file = join(testDir(), "trace.txt");
+    const trace = new DecodeTrace(file);
+    traceDecodes(context as unknown as LlamaContext, trace);
+    // More than one flush's worth (512): each flush closes the open entry and goes on.
+    for (let step = 0; step < 1200; step++) {
+      native.initBatch(4);
+      await native.decodeBatch();
+      const tokens = await Promise.all([0, 1, 2, 3].map((i) => native.sampleToken(i, {})));
+      expect(tokens).toEqual([100, 101, 102, 103]);
+      if (step % 300 === 0) await expect(native.sampleToken(-1, {})).rejects.toThrow("no logits there");
+    }
+    disposed.forEach((fn) => fn());
+    trace.flush();
+    // A second flush after the context's disposal writes nothing again.
+    trace.flush();
+    const entries = parseDecodeTrace(readFileSync(file, "utf8"));
+    expect(entries).toHaveLength(1200);
+    for (const [i, e] of entries.entries()) {
+      expect(e.tokens).toBe(4);
+      expect(e.sampled).toBeGreaterThanOrEqual(e.end);
+      if (i > 0) expect(e.start).toBeGreaterThanOrEqual(entries[i - 1]!.sampled!);
     }
   });
 

@@ -16,9 +16,10 @@ import type { LlamaContext } from "node-llama-cpp";
  * Lines are kept in memory and appended 512 at a time (one synchronous append in every 512th
  * step) and when the process exits or is stopped with SIGTERM; a process killed otherwise loses
  * the last lines. While a context grows, the old and the new one both write here. Recording
- * wraps the context's native `initBatch` and `decodeBatch` (node-llama-cpp 3.21.1's internal
- * `_ctx`: LlamaContext.dispatchPendingBatch calls `initBatch(n)` and then awaits
- * `decodeBatch()`, both under the context's lock), as decode-barrier.ts wraps `_decodeTokens`.
+ * wraps the context's native `initBatch`, `decodeBatch` and `sampleToken` (node-llama-cpp
+ * 3.21.1's internal `_ctx`: LlamaContext.dispatchPendingBatch calls `initBatch(n)`, awaits
+ * `decodeBatch()`, then the samples of the batch's logits, all under the context's lock), as
+ * decode-barrier.ts wraps `_decodeTokens`.
  */
 export function decodeTraceFile(env: NodeJS.ProcessEnv = process.env): string | null {
   const file = env.MACARON_ENGINE_DECODE_TRACE;
@@ -40,6 +41,7 @@ export class DecodeTrace {
   private pending: string[] = [];
   /** Writers holding an entry not recorded yet (a decode whose samples may still come back). */
   private readonly open = new Set<() => void>();
+  private flushing = false;
 
   constructor(readonly file: string) {}
 
@@ -49,13 +51,25 @@ export class DecodeTrace {
     if (this.pending.length >= FLUSH_EVERY) this.flush();
   }
 
-  /** `close` records what its writer holds; flush calls it first. */
-  holdOpen(close: () => void): void {
+  /**
+   * `close` records what its writer holds (and lets go of it); flush calls it first. A flush
+   * closes every writer's entry, so one whose samples are still out is written without them.
+   * The returned function unregisters the writer.
+   */
+  holdOpen(close: () => void): () => void {
     this.open.add(close);
+    return () => this.open.delete(close);
   }
 
   flush(): void {
-    for (const close of this.open) close();
+    // A writer's close records, which may flush again: the entries go to `pending` either way.
+    if (this.flushing) return;
+    this.flushing = true;
+    try {
+      for (const close of this.open) close();
+    } finally {
+      this.flushing = false;
+    }
     if (this.pending.length === 0) return;
     const lines = this.pending.join("");
     this.pending = [];
@@ -114,10 +128,16 @@ export function traceDecodes(context: LlamaContext, trace: DecodeTrace): void {
   /** The last decode that ended, not recorded yet: its samples may still come back. */
   let last: DecodeEntry | null = null;
   const close = () => {
-    if (last) trace.record(last);
+    const entry = last;
     last = null;
+    if (entry) trace.record(entry);
   };
-  trace.holdOpen(close);
+  const release = trace.holdOpen(close);
+  // A disposed context decodes no more: its last entry goes now, and the trace lets go of it.
+  context.onDispose.createListener(() => {
+    close();
+    release();
+  });
   // The addon's methods are read-only on its prototype: shadowed by own properties.
   const own = <K extends keyof NativeBatching>(key: K, value: NativeBatching[K]) =>
     Object.defineProperty(native, key, { value, writable: true, configurable: true });
