@@ -1,15 +1,8 @@
 import { expect, it } from "vitest";
-import { parseSoakOutput } from "../bench/crash-soak";
+import { formatCrashSummary, parseCrashSummary } from "../testing/server/crash-summary";
 
-it("reads the crash-safety test's summary line, and nothing from a run that did not print it", () => {
-  // As printed by electron/server/crash-safety.test.ts in a CI run (100 kills then).
-  const output = [
-    "stdout | electron/server/crash-safety.test.ts > the server killed with SIGKILL 100 times",
-    "crash-safety: 100 kills in 537.5 s (5375 ms each, of which start-up 3338 ms); 80 acknowledged, " +
-      "20 killed before the answer, 20 partial answers kept",
-    " ✓ electron/server/crash-safety.test.ts (1 test) 541414ms",
-  ].join("\n");
-  expect(parseSoakOutput(output)).toEqual({
+it("reads back the crash-safety summary it formats, and nothing from a run that did not print it", () => {
+  const summary = {
     kills: 100,
     seconds: 537.5,
     msPerKill: 5375,
@@ -17,6 +10,15 @@ it("reads the crash-safety test's summary line, and nothing from a run that did 
     acknowledged: 80,
     unacknowledged: 20,
     partialKept: 20,
-  });
-  expect(parseSoakOutput(" ✗ electron/server/crash-safety.test.ts (1 test | 1 failed)")).toBeNull();
+  };
+  const line = formatCrashSummary({ ...summary, seconds: 537.46, msPerKill: 5374.6, startMs: 3337.8 });
+  // As a CI run printed it (100 kills then), inside vitest's other output.
+  expect(line).toBe(
+    "crash-safety: 100 kills in 537.5 s (5375 ms each, of which start-up 3338 ms); 80 acknowledged, " +
+      "20 killed before the answer, 20 partial answers kept",
+  );
+  expect(parseCrashSummary(`stdout | electron/server/crash-safety.test.ts\n${line}\n ✓ 1 test`)).toEqual(
+    summary,
+  );
+  expect(parseCrashSummary(" ✗ electron/server/crash-safety.test.ts (1 test | 1 failed)")).toBeNull();
 });
