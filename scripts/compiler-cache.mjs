@@ -1,24 +1,57 @@
-// The compiler cache for llama.cpp builds run by set-up and by the tests. When ccache is on the
-// PATH (scripts/install-test-packages.sh installs it for the tests), CMake compiles through it:
-// CMake (3.17+) takes CMAKE_C_COMPILER_LAUNCHER / CMAKE_CXX_COMPILER_LAUNCHER from the
-// environment. node-llama-cpp turns llama.cpp's own ccache option off and names its build folder
-// after the CMake options it is given, so the launcher goes through the environment, where it
-// changes neither the build folder nor the app's build-cache key. CCACHE_BASEDIR (the repository)
-// makes the paths relative, so the real-build test's copy of node-llama-cpp (under node_modules)
-// hits what set-up compiled: same source, same flags. The test still configures, links, loads and
-// generates; a changed source or patch compiles again. A launcher or base folder already set is
-// kept.
+// The compiler cache for llama.cpp builds run by set-up and by `npm test`. When ccache is on the
+// PATH (scripts/install-test-packages.sh installs it for the tests) and its folder can be written,
+// CMake compiles through it: CMake (3.17+) takes CMAKE_C_COMPILER_LAUNCHER /
+// CMAKE_CXX_COMPILER_LAUNCHER from the environment. node-llama-cpp turns llama.cpp's own ccache
+// option off and names its build folder after the CMake options it is given, so the launcher
+// goes through the environment, where it changes neither the build folder nor the app's
+// build-cache key (electron/core/engine/native-cache.ts).
+// - CCACHE_BASEDIR (the repository) makes the paths relative, so the real-build test's copy of
+//   node-llama-cpp (under node_modules) hits what set-up compiled there: same source, same
+//   flags. The compiler then sees relative paths too: `__FILE__` in llama.cpp's assertion
+//   messages reads `../../llama.cpp/…` instead of an absolute path; the code is the same.
+// - CCACHE_NAMESPACE names this CPU (the model and flags, as native-cache.ts's cpuId): the build
+//   compiles with -march=native, and a cache folder carried to another CPU must not hand back
+//   objects built for this one.
+// A launcher, base folder or namespace already set is kept.
 import { spawnSync } from "node:child_process";
+import { createHash } from "node:crypto";
+import { accessSync, constants, mkdirSync, readFileSync } from "node:fs";
+import { cpus } from "node:os";
 
-/** `env` with the ccache launcher added when ccache runs here; `env` itself otherwise. */
+function cpuId() {
+  let flags = "";
+  try {
+    flags = /^flags\s*:(.*)$/m.exec(readFileSync("/proc/cpuinfo", "utf8"))?.[1]?.trim() ?? "";
+  } catch {
+    // Not Linux: the model name has to do.
+  }
+  return `${cpus()[0]?.model ?? "unknown"} ${flags}`.trim();
+}
+
+/** ccache's folder when ccache runs here and the folder can be written, else null. */
+function writableCacheDir(env) {
+  const r = spawnSync("ccache", ["--get-config", "cache_dir"], { env, encoding: "utf8" });
+  const dir = r.status === 0 ? r.stdout.trim() : "";
+  if (dir === "") return null;
+  try {
+    mkdirSync(dir, { recursive: true });
+    accessSync(dir, constants.W_OK);
+    return dir;
+  } catch {
+    return null;
+  }
+}
+
+/** `env` with the ccache launcher added when ccache can be used here; `env` itself otherwise. */
 export function withCompilerCache(env, root) {
   if (env.CMAKE_C_COMPILER_LAUNCHER || env.CMAKE_CXX_COMPILER_LAUNCHER) return env;
-  const probe = spawnSync("ccache", ["--version"], { env, stdio: "ignore" });
-  if (probe.status !== 0) return env;
+  if (writableCacheDir(env) === null) return env;
   return {
     ...env,
     CMAKE_C_COMPILER_LAUNCHER: "ccache",
     CMAKE_CXX_COMPILER_LAUNCHER: "ccache",
     CCACHE_BASEDIR: env.CCACHE_BASEDIR || root,
+    CCACHE_NAMESPACE:
+      env.CCACHE_NAMESPACE || `macaron-${createHash("sha256").update(cpuId()).digest("hex").slice(0, 16)}`,
   };
 }
