@@ -99,13 +99,12 @@ describe("decode trace", () => {
       initBatch: method(function initBatch(this: Native) {
         return undefined;
       }),
-      decodeBatch: method(async function decodeBatch(this: Native) {
-        if (!(this instanceof Native)) throw new Error("wrong this");
+      decodeBatch: method(function decodeBatch(this: Native) {
+        return this instanceof Native ? Promise.resolve() : Promise.reject(new Error("wrong this"));
       }),
-      sampleToken: method(async function sampleToken(this: Native, index: number) {
-        if (!(this instanceof Native)) throw new Error("wrong this");
-        if (index < 0) throw new Error("no logits there");
-        return index + 100;
+      sampleToken: method(function sampleToken(this: Native, index: number) {
+        if (!(this instanceof Native)) return Promise.reject(new Error("wrong this"));
+        return index < 0 ? Promise.reject(new Error("no logits there")) : Promise.resolve(index + 100);
       }),
     });
     const native = new Native();
