@@ -12,7 +12,9 @@
 // - CCACHE_NAMESPACE names this CPU (the model and flags, as native-cache.ts's cpuId): the build
 //   compiles with -march=native, and a cache folder carried to another CPU must not hand back
 //   objects built for this one.
-// A launcher, base folder or namespace already set is kept.
+// A launcher, base folder or namespace already set in the environment is kept (one set in
+// ccache.conf is overridden). cpuId is native-cache.ts's, repeated here: set-up runs this before
+// any TypeScript can.
 import { spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import { accessSync, constants, mkdirSync, readFileSync } from "node:fs";
@@ -30,7 +32,7 @@ function cpuId() {
 
 /** ccache's folder when ccache runs here and the folder can be written, else null. */
 function writableCacheDir(env) {
-  const r = spawnSync("ccache", ["--get-config", "cache_dir"], { env, encoding: "utf8" });
+  const r = spawnSync("ccache", ["--get-config", "cache_dir"], { env, encoding: "utf8", timeout: 10_000 });
   const dir = r.status === 0 ? r.stdout.trim() : "";
   if (dir === "") return null;
   try {

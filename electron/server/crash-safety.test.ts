@@ -300,7 +300,7 @@ describe(`the server killed with SIGKILL ${ITERATIONS} times`, () => {
         db.close();
       }
     },
-    // ~5.4 s per kill under CI's load: room for three times that.
+    // ~5.4 s per kill under CI's load: room for nearly three times that.
     Math.max(30 * 60_000, ITERATIONS * 15_000),
   );
 });

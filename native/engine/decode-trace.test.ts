@@ -121,12 +121,19 @@ describe("decode trace", () => {
       expect(tokens).toEqual([100, 101, 102, 103]);
       if (step % 300 === 0) await expect(native.sampleToken(-1, {})).rejects.toThrow("no logits there");
     }
+    // Disposed with a decode still running: that one is written when it ends.
+    native.initBatch(2);
+    const running = native.decodeBatch();
     disposed.forEach((fn) => fn());
+    await running;
     trace.flush();
     // A second flush after the context's disposal writes nothing again.
     trace.flush();
-    const entries = parseDecodeTrace(readFileSync(file, "utf8"));
-    expect(entries).toHaveLength(1200);
+    const all = parseDecodeTrace(readFileSync(file, "utf8"));
+    expect(all).toHaveLength(1201);
+    expect(all.at(-1)).toMatchObject({ tokens: 2 });
+    expect(all.at(-1)!.sampled).toBeUndefined();
+    const entries = all.slice(0, 1200);
     for (const [i, e] of entries.entries()) {
       expect(e.tokens).toBe(4);
       expect(e.sampled).toBeGreaterThanOrEqual(e.end);

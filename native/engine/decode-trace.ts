@@ -112,7 +112,8 @@ const traced = new WeakSet<object>();
 
 /**
  * Record every decode of `context` into `trace`. A decode's line is written when the next decode
- * starts (or the trace is flushed), once the tokens sampled from its logits are back:
+ * starts (or the trace is flushed, or the context disposed), once the tokens sampled from its
+ * logits are back:
  * node-llama-cpp samples each with the native `sampleToken` (a job on libuv's thread pool) after
  * the decode returns, and the next step's tokens are those.
  */
@@ -133,10 +134,13 @@ export function traceDecodes(context: LlamaContext, trace: DecodeTrace): void {
     if (entry) trace.record(entry);
   };
   const release = trace.holdOpen(close);
-  // A disposed context decodes no more: its last entry goes now, and the trace lets go of it.
+  let released = false;
+  // A disposed context decodes no more: its last entry goes now, and the trace lets go of it (a
+  // decode still running then is written when it ends).
   context.onDispose.createListener(() => {
     close();
     release();
+    released = true;
   });
   // The addon's methods are read-only on its prototype: shadowed by own properties.
   const own = <K extends keyof NativeBatching>(key: K, value: NativeBatching[K]) =>
@@ -153,6 +157,7 @@ export function traceDecodes(context: LlamaContext, trace: DecodeTrace): void {
     tokens = 0;
     const result = await decode();
     last = { start, end: performance.timeOrigin + performance.now(), tokens: size };
+    if (released) close();
     return result;
   });
   // The logits sampled are the last decode's (the next one overwrites them).
@@ -216,7 +221,9 @@ const mean = (values: number[]): number =>
 
 /**
  * Per batch size: the decodes' durations and the gaps between consecutive decodes of that size
- * (entries in the order they ended; gaps over IDLE_GAP_MS left out). Generation steps of n
+ * (entries in the order they were written: a decode's when the next decode of its context started,
+ * so a context disposed while another grows may write its last one late; gaps over IDLE_GAP_MS
+ * or negative are left out). Generation steps of n
  * parallel streams are the n-token batches; prompts make the larger ones.
  */
 export function decodeSummary(entries: readonly DecodeEntry[]): StepSummary[] {
