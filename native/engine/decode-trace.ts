@@ -7,11 +7,12 @@ import type { LlamaContext } from "node-llama-cpp";
  * resolution, `performance.timeOrigin + performance.now()`, which another process can compare
  * with its own clock to about a millisecond: enough to tell which of its phases a decode fell
  * in), how many tokens the batch held, and when the last token sampled from its logits came back
- * to JS (absent when none was: a prompt chunk without logits). Off unless set. `npm run bench -- parallel` sets it to
- * see where a step's time goes (decodeSummary): the decode itself, or the engine's own work
- * between two decodes (sampling, node-llama-cpp's and LlamaChat's handling of each token,
- * decode-barrier.ts's hand-over of the next batch, the token messages to core, whatever else the
- * event loop runs meanwhile); llama-server runs its loop between two decodes in C++.
+ * to JS (absent when none was: a prompt chunk without logits). Off unless set.
+ * `npm run bench -- parallel` sets it to see where a step's time goes (decodeSummary): the
+ * decode itself, the sampling of its tokens, or the engine's other work between two decodes
+ * (node-llama-cpp's and LlamaChat's handling of each token, decode-barrier.ts's hand-over of the
+ * next batch, the token messages to core, whatever else the event loop runs meanwhile);
+ * llama-server runs its loop between two decodes in C++.
  *
  * Lines are kept in memory and appended 512 at a time (one synchronous append in every 512th
  * step) and when the process exits or is stopped with SIGTERM; a process killed otherwise loses
@@ -113,9 +114,8 @@ const traced = new WeakSet<object>();
 /**
  * Record every decode of `context` into `trace`. A decode's line is written when the next decode
  * starts (or the trace is flushed, or the context disposed), once the tokens sampled from its
- * logits are back:
- * node-llama-cpp samples each with the native `sampleToken` (a job on libuv's thread pool) after
- * the decode returns, and the next step's tokens are those.
+ * logits are back: node-llama-cpp samples each with the native `sampleToken` (a job on libuv's
+ * thread pool) after the decode returns, and the next step's tokens are those.
  */
 export function traceDecodes(context: LlamaContext, trace: DecodeTrace): void {
   const native = (context as unknown as { _ctx: NativeBatching })._ctx;
