@@ -30,24 +30,24 @@ function cpuId() {
   return `${cpus()[0]?.model ?? "unknown"} ${flags}`.trim();
 }
 
-/** ccache's folder when ccache runs here and the folder can be written, else null. */
-function writableCacheDir(env) {
+/** Whether ccache runs here and its folder can be written. */
+function cacheUsable(env) {
   const r = spawnSync("ccache", ["--get-config", "cache_dir"], { env, encoding: "utf8", timeout: 10_000 });
   const dir = r.status === 0 ? r.stdout.trim() : "";
-  if (dir === "") return null;
+  if (dir === "") return false;
   try {
     mkdirSync(dir, { recursive: true });
     accessSync(dir, constants.W_OK);
-    return dir;
+    return true;
   } catch {
-    return null;
+    return false;
   }
 }
 
 /** `env` with the ccache launcher added when ccache can be used here; `env` itself otherwise. */
 export function withCompilerCache(env, root) {
   if (env.CMAKE_C_COMPILER_LAUNCHER || env.CMAKE_CXX_COMPILER_LAUNCHER) return env;
-  if (writableCacheDir(env) === null) return env;
+  if (!cacheUsable(env)) return env;
   return {
     ...env,
     CMAKE_C_COMPILER_LAUNCHER: "ccache",
