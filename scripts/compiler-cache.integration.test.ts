@@ -31,7 +31,7 @@ it("compiles through ccache only where it runs and its folder can be written, ke
   expect(env.CMAKE_C_COMPILER_LAUNCHER).toBe("ccache");
   expect(env.CMAKE_CXX_COMPILER_LAUNCHER).toBe("ccache");
   expect(env.CCACHE_BASEDIR).toBe(root);
-  // Per CPU, as the app's build cache keys it (native-cache.ts's cpuId, repeated in the script).
+  // Per CPU, as the app's build cache keys it (native-cache.ts's cpuId).
   expect(env.CCACHE_NAMESPACE).toBe(
     `macaron-${createHash("sha256").update(cpuId()).digest("hex").slice(0, 16)}`,
   );

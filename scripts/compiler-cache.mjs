@@ -9,26 +9,15 @@
 //   node-llama-cpp (under node_modules) hits what set-up compiled there: same source, same
 //   flags. The compiler then sees relative paths too: `__FILE__` in llama.cpp's assertion
 //   messages reads `../../llama.cpp/…` instead of an absolute path; the code is the same.
-// - CCACHE_NAMESPACE names this CPU (the model and flags, as native-cache.ts's cpuId): the build
+// - CCACHE_NAMESPACE names this CPU (common/cpu-id.mjs, as the app's build cache does): the build
 //   compiles with -march=native, and a cache folder carried to another CPU must not hand back
 //   objects built for this one.
 // A launcher, base folder or namespace already set in the environment is kept (one set in
-// ccache.conf is overridden). cpuId is native-cache.ts's, repeated here: set-up runs this before
-// any TypeScript can.
+// ccache.conf is overridden).
 import { spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
-import { accessSync, constants, mkdirSync, readFileSync } from "node:fs";
-import { cpus } from "node:os";
-
-function cpuId() {
-  let flags = "";
-  try {
-    flags = /^flags\s*:(.*)$/m.exec(readFileSync("/proc/cpuinfo", "utf8"))?.[1]?.trim() ?? "";
-  } catch {
-    // Not Linux: the model name has to do.
-  }
-  return `${cpus()[0]?.model ?? "unknown"} ${flags}`.trim();
-}
+import { accessSync, constants, mkdirSync } from "node:fs";
+import { cpuId } from "../common/cpu-id.mjs";
 
 /** Whether ccache runs here and its folder can be written. */
 function cacheUsable(env) {

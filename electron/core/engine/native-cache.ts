@@ -18,7 +18,7 @@ import { execFile, spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import { createWriteStream, existsSync, readFileSync } from "node:fs";
 import { cp, mkdir, mkdtemp, rename, rm, writeFile } from "node:fs/promises";
-import { cpus, homedir, tmpdir } from "node:os";
+import { homedir, tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { promisify } from "node:util";
@@ -33,6 +33,10 @@ import {
   type BuildRunner,
 } from "./native-build";
 import { llamaPatchesKey } from "./llama-patches";
+import { cpuId } from "../../../common/cpu-id.mjs";
+
+/** The CPU the build is tuned for: common/cpu-id.mjs. */
+export { cpuId };
 
 /** Written into llama/localBuilds (a dot-name: hasLocalBuild ignores it) by every install. */
 const execFileAsync = promisify(execFile);
@@ -76,17 +80,6 @@ export function findToolchain(env: NodeJS.ProcessEnv): Toolchain | { missing: st
     if (compiler) return { cmake, compiler: `${cxx}: ${compiler}` };
   }
   return { missing: `no C++ compiler found on PATH (${candidates.join(", ")})` };
-}
-
-/** The CPU the build is tuned for (GGML_NATIVE: -march=native): its model and, on Linux, its flags. */
-export function cpuId(): string {
-  let flags = "";
-  try {
-    flags = /^flags\s*:(.*)$/m.exec(readFileSync("/proc/cpuinfo", "utf8"))?.[1]?.trim() ?? "";
-  } catch {
-    // Not Linux: the model name has to do.
-  }
-  return `${cpus()[0]?.model ?? "unknown"} ${flags}`.trim();
 }
 
 /** Everything a build depends on, as strings (each one changes the key). */

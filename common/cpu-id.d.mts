@@ -1,0 +1,2 @@
+/** Types of cpu-id.mjs. */
+export declare function cpuId(): string;
