@@ -106,6 +106,38 @@ describe("batched generations", () => {
     }
   });
 
+  it("steps decoded one micro-batch per sequence (MACARON_ENGINE_MICRO_BATCHES=apart) answer as alone", async () => {
+    const a = ask("tell me a story about a cat");
+    const b = ask("write a poem about the sea");
+    const previous = process.env.MACARON_ENGINE_MICRO_BATCHES;
+    process.env.MACARON_ENGINE_MICRO_BATCHES = "apart";
+    let apart: ModelSession | null = null;
+    try {
+      apart = await ModelSession.open(
+        backend,
+        fx.basePath,
+        { contextSize: 512, sequences: 4, growSequences: false },
+        () => {},
+      );
+      for (const options of [
+        { temperature: 0, maxTokens: 24 },
+        { temperature: 0.9, maxTokens: 24, seed: 1234 },
+      ] satisfies GenerateOptions[]) {
+        const expected = [await alone(a, options), await alone(b, options)];
+        const signal = new AbortController().signal;
+        let maxInUse = 0;
+        const seen = () => (maxInUse = Math.max(maxInUse, apart!.slots.inUse));
+        const got = await Promise.all([a, b].map((h) => apart!.generate(h, options, seen, signal)));
+        expect(maxInUse).toBe(2);
+        expect(got.map((r) => r.text)).toEqual(expected);
+      }
+    } finally {
+      if (previous === undefined) delete process.env.MACARON_ENGINE_MICRO_BATCHES;
+      else process.env.MACARON_ENGINE_MICRO_BATCHES = previous;
+      await apart?.dispose();
+    }
+  });
+
   it("unseeded sampled requests running together get their own seeds", async () => {
     await session.slots.clear();
     const options: GenerateOptions = { temperature: 1.5, maxTokens: 24 };

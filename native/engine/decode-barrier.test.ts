@@ -9,6 +9,7 @@
 import type { LlamaContext } from "node-llama-cpp";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { alignDecodes } from "./decode-barrier";
+import { MicroBatchChoice } from "./micro-batches";
 
 interface Pending {
   sequenceId: number;
@@ -114,5 +115,53 @@ describe("alignDecodes", () => {
     await vi.advanceTimersToNextTimerAsync();
     expect(handed).toEqual([[1], [0]]);
     expect(pending.map((p) => p.sequenceId)).toEqual([1, 0]);
+  });
+
+  it("a step decoded faster apart goes in descending order; a step with a prompt never does", async () => {
+    const { context, handed, pending } = fakeContext();
+    alignDecodes(context as unknown as LlamaContext, () => 2, 2, new MicroBatchChoice({ fixed: "apart" }));
+    const decode = (request: { sequenceId: number; tokens?: number[] }) =>
+      context._decodeTokens({ tokens: [7], ...request });
+    void decode({ sequenceId: 0 });
+    void decode({ sequenceId: 1 });
+    await vi.advanceTimersToNextTimerAsync();
+    // Descending ids: llama.cpp's split_equal then makes one micro-batch per sequence.
+    expect(handed).toEqual([[1, 0]]);
+    for (const p of pending.splice(0)) p.finish();
+    void decode({ sequenceId: 1, tokens: [1, 2, 3] });
+    void decode({ sequenceId: 0 });
+    await vi.advanceTimersToNextTimerAsync();
+    expect(handed).toEqual([
+      [1, 0],
+      [0, 1],
+    ]);
+  });
+
+  it("learns from the time each step takes until its last token is back", async () => {
+    const { context, handed, pending } = fakeContext();
+    const choice = new MicroBatchChoice({ explore: 1, recheckEvery: 1000 });
+    alignDecodes(context as unknown as LlamaContext, () => 2, 2, choice);
+    const clock = { ms: 0 };
+    const now = vi.spyOn(performance, "now").mockImplementation(() => clock.ms);
+    try {
+      // Together takes 25 ms, apart 18 (as the 2-token steps of the bench model on one machine).
+      for (let i = 0; i < 3; i++) {
+        void context._decodeTokens({ sequenceId: 0, tokens: [7] });
+        void context._decodeTokens({ sequenceId: 1, tokens: [7] });
+        await vi.advanceTimersToNextTimerAsync();
+        const apart = handed[handed.length - 1]![0] === 1;
+        clock.ms += apart ? 18 : 25;
+        for (const p of pending.splice(0)) p.finish();
+        await vi.advanceTimersByTimeAsync(0);
+      }
+    } finally {
+      now.mockRestore();
+    }
+    expect(handed).toEqual([
+      [0, 1],
+      [1, 0],
+      [1, 0],
+    ]);
+    expect(choice.means(2)).toEqual({ together: 25, apart: 18 });
   });
 });

@@ -1,4 +1,5 @@
 import type { LlamaContext } from "node-llama-cpp";
+import { MicroBatchChoice, microBatchSetting } from "./micro-batches";
 
 /** node-llama-cpp 3.21.1's internal: a sequence queues tokens for the context's next batch. */
 interface ContextWithDecodes {
@@ -49,12 +50,21 @@ export const DECODE_ALIGN_MS = 2;
  * the tokens were always there in time, and such a request waited until every other generation
  * had ended (2.2 s behind the others of its round, measured through /v1).
  *
+ * A step of generation tokens only (no prompt with it) may instead go in descending order, one
+ * micro-batch per sequence, where that decodes faster on this machine: `choice` learns which
+ * (micro-batches.ts).
+ *
  * Patches the context's internal `_decodeTokens`, as LiveAdapters uses its internal `_setLoras`.
  */
-export function alignDecodes(context: LlamaContext, active: () => number, waitMs = DECODE_ALIGN_MS): void {
+export function alignDecodes(
+  context: LlamaContext,
+  active: () => number,
+  waitMs = DECODE_ALIGN_MS,
+  choice = new MicroBatchChoice({ fixed: microBatchSetting() }),
+): void {
   const target = context as unknown as ContextWithDecodes;
   const decode = target._decodeTokens.bind(target);
-  let held: { sequenceId: number; start: () => void }[] = [];
+  let held: { sequenceId: number; step: boolean; start: () => Promise<unknown> }[] = [];
   /** Generation steps (one token) handed to node-llama-cpp and not yet returned. */
   let stepsInFlight = 0;
   let timer: NodeJS.Timeout | null = null;
@@ -65,10 +75,18 @@ export function alignDecodes(context: LlamaContext, active: () => number, waitMs
     if (handOver) return;
     handOver = setImmediate(() => {
       handOver = null;
-      // In sequence order: see above.
-      const now = held.sort((a, b) => a.sequenceId - b.sequenceId);
+      const now = held;
       held = [];
-      for (const { start } of now) start();
+      // In sequence order (see above), or reversed for a step decoded faster apart.
+      const measured = now.length >= 2 && now.every((h) => h.step);
+      const mode = measured ? choice.pick(now.length) : "together";
+      now.sort((a, b) => (mode === "apart" ? b.sequenceId - a.sequenceId : a.sequenceId - b.sequenceId));
+      const started = performance.now();
+      const returned = now.map(({ start }) => start());
+      if (measured)
+        void Promise.allSettled(returned).then(() =>
+          choice.record(now.length, mode, performance.now() - started),
+        );
     });
   };
   const settle = (): void => {
@@ -78,17 +96,18 @@ export function alignDecodes(context: LlamaContext, active: () => number, waitMs
   };
   target._decodeTokens = (request, ...rest) =>
     new Promise((resolve, reject) => {
+      const step = request.tokens.length === 1;
       held.push({
         sequenceId: request.sequenceId,
+        step,
         start: () => {
-          const step = request.tokens.length === 1;
           if (step) stepsInFlight++;
-          void decode(request, ...rest)
-            .finally(() => {
-              if (step) stepsInFlight--;
-              settle();
-            })
-            .then(resolve, reject);
+          const returned = decode(request, ...rest).finally(() => {
+            if (step) stepsInFlight--;
+            settle();
+          });
+          returned.then(resolve, reject);
+          return returned;
         },
       });
       settle();
