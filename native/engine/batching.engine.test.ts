@@ -119,6 +119,24 @@ describe("batched generations", () => {
         { contextSize: 512, sequences: 4, growSequences: false },
         () => {},
       );
+      // The sequences of each batch, in the order node-llama-cpp added their tokens (its addon).
+      const batches: { sequence: number; tokens: number }[][] = [];
+      const addon = (apart.context as unknown as { _ctx: Record<string, (...args: never[]) => unknown> })
+        ._ctx;
+      const initBatch = addon.initBatch!.bind(addon);
+      const addToBatch = addon.addToBatch!.bind(addon);
+      // The addon's methods are read-only on its prototype: shadowed by own properties.
+      const own = (key: string, value: (...args: never[]) => unknown) =>
+        Object.defineProperty(addon, key, { value, writable: true, configurable: true });
+      own("initBatch", (...args: never[]) => {
+        batches.push([]);
+        return initBatch(...args);
+      });
+      own("addToBatch", (...args: never[]) => {
+        const [sequence, , tokens] = args as unknown as [number, number, Uint32Array];
+        batches[batches.length - 1]!.push({ sequence, tokens: tokens.length });
+        return addToBatch(...args);
+      });
       for (const options of [
         { temperature: 0, maxTokens: 24 },
         { temperature: 0.9, maxTokens: 24, seed: 1234 },
@@ -131,6 +149,10 @@ describe("batched generations", () => {
         expect(maxInUse).toBe(2);
         expect(got.map((r) => r.text)).toEqual(expected);
       }
+      // Both answers' steps went in descending sequence order (one micro-batch per sequence).
+      const steps = batches.filter((b) => b.length === 2 && b.every((item) => item.tokens === 1));
+      expect(steps.length).toBeGreaterThanOrEqual(2 * 20);
+      for (const step of steps) expect(step[0]!.sequence).toBeGreaterThan(step[1]!.sequence);
     } finally {
       if (previous === undefined) delete process.env.MACARON_ENGINE_MICRO_BATCHES;
       else process.env.MACARON_ENGINE_MICRO_BATCHES = previous;

@@ -139,19 +139,25 @@ describe("alignDecodes", () => {
 
   it("learns from the time each step takes until its last token is back", async () => {
     const { context, handed, pending } = fakeContext();
-    const choice = new MicroBatchChoice({ explore: 1, recheckEvery: 1000 });
+    const choice = new MicroBatchChoice({ explore: 1, recheckEvery: 1000, farRecheckEvery: 1000 });
     alignDecodes(context as unknown as LlamaContext, () => 2, 2, choice);
     const clock = { ms: 0 };
     const now = vi.spyOn(performance, "now").mockImplementation(() => clock.ms);
     try {
-      // Together takes 25 ms, apart 18 (as the 2-token steps of the bench model on one machine).
+      // Together: the first token back after 5 ms, the last after 25; apart: 4 and 18 (as the
+      // 2-token steps of the bench model on one machine). The last one is the step's cost.
       for (let i = 0; i < 3; i++) {
+        const started = clock.ms;
         void context._decodeTokens({ sequenceId: 0, tokens: [7] });
         void context._decodeTokens({ sequenceId: 1, tokens: [7] });
         await vi.advanceTimersToNextTimerAsync();
         const apart = handed[handed.length - 1]![0] === 1;
-        clock.ms += apart ? 18 : 25;
-        for (const p of pending.splice(0)) p.finish();
+        const [first, last] = pending.splice(0);
+        clock.ms = started + (apart ? 4 : 5);
+        first!.finish();
+        await vi.advanceTimersByTimeAsync(0);
+        clock.ms = started + (apart ? 18 : 25);
+        last!.finish();
         await vi.advanceTimersByTimeAsync(0);
       }
     } finally {
@@ -162,6 +168,63 @@ describe("alignDecodes", () => {
       [1, 0],
       [1, 0],
     ]);
-    expect(choice.means(2)).toEqual({ together: 25, apart: 18 });
+    expect(choice.medians(2)).toEqual({ together: 25, apart: 18 });
+  });
+
+  it("steps of ids that are not consecutive, or beside a queued prompt chunk, are neither chosen nor timed", async () => {
+    const { context, handed, pending } = fakeContext();
+    const choice = new MicroBatchChoice({ explore: 1 });
+    alignDecodes(context as unknown as LlamaContext, () => 2, 2, choice);
+    // Sequences 0 and 2 (1 idle): ascending order already makes two micro-batches.
+    void context._decodeTokens({ sequenceId: 2, tokens: [7] });
+    void context._decodeTokens({ sequenceId: 0, tokens: [7] });
+    await vi.advanceTimersToNextTimerAsync();
+    for (const p of pending.splice(0)) p.finish();
+    await vi.advanceTimersByTimeAsync(0);
+    expect(choice.medians(2)).toEqual({ together: NaN, apart: NaN });
+    // Consecutive, but a prompt's remaining chunk is still queued: decoded with the step.
+    const queued = context as unknown as { _queuedDecodes: unknown[] };
+    queued._queuedDecodes = ["a prompt's next chunk"];
+    const decode = context._decodeTokens.bind(context);
+    context._decodeTokens = (request) => {
+      queued._queuedDecodes.push(request);
+      return decode(request);
+    };
+    void context._decodeTokens({ sequenceId: 1, tokens: [7] });
+    void context._decodeTokens({ sequenceId: 0, tokens: [7] });
+    await vi.advanceTimersToNextTimerAsync();
+    for (const p of pending.splice(0)) p.finish();
+    await vi.advanceTimersByTimeAsync(0);
+    expect(handed).toEqual([
+      [0, 2],
+      [0, 1],
+    ]);
+    expect(choice.medians(2)).toEqual({ together: NaN, apart: NaN });
+  });
+
+  it("a decode that fails fails its own request only; the barrier goes on", async () => {
+    const { context, handed, pending } = fakeContext();
+    const decode = context._decodeTokens.bind(context);
+    let calls = 0;
+    context._decodeTokens = (request) => {
+      calls++;
+      if (calls === 1) return Promise.reject(new Error("decode failed"));
+      if (calls === 2) throw new Error("thrown at once");
+      return decode(request);
+    };
+    alignDecodes(context as unknown as LlamaContext, () => 3, 2, new MicroBatchChoice({ fixed: "together" }));
+    const results = [0, 1, 2].map((id) =>
+      context._decodeTokens({ sequenceId: id, tokens: [7] }).then(
+        (value) => value,
+        (error: Error) => error.message,
+      ),
+    );
+    await vi.advanceTimersToNextTimerAsync();
+    pending.find((p) => p.sequenceId === 2)!.finish();
+    expect(await Promise.all(results)).toEqual(["decode failed", "thrown at once", "token 2"]);
+    // The next step goes as usual.
+    for (const id of [0, 1, 2]) void context._decodeTokens({ sequenceId: id, tokens: [7] });
+    await vi.advanceTimersToNextTimerAsync();
+    expect(handed).toEqual([[2], [0, 1, 2]]);
   });
 });

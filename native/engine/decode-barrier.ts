@@ -7,6 +7,8 @@ interface ContextWithDecodes {
     request: { sequenceId: number; tokens: readonly unknown[] },
     ...rest: unknown[]
   ): Promise<unknown>;
+  /** What is queued for the next batch (a joining prompt's chunks still to decode, say). */
+  _queuedDecodes?: readonly unknown[];
 }
 
 /**
@@ -77,13 +79,18 @@ export function alignDecodes(
       handOver = null;
       const now = held;
       held = [];
-      // In sequence order (see above), or reversed for a step decoded faster apart.
-      const measured = now.length >= 2 && now.every((h) => h.step);
-      const mode = measured ? choice.pick(now.length) : "together";
-      now.sort((a, b) => (mode === "apart" ? b.sequenceId - a.sequenceId : a.sequenceId - b.sequenceId));
+      // In sequence order (see above), or reversed for a step decoded faster apart: only steps
+      // of consecutive ids (else ascending order makes several micro-batches as well).
+      now.sort((a, b) => a.sequenceId - b.sequenceId);
+      const choosing =
+        now.length >= 2 &&
+        now.every((h, i) => h.step && (i === 0 || h.sequenceId === now[i - 1]!.sequenceId + 1));
+      const mode = choosing ? choice.pick(now.length) : "together";
+      if (mode === "apart") now.reverse();
       const started = performance.now();
       const returned = now.map(({ start }) => start());
-      if (measured)
+      // Timed only when the step has the batch to itself (no prompt chunk queued beside it).
+      if (choosing && (target._queuedDecodes?.length ?? now.length) === now.length)
         void Promise.allSettled(returned).then(() =>
           choice.record(now.length, mode, performance.now() - started),
         );
@@ -102,7 +109,14 @@ export function alignDecodes(
         step,
         start: () => {
           if (step) stepsInFlight++;
-          const returned = decode(request, ...rest).finally(() => {
+          let decoded: Promise<unknown>;
+          try {
+            decoded = decode(request, ...rest);
+          } catch (error) {
+            // Thrown, not rejected: the others of this hand-over still go.
+            decoded = Promise.reject(error instanceof Error ? error : new Error(String(error)));
+          }
+          const returned = decoded.finally(() => {
             if (step) stepsInFlight--;
             settle();
           });

@@ -5,21 +5,25 @@
  * llama.cpp decodes a batch in micro-batches; with a KV cache per sequence (node-llama-cpp's
  * non-unified cache) a micro-batch takes only sequences whose ids increase by one in batch order
  * (llama_batch_allocr::split_equal), so the order in which decode-barrier.ts hands the tokens
- * over picks between the two: ascending ids make one, descending ids one per sequence. One is
- * usually faster, since the weights are read once, but not always: on the 2-core AMD EPYC VM
- * of 2026-12-06, the ~99M-parameter F16 bench model on one thread decoded a 2-token step in
- * ~24.6 ms as one micro-batch and ~18 ms as two, against ~8.7 ms for one token alone (llama.cpp's
- * matrix product for 2 columns is slower there than two matrix-vector products); 4 tokens took
- * ~36 ms either way. llama-server, which always puts its slots in order, gets the split only
- * when the two slots in use happen not to be adjacent.
+ * over picks between the two: ascending consecutive ids make one micro-batch, descending ids one
+ * per sequence. One is usually faster, since the weights are read once, but not always: on the
+ * 2-core AMD EPYC VM of 2026-12-06, the ~99M-parameter F16 bench model on one thread decoded a
+ * 2-token step in ~24.6 ms as one micro-batch and ~18 ms as two, against ~8.7 ms for one token
+ * alone (llama.cpp's matrix product for 2 columns is slower there than two matrix-vector
+ * products); 4 tokens took ~36 ms either way. llama-server with `--parallel N` (a cache per slot)
+ * puts its slots in order, so it gets the split only when the two slots in use are not adjacent.
  *
- * So each step size is tried both ways a few times, then the faster (mean of the recent steps)
- * is used, and the other is tried again every `recheckEvery` steps of that size while the two
- * are within `closeRatio` of each other (costs change with the context's length and the
- * machine's load), only every `farRecheckEvery` steps when the other is far slower: where one
+ * So each step size is tried both ways a few times, then the faster is used: the median of that
+ * way's recent steps, so that one slow step (a garbage collection, a wait for the context lock)
+ * does not decide. The other way is tried again every `recheckEvery` steps of that size while
+ * the two are within `closeRatio` of each other (costs change with the context's length and the
+ * machine's load), only every `farRecheckEvery` steps when it is far slower: where one
  * micro-batch of 4 tokens takes 21.5 ms and four take 37.6 (a faster machine of 2026-12-05), a
- * recheck every 32 steps would cost 0.5 ms a step, every 512 steps 0.03. The cost of a step is
- * the time from its hand-over until its last sequence's token is back (decode and sampling).
+ * recheck every 32 steps would cost 0.5 ms a step, every 512 steps 0.03. A recheck faster than
+ * the chosen way's median is taken at its word: that way is used from the next step, and its
+ * own steps then confirm it or hand back. The cost of a step is the time from its hand-over
+ * until its last sequence's token is back (decode and sampling); decode-barrier.ts records only
+ * steps that had the batch to themselves (no prompt chunk queued beside them).
  * `MACARON_ENGINE_MICRO_BATCHES=together|apart` fixes the choice (benchmarks, tests).
  */
 
@@ -27,35 +31,30 @@ export type MicroBatchMode = "together" | "apart";
 
 const MODES: readonly MicroBatchMode[] = ["together", "apart"];
 
-interface Cost {
-  /** Exponential moving average of the step's cost (ms), NaN before the first. */
-  mean: number;
-  count: number;
-}
-
 export interface MicroBatchOptions {
   /** Steps of each size tried each way before choosing. */
   explore?: number;
-  /** The way not chosen is tried once every this many steps of a size, while the means are close. */
+  /** The way not chosen is tried once every this many steps of a size, while the two are close. */
   recheckEvery?: number;
-  /** Means within this ratio are close. */
+  /** Medians within this ratio are close. */
   closeRatio?: number;
   /** The way not chosen is tried once every this many steps of a size when it is far slower. */
   farRecheckEvery?: number;
-  /** Weight of the newest step in the mean. */
-  alpha?: number;
+  /** Recent steps kept per way and size. */
+  window?: number;
   /** A fixed choice instead of learning. */
   fixed?: MicroBatchMode | null;
 }
 
 export class MicroBatchChoice {
-  private readonly costs = new Map<number, Record<MicroBatchMode, Cost>>();
+  /** Recent costs (ms) per step size and way, oldest first. */
+  private readonly costs = new Map<number, Record<MicroBatchMode, number[]>>();
   private readonly steps = new Map<number, number>();
   private readonly explore: number;
   private readonly recheckEvery: number;
   private readonly closeRatio: number;
   private readonly farRecheckEvery: number;
-  private readonly alpha: number;
+  private readonly window: number;
   private readonly fixed: MicroBatchMode | null;
 
   constructor(options: MicroBatchOptions = {}) {
@@ -63,7 +62,7 @@ export class MicroBatchChoice {
     this.recheckEvery = options.recheckEvery ?? 32;
     this.closeRatio = options.closeRatio ?? 1.2;
     this.farRecheckEvery = options.farRecheckEvery ?? 512;
-    this.alpha = options.alpha ?? 0.25;
+    this.window = Math.max(options.window ?? 8, this.explore);
     this.fixed = options.fixed ?? null;
   }
 
@@ -74,34 +73,53 @@ export class MicroBatchChoice {
     const costs = this.costsOf(tokens);
     const step = this.steps.get(tokens) ?? 0;
     this.steps.set(tokens, step + 1);
-    // Each way `explore` times, alternating, before the means are trusted.
-    const untried = MODES.find((mode) => costs[mode].count < this.explore);
-    if (untried) return costs.together.count <= costs.apart.count ? "together" : "apart";
-    const [best, other]: MicroBatchMode[] =
-      costs.apart.mean < costs.together.mean ? ["apart", "together"] : ["together", "apart"];
-    const close = costs[other!].mean <= costs[best!].mean * this.closeRatio;
+    // Each way `explore` times, alternating, before the medians are trusted.
+    if (MODES.some((mode) => costs[mode].length < this.explore))
+      return costs.together.length <= costs.apart.length ? "together" : "apart";
+    const [best, other] = this.ranked(tokens);
+    const close = this.median(tokens, other) <= this.median(tokens, best) * this.closeRatio;
     const every = close ? this.recheckEvery : this.farRecheckEvery;
-    return step % every === every - 1 ? other! : best!;
+    return step % every === every - 1 ? other : best;
   }
 
   /** A step of `tokens` tokens decoded `mode` took `ms`. */
   record(tokens: number, mode: MicroBatchMode, ms: number): void {
     if (tokens < 2 || this.fixed || !Number.isFinite(ms) || ms < 0) return;
-    const cost = this.costsOf(tokens)[mode];
-    cost.mean = cost.count === 0 ? ms : cost.mean + this.alpha * (ms - cost.mean);
-    cost.count++;
-  }
-
-  /** The current means (ms) for a step size, for traces and tests. */
-  means(tokens: number): Record<MicroBatchMode, number> {
     const costs = this.costsOf(tokens);
-    return { together: costs.together.mean, apart: costs.apart.mean };
+    const exploring = MODES.some((m) => costs[m].length < this.explore);
+    const [best] = exploring ? [mode] : this.ranked(tokens);
+    if (mode !== best && ms < this.median(tokens, best)) {
+      // A recheck beat the way in use: its old steps no longer tell how it does now.
+      costs[mode] = [ms];
+      return;
+    }
+    costs[mode].push(ms);
+    if (costs[mode].length > this.window) costs[mode].shift();
   }
 
-  private costsOf(tokens: number): Record<MicroBatchMode, Cost> {
+  /** The median of the recent steps (ms) of each way for a step size, NaN before any. */
+  medians(tokens: number): Record<MicroBatchMode, number> {
+    return { together: this.median(tokens, "together"), apart: this.median(tokens, "apart") };
+  }
+
+  /** Faster way first (ties: together). */
+  private ranked(tokens: number): [MicroBatchMode, MicroBatchMode] {
+    return this.median(tokens, "apart") < this.median(tokens, "together")
+      ? ["apart", "together"]
+      : ["together", "apart"];
+  }
+
+  private median(tokens: number, mode: MicroBatchMode): number {
+    const sorted = [...this.costsOf(tokens)[mode]].sort((a, b) => a - b);
+    if (sorted.length === 0) return Number.NaN;
+    const mid = sorted.length >> 1;
+    return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+  }
+
+  private costsOf(tokens: number): Record<MicroBatchMode, number[]> {
     let costs = this.costs.get(tokens);
     if (!costs) {
-      costs = { together: { mean: NaN, count: 0 }, apart: { mean: NaN, count: 0 } };
+      costs = { together: [], apart: [] };
       this.costs.set(tokens, costs);
     }
     return costs;
