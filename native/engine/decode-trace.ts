@@ -210,7 +210,8 @@ export interface StepSummary {
  */
 export const IDLE_GAP_MS = 50;
 
-const median = (values: number[]): number => {
+/** The median of `values` (the mean of the middle two for an even count), NaN for none. */
+export const median = (values: readonly number[]): number => {
   if (values.length === 0) return NaN;
   const sorted = [...values].sort((a, b) => a - b);
   const mid = sorted.length >> 1;

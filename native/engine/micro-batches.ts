@@ -27,6 +27,8 @@
  * `MACARON_ENGINE_MICRO_BATCHES=together|apart` fixes the choice (benchmarks, tests).
  */
 
+import { median } from "./decode-trace";
+
 export type MicroBatchMode = "together" | "apart";
 
 const MODES: readonly MicroBatchMode[] = ["together", "apart"];
@@ -46,10 +48,15 @@ export interface MicroBatchOptions {
   fixed?: MicroBatchMode | null;
 }
 
+/** Per step size: recent costs (ms) of each way, oldest first, and the steps picked so far. */
+interface SizeRecord {
+  together: number[];
+  apart: number[];
+  steps: number;
+}
+
 export class MicroBatchChoice {
-  /** Recent costs (ms) per step size and way, oldest first. */
-  private readonly costs = new Map<number, Record<MicroBatchMode, number[]>>();
-  private readonly steps = new Map<number, number>();
+  private readonly sizes = new Map<number, SizeRecord>();
   private readonly explore: number;
   private readonly recheckEvery: number;
   private readonly closeRatio: number;
@@ -70,14 +77,12 @@ export class MicroBatchChoice {
   pick(tokens: number): MicroBatchMode {
     if (tokens < 2) return "together";
     if (this.fixed) return this.fixed;
-    const costs = this.costsOf(tokens);
-    const step = this.steps.get(tokens) ?? 0;
-    this.steps.set(tokens, step + 1);
+    const size = this.sizeOf(tokens);
+    const step = size.steps++;
     // Each way `explore` times, alternating, before the medians are trusted.
-    if (MODES.some((mode) => costs[mode].length < this.explore))
-      return costs.together.length <= costs.apart.length ? "together" : "apart";
-    const [best, other] = this.ranked(tokens);
-    const close = this.median(tokens, other) <= this.median(tokens, best) * this.closeRatio;
+    if (this.exploring(size)) return size.together.length <= size.apart.length ? "together" : "apart";
+    const [best, other, medians] = ranked(size);
+    const close = medians[other] <= medians[best] * this.closeRatio;
     const every = close ? this.recheckEvery : this.farRecheckEvery;
     return step % every === every - 1 ? other : best;
   }
@@ -85,45 +90,43 @@ export class MicroBatchChoice {
   /** A step of `tokens` tokens decoded `mode` took `ms`. */
   record(tokens: number, mode: MicroBatchMode, ms: number): void {
     if (tokens < 2 || this.fixed || !Number.isFinite(ms) || ms < 0) return;
-    const costs = this.costsOf(tokens);
-    const exploring = MODES.some((m) => costs[m].length < this.explore);
-    const [best] = exploring ? [mode] : this.ranked(tokens);
-    if (mode !== best && ms < this.median(tokens, best)) {
-      // A recheck beat the way in use: its old steps no longer tell how it does now.
-      costs[mode] = [ms];
-      return;
+    const size = this.sizeOf(tokens);
+    if (!this.exploring(size)) {
+      const [best, , medians] = ranked(size);
+      if (mode !== best && ms < medians[best]) {
+        // A recheck beat the way in use: its old steps no longer tell how it does now.
+        size[mode] = [ms];
+        return;
+      }
     }
-    costs[mode].push(ms);
-    if (costs[mode].length > this.window) costs[mode].shift();
+    size[mode].push(ms);
+    if (size[mode].length > this.window) size[mode].shift();
   }
 
   /** The median of the recent steps (ms) of each way for a step size, NaN before any. */
   medians(tokens: number): Record<MicroBatchMode, number> {
-    return { together: this.median(tokens, "together"), apart: this.median(tokens, "apart") };
+    const size = this.sizeOf(tokens);
+    return { together: median(size.together), apart: median(size.apart) };
   }
 
-  /** Faster way first (ties: together). */
-  private ranked(tokens: number): [MicroBatchMode, MicroBatchMode] {
-    return this.median(tokens, "apart") < this.median(tokens, "together")
-      ? ["apart", "together"]
-      : ["together", "apart"];
+  private exploring(size: SizeRecord): boolean {
+    return MODES.some((mode) => size[mode].length < this.explore);
   }
 
-  private median(tokens: number, mode: MicroBatchMode): number {
-    const sorted = [...this.costsOf(tokens)[mode]].sort((a, b) => a - b);
-    if (sorted.length === 0) return Number.NaN;
-    const mid = sorted.length >> 1;
-    return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
-  }
-
-  private costsOf(tokens: number): Record<MicroBatchMode, number[]> {
-    let costs = this.costs.get(tokens);
-    if (!costs) {
-      costs = { together: [], apart: [] };
-      this.costs.set(tokens, costs);
+  private sizeOf(tokens: number): SizeRecord {
+    let size = this.sizes.get(tokens);
+    if (!size) {
+      size = { together: [], apart: [], steps: 0 };
+      this.sizes.set(tokens, size);
     }
-    return costs;
+    return size;
   }
+}
+
+/** Faster way first (ties: together), with both medians. */
+function ranked(size: SizeRecord): [MicroBatchMode, MicroBatchMode, Record<MicroBatchMode, number>] {
+  const medians = { together: median(size.together), apart: median(size.apart) };
+  return medians.apart < medians.together ? ["apart", "together", medians] : ["together", "apart", medians];
 }
 
 /** `MACARON_ENGINE_MICRO_BATCHES`: "together" or "apart" fixes the choice; else it is learnt. */
