@@ -18,7 +18,7 @@ import {
   sequencesSetting,
   sequencesWithin,
 } from "./fit-estimate";
-import { DEFAULT_SEQUENCES, ModelSession } from "./model-session";
+import { DEFAULT_SEQUENCES, ModelSession, nextSequenceCount } from "./model-session";
 import type { AdapterUse, ChatTurn, GenerateOptions, GenerateResult } from "../../common/engine-protocol";
 import { suiteDir } from "../../testing/core/temp-dir";
 
@@ -275,7 +275,7 @@ describe("sequences per context", () => {
     expect(await sequencesWithin(1, { ram: 0, vram: 0 }, need)).toBe(1);
   });
 
-  it("a load with no count takes its sequences from the memory: all 4 with room, 1 when the reserve leaves none", async () => {
+  it("a load with no count takes its sequences from the memory: all of them with room, 1 when the reserve leaves none", async () => {
     const saved = { ...process.env };
     delete process.env.MACARON_ENGINE_SEQUENCES;
     const open = async () => {
@@ -305,6 +305,113 @@ describe("sequences per context", () => {
 });
 
 describe("a context that grows", () => {
+  it("grows to 4 sequences first, then to twice as many each time, never past its most", () => {
+    expect(DEFAULT_SEQUENCES).toBe(8);
+    expect(nextSequenceCount(1, 8)).toBe(4);
+    expect(nextSequenceCount(2, 8)).toBe(4);
+    expect(nextSequenceCount(4, 8)).toBe(8);
+    expect(nextSequenceCount(4, 6)).toBe(6);
+    expect(nextSequenceCount(1, 2)).toBe(2);
+    expect(nextSequenceCount(8, 64)).toBe(16);
+  });
+
+  it("grows 1 → 4 → 8 as bursts of requests find every sequence taken, each answer as alone", async () => {
+    const s = await ModelSession.open(
+      backend,
+      fx.basePath,
+      { contextSize: 256, sequences: 8, growSequences: true },
+      () => {},
+    );
+    try {
+      const options: GenerateOptions = { temperature: 0, maxTokens: 16 };
+      let inUse = 0;
+      const generate = (text: string) =>
+        s.generate(
+          ask(text),
+          options,
+          () => (inUse = Math.max(inUse, s.slots.inUse)),
+          new AbortController().signal,
+        );
+      const questions = [
+        "tell me a story about a cat",
+        "write a poem about the sea",
+        "what makes bread rise",
+        "describe the city at night",
+        "why is the sky blue",
+        "explain how a bicycle works",
+        "describe a walk in the mountains",
+        "write a letter to a friend",
+      ];
+      const alone: string[] = [];
+      for (const q of questions) {
+        alone.push((await generate(q)).text);
+        await s.slots.clear();
+      }
+      expect(s.context.totalSequences).toBe(1);
+      const burst = async (n: number) => {
+        inUse = 0;
+        const texts = (await Promise.all(questions.slice(0, n).map(generate))).map((r) => r.text);
+        expect(texts).toEqual(alone.slice(0, n));
+        await s.settled();
+      };
+      // A second request finds the one sequence taken: 4, not 8 (where llama.cpp writes every
+      // KV cell at creation, two clients should not pay for eight).
+      await burst(2);
+      expect(s.context.totalSequences).toBe(4);
+      // Four at once fit.
+      await burst(4);
+      expect(s.context.totalSequences).toBe(4);
+      expect(inUse).toBe(4);
+      // A fifth finds the four taken.
+      await burst(5);
+      expect(s.context.totalSequences).toBe(8);
+      await burst(8);
+      expect(inUse).toBe(8);
+      expect(s.context.totalSequences).toBe(8);
+      expect(s.groups.active).toBe(0);
+    } finally {
+      await s.dispose();
+    }
+  });
+
+  it("a burst that fills the grown context while the first one is still freed grows it again at once", async () => {
+    const s = await ModelSession.open(
+      backend,
+      fx.basePath,
+      { contextSize: 256, sequences: 8, growSequences: true },
+      () => {},
+    );
+    try {
+      const generate = (text: string, onText: () => void = () => {}, signal = new AbortController().signal) =>
+        s.generate(ask(text), { temperature: 0, maxTokens: 200 }, onText, signal);
+      // The first request keeps the one-sequence context, so the growth to 4 is not over, while
+      // five more come: four take the new sequences, the fifth finds them taken and waits. Then
+      // the first ends (aborted once that is so) and the context grows again for the fifth.
+      const stopFirst = new AbortController();
+      let fifthWaited = false;
+      const first = generate(
+        "tell me a story about a cat",
+        () => {
+          if (s.context.totalSequences === 4 && s.groups.active === 4 && s.groups.queued === 1) {
+            fifthWaited = true;
+            stopFirst.abort();
+          }
+        },
+        stopFirst.signal,
+      );
+      const others = Promise.all(
+        ["a", "b", "c", "d", "e"].map((x) => generate(`a poem about the letter ${x}`)),
+      );
+      const [firstResult, long] = await Promise.all([first, others]);
+      expect(fifthWaited).toBe(true);
+      expect(firstResult.stopReason).toBe("abort");
+      expect(long.map((r) => r.stopReason)).toEqual(Array(5).fill("maxTokens"));
+      await s.settled();
+      expect(s.context.totalSequences).toBe(8);
+    } finally {
+      await s.dispose();
+    }
+  });
   it("starts with one sequence, grows when a second request comes, and answers both as alone", async () => {
     const s = await ModelSession.open(
       backend,

@@ -26,13 +26,18 @@ import type {
 export const DEFAULT_CONTEXT_CAP = 8192;
 /** Below this many tokens a default context is not worth having: a load falls back to 1 sequence. */
 export const MIN_DEFAULT_CONTEXT = 2048;
-/** The most sequences a context gets when a request does not say (the engine's DEFAULT_SEQUENCES). */
-const DEFAULT_FIT_SEQUENCES = 4;
+/**
+ * The most sequences a context gets when a load does not say: as many generations at once
+ * (batched serving; 8 clients decode ~1.5× the tokens per second of 4 on the bench model, see
+ * bench/README.md "parallel"), and room for "sequence-per-set" to keep a few adapter sets'
+ * caches. The context starts with one and grows as requests come (ModelSession.grow).
+ */
+export const DEFAULT_SEQUENCES = 8;
 /**
  * The share of memory a load that names no sequence count lets its KV caches take: of the RAM
  * (VRAM, with a GPU) free before the load, less the model's weights. Each sequence is a full
- * context of KV cells allocated at load, so the count is chosen here instead of always 4: the
- * bench model's 4 × 8k (~1.2 GB) fits on a machine with 5 GB to spare; an 8B model's 1 GB per
+ * context of KV cells, so the count is chosen here instead of always DEFAULT_SEQUENCES: the
+ * bench model's 8 × 8k (~2.3 GB) fits on a machine with 10 GB to spare; an 8B model's 1 GB per
  * 8k sequence on 12 GB free with 5 GB of weights gets 1 (one chat, API requests one at a time).
  */
 export const KV_MEMORY_SHARE = 0.25;
@@ -109,7 +114,7 @@ export async function estimateFit(llama: Llama, gpu: string | null, request: Fit
     (await fittingSequences(
       insights,
       gpu,
-      { contextSize: request.contextSize, flashAttention, kvCacheType, max: DEFAULT_FIT_SEQUENCES },
+      { contextSize: request.contextSize, flashAttention, kvCacheType, max: DEFAULT_SEQUENCES },
       machine,
     ));
   const kv = kvCacheTypes(kvCacheType, flashAttention);

@@ -8,6 +8,7 @@ import { writeFixtures, type FixturePaths } from "../gguf/fixtures";
 import { loadLlamaBackend, type LlamaBackend } from "./llama-backend";
 import type { EngineInfo, EngineMessage, FitResult, LoadedModel } from "../../common/engine-protocol";
 import { EngineRuntime } from "./runtime";
+import { DEFAULT_SEQUENCES } from "./fit-estimate";
 import { suiteDir } from "../../testing/core/temp-dir";
 
 // Load settings and the fit estimate on the real engine (in process), on the tiny fixture.
@@ -47,11 +48,11 @@ afterAll(async () => {
 });
 
 describe("load settings (real engine)", () => {
-  it("loads with the engine's defaults: the training context (4k here), 4 sequences, flash attention off on CPU", async () => {
+  it("loads with the engine's defaults: the training context (4k here), DEFAULT_SEQUENCES, flash attention off on CPU", async () => {
     const { value, progress } = await call<LoadedModel>({ type: "load", path: fx.basePath });
     expect(value?.settings).toEqual({
       contextSize: 4096,
-      sequences: 4,
+      sequences: DEFAULT_SEQUENCES,
       gpuLayers: 0,
       totalLayers: 3,
       flashAttention: "off",

@@ -34,6 +34,7 @@ import { KvStateStore, sharedPrefix } from "./kv-state-store";
 import { ANONYMOUS, DEFAULT_KV_POLICY, KvSlots, MIXED, type KvSlot } from "./kv-slots";
 import { adapterSetKey, LiveAdapters, normalizeAdapters } from "./live-adapters";
 import {
+  DEFAULT_SEQUENCES,
   defaultContextSize,
   fittingSequences,
   headSizeOf,
@@ -79,12 +80,19 @@ import { switchedOff, switchedOn } from "../../common/env-switch";
 
 /** Set for tests that act on a running answer (token-delay.ts); 0 otherwise. */
 const TOKEN_DELAY_MS = tokenDelayMs();
+export { DEFAULT_SEQUENCES };
+/** The sequences a context that starts with one gets at its first growth (nextSequenceCount). */
+const FIRST_GROWTH = 4;
+
 /**
- * Sequences per context: room for "sequence-per-set" to keep a few adapter sets' caches, and
- * for as many generations at once (batched serving). Each holds a full context of KV cells,
- * allocated at load.
+ * The sequences a context of `current` grows to (ModelSession.grow), up to `max`: 4 at the first
+ * growth (a burst of requests runs at once), then twice as many each time it is full again. In
+ * steps, because where llama.cpp writes every KV cell when it creates a context (the prebuilt
+ * binaries, other systems) a user with two clients at once should not pay for eight.
  */
-export const DEFAULT_SEQUENCES = 4;
+export function nextSequenceCount(current: number, max: number): number {
+  return Math.min(max, Math.max(FIRST_GROWTH, current * 2));
+}
 
 /**
  * Tokens beyond the prompt that must stay free for LlamaChat to take the prompt as it is: it
@@ -110,7 +118,7 @@ export interface ContextOptions extends LoadOptions {
   /** Where conversations' KV states are saved and restored (see KvStateStore); none: not saved. */
   stateDir?: string;
   /**
-   * Start with one sequence and grow to `sequences` when a second is needed (ModelSession.grow);
+   * Start with one sequence and grow towards `sequences` when all are taken (ModelSession.grow);
    * false: all of them at load. Default: MACARON_ENGINE_KV_GROWTH, on unless "0"/"off".
    */
   growSequences?: boolean;
@@ -142,8 +150,10 @@ export class ModelSession {
   private persisting: Promise<void> = Promise.resolve();
   /** The live context and what is bound to it; replaced by a bigger one when it grows. */
   private core: ContextCore;
-  /** The context being replaced by one with `maxSequences` sequences (see grow), if it is. */
+  /** The context being replaced by one with more sequences (see grow), if it is. */
   private growing: Promise<void> | null = null;
+  /** A request found every sequence taken while the context was growing (see grow). */
+  private growAgain = false;
 
   private constructor(
     readonly info: LoadedModel,
@@ -183,7 +193,8 @@ export class ModelSession {
 
   /** Resolves once a growth in progress (see grow) is over; at once when none is. */
   async settled(): Promise<void> {
-    await this.growing;
+    // A growth may start another as it ends (see grow).
+    while (this.growing) await this.growing;
   }
 
   /** Load `path` and create its context. Throws ModelLoadError with a user-facing message. */
@@ -605,8 +616,9 @@ export class ModelSession {
   }
 
   /**
-   * Give the session a context with `maxSequences` sequences, when a request finds all of them
-   * taken (it would wait, or evict a cache). Starting with one and growing on demand saves the
+   * Give the session a context with more sequences (nextSequenceCount: 4, then twice as many, up
+   * to `maxSequences`), when a request finds all of them taken (it would wait, or evict a
+   * cache). Starting with one and growing on demand saves the
    * start (each sequence's KV cells are allocated and zeroed when a context is created: 1.2 GB
    * for 4 × 8,192 F16 cells of the bench model) and the memory of a user who never needs more.
    * The app's local build on Linux touches no cell at creation
@@ -622,7 +634,13 @@ export class ModelSession {
    * one it has. The triggering request itself runs on the old context.
    */
   private grow(): void {
-    if (this.growing || this.core.context.totalSequences >= this.maxSequences) return;
+    if (this.core.context.totalSequences >= this.maxSequences) return;
+    if (this.growing) {
+      // The new context is full already (a burst of requests) while the old one is still being
+      // freed: grow again once it is, if requests still wait then.
+      this.growAgain = true;
+      return;
+    }
     this.growing = this.replaceCore(this.core)
       .catch((error: unknown) => {
         // After the swap (freeing the old context failed): the new one serves, nothing to undo.
@@ -630,21 +648,25 @@ export class ModelSession {
       })
       .finally(() => {
         this.growing = null;
+        const { groups } = this.core;
+        if (this.growAgain && groups.queued > 0 && groups.active >= groups.size) this.grow();
+        this.growAgain = false;
       });
   }
 
   private async replaceCore(old: ContextCore): Promise<void> {
+    const wanted = nextSequenceCount(old.context.totalSequences, this.maxSequences);
     let context: LlamaContext;
     try {
       context = await this.model.createContext({
         ...this.contextBase,
         contextSize: old.context.contextSize,
-        sequences: this.maxSequences,
+        sequences: wanted,
       });
     } catch (error) {
       process.stderr.write(
         `[engine] keeping ${old.context.totalSequences} sequence(s): could not create a context with ` +
-          `${this.maxSequences} (${(error as Error).message})\n`,
+          `${wanted} (${(error as Error).message})\n`,
       );
       this.maxSequences = old.context.totalSequences;
       return;
