@@ -5,8 +5,11 @@
  * of `--tokens` tokens per round (greedy; a different question per client), rounds interleaved
  * app / llama-server, the first side alternating. llama-server gets the app engine's settings
  * as the app reports them (per-sequence context, batch, flash attention, threads, `--no-mmap`
- * when the app read the weights into memory) and as many slots as the app's context has
- * sequences (`--parallel`, each slot its own KV cells: the same KV capacity). Per client count
+ * when the app read the weights into memory), each slot its own KV cells of the app's
+ * per-sequence context (`--no-kv-unified`). Its slots (`--parallel N`): as many as clients in
+ * the round (`--server-parallel clients`, the default: llama-server configured for each load,
+ * started again for each client count with one uncounted round) or as many as the app's context
+ * has sequences (`--server-parallel app`: the same KV capacity). Per client count
  * and side: total tokens/s (all clients' completion tokens over the round's wall time), p50/p95
  * request latency, median time to first token; the resident memory of the app's engine and of
  * llama-server once loaded (idle) and after the runs.
@@ -15,10 +18,10 @@
  * llama-server's own time per generated token (the `timings` of its last chunk).
  *
  *   npm run bench -- parallel [--size bench] [--tokens 64] [--clients 1,2,4,8] [--runs 3] [--threads 1]
- *                             [--sequences 4] [--server-mmap app|on|off]
+ *                             [--sequences 8] [--server-parallel clients|app] [--server-mmap app|on|off]
  *
- * `--sequences`: the app engine's sequences (MACARON_ENGINE_SEQUENCES; the app's default is 4)
- * and llama-server's slots. `--server-mmap`: llama-server's weights mapped or read in as the
+ * `--sequences`: the app engine's sequences (MACARON_ENGINE_SEQUENCES; the app's default is up
+ * to 8), and the slots of the llama-server whose memory is reported. `--server-mmap`: llama-server's weights mapped or read in as the
  * app's (app, the default), always mapped (on, llama-server's own default) or always read in (off).
  *
  * Writes bench/results/parallel.json.
@@ -170,6 +173,8 @@ export interface ParallelOptions {
    * the default), "on" always mapped (llama-server's own default), "off" always `--no-mmap`.
    */
   serverMmap: "app" | "on" | "off";
+  /** llama-server's slots: as many as the round's clients, or as the app's sequences. */
+  serverParallel: "clients" | "app";
 }
 
 /** llama-server's `mmap` setting for `--server-mmap` (see ParallelOptions). */
@@ -193,6 +198,7 @@ export function parseParallelArgs(argv: string[]): ParallelOptions {
       sequences: { type: "string", default: String(DEFAULT_SEQUENCES) },
       starts: { type: "string", default: "3" },
       "server-mmap": { type: "string", default: "app" },
+      "server-parallel": { type: "string", default: "clients" },
     },
   });
   if (!isTinyModelSize(values.size)) throw new Error(`--size ${values.size}: tiny, small or bench`);
@@ -209,7 +215,10 @@ export function parseParallelArgs(argv: string[]): ParallelOptions {
     sequences: Number(values.sequences),
     starts: Number(values.starts),
     serverMmap: values["server-mmap"] as ParallelOptions["serverMmap"],
+    serverParallel: values["server-parallel"] as ParallelOptions["serverParallel"],
   };
+  if (!["clients", "app"].includes(options.serverParallel))
+    throw new Error(`--server-parallel ${values["server-parallel"]}: clients or app`);
   if (!["app", "on", "off"].includes(options.serverMmap))
     throw new Error(`--server-mmap ${values["server-mmap"]}: app, on or off`);
   if (![options.tokens, options.runs, options.threads, options.sequences].every(positive))
@@ -418,23 +427,28 @@ export async function benchParallel(options: ParallelOptions): Promise<void> {
     process.env.MACARON_ENGINE_DECODE_TRACE = traceFile;
     app = await startServer(startModes(undefined)[0]!, model, options.threads);
     const settings: EngineSettings = await engineSettings(app);
-    llama = await startLlamaServer({
-      binary: built.binary,
-      model,
-      threads: options.threads,
-      contextSize: settings.contextSize * settings.sequences,
-      batchSize: settings.batchSize,
-      parallel: settings.sequences,
-      flashAttention: settings.flashAttention,
-      mmap: serverMmap(options.serverMmap, settings),
+    // The app's settings, with `parallel` slots of the app's per-sequence context each.
+    const startServerWith = (parallel: number) =>
+      startLlamaServer({
+        binary: built.binary,
+        model,
+        threads: options.threads,
+        contextSize: settings.contextSize * parallel,
+        batchSize: settings.batchSize,
+        parallel,
+        flashAttention: settings.flashAttention,
+        mmap: serverMmap(options.serverMmap, settings),
+      });
+    const serverTarget = (server: LlamaServer): Target => ({
+      side: "llama-server",
+      client: new OpenAI({ baseURL: `${server.url}/v1`, apiKey: "none" }),
+      model: "bench",
     });
+    // The same KV capacity as the app's context: its memory is the one reported.
+    llama = await startServerWith(settings.sequences);
     const targets: Record<Side, Target> = {
       app: { side: "app", client: new OpenAI({ baseURL: `${app.url}/v1`, apiKey: app.key }), model: "" },
-      "llama-server": {
-        side: "llama-server",
-        client: new OpenAI({ baseURL: `${llama.url}/v1`, apiKey: "none" }),
-        model: "bench",
-      },
+      "llama-server": serverTarget(llama),
     };
     targets.app.model = await baseModelId(app);
     const engine = appEngine(app);
@@ -454,13 +468,25 @@ export async function benchParallel(options: ParallelOptions): Promise<void> {
     let turn = 0;
     for (const clients of options.clients) {
       const got: Record<Side, Round[]> = { app: [], "llama-server": [] };
-      for (let r = 0; r < options.runs; r++) {
-        // Interleaved, the first side alternating: neither always runs on a cooler machine.
-        const order: Side[] = turn++ % 2 === 0 ? ["app", "llama-server"] : ["llama-server", "app"];
-        for (const side of order) got[side].push(await round(targets[side], clients, options.tokens));
+      const parallel = options.serverParallel === "clients" ? clients : settings.sequences;
+      const own = parallel === settings.sequences ? null : await startServerWith(parallel);
+      try {
+        const sides: Record<Side, Target> = {
+          ...targets,
+          ...(own ? { "llama-server": serverTarget(own) } : {}),
+        };
+        // A server started for this client count gets an uncounted round first, as the others had.
+        if (own) await round(sides["llama-server"], clients, options.tokens);
+        for (let r = 0; r < options.runs; r++) {
+          // Interleaved, the first side alternating: neither always runs on a cooler machine.
+          const order: Side[] = turn++ % 2 === 0 ? ["app", "llama-server"] : ["llama-server", "app"];
+          for (const side of order) got[side].push(await round(sides[side], clients, options.tokens));
+        }
+      } finally {
+        await own?.stop();
       }
       results.set(clients, got);
-      console.error(`parallel: ${clients} clients done`);
+      console.error(`parallel: ${clients} clients done (llama-server --parallel ${parallel})`);
     }
     const after = { app: appEngine(app).rss, "llama-server": rssOf(llama.pid) };
     const rows = summarize(results);
@@ -504,7 +530,7 @@ export async function benchParallel(options: ParallelOptions): Promise<void> {
       engineSettings: settings,
       llamaServer: {
         commit: built.commit,
-        parallel: settings.sequences,
+        parallel: options.serverParallel === "clients" ? "as many as clients" : settings.sequences,
         mmap: serverMmap(options.serverMmap, settings) ?? true,
       },
       rss: { idle, after },
