@@ -262,14 +262,22 @@ describe("sequences per context", () => {
     expect(await fit(0)).toBe(1);
   });
 
-  it("the count is the largest within both budgets; the estimate is asked from the top down", async () => {
-    const asked: number[] = [];
+  it("the count is the largest within both budgets: the most asked first, then by halving", async () => {
+    let asked: number[] = [];
     const need = (n: number) => {
       asked.push(n);
       return Promise.resolve({ ram: n * 100, vram: n * 10 });
     };
     expect(await sequencesWithin(4, { ram: 250, vram: 1000 }, need)).toBe(2);
-    expect(asked).toEqual([4, 3, 2]);
+    expect(asked).toEqual([4, 2, 3]);
+    asked = [];
+    expect(await sequencesWithin(8, { ram: 1000, vram: 1000 }, need)).toBe(8);
+    expect(asked).toEqual([8]);
+    for (let fit = 1; fit <= 8; fit++) {
+      asked = [];
+      expect(await sequencesWithin(8, { ram: fit * 100, vram: 1000 }, need)).toBe(fit);
+      expect(asked.length).toBeLessThanOrEqual(4);
+    }
     expect(await sequencesWithin(4, { ram: 1000, vram: 25 }, need)).toBe(2);
     expect(await sequencesWithin(4, { ram: 0, vram: 0 }, need)).toBe(1);
     expect(await sequencesWithin(1, { ram: 0, vram: 0 }, need)).toBe(1);
@@ -378,16 +386,18 @@ describe("a context that grows", () => {
     const s = await ModelSession.open(
       backend,
       fx.basePath,
-      { contextSize: 256, sequences: 8, growSequences: true },
+      { contextSize: 512, sequences: 8, growSequences: true },
       () => {},
     );
     try {
-      const generate = (text: string, onText: () => void = () => {}, signal = new AbortController().signal) =>
-        s.generate(ask(text), { temperature: 0, maxTokens: 200 }, onText, signal);
+      const generate = (text: string, onText: () => void, signal: AbortSignal) =>
+        s.generate(ask(text), { temperature: 0, maxTokens: 480 }, onText, signal);
       // The first request keeps the one-sequence context, so the growth to 4 is not over, while
       // five more come: four take the new sequences, the fifth finds them taken and waits. Then
-      // the first ends (aborted once that is so) and the context grows again for the fifth.
+      // the first ends (aborted once that is so) and the context grows again for the fifth. The
+      // five run until it has (or to the end of their context, and then the test fails).
       const stopFirst = new AbortController();
+      const stopOthers = new AbortController();
       let fifthWaited = false;
       const first = generate(
         "tell me a story about a cat",
@@ -399,13 +409,17 @@ describe("a context that grows", () => {
         },
         stopFirst.signal,
       );
+      const grown = () => {
+        if (s.context.totalSequences === 8) stopOthers.abort();
+      };
       const others = Promise.all(
-        ["a", "b", "c", "d", "e"].map((x) => generate(`a poem about the letter ${x}`)),
+        ["a", "b", "c", "d", "e"].map((x) =>
+          generate(`a poem about the letter ${x}`, grown, stopOthers.signal),
+        ),
       );
-      const [firstResult, long] = await Promise.all([first, others]);
+      const [firstResult] = await Promise.all([first, others]);
       expect(fifthWaited).toBe(true);
       expect(firstResult.stopReason).toBe("abort");
-      expect(long.map((r) => r.stopReason)).toEqual(Array(5).fill("maxTokens"));
       await s.settled();
       expect(s.context.totalSequences).toBe(8);
     } finally {

@@ -238,18 +238,29 @@ export function fitSummary(fit: {
 
 /**
  * The largest count in 1..max whose `bytes(count)` fits `budget` (1 whatever it needs: a load
- * without memory for one sequence fails on its own, with its own message).
+ * without memory for one sequence fails on its own, with its own message). The need grows with
+ * the count, so `max` is asked first (it fits on most machines: one estimate), then the rest is
+ * halved: ~log2(max) estimates, each a simulated allocation in node-llama-cpp.
  */
 export async function sequencesWithin(
   max: number,
   budget: { ram: number; vram: number },
   bytes: (sequences: number) => Promise<{ ram: number; vram: number }>,
 ): Promise<number> {
-  for (let n = max; n > 1; n--) {
+  const fits = async (n: number): Promise<boolean> => {
     const need = await bytes(n);
-    if (need.ram <= budget.ram && need.vram <= budget.vram) return n;
+    return need.ram <= budget.ram && need.vram <= budget.vram;
+  };
+  if (max <= 1 || (await fits(max))) return Math.max(1, max);
+  // The answer lies in [low, high]; 1 needs no asking.
+  let low = 1;
+  let high = max - 1;
+  while (low < high) {
+    const middle = Math.ceil((low + high) / 2);
+    if (await fits(middle)) low = middle;
+    else high = middle - 1;
   }
-  return 1;
+  return low;
 }
 
 /**

@@ -840,14 +840,14 @@ export class ModelSession {
   /** Forget a conversation: its live caches are emptied and never saved again. */
   async forget(sessionKey: string): Promise<void> {
     // A context being replaced would save the conversation's cache after this.
-    await this.growing;
+    await this.settled();
     await this.persisting;
     await this.slots.forget(sessionKey);
   }
 
   /** Save the conversations' states, then free the chats, contexts and model (with it the adapters). */
   async dispose(): Promise<void> {
-    await this.growing;
+    await this.settled();
     await this.persisting;
     for (const slot of this.slots.all) await this.save(slot);
     this.slots.dispose();
