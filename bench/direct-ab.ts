@@ -23,7 +23,6 @@ import { parseArgs } from "node:util";
 import type { ChatTurn } from "../common/engine-protocol";
 import { engineEnv } from "../electron/core/engine/engine-env";
 import { engineThreads } from "../native/engine/llama-backend";
-import { DEFAULT_SEQUENCES } from "../native/engine/model-session";
 import { writeFixtures } from "../native/gguf/fixtures";
 import type { TinyModelSize } from "../native/gguf/tiny-model";
 import { startDirect, type DirectProcess, type EngineSettings, type Run } from "./serve-direct";
@@ -31,10 +30,14 @@ import { median, percentile, report } from "./stats";
 
 const HISTORY: ChatTurn[] = [{ role: "user", text: "Write a short poem about the sea." }];
 
-/** The engine's defaults for these models on CPU (what `models.status` reports for them). */
+/**
+ * The engine's settings for these models on CPU as the recorded runs had them (bench/README.md):
+ * 4 sequences. The engine now grows to up to 8, but serve-direct creates them all at load, so 8
+ * would double the KV memory of every run here and change what the huge-pages rows compare.
+ */
 const ENGINE_DEFAULTS: EngineSettings = {
   contextSize: 8192,
-  sequences: DEFAULT_SEQUENCES,
+  sequences: 4,
   flashAttention: "off",
   kvCacheType: "f16",
   batchSize: 512,

@@ -8,11 +8,13 @@
  * when the app read the weights into memory), each slot its own KV cells of the app's
  * per-sequence context (`--no-kv-unified`). Its slots (`--parallel N`): as many as clients in
  * the round (`--server-parallel clients`, the default: llama-server configured for each load,
- * started again for each client count with one uncounted round) or as many as the app's context
- * has sequences (`--server-parallel app`: the same KV capacity). Per client count
- * and side: total tokens/s (all clients' completion tokens over the round's wall time), p50/p95
- * request latency, median time to first token; the resident memory of the app's engine and of
- * llama-server once loaded (idle) and after the runs.
+ * started again for each client count with one uncounted round; with more clients than the app
+ * has sequences it has more slots than the app) or as many as the app's context has sequences
+ * (`--server-parallel app`: the same KV capacity). Its memory is reported with as many slots as
+ * the app's sequences; its start-up rounds (`--starts`) with one slot (`app`: as many). Per
+ * client count and side: total tokens/s (all clients' completion tokens over the round's wall
+ * time), p50/p95 request latency, median time to first token; the resident memory of the app's
+ * engine and of llama-server once loaded (idle) and after the runs.
  * Where a step's time goes: the app engine's decodes are traced (native/engine/decode-trace.ts)
  * and reported per step size (the decode, and the engine's time between two decodes), beside
  * llama-server's own time per generated token (the `timings` of its last chunk).
@@ -21,8 +23,9 @@
  *                             [--sequences 8] [--server-parallel clients|app] [--server-mmap app|on|off]
  *
  * `--sequences`: the app engine's sequences (MACARON_ENGINE_SEQUENCES; the app's default is up
- * to 8), and the slots of the llama-server whose memory is reported. `--server-mmap`: llama-server's weights mapped or read in as the
- * app's (app, the default), always mapped (on, llama-server's own default) or always read in (off).
+ * to 8), and the slots of the llama-server whose memory is reported. `--server-mmap`:
+ * llama-server's weights mapped or read in as the app's (app, the default), always mapped (on,
+ * llama-server's own default) or always read in (off).
  *
  * Writes bench/results/parallel.json.
  */
@@ -327,6 +330,10 @@ async function measureStarts(
   options: ParallelOptions,
 ): Promise<Starts> {
   const dataDir = mkdtempSync(join(tmpdir(), "macaron-bench-starts-"));
+  // One request: llama-server with one slot (configured for the load, as in the rounds), or as
+  // many as the app's sequences with --server-parallel app (then it allocates them all at start,
+  // where the app starts with one and grows).
+  const slots = startSlots(options, settings);
   const start = async (side: Side): Promise<Start> => {
     if (side === "app") {
       const s = await startServer(startModes(undefined)[0]!, model, options.threads, dataDir);
@@ -349,9 +356,9 @@ async function measureStarts(
         binary,
         model,
         threads: options.threads,
-        contextSize: settings.contextSize * settings.sequences,
+        contextSize: settings.contextSize * slots,
         batchSize: settings.batchSize,
-        parallel: settings.sequences,
+        parallel: slots,
         flashAttention: settings.flashAttention,
         mmap: serverMmap(options.serverMmap, settings),
       },
@@ -382,6 +389,14 @@ async function measureStarts(
   } finally {
     rmSync(dataDir, { recursive: true, force: true });
   }
+}
+
+/** llama-server's slots for the start-up rounds (see measureStarts). */
+export function startSlots(
+  options: Pick<ParallelOptions, "serverParallel">,
+  settings: EngineSettings,
+): number {
+  return options.serverParallel === "clients" ? 1 : settings.sequences;
 }
 
 /** Rows of the start-up rounds: medians per side, then the app's over llama-server's. */
@@ -475,7 +490,8 @@ export async function benchParallel(options: ParallelOptions): Promise<void> {
           ...targets,
           ...(own ? { "llama-server": serverTarget(own) } : {}),
         };
-        // A server started for this client count gets an uncounted round first, as the others had.
+        // A server started for this client count gets one uncounted round first (the first
+        // server had two, with the most clients).
         if (own) await round(sides["llama-server"], clients, options.tokens);
         for (let r = 0; r < options.runs; r++) {
           // Interleaved, the first side alternating: neither always runs on a cooler machine.
@@ -531,6 +547,9 @@ export async function benchParallel(options: ParallelOptions): Promise<void> {
       llamaServer: {
         commit: built.commit,
         parallel: options.serverParallel === "clients" ? "as many as clients" : settings.sequences,
+        // The server whose memory the RSS rows report: the app's KV capacity.
+        rssServerParallel: settings.sequences,
+        startParallel: startSlots(options, settings),
         mmap: serverMmap(options.serverMmap, settings) ?? true,
       },
       rss: { idle, after },
