@@ -282,8 +282,8 @@ export const EngineRequestSchema = z.discriminatedUnion("type", [
       path: z.string().min(1),
       /**
        * Context sequences (KV caches) to allocate, each of `contextSize` tokens; the
-       * "sequence-per-set" policy keeps one per adapter set. Default 4; 1 saves memory and makes
-       * "sequence-per-set" behave like "reevaluate".
+       * "sequence-per-set" policy keeps one per adapter set. Default: up to 8, as memory allows;
+       * 1 saves memory and makes "sequence-per-set" behave like "reevaluate".
        */
       sequences: z.number().int().min(1).max(16).optional(),
       /**
@@ -353,7 +353,7 @@ export const EngineRequestSchema = z.discriminatedUnion("type", [
     .strict(),
   /**
    * Memory estimate of a GGUF for a context size and GPU layers on this machine, from its
-   * header (GgufInsights); nothing is loaded. `sequences`: as a load would allocate (default 4).
+   * header (GgufInsights); nothing is loaded. `sequences`: as a load would allocate (default: up to 8 as memory allows).
    */
   z
     .object({

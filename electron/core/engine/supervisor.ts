@@ -32,7 +32,7 @@ export interface EngineSupervisorOptions extends RestartPolicyOptions {
   contextSize?: number;
   /**
    * KV-cache sequences per context (each `contextSize` tokens): the "sequence-per-set" policy
-   * keeps one per adapter set. Default: the engine's (4).
+   * keeps one per adapter set. Default: the engine's (up to 8, as the free memory allows).
    */
   sequences?: number;
   /** A process that has not said "ready" by then is killed and counts as a crash. Default 60 s. */

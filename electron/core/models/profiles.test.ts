@@ -17,7 +17,7 @@ const qwenMoe: ModelFacts = {
   expertUsedCount: 8,
 };
 
-/** A fit of the Tall base with `max` tokens of context fitting (4 sequences, as a load allocates). */
+/** A fit of the Tall base with `max` tokens of context fitting (the sequences a load allocates). */
 function fit(max: number, machine: Partial<FitResult["machine"]> = {}, gpuLayers = 0): FitResult {
   return {
     contextSize: Math.min(8192, max),
