@@ -20,8 +20,10 @@ import {
   parseQuant,
   splitPartPaths,
 } from "./hf-client";
+import { ggufNames } from "./gguf-names";
 
 let hub: HubServer;
+const names = await ggufNames();
 
 useTestHub((h) => (hub = h));
 
@@ -30,15 +32,15 @@ const client = (token: string | null = null) =>
 
 describe("hub names", () => {
   it("parses the quantization from real file names", () => {
-    expect(parseQuant("Qwen3-30B-A3B-Q4_K_M.gguf")).toBe("Q4_K_M");
-    expect(parseQuant("qwen2.5-1.5b-instruct-q4_k_m.gguf")).toBe("Q4_K_M");
-    expect(parseQuant("Meta-Llama-3.1-8B-Instruct-Q8_0.gguf")).toBe("Q8_0");
-    expect(parseQuant("Q4_K_M/Qwen3-235B-A22B-Q4_K_M-00001-of-00003.gguf")).toBe("Q4_K_M");
-    expect(parseQuant("gemma-3-27b-it-UD-Q4_K_XL.gguf")).toBe("Q4_K_XL");
-    expect(parseQuant("model-bf16.gguf")).toBe("BF16");
-    expect(parseQuant("ggml-model-f16.gguf")).toBe("F16");
-    expect(parseQuant("tinyllama_q5_k_m.gguf")).toBe("Q5_K_M");
-    expect(parseQuant("adapter.gguf")).toBeNull();
+    expect(parseQuant("Qwen3-30B-A3B-Q4_K_M.gguf", names)).toBe("Q4_K_M");
+    expect(parseQuant("qwen2.5-1.5b-instruct-q4_k_m.gguf", names)).toBe("Q4_K_M");
+    expect(parseQuant("Meta-Llama-3.1-8B-Instruct-Q8_0.gguf", names)).toBe("Q8_0");
+    expect(parseQuant("Q4_K_M/Qwen3-235B-A22B-Q4_K_M-00001-of-00003.gguf", names)).toBe("Q4_K_M");
+    expect(parseQuant("gemma-3-27b-it-UD-Q4_K_XL.gguf", names)).toBe("Q4_K_XL");
+    expect(parseQuant("model-bf16.gguf", names)).toBe("BF16");
+    expect(parseQuant("ggml-model-f16.gguf", names)).toBe("F16");
+    expect(parseQuant("tinyllama_q5_k_m.gguf", names)).toBe("Q5_K_M");
+    expect(parseQuant("adapter.gguf", names)).toBeNull();
   });
 
   it("groups split parts under the first and leaves incomplete sets out", () => {
@@ -48,15 +50,18 @@ describe("hub names", () => {
       "a/m-00003-of-00003.gguf",
     ]);
     const lfs = (oid: string, size: number) => ({ oid, size });
-    const files = groupGgufFiles([
-      { type: "file", path: "m-Q4_K_M-00001-of-00002.gguf", size: 10, lfs: lfs("a", 10) },
-      { type: "file", path: "m-Q4_K_M-00002-of-00002.gguf", size: 5, lfs: lfs("b", 5) },
-      { type: "file", path: "m-Q8_0-00001-of-00002.gguf", size: 10 }, // part 2 missing
-      { type: "file", path: "m-F16.gguf", size: 30, lfs: lfs("c", 30) },
-      { type: "file", path: "mmproj-lora-F16.gguf", size: 1 },
-      { type: "file", path: "README.md", size: 3 },
-      { type: "directory", path: "sub" },
-    ]);
+    const files = groupGgufFiles(
+      [
+        { type: "file", path: "m-Q4_K_M-00001-of-00002.gguf", size: 10, lfs: lfs("a", 10) },
+        { type: "file", path: "m-Q4_K_M-00002-of-00002.gguf", size: 5, lfs: lfs("b", 5) },
+        { type: "file", path: "m-Q8_0-00001-of-00002.gguf", size: 10 }, // part 2 missing
+        { type: "file", path: "m-F16.gguf", size: 30, lfs: lfs("c", 30) },
+        { type: "file", path: "mmproj-lora-F16.gguf", size: 1 },
+        { type: "file", path: "README.md", size: 3 },
+        { type: "directory", path: "sub" },
+      ],
+      names,
+    );
     expect(files.map((f) => [f.path, f.quant, f.sizeBytes, f.parts.length, f.isAdapter])).toEqual([
       ["mmproj-lora-F16.gguf", "F16", 1, 1, true],
       ["m-Q4_K_M-00001-of-00002.gguf", "Q4_K_M", 15, 2, false],

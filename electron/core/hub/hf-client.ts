@@ -12,7 +12,7 @@
  * (HTTP 502), not `internal`.
  */
 import { jsonDepth } from "../../../common/json-depth";
-import { ggufFileQuantNames } from "node-llama-cpp";
+import { ggufNames, type GgufNames } from "./gguf-names";
 import { ApiError, type HubFile, type HubModel, type HubRepo } from "../../api";
 
 export const DEFAULT_HUB_ENDPOINT = "https://huggingface.co";
@@ -24,20 +24,21 @@ export function hubEndpoint(env: NodeJS.ProcessEnv = process.env): string {
   return DEFAULT_HUB_ENDPOINT;
 }
 
-const QUANTS = [...ggufFileQuantNames].map((q) => q.toUpperCase());
-const QUANT_SET = new Set(QUANTS);
 const QUANT_LIKE = /^(I?Q\d+(?:_[A-Z0-9]+)*|T?Q\d_\d|BF16|F16|F32|F64|FP16|FP32|MXFP4(?:_MOE)?)$/i;
 const SPLIT_PART = /-(\d{5})-of-(\d{5})\.gguf$/i;
 
-/** "Q4_K_M", "F16", … from a GGUF file name; null when the name says none. */
-export function parseQuant(fileName: string): string | null {
+/**
+ * "Q4_K_M", "F16", … from a GGUF file name; null when the name says none. `names`: node-llama-cpp's
+ * quantization names (ggufNames()).
+ */
+export function parseQuant(fileName: string, names: GgufNames): string | null {
   const base = (fileName.split("/").pop() ?? fileName).replace(SPLIT_PART, ".gguf").replace(/\.gguf$/i, "");
   const tokens = base.split(/[-.\s]+/).filter(Boolean);
   for (let i = tokens.length - 1; i >= 0; i--) {
     const t = tokens[i]!.toUpperCase();
     // "UD-Q4_K_XL", "Q4_K_M"; also "model_q4_k_m" (underscore-joined names).
-    if (QUANT_SET.has(t) || QUANT_LIKE.test(t)) return t;
-    const tail = QUANTS.filter((q) => t.endsWith(`_${q}`)).sort((a, b) => b.length - a.length)[0];
+    if (names.quantSet.has(t) || QUANT_LIKE.test(t)) return t;
+    const tail = names.quants.filter((q) => t.endsWith(`_${q}`)).sort((a, b) => b.length - a.length)[0];
     if (tail) return tail;
   }
   return null;
@@ -81,7 +82,11 @@ export interface TreeEntry {
 }
 
 /** The GGUF models of a repo's file tree: split parts grouped under their first part. */
-export function groupGgufFiles(entries: readonly TreeEntry[], repoIsAdapter = false): HubFile[] {
+export function groupGgufFiles(
+  entries: readonly TreeEntry[],
+  names: GgufNames,
+  repoIsAdapter = false,
+): HubFile[] {
   const ggufs = entries.filter((e) => e.type === "file" && /\.gguf$/i.test(e.path) && isSafeRepoPath(e.path));
   const byPath = new Map(ggufs.map((e) => [e.path, e]));
   const out: HubFile[] = [];
@@ -98,7 +103,7 @@ export function groupGgufFiles(entries: readonly TreeEntry[], repoIsAdapter = fa
     });
     out.push({
       path: e.path,
-      quant: parseQuant(e.path),
+      quant: parseQuant(e.path, names),
       sizeBytes: parts.reduce((s, p) => s + p.sizeBytes, 0),
       parts,
       isAdapter: repoIsAdapter || ADAPTER_NAME.test(e.path.split("/").pop() ?? ""),
@@ -378,7 +383,7 @@ export class HubClient {
         repo,
         gated: record.gated !== undefined && record.gated !== false,
         baseModel: baseModelOf(record),
-        files: groupGgufFiles(tree, isAdapterRepo(record)),
+        files: groupGgufFiles(tree, await ggufNames(), isAdapterRepo(record)),
       },
       peft: groupPeftFolders(tree),
     };

@@ -8,7 +8,7 @@
 import { createHash } from "node:crypto";
 import { mkdir, mkdtemp, readFile, rename, rm, writeFile } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
-import { readGgufFileInfo } from "node-llama-cpp";
+import type { GgufFileInfo } from "node-llama-cpp";
 import {
   ApiError,
   type AdapterInfo,
@@ -370,8 +370,10 @@ export class HubService {
     base: GgufFile,
     arch: string,
   ): Promise<string | null> {
-    let info: Awaited<ReturnType<typeof readGgufFileInfo>>;
+    let info: GgufFileInfo;
     try {
+      // Imported here, not at core's start (see gguf-names.ts).
+      const { readGgufFileInfo } = await import("node-llama-cpp");
       info = await readGgufFileInfo(url, {
         fetchHeaders: headers,
         logWarnings: false,

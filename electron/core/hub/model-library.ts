@@ -6,7 +6,7 @@
  */
 import { readdir, realpath, rm, stat } from "node:fs/promises";
 import { basename, extname, join, relative, resolve, sep } from "node:path";
-import { GgufFileType } from "node-llama-cpp";
+import { ggufNames, type GgufNames } from "./gguf-names";
 import { ApiError, type LocalModel } from "../../api";
 import { classifyGguf, readGguf, type GgufFile } from "../../../native/gguf/reader";
 import { isNotRegularFileError, statRegularFileIfExists } from "../../../common/files/regular-file";
@@ -25,10 +25,10 @@ export interface ModelLibraryDeps {
   log?: (message: string, err: unknown) => void;
 }
 
-/** "Q4_K_M", "F16", … for a `general.file_type` value. */
-export function fileTypeName(value: unknown): string | null {
+/** "Q4_K_M", "F16", … for a `general.file_type` value (`names`: ggufNames()). */
+export function fileTypeName(value: unknown, names: GgufNames): string | null {
   if (typeof value !== "number") return null;
-  const name = (GgufFileType as unknown as Record<number, string | undefined>)[value];
+  const name = names.fileTypes[value];
   return name ? name.replace(/^(MOSTLY|ALL)_/, "") : null;
 }
 
@@ -150,13 +150,17 @@ export class ModelLibrary {
     const m = first.metadata;
     const architecture = str(m["general.architecture"]) ?? "unknown";
     const sidecar = await readSidecar(path);
+    const names = await ggufNames();
     return {
       path,
       fileName: basename(path),
       name: str(m["general.name"])?.trim() || basename(path, extname(path)),
       architecture,
       parameters: files.reduce((s, f) => s + f.tensors.reduce((t, x) => t + elements(x.dims), 0), 0),
-      quant: fileTypeName(m["general.file_type"]) ?? parseQuant(basename(path)) ?? dominantType(files),
+      quant:
+        fileTypeName(m["general.file_type"], names) ??
+        parseQuant(basename(path), names) ??
+        dominantType(files),
       sizeBytes: stats.reduce((s, x) => s + x.size, 0),
       contextLength: count(m[`${architecture}.context_length`]),
       repo: sidecar?.repo ?? null,
