@@ -80,7 +80,9 @@ import { switchedOff, switchedOn } from "../../common/env-switch";
 
 /** Set for tests that act on a running answer (token-delay.ts); 0 otherwise. */
 const TOKEN_DELAY_MS = tokenDelayMs();
+/** The most sequences a load that names none gets (fit-estimate.ts), for the engine's callers. */
 export { DEFAULT_SEQUENCES };
+
 /** The sequences a context that starts with one gets at its first growth (nextSequenceCount). */
 const FIRST_GROWTH = 4;
 
@@ -618,9 +620,9 @@ export class ModelSession {
   /**
    * Give the session a context with more sequences (nextSequenceCount: 4, then twice as many, up
    * to `maxSequences`), when a request finds all of them taken (it would wait, or evict a
-   * cache). Starting with one and growing on demand saves the
-   * start (each sequence's KV cells are allocated and zeroed when a context is created: 1.2 GB
-   * for 4 × 8,192 F16 cells of the bench model) and the memory of a user who never needs more.
+   * cache). Starting with one and growing on demand saves the start (each sequence's KV cells
+   * are allocated and zeroed when a context is created: 1.2 GB for 4 × 8,192 F16 cells of the
+   * bench model) and the memory of a user who never needs more.
    * The app's local build on Linux touches no cell at creation
    * (electron/core/engine/llama-patches.ts), so there creating the bigger context takes
    * milliseconds; the prebuilt binaries and other systems still write every cell.
