@@ -171,7 +171,7 @@ describe("alignDecodes", () => {
     expect(choice.medians(2)).toEqual({ together: 25, apart: 18 });
   });
 
-  it("steps of ids that are not consecutive, or beside a queued prompt chunk, are neither chosen nor timed", async () => {
+  it("steps of ids that are all apart, or beside a queued prompt chunk, are neither chosen nor timed", async () => {
     const { context, handed, pending } = fakeContext();
     const choice = new MicroBatchChoice({ explore: 1 });
     alignDecodes(context as unknown as LlamaContext, () => 2, 2, choice);
@@ -200,6 +200,36 @@ describe("alignDecodes", () => {
       [0, 1],
     ]);
     expect(choice.medians(2)).toEqual({ together: NaN, apart: NaN });
+  });
+
+  it("a step with a gap in its ids is learnt as its own shape: 0, 1 and 3 go apart where that is faster", async () => {
+    const { context, handed, pending } = fakeContext();
+    const choice = new MicroBatchChoice({ explore: 1, recheckEvery: 1000, farRecheckEvery: 1000 });
+    alignDecodes(context as unknown as LlamaContext, () => 3, 2, choice);
+    const clock = { ms: 0 };
+    const now = vi.spyOn(performance, "now").mockImplementation(() => clock.ms);
+    try {
+      // Ascending, llama.cpp makes {0, 1} and {3}: 25 + 9 ms; apart, three of 1: 27 ms.
+      for (let i = 0; i < 3; i++) {
+        const started = clock.ms;
+        for (const id of [3, 0, 1]) void context._decodeTokens({ sequenceId: id, tokens: [7] });
+        await vi.advanceTimersToNextTimerAsync();
+        const apart = handed[handed.length - 1]![0] === 3;
+        clock.ms = started + (apart ? 27 : 34);
+        for (const p of pending.splice(0)) p.finish();
+        await vi.advanceTimersByTimeAsync(0);
+      }
+    } finally {
+      now.mockRestore();
+    }
+    expect(handed).toEqual([
+      [0, 1, 3],
+      [3, 1, 0],
+      [3, 1, 0],
+    ]);
+    expect(choice.medians("2+1")).toEqual({ together: 34, apart: 27 });
+    // A step of 0, 1 and 2 is another shape, not decided by this one.
+    expect(choice.medians(3)).toEqual({ together: NaN, apart: NaN });
   });
 
   it("a decode that fails fails its own request only; the barrier goes on", async () => {

@@ -1,5 +1,5 @@
 import type { LlamaContext } from "node-llama-cpp";
-import { MicroBatchChoice, microBatchSetting } from "./micro-batches";
+import { hasChoice, MicroBatchChoice, microBatchSetting, stepShape } from "./micro-batches";
 
 /** node-llama-cpp 3.21.1's internal: a sequence queues tokens for the context's next batch. */
 interface ContextWithDecodes {
@@ -53,8 +53,9 @@ export const DECODE_ALIGN_MS = 2;
  * had ended (2.2 s behind the others of its round, measured through /v1).
  *
  * A step of generation tokens only (no prompt with it) may instead go in descending order, one
- * micro-batch per sequence, where that decodes faster on this machine: `choice` learns which
- * (micro-batches.ts).
+ * micro-batch per sequence, where that decodes faster on this machine: `choice` learns which,
+ * per shape of step (sequences 0–3, or 0, 1 and 3 whose ascending order makes two micro-batches;
+ * micro-batches.ts).
  *
  * Patches the context's internal `_decodeTokens`, as LiveAdapters uses its internal `_setLoras`.
  */
@@ -79,21 +80,18 @@ export function alignDecodes(
       handOver = null;
       const now = held;
       held = [];
-      // In sequence order (see above), or reversed for a step decoded faster apart: only steps
-      // of consecutive ids (else ascending order makes several micro-batches as well).
+      // In sequence order (see above), or reversed for a step decoded faster apart: steps of
+      // generation tokens only, learnt per shape (its runs of consecutive ids, micro-batches.ts).
       now.sort((a, b) => a.sequenceId - b.sequenceId);
-      const choosing =
-        now.length >= 2 &&
-        now.every((h, i) => h.step && (i === 0 || h.sequenceId === now[i - 1]!.sequenceId + 1));
-      const mode = choosing ? choice.pick(now.length) : "together";
+      const shape = now.every((h) => h.step) ? stepShape(now.map((h) => h.sequenceId)) : null;
+      const choosing = shape !== null && hasChoice(shape);
+      const mode = choosing ? choice.pick(shape) : "together";
       if (mode === "apart") now.reverse();
       const started = performance.now();
       const returned = now.map(({ start }) => start());
       // Timed only when the step has the batch to itself (no prompt chunk queued beside it).
       if (choosing && (target._queuedDecodes?.length ?? now.length) === now.length)
-        void Promise.allSettled(returned).then(() =>
-          choice.record(now.length, mode, performance.now() - started),
-        );
+        void Promise.allSettled(returned).then(() => choice.record(shape, mode, performance.now() - started));
     });
   };
   const settle = (): void => {

@@ -5,7 +5,13 @@
  * measured in bench/README.md ("parallel").
  */
 import { describe, expect, it } from "vitest";
-import { MicroBatchChoice, microBatchSetting, type MicroBatchMode } from "./micro-batches";
+import {
+  hasChoice,
+  MicroBatchChoice,
+  microBatchSetting,
+  stepShape,
+  type MicroBatchMode,
+} from "./micro-batches";
 
 const [T, A]: MicroBatchMode[] = ["together", "apart"];
 
@@ -24,6 +30,20 @@ function run(
   }
   return picked;
 }
+
+describe("step shapes", () => {
+  it("are the runs of consecutive sequence ids; only a run of two or more leaves a choice", () => {
+    expect(stepShape([0, 1, 2, 3])).toBe("4");
+    expect(stepShape([0, 1, 3])).toBe("2+1");
+    expect(stepShape([0, 2, 3, 4, 7])).toBe("1+3+1");
+    expect(stepShape([5])).toBe("1");
+    expect(stepShape([0, 2])).toBe("1+1");
+    expect([4, "2+1", "1+3+1"].map(hasChoice)).toEqual([true, true, true]);
+    expect([1, "1", "1+1", 0].map(hasChoice)).toEqual([false, false, false, false]);
+    // A shape with no choice is always together, learnt or fixed.
+    expect(new MicroBatchChoice({ fixed: "apart" }).pick("1+1")).toBe("together");
+  });
+});
 
 describe("MicroBatchChoice", () => {
   it("tries both ways, then decodes apart where apart is faster", () => {

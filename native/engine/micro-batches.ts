@@ -1,12 +1,14 @@
 /**
- * Whether a generation step of n tokens (one per sequence) decodes faster as one micro-batch or
- * as one micro-batch per sequence, learnt from the steps themselves.
+ * Whether a generation step (one token per sequence) decodes faster in llama.cpp's own
+ * micro-batches or as one micro-batch per sequence, learnt from the steps themselves, per shape
+ * of step: its runs of consecutive sequence ids ("4": sequences 0–3; "2+1": 0, 1 and 3).
  *
  * llama.cpp decodes a batch in micro-batches; with a KV cache per sequence (node-llama-cpp's
  * non-unified cache) a micro-batch takes only sequences whose ids increase by one in batch order
  * (llama_batch_allocr::split_equal), so the order in which decode-barrier.ts hands the tokens
  * over picks between the two: ascending consecutive ids make one micro-batch, descending ids one
- * per sequence. One is usually faster, since the weights are read once, but not always: on the
+ * per sequence (sequences 0, 1 and 3 ascending make two: {0, 1} and {3}). One is usually faster,
+ * since the weights are read once, but not always: on the
  * 2-core AMD EPYC VM of 2026-12-06, the ~99M-parameter F16 bench model on one thread decoded a
  * 2-token step in ~24.6 ms as one micro-batch and ~18 ms as two, against ~8.7 ms for one token
  * alone (llama.cpp's matrix product for 2 columns is slower there than two matrix-vector
@@ -48,7 +50,30 @@ export interface MicroBatchOptions {
   fixed?: MicroBatchMode | null;
 }
 
-/** Per step size: recent costs (ms) of each way, oldest first, and the steps picked so far. */
+/**
+ * A step's shape: its runs of consecutive sequence ids, e.g. "2+1" (a number n: one run of n).
+ * Steps of one token, or of runs of one only, have nothing to choose: both ways are the same.
+ */
+export type StepShape = number | string;
+
+/** The shape of a step on these sequence ids, in ascending order: "4", "2+1", "1+1". */
+export function stepShape(sortedIds: readonly number[]): string {
+  const runs: number[] = [];
+  sortedIds.forEach((id, i) => {
+    if (i > 0 && id === sortedIds[i - 1]! + 1) runs[runs.length - 1]!++;
+    else runs.push(1);
+  });
+  return runs.join("+");
+}
+
+/** Whether a step of this shape can go two ways (some run has two sequences or more). */
+export function hasChoice(shape: StepShape): boolean {
+  return String(shape)
+    .split("+")
+    .some((run) => Number(run) >= 2);
+}
+
+/** Per step shape: recent costs (ms) of each way, oldest first, and the steps picked so far. */
 interface SizeRecord {
   together: number[];
   apart: number[];
@@ -56,7 +81,7 @@ interface SizeRecord {
 }
 
 export class MicroBatchChoice {
-  private readonly sizes = new Map<number, SizeRecord>();
+  private readonly sizes = new Map<string, SizeRecord>();
   private readonly explore: number;
   private readonly recheckEvery: number;
   private readonly closeRatio: number;
@@ -73,11 +98,11 @@ export class MicroBatchChoice {
     this.fixed = options.fixed ?? null;
   }
 
-  /** The way to decode a step of `tokens` tokens (one per sequence) now. */
-  pick(tokens: number): MicroBatchMode {
-    if (tokens < 2) return "together";
+  /** The way to decode a step of this shape (one token per sequence) now. */
+  pick(shape: StepShape): MicroBatchMode {
+    if (!hasChoice(shape)) return "together";
     if (this.fixed) return this.fixed;
-    const size = this.sizeOf(tokens);
+    const size = this.sizeOf(shape);
     const step = size.steps++;
     // Each way `explore` times, alternating, before the medians are trusted.
     if (this.exploring(size)) return size.together.length <= size.apart.length ? "together" : "apart";
@@ -87,10 +112,10 @@ export class MicroBatchChoice {
     return step % every === every - 1 ? other : best;
   }
 
-  /** A step of `tokens` tokens decoded `mode` took `ms`. */
-  record(tokens: number, mode: MicroBatchMode, ms: number): void {
-    if (tokens < 2 || this.fixed || !Number.isFinite(ms) || ms < 0) return;
-    const size = this.sizeOf(tokens);
+  /** A step of this shape decoded `mode` took `ms`. */
+  record(shape: StepShape, mode: MicroBatchMode, ms: number): void {
+    if (!hasChoice(shape) || this.fixed || !Number.isFinite(ms) || ms < 0) return;
+    const size = this.sizeOf(shape);
     if (!this.exploring(size)) {
       const [best, , medians] = ranked(size);
       if (mode !== best && ms < medians[best]) {
@@ -103,9 +128,9 @@ export class MicroBatchChoice {
     if (size[mode].length > this.window) size[mode].shift();
   }
 
-  /** The median of the recent steps (ms) of each way for a step size, NaN before any. */
-  medians(tokens: number): Record<MicroBatchMode, number> {
-    const size = this.sizeOf(tokens);
+  /** The median of the recent steps (ms) of each way for a step shape, NaN before any. */
+  medians(shape: StepShape): Record<MicroBatchMode, number> {
+    const size = this.sizeOf(shape);
     return { together: median(size.together), apart: median(size.apart) };
   }
 
@@ -113,11 +138,12 @@ export class MicroBatchChoice {
     return MODES.some((mode) => size[mode].length < this.explore);
   }
 
-  private sizeOf(tokens: number): SizeRecord {
-    let size = this.sizes.get(tokens);
+  private sizeOf(shape: StepShape): SizeRecord {
+    const key = String(shape);
+    let size = this.sizes.get(key);
     if (!size) {
       size = { together: [], apart: [], steps: 0 };
-      this.sizes.set(tokens, size);
+      this.sizes.set(key, size);
     }
     return size;
   }
