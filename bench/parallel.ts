@@ -42,7 +42,7 @@ import { baseModelId, engineSettings, startModes, startServer, type Server } fro
 import type { EngineSettings } from "./serve-direct";
 import { median, percentile, report, type BenchRow } from "./stats";
 import { ensureLlamaServer } from "./ttft-build";
-import { running, startLlamaServer, type LlamaServer } from "./ttft-server";
+import { running, startLlamaServer, type LlamaServer, type ServerSettings } from "./ttft-server";
 
 type Side = "app" | "llama-server";
 
@@ -352,16 +352,7 @@ async function measureStarts(
     }
     const spawned = performance.now();
     const server = await startLlamaServer(
-      {
-        binary,
-        model,
-        threads: options.threads,
-        contextSize: settings.contextSize * slots,
-        batchSize: settings.batchSize,
-        parallel: slots,
-        flashAttention: settings.flashAttention,
-        mmap: serverMmap(options.serverMmap, settings),
-      },
+      serverSettings(binary, model, options, settings, slots),
       120_000,
       5,
     );
@@ -389,6 +380,26 @@ async function measureStarts(
   } finally {
     rmSync(dataDir, { recursive: true, force: true });
   }
+}
+
+/** llama-server with the app engine's settings and `parallel` slots of its per-sequence context. */
+function serverSettings(
+  binary: string,
+  model: string,
+  options: ParallelOptions,
+  settings: EngineSettings,
+  parallel: number,
+): ServerSettings {
+  return {
+    binary,
+    model,
+    threads: options.threads,
+    contextSize: settings.contextSize * parallel,
+    batchSize: settings.batchSize,
+    parallel,
+    flashAttention: settings.flashAttention,
+    mmap: serverMmap(options.serverMmap, settings),
+  };
 }
 
 /** llama-server's slots for the start-up rounds (see measureStarts). */
@@ -442,18 +453,8 @@ export async function benchParallel(options: ParallelOptions): Promise<void> {
     process.env.MACARON_ENGINE_DECODE_TRACE = traceFile;
     app = await startServer(startModes(undefined)[0]!, model, options.threads);
     const settings: EngineSettings = await engineSettings(app);
-    // The app's settings, with `parallel` slots of the app's per-sequence context each.
     const startServerWith = (parallel: number) =>
-      startLlamaServer({
-        binary: built.binary,
-        model,
-        threads: options.threads,
-        contextSize: settings.contextSize * parallel,
-        batchSize: settings.batchSize,
-        parallel,
-        flashAttention: settings.flashAttention,
-        mmap: serverMmap(options.serverMmap, settings),
-      });
+      startLlamaServer(serverSettings(built.binary, model, options, settings, parallel));
     const serverTarget = (server: LlamaServer): Target => ({
       side: "llama-server",
       client: new OpenAI({ baseURL: `${server.url}/v1`, apiKey: "none" }),
