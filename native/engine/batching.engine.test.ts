@@ -313,6 +313,10 @@ describe("sequences per context", () => {
 });
 
 describe("a context that grows", () => {
+  /** A session that starts with one sequence and grows to `sequences`. */
+  const growing = (contextSize: number, sequences: number) =>
+    ModelSession.open(backend, fx.basePath, { contextSize, sequences, growSequences: true }, () => {});
+
   it("grows to 4 sequences first, then to twice as many each time, never past its most", () => {
     expect(DEFAULT_SEQUENCES).toBe(8);
     expect(nextSequenceCount(1, 8)).toBe(4);
@@ -324,12 +328,7 @@ describe("a context that grows", () => {
   });
 
   it("grows 1 → 4 → 8 as bursts of requests find every sequence taken, each answer as alone", async () => {
-    const s = await ModelSession.open(
-      backend,
-      fx.basePath,
-      { contextSize: 256, sequences: 8, growSequences: true },
-      () => {},
-    );
+    const s = await growing(256, 8);
     try {
       const options: GenerateOptions = { temperature: 0, maxTokens: 16 };
       let inUse = 0;
@@ -383,12 +382,7 @@ describe("a context that grows", () => {
   });
 
   it("a burst that fills the grown context while the first one is still freed grows it again at once", async () => {
-    const s = await ModelSession.open(
-      backend,
-      fx.basePath,
-      { contextSize: 512, sequences: 8, growSequences: true },
-      () => {},
-    );
+    const s = await growing(512, 8);
     try {
       const generate = (text: string, onText: () => void, signal: AbortSignal) =>
         s.generate(ask(text), { temperature: 0, maxTokens: 480 }, onText, signal);
@@ -427,12 +421,7 @@ describe("a context that grows", () => {
     }
   });
   it("starts with one sequence, grows when a second request comes, and answers both as alone", async () => {
-    const s = await ModelSession.open(
-      backend,
-      fx.basePath,
-      { contextSize: 512, sequences: 4, growSequences: true },
-      () => {},
-    );
+    const s = await growing(512, 4);
     try {
       const options: GenerateOptions = { temperature: 0, maxTokens: 24 };
       const generate = (history: ChatTurn[], onPiece: () => void = () => {}) =>
