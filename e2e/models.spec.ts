@@ -233,14 +233,27 @@ test("hub failures say what to do next: a rate limit, then a retry that works; s
   // A split GGUF is one choice, its size the sum of its parts.
   await models.searchFor("split");
   const listTop = (await models.dialog.boundingBox())!.y;
+  // The fit estimate is held back until the Download button's place is known.
+  let release!: () => void;
+  const held = new Promise<void>((resolve) => (release = resolve));
+  await page.route("**/api/call/hub.fit", async (route) => {
+    await held;
+    await route.continue();
+  });
   await models.openRepo(SPLIT_REPO);
   await expect(models.fileChoice("Q8_0")).toHaveAccessibleName(
     /split-tiny-Q8_0-00001-of-00002\.gguf .* 2 parts/,
   );
+  await expect(models.fit).toContainText("Estimating whether it fits");
+  const downloadAt = (await models.downloadButton().boundingBox())!.y;
+  release();
   // The dialog grows downwards as the repo and its fit estimate arrive: its top stays put, so
-  // Back is where it was when the pointer went for it.
+  // Back is where it was when the pointer went for it. The estimate keeps the shape it had while
+  // it loaded: the Download button does not move under a pointer already on its way to it.
   await expect(models.fit).toContainText("Fits this machine");
   expect((await models.dialog.boundingBox())!.y).toBe(listTop);
+  expect((await models.downloadButton().boundingBox())!.y).toBe(downloadAt);
+  await page.unroute("**/api/call/hub.fit");
   await expect(models.dialog.getByRole("radio")).toHaveCount(1);
   await models.button("← Back to the list").click();
   // Clearing the search goes back to the recommended list.

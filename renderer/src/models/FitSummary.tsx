@@ -24,7 +24,18 @@ export function FitSummary({
       aria-label="Fit estimate"
     >
       {status === "error" && <p className="fit-summary__error">Could not estimate the fit: {error}</p>}
-      {status !== "error" && !words && <p className="muted">Estimating whether it fits this machine…</p>}
+      {status !== "error" && !words && (
+        // The same lines as the estimate, so that nothing below it (the Download button) moves
+        // when it arrives: a click aimed at the button must not land elsewhere.
+        <>
+          <p className="fit-summary__verdict muted">Estimating whether it fits this machine…</p>
+          <ul className="fit-summary__lines muted" aria-hidden="true">
+            <li>Memory: …</li>
+            <li>GPU: …</li>
+            <li>Context: …</li>
+          </ul>
+        </>
+      )}
       {status !== "error" && words && fit && (
         <>
           <p className="fit-summary__verdict">
