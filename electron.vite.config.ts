@@ -1,12 +1,31 @@
 import { resolve } from "node:path";
 import react from "@vitejs/plugin-react";
 import { defineConfig } from "electron-vite";
+import { dependencyImportMeta } from "./scripts/dependency-import-meta.mjs";
 
 // One build for the three Electron bundles. The headless server (out/main/cli.js, plain Node)
 // runs the same core code and serves out/renderer, so the renderer build is shared by both modes.
 export default defineConfig({
   main: {
+    plugins: [dependencyImportMeta(resolve(__dirname, "out/main"))],
     build: {
+      // These dependencies are bundled, not loaded from node_modules file by file: Node's module
+      // loader took most of the start (node-llama-cpp's ~300 modules: 0.45 s for the engine, 0.12 s
+      // as one file; zod, the MCP SDK and fastify ~0.1 s more for the server). A bundled file
+      // still finds its own folder (dependencyImportMeta); native code stays outside (below).
+      externalizeDeps: {
+        exclude: [
+          "node-llama-cpp",
+          "zod",
+          "lifecycle-utils",
+          "@modelcontextprotocol/sdk",
+          "ajv",
+          "fastify",
+          "@fastify/static",
+          "@fastify/websocket",
+          "@fastify/cookie",
+        ],
+      },
       outDir: "out/main",
       rollupOptions: {
         input: {
@@ -18,7 +37,8 @@ export default defineConfig({
           cli: resolve(__dirname, "electron/server/cli.ts"),
         },
         // pyodide loads its WebAssembly and standard library from its own folder in node_modules.
-        external: ["node-llama-cpp", "better-sqlite3", "pyodide"],
+        // node-llama-cpp's binaries (@node-llama-cpp/<platform>, *.node) are loaded from their files.
+        external: ["better-sqlite3", "pyodide", /^@node-llama-cpp\//, /^@reflink\//, /\.node$/],
         // Shared chunks next to the entries, not in chunks/: paths relative to import.meta
         // (out/renderer, resources/demo, engine.js beside spawn-node) assume two levels deep.
         output: { chunkFileNames: "[name]-[hash].js" },

@@ -19,6 +19,7 @@ const SOURCES = [
   "renderer",
   "resources/demo/suggestions.json",
   "electron.vite.config.ts",
+  "scripts/dependency-import-meta.mjs",
   "package.json",
 ];
 
