@@ -79,6 +79,8 @@ import { ToolSwitches } from "./tools/tool-switches";
 export interface ServiceParts {
   dataDir: string;
   initialModel?: string;
+  /** CoreOptions.deferStartup: do not wait for the initial model (Services.started). */
+  deferStartup?: boolean;
   defaultMaxTokens?: number;
   defaultTemperature?: number;
   systemPrompt?: string;
@@ -138,6 +140,7 @@ export interface Services {
   engine: EngineClient;
   adapters: Core["adapters"];
   engineStatus: Core["engineStatus"];
+  started: Core["started"];
   /** Started by index.ts once core exists (the server it starts serves that core). */
   localServer: LocalApiServer;
   close(): Promise<void>;
@@ -410,29 +413,37 @@ export async function startServices(
     "localServer.regenerateKey": () => localServer.regenerateKey(),
   };
 
-  let startup: Promise<void>;
-  if (parts.initialModel) {
-    // An explicit --model: the caller wants it loaded before serving. A bad file is reported
-    // through the status (and the log); core still starts so the user can pick another.
-    startup = models.open(parts.initialModel).then(
-      () => undefined,
-      (err: unknown) => log(`could not open ${parts.initialModel}`, err),
-    );
-    await startup;
-  } else {
-    // The remembered model loads in the background: the UI can show its progress.
-    startup = models.restoreLastModel();
-  }
-  if (parts.adaptersDir) {
-    // After the initial model, so that each adapter is checked against it.
-    const dir = parts.adaptersDir;
-    await installAdaptersFrom(registry, dir, log).catch((err: unknown) =>
-      log(`could not read the adapters folder ${dir}`, err),
-    );
-  }
-
-  sharing.start();
-  updates.start();
+  // Start-up: the initial model, then the --adapters folder, then the background services.
+  // Awaited here unless deferStartup (then Core.started tells when it is done).
+  let startup: Promise<void> = Promise.resolve();
+  let closed = false;
+  const started = (async () => {
+    if (parts.initialModel) {
+      // An explicit --model: the caller wants it loaded before serving. A bad file is reported
+      // through the status (and the log); core still starts so the user can pick another.
+      startup = models.open(parts.initialModel).then(
+        () => undefined,
+        (err: unknown) => log(`could not open ${parts.initialModel}`, err),
+      );
+      await startup;
+    } else {
+      // The remembered model loads in the background: the UI can show its progress.
+      startup = models.restoreLastModel();
+    }
+    if (parts.adaptersDir && !closed) {
+      // After the initial model, so that each adapter is checked against it.
+      const dir = parts.adaptersDir;
+      await installAdaptersFrom(registry, dir, log).catch((err: unknown) =>
+        log(`could not read the adapters folder ${dir}`, err),
+      );
+    }
+    if (closed) return;
+    sharing.start();
+    updates.start();
+  })();
+  // Whoever awaits it sees a failure; nobody awaiting it is not an unhandled rejection.
+  started.catch(() => undefined);
+  if (!parts.deferStartup) await started;
 
   let closing: Promise<void> | null = null;
   return {
@@ -451,11 +462,16 @@ export async function startServices(
       },
     },
     engineStatus: () => models.status(),
+    started,
     localServer,
     close: () => {
       closing ??= (async () => {
+        closed = true;
         // First: no new /v1 request may reach services that are closing.
         await localServer.close();
+        // A start-up still under way (deferStartup) ends first: its load or install cannot be
+        // stopped midway, and must not run into closed services.
+        await started.catch(() => undefined);
         await pipeline.close();
         await mcpHub.close().catch((err: unknown) => log("could not stop the MCP servers", err));
         await hub.close().catch((err: unknown) => log("could not pause the model downloads", err));

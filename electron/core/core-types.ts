@@ -61,6 +61,11 @@ export interface Core {
   /** The installed adapters and the router, for the OpenAI-compatible endpoints. */
   readonly adapters: CoreAdapters;
   engineStatus(): EngineStatus;
+  /**
+   * Settles once start-up is done: the initial model loaded (or its failure logged) and the
+   * --adapters folder installed. createCore resolves after it unless `deferStartup` is set.
+   */
+  readonly started: Promise<void>;
   close(): Promise<void>;
 }
 
@@ -70,6 +75,11 @@ export interface CoreOptions {
   spawnEngine: SpawnEngine;
   /** Load this model at start-up (headless `--model`). */
   initialModel?: string;
+  /**
+   * Resolve createCore as soon as the services run, before the initial model is loaded
+   * (`Core.started` says when it is): headless mode builds its HTTP server meanwhile.
+   */
+  deferStartup?: boolean;
   /** Defaults for generation when a call gives none. */
   defaultMaxTokens?: number;
   /** Sampling temperature when a call gives none (default 0.7; 0 is greedy). */

@@ -9,6 +9,7 @@ import type { Conversation, ConversationDetail, EngineStatus, Message } from "..
 import { assembleCore, type Core } from "./index";
 import { EventRecorder } from "../../testing/core/events";
 import { FakeEngine } from "../../testing/engine/fake-engine";
+import type { LoadedModel } from "./engine/types";
 import { testDir } from "../../testing/core/temp-dir";
 import { value } from "../../testing/core/result-value";
 
@@ -142,6 +143,51 @@ describe("core (scripted engine)", () => {
     expect(value<EngineStatus>(await second.core.dispatch("models.status", {}, ctx)).state).toBe("idle");
   });
 
+  it("with deferStartup answers while the initial model loads, and says when it is in (started)", async () => {
+    const dataDir = testDir();
+    const first = await start(dataDir);
+    const demo = value<EngineStatus>(await first.core.dispatch("models.openDemo", {}, ctx)).model!.path;
+    await first.core.close();
+
+    const engine = new GatedLoadEngine();
+    const core = await assembleCore(
+      { dataDir, log: () => undefined, initialModel: demo, deferStartup: true },
+      () => engine,
+    );
+    cleanups.push(() => core.close());
+    let started = false;
+    void core.started.then(() => (started = true));
+    await vi.waitFor(() => expect(core.engineStatus().state).toBe("loading"));
+    // Core serves meanwhile: a conversation is made while the model is still loading.
+    value<Conversation>(await core.dispatch("conversations.create", {}, ctx));
+    expect(started).toBe(false);
+    engine.finishLoad();
+    await core.started;
+    expect(core.engineStatus()).toMatchObject({ state: "ready", model: { path: demo } });
+  });
+
+  it("closed while a deferred start-up loads its model: the close waits for the load, then ends", async () => {
+    const dataDir = testDir();
+    const first = await start(dataDir);
+    const demo = value<EngineStatus>(await first.core.dispatch("models.openDemo", {}, ctx)).model!.path;
+    await first.core.close();
+
+    const engine = new GatedLoadEngine();
+    const core = await assembleCore(
+      { dataDir, log: () => undefined, initialModel: demo, deferStartup: true },
+      () => engine,
+    );
+    await vi.waitFor(() => expect(engine.loads).toEqual([demo]));
+    let closed = false;
+    const closing = core.close().then(() => (closed = true));
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(closed).toBe(false);
+    engine.finishLoad();
+    await closing;
+    await core.started;
+    expect(engine.closed).toBe(true);
+  });
+
   it("reports an invalid model file and keeps serving", async () => {
     const { core } = await start(testDir());
     const result = await core.dispatch("models.open", { path: import.meta.filename }, ctx);
@@ -149,3 +195,20 @@ describe("core (scripted engine)", () => {
     expect(value<EngineStatus>(await core.dispatch("models.status", {}, ctx)).state).toBe("idle");
   });
 });
+
+/** A scripted engine whose load waits until the test lets it finish. */
+class GatedLoadEngine extends FakeEngine {
+  private release: () => void = () => undefined;
+  private readonly gate = new Promise<void>((resolve) => (this.release = resolve));
+
+  finishLoad(): void {
+    this.release();
+  }
+
+  override async load(path: string, onProgress?: (p: number) => void): Promise<LoadedModel> {
+    this.loads.push(path);
+    await this.gate;
+    this.loads.pop();
+    return super.load(path, onProgress);
+  }
+}

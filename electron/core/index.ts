@@ -52,6 +52,7 @@ export async function createCore(options: CoreOptions): Promise<Core> {
     {
       dataDir: options.dataDir,
       initialModel: options.initialModel,
+      deferStartup: options.deferStartup,
       defaultMaxTokens: options.defaultMaxTokens,
       defaultTemperature: options.defaultTemperature,
       appVersion: options.appVersion,
@@ -139,6 +140,8 @@ export async function assembleCore(parts: CoreParts, makeEngine: () => EngineCli
         services ? services.adapters.resolve(selection, text) : Promise.reject(file.unavailable()),
     },
     engineStatus: () => services?.engineStatus() ?? IDLE,
+    // A database repaired later starts its services then: start-up as this core began it.
+    started: services?.started ?? Promise.resolve(),
     close: () => {
       closing ??= (async () => {
         await recovering?.catch(() => undefined);

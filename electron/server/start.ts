@@ -7,6 +7,7 @@ import { fileURLToPath } from "node:url";
 import type { FastifyInstance } from "fastify";
 import { createCore } from "../core";
 import type { Core } from "../core/core-types";
+import type { EngineStatus } from "../api";
 import { spawnNodeEngine } from "../core/engine/spawn-node";
 import type { SpawnEngine } from "../core/engine/types";
 import { isModelUri, resolveModelArg } from "../core/hub/model-uri";
@@ -104,6 +105,21 @@ async function explainModelFailure(core: Core, model: string): Promise<string | 
   return inspected.ok ? "the model failed to load (see the log above)" : inspected.error.message;
 }
 
+/** Settles once the initial model is loading (or start-up is over: no model, or it failed). */
+function modelLoadUnderWay(core: Core): Promise<void> {
+  return new Promise((resolve) => {
+    // On the next turn of the event loop: the load request goes out to the engine first.
+    const done = () => {
+      stop();
+      setImmediate(resolve);
+    };
+    const stop = core.subscribe((event, payload) => {
+      if (event === "engine.status" && (payload as EngineStatus).state !== "idle") done();
+    });
+    void core.started.finally(done);
+  });
+}
+
 /** Downloads a hub `model` first (a failure is reported, not thrown), then starts core. */
 async function openCore(
   options: StartServerOptions,
@@ -127,6 +143,8 @@ async function openCore(
     dataDir: options.dataDir,
     spawnEngine,
     initialModel: model,
+    // The HTTP server is built while the engine loads the model (see startServer).
+    deferStartup: true,
     defaultMaxTokens: options.defaultMaxTokens,
     defaultTemperature: options.defaultTemperature,
     adaptersDir: options.adaptersDir,
@@ -155,6 +173,10 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
   const loginCodes = new LoginCodes();
   let app: FastifyInstance;
   try {
+    // The HTTP server is built while the engine loads the model, in its own process. Not before
+    // the load has reached it: building takes the event loop in long steps, which would hold up
+    // the file and fit checks that come first.
+    await modelLoadUnderWay(core);
     app = await buildServer({
       core,
       apiKey,
@@ -164,6 +186,8 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
       host,
       ...(options.corsOrigins ? { corsOrigins: options.corsOrigins } : {}),
     });
+    // Built while the engine loaded the model in its own process; served once it is in.
+    await core.started;
     await app.listen({ host, port: options.port ?? 0 });
   } catch (err) {
     await core.close();

@@ -98,6 +98,7 @@ export class FakeCore implements Core {
   readonly engine = new FakeEngine(TRANSPORT_ENGINE);
   readonly generation = new GenerationService(() => this.engine);
   readonly adapters = new FakeAdapters();
+  readonly started = Promise.resolve();
   readonly dispatched: Array<{ method: string; input: unknown; ctx: CallContext }> = [];
   private readonly listeners = new Set<EventListener>();
   private nextId = 1;
