@@ -145,15 +145,28 @@ describe("core (scripted engine)", () => {
 
   it("with deferStartup answers while the initial model loads, and says when it is in (started)", async () => {
     const dataDir = testDir();
-    const first = await start(dataDir);
-    const demo = value<EngineStatus>(await first.core.dispatch("models.openDemo", {}, ctx)).model!.path;
-    await first.core.close();
+    // The Local API server left on: at the next start it serves the model, so it starts after it.
+    const serving: (string | null)[] = [];
+    let startedCore: Core | null = null;
+    const localApiFactory = (_core: Core, options: { port: number }) => {
+      serving.push(startedCore?.engineStatus().model?.path ?? null);
+      return Promise.resolve({ url: `http://127.0.0.1:${options.port}`, close: () => Promise.resolve() });
+    };
+    const first = await assembleCore(
+      { dataDir, log: () => undefined, localApiFactory },
+      () => new FakeEngine(),
+    );
+    const demo = value<EngineStatus>(await first.dispatch("models.openDemo", {}, ctx)).model!.path;
+    value(await first.dispatch("localServer.configure", { enabled: true, port: 47391 }, ctx));
+    await first.close();
+    serving.length = 0;
 
     const engine = new GatedLoadEngine();
     const core = await assembleCore(
-      { dataDir, log: () => undefined, initialModel: demo, deferStartup: true },
+      { dataDir, log: () => undefined, initialModel: demo, deferStartup: true, localApiFactory },
       () => engine,
     );
+    startedCore = core;
     cleanups.push(() => core.close());
     let started = false;
     void core.started.then(() => (started = true));
@@ -161,9 +174,11 @@ describe("core (scripted engine)", () => {
     // Core serves meanwhile: a conversation is made while the model is still loading.
     value<Conversation>(await core.dispatch("conversations.create", {}, ctx));
     expect(started).toBe(false);
+    expect(serving).toEqual([]);
     engine.finishLoad();
     await core.started;
     expect(core.engineStatus()).toMatchObject({ state: "ready", model: { path: demo } });
+    expect(serving).toEqual([demo]);
   });
 
   it("closed while a deferred start-up loads its model: the close waits for the load, then ends", async () => {

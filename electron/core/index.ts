@@ -110,7 +110,9 @@ export async function assembleCore(parts: CoreParts, makeEngine: () => EngineCli
       const opened = await open();
       if (opened) parts.onDatabase?.(opened);
       // No restart needed: the services start on the repaired database right away.
+      // A repair waits for the start-up too (deferStartup is for the first start only).
       if (opened) services = await startServices(opened, serviceParts, makeEngine, events, log);
+      await services?.started;
       await services?.localServer.start();
       return file.status();
     })().finally(() => {
@@ -124,6 +126,7 @@ export async function assembleCore(parts: CoreParts, makeEngine: () => EngineCli
     "database.startFresh": () => recover(() => file.startFresh()),
   };
 
+  let started: Promise<void> = Promise.resolve();
   let closing: Promise<void> | null = null;
   const core: Core = {
     dispatch: (method, input, ctx) =>
@@ -140,8 +143,9 @@ export async function assembleCore(parts: CoreParts, makeEngine: () => EngineCli
         services ? services.adapters.resolve(selection, text) : Promise.reject(file.unavailable()),
     },
     engineStatus: () => services?.engineStatus() ?? IDLE,
-    // A database repaired later starts its services then: start-up as this core began it.
-    started: services?.started ?? Promise.resolve(),
+    get started() {
+      return started;
+    },
     close: () => {
       closing ??= (async () => {
         await recovering?.catch(() => undefined);
@@ -151,7 +155,16 @@ export async function assembleCore(parts: CoreParts, makeEngine: () => EngineCli
       return closing;
     },
   };
-  // Serve again if the user left the local API server on; a taken port is reported in its status.
-  await services?.localServer.start();
+  // Serve again if the user left the local API server on, once start-up is done (it serves the
+  // initial model); a taken port is reported in its status. Awaited unless deferStartup: then
+  // Core.started settles after it.
+  const first = services;
+  if (first) {
+    started = first.started.then(async () => {
+      await first.localServer.start();
+    });
+    started.catch(() => undefined);
+  }
+  if (!parts.deferStartup) await started;
   return core;
 }
