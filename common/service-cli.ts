@@ -30,27 +30,32 @@ export function runServiceCli<Args extends { help: boolean }>(cli: ServiceCli<Ar
     console.log(cli.usage);
     process.exit(0);
   }
-  cli.start(args).then(
-    (service) => {
-      let stopping = false;
-      const stop = (signal: string) => {
-        if (stopping) process.exit(1); // a second Ctrl-C means now
-        stopping = true;
-        console.error(`${signal}: shutting down`);
-        service.close().then(
-          () => process.exit(0),
-          (err: unknown) => {
-            console.error("error while shutting down:", err);
-            process.exit(1);
-          },
-        );
-      };
-      process.on("SIGINT", () => stop("SIGINT"));
-      process.on("SIGTERM", () => stop("SIGTERM"));
-    },
-    (err: unknown) => {
-      console.error(`error: ${err instanceof Error ? err.message : String(err)}`);
-      process.exit(1);
-    },
-  );
+  // The signals are handled from the start: one during start-up waits for it (a model load
+  // cannot be stopped midway), then closes what it started; before, Node's default ended the
+  // process at once and left its children (the engine) to notice on their own.
+  const starting = cli.start(args);
+  let stopping = false;
+  const stop = (signal: string) => {
+    if (stopping) process.exit(1); // a second Ctrl-C means now
+    stopping = true;
+    console.error(`${signal}: shutting down`);
+    starting
+      .then(
+        (service) => service.close(),
+        () => undefined, // reported below
+      )
+      .then(
+        () => process.exit(0),
+        (err: unknown) => {
+          console.error("error while shutting down:", err);
+          process.exit(1);
+        },
+      );
+  };
+  process.on("SIGINT", () => stop("SIGINT"));
+  process.on("SIGTERM", () => stop("SIGTERM"));
+  starting.catch((err: unknown) => {
+    console.error(`error: ${err instanceof Error ? err.message : String(err)}`);
+    process.exit(1);
+  });
 }

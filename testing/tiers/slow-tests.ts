@@ -42,6 +42,7 @@ export const SLOW_FILES: readonly string[] = [
   "cloud/training/trajectory-loop.test.ts",
   "common/parent-channel.test.ts",
   "common/redaction.test.ts",
+  "common/service-cli.test.ts",
   "electron/core/adapters/adapter-files.test.ts",
   "electron/core/chat/agent-mcp.test.ts",
   "electron/core/contract/contract-command.test.ts",
