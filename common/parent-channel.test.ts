@@ -36,6 +36,21 @@ describe("detectParentChannel", () => {
     expect(sent).toEqual([{ type: "ready", pid: 2 }]);
   });
 
+  it("a send that fails because the parent just went away does not crash the child", () => {
+    const proc = Object.assign(new EventEmitter(), {
+      connected: true,
+      // Node's process.send with a callback: the error goes to it, not to an 'error' event.
+      send: (_m: unknown, _h: unknown, _o: unknown, callback?: (error: Error | null) => void) => {
+        const epipe = Object.assign(new Error("write EPIPE"), { code: "EPIPE" });
+        if (callback) callback(epipe);
+        else proc.emit("error", epipe);
+        return false;
+      },
+    });
+    const channel = detectParentChannel(proc as unknown as NodeJS.Process);
+    expect(() => channel?.send({ type: "ready", pid: 4 })).not.toThrow();
+  });
+
   it("returns null without a parent", () => {
     expect(detectParentChannel(new EventEmitter() as unknown as NodeJS.Process)).toBeNull();
   });

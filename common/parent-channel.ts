@@ -36,8 +36,11 @@ export function detectParentChannel<M = unknown>(proc: NodeJS.Process = process)
   if (send) {
     return {
       kind: "fork",
+      // With a callback a failed send (the parent gone just before `connected` says so: EPIPE)
+      // is not an 'error' event, which nothing handles and which would crash the child with a
+      // stack trace; the disconnect listener ends it.
       send: (message) => {
-        if (proc.connected) send(message);
+        if (proc.connected) send(message, undefined, undefined, () => undefined);
       },
       onMessage: (listener) => proc.on("message", listener),
       onDisconnect: (listener) => proc.on("disconnect", listener),

@@ -22,6 +22,9 @@ const runtime = new EngineRuntime(
   () => loadLlamaBackend(threads),
 );
 channel.onMessage((message) => void runtime.handle(message));
+// Ctrl-C in a terminal reaches the whole process group: the parent closes the engine in order
+// (the conversations' caches are saved first); a parent that is gone ends it (disconnect).
+process.on("SIGINT", () => undefined);
 channel.onDisconnect(() => {
   void runtime.dispose().finally(() => process.exit(0));
 });

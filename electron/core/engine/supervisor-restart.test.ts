@@ -212,6 +212,19 @@ describe("EngineSupervisor restarts", () => {
     await engine.close();
   });
 
+  it("close does not wait out its grace for an engine that died (Ctrl-C reaches the whole group)", async () => {
+    const { spawn, spawned } = fakeSpawner();
+    // A grace longer than the test's timeout: close must end on the engine's exit.
+    const engine = new EngineSupervisor(spawn, { backoffMs: () => 0, closeGraceMs: 10 * 60_000 });
+    await engine.load("/m.gguf");
+    spawned[0]!.onRequest = (request, self) => {
+      if (request.type === "unload") self.exit(null, "SIGINT");
+    };
+    await engine.close();
+    expect(spawned[0]!.received.map((r) => r.type)).toEqual(["load", "unload"]);
+    expect(engine.state).toBe("closed");
+  });
+
   it("relaunch: unloads (saving caches), starts a fresh process and reloads with the same settings", async () => {
     const { spawn, spawned } = fakeSpawner();
     const engine = new EngineSupervisor(spawn, { backoffMs: () => 0, stateDir: "/data/kv" });

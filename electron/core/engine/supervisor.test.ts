@@ -155,6 +155,16 @@ describe("EngineSupervisor with a real engine process", () => {
     expect((await engine.generate(hello, greedy(4), () => {})).tokens).toBe(4);
   });
 
+  it("leaves Ctrl-C (SIGINT to the process group) to its parent, which closes it in order", async () => {
+    const pid = engine.pid!;
+    process.kill(pid, "SIGINT");
+    // Still the same process, still answering (the parent saves the caches, then stops it).
+    const answer = await engine.generate(hello, greedy(4), () => {});
+    expect(answer.tokens).toBe(4);
+    expect(engine.pid).toBe(pid);
+    expect(engine.state).toBe("ready");
+  });
+
   it("survives SIGKILL mid-generation: rejects with engine_crashed, restarts and reloads", async () => {
     const events: EngineLifecycleEvent[] = [];
     let reloaded!: () => void;

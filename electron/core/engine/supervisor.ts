@@ -343,7 +343,8 @@ export class EngineSupervisor implements EngineClient {
     const unloaded = idle ? this.request({ type: "unload" }, { action: "saving caches" }) : null;
     this.setState("closed");
     if (this.restartTimer) clearTimeout(this.restartTimer);
-    if (unloaded) await this.withGrace(unloaded);
+    // An engine that exits meanwhile (Ctrl-C in a terminal reaches it too) answers no more.
+    if (unloaded) await this.withGrace(Promise.race([unloaded, child.exit]));
     this.rejectAll(child, new ApiError("internal", "The engine was shut down before it answered."));
     child.failReady(new ApiError("internal", "The engine was shut down."));
     if (!child.exited) {
