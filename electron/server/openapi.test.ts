@@ -87,3 +87,35 @@ describe("OpenAPI document, /v1", () => {
     expect(ref("/v1/messages", "post")).toBe("#/components/schemas/AnthropicError");
   });
 });
+
+describe("OpenAPI document, references", () => {
+  /** Every `$ref` in `value`, with where it is. */
+  function refs(value: unknown, at = "#"): { at: string; ref: string }[] {
+    if (Array.isArray(value)) return value.flatMap((v, i) => refs(v, `${at}/${i}`));
+    if (value === null || typeof value !== "object") return [];
+    return Object.entries(value).flatMap(([k, v]) =>
+      k === "$ref" && typeof v === "string" ? [{ at, ref: v }] : refs(v, `${at}/${k}`),
+    );
+  }
+
+  /** The value a local JSON pointer (`#/a/b`) names in `doc`, or undefined. */
+  function resolve(doc: unknown, ref: string): unknown {
+    return ref
+      .slice(2)
+      .split("/")
+      .map((part) => part.replaceAll("~1", "/").replaceAll("~0", "~"))
+      .reduce<unknown>((node, key) => (node as Record<string, unknown> | undefined)?.[key], doc);
+  }
+
+  it("resolves every $ref from the document's root, the recursive schemas' too", () => {
+    const doc = buildOpenApiDocument("1.2.3");
+    const all = refs(doc);
+    expect(all.filter(({ ref }) => !ref.startsWith("#/") || resolve(doc, ref) === undefined)).toEqual([]);
+    // The messages of a conversation nest (a tree of versions): their schema refers to itself.
+    const conversation = JSON.stringify(
+      (doc as { paths: Record<string, unknown> }).paths["/api/call/conversations.get"],
+    );
+    expect(conversation).toContain("#/components/schemas/conversations.get.");
+    expect(JSON.stringify(doc)).not.toContain("$defs");
+  });
+});

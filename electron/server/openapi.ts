@@ -335,6 +335,47 @@ function v1Paths(): Record<string, unknown> {
   };
 }
 
+/**
+ * zod puts what a recursive schema refers to in that schema's own `$defs`, referenced as
+ * `#/$defs/…`: from the document's root, where nothing is. Each such `$defs` moves to
+ * components.schemas (named after the operation: `chat.send.__schema0`), its references with it.
+ */
+function hoistDefs(document: JsonSchema, schemas: Record<string, JsonSchema>): JsonSchema {
+  const walk = (value: unknown, operation: string): unknown => {
+    if (Array.isArray(value)) return value.map((v) => walk(v, operation));
+    if (value === null || typeof value !== "object") return value;
+    const object = value as JsonSchema;
+    const here = typeof object.operationId === "string" ? object.operationId : operation;
+    const { $defs, ...rest } = object as JsonSchema & { $defs?: Record<string, JsonSchema> };
+    if (!$defs) return Object.fromEntries(Object.entries(object).map(([k, v]) => [k, walk(v, here)]));
+    const names = new Map<string, string>();
+    for (const def of Object.keys($defs)) {
+      let name = `${here}.${def}`;
+      for (let n = 2; name in schemas || [...names.values()].includes(name); n++)
+        name = `${here}.${def}.${n}`;
+      names.set(def, name);
+    }
+    const rewrite = (v: unknown): unknown => {
+      if (Array.isArray(v)) return v.map(rewrite);
+      if (v === null || typeof v !== "object") return v;
+      return Object.fromEntries(
+        Object.entries(v).map(([k, inner]) => {
+          const def =
+            k === "$ref" && typeof inner === "string" ? /^#\/\$defs\/(.+)$/.exec(inner)?.[1] : undefined;
+          return [
+            k,
+            def !== undefined && names.has(def) ? `#/components/schemas/${names.get(def)}` : rewrite(inner),
+          ];
+        }),
+      );
+    };
+    for (const [def, schema] of Object.entries($defs))
+      schemas[names.get(def)!] = rewrite(schema) as JsonSchema;
+    return walk(rewrite(rest), here);
+  };
+  return walk(document, "") as JsonSchema;
+}
+
 /** Builds the document served at /api/openapi.json. */
 export function buildOpenApiDocument(version: string): JsonSchema {
   const paths: Record<string, unknown> = {};
@@ -374,6 +415,11 @@ export function buildOpenApiDocument(version: string): JsonSchema {
       },
     };
   }
+  const schemas: Record<string, JsonSchema> = {
+    ErrorEnvelope: errorEnvelope,
+    OpenAiError: openAiError,
+    AnthropicError: anthropicError,
+  };
   return {
     openapi: "3.1.0",
     info: {
@@ -384,9 +430,9 @@ export function buildOpenApiDocument(version: string): JsonSchema {
         "`GET /api/events` as text frames `{event, payload}`. An OpenAI-compatible API (and " +
         "Anthropic's `/v1/messages`) lives under /v1.",
     },
-    paths: { ...paths, ...v1Paths() },
+    paths: hoistDefs({ ...paths, ...v1Paths() }, schemas),
     components: {
-      schemas: { ErrorEnvelope: errorEnvelope, OpenAiError: openAiError, AnthropicError: anthropicError },
+      schemas,
       securitySchemes: {
         bearer: { type: "http", scheme: "bearer" },
         apiKeyHeader: {
