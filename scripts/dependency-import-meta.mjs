@@ -1,5 +1,5 @@
 // A dependency bundled into out/main keeps its own location (electron.vite.config.ts).
-import { relative, sep } from "node:path";
+import { posix } from "node:path";
 
 /**
  * `code` of the module `id` as bundled into a chunk in `outDir`: `import.meta.url` in a file of
@@ -10,13 +10,15 @@ import { relative, sep } from "node:path";
  * with the bundler's CommonJS shim of that name in the chunk. Null: nothing to change.
  */
 export function rewriteImportMeta(code, id, outDir) {
-  const file = id.split("?")[0];
-  if (!file.includes(`${sep}node_modules${sep}`) || !code.includes("import.meta.url")) return null;
-  const from = relative(outDir, file).split(sep).join("/");
+  // Vite's ids use "/" on every system (C:/… on Windows); the output folder is a native path.
+  const file = id.split("?")[0].replaceAll("\\", "/");
+  if (!file.includes("/node_modules/") || !code.includes("import.meta.url")) return null;
+  const from = posix.relative(outDir.replaceAll("\\", "/"), file);
   let out = code.replaceAll("import.meta.url", `new URL(${JSON.stringify(from)}, import.meta.url).href`);
   for (const name of ["__dirname", "__filename"])
     if (new RegExp(`\\b(const|let|var)\\s+${name}\\b`).test(out))
-      out = out.replace(new RegExp(`\\b${name}\\b`, "g"), `${name}_own`);
+      // The name itself, not a property of that name (`obj.__dirname`).
+      out = out.replace(new RegExp(`(?<![.$\\w])${name}\\b`, "g"), `${name}_own`);
   return out;
 }
 

@@ -40,6 +40,18 @@ describe("a dependency bundled into out/main keeps its own location", () => {
     ]);
   });
 
+  it("works with Windows paths: Vite's ids with /, the output folder with \\", () => {
+    const out = rewriteImportMeta(
+      "const __dirname = 1; return [import.meta.url, options.__dirname];",
+      "C:/app/node_modules/node-llama-cpp/dist/config.js",
+      "C:\\app\\out\\main",
+    )!;
+    expect(out).toContain('new URL("../../node_modules/node-llama-cpp/dist/config.js", import.meta.url)');
+    // The module's own binding is renamed, a property of the same name is not.
+    expect(out).toContain("const __dirname_own = 1");
+    expect(out).toContain("options.__dirname]");
+  });
+
   it("leaves the app's own code, and files without import.meta.url, as they are", () => {
     expect(
       rewriteImportMeta("return import.meta.url;", join(root, "native", "engine", "main.ts"), outDir),
