@@ -6,8 +6,12 @@
 export interface ServiceCli<Args extends { help: boolean }> {
   usage: string;
   parse(argv: string[]): Args;
-  /** Starts the service, prints what the user needs (`listening on URL`), returns its closer. */
-  start(args: Args): Promise<{ close(): Promise<void> }>;
+  /**
+   * Starts the service, prints what the user needs (`listening on URL`), returns its closer.
+   * `stopping` is aborted by a SIGINT/SIGTERM during start-up: a start that sees it should not
+   * begin serving, but close what it started and reject with its reason (an AbortError).
+   */
+  start(args: Args, stopping: AbortSignal): Promise<{ close(): Promise<void> }>;
 }
 
 /** `--port` as a TCP port number (0 picks a free one). */
@@ -30,15 +34,15 @@ export function runServiceCli<Args extends { help: boolean }>(cli: ServiceCli<Ar
     console.log(cli.usage);
     process.exit(0);
   }
-  // The signals are handled from the start: one during start-up waits for it (a model load
-  // cannot be stopped midway), then closes what it started; before, Node's default ended the
-  // process at once and left its children (the engine) to notice on their own.
-  const starting = cli.start(args);
-  let stopping = false;
+  // The signals are handled from the start: one during start-up tells start() (`stopping`) and
+  // waits for it (a model load cannot be stopped midway), then closes what it started; before,
+  // Node's default ended the process at once and left its children (the engine) to notice.
+  const stopping = new AbortController();
+  const starting = cli.start(args, stopping.signal);
   const stop = (signal: string) => {
-    if (stopping) process.exit(1); // a second Ctrl-C means now
-    stopping = true;
+    if (stopping.signal.aborted) process.exit(1); // a second Ctrl-C means now
     console.error(`${signal}: shutting down`);
+    stopping.abort();
     starting
       .then(
         (service) => service.close(),
@@ -55,6 +59,8 @@ export function runServiceCli<Args extends { help: boolean }>(cli: ServiceCli<Ar
   process.on("SIGINT", () => stop("SIGINT"));
   process.on("SIGTERM", () => stop("SIGTERM"));
   starting.catch((err: unknown) => {
+    // A start-up stopped by the signal: stop() exits 0 once it has settled.
+    if (stopping.signal.aborted && err instanceof Error && err.name === "AbortError") return;
     console.error(`error: ${err instanceof Error ? err.message : String(err)}`);
     process.exit(1);
   });

@@ -110,9 +110,16 @@ export async function assembleCore(parts: CoreParts, makeEngine: () => EngineCli
       const opened = await open();
       if (opened) parts.onDatabase?.(opened);
       // No restart needed: the services start on the repaired database right away.
-      // A repair waits for the start-up too (deferStartup is for the first start only).
-      if (opened) services = await startServices(opened, serviceParts, makeEngine, events, log);
-      await services?.started;
+      // A repair waits for its start-up (deferStartup is for the first start only): until then
+      // `services` stays null and a second repair is refused as busy.
+      if (opened)
+        services = await startServices(
+          opened,
+          { ...serviceParts, deferStartup: false },
+          makeEngine,
+          events,
+          log,
+        );
       await services?.localServer.start();
       return file.status();
     })().finally(() => {

@@ -111,7 +111,7 @@ function corsOrigins(text: string): string[] {
 runServiceCli({
   usage: USAGE,
   parse,
-  async start(args) {
+  async start(args, stopping) {
     for (const { name, message } of args.mcpConfig?.errors ?? [])
       console.error(`warning: --mcp-config: server "${name}" is skipped: ${message}`);
     // The engine first, then the server's modules (HTTP framework, core, migrations): loading
@@ -135,6 +135,7 @@ runServiceCli({
       corsOrigins: args.corsOrigins,
       onDownloadLine: (line) => console.error(line),
       spawnEngine: engine.spawnEngine,
+      stopping,
     }).finally(() => engine.dispose());
     if (server.modelError)
       console.error(`error: could not load ${args.model}: ${server.modelError} (serving without a model)`);

@@ -57,6 +57,11 @@ export interface StartServerOptions {
   mcpServers?: NamedSpec[];
   /** Origins whose pages may call /v1 and Ollama's routes with the key (`--cors`; none by default). */
   corsOrigins?: readonly string[];
+  /**
+   * Aborted when the user stops the server during its start-up (Ctrl-C): it then does not
+   * listen; startServer closes core and rejects with the signal's reason (an AbortError).
+   */
+  stopping?: AbortSignal;
 }
 
 export interface RunningServer {
@@ -116,7 +121,7 @@ function modelLoadUnderWay(core: Core): Promise<void> {
     const stop = core.subscribe((event, payload) => {
       if (event === "engine.status" && (payload as EngineStatus).state !== "idle") done();
     });
-    void core.started.finally(done);
+    core.started.then(done, done);
   });
 }
 
@@ -188,6 +193,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     });
     // Built while the engine loaded the model in its own process; served once it is in.
     await core.started;
+    options.stopping?.throwIfAborted();
     await app.listen({ host, port: options.port ?? 0 });
   } catch (err) {
     await core.close();
