@@ -48,6 +48,16 @@ afterEach(() => {
   vi.useRealTimers();
 });
 
+/** Runs `steps` with performance.now() reading `clock.ms`, which the steps set. */
+async function withClock(steps: (clock: { ms: number }) => Promise<void>): Promise<void> {
+  const clock = { ms: 0 };
+  const now = vi.spyOn(performance, "now").mockImplementation(() => clock.ms);
+  try {
+    await steps(clock);
+  } finally {
+    now.mockRestore();
+  }
+}
 describe("alignDecodes", () => {
   it("hands every active sequence's token over together, in sequence order, on a later turn", async () => {
     const { context, handed } = fakeContext();
@@ -141,9 +151,7 @@ describe("alignDecodes", () => {
     const { context, handed, pending } = fakeContext();
     const choice = new MicroBatchChoice({ explore: 1, recheckEvery: 1000, farRecheckEvery: 1000 });
     alignDecodes(context as unknown as LlamaContext, () => 2, 2, choice);
-    const clock = { ms: 0 };
-    const now = vi.spyOn(performance, "now").mockImplementation(() => clock.ms);
-    try {
+    await withClock(async (clock) => {
       // Together: the first token back after 5 ms, the last after 25; apart: 4 and 18 (as the
       // 2-token steps of the bench model on one machine). The last one is the step's cost.
       for (let i = 0; i < 3; i++) {
@@ -160,9 +168,7 @@ describe("alignDecodes", () => {
         last!.finish();
         await vi.advanceTimersByTimeAsync(0);
       }
-    } finally {
-      now.mockRestore();
-    }
+    });
     expect(handed).toEqual([
       [0, 1],
       [1, 0],
@@ -206,9 +212,7 @@ describe("alignDecodes", () => {
     const { context, handed, pending } = fakeContext();
     const choice = new MicroBatchChoice({ explore: 1, recheckEvery: 1000, farRecheckEvery: 1000 });
     alignDecodes(context as unknown as LlamaContext, () => 3, 2, choice);
-    const clock = { ms: 0 };
-    const now = vi.spyOn(performance, "now").mockImplementation(() => clock.ms);
-    try {
+    await withClock(async (clock) => {
       // Ascending, llama.cpp makes {0, 1} and {3}: 25 + 9 ms; apart, three of 1: 27 ms.
       for (let i = 0; i < 3; i++) {
         const started = clock.ms;
@@ -219,9 +223,7 @@ describe("alignDecodes", () => {
         for (const p of pending.splice(0)) p.finish();
         await vi.advanceTimersByTimeAsync(0);
       }
-    } finally {
-      now.mockRestore();
-    }
+    });
     expect(handed).toEqual([
       [0, 1, 3],
       [3, 1, 0],
