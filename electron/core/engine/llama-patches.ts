@@ -26,9 +26,22 @@
  * without (three alternations, THP switched off for the "without"): a fault per 2 MiB instead
  * of per 4 KiB. Generation speed was the same within the noise. A mapped model, other buffers
  * and other systems are untouched.
+ *
+ * Addon patches (ADDON_PATCHES) change node-llama-cpp's own native addon, which the build compiles
+ * from its package folder (llama/addon), not from the clone: they are applied there for the build
+ * and taken back out after it (the package's files are left as npm installed them).
+ *
+ * sequence-embeddings: the addon reads the pooled embedding of sequence 0 only, so node-llama-cpp
+ * embeds one text per decode. getSequenceEmbedding(sequenceId, outputIndex) reads any sequence's,
+ * which lets native/engine/embedder.ts put many texts, each on its own sequence, in one decode;
+ * and an embedding context's sequences share one pool of KV cells (kv_unified), without which
+ * llama.cpp splits a batch of texts of different lengths into equal-length parts and pools each
+ * sequence's last part only. The prebuilt binaries have neither: the embedder then embeds one
+ * text at a time, as before.
  */
 import { spawn } from "node:child_process";
 import { createHash } from "node:crypto";
+import { dirname } from "node:path";
 
 export interface LlamaPatch {
   name: string;
@@ -151,17 +164,131 @@ index 9e2e0c8..c37b429 100644
   },
 ];
 
+/** Patches to node-llama-cpp's addon sources, relative to its package's llama/ folder. */
+export const ADDON_PATCHES: readonly LlamaPatch[] = [
+  {
+    name: "sequence-embeddings",
+    diff: String.raw`diff --git a/addon/AddonContext.cpp b/addon/AddonContext.cpp
+index 18138ab..7d839e0 100644
+--- a/addon/AddonContext.cpp
++++ b/addon/AddonContext.cpp
+@@ -389,6 +389,14 @@ AddonContext::AddonContext(const Napi::CallbackInfo& info) : Napi::ObjectWrap<Ad
+             context_params.embeddings = options.Get("embeddings").As<Napi::Boolean>().Value();
+         }
+ 
++        // Macaron: an embedding context's sequences share one pool of cells (a unified KV cache),
++        // so a batch of whole inputs of different lengths is decoded as one ubatch. With a cache
++        // per sequence llama.cpp splits such a batch into equal-length parts, and each pooled
++        // embedding would be that of its sequence's last part. One sequence: the same either way.
++        if (context_params.embeddings) {
++            context_params.kv_unified = true;
++        }
++
+         if (options.Has("ranking") && options.Get("ranking").As<Napi::Boolean>().Value()) {
+             context_params.pooling_type = LLAMA_POOLING_TYPE_RANK;
+         }
+@@ -724,6 +732,56 @@ Napi::Value AddonContext::SampleToken(const Napi::CallbackInfo& info) {
+     return worker->GetPromise();
+ }
+ 
++// Macaron: the embedding of one sequence of the last decoded batch (getEmbedding reads sequence 0
++// only), so that one decode can embed several inputs, each on its own sequence: the sequence's
++// pooled embedding, or for a model without pooling the output at batch index outputIndex (the
++// sequence's last token, as addToBatch returned it).
++Napi::Value AddonContext::GetSequenceEmbedding(const Napi::CallbackInfo& info) {
++    if (disposed) {
++        Napi::Error::New(info.Env(), "Context is disposed").ThrowAsJavaScriptException();
++        return info.Env().Undefined();
++    }
++
++    if (info.Length() < 2 || !info[0].IsNumber() || !info[1].IsNumber()) {
++        Napi::TypeError::New(info.Env(), "Expected a sequence id and an output index").ThrowAsJavaScriptException();
++        return info.Env().Undefined();
++    }
++
++    const int32_t sequenceId = info[0].As<Napi::Number>().Int32Value();
++    const int32_t outputIndex = info[1].As<Napi::Number>().Int32Value();
++
++    if (sequenceId < 0 || static_cast<uint32_t>(sequenceId) >= llama_n_seq_max(ctx) || outputIndex < 0) {
++        Napi::RangeError::New(info.Env(), "Invalid sequence id or output index").ThrowAsJavaScriptException();
++        return info.Env().Undefined();
++    }
++
++    const enum llama_pooling_type pooling_type = llama_pooling_type(ctx);
++    const int64_t n_embd = pooling_type == LLAMA_POOLING_TYPE_RANK
++        ? static_cast<int64_t>(llama_model_n_cls_out(model->model))
++        : llama_model_n_embd_out(model->model);
++
++    if (n_embd <= 0) {
++        Napi::Error::New(info.Env(), "Invalid embedding vector size").ThrowAsJavaScriptException();
++        return info.Env().Undefined();
++    }
++
++    const auto* embeddings = pooling_type == LLAMA_POOLING_TYPE_NONE
++        ? llama_get_embeddings_ith(ctx, outputIndex)
++        : llama_get_embeddings_seq(ctx, sequenceId);
++
++    if (embeddings == NULL) {
++        Napi::Error::New(info.Env(), std::string("No embedding for sequence ") + std::to_string(sequenceId)).ThrowAsJavaScriptException();
++        return info.Env().Undefined();
++    }
++
++    Napi::Float64Array result = Napi::Float64Array::New(info.Env(), n_embd);
++    for (int64_t i = 0; i < n_embd; i++) {
++        result[i] = embeddings[i];
++    }
++
++    return result;
++}
++
+ Napi::Value AddonContext::GetEmbedding(const Napi::CallbackInfo& info) {
+     if (disposed) {
+         Napi::Error::New(info.Env(), "Context is disposed").ThrowAsJavaScriptException();
+@@ -1176,6 +1234,7 @@ void AddonContext::init(Napi::Object exports) {
+                 InstanceMethod("decodeBatch", &AddonContext::DecodeBatch),
+                 InstanceMethod("sampleToken", &AddonContext::SampleToken),
+                 InstanceMethod("getEmbedding", &AddonContext::GetEmbedding),
++                InstanceMethod("getSequenceEmbedding", &AddonContext::GetSequenceEmbedding),
+                 InstanceMethod("getStateSize", &AddonContext::GetStateSize),
+                 InstanceMethod("getMemoryBreakdown", &AddonContext::GetMemoryBreakdown),
+                 InstanceMethod("getThreads", &AddonContext::GetThreads),
+diff --git a/addon/AddonContext.h b/addon/AddonContext.h
+index daa4029..fed3f37 100644
+--- a/addon/AddonContext.h
++++ b/addon/AddonContext.h
+@@ -50,6 +50,7 @@ class AddonContext : public Napi::ObjectWrap<AddonContext> {
+         Napi::Value SampleToken(const Napi::CallbackInfo& info);
+ 
+         Napi::Value GetEmbedding(const Napi::CallbackInfo& info);
++        Napi::Value GetSequenceEmbedding(const Napi::CallbackInfo& info);
+         Napi::Value GetStateSize(const Napi::CallbackInfo& info);
+         Napi::Value GetMemoryBreakdown(const Napi::CallbackInfo& info);
+         Napi::Value GetThreads(const Napi::CallbackInfo& info);
+`,
+  },
+];
+
 /** What the patches change, for the build's cache key. */
-export function llamaPatchesKey(patches: readonly LlamaPatch[] = LLAMA_PATCHES): string {
+export function llamaPatchesKey(
+  patches: readonly LlamaPatch[] = [...LLAMA_PATCHES, ...ADDON_PATCHES],
+): string {
   const hash = createHash("sha256");
   for (const patch of patches) hash.update(patch.name).update("\0").update(patch.diff).update("\0");
   return hash.digest("hex");
 }
 
-/** `git apply` one diff (from stdin) in `dir`: its output, or a rejection with it when it does not apply. */
-function gitApply(dir: string, diff: string, env: NodeJS.ProcessEnv): Promise<string> {
+/**
+ * `git apply` one diff (from stdin) in `dir`: its output, or a rejection with it when it does not
+ * apply. `flags`: `-R` takes it back out, `--check` only asks. git looks for no repository above
+ * `dir` (GIT_CEILING_DIRECTORIES): the package folder may sit in someone's work tree.
+ */
+function gitApply(dir: string, diff: string, env: NodeJS.ProcessEnv, flags: string[] = []): Promise<string> {
   return new Promise((resolve, reject) => {
-    const git = spawn("git", ["apply", "--whitespace=nowarn", "-"], { cwd: dir, env, stdio: "pipe" });
+    const git = spawn("git", ["apply", "--whitespace=nowarn", ...flags, "-"], {
+      cwd: dir,
+      env: { ...env, GIT_CEILING_DIRECTORIES: dirname(dir) },
+      stdio: "pipe",
+    });
     let output = "";
     git.stdout.on("data", (chunk: Buffer) => (output += chunk.toString()));
     git.stderr.on("data", (chunk: Buffer) => (output += chunk.toString()));
@@ -195,4 +322,39 @@ export async function applyLlamaPatches(dir: string, options: ApplyOptions = {})
       throw new Error(`the app's llama.cpp patch "${patch.name}" does not apply: ${(err as Error).message}`);
     }
   }
+}
+
+/**
+ * Apply the addon patches to node-llama-cpp's llama/ folder (`llamaDir`) for a build; resolves
+ * to the function that takes them back out, which the build calls when it ends, however it ends.
+ * A patch found already applied (a build killed before it could take it out) is kept and taken
+ * out with the others. The first that does not apply rejects, after the ones before it are
+ * taken back out.
+ */
+export async function applyAddonPatches(
+  llamaDir: string,
+  options: ApplyOptions = {},
+): Promise<() => Promise<void>> {
+  const env = options.env ?? process.env;
+  const applied: LlamaPatch[] = [];
+  const restore = async () => {
+    for (const patch of applied.splice(0).reverse()) await gitApply(llamaDir, patch.diff, env, ["-R"]);
+  };
+  for (const patch of options.patches ?? ADDON_PATCHES) {
+    const already = await gitApply(llamaDir, patch.diff, env, ["-R", "--check"]).then(
+      () => true,
+      () => false,
+    );
+    try {
+      if (!already) {
+        const output = await gitApply(llamaDir, patch.diff, env);
+        for (const line of output.split("\n")) if (line.trim() !== "") options.onLine?.(line);
+      }
+      applied.push(patch);
+    } catch (err) {
+      await restore();
+      throw new Error(`the app's addon patch "${patch.name}" does not apply: ${(err as Error).message}`);
+    }
+  }
+  return restore;
 }

@@ -62,6 +62,7 @@ function setup(
     runner,
     env,
     applyPatches,
+    applyAddonPatches: () => Promise.resolve(() => Promise.resolve()),
     gpu: () => Promise.resolve(false),
     engineInfo: engine.info,
     relaunch: engine.relaunch,

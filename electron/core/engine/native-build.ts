@@ -21,7 +21,7 @@ import { pathToFileURL } from "node:url";
 import type { EngineBuild } from "../../api";
 import { ApiError } from "../../api/errors";
 import { forkNodeChild, type StartNodeChild } from "../process/node-child";
-import { applyLlamaPatches, type ApplyOptions } from "./llama-patches";
+import { applyAddonPatches, applyLlamaPatches, type ApplyOptions } from "./llama-patches";
 import type { EngineInfo } from "./types";
 
 /**
@@ -52,6 +52,11 @@ export interface NativeBuildDeps {
   env?: NodeJS.ProcessEnv;
   /** Applies the app's patches to the cloned llama.cpp source (default: applyLlamaPatches). */
   applyPatches?: (sourceDir: string, options: ApplyOptions) => Promise<void>;
+  /**
+   * Applies the app's patches to node-llama-cpp's addon sources (its llama/ folder) and resolves
+   * to what takes them back out after the build (default: applyAddonPatches).
+   */
+  applyAddonPatches?: (llamaDir: string, options: ApplyOptions) => Promise<() => Promise<void>>;
   /** "auto" builds with the GPU toolkit when the machine has a usable GPU (default: node-llama-cpp detects). */
   gpu?: () => Promise<"auto" | false>;
   /** Which binaries the engine runs (EngineClient.info); null: the engine cannot say. */
@@ -298,8 +303,28 @@ export class NativeBuild {
         return { result: cloned, patchError: message.split("\n")[0]! };
       }
       if (signal.aborted) return { result: cloned, patchError: null };
-      this.addLine(`$ node-llama-cpp source build --gpu ${String(gpu)}`);
-      return { result: await step(["source", "build", ...options]), patchError: null };
+      this.addLine("$ git apply (the app's patches to node-llama-cpp's addon)");
+      let restore: () => Promise<void>;
+      try {
+        restore = await (this.deps.applyAddonPatches ?? applyAddonPatches)(join(this.packageDir, "llama"), {
+          env,
+          onLine: (line) => this.addLine(line),
+        });
+      } catch (err) {
+        const message = (err as Error).message;
+        for (const line of message.split("\n")) this.addLine(line);
+        return { result: cloned, patchError: message.split("\n")[0]! };
+      }
+      try {
+        if (signal.aborted) return { result: cloned, patchError: null };
+        this.addLine(`$ node-llama-cpp source build --gpu ${String(gpu)}`);
+        return { result: await step(["source", "build", ...options]), patchError: null };
+      } finally {
+        // The package's addon sources as npm installed them; the build keeps what it compiled.
+        await restore().catch((err: unknown) =>
+          this.addLine(`the addon patches could not be taken back out: ${(err as Error).message}`),
+        );
+      }
     })().finally(() => launcher.remove());
     if (patchError !== null && !signal.aborted) {
       await this.fail(`The build stopped: ${patchError}`);

@@ -101,6 +101,7 @@ function options(packageDir: string, cacheRoot: string | null, extra: Partial<En
     cpu: "Test CPU avx2",
     // A stand-in package has no llama.cpp clone to patch (llama-patches.real.test.ts patches one).
     applyPatches: () => Promise.resolve(),
+    applyAddonPatches: () => Promise.resolve(() => Promise.resolve()),
     print: (line) => printed.push(line),
     ...extra,
   };

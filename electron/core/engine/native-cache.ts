@@ -306,6 +306,8 @@ export interface EnsureOptions {
   runner?: BuildRunner;
   /** Applies the app's llama.cpp patches to the clone (default: NativeBuild's, applyLlamaPatches). */
   applyPatches?: (sourceDir: string) => Promise<void>;
+  /** Applies the app's addon patches for the build (default: NativeBuild's, applyAddonPatches). */
+  applyAddonPatches?: (llamaDir: string) => Promise<() => Promise<void>>;
   probe?: Probe;
   /** Starts the build's and the probe's Node children (default: child_process.fork). */
   startNodeChild?: StartNodeChild;
@@ -373,6 +375,7 @@ export async function ensureNativeBuild(options: EnsureOptions): Promise<EnsureR
     packageDir,
     runner: teed,
     applyPatches: options.applyPatches,
+    applyAddonPatches: options.applyAddonPatches,
     env: options.env,
     gpu: () => Promise.resolve(gpu),
     // "Did llama.cpp load the build?" asked of a fresh process, as the app asks its engine.
