@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { writeFixtures, type FixturePaths } from "../gguf/fixtures";
-import { loadLlamaBackend } from "./llama-backend";
+import { LlamaVocabularyType, type Token } from "node-llama-cpp";
+import { EMBEDDING_SEQUENCES, Embedder, embeddingBatchSetting, packGroups, withMarkers } from "./embedder";
+import { loadLlamaBackend, type LlamaBackend } from "./llama-backend";
 import { ModelSession } from "./model-session";
 import { suiteDir } from "../../testing/core/temp-dir";
 
@@ -8,15 +10,12 @@ import { suiteDir } from "../../testing/core/temp-dir";
 const dir = suiteDir("macaron-embed-");
 let session: ModelSession;
 let fx: FixturePaths;
+let backend: LlamaBackend;
 
 beforeAll(async () => {
   fx = await writeFixtures(dir.path);
-  session = await ModelSession.open(
-    await loadLlamaBackend(1),
-    fx.basePath,
-    { contextSize: 512, sequences: 1 },
-    () => {},
-  );
+  backend = await loadLlamaBackend(1);
+  session = await ModelSession.open(backend, fx.basePath, { contextSize: 512, sequences: 1 }, () => {});
 });
 
 afterAll(async () => {
@@ -43,7 +42,12 @@ describe("ModelSession.embed", () => {
       "What should I cook for dinner tonight?",
       "Write a TypeScript function that reverses a string.",
     ]);
-    expect(again).toEqual(code1);
+    // The same text twice in one call: two rows of one decode, equal to rounding.
+    expect(dot(again!, code1!)).toBeCloseTo(1, 6);
+    // The same call again: the same numbers.
+    expect(await session.embed(["Write a TypeScript function that reverses a string."])).toEqual(
+      await session.embed(["Write a TypeScript function that reverses a string."]),
+    );
     expect(dot(code1!, code2!)).toBeGreaterThan(dot(code1!, food!));
     expect(dot(code2!, code1!)).toBeGreaterThan(dot(code2!, food!));
   });
@@ -65,5 +69,119 @@ describe("ModelSession.embed", () => {
   it("truncates a text longer than the embedding context instead of failing", async () => {
     const [v] = await session.embed(["word ".repeat(1000)]);
     expect(dot(v!, v!)).toBeCloseTo(1, 5);
+  });
+});
+
+const cosine = (a: number[], b: number[]) => dot(a, b) / Math.sqrt(dot(a, a) * dot(b, b));
+
+/** `n` texts of 1 to ~90 words from a small vocabulary, different for each seed. */
+function texts(n: number, seed: number): string[] {
+  const words = "river stone quick blue lamp eleven paper write function sort cook dinner".split(" ");
+  return Array.from({ length: n }, (_, i) =>
+    Array.from(
+      { length: 1 + ((i * 37 + seed) % 90) },
+      (_, w) => words[(i * 5 + w * 3 + seed) % words.length],
+    ).join(" "),
+  );
+}
+
+describe("Embedder batching", () => {
+  it("embeds texts together as it embeds each alone, whatever their lengths and order", async () => {
+    const together = new Embedder(session.model, 1);
+    const alone = new Embedder(session.model, 1, { batched: false });
+    try {
+      // The app's local build has the addon patch (llama-patches.ts); the prebuilt binaries do not
+      // (and MACARON_EMBEDDING_BATCH=0 turns batching off).
+      expect(await together.batched()).toBe(
+        backend.llama.buildType === "localBuild" && embeddingBatchSetting(),
+      );
+      expect(await alone.batched()).toBe(false);
+      // More texts than one decode takes, a repeated one, an empty one, and one long enough
+      // that the texts of a group must be split by tokens as well.
+      const batch = [...texts(2 * EMBEDDING_SEQUENCES + 5, 1), "", "word ".repeat(300)];
+      batch.splice(7, 0, batch[3]!);
+      const a = await together.embedCounted(batch);
+      const b = await alone.embedCounted(batch);
+      expect(a.tokens).toEqual(b.tokens);
+      expect(a.tokens.reduce((x, y) => x + y, 0)).toBeGreaterThan(2048);
+      for (const [i, v] of a.vectors.entries()) {
+        if (batch[i] === "") {
+          expect(v.every((x) => x === 0)).toBe(true);
+          continue;
+        }
+        expect(cosine(v, b.vectors[i]!)).toBeGreaterThan(0.9999);
+      }
+      expect(cosine(a.vectors[7]!, a.vectors[3]!)).toBeGreaterThan(0.9999);
+      // Distinct texts keep distinct vectors (nothing of one sequence leaks into another's).
+      expect(cosine(a.vectors[0]!, a.vectors[1]!)).toBeLessThan(0.999);
+      // The same texts in another order and another grouping give the same vectors.
+      const reversed = await together.embed([...batch].reverse());
+      for (const [i, v] of reversed.reverse().entries())
+        if (batch[i] !== "") expect(cosine(v, a.vectors[i]!)).toBeGreaterThan(0.9999);
+    } finally {
+      await together.dispose();
+      await alone.dispose();
+    }
+  });
+
+  it("pools a text longer than 512 tokens over all of it, in one decode", async () => {
+    const embedder = new Embedder(session.model, 1);
+    // node-llama-cpp's own embedding context with a batch that holds the whole text: one decode.
+    const reference = await session.model.createEmbeddingContext({
+      contextSize: 2048,
+      batchSize: 2048,
+      threads: 1,
+    });
+    try {
+      const text = texts(6, 7).join(" ");
+      const tokens = session.model.tokenize(text);
+      expect(tokens.length).toBeGreaterThan(1200);
+      expect(tokens.length).toBeLessThan(embedder.maxTokens);
+      const [v] = await embedder.embed([text]);
+      const r = (await reference.getEmbeddingFor(tokens)).vector;
+      expect(cosine(v!, [...r])).toBeGreaterThan(0.9999);
+    } finally {
+      await reference.dispose();
+      await embedder.dispose();
+    }
+  });
+});
+
+describe("packGroups", () => {
+  const input = (n: number) => ({ tokens: new Array<number>(n).fill(1) });
+
+  it("keeps order and fills each decode up to its texts and tokens", () => {
+    const sizes = (groups: { tokens: number[] }[][]) => groups.map((g) => g.map((x) => x.tokens.length));
+    expect(sizes(packGroups([input(3), input(4), input(2), input(5)], 7))).toEqual([
+      [3, 4],
+      [2, 5],
+    ]);
+    expect(sizes(packGroups([input(7), input(1)], 7))).toEqual([[7], [1]]);
+    const many = packGroups(
+      Array.from({ length: EMBEDDING_SEQUENCES * 2 + 1 }, () => input(1)),
+      10_000,
+    );
+    expect(many.map((g) => g.length)).toEqual([EMBEDDING_SEQUENCES, EMBEDDING_SEQUENCES, 1]);
+    expect(packGroups([], 10)).toEqual([]);
+  });
+});
+
+describe("withMarkers", () => {
+  const tokens = { bos: 1, eos: 2, sep: 3, shouldPrependBosToken: true, shouldAppendEosToken: false };
+  const model = (vocabularyType: LlamaVocabularyType, overrides: Partial<typeof tokens> = {}) => ({
+    vocabularyType,
+    tokens: { ...tokens, ...overrides } as never,
+  });
+
+  const mark = (m: ReturnType<typeof model>, tokens: number[]) => withMarkers(m, tokens as Token[]);
+
+  it("adds what llama.cpp's tokenizer would for each vocabulary, once", () => {
+    expect(mark(model(LlamaVocabularyType.bpe), [7, 8])).toEqual([1, 7, 8]);
+    expect(mark(model(LlamaVocabularyType.bpe), [1, 7])).toEqual([1, 7]);
+    expect(mark(model(LlamaVocabularyType.bpe, { shouldAppendEosToken: true }), [7])).toEqual([1, 7, 2]);
+    expect(mark(model(LlamaVocabularyType.bpe, { shouldPrependBosToken: false }), [7])).toEqual([7]);
+    expect(mark(model(LlamaVocabularyType.wpm, { shouldPrependBosToken: false }), [7])).toEqual([1, 7, 3]);
+    expect(mark(model(LlamaVocabularyType.ugm), [7])).toEqual([7, 2]);
+    expect(mark(model(LlamaVocabularyType.rwkv, { shouldAppendEosToken: true }), [7])).toEqual([7]);
   });
 });

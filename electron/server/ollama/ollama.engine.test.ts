@@ -10,6 +10,7 @@ import { DEFAULT_SYSTEM_PROMPT } from "../../core/chat/turn-deps";
 import { checkArguments } from "../../core/tools/argument-check";
 import type { RunningServer } from "../start";
 import { startDemoServer, type DemoServer } from "../../../testing/server/demo-server";
+import { expectSameVector } from "../../../testing/engine/same-vector";
 
 let demo: DemoServer;
 let server: RunningServer;
@@ -151,13 +152,13 @@ describe("the ollama client against the real engine", () => {
     });
     expect(embeddings).toHaveLength(3);
     const { embedding } = await ollama.embeddings({ model: base, prompt: "a cat" });
-    expect(embedding).toEqual(embeddings[0]);
+    expectSameVector(embedding, embeddings[0]);
     const v1 = await openai.embeddings.create({
       model: "text-embedding-3-small",
       input: "a cat",
       encoding_format: "float",
     });
-    expect(v1.data[0]?.embedding).toEqual(embeddings[0]);
+    expectSameVector(v1.data[0]?.embedding, embeddings[0]);
   });
 
   it("runs a tool call round trip with the demo's Agent adapter", async () => {
