@@ -3,7 +3,9 @@
  * (what /v1/embeddings calls), in-process, one thread, on the demo model and on the ~99M bench
  * model (native/gguf fixtures, `size: "bench"`, F16). A batch of 64 texts of 5–60 words (the
  * same texts for both models), warm (one untimed batch first: the embedding context is created
- * on first use), median / min / max over the timed batches.
+ * on first use), median / min / max over the timed batches. Texts share decodes where the
+ * engine runs the app's local build (native/engine/embedder.ts); MACARON_EMBEDDING_BATCH=0 gives
+ * one text per decode. Against llama-server: bench/embeddings-server.ts.
  *
  *   npm run bench -- embeddings [--runs N]     (N timed batches per model, default 3)
  */

@@ -134,7 +134,7 @@ function groupRss(pid: number | undefined): Map<number, number> {
 }
 
 /** The app engine (pid, RSS in MiB): the largest process of the server's group other than the server. */
-function appEngine(server: Server): { pid: number | undefined; rss: number } {
+export function appEngine(server: Server): { pid: number | undefined; rss: number } {
   const rss = groupRss(server.pid);
   rss.delete(server.pid!);
   const [pid, mib] = [...rss.entries()].sort((a, b) => b[1] - a[1])[0] ?? [undefined, 0];
@@ -156,7 +156,7 @@ function anonHugeMiB(pid: number | undefined): number {
 }
 
 /** A process's own RSS (MiB): llama-server is one process. */
-function rssOf(pid: number | undefined): number {
+export function rssOf(pid: number | undefined): number {
   if (pid === undefined) return NaN;
   const kb = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1];
   return kb ? Number(kb) / 1024 : NaN;

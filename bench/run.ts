@@ -53,6 +53,7 @@ const MODULES = [
   "hops",
   "ttft",
   "parallel",
+  "embeddings-server",
   "cloud",
   "markdown-page",
   "hub-hostile",
@@ -105,6 +106,8 @@ const onPurpose = new Set(["native-build", "ttft", "compounding", "self-improve"
 onPurpose.add("flakiness");
 // parallel builds llama-server as ttft does, then runs it beside the app.
 onPurpose.add("parallel");
+// embeddings-server too, beside two app servers.
+onPurpose.add("embeddings-server");
 // crash-soak kills the server 200 times by default (~18 minutes here).
 onPurpose.add("crash-soak");
 const names = positionals.length > 0 ? positionals : Object.keys(benches).filter((n) => !onPurpose.has(n));
