@@ -1,5 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { join } from "node:path";
 import { writeFixtures, type FixturePaths } from "../gguf/fixtures";
+import { tinyModelSpec } from "../gguf/tiny-model";
+import { gv, writeGguf } from "../gguf/writer";
 import { LlamaVocabularyType, type Token } from "node-llama-cpp";
 import { EMBEDDING_SEQUENCES, Embedder, embeddingBatchSetting, packGroups, withMarkers } from "./embedder";
 import { loadLlamaBackend, type LlamaBackend } from "./llama-backend";
@@ -143,6 +146,35 @@ describe("Embedder batching", () => {
     } finally {
       await reference.dispose();
       await embedder.dispose();
+    }
+  });
+});
+
+describe("Embedder on a model trained on a short context", () => {
+  // A context that 8 sequences do not divide: llama.cpp aborted the process on the first decode.
+  it.each([1001, 300])("embeds together under a training context of %i tokens", async (trained) => {
+    const spec = tinyModelSpec();
+    const path = join(dir.path, `ctx-${trained}.gguf`);
+    await writeGguf(path, {
+      metadata: { ...spec.metadata, "llama.context_length": gv.u32(trained) },
+      tensors: spec.tensors,
+    });
+    const model = await backend.llama.loadModel({ modelPath: path });
+    const together = new Embedder(model, 1);
+    const alone = new Embedder(model, 1, { batched: false });
+    try {
+      expect(together.maxTokens).toBe(alone.maxTokens);
+      expect(together.maxTokens).toBeLessThanOrEqual(trained - 3);
+      // embed truncates: the long text is embedded at exactly the most an input may have.
+      const batch = [...texts(12, 3), "word ".repeat(together.maxTokens)];
+      expect(model.tokenize(batch.at(-1)!).length).toBeGreaterThan(together.maxTokens);
+      const a = await together.embed(batch);
+      const b = await alone.embed(batch);
+      for (const [i, v] of a.entries()) expect(cosine(v, b[i]!)).toBeGreaterThan(0.9999);
+    } finally {
+      await together.dispose();
+      await alone.dispose();
+      await model.dispose();
     }
   });
 });
