@@ -97,7 +97,11 @@ export type GenerateRequest = z.infer<typeof GenerateRequest>;
 
 export const EmbedRequest = z.strictObject({
   model: ModelName,
-  input: z.union([z.string(), z.array(z.string()).min(1).max(MAX_EMBEDDING_INPUTS)]),
+  input: z
+    .union([z.string(), z.array(z.string()).min(1)])
+    .refine((input) => typeof input === "string" || input.length <= MAX_EMBEDDING_INPUTS, {
+      message: `At most ${MAX_EMBEDDING_INPUTS} inputs per request; split the list into several requests.`,
+    }),
   /** Ollama cuts long inputs to the context; here they are refused (see the 400's message). */
   truncate: z.boolean().nullish(),
   dimensions: z.number().int().min(1).nullish(),

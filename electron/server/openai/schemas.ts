@@ -89,7 +89,13 @@ export const MAX_EMBEDDING_INPUTS = 2048;
 export const EmbeddingRequest = z
   .object({
     model: z.string().min(1).max(256),
-    input: z.union([z.string().min(1), z.array(z.string().min(1)).min(1).max(MAX_EMBEDDING_INPUTS)]),
+    // The count is checked after the union, whose own error for a long array says only
+    // "Invalid input".
+    input: z
+      .union([z.string().min(1), z.array(z.string().min(1)).min(1)])
+      .refine((input) => typeof input === "string" || input.length <= MAX_EMBEDDING_INPUTS, {
+        message: `At most ${MAX_EMBEDDING_INPUTS} inputs per request; split the list into several requests.`,
+      }),
     encoding_format: z.enum(["float", "base64"]).nullish(),
     dimensions: z.number().int().min(1).nullish(),
     user: IgnoredFields.user,

@@ -449,6 +449,11 @@ describe("POST /v1/embeddings", () => {
     await expectBadRequest(await post("embeddings", body), param);
   });
 
+  it("says how many inputs a request takes", async () => {
+    const res = await post("embeddings", { model: "auto", input: new Array<string>(2049).fill("x") });
+    await expectBadRequest(res, "input", /^Invalid 'input': At most 2048 inputs per request/);
+  });
+
   it("refuses an input over the embedding context as context_length_exceeded on input", async () => {
     const res = await post("embeddings", { model: "auto", input: ["short", "word ".repeat(5000)] });
     const body = await expectBadRequest(res, "input");
