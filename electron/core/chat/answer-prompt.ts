@@ -37,6 +37,7 @@ export class AnswerPrompts {
       answerTokens: plan.sampling.maxTokens,
       strategy: this.deps.contextStrategy?.() ?? "sliding-window",
       estimate: (text) => this.tokens.estimate(text),
+      tools: plan.agent?.toolset.definitions,
     });
   }
 

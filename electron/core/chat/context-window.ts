@@ -23,6 +23,11 @@ export interface FitInput {
   estimate: (text: string) => number;
   /** Tokens a turn takes besides its text (an earlier answer's replayed tool calls). */
   extraTokens?: (turn: ChatTurn) => number;
+  /**
+   * Tokens the engine adds to the prompt besides the turns: the documentation of the tools an
+   * agent turn offers, which the chat template lays out in the system turn. Always kept.
+   */
+  fixedTokens?: number;
 }
 
 export interface FittedHistory {
@@ -52,7 +57,7 @@ export function fitHistory(input: FitInput): FittedHistory {
   const { history, contextSize, estimate } = input;
   const cost = (text: string): number => estimate(text) + TOKENS_PER_MESSAGE;
   const room = promptRoom(contextSize, input.answerTokens);
-  const systemCost = input.system ? cost(input.system) : 0;
+  const systemCost = (input.system ? cost(input.system) : 0) + (input.fixedTokens ?? 0);
   const costs = history.map((t) => cost(t.text) + (input.extraTokens?.(t) ?? 0));
   const total = costs.reduce((a, b) => a + b, systemCost);
 

@@ -50,6 +50,23 @@ const input = (overrides: Partial<PromptInput>): PromptInput => ({
 });
 
 describe("buildPrompt", () => {
+  it("keeps room for an agent turn's tool documentation, leaving older messages out first", () => {
+    const long = [
+      message("user", "a".repeat(1200)),
+      message("assistant", "ok"),
+      message("user", "b".repeat(1200)),
+    ];
+    const tools = [{ name: "set_timer", description: "x".repeat(600), parameters: { type: "object" } }];
+    const estimate = (text: string) => text.length;
+    // 2,400 tokens of turns fit a 4,096 context (room 3,430 after the answer and the margin)...
+    const without = buildPrompt(input({ transcript: long, estimate, memoryBlock: null }));
+    expect(without.context).toMatchObject({ strategy: "full", droppedMessages: 0 });
+    // ...not beside twice the tools' ~680 bytes of JSON: the oldest messages go.
+    const withTools = buildPrompt(input({ transcript: long, estimate, memoryBlock: null, tools }));
+    expect(withTools.context).toMatchObject({ strategy: "sliding-window", droppedMessages: 2 });
+    expect(withTools.turns.at(-1)).toEqual({ role: "user", text: "b".repeat(1200) });
+  });
+
   it("puts the memories in the one system turn by default, and leaves failed answers out", () => {
     const { turns } = buildPrompt(input({}));
     expect(turns).toEqual([

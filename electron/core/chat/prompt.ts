@@ -20,6 +20,20 @@ export interface PromptInput {
   answerTokens: number;
   strategy: AppSettings["contextStrategy"];
   estimate: (text: string) => number;
+  /** The tools an agent turn offers (their documentation takes room in the prompt). */
+  tools?: readonly unknown[];
+}
+
+/**
+ * Room for the documentation of an agent turn's tools: twice the estimate of their JSON. The
+ * chat template lays them out in its own words (node-llama-cpp's documentation with its
+ * instructions, or an adapter's compact lines): on the demo model 4 tools of 1,180 bytes of JSON
+ * took ~1,650 tokens of the prompt. Left out, a long conversation routed to the agent was
+ * refused as longer than the context instead of having its oldest messages left out; twice errs
+ * on the safe side, as the byte estimate does.
+ */
+function toolDocsTokens(input: PromptInput): number {
+  return input.tools && input.tools.length > 0 ? 2 * input.estimate(JSON.stringify(input.tools)) : 0;
 }
 
 /**
@@ -50,6 +64,7 @@ export function buildPrompt(input: PromptInput): FittedHistory {
     answerTokens: input.answerTokens,
     strategy: input.strategy,
     estimate: input.estimate,
+    fixedTokens: toolDocsTokens(input),
     extraTokens: (turn) => {
       const calls = callsOf.get(turn);
       return calls ? input.estimate(JSON.stringify(calls)) : 0;
