@@ -251,7 +251,19 @@ test("hub failures say what to do next: a rate limit, then a retry that works; s
   // Back is where it was when the pointer went for it. The estimate keeps the shape it had while
   // it loaded: the Download button does not move under a pointer already on its way to it.
   await expect(models.fit).toContainText("Fits this machine");
+  await expect(models.fit.getByText(/^Try a smaller context/)).toBeHidden();
   expect((await models.dialog.boundingBox())!.y).toBe(listTop);
+  expect((await models.downloadButton().boundingBox())!.y).toBe(downloadAt);
+  await page.unroute("**/api/call/hub.fit");
+  // An estimate that does not fit adds its advice in the room kept for it: the button stays.
+  await page.route("**/api/call/hub.fit", async (route) => {
+    const response = await route.fetch();
+    const body = (await response.json()) as { ok: boolean; value: { fits: boolean } };
+    await route.fulfill({ response, json: { ...body, value: { ...body.value, fits: false } } });
+  });
+  await models.dialog.getByLabel("Context size").selectOption({ index: 1 });
+  await expect(models.fit).toContainText("Does not fit this machine");
+  await expect(models.fit.getByText(/^Try a smaller context/)).toBeVisible();
   expect((await models.downloadButton().boundingBox())!.y).toBe(downloadAt);
   await page.unroute("**/api/call/hub.fit");
   await expect(models.dialog.getByRole("radio")).toHaveCount(1);

@@ -1,6 +1,24 @@
 import type { FitEstimate } from "../../../electron/api";
 import { describeFit } from "./hub-logic";
 
+const ADVICE =
+  "Try a smaller context, fewer GPU layers or a smaller quantization (Q4); loading as it is may fail or be very slow.";
+
+/**
+ * The advice under a "does not fit" verdict, or the room it takes, kept empty: whatever the
+ * estimate says, the summary is as tall as while it loaded, so nothing below it (the Download
+ * button) moves when it arrives or changes.
+ */
+function Advice({ shown }: { shown: boolean }) {
+  return shown ? (
+    <p className="fit-summary__advice">{ADVICE}</p>
+  ) : (
+    <p className="fit-summary__advice fit-summary__reserved" aria-hidden="true">
+      {ADVICE}
+    </p>
+  );
+}
+
 /**
  * The fit estimate in plain words: fits or not, RAM and VRAM against this machine, the context
  * that fits. A polite live region: it updates as the user changes context or GPU layers.
@@ -34,6 +52,7 @@ export function FitSummary({
             <li>GPU: …</li>
             <li>Context: …</li>
           </ul>
+          <Advice shown={false} />
         </>
       )}
       {status !== "error" && words && fit && (
@@ -47,12 +66,7 @@ export function FitSummary({
             <li>{words.gpu}</li>
             <li>{words.context}</li>
           </ul>
-          {!fit.fits && (
-            <p className="fit-summary__advice">
-              Try a smaller context, fewer GPU layers or a smaller quantization (Q4); loading as it is may
-              fail or be very slow.
-            </p>
-          )}
+          <Advice shown={!fit.fits} />
         </>
       )}
     </div>
