@@ -38,6 +38,7 @@ export class AnswerPrompts {
       strategy: this.deps.contextStrategy?.() ?? "sliding-window",
       estimate: (text) => this.tokens.estimate(text),
       tools: plan.agent?.toolset.definitions,
+      toolFormat: plan.agent?.toolFormat,
     });
   }
 

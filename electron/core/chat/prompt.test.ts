@@ -65,6 +65,15 @@ describe("buildPrompt", () => {
     const withTools = buildPrompt(input({ transcript: long, estimate, memoryBlock: null, tools }));
     expect(withTools.context).toMatchObject({ strategy: "sliding-window", droppedMessages: 2 });
     expect(withTools.turns.at(-1)).toEqual({ role: "user", text: "b".repeat(1200) });
+    // An adapter's compact lines take about their JSON; one that learned its tools, nothing.
+    const compact = buildPrompt(
+      input({ transcript: long, estimate, memoryBlock: null, tools, toolFormat: { documented: "compact" } }),
+    );
+    expect(compact.context).toMatchObject({ strategy: "full", droppedMessages: 0 });
+    const learned = buildPrompt(
+      input({ transcript: long, estimate, memoryBlock: null, tools, toolFormat: { documented: false } }),
+    );
+    expect(learned.context).toMatchObject({ strategy: "full", droppedMessages: 0 });
   });
 
   it("puts the memories in the one system turn by default, and leaves failed answers out", () => {

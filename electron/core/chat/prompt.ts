@@ -22,18 +22,24 @@ export interface PromptInput {
   estimate: (text: string) => number;
   /** The tools an agent turn offers (their documentation takes room in the prompt). */
   tools?: readonly unknown[];
+  /** How the turn's leading adapter documents them (its manifest); default node-llama-cpp's. */
+  toolFormat?: { documented: boolean | "compact" };
 }
 
 /**
- * Room for the documentation of an agent turn's tools: twice the estimate of their JSON. The
- * chat template lays them out in its own words (node-llama-cpp's documentation with its
- * instructions, or an adapter's compact lines): on the demo model 4 tools of 1,180 bytes of JSON
- * took ~1,650 tokens of the prompt. Left out, a long conversation routed to the agent was
- * refused as longer than the context instead of having its oldest messages left out; twice errs
- * on the safe side, as the byte estimate does.
+ * Room for the documentation of an agent turn's tools, which the chat template lays out in the
+ * system turn: none when the leading adapter learned its tools (`documented: false`), the JSON's
+ * estimate for an adapter's compact lines (one short line per tool, shorter than their JSON),
+ * else twice it for node-llama-cpp's documentation with its instructions (on the demo model 4
+ * tools of 1,180 bytes of JSON took ~1,650 tokens). Left out, a long conversation routed to the
+ * agent was refused as longer than the context instead of having its oldest messages left out.
  */
 function toolDocsTokens(input: PromptInput): number {
-  return input.tools && input.tools.length > 0 ? 2 * input.estimate(JSON.stringify(input.tools)) : 0;
+  if (!input.tools || input.tools.length === 0) return 0;
+  const documented = input.toolFormat?.documented ?? true;
+  if (documented === false) return 0;
+  const json = input.estimate(JSON.stringify(input.tools));
+  return documented === "compact" ? json : 2 * json;
 }
 
 /**
