@@ -28,9 +28,8 @@ import { baseModelId, startModes, startServer, type Server } from "./serve";
 import { median, report, type BenchRow } from "./stats";
 import { ensureLlamaServer } from "./ttft-build";
 import { appEngine, rssOf } from "./parallel";
-import { running } from "./ttft-server";
+import { freePort, running } from "./ttft-server";
 import { spawn } from "node:child_process";
-import { createServer } from "node:net";
 
 type Side = "app" | "app, one per decode" | "llama-server";
 const SIDES: readonly Side[] = ["app", "app, one per decode", "llama-server"];
@@ -53,19 +52,6 @@ export const SHAPES = [
   { name: "32 medium texts (8–30 words)", input: texts(32, 8, 30, 2) },
   { name: "4 long texts (120–180 words)", input: texts(4, 120, 180, 3) },
 ];
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createServer();
-    probe.once("error", reject);
-    probe.listen(0, "127.0.0.1", () => {
-      const address = probe.address();
-      probe.close(() =>
-        typeof address === "object" && address ? resolve(address.port) : reject(new Error("no port")),
-      );
-    });
-  });
-}
 
 /** llama-server with --embeddings and the app's embedding context's settings. */
 async function startEmbeddingServer(binary: string, model: string, threads: number) {

@@ -49,7 +49,7 @@ export function serverArgs(s: ServerSettings, port: number): string[] {
   ].flat();
 }
 
-async function freePort(): Promise<number> {
+export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const probe = createServer();
     probe.once("error", reject);
