@@ -8,6 +8,7 @@ import {
   type ChatHistoryItem,
   type ChatModelFunctions,
   type ChatWrapper,
+  type Llama,
   type LlamaModel,
 } from "node-llama-cpp";
 import { z } from "zod";
@@ -22,7 +23,8 @@ import { chooseChatWrapper } from "./chat-wrapper";
  * name is kept, per model file (path, size, mtime) and engine build, only when the wrapper made
  * from that name alone lays out a set of probe conversations exactly as the resolved one does:
  * a wrapper resolved with settings a bare one lacks (e.g. a date in its system prompt) is not
- * kept, and is resolved at every load as before.
+ * kept, and is resolved at every load as before. A load that finds none kept resolves it beside
+ * the load, on the file's vocabulary (pendingChatFormat).
  */
 const CACHE_FILE = "chat-formats.cache";
 const FORMAT = 1;
@@ -48,23 +50,121 @@ export async function cachedChatWrapper(
   dir: string,
   identity: string,
 ): Promise<ChatWrapper> {
-  const file = join(dir, CACHE_FILE);
-  const key = createHash("sha256").update(identity).digest("hex");
-  const cache = await readCache(file);
-  const known = cache.entries[key]?.type;
-  if (known !== undefined && Object.hasOwn(chatWrappers, known)) {
-    const wrapper = wrapperOfType(model, known as WrapperType);
-    if (wrapper) return wrapper;
+  const place = cachePlace(dir, identity);
+  const known = await knownType(place);
+  return wrapperFrom(model, known === null ? null : { type: known, kept: true }, place);
+}
+
+/** The chat format of a model being loaded, worked out beside its load (pendingChatFormat). */
+export interface PendingChatFormat {
+  /** The wrapper for the model once it is loaded (the same file). */
+  wrapperFor(model: LlamaModel): Promise<ChatWrapper>;
+  /** Settles once the work beside the load is over (its vocabulary-only model freed). */
+  readonly done: Promise<void>;
+}
+
+/**
+ * Start working out the chat format of the model file `path` while the model loads. The type
+ * kept in the cache (`cache`: folder and identity, as cachedChatWrapper's) is read at once;
+ * without one, once `loadUnderWay` (the weights are being read by llama.cpp's threads), the
+ * file's vocabulary alone is loaded (a few MB, `vocabOnly`) and the format resolved on it, on
+ * this thread, while the load goes on: the resolution needs only the template, the metadata and
+ * the tokenizer, which the vocabulary-only model has as the full one does. `wrapperFor` then
+ * makes the wrapper of that type for the loaded model; a format that only a resolution makes
+ * (its type alone lays out otherwise), or a failure beside the load, is resolved on the loaded
+ * model as before. Never throws.
+ */
+export function pendingChatFormat(
+  llama: Llama,
+  path: string,
+  options: { cache: { dir: string; identity: string } | null; loadUnderWay: Promise<void> },
+): PendingChatFormat {
+  const place = options.cache ? cachePlace(options.cache.dir, options.cache.identity) : null;
+  const early = (async (): Promise<Found | null> => {
+    const known = place ? await knownType(place) : null;
+    if (known !== null) return { type: known, kept: true };
+    await options.loadUnderWay;
+    const type = await typeFromVocabulary(llama, path);
+    return type === null ? null : { type, kept: false };
+  })().catch(() => null);
+  return {
+    done: early.then(() => undefined),
+    wrapperFor: async (model) => wrapperFrom(model, await early, place),
+  };
+}
+
+/** A wrapper type found before the model was in: kept in the cache, or resolved beside the load. */
+interface Found {
+  type: WrapperType;
+  kept: boolean;
+}
+
+/** Where a model's format is kept: the cache file and the model's key in it. */
+interface CachePlace {
+  file: string;
+  key: string;
+}
+
+function cachePlace(dir: string, identity: string): CachePlace {
+  return { file: join(dir, CACHE_FILE), key: createHash("sha256").update(identity).digest("hex") };
+}
+
+/** The type kept at `place`, or null (none, a garbage file, a name node-llama-cpp lacks). */
+async function knownType(place: CachePlace | null): Promise<WrapperType | null> {
+  if (!place) return null;
+  const type = (await readCache(place.file)).entries[place.key]?.type;
+  return type !== undefined && Object.hasOwn(chatWrappers, type) ? (type as WrapperType) : null;
+}
+
+/**
+ * The wrapper of `found`'s type for `model` (kept at `place` if it was not yet), or, when there
+ * is none or it makes none, the one resolved on `model` (kept when its type alone makes it).
+ */
+async function wrapperFrom(
+  model: LlamaModel,
+  found: Found | null,
+  place: CachePlace | null,
+): Promise<ChatWrapper> {
+  const made = found ? wrapperOfType(model, found.type) : null;
+  if (found && made) {
+    if (!found.kept && place) await keepQuietly(place, found.type);
+    return made;
   }
-  const resolved = chooseChatWrapper(model);
-  const type = typeOf(resolved);
+  const { wrapper, type } = resolveChatFormat(model);
+  if (type !== null && place) await keepQuietly(place, type);
+  return wrapper;
+}
+
+/**
+ * `model`'s wrapper as chooseChatWrapper resolves it, and its type when the wrapper made from
+ * that type alone lays out the probe conversations exactly as the resolved one (then the type
+ * can be kept and the wrapper made again from it), else null.
+ */
+function resolveChatFormat(model: LlamaModel): { wrapper: ChatWrapper; type: WrapperType | null } {
+  const wrapper = chooseChatWrapper(model);
+  const type = typeOf(wrapper);
   const bare = type === null ? null : wrapperOfType(model, type);
-  if (type !== null && bare !== null && sameLayout(bare, resolved)) {
-    await keep(file, key, type).catch((error: unknown) =>
-      process.stderr.write(`[engine] could not keep the chat format: ${(error as Error).message}\n`),
-    );
+  return { wrapper, type: bare !== null && sameLayout(bare, wrapper) ? type : null };
+}
+
+/**
+ * The format's type resolved on the vocabulary of the model file at `path` (null: none that
+ * its type alone makes; the wrapper is then resolved on the loaded model). The vocabulary-only
+ * model is freed before it returns.
+ */
+async function typeFromVocabulary(llama: Llama, path: string): Promise<WrapperType | null> {
+  const vocabulary = await llama.loadModel({ modelPath: path, vocabOnly: true, gpuLayers: 0 });
+  try {
+    return resolveChatFormat(vocabulary).type;
+  } finally {
+    await vocabulary.dispose();
   }
-  return resolved;
+}
+
+async function keepQuietly(place: CachePlace, type: WrapperType): Promise<void> {
+  await keep(place.file, place.key, type).catch((error: unknown) =>
+    process.stderr.write(`[engine] could not keep the chat format: ${(error as Error).message}\n`),
+  );
 }
 
 /** The wrapper node-llama-cpp makes for `type` and `model` without resolving, or null. */

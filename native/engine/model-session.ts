@@ -22,8 +22,7 @@ import {
   type Token,
   type TokenMeterState,
 } from "node-llama-cpp";
-import { chooseChatWrapper } from "./chat-wrapper";
-import { cachedChatWrapper } from "./chat-format-cache";
+import { pendingChatFormat } from "./chat-format-cache";
 import { AdapterGroups } from "./adapter-groups";
 import { alignDecodes } from "./decode-barrier";
 import { decodeTraceFile, processTrace, traceDecodes } from "./decode-trace";
@@ -237,15 +236,32 @@ export class ModelSession {
     const useMmap = weightsInMemory(backend.gpu, await weightBytes(path), os.freemem())
       ? false
       : switchedOn(process.env.MACARON_ENGINE_MMAP) || undefined;
+    const gpuLayers = await modelGpuLayers(path, options, sequences, backend.gpu);
+    let loadUnderWay = (): void => undefined;
+    const underWay = new Promise<void>((resolve) => (loadUnderWay = resolve));
+    // Worked out beside the load, on this thread while llama.cpp's read the weights
+    // (chat-format-cache.ts); taken from the state folder when it was kept there.
+    const chatFormat = pendingChatFormat(backend.llama, path, {
+      cache: options.stateDir
+        ? { dir: options.stateDir, identity: await chatFormatIdentity(path, backend) }
+        : null,
+      loadUnderWay: underWay,
+    });
     try {
-      model = await backend.llama.loadModel({
-        modelPath: path,
-        ...(useMmap === undefined ? {} : { useMmap }),
-        gpuLayers: await modelGpuLayers(path, options, sequences, backend.gpu),
-        defaultContextFlashAttention: flashAttention,
-        onLoadProgress: (p) => report(Math.min(MODEL_SHARE, p * MODEL_SHARE)),
-      });
+      model = await backend.llama
+        .loadModel({
+          modelPath: path,
+          ...(useMmap === undefined ? {} : { useMmap }),
+          gpuLayers,
+          defaultContextFlashAttention: flashAttention,
+          onLoadProgress: (p) => {
+            loadUnderWay();
+            report(Math.min(MODEL_SHARE, p * MODEL_SHARE));
+          },
+        })
+        .finally(loadUnderWay);
     } catch (error) {
+      await chatFormat.done;
       throw new ModelLoadError(describeLoadFailure(name, "load the model", error));
     }
     try {
@@ -317,15 +333,14 @@ export class ModelSession {
         ? await KvStateStore.identify(path, engineIdentity(backend, context.flashAttention, kv))
         : null;
       const states = identity ? new KvStateStore(options.stateDir!, identity) : null;
-      // Resolving the wrapper costs 0.5–1 s of CPU (ARCHITECTURE.md): once per model, not per
-      // turn, and kept across starts in the state folder when there is one (chat-format-cache.ts).
-      const chatWrapper = identity
-        ? await cachedChatWrapper(model, options.stateDir!, JSON.stringify(identity))
-        : chooseChatWrapper(model);
+      // Resolving the wrapper costs 0.25–0.5 s of CPU (ARCHITECTURE.md): once per model, not
+      // per turn, beside the load, and kept across starts in the state folder when there is one.
+      const chatWrapper = await chatFormat.wrapperFor(model);
       const session = new ModelSession(info, model, context, chatWrapper, states, base, max);
       report(1);
       return session;
     } catch (error) {
+      await chatFormat.done;
       await model.dispose();
       if (error instanceof ModelLoadError) throw error;
       throw new ModelLoadError(describeLoadFailure(name, "create a context for the model", error));
@@ -950,6 +965,15 @@ interface ToolSetup {
  * What must match for a saved state to be loadable: llama.cpp build, backend, flash attention
  * (it changes the V cache layout) and the KV cache types.
  */
+/**
+ * The identity a model's chat format is kept under: the file (path, size, mtime) and the engine
+ * build, whose node-llama-cpp resolves it.
+ */
+async function chatFormatIdentity(path: string, backend: LlamaBackend): Promise<string> {
+  const { repo, release } = backend.llama.llamaCppRelease;
+  return JSON.stringify(await KvStateStore.identify(path, `${repo}@${release}/${backend.llama.buildType}`));
+}
+
 function engineIdentity(
   backend: LlamaBackend,
   flashAttention: boolean | "auto",

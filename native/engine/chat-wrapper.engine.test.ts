@@ -1,0 +1,118 @@
+import { join } from "node:path";
+import {
+  ChatMLChatWrapper,
+  JinjaTemplateChatWrapper,
+  QwenChatWrapper,
+  resolveChatWrapper,
+  type ChatWrapper,
+  type LlamaModel,
+  type Token,
+  type Tokenizer,
+} from "node-llama-cpp";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { writeFixtures } from "../gguf/fixtures";
+import { tinyModelSpec } from "../gguf/tiny-model";
+import { QWEN_ARCHITECTURES } from "../gguf/tiny-qwen";
+import { gv, writeGguf } from "../gguf/writer";
+import { sameLayout } from "./chat-format-cache";
+import { chooseChatWrapper, rememberingTokenizer } from "./chat-wrapper";
+import { loadLlamaBackend, type LlamaBackend } from "./llama-backend";
+import { suiteDir } from "../../testing/core/temp-dir";
+
+// chooseChatWrapper is node-llama-cpp's resolution with a tokenizer that remembers its answers
+// while it runs: the same wrapper, on the tiny fixtures' real templates and a template no
+// specialized wrapper matches.
+const dir = suiteDir("macaron-chat-wrapper-");
+let backend: LlamaBackend;
+const models: Record<"chatml" | "qwen" | "custom", LlamaModel> = {} as never;
+
+/** A template of its own: node-llama-cpp keeps it as a Jinja template wrapper. */
+const CUSTOM_TEMPLATE =
+  "{% for message in messages %}{{ '### ' + message['role'] | upper + ' >>\\n' + message['content'] + " +
+  "'\\n<<<\\n' }}{% endfor %}{% if add_generation_prompt %}{{ '### ASSISTANT >>\\n' }}{% endif %}";
+
+beforeAll(async () => {
+  backend = await loadLlamaBackend(1);
+  const llamaFx = await writeFixtures(dir.path);
+  const qwenFx = await writeFixtures(dir.path, { architecture: QWEN_ARCHITECTURES[0] });
+  const spec = tinyModelSpec("tiny");
+  const custom = join(dir.path, "custom-template.gguf");
+  await writeGguf(custom, {
+    ...spec,
+    metadata: { ...spec.metadata, "tokenizer.chat_template": gv.str(CUSTOM_TEMPLATE) },
+  });
+  models.chatml = await backend.llama.loadModel({ modelPath: llamaFx.basePath });
+  models.qwen = await backend.llama.loadModel({ modelPath: qwenFx.basePath });
+  models.custom = await backend.llama.loadModel({ modelPath: custom });
+});
+
+afterAll(async () => {
+  for (const model of Object.values(models)) await model?.dispose();
+  await backend?.llama.dispose();
+});
+
+describe("chooseChatWrapper", () => {
+  it.each([
+    ["chatml", ChatMLChatWrapper],
+    ["qwen", QwenChatWrapper],
+    ["custom", JinjaTemplateChatWrapper],
+  ] as const)("picks what resolveChatWrapper picks for the %s template", (name, Wrapper) => {
+    const model = models[name];
+    const chosen = chooseChatWrapper(model);
+    const resolved = resolveChatWrapper(model);
+    expect(chosen).toBeInstanceOf(Wrapper);
+    expect(resolved).toBeInstanceOf(Wrapper);
+    expect(sameLayout(chosen, resolved)).toBe(true);
+  });
+
+  it("a Jinja template's wrapper lays out texts unseen by the resolution as node-llama-cpp's", () => {
+    const model = models.custom;
+    const layout = (wrapper: ChatWrapper) => {
+      const history = [{ type: "user" as const, text: "an unseen text, once" }];
+      const { contextText } = wrapper.generateContextState({ chatHistory: history });
+      return model.detokenize(contextText.tokenize(model.tokenizer), true);
+    };
+    const text = layout(chooseChatWrapper(model));
+    expect(text).toContain("### USER >>\nan unseen text, once\n<<<\n");
+    expect(text).toBe(layout(resolveChatWrapper(model)));
+  });
+});
+
+describe("rememberingTokenizer", () => {
+  /** A tokenizer that counts its calls: each character's code, shifted by the flags. */
+  function counting() {
+    const calls: string[] = [];
+    const tokenize = ((text: string, special?: boolean) => {
+      calls.push(text);
+      return [...text].map((c) => (c.charCodeAt(0) + (special ? 1000 : 0)) as Token);
+    }) as unknown as Tokenizer;
+    Object.assign(tokenize, {
+      detokenize: () => "",
+      isSpecialToken: () => false,
+      isEogToken: (token: Token) => token === 7,
+    });
+    return { tokenize, calls };
+  }
+
+  it("tokenizes each text and flags once until forget(), then every time", () => {
+    const inner = counting();
+    const remembering = rememberingTokenizer(inner.tokenize);
+    expect(remembering.tokenize("ab")).toEqual([97, 98]);
+    expect(remembering.tokenize("ab")).toEqual([97, 98]);
+    expect(remembering.tokenize("ab", true)).toEqual([1097, 1098]);
+    expect(inner.calls).toEqual(["ab", "ab"]);
+    remembering.forget();
+    remembering.tokenize("ab");
+    expect(inner.calls).toEqual(["ab", "ab", "ab"]);
+    expect([
+      remembering.tokenize.isEogToken(7 as Token),
+      remembering.tokenize.isEogToken(8 as Token),
+    ]).toEqual([true, false]);
+  });
+
+  it("hands each caller its own tokens", () => {
+    const remembering = rememberingTokenizer(counting().tokenize);
+    remembering.tokenize("ab").push(0 as Token);
+    expect(remembering.tokenize("ab")).toEqual([97, 98]);
+  });
+});
