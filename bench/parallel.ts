@@ -11,7 +11,8 @@
  * started again for each client count with one uncounted round; with more clients than the app
  * has sequences it has more slots than the app) or as many as the app's context has sequences
  * (`--server-parallel app`: the same KV capacity). Its memory is reported with as many slots as
- * the app's sequences; its start-up rounds (`--starts`) with one slot (`app`: as many). Per
+ * the app's sequences; its start-up rounds (`--starts`) with one slot (`app`: as many), the app
+ * in one data folder for all its starts (`--start-folders new`: a new one each time). Per
  * client count and side: total tokens/s (all clients' completion tokens over the round's wall
  * time), p50/p95 request latency, median time to first token; the resident memory of the app's
  * engine and of llama-server once loaded (idle) and after the runs.
@@ -172,6 +173,11 @@ export interface ParallelOptions {
   /** Cold starts per side: spawn → first streamed token (0: none). */
   starts: number;
   /**
+   * The app's data folder in the start-up rounds: "kept", one for all its starts (a user's), or
+   * "new", a new one at each start (each start is the first in its folder).
+   */
+  startFolders: "kept" | "new";
+  /**
    * llama-server's weights: "app" mapped or read in as the app's engine reports (like for like,
    * the default), "on" always mapped (llama-server's own default), "off" always `--no-mmap`.
    */
@@ -200,6 +206,7 @@ export function parseParallelArgs(argv: string[]): ParallelOptions {
       threads: { type: "string", default: "1" },
       sequences: { type: "string", default: String(DEFAULT_SEQUENCES) },
       starts: { type: "string", default: "3" },
+      "start-folders": { type: "string", default: "kept" },
       "server-mmap": { type: "string", default: "app" },
       "server-parallel": { type: "string", default: "clients" },
     },
@@ -217,9 +224,12 @@ export function parseParallelArgs(argv: string[]): ParallelOptions {
     threads: Number(values.threads),
     sequences: Number(values.sequences),
     starts: Number(values.starts),
+    startFolders: values["start-folders"] as ParallelOptions["startFolders"],
     serverMmap: values["server-mmap"] as ParallelOptions["serverMmap"],
     serverParallel: values["server-parallel"] as ParallelOptions["serverParallel"],
   };
+  if (!["kept", "new"].includes(options.startFolders))
+    throw new Error(`--start-folders ${values["start-folders"]}: kept or new`);
   if (!["clients", "app"].includes(options.serverParallel))
     throw new Error(`--server-parallel ${values["server-parallel"]}: clients or app`);
   if (!["app", "on", "off"].includes(options.serverMmap))
@@ -310,6 +320,8 @@ interface Start {
 interface Starts {
   counted: Record<Side, Start[]>;
   first: Record<Side, Start>;
+  /** The app's data folder in the counted starts (ParallelOptions.startFolders). */
+  folders: ParallelOptions["startFolders"];
 }
 
 /**
@@ -321,7 +333,8 @@ interface Starts {
  * The app keeps one data folder across its starts, as a user's machine does (what it keeps there
  * between starts: the chat format of the model, native/engine/chat-format-cache.ts); its first
  * start, in the new folder, and llama-server's first are run before the counted ones and
- * reported on their own.
+ * reported on their own. With `startFolders` "new", each counted start of the app is in a new
+ * folder too.
  */
 async function measureStarts(
   model: string,
@@ -334,9 +347,11 @@ async function measureStarts(
   // many as the app's sequences with --server-parallel app (then it allocates them all at start,
   // where the app starts with one and grows).
   const slots = startSlots(options, settings);
+  let counting = false;
   const start = async (side: Side): Promise<Start> => {
     if (side === "app") {
-      const s = await startServer(startModes(undefined)[0]!, model, options.threads, dataDir);
+      const folder = options.startFolders === "new" && counting ? undefined : dataDir;
+      const s = await startServer(startModes(undefined)[0]!, model, options.threads, folder);
       try {
         const target: Target = {
           side,
@@ -372,11 +387,12 @@ async function measureStarts(
   try {
     const first = { app: await start("app"), "llama-server": await start("llama-server") };
     const counted: Record<Side, Start[]> = { app: [], "llama-server": [] };
+    counting = true;
     for (let i = 0; i < options.starts; i++) {
       const order: Side[] = i % 2 === 0 ? ["app", "llama-server"] : ["llama-server", "app"];
       for (const side of order) counted[side].push(await start(side));
     }
-    return { counted, first };
+    return { counted, first, folders: options.startFolders };
   } finally {
     rmSync(dataDir, { recursive: true, force: true });
   }
@@ -411,7 +427,8 @@ export function startSlots(
 }
 
 /** Rows of the start-up rounds: medians per side, then the app's over llama-server's. */
-export function startRows({ counted: starts, first }: Starts): BenchRow[] {
+export function startRows({ counted: starts, first, folders }: Starts): BenchRow[] {
+  const app = folders === "new" ? "app, each start in a new data folder" : "app";
   const med = (side: Side, key: keyof Start) => median(starts[side].map((s) => s[key]));
   const row = (name: string, side: Side): BenchRow => ({
     name,
@@ -423,10 +440,10 @@ export function startRows({ counted: starts, first }: Starts): BenchRow[] {
     ready: med(side, "readyMs"),
   });
   return [
-    row("spawn → first token, app (ms; ready = listening)", "app"),
+    row(`spawn → first token, ${app} (ms; ready = listening)`, "app"),
     row("spawn → first token, llama-server (ms; ready = /health 200)", "llama-server"),
     {
-      name: "spawn → first token, app / llama-server",
+      name: `spawn → first token, ${app} / llama-server`,
       p50: med("app", "firstTokenMs") / med("llama-server", "firstTokenMs"),
       ready: med("app", "readyMs") / med("llama-server", "readyMs"),
     },

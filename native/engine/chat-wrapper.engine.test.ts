@@ -15,7 +15,7 @@ import { tinyModelSpec } from "../gguf/tiny-model";
 import { QWEN_ARCHITECTURES } from "../gguf/tiny-qwen";
 import { gv, writeGguf } from "../gguf/writer";
 import { sameLayout } from "./chat-format-cache";
-import { chooseChatWrapper, rememberingTokenizer } from "./chat-wrapper";
+import { chooseChatWrapper, rememberingTokenizer, templateHint } from "./chat-wrapper";
 import { loadLlamaBackend, type LlamaBackend } from "./llama-backend";
 import { suiteDir } from "../../testing/core/temp-dir";
 
@@ -114,5 +114,34 @@ describe("rememberingTokenizer", () => {
     const remembering = rememberingTokenizer(counting().tokenize);
     remembering.tokenize("ab").push(0 as Token);
     expect(remembering.tokenize("ab")).toEqual([97, 98]);
+  });
+});
+
+describe("templateHint", () => {
+  const model = (name: string | undefined, template: string | undefined, filename = "model.gguf") =>
+    ({
+      filename,
+      fileInfo: { metadata: { general: { name }, tokenizer: { chat_template: template } } },
+    }) as unknown as LlamaModel;
+  const chatml = "{{ '<|im_start|>' + message['role'] }}";
+
+  it("ranks the wrapper a template's markers point to first when neither name ranks one", () => {
+    expect(templateHint(model("Macaron demo", chatml))).toBe("chatML");
+    expect(templateHint(model(undefined, "{{ '[INST] ' + content }}"))).toBe("llama2Chat");
+    expect(templateHint(model("x", "<start_of_turn>user"))).toBe("gemma");
+  });
+
+  it("leaves node-llama-cpp's order where a name ranks a wrapper, or no marker is known", () => {
+    expect(templateHint(model("Qwen2.5 0.5B Instruct", chatml))).toBeNull();
+    expect(templateHint(model("x", chatml, "Mistral-7B.Q4_K_M.gguf"))).toBeNull();
+    expect(templateHint(model("gpt-oss-20b", chatml))).toBeNull();
+    expect(templateHint(model("x", "<|start_header_id|>user<|end_header_id|>"))).toBeNull();
+    expect(templateHint(model("x", CUSTOM_TEMPLATE))).toBeNull();
+    expect(templateHint(model("x", undefined))).toBeNull();
+  });
+
+  it("makes the fixtures' resolution cheaper: the ChatML fixture is hinted, the Qwen one is named", () => {
+    expect(templateHint(models.chatml)).toBe("chatML");
+    expect(templateHint(models.qwen)).toBeNull();
   });
 });
