@@ -27,6 +27,7 @@ const ENGINE_ERROR_CODES = [
   "invalid_request",
   "adapter_failed",
   "context_length_exceeded",
+  "aborted",
   "internal",
 ] as const satisfies readonly EngineErrorCode[];
 

@@ -202,4 +202,6 @@ export type EngineErrorCode =
   | "adapter_failed"
   /** The prompt (or an embedding input) does not fit the context; nothing was generated. */
   | "context_length_exceeded"
+  /** Its caller stopped the request (an abort naming it) before it was done; nothing is returned. */
+  | "aborted"
   | "internal";

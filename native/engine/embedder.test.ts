@@ -127,6 +127,27 @@ describe("Embedder batching", () => {
     }
   });
 
+  it("stops before its next decode once its signal is aborted, batched or one text at a time", async () => {
+    for (const batched of [true, false]) {
+      const embedder = new Embedder(session.model, 1, { batched });
+      try {
+        const stopped = new AbortController();
+        stopped.abort();
+        await expect(embedder.embedCounted(texts(3, 1), stopped.signal)).rejects.toMatchObject({
+          code: "aborted",
+        });
+        // Aborted while it runs: many decodes' worth of texts, aborted on the next turn.
+        const midway = new AbortController();
+        const running = embedder.embedCounted(texts(8 * EMBEDDING_SEQUENCES, 1), midway.signal);
+        setImmediate(() => midway.abort());
+        await expect(running).rejects.toMatchObject({ code: "aborted" });
+        expect((await embedder.embedCounted(texts(2, 1))).vectors).toHaveLength(2);
+      } finally {
+        await embedder.dispose();
+      }
+    }
+  });
+
   it("pools a text longer than 512 tokens over all of it, in one decode", async () => {
     const embedder = new Embedder(session.model, 1);
     // node-llama-cpp's own embedding context with a batch that holds the whole text: one decode.

@@ -95,8 +95,9 @@ export class Embedder {
    * As embed, with each text's token count (BOS/EOS not counted), and never truncated: a text
    * longer than the embedding context takes throws EngineFailure("context_length_exceeded")
    * naming its index (/v1/embeddings answers 400; silently embedding a prefix would misreport).
+   * Aborting `signal` stops it before its next decode: EngineFailure("aborted").
    */
-  async embedCounted(texts: readonly string[]): Promise<EmbedResult> {
+  async embedCounted(texts: readonly string[], signal?: AbortSignal): Promise<EmbedResult> {
     const limit = this.maxTokens;
     const tokenized = texts.map((text) => this.model.tokenize(text));
     const over = tokenized.findIndex((tokens) => tokens.length > limit);
@@ -105,7 +106,10 @@ export class Embedder {
         "context_length_exceeded",
         `Input ${over} has ${tokenized[over]!.length} tokens; embeddings take at most ${limit} tokens per input.`,
       );
-    return { vectors: await this.embedTokens(tokenized), tokens: tokenized.map((tokens) => tokens.length) };
+    return {
+      vectors: await this.embedTokens(tokenized, signal),
+      tokens: tokenized.map((tokens) => tokens.length),
+    };
   }
 
   /**
@@ -146,8 +150,11 @@ export class Embedder {
     return Math.min(this.contextSize, Math.max(256, 4 * this.model.embeddingVectorSize));
   }
 
-  private async embedTokens(inputs: readonly Token[][]): Promise<number[][]> {
+  private async embedTokens(inputs: readonly Token[][], signal?: AbortSignal): Promise<number[][]> {
     if (inputs.length === 0) return [];
+    const stopIfAborted = () => {
+      if (signal?.aborted) throw new EngineFailure("aborted", "The embeddings were stopped by their caller.");
+    };
     const runner = await this.getRunner();
     const width = this.model.embeddingVectorSize;
     const vectors: number[][] = inputs.map(() => []);
@@ -157,16 +164,20 @@ export class Embedder {
       else pending.push({ index, tokens });
     }
     if (runner.kind === "single") {
-      for (const { index, tokens } of pending)
+      for (const { index, tokens } of pending) {
+        stopIfAborted();
         vectors[index] = normalize((await runner.context.getEmbeddingFor(tokens)).vector);
+      }
       return vectors;
     }
     for (const group of packGroups(
       pending.map((p) => ({ ...p, tokens: withMarkers(this.model, p.tokens) })),
       this.sharedTokens,
-    ))
+    )) {
+      stopIfAborted();
       for (const [i, vector] of (await decodeGroup(runner.native, group)).entries())
         vectors[group[i]!.index] = normalize(vector);
+    }
     return vectors;
   }
 

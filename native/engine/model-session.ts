@@ -849,9 +849,10 @@ export class ModelSession {
   /**
    * embed() with each input's token count; throws EngineFailure("context_length_exceeded")
    * naming the first input longer than the embedding context takes (see Embedder.embedCounted).
+   * Aborting `signal` stops it between two decodes (EngineFailure "aborted").
    */
-  embedCounted(texts: readonly string[]): Promise<EmbedResult> {
-    return this.embedder.embedCounted(texts);
+  embedCounted(texts: readonly string[], signal?: AbortSignal): Promise<EmbedResult> {
+    return this.embedder.embedCounted(texts, signal);
   }
 
   /** Forget a conversation: its live caches are emptied and never saved again. */

@@ -39,7 +39,10 @@ type Reply<T extends EngineRequestType> = Promise<EngineReply<T>>;
  */
 export class EngineRuntime {
   private session: ModelSession | null = null;
-  /** The generations running or waiting for their adapter group, by request id. */
+  /**
+   * The requests an abort may stop, by request id: generations (running or waiting for their
+   * adapter group) and /v1 embeddings.
+   */
   private readonly generations = new Map<number, AbortController>();
   /** Generations hold the model shared; a load, unload, forget or embedding waits for them all. */
   private readonly model = new SharedLock();
@@ -283,14 +286,25 @@ export class EngineRuntime {
     });
   }
 
-  /** embed with token counts (EmbedResult), in line with generations as embed is. */
+  /**
+   * embed with token counts (EmbedResult), in line with generations as embed is. An abort
+   * naming it stops it between two decodes (a /v1 client that went away frees the model).
+   */
   private async embedCounted(request: Request<"embedCounted">): Reply<"embedCounted"> {
     if (this.disposed) throw new EngineFailure("internal", "The engine is shutting down.");
-    return this.model.exclusive(async () => {
-      const session = this.session;
-      if (!session) throw new EngineFailure("no_model", "No model is loaded. Load a model first.");
-      return session.embedCounted(request.texts);
-    });
+    const { id } = request;
+    if (this.generations.has(id)) throw new EngineFailure("invalid_request", `Request ${id} is running.`);
+    const controller = new AbortController();
+    this.generations.set(id, controller);
+    try {
+      return await this.model.exclusive(async () => {
+        const session = this.session;
+        if (!session) throw new EngineFailure("no_model", "No model is loaded. Load a model first.");
+        return session.embedCounted(request.texts, controller.signal);
+      });
+    } finally {
+      this.generations.delete(id);
+    }
   }
 
   /**

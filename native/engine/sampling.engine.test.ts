@@ -367,6 +367,23 @@ describe("through the runtime (the engine's request handling)", () => {
     expect((long.reply as { message: string }).message).toMatch(/^Input 0 has 2050 tokens/);
   });
 
+  it("an abort naming embedCounted stops it: the error is aborted, and the model is free after", async () => {
+    const id = nextId++;
+    const texts = Array.from({ length: 400 }, (_, i) => `input number ${i}: ${"words ".repeat(i % 20)}`);
+    const running = runtime.handle({ id, type: "embedCounted", texts });
+    // On the next turn of the event loop: the engine is between two of its decodes.
+    await new Promise((resolve) => setImmediate(resolve));
+    await runtime.handle({ id: 998, type: "abort", target: id });
+    expect(messages.find((m) => "id" in m && m.id === 998)).toMatchObject({
+      type: "result",
+      value: { aborted: true },
+    });
+    await running;
+    expect(messages.find((m) => "id" in m && m.id === id)).toMatchObject({ type: "error", code: "aborted" });
+    const after = await request({ type: "embedCounted", texts: ["abc"] });
+    expect(after.reply).toMatchObject({ type: "result", value: { tokens: [3] } });
+  });
+
   it("validates the new options: bounds, token bias keys, logprobs.top", async () => {
     const bad = async (options: Record<string, unknown>) =>
       (

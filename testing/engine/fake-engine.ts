@@ -162,9 +162,11 @@ export class FakeEngine implements EngineClient {
 
   /**
    * embed() with token counts from fakeTokenCount; like the real engine, an input over
-   * EMBEDDING_MAX_TOKENS rejects with context_length_exceeded naming its index.
+   * EMBEDDING_MAX_TOKENS rejects with context_length_exceeded naming its index; an aborted
+   * `signal` rejects with aborted.
    */
-  async embedCounted(texts: string[]): Promise<EmbedResult> {
+  async embedCounted(texts: string[], signal?: AbortSignal): Promise<EmbedResult> {
+    if (signal?.aborted) throw new ApiError("aborted", "The embeddings were stopped by their caller.");
     const tokens = texts.map(fakeTokenCount);
     const over = tokens.findIndex((count) => count > EMBEDDING_MAX_TOKENS);
     if (over >= 0)

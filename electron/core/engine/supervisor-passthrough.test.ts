@@ -4,7 +4,7 @@
  * generate, and the engine's context_length_exceeded arrives as that ApiError. The process is
  * a scripted stand-in speaking the protocol (the real engine: native/engine/sampling.engine.test.ts).
  */
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { ApiError } from "../../api/errors";
 import type { EngineMessage, EngineRequest, GenerateResult } from "../../../common/engine-protocol";
 import { EngineSupervisor } from "./supervisor";
@@ -77,6 +77,24 @@ describe("EngineSupervisor pass-through (issue 14)", () => {
     const error = await supervisor.embedCounted(["a", "b"]).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ApiError);
     expect(error).toMatchObject({ code: "context_length_exceeded", message: "Input 1 has 5000 tokens" });
+    await supervisor.close();
+  });
+
+  it("an aborted embedCounted sends the engine an abort naming it; its aborted error arrives as such", async () => {
+    const engine = scriptedEngine((request, reply) => {
+      if (request.type === "abort")
+        reply({ type: "error", id: request.target, code: "aborted", message: "stopped" });
+    });
+    const supervisor = new EngineSupervisor(engine.spawn);
+    const controller = new AbortController();
+    const running = supervisor.embedCounted(["a", "b"], controller.signal).catch((e: unknown) => e);
+    await vi.waitFor(() => expect(engine.sent.map((r) => r.type)).toEqual(["embedCounted"]));
+    controller.abort();
+    expect(await running).toMatchObject({ code: "aborted", message: "stopped" });
+    expect(engine.sent).toEqual([
+      { type: "embedCounted", texts: ["a", "b"], id: 1 },
+      { type: "abort", id: 2, target: 1 },
+    ]);
     await supervisor.close();
   });
 

@@ -94,6 +94,7 @@ const ENGINE_CODES: Record<EngineErrorCode, ErrorCode> = {
   // The adapter named in the request is unusable (missing, not a LoRA, another base): bad input.
   adapter_failed: "invalid_input",
   context_length_exceeded: "context_length_exceeded",
+  aborted: "aborted",
   internal: "internal",
 };
 
@@ -255,11 +256,15 @@ export class EngineSupervisor implements EngineClient {
   /**
    * Embeddings with each input's token count (/v1/embeddings). Rejects with
    * ApiError("context_length_exceeded") naming the first input over EMBEDDING_MAX_TOKENS.
+   * Aborting `signal` stops the engine between two decodes (ApiError "aborted").
    */
-  async embedCounted(texts: string[]): Promise<EmbedResult> {
+  async embedCounted(texts: string[], signal?: AbortSignal): Promise<EmbedResult> {
     if (texts.length === 0) return { vectors: [], tokens: [] };
     await this.whenAvailable();
-    return await this.request({ type: "embedCounted", texts }, { action: "computing embeddings" });
+    return await this.request(
+      { type: "embedCounted", texts },
+      { action: "computing embeddings", ...(signal ? { signal } : {}) },
+    );
   }
 
   /**
@@ -612,7 +617,7 @@ export class EngineSupervisor implements EngineClient {
     });
   }
 
-  /** Ask the engine to stop generation `target`; the abort's own result is not waited for. */
+  /** Ask the engine to stop request `target`; the abort's own result is not waited for. */
   private sendAbort(child: Child, target: number): void {
     if (child.exited) return;
     const id = this.nextId++;

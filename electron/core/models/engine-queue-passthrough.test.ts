@@ -56,6 +56,10 @@ describe("EngineQueue complete and embedCounted", () => {
       code: "context_length_exceeded",
       message: expect.stringMatching(/^Input 0 has 2046 tokens/) as unknown,
     });
+    // The caller's signal reaches the engine (a /v1 client that went away stops its work there).
+    const gone = new AbortController();
+    gone.abort();
+    await expect(queue.embedCounted(["a"], gone.signal)).rejects.toMatchObject({ code: "aborted" });
   });
 
   it("refuses both when the engine behind it has neither", async () => {

@@ -111,7 +111,8 @@ export class GenerationService implements CoreGeneration {
     return this.queue.run(signal, () => {
       const engine = this.engine();
       if (!engine.embedCounted) throw new ApiError("internal", "This engine cannot count embedding tokens.");
-      return engine.embedCounted(texts);
+      // A client that goes away stops the engine's work too: the model is free for the next.
+      return engine.embedCounted(texts, signal);
     });
   }
 }
