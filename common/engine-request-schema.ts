@@ -314,9 +314,17 @@ export const EngineRequestSchema = z.discriminatedUnion("type", [
   z.object({ id, type: z.literal("embed"), texts: z.array(z.string()).max(1024) }).strict(),
   /**
    * As "embed", with token counts (EmbedResult); a text over EMBEDDING_MAX_TOKENS is refused
-   * (context_length_exceeded naming its index) instead of being truncated.
+   * (context_length_exceeded naming its index), or with `truncate` cut to its first
+   * EMBEDDING_MAX_TOKENS tokens (Ollama's /api/embed) and counted as cut.
    */
-  z.object({ id, type: z.literal("embedCounted"), texts: z.array(z.string()).max(2048) }).strict(),
+  z
+    .object({
+      id,
+      type: z.literal("embedCounted"),
+      texts: z.array(z.string()).max(2048),
+      truncate: z.boolean().optional(),
+    })
+    .strict(),
   /** How many tokens each text is under the loaded model's tokenizer (no special tokens, no BOS). */
   z
     .object({ id, type: z.literal("countTokens"), texts: z.array(z.string().max(1_000_000)).max(64) })

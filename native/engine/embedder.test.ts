@@ -127,6 +127,20 @@ describe("Embedder batching", () => {
     }
   });
 
+  it("with truncate cuts a long text to its first tokens, counted as cut, as embed does", async () => {
+    const embedder = new Embedder(session.model, 1);
+    try {
+      const long = "word ".repeat(embedder.maxTokens);
+      await expect(embedder.embedCounted([long])).rejects.toMatchObject({ code: "context_length_exceeded" });
+      const cut = await embedder.embedCounted(["short", long], undefined, true);
+      expect(cut.tokens).toEqual([session.model.tokenize("short").length, embedder.maxTokens]);
+      const [truncated] = await embedder.embed([long]);
+      expect(cosine(cut.vectors[1]!, truncated!)).toBeGreaterThan(0.9999);
+    } finally {
+      await embedder.dispose();
+    }
+  });
+
   it("stops before its next decode once its signal is aborted, batched or one text at a time", async () => {
     for (const batched of [true, false]) {
       const embedder = new Embedder(session.model, 1, { batched });

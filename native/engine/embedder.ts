@@ -95,11 +95,16 @@ export class Embedder {
    * As embed, with each text's token count (BOS/EOS not counted), and never truncated: a text
    * longer than the embedding context takes throws EngineFailure("context_length_exceeded")
    * naming its index (/v1/embeddings answers 400; silently embedding a prefix would misreport).
-   * Aborting `signal` stops it before its next decode: EngineFailure("aborted").
+   * Aborting `signal` stops it before its next decode: EngineFailure("aborted"). With
+   * `truncate` (Ollama's /api/embed), a long text is cut to its first tokens instead, as embed()
+   * does, and counted as cut.
    */
-  async embedCounted(texts: readonly string[], signal?: AbortSignal): Promise<EmbedResult> {
+  async embedCounted(texts: readonly string[], signal?: AbortSignal, truncate = false): Promise<EmbedResult> {
     const limit = this.maxTokens;
-    const tokenized = texts.map((text) => this.model.tokenize(text));
+    const tokenized = texts.map((text) => {
+      const tokens = this.model.tokenize(text);
+      return truncate ? tokens.slice(0, limit) : tokens;
+    });
     const over = tokenized.findIndex((tokens) => tokens.length > limit);
     if (over >= 0)
       throw new EngineFailure(

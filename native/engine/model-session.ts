@@ -849,10 +849,11 @@ export class ModelSession {
   /**
    * embed() with each input's token count; throws EngineFailure("context_length_exceeded")
    * naming the first input longer than the embedding context takes (see Embedder.embedCounted).
-   * Aborting `signal` stops it between two decodes (EngineFailure "aborted").
+   * Aborting `signal` stops it between two decodes (EngineFailure "aborted"); `truncate` cuts
+   * a long input instead of refusing it.
    */
-  embedCounted(texts: readonly string[], signal?: AbortSignal): Promise<EmbedResult> {
-    return this.embedder.embedCounted(texts, signal);
+  embedCounted(texts: readonly string[], signal?: AbortSignal, truncate = false): Promise<EmbedResult> {
+    return this.embedder.embedCounted(texts, signal, truncate);
   }
 
   /** Forget a conversation: its live caches are emptied and never saved again. */

@@ -300,7 +300,7 @@ export class EngineRuntime {
       return await this.model.exclusive(async () => {
         const session = this.session;
         if (!session) throw new EngineFailure("no_model", "No model is loaded. Load a model first.");
-        return session.embedCounted(request.texts, controller.signal);
+        return session.embedCounted(request.texts, controller.signal, request.truncate === true);
       });
     } finally {
       this.generations.delete(id);

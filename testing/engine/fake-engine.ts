@@ -165,9 +165,11 @@ export class FakeEngine implements EngineClient {
    * EMBEDDING_MAX_TOKENS rejects with context_length_exceeded naming its index; an aborted
    * `signal` rejects with aborted.
    */
-  async embedCounted(texts: string[], signal?: AbortSignal): Promise<EmbedResult> {
+  async embedCounted(texts: string[], signal?: AbortSignal, truncate = false): Promise<EmbedResult> {
     if (signal?.aborted) throw new ApiError("aborted", "The embeddings were stopped by their caller.");
-    const tokens = texts.map(fakeTokenCount);
+    const tokens = texts.map((text) =>
+      truncate ? Math.min(EMBEDDING_MAX_TOKENS, fakeTokenCount(text)) : fakeTokenCount(text),
+    );
     const over = tokens.findIndex((count) => count > EMBEDDING_MAX_TOKENS);
     if (over >= 0)
       throw new ApiError(

@@ -256,13 +256,14 @@ export class EngineSupervisor implements EngineClient {
   /**
    * Embeddings with each input's token count (/v1/embeddings). Rejects with
    * ApiError("context_length_exceeded") naming the first input over EMBEDDING_MAX_TOKENS.
-   * Aborting `signal` stops the engine between two decodes (ApiError "aborted").
+   * Aborting `signal` stops the engine between two decodes (ApiError "aborted"). `truncate`
+   * cuts a long input to what the engine takes instead.
    */
-  async embedCounted(texts: string[], signal?: AbortSignal): Promise<EmbedResult> {
+  async embedCounted(texts: string[], signal?: AbortSignal, truncate?: boolean): Promise<EmbedResult> {
     if (texts.length === 0) return { vectors: [], tokens: [] };
     await this.whenAvailable();
     return await this.request(
-      { type: "embedCounted", texts },
+      { type: "embedCounted", texts, ...(truncate ? { truncate } : {}) },
       { action: "computing embeddings", ...(signal ? { signal } : {}) },
     );
   }

@@ -97,9 +97,10 @@ export interface EngineClient {
   /**
    * Embeddings with each input's token count (/v1/embeddings). Rejects with
    * ApiError("context_length_exceeded") for an input over EMBEDDING_MAX_TOKENS (optional: fakes
-   * need not implement it). Aborting `signal` stops the work (ApiError "aborted").
+   * need not implement it). Aborting `signal` stops the work (ApiError "aborted"). With
+   * `truncate`, a long input is cut to its first EMBEDDING_MAX_TOKENS tokens instead.
    */
-  embedCounted?(texts: string[], signal?: AbortSignal): Promise<EmbedResult>;
+  embedCounted?(texts: string[], signal?: AbortSignal, truncate?: boolean): Promise<EmbedResult>;
   /**
    * Each text's token count under the loaded model's tokenizer (optional: without it, counts
    * are estimates). Rejects with ApiError("no_model") when no model is loaded.

@@ -203,11 +203,11 @@ export class EngineQueue implements EngineClient {
   }
 
   /** In line, as embed; rejects when the engine cannot count tokens. */
-  embedCounted(texts: string[], signal?: AbortSignal): Promise<EmbedResult> {
+  embedCounted(texts: string[], signal?: AbortSignal, truncate?: boolean): Promise<EmbedResult> {
     const inner = this.inner;
     if (!inner.embedCounted)
       return Promise.reject(new ApiError("internal", "This engine cannot count embedding tokens."));
-    return this.enqueue(false, () => inner.embedCounted!(texts, signal));
+    return this.enqueue(false, () => inner.embedCounted!(texts, signal, truncate));
   }
 
   onLifecycle(listener: (event: EngineLifecycleEvent) => void): () => void {

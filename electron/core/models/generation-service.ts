@@ -44,7 +44,8 @@ export interface CoreGeneration {
     signal: AbortSignal,
   ): Promise<GenerateResult>;
   /** Embeddings with each text's token count; rejects as generate does, and when the engine cannot. */
-  embed(texts: string[], signal: AbortSignal): Promise<EmbedResult>;
+  /** `truncate`: cut a long input to what the engine takes instead of refusing it. */
+  embed(texts: string[], signal: AbortSignal, truncate?: boolean): Promise<EmbedResult>;
 }
 
 /** CoreGeneration over the engine `engine()` returns at each call (core's engine queue). */
@@ -107,12 +108,12 @@ export class GenerationService implements CoreGeneration {
     return Math.max(1, engine.loaded?.settings?.sequences ?? 1);
   }
 
-  embed(texts: string[], signal: AbortSignal): Promise<EmbedResult> {
+  embed(texts: string[], signal: AbortSignal, truncate?: boolean): Promise<EmbedResult> {
     return this.queue.run(signal, () => {
       const engine = this.engine();
       if (!engine.embedCounted) throw new ApiError("internal", "This engine cannot count embedding tokens.");
       // A client that goes away stops the engine's work too: the model is free for the next.
-      return engine.embedCounted(texts, signal);
+      return engine.embedCounted(texts, signal, truncate);
     });
   }
 }

@@ -161,6 +161,20 @@ describe("the ollama client against the real engine", () => {
     expectSameVector(v1.data[0]?.embedding, embeddings[0]);
   });
 
+  it("cuts a long input to what the model takes, as Ollama does, unless truncate is false", async () => {
+    // The demo's tokenizer is byte-level: a text's first n tokens are its first n bytes.
+    const long = "the quick brown fox jumps over the lazy dog. ".repeat(100);
+    const cut = await ollama.embed({ model: base, input: long });
+    expect(cut.prompt_eval_count).toBeGreaterThan(1000);
+    expect(cut.prompt_eval_count).toBeLessThan(long.length);
+    const prefix = await ollama.embed({ model: base, input: long.slice(0, cut.prompt_eval_count) });
+    expect(prefix.prompt_eval_count).toBe(cut.prompt_eval_count);
+    expectSameVector(cut.embeddings[0], prefix.embeddings[0]);
+    await expect(ollama.embed({ model: base, input: long, truncate: false })).rejects.toThrow(
+      /Input 0 has \d+ tokens; embeddings take at most/,
+    );
+  });
+
   it("runs a tool call round trip with the demo's Agent adapter", async () => {
     const tools: Tool[] = [
       {

@@ -470,12 +470,13 @@ export function registerOllamaRoutes(app: FastifyInstance, { core }: V1Context, 
 
   // Any model name embeds with the base model, as on /v1/embeddings (an index must not shift
   // with the adapter a request names), so clients' default embedding model names work.
-  const embed = async (texts: string[], reply: FastifyReply) => {
+  // As Ollama: a long input is cut to what the model takes unless `truncate` is false.
+  const embed = async (texts: string[], reply: FastifyReply, truncate = true) => {
     if (!core.generation.loaded)
       throw new OpenAiError(503, "server_error", "model_not_loaded", "No model is loaded. Load one first.");
     if (!core.generation.canEmbed)
       throw new OpenAiError(501, "server_error", "not_implemented", "This engine cannot report embeddings.");
-    return core.generation.embed(texts, abortOnClose(reply));
+    return core.generation.embed(texts, abortOnClose(reply), truncate);
   };
 
   app.post(
@@ -486,7 +487,7 @@ export function registerOllamaRoutes(app: FastifyInstance, { core }: V1Context, 
       const texts = typeof body.input === "string" ? [body.input] : body.input;
       if (texts.some((t) => t === "")) throw invalid("'input' must not contain empty texts.");
       const started = performance.now();
-      const { vectors, tokens } = await embed(texts, reply);
+      const { vectors, tokens } = await embed(texts, reply, body.truncate !== false);
       const size = vectors[0]?.length ?? 0;
       if (body.dimensions != null && body.dimensions !== size)
         throw invalid(

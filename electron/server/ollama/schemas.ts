@@ -102,7 +102,7 @@ export const EmbedRequest = z.strictObject({
     .refine((input) => typeof input === "string" || input.length <= MAX_EMBEDDING_INPUTS, {
       message: `At most ${MAX_EMBEDDING_INPUTS} inputs per request; split the list into several requests.`,
     }),
-  /** Ollama cuts long inputs to the context; here they are refused (see the 400's message). */
+  /** As Ollama: a long input is cut to what the model takes unless this is false (then a 400). */
   truncate: z.boolean().nullish(),
   dimensions: z.number().int().min(1).nullish(),
   options: Options,
