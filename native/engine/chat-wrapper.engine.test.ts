@@ -1,6 +1,7 @@
 import { join } from "node:path";
 import {
   ChatMLChatWrapper,
+  Gemma4ChatWrapper,
   JinjaTemplateChatWrapper,
   QwenChatWrapper,
   resolveChatWrapper,
@@ -24,7 +25,15 @@ import { suiteDir } from "../../testing/core/temp-dir";
 // specialized wrapper matches.
 const dir = suiteDir("macaron-chat-wrapper-");
 let backend: LlamaBackend;
-const models: Record<"chatml" | "qwen" | "custom", LlamaModel> = {} as never;
+const models: Record<"chatml" | "qwen" | "custom" | "broken", LlamaModel> = {} as never;
+
+/**
+ * A broken template (it fails node-llama-cpp's sanity test) with Gemma 4's markers, under a name
+ * that names no wrapper: node-llama-cpp falls back on the names, then on the markers (Gemma 4).
+ */
+const BROKEN_TEMPLATE =
+  "{% for message in messages %}{{ '<|turn>' + message['role'] + '<|tool_call>call:' }}{% endfor %}" +
+  "{% if add_generation_prompt %}";
 
 /** A template of its own: node-llama-cpp keeps it as a Jinja template wrapper. */
 const CUSTOM_TEMPLATE =
@@ -44,6 +53,12 @@ beforeAll(async () => {
   models.chatml = await backend.llama.loadModel({ modelPath: llamaFx.basePath });
   models.qwen = await backend.llama.loadModel({ modelPath: qwenFx.basePath });
   models.custom = await backend.llama.loadModel({ modelPath: custom });
+  const broken = join(dir.path, "broken-turns.gguf");
+  await writeGguf(broken, {
+    ...spec,
+    metadata: { ...spec.metadata, "tokenizer.chat_template": gv.str(BROKEN_TEMPLATE) },
+  });
+  models.broken = await backend.llama.loadModel({ modelPath: broken });
 });
 
 afterAll(async () => {
@@ -56,6 +71,9 @@ describe("chooseChatWrapper", () => {
     ["chatml", ChatMLChatWrapper],
     ["qwen", QwenChatWrapper],
     ["custom", JinjaTemplateChatWrapper],
+    // Hinted, node-llama-cpp's fallback on the names would meet the hint first ("gemma" in
+    // "gemma4"): a broken template is resolved without it.
+    ["broken", Gemma4ChatWrapper],
   ] as const)("picks what resolveChatWrapper picks for the %s template", (name, Wrapper) => {
     const model = models[name];
     const chosen = chooseChatWrapper(model);

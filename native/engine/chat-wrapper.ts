@@ -24,28 +24,28 @@ import {
  */
 export function chooseChatWrapper(model: LlamaModel): ChatWrapper {
   const tokenizer = rememberingTokenizer(model.tokenizer);
-  const hint = templateHint(model);
-  const fileInfo =
-    hint === null || !model.fileInfo
-      ? model.fileInfo
-      : {
-          ...model.fileInfo,
-          metadata: {
-            ...model.fileInfo.metadata,
-            general: { ...model.fileInfo.metadata?.general, name: hint },
-          } as typeof model.fileInfo.metadata,
-        };
+  const resolve = (fileInfo: LlamaModel["fileInfo"], fallback: boolean) =>
+    resolveChatWrapper({
+      bosString: model.tokens.bosString,
+      architecture: model.fileInfo?.metadata?.general?.architecture,
+      filename: model.filename,
+      fileInfo,
+      tokenizer: tokenizer.tokenize,
+      llama: model.llama,
+      fallbackToOtherWrappersOnJinjaError: fallback,
+    }) ?? new GeneralChatWrapper();
   try {
-    return (
-      resolveChatWrapper({
-        bosString: model.tokens.bosString,
-        architecture: model.fileInfo?.metadata?.general?.architecture,
-        filename: model.filename,
-        fileInfo,
-        tokenizer: tokenizer.tokenize,
-        llama: model.llama,
-      }) ?? new GeneralChatWrapper()
-    );
+    const hinted = hintedFileInfo(model);
+    if (hinted) {
+      // Only where the template itself works: a broken one falls back on the model's names (and
+      // would meet the hint there), so it is resolved again without the hint, as it was.
+      try {
+        return resolve(hinted, false);
+      } catch {
+        // resolved below
+      }
+    }
+    return resolve(model.fileInfo, true);
   } catch {
     // A model without a usable template still gets a sensible chat format.
     return new ChatMLChatWrapper();
@@ -53,6 +53,19 @@ export function chooseChatWrapper(model: LlamaModel): ChatWrapper {
     // A Jinja template's wrapper keeps the tokenizer: from now on it tokenizes each time.
     tokenizer.forget();
   }
+}
+
+/** `model`'s file info with templateHint's wrapper as the model's name, or null (no hint). */
+function hintedFileInfo(model: LlamaModel): LlamaModel["fileInfo"] | null {
+  const hint = templateHint(model);
+  if (hint === null || !model.fileInfo) return null;
+  return {
+    ...model.fileInfo,
+    metadata: {
+      ...model.fileInfo.metadata,
+      general: { ...model.fileInfo.metadata?.general, name: hint },
+    },
+  };
 }
 
 /**
@@ -118,7 +131,9 @@ const RELATED_TEXTS = ["gpt", "gpt-oss", "muse", "gemma 4", "gemma-4"];
  * fixed order, where ChatML comes eleventh. Only then is the wrapper its own template markers
  * point to ranked first, by handing it over as the model's name; the others follow in their
  * order. The one chosen is still the first that node-llama-cpp's check finds equivalent to the
- * template (two equivalent wrappers lay out every conversation it checks the same way).
+ * template (two equivalent wrappers lay out every conversation it checks the same way). A
+ * template that fails node-llama-cpp's own sanity test is resolved without the hint
+ * (chooseChatWrapper): its fallback goes by the model's names before the markers.
  */
 export function templateHint(model: LlamaModel): SpecializedChatWrapperTypeName | null {
   const template = model.fileInfo?.metadata?.tokenizer?.chat_template;

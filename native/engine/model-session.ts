@@ -964,10 +964,6 @@ interface ToolSetup {
 }
 
 /**
- * What must match for a saved state to be loadable: llama.cpp build, backend, flash attention
- * (it changes the V cache layout) and the KV cache types.
- */
-/**
  * The identity a model's chat format is kept under: the file (path, size, mtime) and the engine
  * build, whose node-llama-cpp resolves it.
  */
@@ -976,6 +972,10 @@ async function chatFormatIdentity(path: string, backend: LlamaBackend): Promise<
   return JSON.stringify(await KvStateStore.identify(path, `${repo}@${release}/${backend.llama.buildType}`));
 }
 
+/**
+ * What must match for a saved state to be loadable: llama.cpp build, backend, flash attention
+ * (it changes the V cache layout) and the KV cache types.
+ */
 function engineIdentity(
   backend: LlamaBackend,
   flashAttention: boolean | "auto",
