@@ -272,6 +272,24 @@ export class NativeBuild {
     await running.promise;
   }
 
+  /**
+   * One `git apply` step of the build, under its `$` line: what `apply` gave, or the first line
+   * of its error (the whole error goes to the build's log).
+   */
+  private async gitApplyStep<T>(
+    what: string,
+    apply: () => Promise<T>,
+  ): Promise<{ ok: true; value: T } | { ok: false; error: string }> {
+    this.addLine(`$ git apply (${what})`);
+    try {
+      return { ok: true, value: await apply() };
+    } catch (err) {
+      const message = (err as Error).message;
+      for (const line of message.split("\n")) this.addLine(line);
+      return { ok: false, error: message.split("\n")[0]! };
+    }
+  }
+
   private async run(signal: AbortSignal): Promise<void> {
     const gpu = await (this.deps.gpu ?? detectGpu)();
     const cli = join(this.packageDir, "dist", "cli", "cli.js");
@@ -291,30 +309,20 @@ export class NativeBuild {
       this.addLine(`$ node-llama-cpp source download --gpu ${String(gpu)} --skipBuild`);
       const cloned = await step(["source", "download", ...options, "--skipBuild"]);
       if (cloned.code !== 0 || signal.aborted) return { result: cloned, patchError: null };
-      this.addLine("$ git apply (the app's llama.cpp patches)");
-      try {
-        await (this.deps.applyPatches ?? applyLlamaPatches)(join(this.packageDir, "llama", "llama.cpp"), {
-          env,
-          onLine: (line) => this.addLine(line),
-        });
-      } catch (err) {
-        const message = (err as Error).message;
-        for (const line of message.split("\n")) this.addLine(line);
-        return { result: cloned, patchError: message.split("\n")[0]! };
-      }
+      const patchOptions = { env, onLine: (line: string) => this.addLine(line) };
+      const llama = await this.gitApplyStep("the app's llama.cpp patches", () =>
+        (this.deps.applyPatches ?? applyLlamaPatches)(
+          join(this.packageDir, "llama", "llama.cpp"),
+          patchOptions,
+        ),
+      );
+      if (!llama.ok) return { result: cloned, patchError: llama.error };
       if (signal.aborted) return { result: cloned, patchError: null };
-      this.addLine("$ git apply (the app's patches to node-llama-cpp's addon)");
-      let restore: () => Promise<void>;
-      try {
-        restore = await (this.deps.applyAddonPatches ?? applyAddonPatches)(join(this.packageDir, "llama"), {
-          env,
-          onLine: (line) => this.addLine(line),
-        });
-      } catch (err) {
-        const message = (err as Error).message;
-        for (const line of message.split("\n")) this.addLine(line);
-        return { result: cloned, patchError: message.split("\n")[0]! };
-      }
+      const addon = await this.gitApplyStep("the app's patches to node-llama-cpp's addon", () =>
+        (this.deps.applyAddonPatches ?? applyAddonPatches)(join(this.packageDir, "llama"), patchOptions),
+      );
+      if (!addon.ok) return { result: cloned, patchError: addon.error };
+      const restore = addon.value;
       try {
         if (signal.aborted) return { result: cloned, patchError: null };
         this.addLine(`$ node-llama-cpp source build --gpu ${String(gpu)}`);
