@@ -87,8 +87,7 @@ export class Embedder {
 
   /** One unit-length vector per text (all zeros for an empty text); long texts are truncated. */
   async embed(texts: readonly string[]): Promise<number[][]> {
-    const limit = this.maxTokens;
-    return this.embedTokens(texts.map((text) => this.model.tokenize(text).slice(0, limit)));
+    return (await this.embedCounted(texts, undefined, true)).vectors;
   }
 
   /**

@@ -41,9 +41,9 @@ export class EngineRuntime {
   private session: ModelSession | null = null;
   /**
    * The requests an abort may stop, by request id: generations (running or waiting for their
-   * adapter group) and /v1 embeddings.
+   * adapter group) and /v1 embeddings (see stoppable).
    */
-  private readonly generations = new Map<number, AbortController>();
+  private readonly stoppables = new Map<number, { controller: AbortController; generation: boolean }>();
   /** Generations hold the model shared; a load, unload, forget or embedding waits for them all. */
   private readonly model = new SharedLock();
   private backend: Promise<LlamaBackend> | null = null;
@@ -87,7 +87,7 @@ export class EngineRuntime {
   /** Abort any generation and free the model. */
   async dispose(): Promise<void> {
     this.disposed = true;
-    for (const controller of this.generations.values()) controller.abort();
+    for (const { controller } of this.stoppables.values()) controller.abort();
     await this.model.exclusive(async () => {
       await this.session?.dispose();
       this.session = null;
@@ -131,7 +131,7 @@ export class EngineRuntime {
 
   private assertIdle(action: string): void {
     if (this.disposed) throw new EngineFailure("internal", "The engine is shutting down.");
-    if (this.generations.size > 0) {
+    if ([...this.stoppables.values()].some((running) => running.generation)) {
       throw new EngineFailure("busy", `A generation is running; stop it before you ${action}.`);
     }
   }
@@ -247,29 +247,46 @@ export class EngineRuntime {
     ) => Promise<GenerateResult>,
   ): Promise<GenerateResult> {
     if (this.disposed) throw new EngineFailure("internal", "The engine is shutting down.");
-    if (this.generations.has(id)) throw new EngineFailure("invalid_request", `Request ${id} is running.`);
+    return this.stoppable(id, true, async (signal) => {
+      const tokens = stream
+        ? new DeltaBatcher((text) => this.send({ type: "token", id, text }), { windowMs: this.tokenBatchMs })
+        : null;
+      try {
+        // Shared with other generations; a load in flight finishes before this one starts.
+        return await this.model.shared(async () => {
+          const session = this.session;
+          if (!session) throw new EngineFailure("no_model", "No model is loaded. Load a model first.");
+          try {
+            return await run(session, (text) => tokens?.push(text), signal);
+          } catch (error) {
+            if (error instanceof AdapterError) throw new EngineFailure("adapter_failed", error.message);
+            if (error instanceof ToolRequestError) throw new EngineFailure("invalid_request", error.message);
+            throw error;
+          }
+        });
+      } finally {
+        // Every token before the result or error, which handle() sends once this returns.
+        tokens?.flush();
+      }
+    });
+  }
+
+  /**
+   * Run `work` as request `id`, stopped by an abort naming `id` (its signal) until it ends.
+   * `generation`: a load or unload is refused while it runs (assertIdle).
+   */
+  private async stoppable<T>(
+    id: number,
+    generation: boolean,
+    work: (signal: AbortSignal) => Promise<T>,
+  ): Promise<T> {
+    if (this.stoppables.has(id)) throw new EngineFailure("invalid_request", `Request ${id} is running.`);
     const controller = new AbortController();
-    this.generations.set(id, controller);
-    const tokens = stream
-      ? new DeltaBatcher((text) => this.send({ type: "token", id, text }), { windowMs: this.tokenBatchMs })
-      : null;
+    this.stoppables.set(id, { controller, generation });
     try {
-      // Shared with other generations; a load in flight finishes before this one starts.
-      return await this.model.shared(async () => {
-        const session = this.session;
-        if (!session) throw new EngineFailure("no_model", "No model is loaded. Load a model first.");
-        try {
-          return await run(session, (text) => tokens?.push(text), controller.signal);
-        } catch (error) {
-          if (error instanceof AdapterError) throw new EngineFailure("adapter_failed", error.message);
-          if (error instanceof ToolRequestError) throw new EngineFailure("invalid_request", error.message);
-          throw error;
-        }
-      });
+      return await work(controller.signal);
     } finally {
-      // Every token before the result or error, which handle() sends once this returns.
-      tokens?.flush();
-      this.generations.delete(id);
+      this.stoppables.delete(id);
     }
   }
 
@@ -292,19 +309,13 @@ export class EngineRuntime {
    */
   private async embedCounted(request: Request<"embedCounted">): Reply<"embedCounted"> {
     if (this.disposed) throw new EngineFailure("internal", "The engine is shutting down.");
-    const { id } = request;
-    if (this.generations.has(id)) throw new EngineFailure("invalid_request", `Request ${id} is running.`);
-    const controller = new AbortController();
-    this.generations.set(id, controller);
-    try {
-      return await this.model.exclusive(async () => {
+    return this.stoppable(request.id, false, (signal) =>
+      this.model.exclusive(async () => {
         const session = this.session;
         if (!session) throw new EngineFailure("no_model", "No model is loaded. Load a model first.");
-        return session.embedCounted(request.texts, controller.signal, request.truncate === true);
-      });
-    } finally {
-      this.generations.delete(id);
-    }
+        return session.embedCounted(request.texts, signal, request.truncate === true);
+      }),
+    );
   }
 
   /**
@@ -320,9 +331,9 @@ export class EngineRuntime {
   }
 
   private abort(request: Request<"abort">): EngineReply<"abort"> {
-    const controller = this.generations.get(request.target);
-    if (!controller) return { aborted: false };
-    controller.abort();
+    const running = this.stoppables.get(request.target);
+    if (!running) return { aborted: false };
+    running.controller.abort();
     return { aborted: true };
   }
 }
