@@ -14,7 +14,7 @@ import { writeFixtures, type FixturePaths } from "../gguf/fixtures";
 import { tinyModelSpec } from "../gguf/tiny-model";
 import { gv, writeGguf } from "../gguf/writer";
 import { QWEN_ARCHITECTURES } from "../gguf/tiny-qwen";
-import { cachedChatWrapper, pendingChatFormat, sameLayout } from "./chat-format-cache";
+import { pendingChatFormat, sameLayout } from "./chat-format-cache";
 import { chooseChatWrapper } from "./chat-wrapper";
 import { loadLlamaBackend, type LlamaBackend } from "./llama-backend";
 import { suiteDir } from "../../testing/core/temp-dir";
@@ -46,6 +46,7 @@ beforeAll(async () => {
     metadata: { ...spec.metadata, "tokenizer.chat_template": gv.str(CUSTOM_TEMPLATE) },
   });
   custom = await backend.llama.loadModel({ modelPath: customPath });
+  paths.set(chatml, llamaFx.basePath).set(qwen, qwenFx.basePath).set(custom, customPath);
 });
 
 afterAll(async () => {
@@ -54,6 +55,16 @@ afterAll(async () => {
   await custom?.dispose();
   await backend?.llama.dispose();
 });
+
+/** Each loaded model's file, for the format worked out on its vocabulary. */
+const paths = new Map<LlamaModel, string>();
+
+/** The wrapper a load of `model` gets with the cache in `folder` (its load already under way). */
+const cachedChatWrapper = (model: LlamaModel, folder: string, identity: string) =>
+  pendingChatFormat(model.llama, paths.get(model)!, {
+    cache: { dir: folder, identity },
+    loadUnderWay: Promise.resolve(),
+  }).wrapperFor(model);
 
 const cacheFile = (folder: string) => join(dir.path, folder, "chat-formats.cache");
 const entries = async (folder: string) =>

@@ -39,22 +39,6 @@ type Cache = z.infer<typeof CacheSchema>;
 
 type WrapperType = keyof typeof chatWrappers;
 
-/**
- * `model`'s chat wrapper (chooseChatWrapper's), from the cache in `dir` when it holds one for
- * `identity` (the model file and engine build); else resolved and, when its type alone makes
- * it, kept there. Never throws for the cache: a folder that cannot be read or written only
- * costs the resolution.
- */
-export async function cachedChatWrapper(
-  model: LlamaModel,
-  dir: string,
-  identity: string,
-): Promise<ChatWrapper> {
-  const place = cachePlace(dir, identity);
-  const known = await knownType(place);
-  return wrapperFrom(model, known === null ? null : { type: known, kept: true }, place);
-}
-
 /** The chat format of a model being loaded, worked out beside its load (pendingChatFormat). */
 export interface PendingChatFormat {
   /** The wrapper for the model once it is loaded (the same file). */
@@ -65,9 +49,9 @@ export interface PendingChatFormat {
 
 /**
  * Start working out the chat format of the model file `path` while the model loads. The type
- * kept in the cache (`cache`: folder and identity, as cachedChatWrapper's) is read at once;
- * without one, once `loadUnderWay` (the weights are being read by llama.cpp's threads), the
- * file's vocabulary alone is loaded (a few MB, `vocabOnly`) and the format resolved on it, on
+ * kept in the cache (`cache`: its folder, and the identity of the model file and engine build)
+ * is read at once; without one, once `loadUnderWay` (the weights are being read by llama.cpp's
+ * threads), the file's vocabulary alone is loaded (a few MB, `vocabOnly`) and the format resolved on it, on
  * this thread, while the load goes on: the resolution needs only the template, the metadata and
  * the tokenizer, which the vocabulary-only model has as the full one does. `wrapperFor` then
  * makes the wrapper of that type for the loaded model; a format that only a resolution makes
